@@ -1,0 +1,31 @@
+"""`vramplan gpus`: the GPU catalogue."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TextIO
+
+from vramplan.cli.options import add_common_flags
+from vramplan.cli.render import table, to_json_text
+from vramplan.i18n import Lang, translate
+from vramplan.presets.gpus import GPUS
+from vramplan.serialize import gpu_to_json
+from vramplan.units import format_gib
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang) -> None:
+    parser = commands.add_parser("gpus", help=translate("help.gpus", lang),
+                                 description=translate("help.gpus", lang))
+    add_common_flags(parser, lang)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
+    if args.json:
+        out.write(to_json_text({"gpus": [gpu_to_json(gpu) for gpu in GPUS]}) + "\n")
+        return 0
+    header = [translate(f"gpus.col_{name}", lang) for name in ("name", "model", "memory", "source")]
+    rows = [[gpu.name, gpu.display_name, format_gib(gpu.capacity_bytes, lang, 0), gpu.source]
+            for gpu in GPUS]
+    out.write(table(rows, header, right_align=frozenset({2}), indent="") + "\n")
+    return 0

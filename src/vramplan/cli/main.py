@@ -1,0 +1,85 @@
+"""Entry point of the `vramplan` command."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import NoReturn, TextIO
+
+from vramplan import __version__
+from vramplan.cli import estimate, gpus
+from vramplan.cli.options import error_text
+from vramplan.errors import UnknownName, VramplanError
+from vramplan.i18n import Lang, detect_lang, translate
+
+COMMANDS = (estimate, gpus)
+"""Each command module has `register(subparsers, lang)`, which sets `handler` on its parser."""
+
+EXIT_USAGE = 2
+"""Exit status for bad input, as argparse uses."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with errors in the user's language and no traceback."""
+
+    lang: Lang = Lang.EN
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, translate("cli.error_prefix", self.lang) + message + "\n")
+
+
+def _requested_lang(argv: Sequence[str]) -> Lang:
+    """`--lang` if given (read before parsing, so help is in that language), else the locale."""
+    for i, arg in enumerate(argv):
+        value = None
+        if arg == "--lang" and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif arg.startswith("--lang="):
+            value = arg.split("=", 1)[1]
+        if value is not None:
+            try:
+                return Lang(value.lower())
+            except ValueError:
+                raise UnknownName("lang", value, [lang.value for lang in Lang]) from None
+    return detect_lang(os.environ)
+
+
+def build_parser(lang: Lang) -> argparse.ArgumentParser:
+    _Parser.lang = lang
+    parser = _Parser(prog="vramplan", description=translate("help.description", lang),
+                     epilog=translate("help.examples", lang),
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"vramplan {__version__}",
+                        help=translate("help.version", lang))
+    parser.add_argument("--lang", choices=[lang.value for lang in Lang],
+                        help=translate("help.lang", lang))
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for command in COMMANDS:
+        command.register(commands, lang)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
+         err: TextIO | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        lang = _requested_lang(argv)
+    except VramplanError as error:
+        err.write(translate("cli.error_prefix", Lang.EN) + error_text(error, Lang.EN) + "\n")
+        return EXIT_USAGE
+    parser = build_parser(lang)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(out)
+        return EXIT_USAGE
+    try:
+        status: int = args.handler(args, lang, out)
+    except VramplanError as error:
+        err.write(translate("cli.error_prefix", lang) + error_text(error, lang) + "\n")
+        return EXIT_USAGE
+    return status

@@ -1,0 +1,82 @@
+"""The project's exceptions. Each renders a one-line message, in the user's language, that names the
+field, the value and what is accepted.
+
+A field is named by its canonical API/query name (`params`, `bytes_per_param`). Each interface renders
+the message with the labels its users know (`--params` on the CLI) through `label`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from vramplan.i18n import Lang, has_message, translate
+
+
+class VramplanError(Exception):
+    """A bad value for one named field (or a bad combination of fields)."""
+
+    key: str = "error.invalid"
+
+    def __init__(self, field: str, value: str, **params: object) -> None:
+        self.field = field
+        self.value = value
+        self.params = params
+        super().__init__(self.message(Lang.EN))
+
+    def message(self, lang: Lang, label: Callable[[str], str] | None = None) -> str:
+        """The one-line message in `lang`; `label` turns a field name into the interface's own
+        (`params` -> `--params` on the CLI)."""
+        label = label or (lambda field: field)
+        params: dict[str, object] = {**self.params, "value": self.value}
+        params["field"] = label(self.field)
+        other = params.get("other")
+        if isinstance(other, str):
+            params["other"] = label(other)
+        accepted_key = f"accepted.{self.field}"
+        params["accepted"] = translate(accepted_key, lang) if has_message(accepted_key) else ""
+        return translate(self.key, lang, **params)
+
+
+class NotANumber(VramplanError):
+    key = "error.not_a_number"
+
+
+class NotFinite(VramplanError):
+    key = "error.not_finite"
+
+
+class OutOfRange(VramplanError):
+    key = "error.out_of_range"
+
+
+class NotAnInteger(VramplanError):
+    key = "error.not_an_integer"
+
+
+class UnknownName(VramplanError):
+    """A name that no catalogue entry matches; the message lists what is accepted."""
+
+    key = "error.unknown_name"
+
+    def __init__(self, field: str, value: str, choices: Sequence[str]) -> None:
+        self.choices = tuple(choices)
+        super().__init__(field, value, choices=", ".join(self.choices))
+
+
+class ConflictingOptions(VramplanError):
+    """Two fields that cannot be given together."""
+
+    key = "error.conflicting"
+
+    def __init__(self, field: str, other: str, value: str = "") -> None:
+        self.other = other
+        super().__init__(field, value, other=other)
+
+
+class MissingValue(VramplanError):
+    """A required field left empty."""
+
+    key = "error.missing"
+
+    def __init__(self, field: str) -> None:
+        super().__init__(field, "")

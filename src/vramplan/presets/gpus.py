@@ -1,0 +1,93 @@
+"""The GPU catalogue: memory as sold, with the vendor page it comes from.
+
+Vendors sell memory in binary units labelled "GB": an "80 GB" H100 holds 80 GiB (80 * 2**30 bytes).
+`memory_gib` is that marketed figure, read as GiB. What a program can allocate is a little less (the
+CUDA context, ECC and driver reservations); the detailed mode accounts for that, the seed mode does not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vramplan.units import gib_to_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Gpu:
+    """One accelerator model."""
+
+    name: str
+    """Catalogue name: lowercase kebab-case with the memory size (`h100-80gb`)."""
+    display_name: str
+    vendor: str
+    memory_gib: int
+    """Memory as marketed ("80 GB"), which is 80 GiB."""
+    source: str
+    common: bool = False
+    """Shown by default when no GPU is chosen."""
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def capacity_bytes(self) -> int:
+        return gib_to_bytes(self.memory_gib)
+
+
+_NV = "https://www.nvidia.com"
+GPUS: tuple[Gpu, ...] = (
+    Gpu("rtx-3090-24gb", "NVIDIA GeForce RTX 3090", "NVIDIA", 24,
+        f"{_NV}/en-us/geforce/graphics-cards/30-series/rtx-3090-3090ti/", aliases=("rtx-3090",)),
+    Gpu("rtx-4090-24gb", "NVIDIA GeForce RTX 4090", "NVIDIA", 24,
+        f"{_NV}/en-us/geforce/graphics-cards/40-series/rtx-4090/", common=True,
+        aliases=("rtx-4090",)),
+    Gpu("rtx-5090-32gb", "NVIDIA GeForce RTX 5090", "NVIDIA", 32,
+        f"{_NV}/en-us/geforce/graphics-cards/50-series/rtx-5090/", aliases=("rtx-5090",)),
+    Gpu("t4-16gb", "NVIDIA T4", "NVIDIA", 16,
+        f"{_NV}/en-us/data-center/tesla-t4/", aliases=("t4",)),
+    Gpu("v100-16gb", "NVIDIA V100 16GB", "NVIDIA", 16,
+        f"{_NV}/en-us/data-center/v100/"),
+    Gpu("v100-32gb", "NVIDIA V100 32GB", "NVIDIA", 32,
+        f"{_NV}/en-us/data-center/v100/"),
+    Gpu("l4-24gb", "NVIDIA L4", "NVIDIA", 24,
+        f"{_NV}/en-us/data-center/l4/", aliases=("l4",)),
+    Gpu("a10g-24gb", "NVIDIA A10G", "NVIDIA", 24,
+        "https://aws.amazon.com/ec2/instance-types/g5/ (24 GB per A10G)", aliases=("a10g",)),
+    Gpu("a40-48gb", "NVIDIA A40", "NVIDIA", 48,
+        f"{_NV}/en-us/data-center/a40/", aliases=("a40",)),
+    Gpu("l40s-48gb", "NVIDIA L40S", "NVIDIA", 48,
+        f"{_NV}/en-us/data-center/l40s/", aliases=("l40s",)),
+    Gpu("rtx-a6000-48gb", "NVIDIA RTX A6000", "NVIDIA", 48,
+        f"{_NV}/en-us/design-visualization/rtx-a6000/", aliases=("rtx-a6000", "a6000")),
+    Gpu("a100-40gb", "NVIDIA A100 40GB", "NVIDIA", 40,
+        f"{_NV}/en-us/data-center/a100/", common=True),
+    Gpu("a100-80gb", "NVIDIA A100 80GB", "NVIDIA", 80,
+        f"{_NV}/en-us/data-center/a100/", aliases=("a100",)),
+    Gpu("h100-80gb", "NVIDIA H100 80GB", "NVIDIA", 80,
+        f"{_NV}/en-us/data-center/h100/", common=True, aliases=("h100",)),
+    Gpu("h200-141gb", "NVIDIA H200 141GB", "NVIDIA", 141,
+        f"{_NV}/en-us/data-center/h200/", common=True, aliases=("h200",)),
+    Gpu("b200-180gb", "NVIDIA B200", "NVIDIA", 180,
+        f"{_NV}/en-us/data-center/dgx-b200/ (1,440 GB for 8 GPUs)", aliases=("b200",)),
+    Gpu("mi300x-192gb", "AMD Instinct MI300X", "AMD", 192,
+        "https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html",
+        aliases=("mi300x",)),
+)
+
+
+def _normalize(name: str) -> str:
+    return "-".join(name.strip().lower().replace("_", " ").replace("nvidia", "").split())
+
+
+_BY_NAME: dict[str, Gpu] = {
+    _normalize(alias): gpu for gpu in GPUS for alias in (gpu.name, *gpu.aliases)
+}
+COMMON_GPUS: tuple[Gpu, ...] = tuple(gpu for gpu in GPUS if gpu.common)
+
+
+def find_gpu(name: str) -> Gpu:
+    """The GPU called `name` (catalogue name or alias, any case), or an error listing the names."""
+    from vramplan.errors import UnknownName
+
+    try:
+        return _BY_NAME[_normalize(name)]
+    except KeyError:
+        raise UnknownName("gpu", name, [gpu.name for gpu in GPUS]) from None

@@ -1,8 +1,8 @@
 """The project's exceptions. Each renders a one-line message, in the user's language, that names the
 field, the value and what is accepted.
 
-A field is named by its canonical API/query name (`params`, `bytes_per_param`). Each interface renders
-the message with the labels its users know (`--params` on the CLI) through `label`.
+A field is named by its canonical API/query name (`params`, `bytes_per_param`). Each interface
+renders the message with the labels its users know (`--params` on the CLI) through `label`.
 """
 
 from __future__ import annotations

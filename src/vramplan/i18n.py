@@ -1,7 +1,7 @@
 """Languages and message lookup. French first, English too.
 
-Messages are data in `vramplan.locales` (one module per feature); this module only picks the language
-and fills the placeholders. Number formatting lives in `vramplan.units`.
+Messages are data in `vramplan.locales` (one module per feature); this module only picks the
+language and fills the placeholders. Number formatting lives in `vramplan.units`.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from vramplan.errors import NotANumber, NotAnInteger, NotFinite, OutOfRange
+from vramplan.errors import NotAnInteger, NotANumber, NotFinite, OutOfRange
 
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][+-]?\d+)?")
 """A plain decimal number with `.` or `,` as the decimal mark. No thousands separators, no `_`."""

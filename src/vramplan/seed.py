@@ -1,8 +1,8 @@
 """The seed calculator's rule, kept exactly as the "simple" mode.
 
-M = N·B and V = M + A, where N is the parameter count in billions, B the bytes per parameter and A the
-activation memory in GB (10**9 bytes). N billion parameters at B bytes each are N·B·10**9 bytes, so M
-in GB is simply N·B: 7 billion x 16 bytes = 112 GB; with 20 GB of activations, 132 GB.
+M = N·B and V = M + A, where N is the parameter count in billions, B the bytes per parameter and
+A the activation memory in GB (10**9 bytes). N billion parameters at B bytes each are N·B·10**9
+bytes, so M in GB is simply N·B: 7 billion x 16 bytes = 112 GB; with 20 GB of activations, 132 GB.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def seed_inputs(
     bytes_per_param: float | None = None,
     activations_gb: float = 0.0,
 ) -> SeedInputs:
-    """Validated inputs: ranges checked, optimizer and custom B mutually exclusive (default Adam)."""
+    """Validated inputs: ranges checked; optimizer and custom B exclusive (default: Adam)."""
     if optimizer is not None and bytes_per_param is not None:
         raise ConflictingOptions("optimizer", "bytes_per_param", optimizer.value)
     if bytes_per_param is not None:

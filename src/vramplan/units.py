@@ -69,7 +69,8 @@ def unit_label(unit: str, lang: str) -> str:
 
 def format_gb(n_bytes: int, lang: str, max_decimals: int = 2) -> str:
     """Bytes as decimal gigabytes: "112 Go" / "112 GB"."""
-    return f"{format_number(bytes_to_gb(n_bytes), lang, max_decimals)}{_NBSP}{unit_label('GB', lang)}"
+    value = format_number(bytes_to_gb(n_bytes), lang, max_decimals)
+    return f"{value}{_NBSP}{unit_label('GB', lang)}"
 
 
 def format_gib(n_bytes: int, lang: str, max_decimals: int = 2) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,4 +24,6 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str] | None = None,
 
 def to_json_text(payload: Any) -> str:
     """JSON as printed by every `--json` flag: UTF-8, indented, keys in insertion order."""
+    import json
+
     return json.dumps(payload, ensure_ascii=False, indent=2)

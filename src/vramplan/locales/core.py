@@ -57,7 +57,9 @@ MESSAGES = {
     # --- parts of the memory per parameter ----------------------------------------------------
     "part.weights_16bit": {FR: "poids fp16/bf16", EN: "fp16/bf16 weights"},
     "part.gradients_16bit": {FR: "gradients fp16/bf16", EN: "fp16/bf16 gradients"},
-    "part.master_fp32": {FR: "copie maîtresse fp32 des poids", EN: "fp32 master copy of the weights"},
+    "part.master_fp32": {
+        FR: "copie maîtresse fp32 des poids", EN: "fp32 master copy of the weights"
+    },
     "part.adam_m_fp32": {FR: "premier moment d'Adam (fp32)", EN: "Adam first moment (fp32)"},
     "part.adam_v_fp32": {FR: "second moment d'Adam (fp32)", EN: "Adam second moment (fp32)"},
     "part.adam_m_8bit": {

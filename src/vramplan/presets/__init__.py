@@ -1,1 +1,4 @@
-"""Data presets (optimizers, GPUs, model architectures), each citing its source. No I/O at import."""
+"""Data presets (optimizers, GPUs, model architectures), each citing its source.
+
+No file I/O at import: presets are Python data.
+"""

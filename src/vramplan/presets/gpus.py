@@ -2,7 +2,8 @@
 
 Vendors sell memory in binary units labelled "GB": an "80 GB" H100 holds 80 GiB (80 * 2**30 bytes).
 `memory_gib` is that marketed figure, read as GiB. What a program can allocate is a little less (the
-CUDA context, ECC and driver reservations); the detailed mode accounts for that, the seed mode does not.
+CUDA context, ECC and driver reservations); the detailed mode accounts for that, the seed mode
+does not.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The seed calculator's memory-per-parameter presets, with the components behind each figure.
 
 The seed page gives three figures: 16 bytes/param for Adam in mixed precision, about 12 for 8-bit
-Adam and about 8 for SGD with momentum. 16 is exact; 12 and 8 are round planning figures. Each preset
-lists its physical components; where they sum to less than the seed figure, the rest is shown as a
-planning margin rather than hidden.
+Adam and about 8 for SGD with momentum. 16 is exact; 12 and 8 are round planning figures. Each
+preset lists its physical components; where they sum to less than the seed figure, the rest is
+shown as a planning margin rather than hidden.
 """
 
 from __future__ import annotations

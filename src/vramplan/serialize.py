@@ -6,16 +6,18 @@ documented in docs/json.md and checked by tests; add fields, never rename or dro
 
 from __future__ import annotations
 
-from typing import Any
-
 from vramplan.fit import GpuVerdict
 from vramplan.presets.gpus import Gpu
 from vramplan.seed import SeedEstimate
 from vramplan.units import bytes_to_gb, bytes_to_gib
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms of CLI start-up
+if TYPE_CHECKING:
+    from typing import Any
+
 SCHEMA_VERSION = 1
 
-JSON = dict[str, Any]
+JSON = dict[str, "Any"]
 
 
 def memory(prefix: str, n_bytes: int) -> JSON:

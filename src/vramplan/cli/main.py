@@ -6,13 +6,16 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn, TextIO
 
 from vramplan import __version__
 from vramplan.cli import estimate, gpus
 from vramplan.cli.options import error_text
 from vramplan.errors import UnknownName, VramplanError
 from vramplan.i18n import Lang, detect_lang, translate
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms of CLI start-up
+if TYPE_CHECKING:
+    from typing import NoReturn, TextIO
 
 COMMANDS = (estimate, gpus)
 """Each command module has `register(subparsers, lang)`, which sets `handler` on its parser."""

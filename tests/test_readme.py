@@ -1,0 +1,48 @@
+"""The README's console examples are real: each `$ vramplan ...` line, run now, prints what the
+README shows (a block ending in `…` shows the beginning of the output only)."""
+
+from __future__ import annotations
+
+import io
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from vramplan.cli.main import main
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+ELLIPSIS = "…"
+
+
+def _examples() -> list[tuple[str, list[str]]]:
+    examples: list[tuple[str, list[str]]] = []
+    for block in re.findall(r"```console\n(.*?)```", README.read_text(encoding="utf-8"), re.S):
+        for chunk in re.split(r"^\$ ", block, flags=re.M)[1:]:
+            command, *output = chunk.rstrip("\n").split("\n")
+            examples.append((command, output))
+    return examples
+
+
+EXAMPLES = _examples()
+
+
+def test_the_readme_has_examples() -> None:
+    assert len(EXAMPLES) >= 4
+
+
+@pytest.mark.parametrize(("command", "expected"), EXAMPLES, ids=[c for c, _ in EXAMPLES])
+def test_readme_example_output_is_current(
+    command: str, expected: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")  # the README's examples run in an English locale
+    argv = shlex.split(command)
+    assert argv[0] == "vramplan"
+    out = io.StringIO()
+    main(argv[1:], out, out)
+    actual = out.getvalue().rstrip("\n").split("\n")
+    if expected and expected[-1] == ELLIPSIS:
+        expected = expected[:-1]
+        actual = actual[: len(expected)]
+    assert actual == expected

@@ -1,0 +1,450 @@
+"""Across GPUs: what each GPU holds under DDP, ZeRO, FSDP and HSDP, with offload to host memory.
+
+Input: the model states of ONE replica (what a single GPU would hold), by component, in bytes, plus
+the few sizes that decide the transient buffers (the largest layer, one wrapped block, the
+parameters outside the blocks). Output: the bytes per GPU of each component, the transient buffers
+of each phase, and the host memory that offload needs. Pure: no I/O, no torch.
+
+Notation in the comments: P = trainable parameters, N = GPUs that share one copy of the states
+(the sharding degree). The stages follow Rajbhandari et al. 2020, "ZeRO: Memory Optimizations
+Toward Training Trillion Parameter Models", arXiv:1910.02054, section 5 (P_os, P_os+g, P_os+g+p).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from vramplan.errors import ConflictingOptions, OutOfRange
+from vramplan.inputs import NumberField
+from vramplan.units import BYTES_PER_MIB, ceil_div
+
+
+class Scheme(StrEnum):
+    """How data-parallel GPUs share the model states (CLI `--sharding`, cases.csv `sharding`)."""
+
+    NONE = "none"
+    """One GPU, nothing shared."""
+    DDP = "ddp"
+    """PyTorch DistributedDataParallel: every GPU holds everything, plus gradient buckets."""
+    ZERO1 = "zero1"
+    """DeepSpeed ZeRO stage 1: optimizer states (and fp32 master weights) sharded."""
+    ZERO2 = "zero2"
+    """DeepSpeed ZeRO stage 2: optimizer states and gradients sharded."""
+    ZERO3 = "zero3"
+    """DeepSpeed ZeRO stage 3: optimizer states, gradients and parameters sharded."""
+    FSDP = "fsdp"
+    """PyTorch FSDP, FULL_SHARD (FSDP1) or fully_shard (FSDP2): everything sharded."""
+    FSDP_GRAD_OP = "fsdp-grad-op"
+    """PyTorch FSDP, SHARD_GRAD_OP: parameters stay gathered from forward to backward."""
+    HSDP = "hsdp"
+    """PyTorch FSDP, HYBRID_SHARD: full shard within a node, replicated across nodes."""
+
+
+class Offload(StrEnum):
+    """What lives in host (CPU) memory instead of GPU memory (cases.csv `offload`)."""
+
+    NONE = "none"
+    """Nothing offloaded."""
+    OPTIMIZER = "optimizer"
+    """Optimizer states, fp32 master weights and fp32 gradients on the host; the step runs on the
+    CPU (DeepSpeed ZeRO-Offload, `offload_optimizer`)."""
+    PARAMS_OPTIMIZER = "params-optimizer"
+    """Parameters too (DeepSpeed `offload_param` with ZeRO-3; FSDP `CPUOffload(offload_params)`)."""
+    ACTIVATIONS = "activations"
+    """Activations saved for backward go to host memory (activation offloading)."""
+
+
+class FsdpVersion(StrEnum):
+    """Which PyTorch FSDP implementation."""
+
+    FSDP1 = "fsdp1"
+    """`FullyShardedDataParallel`: one flat parameter per wrapped unit."""
+    FSDP2 = "fsdp2"
+    """`fully_shard`: per-parameter sharding (DTensor)."""
+
+
+_SHARDED = frozenset({Scheme.ZERO3, Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP})
+"""Schemes that shard parameters (and so can offload them)."""
+_DEEPSPEED = frozenset({Scheme.ZERO1, Scheme.ZERO2, Scheme.ZERO3})
+_FSDP = frozenset({Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP})
+
+GPUS = NumberField("gpus", minimum=1, maximum=1_000_000, minimum_inclusive=True)
+GPUS_PER_NODE = NumberField("gpus_per_node", minimum=1, maximum=1_024, minimum_inclusive=True)
+
+
+@dataclass(frozen=True, slots=True)
+class CommBuffers:
+    """The framework settings that size communication buffers, at their documented defaults."""
+
+    ddp_gradient_as_bucket_view: bool = False
+    """PyTorch DDP default False: the reducer keeps its own flat copy of every gradient, "the
+    saved memory size will be equal to the total gradients size" when True
+    (https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html)."""
+    ddp_bucket_cap_bytes: int = 25 * BYTES_PER_MIB
+    """PyTorch DDP `bucket_cap_mb=25` (same page): the granularity of the all-reduce; the buckets
+    together cover all gradients, so the cap changes the count of buckets, not their total."""
+    zero_reduce_bucket_elements: int = 500_000_000
+    """DeepSpeed `reduce_bucket_size` default 5e8 elements (deepspeed/runtime/zero/config.py):
+    with `contiguous_gradients` (default True) ZeRO allocates it whole, in the gradient dtype
+    (stage_1_and_2.py `ipg_buffer`, stage3.py `__ipg_bucket_flat_buffer`)."""
+    zero3_prefetch_bucket_elements: int = 50_000_000
+    """DeepSpeed `stage3_prefetch_bucket_size` default 5e7 elements (config.py)."""
+    zero3_max_live_parameters: int = 1_000_000_000
+    """DeepSpeed `stage3_max_live_parameters` default 1e9 elements (config.py): an upper bound
+    on the gathered parameters."""
+    fsdp_prefetch_units: int = 1
+    """Wrapped units gathered ahead of the one computing: FSDP1 `BackwardPrefetch.BACKWARD_PRE`
+    (default) and `limit_all_gathers=True` keep at most two units gathered; FSDP2 prefetches one."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelStates:
+    """The model states of one replica: what one GPU holds without sharding. Bytes are integers.
+
+    The parameter counts size the transient buffers; the bytes are what is sharded.
+    """
+
+    trainable_params: int
+    frozen_params: int
+    trainable_weight_bytes: int
+    frozen_weight_bytes: int
+    """Frozen weights as stored (quantized storage counts its real bytes)."""
+    gradient_bytes: int
+    master_weight_bytes: int
+    optimizer_state_bytes: int
+    weight_itemsize: int
+    """Bytes per element of the weights as computed with (2 for bf16/fp16, 4 for fp32)."""
+    gradient_itemsize: int
+    """Bytes per element of the gradients."""
+    largest_layer_params: int
+    """Parameters of the largest single module (DeepSpeed's `largest_layer_params`): usually
+    the embedding table or the head."""
+    block_params: int
+    """Parameters of one wrapped unit (a transformer block, the FSDP auto-wrap unit)."""
+    root_params: int
+    """Parameters outside the wrapped units (embeddings, head, final norm): FSDP's root unit."""
+
+    @property
+    def params(self) -> int:
+        return self.trainable_params + self.frozen_params
+
+    @property
+    def weight_bytes(self) -> int:
+        return self.trainable_weight_bytes + self.frozen_weight_bytes
+
+    @property
+    def total_bytes(self) -> int:
+        return (self.weight_bytes + self.gradient_bytes + self.master_weight_bytes
+                + self.optimizer_state_bytes)
+
+    @property
+    def master_itemsize(self) -> int:
+        """Bytes per trainable parameter of the master copy (4 for fp32, 0 without one)."""
+        return self.master_weight_bytes // self.trainable_params if self.trainable_params else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Parallelism:
+    """How the run spreads over GPUs."""
+
+    scheme: Scheme = Scheme.NONE
+    gpus: int = 1
+    gpus_per_node: int = 8
+    """GPUs in one node: the HSDP shard group and the ranks that share one host's memory."""
+    offload: Offload = Offload.NONE
+    fsdp_version: FsdpVersion = FsdpVersion.FSDP2
+    accumulate_without_sync: bool = False
+    """Gradient accumulation inside `no_sync()` (litgpt does it through Fabric's
+    `no_backward_sync`): FSDP then keeps the full unsharded gradients between micro-batches."""
+    buffers: CommBuffers = field(default_factory=CommBuffers)
+
+    @property
+    def ranks_per_node(self) -> int:
+        return min(self.gpus, self.gpus_per_node)
+
+
+@dataclass(frozen=True, slots=True)
+class ShardedStates:
+    """What ONE GPU holds under a parallelism, plus the host memory it needs. Bytes are integers."""
+
+    parallelism: Parallelism
+    shard_degree: int
+    """GPUs that share one copy of the sharded states (1: replicated)."""
+    weights_bytes: int
+    """Weights resident on the GPU (the shard, or everything)."""
+    gradients_bytes: int
+    master_weights_bytes: int
+    optimizer_states_bytes: int
+    forward_buffers_bytes: int
+    """Transient during forward: gathered parameters (ZeRO-3, FSDP)."""
+    backward_buffers_bytes: int
+    """Transient during backward: gathered parameters, unsharded gradients of a unit,
+    communication buckets."""
+    step_buffers_bytes: int
+    """Transient during the optimizer step (DeepSpeed's fp32 copy of the gradient partition)."""
+    host_bytes_per_rank: int
+    """Host memory of one rank for the offloaded states."""
+    pinned_host_bytes_per_rank: int
+    """Of which page-locked (pinned): counted inside `host_bytes_per_rank`, not on top."""
+
+    @property
+    def model_states_bytes(self) -> int:
+        """Weights, gradients, master weights and optimizer states held on this GPU."""
+        return (self.weights_bytes + self.gradients_bytes + self.master_weights_bytes
+                + self.optimizer_states_bytes)
+
+    @property
+    def buffers_peak_bytes(self) -> int:
+        return max(self.forward_buffers_bytes, self.backward_buffers_bytes,
+                   self.step_buffers_bytes)
+
+    @property
+    def peak_bytes(self) -> int:
+        """Model states plus the largest phase's buffers (activations not included)."""
+        return self.model_states_bytes + self.buffers_peak_bytes
+
+    @property
+    def host_bytes_per_node(self) -> int:
+        return self.host_bytes_per_rank * self.parallelism.ranks_per_node
+
+    @property
+    def pinned_host_bytes_per_node(self) -> int:
+        return self.pinned_host_bytes_per_rank * self.parallelism.ranks_per_node
+
+
+def check_parallelism(plan: Parallelism) -> Parallelism:
+    """`plan` if its fields go together; otherwise an error naming the clash."""
+    GPUS.check_int(plan.gpus)
+    GPUS_PER_NODE.check_int(plan.gpus_per_node)
+    if plan.scheme is Scheme.NONE and plan.gpus > 1:
+        raise ConflictingOptions("sharding", "gpus", plan.scheme.value)
+    if plan.scheme is Scheme.HSDP and plan.gpus > plan.gpus_per_node \
+            and plan.gpus % plan.gpus_per_node:
+        raise ConflictingOptions("gpus", "gpus_per_node", str(plan.gpus))
+    if plan.offload is Offload.PARAMS_OPTIMIZER and plan.scheme not in _SHARDED:
+        raise ConflictingOptions("offload", "sharding", plan.offload.value)
+    if plan.offload is Offload.OPTIMIZER and plan.scheme not in _DEEPSPEED:
+        # FSDP's CPUOffload moves parameters, gradients and the step together; optimizer-only
+        # offload is DeepSpeed's ZeRO-Offload (stages 1 to 3).
+        raise ConflictingOptions("offload", "sharding", plan.offload.value)
+    return plan
+
+
+def shard_degree(plan: Parallelism) -> int:
+    """GPUs over which one copy of the sharded states is split."""
+    if plan.scheme in (Scheme.NONE, Scheme.DDP):
+        return 1
+    if plan.scheme is Scheme.HSDP:
+        return plan.ranks_per_node
+    return plan.gpus
+
+
+def shard_model_states(states: ModelStates, plan: Parallelism) -> ShardedStates:
+    """What each GPU holds for `states` under `plan`."""
+    check_parallelism(plan)
+    _check_states(states)
+    n = shard_degree(plan)
+    if plan.scheme in _DEEPSPEED:
+        return _deepspeed(states, plan, n)
+    if plan.scheme in _FSDP:
+        return _fsdp(states, plan, n)
+    return _replicated(states, plan)
+
+
+def _check_states(states: ModelStates) -> None:
+    for name in ("trainable_params", "frozen_params", "trainable_weight_bytes",
+                 "frozen_weight_bytes", "gradient_bytes", "master_weight_bytes",
+                 "optimizer_state_bytes", "largest_layer_params", "block_params", "root_params"):
+        if getattr(states, name) < 0:
+            raise OutOfRange(name, str(getattr(states, name)))
+    if states.weight_itemsize <= 0 or states.gradient_itemsize <= 0:
+        raise OutOfRange("weight_itemsize", str(states.weight_itemsize))
+
+
+def _replicated(states: ModelStates, plan: Parallelism) -> ShardedStates:
+    """No sharding. DDP adds its reducer's flat gradient buckets during backward unless
+    `gradient_as_bucket_view` (PyTorch DDP docs, see `CommBuffers`)."""
+    buckets = 0
+    if plan.scheme is Scheme.DDP and not plan.buffers.ddp_gradient_as_bucket_view:
+        buckets = states.gradient_bytes
+    return ShardedStates(
+        parallelism=plan, shard_degree=1,
+        weights_bytes=states.weight_bytes, gradients_bytes=states.gradient_bytes,
+        master_weights_bytes=states.master_weight_bytes,
+        optimizer_states_bytes=states.optimizer_state_bytes,
+        forward_buffers_bytes=0, backward_buffers_bytes=buckets, step_buffers_bytes=0,
+        host_bytes_per_rank=0, pinned_host_bytes_per_rank=0,
+    )
+
+
+def _deepspeed(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
+    """ZeRO stages 1-3 (Rajbhandari et al. 2020, section 5; DeepSpeed docs "Memory Requirements",
+    docs/code-docs/source/memory.rst), with the buffers of DeepSpeed's implementation."""
+    stage = {Scheme.ZERO1: 1, Scheme.ZERO2: 2, Scheme.ZERO3: 3}[plan.scheme]
+    bufs = plan.buffers
+    # ipg bucket: `reduce_bucket_size` elements in the gradient dtype (see CommBuffers).
+    ipg = bufs.zero_reduce_bucket_elements * states.gradient_itemsize
+    if not states.gradient_bytes:
+        ipg = 0
+    # The step upcasts this rank's gradient partition to the master dtype (fp32) before the
+    # optimizer runs: stage_1_and_2.py `single_grad_partition`, stage3.py `fp32 ... .grad`
+    # (memory.rst: "all of them are converted into fp32 before doing the weight updates").
+    fp32_grad_partition = ceil_div(states.trainable_params, n) * (states.master_itemsize or 0)
+    weights = states.weight_bytes if stage < 3 else ceil_div(states.weight_bytes, n)
+    grads = states.gradient_bytes if stage == 1 else ceil_div(states.gradient_bytes, n)
+    master = ceil_div(states.master_weight_bytes, n)
+    optim = ceil_div(states.optimizer_state_bytes, n)
+    gathered = 0
+    if stage == 3:
+        # The module being computed plus the prefetch bucket, bounded by max_live_parameters and
+        # by the model (DeepSpeed memory.rst: "largest_layer_memory" = the gathered largest layer).
+        live = min(states.largest_layer_params + bufs.zero3_prefetch_bucket_elements,
+                   bufs.zero3_max_live_parameters, states.params)
+        gathered = live * states.weight_itemsize
+    host = pinned = 0
+    step = fp32_grad_partition
+    if plan.offload in (Offload.OPTIMIZER, Offload.PARAMS_OPTIMIZER):
+        # ZeRO-Offload: master weights, optimizer states and the fp32 gradient partition live on
+        # the host; the GPU keeps only the bucket it reduces through (memory.rst, "General RAM":
+        # 16 bytes/param = fp32 params, grads, momentum, variance).
+        fp32_grads = ceil_div(states.trainable_params, n) * 4
+        host = master + optim + fp32_grads
+        pinned = fp32_grads  # memory.rst "Pinned Memory": the 4-byte fp32 gradients
+        master = optim = grads = step = 0
+        if plan.offload is Offload.PARAMS_OPTIMIZER:
+            # + the 16-bit parameter partition (memory.rst: 18 = 16 + 2 bytes/param, 6 pinned)
+            host += weights
+            pinned += weights
+            weights = 0
+    return ShardedStates(
+        parallelism=plan, shard_degree=n,
+        weights_bytes=weights, gradients_bytes=grads,
+        master_weights_bytes=master, optimizer_states_bytes=optim,
+        forward_buffers_bytes=gathered, backward_buffers_bytes=gathered + ipg,
+        step_buffers_bytes=step,
+        host_bytes_per_rank=host, pinned_host_bytes_per_rank=pinned,
+    )
+
+
+def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
+    """PyTorch FSDP (FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD), FSDP1 or FSDP2.
+
+    Zhao et al. 2023, "PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel",
+    arXiv:2304.11277, section 3: each wrapped unit is all-gathered before its forward and its
+    backward and freed after; gradients are reduce-scattered into shards.
+    """
+    bytes_per_param = states.weight_bytes / states.params if states.params else 0.0
+    unit_weights = round(states.block_params * bytes_per_param)
+    root_weights = round(states.root_params * bytes_per_param)
+    # Weights: the blocks' shards plus the root unit's shard.
+    weights = ceil_div(max(states.weight_bytes - root_weights, 0), n) + ceil_div(root_weights, n)
+    # The root unit stays gathered from forward to backward: FSDP1 does not reshard the root
+    # after forward, FSDP2's `reshard_after_forward` is False for the root module (PyTorch
+    # `fully_shard` docs).
+    root_gathered = root_weights - ceil_div(root_weights, n)
+    units_gathered = (1 + plan.buffers.fsdp_prefetch_units) * unit_weights
+    if plan.scheme is Scheme.FSDP_GRAD_OP:
+        # SHARD_GRAD_OP keeps every unit gathered between forward and backward.
+        root_gathered = states.weight_bytes - weights
+        units_gathered = 0
+    grad_bytes = _fsdp_gradient_bytes(states, plan)
+    grads = grad_bytes if plan.accumulate_without_sync else ceil_div(grad_bytes, n)
+    # Backward: one unit's unsharded gradient before its reduce-scatter (already counted when
+    # the full gradients are kept by no_sync).
+    unit_grad = 0 if plan.accumulate_without_sync else _share(grad_bytes, states.block_params,
+                                                              states.params)
+    master = ceil_div(states.master_weight_bytes, n)
+    optim = ceil_div(states.optimizer_state_bytes, n)
+    host = pinned = 0
+    if plan.offload is Offload.PARAMS_OPTIMIZER:
+        # FSDP CPUOffload(offload_params=True): parameter and gradient shards on the host (pinned),
+        # the optimizer step on the CPU (PyTorch FSDP docs, `CPUOffload`).
+        host = weights + grads + master + optim
+        pinned = weights + grads
+        weights = grads = master = optim = 0
+        root_gathered = root_weights
+    forward = root_gathered + units_gathered
+    return ShardedStates(
+        parallelism=plan, shard_degree=n,
+        weights_bytes=weights, gradients_bytes=grads,
+        master_weights_bytes=master, optimizer_states_bytes=optim,
+        forward_buffers_bytes=forward, backward_buffers_bytes=forward + unit_grad,
+        step_buffers_bytes=0,
+        host_bytes_per_rank=host, pinned_host_bytes_per_rank=pinned,
+    )
+
+
+def _fsdp_gradient_bytes(states: ModelStates, plan: Parallelism) -> int:
+    """Gradient bytes of one replica as FSDP allocates them.
+
+    FSDP1 keeps one flat parameter per unit: "For use_orig_params=True, FSDP supports mixing
+    frozen and non-frozen parameters, but it's recommended to avoid doing so to prevent higher
+    than expected gradient memory usage" (PyTorch FSDP docs): a unit with any trainable
+    parameter gets a gradient for all its parameters. FSDP2 does not ("mixing frozen and
+    non-frozen parameters ... without using extra memory", PyTorch FSDP2 tutorial).
+    """
+    if plan.fsdp_version is FsdpVersion.FSDP1 and states.trainable_params and states.frozen_params:
+        return states.params * states.gradient_itemsize
+    return states.gradient_bytes
+
+
+def _share(total_bytes: int, part_params: int, all_params: int) -> int:
+    """The bytes of `part_params` parameters out of `all_params` holding `total_bytes`."""
+    return total_bytes * part_params // all_params if all_params else 0
+
+
+# --- DeepSpeed's own estimators, kept apart so that ours can be compared with theirs ----------
+
+
+@dataclass(frozen=True, slots=True)
+class DeepSpeedReference:
+    """What DeepSpeed's estimator prints for one option set: bytes per GPU and per node's CPU."""
+
+    gpu_bytes: int
+    cpu_bytes: int
+    options: str
+
+
+def deepspeed_reference_zero2(total_params: int, *, gpus_per_node: int = 1, nodes: int = 1,
+                              cpu_offload: bool = True,
+                              additional_buffer_factor: float = 1.5) -> DeepSpeedReference:
+    """DeepSpeed's `estimate_zero2_model_states_mem_needs` (deepspeed/runtime/zero/
+    stage_1_and_2.py), transcribed: GPU = 2P with offload, else 4P + 16P/N; CPU = P x max(4N, 16)
+    x 1.5 with offload, else P x 4 x gpus_per_node x 1.5. It counts full 16-bit gradients on
+    every GPU and no buffer, and ignores activations."""
+    total_gpus = nodes * gpus_per_node
+    if cpu_offload:
+        gpu = 2 * total_params
+        cpu = total_params * max(4 * total_gpus, 16) * additional_buffer_factor
+    else:
+        gpu = 4 * total_params + int(16 * total_params / total_gpus)
+        cpu = total_params * 4 * gpus_per_node * additional_buffer_factor
+    options = f"offload_optimizer={'cpu' if cpu_offload else 'none'}"
+    return DeepSpeedReference(int(gpu), int(cpu), options)
+
+
+def deepspeed_reference_zero3(total_params: int, largest_layer_params: int, *,
+                              gpus_per_node: int = 1, nodes: int = 1, cpu_offload: bool = True,
+                              cpu_offload_params: bool = True, zero_init: bool = True,
+                              additional_buffer_factor: float = 1.5) -> DeepSpeedReference:
+    """DeepSpeed's `estimate_zero3_model_states_mem_needs` (deepspeed/runtime/zero/stage3.py),
+    transcribed: GPU = 4 x largest layer (+ 2P/N with optimizer offload, + 18P/N without); CPU
+    from 18 (or 16) bytes/param per node, x 1.5."""
+    total_gpus = nodes * gpus_per_node
+    gpus_factor = 1 / nodes
+    largest_layer_memory = 4 * largest_layer_params
+    if cpu_offload:
+        per_param = 18 if cpu_offload_params else 16
+        gpu = largest_layer_memory + (0 if cpu_offload_params
+                                      else int(2 * total_params / total_gpus))
+        factor = per_param * gpus_factor if zero_init else max(4 * gpus_per_node,
+                                                               per_param * gpus_factor)
+        cpu = total_params * factor * additional_buffer_factor
+    else:
+        gpu = largest_layer_memory + int(18 * total_params / total_gpus)
+        cpu_params = largest_layer_params if zero_init else total_params
+        cpu = cpu_params * 4 * gpus_per_node * additional_buffer_factor
+    options = (f"offload_param={'cpu' if cpu_offload_params else 'none'}, "
+               f"offload_optimizer={'cpu' if cpu_offload else 'none'}, zero_init={int(zero_init)}")
+    return DeepSpeedReference(int(gpu), int(cpu), options)

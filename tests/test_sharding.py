@@ -1,0 +1,241 @@
+"""Sharding across GPUs: the ZeRO paper's figure, DeepSpeed's own estimators, and invariants."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from vramplan.errors import ConflictingOptions, OutOfRange
+from vramplan.sharding import (
+    FsdpVersion,
+    ModelStates,
+    Offload,
+    Parallelism,
+    Scheme,
+    ShardedStates,
+    deepspeed_reference_zero2,
+    deepspeed_reference_zero3,
+    shard_model_states,
+)
+from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB
+
+
+def mixed_adam(params: int, largest_layer: int = 0, block: int = 0, root: int = 0,
+               frozen: int = 0) -> ModelStates:
+    """Adam in mixed precision, 16 bytes per trainable parameter (ZeRO paper, section 3.1):
+    2 (16-bit weight) + 2 (16-bit gradient) + 4 (fp32 master) + 8 (fp32 m and v)."""
+    return ModelStates(
+        trainable_params=params, frozen_params=frozen,
+        trainable_weight_bytes=2 * params, frozen_weight_bytes=2 * frozen,
+        gradient_bytes=2 * params, master_weight_bytes=4 * params,
+        optimizer_state_bytes=8 * params, weight_itemsize=2, gradient_itemsize=2,
+        largest_layer_params=largest_layer, block_params=block, root_params=root,
+    )
+
+
+def shard(states: ModelStates, scheme: Scheme, gpus: int, **kwargs: object) -> ShardedStates:
+    return shard_model_states(states, Parallelism(scheme=scheme, gpus=gpus, **kwargs))  # type: ignore[arg-type]
+
+
+# --- Rajbhandari et al. 2020 (arXiv:1910.02054), Figure 1 ----------------------------------------
+# "7.5B parameters, 64 GPUs (N_d = 64), K = 12": baseline 120 GB, P_os 31.4 GB, P_os+g 16.6 GB,
+# P_os+g+p 1.9 GB of model states per device.
+@pytest.mark.parametrize(("scheme", "published_gb"), [
+    (Scheme.DDP, 120.0), (Scheme.ZERO1, 31.4), (Scheme.ZERO2, 16.6), (Scheme.ZERO3, 1.9),
+], ids=["baseline", "P_os", "P_os+g", "P_os+g+p"])
+def test_zero_paper_figure_1(scheme: Scheme, published_gb: float) -> None:
+    states = mixed_adam(7_500_000_000)
+    result = shard(states, scheme, 64)
+    assert round(result.model_states_bytes / BYTES_PER_GB, 1) == published_gb
+
+
+# --- DeepSpeed's estimators: the outputs printed in DeepSpeed's documentation -------------------
+# deepspeed docs/code-docs/source/memory.rst, "Memory Requirements": t5-3b, 1 node x 8 GPUs,
+# the cold estimators called with total_params=2851e6 (and largest_layer_params=32e6). DeepSpeed
+# prints bytes / 2**30 with the label "GB".
+T5_3B_PARAMS = 2_851_000_000
+T5_3B_LARGEST_LAYER = 32_000_000
+
+
+def _gib(n_bytes: int) -> str:
+    return f"{n_bytes / BYTES_PER_GIB:.2f}"
+
+
+@pytest.mark.parametrize(("cpu_offload", "cpu_gib", "gpu_gib"), [
+    (True, "127.45", "5.31"), (False, "127.45", "15.93"),
+])
+def test_deepspeed_reference_zero2_matches_docs(cpu_offload: bool, cpu_gib: str,
+                                                gpu_gib: str) -> None:
+    ref = deepspeed_reference_zero2(T5_3B_PARAMS, gpus_per_node=8, nodes=1,
+                                    cpu_offload=cpu_offload)
+    assert (_gib(ref.cpu_bytes), _gib(ref.gpu_bytes)) == (cpu_gib, gpu_gib)
+
+
+@pytest.mark.parametrize(("offload", "offload_params", "zero_init", "cpu_gib", "gpu_gib"), [
+    (True, True, True, "71.69", "0.12"),
+    (True, True, False, "127.45", "0.12"),
+    (True, False, True, "63.72", "0.78"),
+    (True, False, False, "127.45", "0.78"),
+    (False, False, True, "1.43", "6.09"),
+    (False, False, False, "127.45", "6.09"),
+])
+def test_deepspeed_reference_zero3_matches_docs(offload: bool, offload_params: bool,
+                                                zero_init: bool, cpu_gib: str,
+                                                gpu_gib: str) -> None:
+    ref = deepspeed_reference_zero3(T5_3B_PARAMS, T5_3B_LARGEST_LAYER, gpus_per_node=8,
+                                    cpu_offload=offload, cpu_offload_params=offload_params,
+                                    zero_init=zero_init)
+    assert (_gib(ref.cpu_bytes), _gib(ref.gpu_bytes)) == (cpu_gib, gpu_gib)
+
+
+def test_ours_vs_deepspeed_zero2_differ_by_the_gradient_partition() -> None:
+    """DeepSpeed's ZeRO-2 estimator counts the full 16-bit gradients on every GPU (4P + 16P/N);
+    ZeRO-2 partitions them (paper, section 5.2). Ours with the step's fp32 gradient copy is
+    2P + 2P/N + 12P/N + 4P/N: the two differ by exactly 2P(1 - 1/N)."""
+    p, n = T5_3B_PARAMS, 8
+    ours = shard(mixed_adam(p), Scheme.ZERO2, n)
+    theirs = deepspeed_reference_zero2(p, gpus_per_node=n, cpu_offload=False)
+    assert theirs.gpu_bytes - (ours.model_states_bytes + ours.step_buffers_bytes) == 2 * p - 2 * p // n
+
+
+def test_ours_vs_deepspeed_zero3_offload_host_memory() -> None:
+    """Parameters and optimizer offloaded: our host memory per node is DeepSpeed's 18 bytes/param
+    without its 1.5 safety factor (memory.rst: 16 fp32 bytes + 2 for the fp16 params)."""
+    p, n = T5_3B_PARAMS, 8
+    ours = shard(mixed_adam(p, largest_layer=T5_3B_LARGEST_LAYER), Scheme.ZERO3, n,
+                 offload=Offload.PARAMS_OPTIMIZER)
+    theirs = deepspeed_reference_zero3(p, T5_3B_LARGEST_LAYER, gpus_per_node=n)
+    assert ours.host_bytes_per_node == pytest.approx(theirs.cpu_bytes / 1.5, rel=1e-6)
+    assert ours.model_states_bytes == 0
+    assert ours.pinned_host_bytes_per_node == 6 * p  # memory.rst "Pinned Memory": 6 bytes/param
+
+
+# --- Hand-computed cases --------------------------------------------------------------------
+
+
+def test_ddp_reducer_keeps_a_copy_of_the_gradients() -> None:
+    states = mixed_adam(1_000_000)
+    assert shard(states, Scheme.DDP, 4).backward_buffers_bytes == states.gradient_bytes
+    as_view = shard(states, Scheme.DDP, 4, buffers=dataclasses.replace(
+        Parallelism().buffers, ddp_gradient_as_bucket_view=True))
+    assert as_view.backward_buffers_bytes == 0
+
+
+def test_zero3_gathers_largest_layer_and_prefetch_bucket() -> None:
+    states = mixed_adam(7_000_000_000, largest_layer=131_000_000)
+    result = shard(states, Scheme.ZERO3, 8)
+    assert result.forward_buffers_bytes == 2 * (131_000_000 + 50_000_000)
+    assert result.backward_buffers_bytes == result.forward_buffers_bytes + 2 * 500_000_000
+    assert result.step_buffers_bytes == 4 * 7_000_000_000 // 8
+
+
+def test_fsdp1_lora_allocates_gradients_for_frozen_parameters_too() -> None:
+    """FSDP1 flat parameters mixing frozen and trainable get a gradient for every element;
+    FSDP2 does not (PyTorch FSDP docs and FSDP2 tutorial)."""
+    lora = ModelStates(
+        trainable_params=4_000_000, frozen_params=6_700_000_000,
+        trainable_weight_bytes=8_000_000, frozen_weight_bytes=13_400_000_000,
+        gradient_bytes=8_000_000, master_weight_bytes=0, optimizer_state_bytes=32_000_000,
+        weight_itemsize=2, gradient_itemsize=2, largest_layer_params=131_000_000,
+        block_params=202_000_000, root_params=262_000_000,
+    )
+    fsdp1 = shard(lora, Scheme.FSDP, 2, fsdp_version=FsdpVersion.FSDP1)
+    fsdp2 = shard(lora, Scheme.FSDP, 2, fsdp_version=FsdpVersion.FSDP2)
+    assert fsdp1.gradients_bytes == 2 * lora.params // 2
+    assert fsdp2.gradients_bytes == lora.gradient_bytes // 2
+    no_sync = shard(lora, Scheme.FSDP, 2, fsdp_version=FsdpVersion.FSDP1,
+                    accumulate_without_sync=True)
+    assert no_sync.gradients_bytes == 2 * lora.params  # full, unsharded: FSDP no_sync docs
+
+
+def test_fsdp_root_unit_stays_gathered() -> None:
+    states = mixed_adam(1_000_000, block=100_000, root=200_000)
+    result = shard(states, Scheme.FSDP, 4)
+    assert result.weights_bytes == 2 * 1_000_000 // 4
+    root_unsharded_rest = 2 * 200_000 - 2 * 200_000 // 4
+    assert result.forward_buffers_bytes == root_unsharded_rest + 2 * (2 * 100_000)
+
+
+def test_shard_grad_op_holds_all_weights_through_backward() -> None:
+    states = mixed_adam(1_000_000, block=100_000, root=200_000)
+    result = shard(states, Scheme.FSDP_GRAD_OP, 4)
+    assert result.weights_bytes + result.forward_buffers_bytes == states.weight_bytes
+
+
+def test_hsdp_shards_within_the_node_only() -> None:
+    states = mixed_adam(8_000_000)
+    hsdp = shard(states, Scheme.HSDP, 32, gpus_per_node=8)
+    fsdp8 = shard(states, Scheme.FSDP, 8)
+    assert hsdp.shard_degree == 8
+    assert hsdp.model_states_bytes == fsdp8.model_states_bytes
+
+
+def test_zero_offload_moves_fp32_states_to_the_host() -> None:
+    p = 1_000_000_000
+    result = shard(mixed_adam(p), Scheme.ZERO2, 8, offload=Offload.OPTIMIZER)
+    assert result.model_states_bytes == 2 * p  # DeepSpeed memory.rst: "2 * params"
+    assert result.host_bytes_per_rank == 16 * p // 8
+    assert result.host_bytes_per_node == 16 * p
+
+
+@pytest.mark.parametrize(("plan", "field"), [
+    (Parallelism(scheme=Scheme.NONE, gpus=2), "sharding"),
+    (Parallelism(scheme=Scheme.DDP, gpus=2, offload=Offload.PARAMS_OPTIMIZER), "offload"),
+    (Parallelism(scheme=Scheme.FSDP, gpus=2, offload=Offload.OPTIMIZER), "offload"),
+    (Parallelism(scheme=Scheme.HSDP, gpus=12, gpus_per_node=8), "gpus"),
+])
+def test_conflicting_plans_are_refused(plan: Parallelism, field: str) -> None:
+    with pytest.raises(ConflictingOptions) as error:
+        shard_model_states(mixed_adam(1000), plan)
+    assert error.value.field == field
+
+
+def test_zero_gpus_is_out_of_range() -> None:
+    with pytest.raises(OutOfRange):
+        shard_model_states(mixed_adam(1000), Parallelism(scheme=Scheme.DDP, gpus=0))
+
+
+# --- Invariants -------------------------------------------------------------------------------
+
+_STATES = st.builds(
+    mixed_adam,
+    params=st.integers(1_000, 10**11),
+    largest_layer=st.integers(0, 10**9),
+    block=st.integers(0, 10**9),
+    root=st.integers(0, 10**9),
+    frozen=st.integers(0, 10**11),
+)
+_SHARDING = st.sampled_from([Scheme.ZERO1, Scheme.ZERO2, Scheme.ZERO3, Scheme.FSDP,
+                             Scheme.FSDP_GRAD_OP])
+
+
+@given(_STATES, _SHARDING, st.integers(1, 4096), st.integers(1, 4096),
+       st.sampled_from(list(FsdpVersion)), st.booleans())
+def test_more_gpus_never_need_more_per_gpu(states: ModelStates, scheme: Scheme, a: int, b: int,
+                                           version: FsdpVersion, no_sync: bool) -> None:
+    few, many = sorted((a, b))
+    kwargs = {"fsdp_version": version, "accumulate_without_sync": no_sync}
+    small = shard(states, scheme, many, **kwargs)
+    large = shard(states, scheme, few, **kwargs)
+    assert small.model_states_bytes <= large.model_states_bytes
+    assert small.peak_bytes <= large.peak_bytes
+
+
+@given(_STATES, st.integers(1, 4096))
+def test_higher_zero_stage_never_holds_more_model_states(states: ModelStates, gpus: int) -> None:
+    ordered = [shard(states, scheme, gpus).model_states_bytes
+               for scheme in (Scheme.ZERO3, Scheme.ZERO2, Scheme.ZERO1, Scheme.DDP)]
+    assert ordered == sorted(ordered)
+
+
+@given(_STATES, st.sampled_from([Scheme.ZERO1, Scheme.ZERO2, Scheme.ZERO3]),
+       st.integers(1, 512))
+def test_offload_never_adds_gpu_model_states(states: ModelStates, scheme: Scheme,
+                                             gpus: int) -> None:
+    kept = shard(states, scheme, gpus)
+    offloaded = shard(states, scheme, gpus, offload=Offload.OPTIMIZER)
+    assert offloaded.model_states_bytes <= kept.model_states_bytes
+    assert offloaded.host_bytes_per_rank > 0

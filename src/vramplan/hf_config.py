@@ -1,0 +1,484 @@
+"""Hugging Face `config.json` -> `Architecture`. The only module that knows HF key names.
+
+Each supported `model_type` has one small reader that mirrors how the transformers module of that
+family builds its layers (the file is named in each reader's docstring). A key that the family needs
+and the config lacks is an error naming it; a key the transformers config class gives a default to
+takes that same default (the config class is the definition of the format, so that is not a guess).
+An unsupported `model_type` is an error listing the supported ones.
+
+`load_config` and `check_safetensors_index` read files; everything else is pure.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vramplan.architecture import (
+    Architecture,
+    MlpKind,
+    NormKind,
+    PositionKind,
+    QkNormKind,
+)
+from vramplan.errors import VramplanError
+
+CONFIG_FILE = "config.json"
+SAFETENSORS_INDEX_FILE = "model.safetensors.index.json"
+
+# --- errors ---------------------------------------------------------------------------------------
+
+
+class ConfigError(VramplanError):
+    """A config.json that cannot be turned into an architecture."""
+
+    def __init__(self, value: str, **params: object) -> None:
+        super().__init__("config", value, **params)
+
+
+class MissingConfigKey(ConfigError):
+    """A key the family needs is absent (or null)."""
+
+    key = "error.config_missing_key"
+
+    def __init__(self, config_key: str, model_type: str) -> None:
+        super().__init__(config_key, model_type=model_type)
+
+
+class UnsupportedModelType(ConfigError):
+    """A `model_type` no reader exists for."""
+
+    key = "error.config_model_type"
+
+    def __init__(self, model_type: str) -> None:
+        super().__init__(model_type, choices=", ".join(SUPPORTED_MODEL_TYPES))
+
+
+class InvalidConfigValue(ConfigError):
+    """A key with a value of the wrong type, or an option that changes the layout in a way this
+    reader does not model."""
+
+    key = "error.config_value"
+
+    def __init__(self, config_key: str, value: object, expected: str) -> None:
+        super().__init__(config_key, got=json.dumps(value), expected=expected)
+
+
+class ConfigFileError(ConfigError):
+    """The path is missing, not JSON, or not a JSON object."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.key = f"error.config_file_{reason}"
+        super().__init__(path)
+
+
+# --- a typed view of the mapping ------------------------------------------------------------------
+
+
+class _Keys:
+    """Typed access to a config mapping; errors name the key and the model_type."""
+
+    def __init__(self, config: Mapping[str, Any], model_type: str) -> None:
+        self.config = config
+        self.model_type = model_type
+
+    def _first(self, names: tuple[str, ...]) -> tuple[str, Any]:
+        for name in names:
+            if self.config.get(name) is not None:
+                return name, self.config[name]
+        return names[0], None
+
+    def get_int(self, *names: str, default: int | None = None) -> int:
+        """The first present key among `names` (HF aliases), as a positive int."""
+        name, value = self._first(names)
+        if value is None:
+            if default is None:
+                raise MissingConfigKey(name, self.model_type)
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise InvalidConfigValue(name, value, "a positive whole number")
+        return value
+
+    def get_opt_int(self, *names: str) -> int | None:
+        name, value = self._first(names)
+        return None if value is None else self.get_int(name)
+
+    def get_bool(self, name: str, default: bool) -> bool:
+        value = self.config.get(name)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise InvalidConfigValue(name, value, "true or false")
+        return value
+
+    def get_float(self, name: str, default: float) -> float:
+        value = self.config.get(name)
+        if value is None:
+            return default
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not math.isfinite(value):
+            raise InvalidConfigValue(name, value, "a number")
+        return float(value)
+
+    def get_str(self, *names: str, default: str) -> str:
+        name, value = self._first(names)
+        if value is None:
+            return default
+        if not isinstance(value, str):
+            raise InvalidConfigValue(name, value, "a string")
+        return value
+
+    def dtype(self) -> str | None:
+        value = self.config.get("torch_dtype", self.config.get("dtype"))
+        return value if isinstance(value, str) else None
+
+    def require_false(self, name: str) -> None:
+        """Refuse an option that adds parameters this reader does not model (never ignore it)."""
+        if self.config.get(name):
+            raise InvalidConfigValue(name, self.config[name], "false (not supported yet)")
+
+
+def _head_dim(keys: _Keys, hidden: int, heads: int) -> int:
+    explicit = keys.get_opt_int("head_dim")
+    if explicit is not None:
+        return explicit
+    if hidden % heads:
+        raise InvalidConfigValue("num_attention_heads", heads, f"a divisor of {hidden}")
+    return hidden // heads
+
+
+# --- one reader per family ------------------------------------------------------------------------
+
+
+def _llama_like(keys: _Keys, *, qkv_bias: bool, attn_out_bias: bool, mlp_bias: bool,
+                tied_default: bool) -> Architecture:
+    """Llama, Mistral, Qwen2, TinyLlama, Code Llama (transformers models/llama/modeling_llama.py,
+    mistral/, qwen2/): q/k/v/o, gate/up/down (SwiGLU), two RMSNorms per block, final RMSNorm."""
+    hidden = keys.get_int("hidden_size")
+    heads = keys.get_int("num_attention_heads")
+    layers = keys.get_int("num_hidden_layers")
+    return Architecture(
+        family=keys.model_type,
+        n_layers=layers,
+        hidden_size=hidden,
+        intermediate_size=keys.get_int("intermediate_size"),
+        n_heads=heads,
+        n_kv_heads=keys.get_int("num_key_value_heads", default=heads),
+        head_dim=_head_dim(keys, hidden, heads),
+        vocab_size=keys.get_int("vocab_size"),
+        tied_embeddings=keys.get_bool("tie_word_embeddings", tied_default),
+        mlp=MlpKind.GATED,
+        activation=keys.get_str("hidden_act", default="silu"),
+        qkv_bias=qkv_bias,
+        attn_out_bias=attn_out_bias,
+        mlp_bias=mlp_bias,
+        norm=NormKind.RMSNORM,
+        norm_bias=False,
+        position=PositionKind.ROPE,
+        max_position_embeddings=keys.get_int("max_position_embeddings"),
+        **_sliding(keys, layers),
+        rope_theta=keys.get_float("rope_theta", 10000.0),
+        dtype=keys.dtype(),
+    )
+
+
+def _sliding(keys: _Keys, layers: int) -> dict[str, Any]:
+    """Mistral-style sliding window on every layer; Qwen2 only when `use_sliding_window`."""
+    window = keys.get_opt_int("sliding_window")
+    if window is None or not keys.get_bool("use_sliding_window", True):
+        return {}
+    return {"sliding_window": window, "sliding_window_layers": layers}
+
+
+def _llama(keys: _Keys) -> Architecture:
+    bias = keys.get_bool("attention_bias", False)
+    return _llama_like(keys, qkv_bias=bias, attn_out_bias=bias,
+                       mlp_bias=keys.get_bool("mlp_bias", False), tied_default=False)
+
+
+def _mistral(keys: _Keys) -> Architecture:
+    return _llama_like(keys, qkv_bias=False, attn_out_bias=False, mlp_bias=False,
+                       tied_default=False)
+
+
+def _qwen2(keys: _Keys) -> Architecture:
+    """models/qwen2/modeling_qwen2.py: bias on q/k/v only."""
+    return _llama_like(keys, qkv_bias=True, attn_out_bias=False, mlp_bias=False,
+                       tied_default=False)
+
+
+def _mixtral(keys: _Keys) -> Architecture:
+    """models/mixtral/modeling_mixtral.py: a router (no bias) and `num_local_experts` SwiGLU experts
+    of `intermediate_size` in every block."""
+    base = _mistral(keys)
+    return _replace(base, n_experts=keys.get_int("num_local_experts"),
+                    experts_per_token=keys.get_int("num_experts_per_tok"))
+
+
+def _gemma(keys: _Keys) -> Architecture:
+    """models/gemma/modeling_gemma.py: GeGLU, explicit head_dim, tied head, embeddings scaled by
+    sqrt(hidden_size) (no parameter)."""
+    base = _llama_like(keys, qkv_bias=False, attn_out_bias=False, mlp_bias=False,
+                       tied_default=True)
+    # GemmaMLP uses `hidden_activation` and falls back to gelu_pytorch_tanh when it is null,
+    # whatever `hidden_act` says (the first Gemma configs carry hidden_act "gelu").
+    activation = keys.get_str("hidden_activation", default="gelu_pytorch_tanh")
+    return _replace(base, activation=activation, embedding_scale=math.sqrt(base.hidden_size))
+
+
+def _gemma2(keys: _Keys) -> Architecture:
+    """models/gemma2/modeling_gemma2.py: Gemma plus post-attention and post-feedforward norms (four
+    per block) and a sliding window on every other layer (layers 0, 2, 4, ...)."""
+    base = _gemma(keys)
+    window = keys.get_opt_int("sliding_window")
+    return _replace(base, sandwich_norms=True, sliding_window=window,
+                    sliding_window_layers=(base.n_layers + 1) // 2 if window else 0)
+
+
+def _phi(keys: _Keys) -> Architecture:
+    """models/phi/modeling_phi.py (Phi-1, Phi-1.5, Phi-2): parallel block under one LayerNorm,
+    biases everywhere, plain GELU MLP, partial rotary, untied head with a bias."""
+    keys.require_false("qk_layernorm")
+    hidden = keys.get_int("hidden_size")
+    heads = keys.get_int("num_attention_heads")
+    return Architecture(
+        family=keys.model_type, n_layers=keys.get_int("num_hidden_layers"), hidden_size=hidden,
+        intermediate_size=keys.get_int("intermediate_size"), n_heads=heads,
+        n_kv_heads=keys.get_int("num_key_value_heads", default=heads),
+        head_dim=_head_dim(keys, hidden, heads), vocab_size=keys.get_int("vocab_size"),
+        tied_embeddings=keys.get_bool("tie_word_embeddings", False), mlp=MlpKind.PLAIN,
+        activation=keys.get_str("hidden_act", default="gelu_new"), qkv_bias=True,
+        attn_out_bias=True,
+        mlp_bias=True, norm=NormKind.LAYERNORM, norm_bias=True, position=PositionKind.ROPE,
+        max_position_embeddings=keys.get_int("max_position_embeddings"), parallel_block=True,
+        shared_block_norm=True, head_bias=True,
+        partial_rotary_factor=keys.get_float("partial_rotary_factor", 0.5),
+        rope_theta=keys.get_float("rope_theta", 10000.0), dtype=keys.dtype(),
+    )
+
+
+def _phi3(keys: _Keys) -> Architecture:
+    """models/phi3/modeling_phi3.py: fused qkv_proj and gate_up_proj, no biases, RMSNorm."""
+    base = _llama_like(keys, qkv_bias=False, attn_out_bias=False, mlp_bias=False,
+                       tied_default=False)
+    return _replace(base, fused_qkv=True, fused_gate_up=True,
+                    partial_rotary_factor=keys.get_float("partial_rotary_factor", 1.0))
+
+
+def _falcon(keys: _Keys) -> Architecture:
+    """models/falcon/modeling_falcon.py: fused query_key_value; multi-query (one k/v head) unless
+    `new_decoder_architecture` (then `num_kv_heads` groups and two LayerNorms, ln_attn and ln_mlp);
+    parallel attention/MLP under one shared LayerNorm in the original architecture."""
+    keys.require_false("alibi")
+    hidden = keys.get_int("hidden_size", "n_embed")
+    heads = keys.get_int("num_attention_heads", "n_head")
+    new_arch = keys.get_bool("new_decoder_architecture", False)
+    parallel = new_arch or keys.get_bool("parallel_attn", True)
+    if new_arch:
+        kv_heads = keys.get_int("num_kv_heads", "n_head_kv", default=heads)
+        shared_norm = keys.get_int("num_ln_in_parallel_attn", default=2) == 1
+    else:
+        kv_heads = 1 if keys.get_bool("multi_query", True) else heads
+        shared_norm = parallel
+    bias = keys.get_bool("bias", False)
+    return Architecture(
+        family=keys.model_type, n_layers=keys.get_int("num_hidden_layers", "n_layer"),
+        hidden_size=hidden, intermediate_size=keys.get_int("ffn_hidden_size", default=4 * hidden),
+        n_heads=heads, n_kv_heads=kv_heads, head_dim=_head_dim(keys, hidden, heads),
+        vocab_size=keys.get_int("vocab_size"),
+        tied_embeddings=keys.get_bool("tie_word_embeddings", True),
+        mlp=MlpKind.PLAIN, activation=keys.get_str("activation", default="gelu"), qkv_bias=bias,
+        attn_out_bias=bias, mlp_bias=bias, norm=NormKind.LAYERNORM, norm_bias=True,
+        position=PositionKind.ROPE, max_position_embeddings=keys.get_int(
+            "max_position_embeddings", default=2048),
+        parallel_block=parallel, shared_block_norm=shared_norm, fused_qkv=True,
+        rope_theta=keys.get_float("rope_theta", 10000.0), dtype=keys.dtype(),
+    )
+
+
+def _gpt2(keys: _Keys) -> Architecture:
+    """models/gpt2/modeling_gpt2.py: Conv1D c_attn (fused q/k/v) and MLP with biases, LayerNorms,
+    learned position embeddings (`n_positions`), tied head."""
+    hidden = keys.get_int("n_embd", "hidden_size")
+    heads = keys.get_int("n_head", "num_attention_heads")
+    return Architecture(
+        family=keys.model_type, n_layers=keys.get_int("n_layer", "num_hidden_layers"),
+        hidden_size=hidden, intermediate_size=keys.get_int("n_inner", default=4 * hidden),
+        n_heads=heads, n_kv_heads=heads, head_dim=_head_dim(keys, hidden, heads),
+        vocab_size=keys.get_int("vocab_size"),
+        tied_embeddings=keys.get_bool("tie_word_embeddings", True),
+        mlp=MlpKind.PLAIN, activation=keys.get_str("activation_function", default="gelu_new"),
+        qkv_bias=True, attn_out_bias=True, mlp_bias=True, norm=NormKind.LAYERNORM,
+        norm_bias=True, position=PositionKind.LEARNED,
+        max_position_embeddings=keys.get_int("n_positions", "max_position_embeddings"),
+        fused_qkv=True, dtype=keys.dtype(),
+    )
+
+
+def _gpt_bigcode(keys: _Keys) -> Architecture:
+    """models/gpt_bigcode/modeling_gpt_bigcode.py (StarCoder): GPT-2 layout with multi-query
+    attention (one k/v head) in one fused c_attn."""
+    base = _gpt2(keys)
+    kv_heads = 1 if keys.get_bool("multi_query", True) else base.n_heads
+    return _replace(base, n_kv_heads=kv_heads)
+
+
+def _gpt_neox(keys: _Keys) -> Architecture:
+    """models/gpt_neox/modeling_gpt_neox.py (Pythia, StableLM-Alpha): fused query_key_value, two
+    LayerNorms, parallel residual by default, partial rotary (`rotary_pct`), untied `embed_out`."""
+    hidden = keys.get_int("hidden_size")
+    heads = keys.get_int("num_attention_heads")
+    bias = keys.get_bool("attention_bias", True)
+    return Architecture(
+        family=keys.model_type, n_layers=keys.get_int("num_hidden_layers"), hidden_size=hidden,
+        intermediate_size=keys.get_int("intermediate_size"), n_heads=heads, n_kv_heads=heads,
+        head_dim=_head_dim(keys, hidden, heads), vocab_size=keys.get_int("vocab_size"),
+        tied_embeddings=keys.get_bool("tie_word_embeddings", False), mlp=MlpKind.PLAIN,
+        activation=keys.get_str("hidden_act", default="gelu"), qkv_bias=bias, attn_out_bias=bias,
+        mlp_bias=True, norm=NormKind.LAYERNORM, norm_bias=True, position=PositionKind.ROPE,
+        max_position_embeddings=keys.get_int("max_position_embeddings"),
+        parallel_block=keys.get_bool("use_parallel_residual", True), fused_qkv=True,
+        partial_rotary_factor=keys.get_float("rotary_pct", 0.25),
+        rope_theta=keys.get_float("rotary_emb_base", 10000.0), dtype=keys.dtype(),
+    )
+
+
+def _stablelm(keys: _Keys) -> Architecture:
+    """models/stablelm/modeling_stablelm.py (StableLM-3B-4E1T, StableLM 2): LayerNorms with bias,
+    SwiGLU, optional q/k/v bias and per-head q/k LayerNorms (no bias), one shared norm when
+    `use_parallel_residual`."""
+    base = _llama_like(keys, qkv_bias=keys.get_bool("use_qkv_bias", False), attn_out_bias=False,
+                       mlp_bias=False, tied_default=False)
+    parallel = keys.get_bool("use_parallel_residual", False)
+    return _replace(
+        base, norm=NormKind.LAYERNORM, norm_bias=True, parallel_block=parallel,
+        shared_block_norm=parallel,
+        qk_norm=QkNormKind.PER_HEAD if keys.get_bool("qk_layernorm", False) else QkNormKind.NONE,
+        partial_rotary_factor=keys.get_float("partial_rotary_factor", 0.25),
+    )
+
+
+def _olmo(keys: _Keys) -> Architecture:
+    """models/olmo/modeling_olmo.py (OLMo 1): LayerNorm without scale or bias (OlmoLayerNorm has no
+    parameters), SwiGLU, optional attention bias."""
+    bias = keys.get_bool("attention_bias", False)
+    base = _llama_like(keys, qkv_bias=bias, attn_out_bias=bias, mlp_bias=False,
+                       tied_default=False)
+    return _replace(base, norm=NormKind.LAYERNORM, norm_weight=False)
+
+
+def _replace(arch: Architecture, **changes: Any) -> Architecture:
+    from dataclasses import replace
+
+    return replace(arch, **changes)
+
+
+_READERS: dict[str, Callable[[_Keys], Architecture]] = {
+    "llama": _llama,
+    "mistral": _mistral,
+    "mixtral": _mixtral,
+    "qwen2": _qwen2,
+    "gemma": _gemma,
+    "gemma2": _gemma2,
+    "phi": _phi,
+    "phi3": _phi3,
+    "falcon": _falcon,
+    "gpt2": _gpt2,
+    "gpt_bigcode": _gpt_bigcode,
+    "gpt_neox": _gpt_neox,
+    "stablelm": _stablelm,
+    "olmo": _olmo,
+}
+SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted(_READERS))
+"""The `model_type` values `parse_config` reads."""
+
+
+def parse_config(config: Mapping[str, Any]) -> Architecture:
+    """The architecture a Hugging Face config.json mapping describes (pure: no I/O)."""
+    if not isinstance(config, Mapping):
+        raise ConfigFileError(type(config).__name__, "not_object")
+    model_type = config.get("model_type")
+    if model_type is None:
+        raise MissingConfigKey("model_type", "?")
+    if not isinstance(model_type, str) or model_type not in _READERS:
+        raise UnsupportedModelType(str(model_type))
+    return _READERS[model_type](_Keys(config, model_type))
+
+
+# --- files ----------------------------------------------------------------------------------------
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """The JSON object in `path` (a config.json, or a model folder holding one)."""
+    file = _config_path(Path(path))
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigFileError(str(file), "not_found") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        raise ConfigFileError(str(file), "not_json") from None
+    if not isinstance(data, dict):
+        raise ConfigFileError(str(file), "not_object")
+    return data
+
+
+def load_config(path: str | Path) -> Architecture:
+    """The architecture of a local config.json file or model folder."""
+    return parse_config(read_config_file(path))
+
+
+def _config_path(path: Path) -> Path:
+    return path / CONFIG_FILE if path.is_dir() else path
+
+
+DTYPE_BYTES: Mapping[str, int] = {
+    "float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "float8_e4m3fn": 1,
+    "float8_e5m2": 1, "int8": 1, "uint8": 1,
+}
+"""Bytes per element of the `torch_dtype` names of config.json files (torch.dtype.itemsize)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SafetensorsCheck:
+    """The parameter count implied by a checkpoint's `total_size`, next to ours."""
+
+    total_size_bytes: int
+    """`metadata.total_size` of model.safetensors.index.json (bytes of all stored tensors)."""
+    dtype_bytes: int
+    params_from_index: float
+    """total_size / dtype_bytes (not a whole number when tensors of several dtypes are stored)."""
+    params_from_config: int
+
+    @property
+    def difference(self) -> float:
+        return self.params_from_index - self.params_from_config
+
+    @property
+    def matches(self) -> bool:
+        return self.params_from_index == self.params_from_config
+
+
+def check_safetensors_index(path: str | Path, arch: Architecture,
+                            dtype_bytes: int) -> SafetensorsCheck | None:
+    """Cross-check `arch` against the folder's model.safetensors.index.json (None if there is none).
+
+    A checkpoint that stores a tied head twice, or extra buffers, shows up as a difference: the
+    caller reports it rather than hiding it.
+    """
+    folder = Path(path)
+    folder = folder if folder.is_dir() else folder.parent
+    index = folder / SAFETENSORS_INDEX_FILE
+    if not index.is_file():
+        return None
+    try:
+        data = json.loads(index.read_text(encoding="utf-8"))
+        total = data["metadata"]["total_size"]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
+        raise ConfigFileError(str(index), "not_json") from None
+    if isinstance(total, bool) or not isinstance(total, int) or total <= 0:
+        raise InvalidConfigValue("metadata.total_size", total, "a positive whole number of bytes")
+    return SafetensorsCheck(total, dtype_bytes, total / dtype_bytes, arch.params_total)

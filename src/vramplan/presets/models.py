@@ -1,0 +1,1108 @@
+"""The model registry: real architectures, each with the config.json it was read from.
+
+Each preset keeps the architecture keys of the model's published Hugging Face config.json verbatim
+(tokenizer ids, dropout and other keys that do not shape the weights are left out), so that
+`transformers.AutoConfig.for_model(config["model_type"], **config)` rebuilds the same model, and
+`architecture_of` reads it through `vramplan.hf_config` like any user's config.json.
+
+`source` is the official config.json. Where this session could not read that page itself,
+`read_from` names the stored copy the values were read from: a copy of the official file on the
+Hub (a fine-tune or quantization whose `_name_or_path` is the official repo, with the same
+architecture keys), or Lightning-AI/litgpt `litgpt/config.py`, which carries the same values with
+the same URL. No value here was written from memory; the exceptions are said where they occur.
+
+Data only: no file I/O at import; the name lookup is built once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from vramplan.architecture import Architecture
+
+
+@dataclass(frozen=True, slots=True)
+class ModelPreset:
+    """A model of the registry."""
+
+    name: str
+    """Lowercase kebab-case (`llama-3.1-8b`)."""
+    hf_repo: str
+    """The Hugging Face repository id (`meta-llama/Llama-3.1-8B`), accepted as an alias."""
+    source: str
+    """URL of the official config.json."""
+    config: Mapping[str, Any]
+    """The architecture keys of that config.json, verbatim."""
+    aliases: tuple[str, ...] = ()
+    read_from: str = ""
+    """Where the values were read when not from `source` itself (see the module docstring)."""
+    display_name: str = field(default="")
+
+    @property
+    def family(self) -> str:
+        return str(self.config["model_type"])
+
+
+def _hub(repo: str, revision: str = "main") -> str:
+    return f"https://huggingface.co/{repo}/blob/{revision}/config.json"
+
+
+_LITGPT = "Lightning-AI/litgpt litgpt/config.py (commit 0006c973)"
+
+
+def _copy(repo: str, revision: str = "main") -> str:
+    return f"copy of the official config at {_hub(repo, revision)}"
+
+
+def _preset(
+    name: str,
+    repo: str,
+    display: str,
+    config: dict[str, Any],
+    *,
+    aliases: tuple[str, ...] = (),
+    read_from: str = "",
+) -> ModelPreset:
+    return ModelPreset(
+        name=name,
+        hf_repo=repo,
+        source=_hub(repo),
+        config=MappingProxyType(config),
+        aliases=aliases,
+        read_from=read_from,
+        display_name=display,
+    )
+
+
+# --- shared key sets ----------------------------------------------------------------------------
+
+_LLAMA3_ROPE = {
+    "factor": 8.0,
+    "high_freq_factor": 4.0,
+    "low_freq_factor": 1.0,
+    "original_max_position_embeddings": 8192,
+    "rope_type": "llama3",
+}
+_LLAMA32_ROPE = {**_LLAMA3_ROPE, "factor": 32.0}
+
+
+def _llama(
+    *,
+    hidden: int,
+    inter: int,
+    layers: int,
+    heads: int,
+    kv: int,
+    vocab: int,
+    max_pos: int,
+    rope_theta: float,
+    **extra: Any,
+) -> dict[str, Any]:
+    return {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "attention_bias": False,
+        "hidden_act": "silu",
+        "hidden_size": hidden,
+        "intermediate_size": inter,
+        "max_position_embeddings": max_pos,
+        "num_attention_heads": heads,
+        "num_hidden_layers": layers,
+        "num_key_value_heads": kv,
+        "rms_norm_eps": 1e-05,
+        "rope_theta": rope_theta,
+        "tie_word_embeddings": False,
+        "vocab_size": vocab,
+        **extra,
+    }
+
+
+def _qwen25(
+    *,
+    hidden: int,
+    inter: int,
+    layers: int,
+    heads: int,
+    kv: int,
+    vocab: int,
+    tied: bool,
+    max_pos: int,
+    max_window_layers: int,
+    rms_eps: float,
+) -> dict[str, Any]:
+    return {
+        "architectures": ["Qwen2ForCausalLM"],
+        "model_type": "qwen2",
+        "hidden_act": "silu",
+        "hidden_size": hidden,
+        "intermediate_size": inter,
+        "max_position_embeddings": max_pos,
+        "max_window_layers": max_window_layers,
+        "num_attention_heads": heads,
+        "num_hidden_layers": layers,
+        "num_key_value_heads": kv,
+        "rms_norm_eps": rms_eps,
+        "rope_theta": 1000000.0,
+        "sliding_window": None,
+        "tie_word_embeddings": tied,
+        "torch_dtype": "bfloat16",
+        "use_sliding_window": False,
+        "vocab_size": vocab,
+    }
+
+
+def _gemma2(
+    *,
+    hidden: int,
+    inter: int,
+    layers: int,
+    heads: int,
+    kv: int,
+    head_dim: int,
+    query_pre_attn_scalar: int,
+) -> dict[str, Any]:
+    return {
+        "architectures": ["Gemma2ForCausalLM"],
+        "model_type": "gemma2",
+        "attention_bias": False,
+        "attn_logit_softcapping": 50.0,
+        "final_logit_softcapping": 30.0,
+        "head_dim": head_dim,
+        "hidden_act": "gelu_pytorch_tanh",
+        "hidden_activation": "gelu_pytorch_tanh",
+        "hidden_size": hidden,
+        "intermediate_size": inter,
+        "max_position_embeddings": 8192,
+        "num_attention_heads": heads,
+        "num_hidden_layers": layers,
+        "num_key_value_heads": kv,
+        "query_pre_attn_scalar": query_pre_attn_scalar,
+        "rms_norm_eps": 1e-06,
+        "rope_theta": 10000.0,
+        "sliding_window": 4096,
+        "torch_dtype": "float32",
+        "vocab_size": 256000,
+    }
+
+
+def _gpt2(hidden: int, layers: int, heads: int) -> dict[str, Any]:
+    return {
+        "architectures": ["GPT2LMHeadModel"],
+        "model_type": "gpt2",
+        "activation_function": "gelu_new",
+        "layer_norm_epsilon": 1e-05,
+        "n_ctx": 1024,
+        "n_embd": hidden,
+        "n_head": heads,
+        "n_layer": layers,
+        "n_positions": 1024,
+        "vocab_size": 50257,
+    }
+
+
+def _neox(
+    *, hidden: int, inter: int, layers: int, heads: int, vocab: int, max_pos: int, dtype: str
+) -> dict[str, Any]:
+    return {
+        "architectures": ["GPTNeoXForCausalLM"],
+        "model_type": "gpt_neox",
+        "hidden_act": "gelu",
+        "hidden_size": hidden,
+        "intermediate_size": inter,
+        "layer_norm_eps": 1e-05,
+        "max_position_embeddings": max_pos,
+        "num_attention_heads": heads,
+        "num_hidden_layers": layers,
+        "rotary_emb_base": 10000,
+        "rotary_pct": 0.25,
+        "tie_word_embeddings": False,
+        "torch_dtype": dtype,
+        "use_parallel_residual": True,
+        "vocab_size": vocab,
+    }
+
+
+_STARCODER = {
+    "architectures": ["GPTBigCodeForCausalLM"],
+    "model_type": "gpt_bigcode",
+    "activation_function": "gelu",
+    "layer_norm_epsilon": 1e-05,
+    "multi_query": True,
+    "n_embd": 6144,
+    "n_head": 48,
+    "n_inner": 24576,
+    "n_layer": 40,
+    "n_positions": 8192,
+    "torch_dtype": "float16",
+    "vocab_size": 49152,
+}
+
+# --- the registry ---------------------------------------------------------------------------------
+
+MODELS: tuple[ModelPreset, ...] = (
+    # Meta Llama 2 (arXiv:2307.09288)
+    _preset(
+        "llama-2-7b",
+        "meta-llama/Llama-2-7b-hf",
+        "Llama 2 7B",
+        _llama(
+            hidden=4096,
+            inter=11008,
+            layers=32,
+            heads=32,
+            kv=32,
+            vocab=32000,
+            max_pos=4096,
+            rope_theta=10000.0,
+            torch_dtype="float16",
+        ),
+        read_from=_copy("abhishek/llama-2-7b-hf-small-shards"),
+    ),
+    _preset(
+        "llama-2-13b",
+        "meta-llama/Llama-2-13b-hf",
+        "Llama 2 13B",
+        _llama(
+            hidden=5120,
+            inter=13824,
+            layers=40,
+            heads=40,
+            kv=40,
+            vocab=32000,
+            max_pos=4096,
+            rope_theta=10000.0,
+            torch_dtype="float16",
+        ),
+        read_from=_copy("ybkim95-ai/torchtune-med-llama-2-13b-hf", "b309566"),
+    ),
+    _preset(
+        "llama-2-70b",
+        "meta-llama/Llama-2-70b-hf",
+        "Llama 2 70B",
+        _llama(
+            hidden=8192,
+            inter=28672,
+            layers=80,
+            heads=64,
+            kv=8,
+            vocab=32000,
+            max_pos=4096,
+            rope_theta=10000.0,
+            torch_dtype="float16",
+        ),
+        read_from=_copy("TheBloke/Llama-2-70B-fp16", "refs%2Fpr%2F6"),
+    ),
+    _preset(
+        "codellama-34b",
+        "codellama/CodeLlama-34b-hf",
+        "Code Llama 34B",
+        _llama(
+            hidden=8192,
+            inter=22016,
+            layers=48,
+            heads=64,
+            kv=8,
+            vocab=32000,
+            max_pos=16384,
+            rope_theta=1000000,
+            torch_dtype="bfloat16",
+        ),
+        aliases=("code-llama-34b",),
+        read_from=_copy("HiTZ/GoLLIE-34B", "7b86bcf5096801c54928d5596f963fb9b6661432"),
+    ),
+    # Meta Llama 3 / 3.1 / 3.2 (arXiv:2407.21783)
+    _preset(
+        "llama-3-8b",
+        "meta-llama/Meta-Llama-3-8B",
+        "Llama 3 8B",
+        _llama(
+            hidden=4096,
+            inter=14336,
+            layers=32,
+            heads=32,
+            kv=8,
+            vocab=128256,
+            max_pos=8192,
+            rope_theta=500000.0,
+            torch_dtype="bfloat16",
+        ),
+        read_from=_copy("pandyamarut/Meta-Llama-3-8B", "3689724debf35846edda50e9442887aa41c7157c"),
+    ),
+    _preset(
+        "llama-3-70b",
+        "meta-llama/Meta-Llama-3-70B",
+        "Llama 3 70B",
+        _llama(
+            hidden=8192,
+            inter=28672,
+            layers=80,
+            heads=64,
+            kv=8,
+            vocab=128256,
+            max_pos=8192,
+            rope_theta=500000.0,
+            torch_dtype="bfloat16",
+        ),
+        read_from=_copy("arcee-ai/Llama-3-SEC-Base", "1c64bc5611cca49ab7261c86d3a5bed3e9abf469"),
+    ),
+    _preset(
+        "llama-3.1-8b",
+        "meta-llama/Llama-3.1-8B",
+        "Llama 3.1 8B",
+        _llama(
+            hidden=4096,
+            inter=14336,
+            layers=32,
+            heads=32,
+            kv=8,
+            vocab=128256,
+            max_pos=131072,
+            rope_theta=500000.0,
+            rope_scaling=_LLAMA3_ROPE,
+            torch_dtype="bfloat16",
+        ),
+        aliases=("meta-llama/Meta-Llama-3.1-8B",),
+        read_from=_copy("Syed-Hasan-8503/Llama-3.1-8b-BAdam"),
+    ),
+    _preset(
+        "llama-3.1-70b",
+        "meta-llama/Llama-3.1-70B",
+        "Llama 3.1 70B",
+        _llama(
+            hidden=8192,
+            inter=28672,
+            layers=80,
+            heads=64,
+            kv=8,
+            vocab=128256,
+            max_pos=131072,
+            rope_theta=500000.0,
+            rope_scaling=_LLAMA3_ROPE,
+            torch_dtype="bfloat16",
+        ),
+        aliases=("meta-llama/Meta-Llama-3.1-70B",),
+        read_from=_copy("mattshumer/Reflection-70B-Draft", "refs%2Fpr%2F1")
+        + " (of Meta-Llama-3.1-70B-Instruct, same architecture)",
+    ),
+    # The 405B first shipped with num_key_value_heads 16 and was corrected to 8 (the Llama 3 paper,
+    # arXiv:2407.21783 Table 3: 8 key/value heads); copies of the current config carry 8.
+    _preset(
+        "llama-3.1-405b",
+        "meta-llama/Llama-3.1-405B",
+        "Llama 3.1 405B",
+        _llama(
+            hidden=16384,
+            inter=53248,
+            layers=126,
+            heads=128,
+            kv=8,
+            vocab=128256,
+            max_pos=131072,
+            rope_theta=500000.0,
+            rope_scaling=_LLAMA3_ROPE,
+            torch_dtype="bfloat16",
+        ),
+        aliases=("meta-llama/Meta-Llama-3.1-405B",),
+        read_from=_copy("relaxml/Llama-3.1-405B-Instruct-QTIP-4Bit-TP8")
+        + " (of Meta-Llama-3.1-405B-Instruct) and arXiv:2407.21783 Table 3",
+    ),
+    _preset(
+        "llama-3.2-1b",
+        "meta-llama/Llama-3.2-1B",
+        "Llama 3.2 1B",
+        _llama(
+            hidden=2048,
+            inter=8192,
+            layers=16,
+            heads=32,
+            kv=8,
+            vocab=128256,
+            max_pos=131072,
+            rope_theta=500000.0,
+            head_dim=64,
+            rope_scaling=_LLAMA32_ROPE,
+            tie_word_embeddings=True,
+            torch_dtype="bfloat16",
+        ),
+        read_from=_copy("Emm9625/Llama-3.2-1B-chatml") + " (duplicate of unsloth/Llama-3.2-1B)",
+    ),
+    _preset(
+        "llama-3.2-3b",
+        "meta-llama/Llama-3.2-3B",
+        "Llama 3.2 3B",
+        _llama(
+            hidden=3072,
+            inter=8192,
+            layers=28,
+            heads=24,
+            kv=8,
+            vocab=128256,
+            max_pos=131072,
+            rope_theta=500000.0,
+            head_dim=128,
+            rope_scaling=_LLAMA32_ROPE,
+            tie_word_embeddings=True,
+            torch_dtype="bfloat16",
+        ),
+        read_from=_copy(
+            "neverland-th/neverland-custom-ai", "382afdb2065cd08a68f1f8fd0ad8a764760966bf"
+        )
+        + " (of Llama-3.2-3B-Instruct, same architecture)",
+    ),
+    # Mistral AI (arXiv:2310.06825, arXiv:2401.04088)
+    _preset(
+        "mistral-7b-v0.1",
+        "mistralai/Mistral-7B-v0.1",
+        "Mistral 7B v0.1",
+        {
+            "architectures": ["MistralForCausalLM"],
+            "model_type": "mistral",
+            "hidden_act": "silu",
+            "hidden_size": 4096,
+            "intermediate_size": 14336,
+            "max_position_embeddings": 32768,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "num_key_value_heads": 8,
+            "rms_norm_eps": 1e-05,
+            "rope_theta": 10000.0,
+            "sliding_window": 4096,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 32000,
+        },
+        aliases=("mistral-7b",),
+        read_from=_copy("Undi95/Mistral-RP-0.1-7B", "6adcfec"),
+    ),
+    _preset(
+        "mistral-7b-v0.3",
+        "mistralai/Mistral-7B-v0.3",
+        "Mistral 7B v0.3",
+        {
+            "architectures": ["MistralForCausalLM"],
+            "model_type": "mistral",
+            "hidden_act": "silu",
+            "hidden_size": 4096,
+            "intermediate_size": 14336,
+            "max_position_embeddings": 32768,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "num_key_value_heads": 8,
+            "rms_norm_eps": 1e-05,
+            "rope_theta": 1000000.0,
+            "sliding_window": None,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 32768,
+        },
+        read_from=_hub(
+            "mistralai/Mistral-7B-Instruct-v0.3", "c170c708c41dac9275d15a8fff4eca08d52bab71"
+        )
+        + " (Instruct, same architecture) and "
+        + _copy("unsloth/mistral-7b-v0.3", "058e659"),
+    ),
+    _preset(
+        "mixtral-8x7b",
+        "mistralai/Mixtral-8x7B-v0.1",
+        "Mixtral 8x7B",
+        {
+            "architectures": ["MixtralForCausalLM"],
+            "model_type": "mixtral",
+            "hidden_act": "silu",
+            "hidden_size": 4096,
+            "intermediate_size": 14336,
+            "max_position_embeddings": 32768,
+            "num_attention_heads": 32,
+            "num_experts_per_tok": 2,
+            "num_hidden_layers": 32,
+            "num_key_value_heads": 8,
+            "num_local_experts": 8,
+            "rms_norm_eps": 1e-05,
+            "rope_theta": 1000000.0,
+            "router_aux_loss_coef": 0.02,
+            "sliding_window": None,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 32000,
+        },
+        aliases=("mixtral-8x7b-v0.1",),
+        read_from=_hub(
+            "mistralai/Mixtral-8x7B-Instruct-v0.1", "eba92302a2861cdc0098cc54bc9f17cb2c47eb61"
+        )
+        + " (Instruct, same architecture) and "
+        + _copy("YeungNLP/firefly-mixtral-8x7b"),
+    ),
+    _preset(
+        "mixtral-8x22b",
+        "mistralai/Mixtral-8x22B-v0.1",
+        "Mixtral 8x22B",
+        {
+            "architectures": ["MixtralForCausalLM"],
+            "model_type": "mixtral",
+            "hidden_act": "silu",
+            "hidden_size": 6144,
+            "intermediate_size": 16384,
+            "max_position_embeddings": 65536,
+            "num_attention_heads": 48,
+            "num_experts_per_tok": 2,
+            "num_hidden_layers": 56,
+            "num_key_value_heads": 8,
+            "num_local_experts": 8,
+            "rms_norm_eps": 1e-05,
+            "rope_theta": 1000000,
+            "router_aux_loss_coef": 0.001,
+            "sliding_window": None,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 32000,
+        },
+        aliases=("mixtral-8x22b-v0.1",),
+        read_from=_hub("mistral-community/Mixtral-8x22B-v0.1", "refs%2Fpr%2F19"),
+    ),
+    # Qwen2.5 (arXiv:2412.15115)
+    _preset(
+        "qwen2.5-0.5b",
+        "Qwen/Qwen2.5-0.5B",
+        "Qwen2.5 0.5B",
+        _qwen25(
+            hidden=896,
+            inter=4864,
+            layers=24,
+            heads=14,
+            kv=2,
+            vocab=151936,
+            tied=True,
+            max_pos=32768,
+            max_window_layers=24,
+            rms_eps=1e-06,
+        ),
+        read_from=_copy("plaguss/Qwen2.5-0.5B-Math-Shepherd-PRM-0.2", "4f4cbe1"),
+    ),
+    _preset(
+        "qwen2.5-1.5b",
+        "Qwen/Qwen2.5-1.5B",
+        "Qwen2.5 1.5B",
+        _qwen25(
+            hidden=1536,
+            inter=8960,
+            layers=28,
+            heads=12,
+            kv=2,
+            vocab=151936,
+            tied=True,
+            max_pos=131072,
+            max_window_layers=28,
+            rms_eps=1e-06,
+        ),
+        read_from=_copy("kaitchup/Qwen2.5-1.5B-AutoRound-GPTQ-asym-4bit", "5b2afaa"),
+    ),
+    _preset(
+        "qwen2.5-3b",
+        "Qwen/Qwen2.5-3B",
+        "Qwen2.5 3B",
+        _qwen25(
+            hidden=2048,
+            inter=11008,
+            layers=36,
+            heads=16,
+            kv=2,
+            vocab=151936,
+            tied=True,
+            max_pos=32768,
+            max_window_layers=36,
+            rms_eps=1e-06,
+        ),
+        read_from=_copy("scasella91/Qwen-3B-RL-1"),
+    ),
+    _preset(
+        "qwen2.5-7b",
+        "Qwen/Qwen2.5-7B",
+        "Qwen2.5 7B",
+        _qwen25(
+            hidden=3584,
+            inter=18944,
+            layers=28,
+            heads=28,
+            kv=4,
+            vocab=152064,
+            tied=False,
+            max_pos=131072,
+            max_window_layers=28,
+            rms_eps=1e-06,
+        ),
+        read_from=_copy("ksh1119/qwen2.5_7b_kor_cp_it"),
+    ),
+    _preset(
+        "qwen2.5-14b",
+        "Qwen/Qwen2.5-14B",
+        "Qwen2.5 14B",
+        _qwen25(
+            hidden=5120,
+            inter=13824,
+            layers=48,
+            heads=40,
+            kv=8,
+            vocab=152064,
+            tied=False,
+            max_pos=32768,
+            max_window_layers=70,
+            rms_eps=1e-06,
+        ),
+        read_from=_copy("sknow-lab/Qwen2.5-14B-CIC-ACLARC", "8ae8e07")
+        + " (of Qwen2.5-14B-Instruct, same architecture)",
+    ),
+    _preset(
+        "qwen2.5-32b",
+        "Qwen/Qwen2.5-32B",
+        "Qwen2.5 32B",
+        _qwen25(
+            hidden=5120,
+            inter=27648,
+            layers=64,
+            heads=40,
+            kv=8,
+            vocab=152064,
+            tied=False,
+            max_pos=131072,
+            max_window_layers=64,
+            rms_eps=1e-05,
+        ),
+        read_from=_hub("Qwen/Qwen2.5-32B"),
+    ),
+    _preset(
+        "qwen2.5-72b",
+        "Qwen/Qwen2.5-72B",
+        "Qwen2.5 72B",
+        _qwen25(
+            hidden=8192,
+            inter=29568,
+            layers=80,
+            heads=64,
+            kv=8,
+            vocab=152064,
+            tied=False,
+            max_pos=131072,
+            max_window_layers=80,
+            rms_eps=1e-05,
+        ),
+        read_from=_copy("BitStack/BitStack-Qwen2.5-72B"),
+    ),
+    # Google Gemma (arXiv:2403.08295) and Gemma 2 (arXiv:2408.00118)
+    _preset(
+        "gemma-2b",
+        "google/gemma-2b",
+        "Gemma 2B",
+        {
+            "architectures": ["GemmaForCausalLM"],
+            "model_type": "gemma",
+            "attention_bias": False,
+            "head_dim": 256,
+            "hidden_act": "gelu",
+            "hidden_size": 2048,
+            "intermediate_size": 16384,
+            "max_position_embeddings": 8192,
+            "num_attention_heads": 8,
+            "num_hidden_layers": 18,
+            "num_key_value_heads": 1,
+            "rms_norm_eps": 1e-06,
+            "rope_theta": 10000.0,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 256000,
+        },
+        read_from=_copy("PrunaAI/google-gemma-2b-HQQ-4bit-smashed", "5c8abf6"),
+    ),
+    _preset(
+        "gemma-7b",
+        "google/gemma-7b",
+        "Gemma 7B",
+        {
+            "architectures": ["GemmaForCausalLM"],
+            "model_type": "gemma",
+            "attention_bias": False,
+            "head_dim": 256,
+            "hidden_act": "gelu",
+            "hidden_size": 3072,
+            "intermediate_size": 24576,
+            "max_position_embeddings": 8192,
+            "num_attention_heads": 16,
+            "num_hidden_layers": 28,
+            "num_key_value_heads": 16,
+            "rms_norm_eps": 1e-06,
+            "rope_theta": 10000.0,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 256000,
+        },
+        read_from=_copy("PrunaAI/google-gemma-7b-HQQ-4bit-smashed", "d2a683e"),
+    ),
+    _preset(
+        "gemma-2-2b",
+        "google/gemma-2-2b",
+        "Gemma 2 2B",
+        _gemma2(
+            hidden=2304,
+            inter=9216,
+            layers=26,
+            heads=8,
+            kv=4,
+            head_dim=256,
+            query_pre_attn_scalar=256,
+        ),
+        read_from=_copy("ModelSpace/GemmaX2-28-2B-Pretrain") + " (continued pre-training of "
+        "Gemma2-2B, same architecture)",
+    ),
+    _preset(
+        "gemma-2-9b",
+        "google/gemma-2-9b",
+        "Gemma 2 9B",
+        _gemma2(
+            hidden=3584,
+            inter=14336,
+            layers=42,
+            heads=16,
+            kv=8,
+            head_dim=256,
+            query_pre_attn_scalar=256,
+        ),
+        read_from=_copy("ISTA-DASLab/gemma-2-9b-HIGGS-4bit", "b18e42a"),
+    ),
+    # Not found as a config.json copy in the stored material: read from litgpt, which gives the
+    # same values with this URL (query_pre_attn_scalar = attention_scores_scalar = 144).
+    _preset(
+        "gemma-2-27b",
+        "google/gemma-2-27b",
+        "Gemma 2 27B",
+        _gemma2(
+            hidden=4608,
+            inter=36864,
+            layers=46,
+            heads=32,
+            kv=16,
+            head_dim=128,
+            query_pre_attn_scalar=144,
+        ),
+        read_from=_LITGPT,
+    ),
+    # Microsoft Phi (arXiv:2309.05463, Phi-2 model card, arXiv:2404.14219)
+    _preset(
+        "phi-1.5",
+        "microsoft/phi-1_5",
+        "Phi-1.5",
+        {
+            "architectures": ["PhiForCausalLM"],
+            "model_type": "phi",
+            "hidden_act": "gelu_new",
+            "hidden_size": 2048,
+            "intermediate_size": 8192,
+            "layer_norm_eps": 1e-05,
+            "max_position_embeddings": 2048,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 24,
+            "num_key_value_heads": 32,
+            "partial_rotary_factor": 0.5,
+            "qk_layernorm": False,
+            "rope_theta": 10000.0,
+            "tie_word_embeddings": False,
+            "torch_dtype": "float16",
+            "vocab_size": 51200,
+        },
+        aliases=("phi-1_5",),
+        read_from=_copy("jncarlo/tinychats-generator"),
+    ),
+    _preset(
+        "phi-2",
+        "microsoft/phi-2",
+        "Phi-2",
+        {
+            "architectures": ["PhiForCausalLM"],
+            "model_type": "phi",
+            "hidden_act": "gelu_new",
+            "hidden_size": 2560,
+            "intermediate_size": 10240,
+            "layer_norm_eps": 1e-05,
+            "max_position_embeddings": 2048,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "num_key_value_heads": 32,
+            "partial_rotary_factor": 0.4,
+            "qk_layernorm": False,
+            "rope_theta": 10000.0,
+            "tie_word_embeddings": False,
+            "torch_dtype": "float16",
+            "vocab_size": 51200,
+        },
+        read_from=_hub("microsoft/phi-2", "cb02e3efd822d6dbc1ca7e0dff31c29a11550411"),
+    ),
+    _preset(
+        "phi-3-mini-4k",
+        "microsoft/Phi-3-mini-4k-instruct",
+        "Phi-3-mini-4k",
+        {
+            "architectures": ["Phi3ForCausalLM"],
+            "model_type": "phi3",
+            "hidden_act": "silu",
+            "hidden_size": 3072,
+            "intermediate_size": 8192,
+            "max_position_embeddings": 4096,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "num_key_value_heads": 32,
+            "original_max_position_embeddings": 4096,
+            "rms_norm_eps": 1e-05,
+            "rope_scaling": None,
+            "rope_theta": 10000.0,
+            "sliding_window": 2047,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 32064,
+        },
+        aliases=("phi-3-mini",),
+        read_from=_copy("Alignment-Lab-AI/idfkphi4kiguess") + " (duplicate)",
+    ),
+    _preset(
+        "phi-3-medium-4k",
+        "microsoft/Phi-3-medium-4k-instruct",
+        "Phi-3-medium-4k",
+        {
+            "architectures": ["Phi3ForCausalLM"],
+            "model_type": "phi3",
+            "hidden_act": "silu",
+            "hidden_size": 5120,
+            "intermediate_size": 17920,
+            "max_position_embeddings": 4096,
+            "num_attention_heads": 40,
+            "num_hidden_layers": 40,
+            "num_key_value_heads": 10,
+            "original_max_position_embeddings": 4096,
+            "rms_norm_eps": 1e-05,
+            "rope_scaling": None,
+            "rope_theta": 10000.0,
+            "sliding_window": 2047,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 32064,
+        },
+        aliases=("phi-3-medium",),
+        read_from=_hub(
+            "microsoft/Phi-3-medium-4k-instruct", "3da3d15332f10c59cea141411e265df623628a2e"
+        ),
+    ),
+    # TII Falcon (arXiv:2311.16867)
+    _preset(
+        "falcon-7b",
+        "tiiuae/falcon-7b",
+        "Falcon 7B",
+        {
+            "architectures": ["FalconForCausalLM"],
+            "model_type": "falcon",
+            "alibi": False,
+            "bias": False,
+            "hidden_size": 4544,
+            "layer_norm_epsilon": 1e-05,
+            "multi_query": True,
+            "new_decoder_architecture": False,
+            "num_attention_heads": 71,
+            "num_hidden_layers": 32,
+            "parallel_attn": True,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 65024,
+        },
+        read_from=_copy("ramdhanfirdaus/falcon-7b-finetuned-aings-instructed-delimiter-2"),
+    ),
+    _preset(
+        "falcon-40b",
+        "tiiuae/falcon-40b",
+        "Falcon 40B",
+        {
+            "architectures": ["FalconForCausalLM"],
+            "model_type": "falcon",
+            "alibi": False,
+            "bias": False,
+            "hidden_size": 8192,
+            "layer_norm_epsilon": 1e-05,
+            "new_decoder_architecture": True,
+            "num_attention_heads": 128,
+            "num_hidden_layers": 60,
+            "num_kv_heads": 8,
+            "parallel_attn": True,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 65024,
+        },
+        read_from=_copy("BramVanroy/falcon-40b-ft-alpaca-dolly-dutch"),
+    ),
+    # TinyLlama (arXiv:2401.02385)
+    _preset(
+        "tinyllama-1.1b",
+        "TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T",
+        "TinyLlama 1.1B",
+        _llama(
+            hidden=2048,
+            inter=5632,
+            layers=22,
+            heads=32,
+            kv=4,
+            vocab=32000,
+            max_pos=2048,
+            rope_theta=10000.0,
+            torch_dtype="float32",
+        ),
+        read_from=_copy("Jiayi-Pan/tiny_llama_full_adapt_fold2_positional_abaltion"),
+    ),
+    # Stability AI StableLM-Alpha (a GPT-NeoX model)
+    _preset(
+        "stablelm-base-alpha-3b",
+        "stabilityai/stablelm-base-alpha-3b",
+        "StableLM-Base-Alpha 3B",
+        _neox(
+            hidden=4096,
+            inter=16384,
+            layers=16,
+            heads=32,
+            vocab=50688,
+            max_pos=4096,
+            dtype="float32",
+        ),
+        read_from=_hub("stabilityai/stablelm-base-alpha-3b", "refs%2Fpr%2F8"),
+    ),
+    # AI2 OLMo (arXiv:2402.00838)
+    _preset(
+        "olmo-7b",
+        "allenai/OLMo-7B-hf",
+        "OLMo 7B",
+        {
+            "architectures": ["OlmoForCausalLM"],
+            "model_type": "olmo",
+            "attention_bias": False,
+            "clip_qkv": None,
+            "hidden_act": "silu",
+            "hidden_size": 4096,
+            "intermediate_size": 11008,
+            "max_position_embeddings": 2048,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "num_key_value_heads": 32,
+            "rope_theta": 10000.0,
+            "tie_word_embeddings": False,
+            "torch_dtype": "float32",
+            "vocab_size": 50304,
+        },
+        aliases=("allenai/OLMo-7B",),
+        read_from=_copy("PrunaAI/allenai-OLMo-7B-hf-HQQ-1bit-smashed", "refs%2Fpr%2F1"),
+    ),
+    # BigCode StarCoder (arXiv:2305.06161) and OctoCoder (arXiv:2308.07124, a StarCoder fine-tune)
+    _preset(
+        "starcoder",
+        "bigcode/starcoder",
+        "StarCoder 15.5B",
+        dict(_STARCODER),
+        aliases=("starcoder-15.5b",),
+        read_from=_copy("codeparrot/starcoder-conala"),
+    ),
+    # No copy of octocoder's own config.json was found in the stored material: OctoCoder is
+    # StarCoder instruction-tuned without changing the architecture (arXiv:2308.07124, section
+    # 4), so its keys are StarCoder's.
+    _preset(
+        "octocoder",
+        "bigcode/octocoder",
+        "OctoCoder 15.5B",
+        dict(_STARCODER),
+        read_from="bigcode/starcoder's config (same architecture, arXiv:2308.07124)",
+    ),
+    # OpenAI GPT-2 (Radford et al. 2019)
+    # No copy of gpt2's own config.json was read in this session: its sizes follow the published
+    # count of 124,439,808 parameters, which tests/test_architecture.py checks.
+    _preset(
+        "gpt2",
+        "openai-community/gpt2",
+        "GPT-2 124M",
+        _gpt2(768, 12, 12),
+        aliases=("gpt2-124m", "gpt-2"),
+        read_from="not read in this session (see the comment in presets/models.py)",
+    ),
+    _preset(
+        "gpt2-medium",
+        "openai-community/gpt2-medium",
+        "GPT-2 Medium 355M",
+        _gpt2(1024, 24, 16),
+        aliases=("gpt2-355m",),
+        read_from=_hub("openai-community/gpt2-medium", "0a83037ef0c592124cd18d71189c5acb49dc661f"),
+    ),
+    _preset(
+        "gpt2-large",
+        "openai-community/gpt2-large",
+        "GPT-2 Large 774M",
+        _gpt2(1280, 36, 20),
+        aliases=("gpt2-774m",),
+        read_from=_hub("openai-community/gpt2-large", "refs%2Fpr%2F1"),
+    ),
+    _preset(
+        "gpt2-xl",
+        "openai-community/gpt2-xl",
+        "GPT-2 XL 1.5B",
+        _gpt2(1600, 48, 25),
+        aliases=("gpt2-1.5b",),
+        read_from=_hub("openai-community/gpt2-xl"),
+    ),
+    # EleutherAI Pythia (arXiv:2304.01373)
+    _preset(
+        "pythia-6.9b",
+        "EleutherAI/pythia-6.9b",
+        "Pythia 6.9B",
+        _neox(
+            hidden=4096,
+            inter=16384,
+            layers=32,
+            heads=32,
+            vocab=50432,
+            max_pos=2048,
+            dtype="float16",
+        ),
+        read_from=_copy("h2oai/h2ogpt-oig-oasst1-256-6_9b", "ecb5ad1"),
+    ),
+    _preset(
+        "pythia-12b",
+        "EleutherAI/pythia-12b",
+        "Pythia 12B",
+        _neox(
+            hidden=5120,
+            inter=20480,
+            layers=36,
+            heads=40,
+            vocab=50688,
+            max_pos=2048,
+            dtype="float16",
+        ),
+        read_from=_copy("h2oai/h2ogpt-oasst1-512-12b", "d0e3ef9"),
+    ),
+)
+"""Every preset, in display order."""
+
+
+def _normalize(name: str) -> str:
+    return name.strip().lower()
+
+
+_BY_NAME: dict[str, ModelPreset] = {
+    _normalize(alias): preset
+    for preset in MODELS
+    for alias in (preset.name, preset.hf_repo, preset.hf_repo.split("/", 1)[1], *preset.aliases)
+}
+
+
+def find_model(name: str) -> ModelPreset:
+    """The preset called `name`: its name, an alias or its Hugging Face repo id, any case."""
+    from vramplan.errors import UnknownName
+
+    try:
+        return _BY_NAME[_normalize(name)]
+    except KeyError:
+        raise UnknownName("model", name, [preset.name for preset in MODELS]) from None
+
+
+def architecture_of(preset: ModelPreset) -> Architecture:
+    """The preset's architecture, read from its config through `vramplan.hf_config`."""
+    from vramplan.hf_config import parse_config
+
+    return parse_config(preset.config)

@@ -1,0 +1,45 @@
+"""Every preset's exact count against the real transformers model, built on the meta device.
+
+No weights are allocated and nothing is downloaded: `AutoConfig.for_model` takes the preset's
+config.json keys and `from_config` builds the module tree under `torch.device("meta")`. Tied weights
+are one Parameter object and are counted once.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from vramplan.presets.models import MODELS, ModelPreset, architecture_of
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+pytestmark = pytest.mark.trace
+
+
+def _meta_model(preset: ModelPreset) -> object:
+    # for_model takes model_type positionally; passing it twice is a TypeError.
+    keys = {key: value for key, value in preset.config.items() if key != "model_type"}
+    config = transformers.AutoConfig.for_model(preset.family, **keys)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.device("meta"):
+            return transformers.AutoModelForCausalLM.from_config(config)
+
+
+def _unique_numel(model: object) -> int:
+    seen: set[int] = set()
+    total = 0
+    for parameter in model.parameters():  # type: ignore[attr-defined]
+        if id(parameter) not in seen:
+            seen.add(id(parameter))
+            total += parameter.numel()
+    return total
+
+
+@pytest.mark.parametrize("preset", MODELS, ids=[preset.name for preset in MODELS])
+def test_count_matches_transformers_on_meta_device(preset: ModelPreset) -> None:
+    model = _meta_model(preset)
+    assert architecture_of(preset).params_total == _unique_numel(model)

@@ -26,6 +26,7 @@ from vramplan.architecture import (
     QkNormKind,
 )
 from vramplan.errors import VramplanError
+from vramplan.i18n import Lang, translate
 
 CONFIG_FILE = "config.json"
 SAFETENSORS_INDEX_FILE = "model.safetensors.index.json"
@@ -49,6 +50,15 @@ class MissingConfigKey(ConfigError):
         super().__init__(config_key, model_type=model_type)
 
 
+class MissingModelType(ConfigError):
+    """No `model_type` key: the family cannot be known (and is never guessed)."""
+
+    key = "error.config_no_model_type"
+
+    def __init__(self) -> None:
+        super().__init__("model_type", choices=", ".join(SUPPORTED_MODEL_TYPES))
+
+
 class UnsupportedModelType(ConfigError):
     """A `model_type` no reader exists for."""
 
@@ -64,8 +74,16 @@ class InvalidConfigValue(ConfigError):
 
     key = "error.config_value"
 
-    def __init__(self, config_key: str, value: object, expected: str) -> None:
-        super().__init__(config_key, got=json.dumps(value), expected=expected)
+    def __init__(self, config_key: str, value: object, expected: str, **expected_params: object
+                 ) -> None:
+        self.expected = expected
+        """Message key of what is accepted (`expect.positive_int`, ...)."""
+        self.expected_params = expected_params
+        super().__init__(config_key, got=json.dumps(value))
+
+    def message(self, lang: Lang, label: Callable[[str], str] | None = None) -> str:
+        self.params["expected"] = translate(self.expected, lang, **self.expected_params)
+        return super().message(lang, label)
 
 
 class ConfigFileError(ConfigError):
@@ -100,7 +118,7 @@ class _Keys:
                 raise MissingConfigKey(name, self.model_type)
             return default
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise InvalidConfigValue(name, value, "a positive whole number")
+            raise InvalidConfigValue(name, value, "expect.positive_int")
         return value
 
     def get_opt_int(self, *names: str) -> int | None:
@@ -112,7 +130,7 @@ class _Keys:
         if value is None:
             return default
         if not isinstance(value, bool):
-            raise InvalidConfigValue(name, value, "true or false")
+            raise InvalidConfigValue(name, value, "expect.bool")
         return value
 
     def get_float(self, name: str, default: float) -> float:
@@ -121,7 +139,7 @@ class _Keys:
             return default
         number = isinstance(value, int | float) and not isinstance(value, bool)
         if not number or not math.isfinite(value):
-            raise InvalidConfigValue(name, value, "a number")
+            raise InvalidConfigValue(name, value, "expect.number")
         return float(value)
 
     def get_str(self, *names: str, default: str) -> str:
@@ -129,7 +147,7 @@ class _Keys:
         if value is None:
             return default
         if not isinstance(value, str):
-            raise InvalidConfigValue(name, value, "a string")
+            raise InvalidConfigValue(name, value, "expect.string")
         return value
 
     def dtype(self) -> str | None:
@@ -139,7 +157,7 @@ class _Keys:
     def require_false(self, name: str) -> None:
         """Refuse an option that adds parameters this reader does not model (never ignore it)."""
         if self.config.get(name):
-            raise InvalidConfigValue(name, self.config[name], "false (not supported yet)")
+            raise InvalidConfigValue(name, self.config[name], "expect.unsupported_option")
 
 
 def _head_dim(keys: _Keys, hidden: int, heads: int) -> int:
@@ -147,7 +165,7 @@ def _head_dim(keys: _Keys, hidden: int, heads: int) -> int:
     if explicit is not None:
         return explicit
     if hidden % heads:
-        raise InvalidConfigValue("num_attention_heads", heads, f"a divisor of {hidden}")
+        raise InvalidConfigValue("num_attention_heads", heads, "expect.divisor", n=hidden)
     return hidden // heads
 
 
@@ -403,7 +421,7 @@ def parse_config(config: Mapping[str, Any]) -> Architecture:
         raise ConfigFileError(type(config).__name__, "not_object")
     model_type = config.get("model_type")
     if model_type is None:
-        raise MissingConfigKey("model_type", "?")
+        raise MissingModelType
     if not isinstance(model_type, str) or model_type not in _READERS:
         raise UnsupportedModelType(str(model_type))
     return _READERS[model_type](_Keys(config, model_type))
@@ -480,5 +498,5 @@ def check_safetensors_index(path: str | Path, arch: Architecture,
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
         raise ConfigFileError(str(index), "not_json") from None
     if isinstance(total, bool) or not isinstance(total, int) or total <= 0:
-        raise InvalidConfigValue("metadata.total_size", total, "a positive whole number of bytes")
+        raise InvalidConfigValue("metadata.total_size", total, "expect.positive_int")
     return SafetensorsCheck(total, dtype_bytes, total / dtype_bytes, arch.params_total)

@@ -1,0 +1,140 @@
+"""Messages of the model registry, the config.json reader and the `models` and `model` commands."""
+
+from __future__ import annotations
+
+from vramplan.i18n import Lang
+
+FR, EN = Lang.FR, Lang.EN
+
+MESSAGES = {
+    # --- errors -------------------------------------------------------------------------------
+    "error.config_missing_key": {
+        FR: "{field} : la clé « {value} » manque (elle est nécessaire pour model_type "
+        "« {model_type} »)",
+        EN: "{field}: the key '{value}' is missing (it is required for model_type "
+        "'{model_type}')",
+    },
+    "error.config_no_model_type": {
+        FR: "{field} : la clé « model_type » manque ; valeurs prises en charge : {choices}",
+        EN: "{field}: the key 'model_type' is missing; supported values: {choices}",
+    },
+    "error.config_model_type": {
+        FR: "{field} : model_type « {value} » n'est pas pris en charge ; pris en charge : "
+        "{choices}",
+        EN: "{field}: model_type '{value}' is not supported; supported: {choices}",
+    },
+    "error.config_value": {
+        FR: "{field} : « {value} » vaut {got} ; attendu : {expected}",
+        EN: "{field}: '{value}' is {got}; expected {expected}",
+    },
+    "error.config_file_not_found": {
+        FR: "{field} : « {value} » n'existe pas ; donnez un fichier config.json ou le dossier "
+        "d'un modèle qui en contient un",
+        EN: "{field}: '{value}' does not exist; give a config.json file or a model folder "
+        "holding one",
+    },
+    "error.config_file_not_json": {
+        FR: "{field} : « {value} » n'est pas un fichier JSON lisible",
+        EN: "{field}: '{value}' is not a readable JSON file",
+    },
+    "error.config_file_not_object": {
+        FR: "{field} : « {value} » ne contient pas un objet JSON (attendu : {{\"model_type\": …}})",
+        EN: "{field}: '{value}' does not hold a JSON object (expected {{\"model_type\": ...}})",
+    },
+    "error.params_disagree": {
+        FR: "{field} = {value} milliards contredit {other} ({model_billion} milliards de "
+        "paramètres) : retirez l'un des deux",
+        EN: "{field} = {value} billion disagrees with {other} ({model_billion} billion "
+        "parameters): drop one of them",
+    },
+    "expect.positive_int": {FR: "un nombre entier positif", EN: "a positive whole number"},
+    "expect.bool": {FR: "true ou false", EN: "true or false"},
+    "expect.number": {FR: "un nombre", EN: "a number"},
+    "expect.string": {FR: "une chaîne de caractères", EN: "a string"},
+    "expect.unsupported_option": {
+        FR: "false (cette option n'est pas encore prise en charge)",
+        EN: "false (this option is not supported yet)",
+    },
+    "expect.divisor": {FR: "un diviseur de {n}", EN: "a divisor of {n}"},
+    # --- help -----------------------------------------------------------------------------------
+    "help.models": {
+        FR: "liste les modèles connus (famille, paramètres, source)",
+        EN: "list the known models (family, parameters, source)",
+    },
+    "help.model": {
+        FR: "montre l'architecture et le nombre exact de paramètres d'un modèle",
+        EN: "show a model's architecture and exact parameter count",
+    },
+    "help.model_name": {
+        FR: "nom du modèle ou identifiant Hugging Face (par exemple llama-3.1-8b)",
+        EN: "model name or Hugging Face repo id (e.g. llama-3.1-8b)",
+    },
+    "help.model_option": {
+        FR: "modèle connu dont le nombre exact de paramètres donne N (voir `vramplan models`)",
+        EN: "known model whose exact parameter count sets N (see `vramplan models`)",
+    },
+    "help.config_option": {
+        FR: "config.json Hugging Face (fichier ou dossier du modèle) qui donne N",
+        EN: "Hugging Face config.json (file or model folder) that sets N",
+    },
+    "help.model_config": {
+        FR: "lit un config.json (fichier ou dossier) au lieu d'un modèle connu",
+        EN: "read a config.json (file or folder) instead of a known model",
+    },
+    # --- tables ---------------------------------------------------------------------------------
+    "models.col_name": {FR: "nom", EN: "name"},
+    "models.col_family": {FR: "famille", EN: "family"},
+    "models.col_params": {FR: "paramètres", EN: "parameters"},
+    "models.col_source": {FR: "source", EN: "source"},
+    "model.spec": {FR: "Architecture", EN: "Architecture"},
+    "model.counts": {FR: "Paramètres (exacts)", EN: "Parameters (exact)"},
+    "model.source": {FR: "Source", EN: "Source"},
+    "model.read_from": {FR: "Valeurs lues dans", EN: "Values read from"},
+    "model.safetensors": {
+        FR: "model.safetensors.index.json : total_size {total} octets / {dtype_bytes} octets par "
+        "paramètre = {implied} paramètres ; le config.json en donne {count}",
+        EN: "model.safetensors.index.json: total_size {total} bytes / {dtype_bytes} bytes per "
+        "parameter = {implied} parameters; the config.json gives {count}",
+    },
+    "model.safetensors_match": {FR: "les deux concordent", EN: "they agree"},
+    "model.safetensors_differ": {
+        FR: "ils diffèrent de {difference} (poids liés stockés deux fois, tampons ou types "
+        "mélangés ?)",
+        EN: "they differ by {difference} (tied weights stored twice, buffers or mixed dtypes?)",
+    },
+    "spec.family": {FR: "famille (model_type)", EN: "family (model_type)"},
+    "spec.n_layers": {FR: "couches", EN: "layers"},
+    "spec.hidden_size": {FR: "dimension cachée", EN: "hidden size"},
+    "spec.intermediate_size": {FR: "dimension du MLP", EN: "MLP size"},
+    "spec.heads": {FR: "têtes (requêtes / clés-valeurs)", EN: "heads (query / key-value)"},
+    "spec.head_dim": {FR: "dimension par tête", EN: "head dimension"},
+    "spec.vocab_size": {FR: "vocabulaire", EN: "vocabulary"},
+    "spec.tied_embeddings": {FR: "tête liée aux embeddings", EN: "head tied to embeddings"},
+    "spec.mlp": {FR: "MLP", EN: "MLP"},
+    "spec.norm": {FR: "normalisation", EN: "normalization"},
+    "spec.position": {FR: "positions", EN: "positions"},
+    "spec.experts": {FR: "experts (actifs par jeton)", EN: "experts (active per token)"},
+    "spec.sliding_window": {FR: "fenêtre glissante", EN: "sliding window"},
+    "spec.max_position_embeddings": {FR: "contexte maximal", EN: "maximum context"},
+    "spec.dtype": {FR: "type publié", EN: "published dtype"},
+    "spec.yes": {FR: "oui", EN: "yes"},
+    "spec.no": {FR: "non", EN: "no"},
+    "spec.none": {FR: "aucune", EN: "none"},
+    "spec.window_layers": {
+        FR: "{window} jetons sur {layers} couches",
+        EN: "{window} tokens on {layers} layers",
+    },
+    "count.embedding": {FR: "embeddings de jetons", EN: "token embeddings"},
+    "count.position_embedding": {FR: "embeddings de positions", EN: "position embeddings"},
+    "count.attention": {FR: "attention", EN: "attention"},
+    "count.mlp": {FR: "MLP / experts", EN: "MLP / experts"},
+    "count.router": {FR: "routeurs", EN: "routers"},
+    "count.norms": {FR: "normalisations des blocs", EN: "block norms"},
+    "count.final_norm": {FR: "normalisation finale", EN: "final norm"},
+    "count.head": {FR: "tête de sortie (hors liaison)", EN: "output head (untied part)"},
+    "count.total": {FR: "total", EN: "total"},
+    "count.non_embedding": {FR: "hors embeddings et tête", EN: "without embeddings and head"},
+    "count.active": {FR: "actifs par jeton", EN: "active per token"},
+    "count.per_block": {FR: "par bloc", EN: "per block"},
+    "report.model": {FR: "Modèle", EN: "Model"},
+}

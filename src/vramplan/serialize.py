@@ -6,8 +6,10 @@ documented in docs/json.md and checked by tests; add fields, never rename or dro
 
 from __future__ import annotations
 
+from vramplan.architecture import Architecture, LinearSpec
 from vramplan.fit import GpuVerdict
 from vramplan.presets.gpus import Gpu
+from vramplan.presets.models import ModelPreset
 from vramplan.seed import SeedEstimate
 from vramplan.units import bytes_to_gb, bytes_to_gib
 
@@ -77,4 +79,102 @@ def seed_to_json(estimate: SeedEstimate, verdicts: tuple[GpuVerdict, ...]) -> JS
         **memory("activations", estimate.activations_bytes),
         **memory("total", estimate.total_bytes),
         "verdicts": [verdict_to_json(v) for v in verdicts],
+    }
+
+
+def linear_to_json(linear: LinearSpec) -> JSON:
+    return {
+        "role": linear.role,
+        "in_features": linear.in_features,
+        "out_features": linear.out_features,
+        "bias": linear.bias,
+        "count": linear.count,
+        "routed": linear.routed,
+        "params": linear.params,
+    }
+
+
+def architecture_to_json(arch: Architecture) -> JSON:
+    """The spec (every field of `Architecture`, enums as their values) and its derived sizes."""
+    return {
+        "family": arch.family,
+        "n_layers": arch.n_layers,
+        "hidden_size": arch.hidden_size,
+        "intermediate_size": arch.intermediate_size,
+        "n_heads": arch.n_heads,
+        "n_kv_heads": arch.n_kv_heads,
+        "head_dim": arch.head_dim,
+        "vocab_size": arch.vocab_size,
+        "tied_embeddings": arch.tied_embeddings,
+        "mlp": arch.mlp.value,
+        "activation": arch.activation,
+        "qkv_bias": arch.qkv_bias,
+        "attn_out_bias": arch.attn_out_bias,
+        "mlp_bias": arch.mlp_bias,
+        "norm": arch.norm.value,
+        "norm_bias": arch.norm_bias,
+        "norm_weight": arch.norm_weight,
+        "norms_per_block": arch.norms_per_block,
+        "qk_norm": arch.qk_norm.value,
+        "position": arch.position.value,
+        "max_position_embeddings": arch.max_position_embeddings,
+        "parallel_block": arch.parallel_block,
+        "shared_block_norm": arch.shared_block_norm,
+        "sandwich_norms": arch.sandwich_norms,
+        "fused_qkv": arch.fused_qkv,
+        "fused_gate_up": arch.fused_gate_up,
+        "head_bias": arch.head_bias,
+        "n_experts": arch.n_experts,
+        "experts_per_token": arch.experts_per_token,
+        "n_shared_experts": arch.n_shared_experts,
+        "expert_intermediate_size": arch.expert_intermediate_size,
+        "sliding_window": arch.sliding_window,
+        "sliding_window_layers": arch.sliding_window_layers,
+        "partial_rotary_factor": arch.partial_rotary_factor,
+        "rope_theta": arch.rope_theta,
+        "embedding_scale": arch.embedding_scale,
+        "dtype": arch.dtype,
+        "block_linears": [linear_to_json(linear) for linear in arch.block_linears()],
+        "head_linear": linear_to_json(arch.head_linear()),
+    }
+
+
+def param_counts_to_json(arch: Architecture) -> JSON:
+    """Exact parameter counts: total, by component, and the derived totals."""
+    return {
+        "params": arch.params_total,
+        "params_billion": arch.params_total / 10**9,
+        "params_embedding": arch.params_embedding,
+        "params_non_embedding": arch.params_non_embedding,
+        "params_head": arch.params_head,
+        "params_per_block": arch.params_per_block,
+        "params_blocks": arch.params_blocks,
+        "params_final_norm": arch.params_final_norm,
+        "params_active": arch.params_active,
+        "by_component": {group.value: n for group, n in arch.params_by_component().items()},
+    }
+
+
+def preset_to_json(preset: ModelPreset, arch: Architecture) -> JSON:
+    """One line of `vramplan models --json` (and of the API's model list)."""
+    return {
+        "name": preset.name,
+        "display_name": preset.display_name,
+        "family": preset.family,
+        "hf_repo": preset.hf_repo,
+        "aliases": list(preset.aliases),
+        "params": arch.params_total,
+        "params_billion": arch.params_total / 10**9,
+        "source": preset.source,
+        "read_from": preset.read_from,
+    }
+
+
+def model_to_json(preset: ModelPreset | None, arch: Architecture) -> JSON:
+    """`vramplan model NAME --json`: the preset (None for a user's config.json), spec and counts."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "preset": preset_to_json(preset, arch) if preset is not None else None,
+        "architecture": architecture_to_json(arch),
+        "counts": param_counts_to_json(arch),
     }

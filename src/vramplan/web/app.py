@@ -1,0 +1,127 @@
+"""The ASGI app: the page, its fragments, static files and the JSON API, behind strict headers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.datastructures import MutableHeaders
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from vramplan import __version__
+from vramplan.errors import VramplanError
+from vramplan.i18n import Lang
+from vramplan.web import api, pages
+from vramplan.web.errors import (
+    MethodNotAllowed,
+    NotFound,
+    error_json,
+    from_validation,
+    status_of,
+)
+from vramplan.web.lang import from_accept_language, request_lang
+
+STATIC = Path(__file__).parent / "static"
+
+CONTENT_SECURITY_POLICY = "; ".join((
+    "default-src 'none'",
+    "script-src 'self'",  # one external file, /static/app.js: no inline script at all
+    "style-src 'self'",
+    "img-src 'self'",
+    "connect-src 'self'",
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+))
+SECURITY_HEADERS = (
+    ("content-security-policy", CONTENT_SECURITY_POLICY),
+    ("x-content-type-options", "nosniff"),
+    ("referrer-policy", "no-referrer"),
+    ("cross-origin-opener-policy", "same-origin"),
+)
+
+DESCRIPTION = """Training VRAM by the seed rule M = N·B, V = M + A, with GPU verdicts.
+
+The estimate object is the one `vramplan estimate --json` prints (docs/json.md). POST bodies are
+strict JSON (numbers are JSON numbers; unknown fields are refused); GET query strings are text,
+read like the CLI's options (`7,5` = `7.5`). Every 4xx answer is `{"error": {...}}` with a message
+in the language of `lang` or Accept-Language."""
+
+
+class SecurityHeaders:
+    """Adds `SECURITY_HEADERS` to every HTTP response (a plain ASGI middleware: no buffering)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS:
+                    headers[name] = value
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def create_app() -> FastAPI:
+    app = FastAPI(
+        title="vramplan", version=__version__, description=DESCRIPTION,
+        docs_url=None, redoc_url=None, openapi_url="/openapi.json",
+    )
+    app.add_middleware(SecurityHeaders)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    app.add_exception_handler(VramplanError, _on_error)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, _on_validation)  # type: ignore[arg-type]
+    app.add_exception_handler(HTTPException, _on_http)  # type: ignore[arg-type]
+    return app
+
+
+def _is_api(request: Request) -> bool:
+    return request.url.path.startswith("/api/")
+
+
+def error_lang(request: Request) -> Lang:
+    """Errors speak `lang`, else Accept-Language; default English on the API, else the page's."""
+    path = request.url.path
+    default = Lang.EN if _is_api(request) or path.startswith("/en") else Lang.FR
+    accept = request.headers.get("accept-language")
+    try:
+        return request_lang(request.query_params.get("lang"), accept, default)
+    except VramplanError:
+        return from_accept_language(accept, default)
+
+
+def _respond(request: Request, error: VramplanError) -> Response:
+    lang = error_lang(request)
+    if isinstance(error, NotFound) and not _is_api(request):
+        return pages.not_found_page(lang, error.message(lang))
+    return JSONResponse(error_json(error, lang), status_code=status_of(error))
+
+
+async def _on_error(request: Request, error: VramplanError) -> Response:
+    return _respond(request, error)
+
+
+async def _on_validation(request: Request, error: RequestValidationError) -> Response:
+    return _respond(request, from_validation(error.errors(), api.FIELDS_BY_LOCATION))
+
+
+async def _on_http(request: Request, error: HTTPException) -> Response:
+    if error.status_code == 405:
+        return _respond(request, MethodNotAllowed(request.method))
+    if error.status_code == 404:
+        return _respond(request, NotFound(request.url.path))
+    ours = VramplanError("request", str(error.detail))
+    return JSONResponse(error_json(ours, error_lang(request)), status_code=error.status_code)

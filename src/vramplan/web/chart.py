@@ -1,0 +1,68 @@
+"""The stacked bar of a result: where each part of the VRAM goes, against GPU capacity lines.
+
+Pure geometry in chart units (0 to `WIDTH`); the template draws it as inline SVG, so the chart is
+made on the server from the same `SeedEstimate` as the numbers beside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vramplan.components import Component
+from vramplan.presets.gpus import Gpu
+from vramplan.seed import SeedEstimate
+
+WIDTH = 1000.0
+"""Chart width in SVG user units (the viewBox scales it to the screen)."""
+_SCALE_MARGIN = 1.08
+"""The axis ends 8% past the largest of the total and the capacity lines, so both show."""
+MODEL_STATES = "model_states"
+"""Segment name of a custom B, which has no per-component breakdown."""
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    name: str
+    """A `Component` value, or `MODEL_STATES`."""
+    memory_bytes: int
+    x: float
+    width: float
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityLine:
+    gpu: Gpu
+    x: float
+
+
+@dataclass(frozen=True, slots=True)
+class BarChart:
+    segments: tuple[Segment, ...]
+    lines: tuple[CapacityLine, ...]
+    total_bytes: int
+    total_x: float
+
+
+def parts(estimate: SeedEstimate) -> tuple[tuple[str, int], ...]:
+    """(name, bytes) of each non-empty part, in `Component` order, activations last."""
+    by_component = {component.value: 0 for component in Component}
+    for item in estimate.breakdown:
+        by_component[item.component.value] += item.memory_bytes
+    if not estimate.breakdown:
+        by_component = {MODEL_STATES: estimate.model_states_bytes, **by_component}
+    by_component[Component.ACTIVATIONS.value] = estimate.activations_bytes
+    return tuple((name, size) for name, size in by_component.items() if size > 0)
+
+
+def stacked_bar(estimate: SeedEstimate, gpus: tuple[Gpu, ...]) -> BarChart:
+    """The bar of `estimate` and a line at each GPU's capacity, on one byte scale."""
+    largest = max([estimate.total_bytes, *(gpu.capacity_bytes for gpu in gpus)])
+    units_per_byte = WIDTH / (largest * _SCALE_MARGIN)
+    segments = []
+    offset = 0
+    for name, size in parts(estimate):
+        segments.append(Segment(name, size, offset * units_per_byte, size * units_per_byte))
+        offset += size
+    lines = tuple(CapacityLine(gpu, gpu.capacity_bytes * units_per_byte) for gpu in gpus)
+    return BarChart(tuple(segments), lines, estimate.total_bytes,
+                    estimate.total_bytes * units_per_byte)

@@ -1,0 +1,156 @@
+"""The JSON API's models: a strict request body and the documented response shapes.
+
+Strict means no silent coercion: `"7"` and `false` are not numbers here (JSON numbers only), and a
+field the API does not know is an error. Query strings are text, read by `vramplan.web.query` with
+the CLI's number rules instead. The response models document `vramplan.serialize` (the one
+serializer, shared with `vramplan estimate --json`); schemathesis checks the two agree.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from vramplan.i18n import Lang
+from vramplan.inputs import ACTIVATIONS_GB, BYTES_PER_PARAM, PARAMS_BILLION
+from vramplan.presets.optimizers import OptimizerPreset
+
+
+class EstimateRequest(BaseModel):
+    """The seed calculator's inputs, named like the CLI's options."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    params: float = Field(
+        gt=PARAMS_BILLION.minimum, le=PARAMS_BILLION.maximum, allow_inf_nan=False,
+        description="Parameter count N, in billions (a JSON number).", examples=[7],
+    )
+    optimizer: OptimizerPreset | None = Field(
+        None, strict=False,
+        description="Memory-per-parameter preset; default adam-mixed. Excludes bytes_per_param.",
+    )
+    bytes_per_param: float | None = Field(
+        None, gt=BYTES_PER_PARAM.minimum, le=BYTES_PER_PARAM.maximum, allow_inf_nan=False,
+        description="Custom memory per parameter B, in bytes. Excludes optimizer.",
+    )
+    activations: float = Field(
+        0.0, ge=ACTIVATIONS_GB.minimum, le=ACTIVATIONS_GB.maximum, allow_inf_nan=False,
+        description="Activation memory A, in GB (10**9 bytes).", examples=[20],
+    )
+    gpu: str | None = Field(
+        None, description="GPU to compare with (GET /api/v1/gpus); default: the common cards.",
+    )
+
+
+_NUMBER_TEXT = " Text, read like the CLI's options: `7.5` and `7,5` both mean 7.5."
+
+
+class LangQuery(BaseModel):
+    """The query of every endpoint: only `lang`; any other parameter is refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lang: str | None = Field(
+        None, description="Language of error messages, `fr` or `en` (else Accept-Language).",
+    )
+
+
+class EstimateQuery(LangQuery):
+    """`GET /api/v1/estimate`'s query: text, parsed with the CLI's rules (see the module doc)."""
+
+    params: str = Field(description="Parameter count N, in billions." + _NUMBER_TEXT)
+    optimizer: str | None = Field(
+        None, description="adam-mixed (default), adam-8bit or sgd-momentum; `custom` (or no "
+        "optimizer) with bytes_per_param.",
+    )
+    bytes_per_param: str | None = Field(
+        None, description="Custom memory per parameter B, in bytes." + _NUMBER_TEXT,
+    )
+    activations: str | None = Field(
+        None, description="Activation memory A, in GB (10**9 bytes); default 0." + _NUMBER_TEXT,
+    )
+    gpu: str | None = Field(
+        None, description="GPU to compare with (GET /api/v1/gpus); default: the common cards.",
+    )
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class BreakdownPartOut(_Out):
+    part: str
+    component: str
+    bytes_per_param: float
+    memory_bytes: int
+    memory_gb: float
+    memory_gib: float
+
+
+class VerdictOut(_Out):
+    gpu: str
+    display_name: str
+    capacity_bytes: int
+    capacity_gib: int
+    fits: bool
+    headroom_bytes: int = Field(description="Capacity left (positive) or missing (negative).")
+    headroom_gb: float
+    headroom_gib: float
+    usage_share: float
+    min_gpus_lower_bound: int = Field(description="Fewest such cards if split evenly: a bound.")
+
+
+class EstimateOut(_Out):
+    """The `vramplan estimate --json` object (docs/json.md)."""
+
+    schema_version: int
+    mode: Literal["simple"]
+    params_billion: float
+    params: int
+    optimizer: OptimizerPreset | None
+    bytes_per_param: float
+    breakdown: list[BreakdownPartOut]
+    model_states_bytes: int
+    model_states_gb: float
+    model_states_gib: float
+    activations_bytes: int
+    activations_gb: float
+    activations_gib: float
+    total_bytes: int
+    total_gb: float
+    total_gib: float
+    verdicts: list[VerdictOut]
+
+
+class GpuOut(_Out):
+    name: str
+    display_name: str
+    vendor: str
+    memory_gib: int
+    capacity_bytes: int
+    aliases: list[str]
+    source: str
+
+
+class GpusOut(_Out):
+    gpus: list[GpuOut]
+
+
+class HealthOut(_Out):
+    status: Literal["ok"]
+    version: str
+
+
+class ErrorDetail(_Out):
+    code: str = Field(description="Stable machine name: not_a_number, out_of_range, missing, ...")
+    field: str | None = Field(description="The query parameter or body field at fault.")
+    value: str | None = Field(description="The value as received, as text.")
+    message: str = Field(description="One line naming the field, the value and what is accepted.")
+    lang: Lang
+
+
+class ErrorOut(_Out):
+    """The one shape of every 4xx answer."""
+
+    error: ErrorDetail

@@ -1,0 +1,187 @@
+"""What the templates are given: a request's query and language, formatters bound to the language,
+and the seed calculator's state. Formatting only: every number comes from the core."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cached_property, partial
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from vramplan import __version__
+from vramplan.fit import GpuVerdict, verdicts
+from vramplan.i18n import Lang, translate
+from vramplan.presets.gpus import GPUS, Gpu, find_gpu
+from vramplan.presets.optimizers import OptimizerPreset
+from vramplan.seed import SeedEstimate, estimate_seed
+from vramplan.units import bytes_to_gb, format_gb, format_gib, format_number, unit_label
+from vramplan.web.chart import BarChart, parts, stacked_bar
+from vramplan.web.query import SeedForm, SeedReading, read_seed
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+CONSUMER_GPU = "rtx-4090-24gb"
+"""The seed's "24 GB consumer card"."""
+DATACENTER_GPU = "h100-80gb"
+"""The seed's "80 GB accelerator"."""
+
+FIELD_LABELS = {
+    "params": "web.params",
+    "optimizer": "web.bytes_per_param",
+    "bytes_per_param": "web.custom_bytes",
+    "activations": "web.activations",
+}
+"""The page label of each query field, used to name it in error messages."""
+
+
+def environment() -> jinja2.Environment:
+    """Templates with autoescaping on everywhere: every user-supplied string is escaped."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def formatters(lang: Lang) -> dict[str, Callable[..., str]]:
+    """`t`, `gb`, `gib` and `num`, bound to `lang`, for the templates."""
+    return {
+        "t": partial(_t, lang),
+        "gb": partial(_gb, lang),
+        "gib": partial(_gib, lang),
+        "num": partial(_num, lang),
+        "gb_num": partial(_gb_num, lang),
+        "gb_unit": partial(unit_label, "GB", lang.value),
+    }
+
+
+_FRENCH_SPACES = (
+    (" :", "\u00a0:"), (" ;", "\u202f;"), (" ?", "\u202f?"), (" !", "\u202f!"),
+    ("« ", "«\u00a0"), (" »", "\u00a0»"),
+)
+"""French typography puts a no-break space before `:` and inside « », a narrow one before `;?!`
+(Imprimerie nationale rules); the catalogue writes plain spaces, the page makes them unbreakable."""
+
+
+def typeset(text: str, lang: Lang) -> str:
+    """`text` with French punctuation spacing made unbreakable (unchanged in English)."""
+    if lang is Lang.FR:
+        for plain, unbreakable in _FRENCH_SPACES:
+            text = text.replace(plain, unbreakable)
+    return text
+
+
+def _t(lang: Lang, key: str, **params: object) -> str:
+    return typeset(translate(key, lang, **params), lang)
+
+
+def _gb(lang: Lang, n_bytes: int) -> str:
+    return format_gb(n_bytes, lang.value)
+
+
+def _gib(lang: Lang, n_bytes: int, decimals: int = 2) -> str:
+    return format_gib(n_bytes, lang.value, decimals)
+
+
+def _num(lang: Lang, value: float, decimals: int = 2) -> str:
+    return format_number(value, lang.value, decimals)
+
+
+def _gb_num(lang: Lang, n_bytes: int) -> str:
+    """Bytes as a number of GB without the unit (for MathML's <mn>)."""
+    return format_number(bytes_to_gb(n_bytes), lang.value)
+
+
+@dataclass(frozen=True, slots=True)
+class SeedResult:
+    """A good estimate and what the results panel shows of it."""
+
+    estimate: SeedEstimate
+    chart: BarChart
+    headline: tuple[GpuVerdict, ...]
+    """The 24 GB consumer card and the 80 GB accelerator."""
+    catalogue: tuple[GpuVerdict, ...]
+
+    @property
+    def model_states_gb(self) -> float:
+        return bytes_to_gb(self.estimate.model_states_bytes)
+
+    @property
+    def note_key(self) -> str | None:
+        optimizer = self.estimate.inputs.optimizer
+        if optimizer in (OptimizerPreset.ADAM_8BIT, OptimizerPreset.SGD_MOMENTUM):
+            return f"note.{optimizer.value}"
+        return None
+
+
+def headline_gpus() -> tuple[Gpu, ...]:
+    return (find_gpu(CONSUMER_GPU), find_gpu(DATACENTER_GPU))
+
+
+def seed_result(estimate: SeedEstimate) -> SeedResult:
+    headline = headline_gpus()
+    return SeedResult(
+        estimate=estimate,
+        chart=stacked_bar(estimate, headline),
+        headline=verdicts(estimate.total_bytes, headline),
+        catalogue=verdicts(estimate.total_bytes, GPUS),
+    )
+
+
+class PageRequest:
+    """One page or fragment request: its query and language, parsed once, shared by the panels."""
+
+    def __init__(self, query: Mapping[str, str], lang: Lang) -> None:
+        self.query = query
+        self.lang = lang
+
+    @cached_property
+    def seed_form(self) -> SeedForm:
+        return SeedForm.from_query(self.query)
+
+    @cached_property
+    def seed_reading(self) -> SeedReading:
+        return read_seed(self.seed_form)
+
+    @cached_property
+    def field_errors(self) -> dict[str, str]:
+        """Inline message per bad field (a missing parameter count is the empty state instead)."""
+        reading = self.seed_reading
+        return {
+            name: typeset(error.message(self.lang, self._label), self.lang)
+            for name, error in reading.errors.items()
+            if not (name == "params" and reading.empty)
+        }
+
+    @cached_property
+    def seed_result(self) -> SeedResult | None:
+        inputs = self.seed_reading.inputs
+        return seed_result(estimate_seed(inputs)) if inputs is not None else None
+
+    def _label(self, field: str) -> str:
+        key = FIELD_LABELS.get(field)
+        return translate(key, self.lang) if key else field
+
+
+def chart_label(result: SeedResult, lang: Lang) -> str:
+    """The chart's text alternative: every part with its size, the total and the lines."""
+    names = ", ".join(
+        f"{translate('chart.' + name, lang)} {format_gb(size, lang.value)}"
+        for name, size in parts(result.estimate)
+    )
+    lines = ", ".join(
+        translate("web.chart_line", lang,
+                  capacity=format_gib(line.gpu.capacity_bytes, lang.value, 0))
+        for line in result.chart.lines
+    )
+    return translate("web.chart_label", lang, parts=names,
+                     total=format_gb(result.estimate.total_bytes, lang.value), lines=lines)
+
+
+def base_context(lang: Lang) -> dict[str, Any]:
+    return {"lang": lang.value, "version": __version__, **formatters(lang)}

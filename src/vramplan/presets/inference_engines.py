@@ -1,0 +1,107 @@
+"""Inference engines: the documented behaviours that change how much memory a run takes.
+
+Data only. Each field cites the code or documentation it comes from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Engine(StrEnum):
+    """The program that runs the model."""
+
+    GENERIC = "generic"
+    """A plain PyTorch decode loop: static KV cache for the whole context, last-token logits."""
+    HF = "hf"
+    """Hugging Face transformers `generate`."""
+    LITGPT = "litgpt"
+    """Lightning-AI litgpt `generate/base.py` (bitsandbytes through Lightning Fabric)."""
+    VLLM = "vllm"
+    """vLLM: pre-allocates `gpu_memory_utilization` of the card, paged KV cache."""
+    LLAMA_CPP = "llama.cpp"
+    """llama.cpp with GGUF weights, fully offloaded to the GPU."""
+
+
+@dataclass(frozen=True, slots=True)
+class EngineProfile:
+    """What an engine does that the memory estimate depends on."""
+
+    engine: Engine
+    display_name: str
+    separate_head: bool = False
+    """The model keeps its own output head even when the checkpoint ties it to the embedding."""
+    quantizes_head: bool = False
+    """A bitsandbytes loader replaces the head's Linear too."""
+    bnb_quant_dtype_fp16: bool = False
+    """bitsandbytes weights are quantized from an fp16 copy, so a bf16 run dequantizes to fp16 and
+    then casts (two 16-bit copies of the matrix at once)."""
+    kv_expands_gqa: bool = False
+    """Grouped-query models cache all n_heads key/value heads (not n_kv_heads)."""
+    kv_sliding_window: bool = True
+    """Sliding-window layers cache only the window."""
+    logits_all_prompt_tokens: bool = False
+    """Prefill computes logits for every prompt token (else the last one only)."""
+    logits_fp32: bool = True
+    """Logits are held in fp32 (else in the compute dtype)."""
+    mask_cache: bool = False
+    """A boolean context x context causal mask is kept on the GPU."""
+    prefill_chunk: int | None = None
+    """Tokens processed per prefill step (None: the whole prompt at once)."""
+    activations_fp32: bool = False
+    """Intermediate activations in fp32 (ggml computes in f32)."""
+    memory_utilization: float | None = None
+    """Share of the card the engine takes for itself (weights, activations and KV cache)."""
+    source: str = ""
+
+
+ENGINES: dict[Engine, EngineProfile] = {p.engine: p for p in (
+    EngineProfile(
+        Engine.GENERIC, "PyTorch (generic)",
+        source="static KV cache sized for the whole context; last-token logits in fp32"),
+    EngineProfile(
+        Engine.HF, "Hugging Face transformers",
+        # generate() keeps only the last position's logits (logits_to_keep / num_logits_to_keep,
+        # transformers >= 4.45) and copies them to fp32 (`.to(copy=True, dtype=torch.float32)` in
+        # generation/utils.py); Gemma 2/3 HybridCache sizes sliding layers to the window.
+        source="transformers generation/utils.py; the bitsandbytes integration keeps lm_head in "
+               "16 bits (integrations/bitsandbytes.py get_keys_to_not_convert)"),
+    EngineProfile(
+        Engine.LITGPT, "LitGPT",
+        separate_head=True, quantizes_head=True, bnb_quant_dtype_fp16=True, kv_expands_gqa=True,
+        kv_sliding_window=False, logits_all_prompt_tokens=True, logits_fp32=False,
+        mask_cache=True,
+        # GPT.__init__ always builds its own lm_head (no weight tying); Fabric's
+        # BitsandbytesPrecision replaces every torch.nn.Linear and quantizes
+        # `weight.contiguous().to(device, dtype=torch.half)`; build_kv_cache caches
+        # `heads = 1 if n_query_groups == 1 else n_head` (lit-gpt 2023, the version of the
+        # published resource tables); set_kv_cache builds a bool mask of max_seq_length^2;
+        # the forward returns logits for every position (B, T, padded_vocab_size).
+        source="Lightning-AI/litgpt litgpt/model.py, litgpt/generate/base.py; "
+               "lightning fabric/plugins/precision/bitsandbytes.py"),
+    EngineProfile(
+        Engine.VLLM, "vLLM",
+        prefill_chunk=2048, memory_utilization=0.9,
+        # gpu_memory_utilization defaults to 0.9 (docs.vllm.ai configuration/optimization:
+        # "vLLM pre-allocates GPU cache using this percentage of memory"); the profiling run uses
+        # max_num_batched_tokens tokens (vllm/engine/arg_utils.py, V1 default 2048 for the
+        # OpenAI server); the sampler sees one logits row per sequence, in fp32.
+        source="docs.vllm.ai configuration/optimization and conserving_memory"),
+    EngineProfile(
+        Engine.LLAMA_CPP, "llama.cpp",
+        separate_head=False, prefill_chunk=512, activations_fp32=True,
+        # n_ubatch defaults to 512 (common/common.h); ggml activations are f32; the token embedding
+        # stays in host memory (src/llama-model.cpp).
+        source="ggml-org/llama.cpp common/common.h, src/llama-model.cpp"),
+)}
+
+
+CUDA_CONTEXT_BYTES = 500 * 2**20
+"""The CUDA context and kernels a process holds on the device outside the PyTorch allocator
+(nvidia-smi shows it, `torch.cuda.max_memory_allocated` does not). It depends on the GPU, driver,
+CUDA version and loaded libraries: reports run from about 300 MiB to over 1 GiB (pytorch/pytorch
+issue #34323: 781 MB for a bare `torch.zeros(1).cuda()`; the PyTorch note on
+torch.cuda.memory_allocated: "some context needs to be created on GPU"). 500 MiB is a middle
+value with that uncertainty (CUDA_CONTEXT_RANGE_BYTES)."""
+CUDA_CONTEXT_RANGE_BYTES = (300 * 2**20, 1024 * 2**20)

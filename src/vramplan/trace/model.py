@@ -1,0 +1,194 @@
+"""Building the real transformers model for a setup: dtype, attention, freezing, LoRA, 4-bit base.
+
+Called inside the fake (or real) tensor context by `vramplan.trace.run`; the model's own code runs,
+so its parameter shapes, buffers and forward are those of transformers itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import torch
+from torch import nn
+
+from vramplan.errors import OutOfRange, UnknownName
+from vramplan.trace.bnb_emulation import quantize_linears
+from vramplan.trace.setup import Checkpointing, Method, Precision, TraceSetup
+
+_LLAMA_NAMES = {"q": ("q_proj",), "k": ("k_proj",), "v": ("v_proj",), "o": ("o_proj",),
+                "gate": ("gate_proj",), "up": ("up_proj",), "down": ("down_proj",)}
+_GPT2_NAMES = {"q": ("attn.c_attn",), "k": ("attn.c_attn",), "v": ("attn.c_attn",),
+               "o": ("attn.c_proj",), "up": ("mlp.c_fc",), "down": ("mlp.c_proj",)}
+_FUSED_QKV_NAMES = {"q": ("query_key_value",), "k": ("query_key_value",),
+                    "v": ("query_key_value",), "o": ("attention.dense", "self_attention.dense"),
+                    "up": ("dense_h_to_4h",), "down": ("dense_4h_to_h",)}
+LORA_MODULE_NAMES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
+    "gpt2": _GPT2_NAMES,
+    "gpt_bigcode": _GPT2_NAMES,
+    "falcon": _FUSED_QKV_NAMES,
+    "gpt_neox": _FUSED_QKV_NAMES,
+    "phi": {**_LLAMA_NAMES, "o": ("self_attn.dense",), "up": ("fc1",), "down": ("fc2",)},
+    "phi3": {"q": ("qkv_proj",), "k": ("qkv_proj",), "v": ("qkv_proj",), "o": ("o_proj",),
+             "gate": ("gate_up_proj",), "up": ("gate_up_proj",), "down": ("down_proj",)},
+}
+"""Module-name suffixes of each case-format LoRA target, per `model_type` whose names differ from
+Llama's (read from each family's modeling file in transformers). A fused projection (GPT-2's c_attn,
+Falcon's query_key_value, Phi-3's qkv_proj) gets one adapter when any of its parts is targeted."""
+
+
+def build_model(setup: TraceSetup) -> nn.Module:
+    """The transformers causal LM of `setup.model_config` in the setup's dtype, training-ready."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    config_keys = dict(setup.model_config)
+    model_type = config_keys.pop("model_type", None)
+    if not isinstance(model_type, str):
+        raise UnknownName("model_type", str(model_type), ["a transformers model_type"])
+    for key in ("torch_dtype", "dtype", "architectures", "transformers_version"):
+        config_keys.pop(key, None)
+    try:
+        config = AutoConfig.for_model(model_type, **config_keys)
+    except ValueError:
+        raise UnknownName("model_type", model_type, ["a model_type known to transformers"]) from None
+    config.use_cache = False  # a training step keeps no KV cache
+    dtype = weights_dtype(setup.precision)
+    with default_dtype(dtype):
+        model = AutoModelForCausalLM.from_config(
+            config, attn_implementation=setup.attention.value, dtype=dtype)
+    model.train()
+    return model
+
+
+def weights_dtype(precision: Precision) -> torch.dtype:
+    """fp32 weights for fp32 and amp; bf16 for bf16-true and mixed (masters are made apart)."""
+    return torch.float32 if precision in (Precision.FP32, Precision.AMP) else torch.bfloat16
+
+
+@contextlib.contextmanager
+def default_dtype(dtype: torch.dtype) -> Iterator[None]:
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(previous)
+
+
+@contextlib.contextmanager
+def moves_that_change_nothing_skipped() -> Iterator[None]:
+    """`Module.to()` swaps parameters, which fails on fake tensors (the fake mode holds weak
+    references to them). peft moves new adapters to the base layer's device and dtype, which
+    they already have: such calls return the module unchanged; real moves still run."""
+    original = nn.Module.to
+
+    def to(self: nn.Module, *args: Any, **kwargs: Any) -> nn.Module:
+        device, dtype, _, _ = torch._C._nn._parse_to(*args, **kwargs)
+        tensors = [*self.parameters(), *self.buffers()]
+        if all((device is None or t.device == torch.device(device))
+               and (dtype is None or not t.is_floating_point() or t.dtype == dtype)
+               for t in tensors):
+            return self
+        return original(self, *args, **kwargs)
+
+    nn.Module.to = to  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        nn.Module.to = original  # type: ignore[method-assign]
+
+
+def transformer_blocks(model: nn.Module) -> nn.ModuleList:
+    """The list of transformer blocks: the ModuleList holding the most parameters."""
+    lists = [m for m in model.modules() if isinstance(m, nn.ModuleList) and len(m) > 0]
+    return max(lists, key=lambda m: sum(p.numel() for p in m.parameters()))
+
+
+def apply_method(model: nn.Module, setup: TraceSetup) -> nn.Module:
+    """Freeze, wrap with LoRA and quantize as the method says; returns the model to train."""
+    if setup.method is Method.FULL:
+        model.requires_grad_(True)
+    elif setup.method is Method.FREEZE:
+        _freeze_all_but_last(model, setup.train_layers)
+    else:
+        model = _with_lora(model, setup)
+    if setup.method is Method.QLORA:
+        compute = weights_dtype(setup.precision)
+        compute = torch.bfloat16 if setup.precision is Precision.AMP else compute
+        quantize_linears(model, transformer_blocks(model), setup.quant, compute)
+    if setup.checkpointing is Checkpointing.FULL:
+        _enable_checkpointing(model)
+    return model
+
+
+def _freeze_all_but_last(model: nn.Module, train_layers: int) -> None:
+    blocks = transformer_blocks(model)
+    if train_layers > len(blocks):
+        raise OutOfRange("train_layers", str(train_layers))
+    model.requires_grad_(False)
+    for block in list(blocks)[-train_layers:]:
+        block.requires_grad_(True)
+
+
+def lora_target_modules(model: nn.Module, model_type: str, targets: tuple[str, ...]) -> list[str]:
+    """Full names of the modules that get adapters."""
+    blocks = transformer_blocks(model)
+    block_prefix = next(name for name, module in model.named_modules() if module is blocks)
+    linears = [name for name, module in model.named_modules()
+               if name.startswith(block_prefix + ".") and _is_linear(module)]
+    names = LORA_MODULE_NAMES.get(model_type, _LLAMA_NAMES)
+    chosen: list[str] = []
+    for target in targets:
+        if target == "all":
+            found = linears
+        elif target == "head":
+            head = model.get_output_embeddings()
+            found = [name for name, module in model.named_modules() if module is head]
+        else:
+            suffixes = names.get(target, ())
+            found = [name for name in linears
+                     if any(re.search(r"(^|\.)" + re.escape(s) + "$", name) for s in suffixes)]
+        if not found:
+            available = sorted({name.rsplit(".", 1)[-1] for name in linears})
+            raise UnknownName("lora_targets", target, available)
+        chosen += [name for name in found if name not in chosen]
+    return chosen
+
+
+def _is_linear(module: nn.Module) -> bool:
+    return isinstance(module, nn.Linear) or type(module).__name__ == "Conv1D"
+
+
+def _with_lora(model: nn.Module, setup: TraceSetup) -> nn.Module:
+    from peft import LoraConfig, get_peft_model
+
+    model_type = str(setup.model_config.get("model_type", ""))
+    targets = lora_target_modules(model, model_type, setup.lora_targets)
+    rank = setup.lora_r or 8
+    config = LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0, bias="none",
+                        target_modules=targets, task_type="CAUSAL_LM")
+    with moves_that_change_nothing_skipped(), default_dtype(weights_dtype(setup.precision)):
+        # adapters in the model's dtype (peft would upcast them to fp32 by default)
+        return get_peft_model(model, config, autocast_adapter_dtype=False)
+
+
+def _enable_checkpointing(model: nn.Module) -> None:
+    """Transformers' own checkpointing (non-reentrant by default in transformers 5)."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    enable = getattr(base, "activation_checkpointing_enable", None)
+    with warnings_silenced():
+        if enable is not None:
+            enable()
+        else:
+            base.gradient_checkpointing_enable()
+
+
+@contextlib.contextmanager
+def warnings_silenced() -> Iterator[None]:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield

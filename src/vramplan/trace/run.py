@@ -1,0 +1,243 @@
+"""Two training steps of the real model, counted by the storage tracker; the second is reported."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+from torch import nn
+
+from vramplan.trace.bnb_emulation import LABEL_4BIT, LABEL_8BIT, LABEL_PAGED, Linear4bitEmulated
+from vramplan.trace.model import apply_method, build_model
+from vramplan.trace.optim import OptimizerSide, make_optimizer_side
+from vramplan.trace.result import Category, CudaPeaks, Phase, TraceResult
+from vramplan.trace.setup import Device, Optimizer, Precision, TraceSetup
+from vramplan.trace.tracker import StorageTracker
+
+Progress = Callable[[str], None]
+"""Called with a stage name: `build`, `step1`, `step2`, `cuda`."""
+
+STEPS = 2
+"""Step 1 creates the optimizer state; step 2, the steady state, is reported."""
+
+
+def run_trace(setup: TraceSetup, *, real: bool = False,
+              progress: Progress | None = None) -> TraceResult:
+    """Trace `setup` on fake CPU tensors (or real CPU ones with `real`); with `Device.CUDA`, also
+    run the step for real on the GPU and attach torch.cuda's peaks."""
+    notify = progress or (lambda stage: None)
+    result = _trace_on(setup, "cpu", fake=not real, notify=notify)
+    if setup.device is Device.CUDA:
+        notify("cuda")
+        cuda = _trace_on(setup, "cuda", fake=False, notify=lambda stage: None)
+        result = _with_cuda(result, cuda.cuda)
+    return result
+
+
+def _with_cuda(result: TraceResult, cuda: CudaPeaks | None) -> TraceResult:
+    from dataclasses import replace
+
+    return replace(result, cuda=cuda)
+
+
+def _trace_on(setup: TraceSetup, device: str, *, fake: bool, notify: Progress) -> TraceResult:
+    torch.manual_seed(0)
+    with _tensor_world(device, fake):
+        notify("build")
+        model = apply_method(build_model(setup), setup)
+        side = make_optimizer_side(model, setup)
+        tracker = StorageTracker()
+        with tracker:
+            _classify_persistent(tracker, model, side)
+            _classify_gradients_as_accumulated(tracker, side)
+            for step in range(1, STEPS + 1):
+                notify(f"step{step}")
+                if step == STEPS:
+                    cuda_start = _reset_cuda_peaks(device)
+                    tracker.start_recording()
+                _one_step(model, side, setup, tracker, device)
+                if step == 1:
+                    _classify_optimizer_state(tracker, side, setup)
+            cuda = _cuda_peaks(device, cuda_start)
+        return TraceResult(
+            setup=setup,
+            params_total=logical_params(model),
+            params_trainable=sum(p.numel() for p in side.params),
+            peak_bytes=tracker.peak,
+            peak_phase=tracker.peak_phase or Phase.FORWARD,
+            breakdown=tracker.peak_breakdown(),
+            phases=tracker.phase_peaks(),
+            paged_bytes=tracker.excluded_bytes,
+            emulated=_emulations(setup),
+            versions=_versions(),
+            real=not fake,
+            cuda=cuda,
+        )
+
+
+@contextlib.contextmanager
+def _tensor_world(device: str, fake: bool) -> Iterator[None]:
+    """Fake CPU tensors (no memory), or real tensors on `device`."""
+    with contextlib.ExitStack() as stack:
+        if fake:
+            from torch._subclasses.fake_tensor import FakeTensorMode
+
+            stack.enter_context(FakeTensorMode())
+            stack.enter_context(_unpacked_batches_as_on_real_tensors())
+        if device != "cpu":
+            stack.enter_context(torch.device(device))
+        yield
+
+
+@contextlib.contextmanager
+def _unpacked_batches_as_on_real_tensors() -> Iterator[None]:
+    """transformers' masking code asks whether a batch packs several sequences by reading tensor
+    values; it cannot read a fake tensor, takes it for graph tracing and builds a full attention
+    mask that a real step skips. A traced batch never packs sequences (its positions are
+    0..seq_len-1), which is the answer a real step reads: give it, after the same tensor ops."""
+    from transformers import masking_utils
+
+    original = masking_utils.find_packed_sequence_indices
+
+    def find_packed_sequence_indices(position_ids: torch.Tensor) -> None:
+        packed = original(position_ids)
+        if packed is not None:
+            (packed[:, -1] == 0).all()  # the check a real step runs (and reads)
+        return None
+
+    masking_utils.find_packed_sequence_indices = find_packed_sequence_indices
+    try:
+        yield
+    finally:
+        masking_utils.find_packed_sequence_indices = original
+
+
+def _one_step(model: nn.Module, side: OptimizerSide, setup: TraceSetup,
+              tracker: StorageTracker, device: str) -> None:
+    """Forward, loss, backward, optimizer step, zero_grad: as a transformers training loop does
+    (the model's output is dropped once the loss is computed, before backward)."""
+    tracker.start_phase(Phase.FORWARD)
+    vocab_size = int(model.config.vocab_size)
+    input_ids = torch.randint(0, vocab_size, (setup.batch, setup.seq_len))
+    labels = input_ids.clone()
+    with _autocast(setup, device), _saved_for_backward(tracker):
+        logits = model(input_ids=input_ids).logits
+        tracker.start_phase(Phase.LOSS)
+        loss = model.loss_function(logits=logits, labels=labels, vocab_size=vocab_size)
+        del logits
+    tracker.start_phase(Phase.BACKWARD)
+    loss.backward()
+    del loss, input_ids, labels
+    tracker.start_phase(Phase.OPTIMIZER_STEP)
+    side.step(lambda grad: tracker.reclassify([grad], Category.GRADIENTS))
+    tracker.start_phase(Phase.ZERO_GRAD)
+    side.zero_grad()
+
+
+def _autocast(setup: TraceSetup, device: str) -> contextlib.AbstractContextManager[Any]:
+    if setup.precision is Precision.AMP:
+        return torch.autocast(device_type=device, dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def _saved_for_backward(tracker: StorageTracker) -> contextlib.AbstractContextManager[Any]:
+    """Every tensor autograd saves goes through `pack`: mark its storage as a saved activation.
+    `detach()` shares the storage and keeps no graph (no reference cycle through grad_fn)."""
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        tracker.classify(tensor, Category.SAVED_ACTIVATIONS)
+        return tensor.detach()
+
+    def unpack(tensor: torch.Tensor) -> torch.Tensor:
+        return tensor
+
+    return torch.autograd.graph.saved_tensors_hooks(pack, unpack)
+
+
+def _classify_persistent(tracker: StorageTracker, model: nn.Module, side: OptimizerSide) -> None:
+    for param in model.parameters():
+        trainable = param.requires_grad
+        tracker.classify(param, Category.WEIGHTS_TRAINABLE if trainable
+                         else Category.WEIGHTS_FROZEN)
+    for buffer in model.buffers():
+        tracker.classify(buffer, Category.WEIGHTS_FROZEN)
+    tracker.reclassify(side.masters, Category.MASTER_WEIGHTS)
+
+
+def _classify_gradients_as_accumulated(tracker: StorageTracker, side: OptimizerSide) -> None:
+    """A parameter's `.grad` is the storage autograd accumulated into it."""
+
+    def accumulated(param: torch.Tensor) -> None:
+        if param.grad is not None:
+            tracker.reclassify([param.grad], Category.GRADIENTS)
+
+    for param in side.params:
+        param.register_post_accumulate_grad_hook(accumulated)
+
+
+def _classify_optimizer_state(tracker: StorageTracker, side: OptimizerSide,
+                              setup: TraceSetup) -> None:
+    states = list(side.state_tensors())
+    if setup.paged:
+        for tensor in states:
+            if not _is_shared_map(tensor):
+                tracker.exclude(tensor)
+    tracker.reclassify([t for t in states if t.untyped_storage().nbytes() > 0
+                        and not (setup.paged and not _is_shared_map(t))],
+                       Category.OPTIMIZER_STATES)
+
+
+def _is_shared_map(tensor: torch.Tensor) -> bool:
+    """bitsandbytes' quantization maps live in ordinary device memory even for paged optimizers."""
+    return tensor.dtype == torch.float32 and tensor.dim() == 1 and tensor.numel() == 256
+
+
+def logical_params(model: nn.Module) -> int:
+    """Parameters of the model as published: a 4-bit weight counts its values, not its bytes."""
+    total = 0
+    for module in model.modules():
+        if isinstance(module, Linear4bitEmulated):
+            total += module.in_features * module.out_features
+            total += 0 if module.bias is None else module.bias.numel()
+        else:
+            total += sum(p.numel() for p in module.parameters(recurse=False))
+    return total
+
+
+def _emulations(setup: TraceSetup) -> tuple[str, ...]:
+    labels = []
+    if setup.quant.value != "none":
+        labels.append(LABEL_4BIT)
+    if setup.optimizer in (Optimizer.ADAMW_8BIT, Optimizer.PAGED_ADAMW_8BIT):
+        labels.append(LABEL_8BIT)
+    if setup.paged:
+        labels.append(LABEL_PAGED)
+    return tuple(labels)
+
+
+def _versions() -> tuple[tuple[str, str], ...]:
+    import peft
+    import transformers
+
+    return (("torch", torch.__version__), ("transformers", transformers.__version__),
+            ("peft", peft.__version__))
+
+
+def _reset_cuda_peaks(device: str) -> int:
+    if device != "cuda":
+        return 0
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    return int(torch.cuda.memory_allocated())
+
+
+def _cuda_peaks(device: str, start_bytes: int) -> CudaPeaks | None:
+    """torch.cuda's peaks over step 2 (the allocator's whole-process counters)."""
+    if device != "cuda":
+        return None
+    torch.cuda.synchronize()
+    return CudaPeaks(device_name=torch.cuda.get_device_name(),
+                     max_allocated_bytes=int(torch.cuda.max_memory_allocated()),
+                     max_reserved_bytes=int(torch.cuda.max_memory_reserved()))

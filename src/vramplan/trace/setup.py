@@ -1,0 +1,237 @@
+"""What a trace runs: the training setup, as typed, validated data (no torch here).
+
+The option names and values are those of the measured-case format (docs/cases-format.md), so a case
+row can be traced as it is written. Values the trace cannot run say so by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName
+
+E = TypeVar("E", bound=StrEnum)
+
+
+class Method(StrEnum):
+    """What is trained."""
+
+    FULL = "full"
+    """Every weight trains."""
+    FREEZE = "freeze"
+    """Only the last `train_layers` transformer blocks train; everything else is frozen."""
+    LORA = "lora"
+    """LoRA adapters through peft; the base model is frozen."""
+    QLORA = "qlora"
+    """LoRA over 4-bit base weights (bitsandbytes storage, emulated)."""
+
+
+class Precision(StrEnum):
+    """How weights, gradients and master copies are held (16-bit means bf16 in a trace)."""
+
+    MIXED = "mixed"
+    """bf16 weights and gradients, fp32 master copy of the trainable weights for the optimizer."""
+    AMP = "amp"
+    """fp32 weights, gradients and optimizer; forward and loss under bf16 autocast."""
+    BF16_TRUE = "bf16-true"
+    """Everything in bf16, no master copy."""
+    FP32 = "fp32"
+    """Everything in fp32."""
+
+
+class Optimizer(StrEnum):
+    """The optimizer of the step."""
+
+    ADAMW = "adamw"
+    """torch.optim.AdamW: two states like the parameter."""
+    ADAMW_8BIT = "adamw-8bit"
+    """bitsandbytes AdamW8bit (emulated storage): uint8 states with fp32 statistics per 256 values."""
+    PAGED_ADAMW = "paged-adamw"
+    """bitsandbytes PagedAdamW (emulated): fp32 states in CUDA managed memory, outside PyTorch's
+    allocator, so reported apart from the peak."""
+    PAGED_ADAMW_8BIT = "paged-adamw-8bit"
+    """bitsandbytes PagedAdamW8bit (emulated): 8-bit states in managed memory, reported apart."""
+    SGD_MOMENTUM = "sgd-momentum"
+    """torch.optim.SGD with momentum 0.9: one state like the parameter."""
+    SGD = "sgd"
+    """torch.optim.SGD without momentum: no state."""
+    ADAFACTOR = "adafactor"
+    """transformers' Adafactor (as the HF Trainer uses it): factored second moments."""
+
+
+class OptimizerImpl(StrEnum):
+    """How a torch optimizer runs its step."""
+
+    FOREACH = "foreach"
+    """Multi-tensor kernels over all parameters (torch's default on CUDA)."""
+    FUSED = "fused"
+    """One fused kernel per parameter group."""
+    FOR_LOOP = "for-loop"
+    """One parameter at a time."""
+
+
+class Quant(StrEnum):
+    """Storage of the frozen base weights (QLoRA only)."""
+
+    NONE = "none"
+    """Base weights in the model's dtype."""
+    NF4 = "nf4"
+    """4-bit NormalFloat, fp32 absmax per 64 weights."""
+    NF4_DQ = "nf4-dq"
+    """4-bit NormalFloat with the absmax quantized to 8 bits (double quantization)."""
+    FP4 = "fp4"
+    """4-bit float, fp32 absmax per 64 weights."""
+    FP4_DQ = "fp4-dq"
+    """4-bit float with double quantization."""
+
+
+class Checkpointing(StrEnum):
+    """Activation checkpointing."""
+
+    NONE = "none"
+    """Every tensor saved for backward stays until backward."""
+    FULL = "full"
+    """Transformers' own checkpointing of every block (non-reentrant, its default)."""
+
+
+class Attention(StrEnum):
+    """Attention kernel (transformers' `attn_implementation`)."""
+
+    EAGER = "eager"
+    """Matmul, softmax, matmul: the score matrix is materialized."""
+    SDPA = "sdpa"
+    """torch.nn.functional.scaled_dot_product_attention."""
+
+
+class Device(StrEnum):
+    """Where the step runs."""
+
+    CPU = "cpu"
+    """Fake tensors on the CPU: no memory is allocated, every allocation is counted."""
+    CUDA = "cuda"
+    """A real step on a CUDA GPU with random weights, beside the fake count."""
+
+
+LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down", "head", "all")
+"""Adapter target names of the case format; `all` is every linear layer of the blocks."""
+
+DEFAULT_LORA_R = 8
+DEFAULT_TRAIN_LAYERS = 1
+
+
+@dataclass(frozen=True)
+class TraceSetup:
+    """One training step to trace. `model_config` is the model's config.json key/values."""
+
+    model_name: str
+    model_config: Mapping[str, Any] = field(repr=False, compare=False)
+    method: Method = Method.FULL
+    precision: Precision = Precision.BF16_TRUE
+    optimizer: Optimizer = Optimizer.ADAMW
+    optimizer_impl: OptimizerImpl = OptimizerImpl.FOREACH
+    quant: Quant = Quant.NONE
+    lora_r: int | None = None
+    lora_targets: tuple[str, ...] = ()
+    train_layers: int = DEFAULT_TRAIN_LAYERS
+    batch: int = 1
+    seq_len: int = 512
+    checkpointing: Checkpointing = Checkpointing.NONE
+    attention: Attention = Attention.SDPA
+    device: Device = Device.CPU
+
+    @property
+    def uses_lora(self) -> bool:
+        return self.method in (Method.LORA, Method.QLORA)
+
+    @property
+    def paged(self) -> bool:
+        return self.optimizer in (Optimizer.PAGED_ADAMW, Optimizer.PAGED_ADAMW_8BIT)
+
+
+def choice(enum: type[E], field_name: str, value: str | E | None, default: E) -> E:
+    """The enum member named `value` (`default` when empty); an error listing the accepted names."""
+    if value is None or value == "":
+        return default
+    try:
+        return enum(str(value).strip().lower())
+    except ValueError:
+        raise UnknownName(field_name, str(value), [member.value for member in enum]) from None
+
+
+def parse_lora_targets(raw: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
+    """`q,v`, `q;v` or a sequence; each name one of LORA_TARGETS."""
+    if raw is None or raw == "":
+        return ()
+    names = raw.replace(";", ",").split(",") if isinstance(raw, str) else list(raw)
+    targets = tuple(dict.fromkeys(name.strip().lower() for name in names if name.strip()))
+    for name in targets:
+        if name not in LORA_TARGETS:
+            raise UnknownName("lora_targets", name, LORA_TARGETS)
+    return targets
+
+
+def make_setup(model_name: str, model_config: Mapping[str, Any], *,
+               method: str | Method | None = None, precision: str | Precision | None = None,
+               optimizer: str | Optimizer | None = None,
+               optimizer_impl: str | OptimizerImpl | None = None,
+               quant: str | Quant | None = None, lora_r: int | None = None,
+               lora_targets: str | tuple[str, ...] | list[str] | None = None,
+               train_layers: int | None = None, batch: int = 1, seq_len: int = 512,
+               checkpointing: str | Checkpointing | None = None,
+               attention: str | Attention | None = None,
+               device: str | Device | None = None) -> TraceSetup:
+    """A checked TraceSetup from names as the case format writes them; empty means the default."""
+    setup = TraceSetup(
+        model_name=model_name,
+        model_config=model_config,
+        method=choice(Method, "method", method, Method.FULL),
+        precision=choice(Precision, "precision", precision, Precision.BF16_TRUE),
+        optimizer=choice(Optimizer, "optimizer", optimizer, Optimizer.ADAMW),
+        optimizer_impl=choice(OptimizerImpl, "optimizer_impl", optimizer_impl,
+                              OptimizerImpl.FOREACH),
+        quant=_quant(method, quant),
+        lora_r=lora_r,
+        lora_targets=parse_lora_targets(lora_targets),
+        train_layers=DEFAULT_TRAIN_LAYERS if train_layers is None else train_layers,
+        batch=batch,
+        seq_len=seq_len,
+        checkpointing=choice(Checkpointing, "checkpointing", checkpointing, Checkpointing.NONE),
+        attention=choice(Attention, "attention", attention, Attention.SDPA),
+        device=choice(Device, "device", device, Device.CPU),
+    )
+    return _with_lora_defaults(_checked(setup, optimizer_impl))
+
+
+def _quant(method: str | Method | None, quant: str | Quant | None) -> Quant:
+    """nf4 by default for QLoRA, none otherwise."""
+    is_qlora = choice(Method, "method", method, Method.FULL) is Method.QLORA
+    return choice(Quant, "quant", quant, Quant.NF4 if is_qlora else Quant.NONE)
+
+
+def _checked(setup: TraceSetup, impl_given: object) -> TraceSetup:
+    for name, value in (("batch", setup.batch), ("seq_len", setup.seq_len),
+                        ("train_layers", setup.train_layers)):
+        if value < 1:
+            raise OutOfRange(name, str(value))
+    if setup.lora_r is not None and setup.lora_r < 1:
+        raise OutOfRange("lora_r", str(setup.lora_r))
+    if (setup.method is Method.QLORA) != (setup.quant is not Quant.NONE):
+        raise ConflictingOptions("quant", "method", setup.quant.value)
+    if not setup.uses_lora and (setup.lora_r is not None or setup.lora_targets):
+        raise ConflictingOptions("lora_r" if setup.lora_r is not None else "lora_targets",
+                                 "method", setup.method.value)
+    torch_optimizer = setup.optimizer in (Optimizer.ADAMW, Optimizer.SGD, Optimizer.SGD_MOMENTUM)
+    if impl_given not in (None, "") and not torch_optimizer:
+        raise ConflictingOptions("optimizer_impl", "optimizer", setup.optimizer.value)
+    return setup
+
+
+def _with_lora_defaults(setup: TraceSetup) -> TraceSetup:
+    if not setup.uses_lora:
+        return setup
+    return replace(setup, lora_r=setup.lora_r or DEFAULT_LORA_R,
+                   lora_targets=setup.lora_targets or ("q", "v"))
+

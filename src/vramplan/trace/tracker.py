@@ -1,0 +1,179 @@
+"""Counting live tensor storage, op by op, the way the CUDA caching allocator would.
+
+A `TorchDispatchMode` sees every ATen op below autograd, fake or real. After each op it registers
+the storages of the op's outputs (a storage, not a view: views share their base's storage) and
+updates the live total; a weak reference on each storage takes its bytes off when it is freed.
+Each storage counts its size rounded up to 512 bytes, the caching allocator's block granularity
+(`kMinBlockSize` and `round_size` in c10/cuda/CUDACachingAllocator.cpp), which is what
+`torch.cuda.max_memory_allocated` adds up.
+
+Every storage carries a category, kept up to date as its role becomes known (saved for backward,
+accumulated as a gradient, ...), so the breakdown at the peak costs one copy of a small dict.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
+
+from vramplan.trace.result import Breakdown, Category, Phase, PhasePeak
+
+ALLOCATOR_BLOCK_BYTES = 512
+"""c10/cuda/CUDACachingAllocator.cpp: kMinBlockSize = 512; round_size rounds up to a multiple."""
+
+_RANK = {category: rank for rank, category in enumerate(Category)}
+"""Earlier categories win: a weight saved for backward stays a weight."""
+
+
+def allocation_bytes(n_bytes: int) -> int:
+    """Bytes the CUDA caching allocator hands out for a request of `n_bytes` (0 stays 0)."""
+    if n_bytes <= 0:
+        return 0
+    return -(-n_bytes // ALLOCATOR_BLOCK_BYTES) * ALLOCATOR_BLOCK_BYTES
+
+
+@dataclass(slots=True)
+class _Entry:
+    ref: weakref.ref[torch.UntypedStorage]
+    n_bytes: int
+    category: Category
+
+
+class StorageTracker(TorchDispatchMode):
+    """Live bytes per category, the running peak, and the peak of each phase while recording."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._live: dict[int, _Entry] = {}
+        self._excluded: set[int] = set()
+        self.excluded_bytes = 0
+        self.totals = dict.fromkeys(Category, 0)
+        self.current = 0
+        self.phase: Phase | None = None
+        self.recording = False
+        self.peak = 0
+        self.peak_phase: Phase | None = None
+        self.peak_totals = dict(self.totals)
+        self._phase_peaks: dict[Phase, tuple[int, dict[Category, int]]] = {}
+
+    # --- the dispatch hook -------------------------------------------------------------------
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        for leaf in tree_leaves(out):
+            if isinstance(leaf, torch.Tensor):
+                self.track(leaf)
+        self._note_peak()
+        return out
+
+    # --- registering and classifying storages ------------------------------------------------
+
+    def track(self, tensor: torch.Tensor, category: Category = Category.TEMPORARIES) -> None:
+        """Count `tensor`'s storage from now until it is freed (once, however many views)."""
+        storage = tensor.untyped_storage()
+        key = id(storage)
+        if key in self._excluded:
+            return
+        entry = self._live.get(key)
+        n_bytes = allocation_bytes(storage.nbytes())
+        if entry is None or entry.ref() is not storage:
+            ref = weakref.ref(storage, self._freed_callback(key))
+            self._live[key] = _Entry(ref, n_bytes, category)
+            self._add(category, n_bytes)
+        elif entry.n_bytes != n_bytes:  # resized in place (resize_, set_)
+            self._add(entry.category, n_bytes - entry.n_bytes)
+            entry.n_bytes = n_bytes
+
+    def classify(self, tensor: torch.Tensor, category: Category) -> None:
+        """Give `tensor`'s storage the role `category`, unless it already has an earlier one."""
+        self.track(tensor, category)
+        entry = self._live.get(id(tensor.untyped_storage()))
+        if entry is not None and _RANK[category] < _RANK[entry.category]:
+            self._move(entry, category)
+
+    def reclassify(self, tensors: Iterable[torch.Tensor], category: Category) -> None:
+        """Set the role of each storage to `category`, whatever it was."""
+        for tensor in tensors:
+            self.track(tensor, category)
+            entry = self._live.get(id(tensor.untyped_storage()))
+            if entry is not None and entry.category is not category:
+                self._move(entry, category)
+
+    def exclude(self, tensor: torch.Tensor) -> None:
+        """Stop counting `tensor`'s storage: it lives outside the allocator (managed memory)."""
+        storage = tensor.untyped_storage()
+        key = id(storage)
+        entry = self._live.pop(key, None)
+        if entry is not None:
+            self._add(entry.category, -entry.n_bytes)
+        n_bytes = allocation_bytes(storage.nbytes())
+        if key not in self._excluded:
+            self._excluded.add(key)
+            self.excluded_bytes += n_bytes
+            weakref.finalize(storage, self._unexclude, key, n_bytes)
+
+    def _unexclude(self, key: int, n_bytes: int) -> None:
+        self._excluded.discard(key)
+        self.excluded_bytes -= n_bytes
+
+    def _freed_callback(self, key: int) -> Callable[[weakref.ref[torch.UntypedStorage]], None]:
+        def freed(ref: weakref.ref[torch.UntypedStorage]) -> None:
+            entry = self._live.get(key)
+            if entry is not None and entry.ref is ref:
+                del self._live[key]
+                self._add(entry.category, -entry.n_bytes)
+        return freed
+
+    def _add(self, category: Category, n_bytes: int) -> None:
+        self.totals[category] += n_bytes
+        self.current += n_bytes
+
+    def _move(self, entry: _Entry, category: Category) -> None:
+        self.totals[entry.category] -= entry.n_bytes
+        self.totals[category] += entry.n_bytes
+        entry.category = category
+
+    # --- peaks ---------------------------------------------------------------------------------
+
+    def start_phase(self, phase: Phase) -> None:
+        self.phase = phase
+        if self.recording:
+            self._phase_peaks[phase] = (self.current, dict(self.totals))
+
+    def start_recording(self) -> None:
+        """Forget earlier peaks: from now on, peaks are those of the reported step."""
+        self.recording = True
+        self.peak = self.current
+        self.peak_phase = self.phase
+        self.peak_totals = dict(self.totals)
+        self._phase_peaks.clear()
+
+    def _note_peak(self) -> None:
+        if not self.recording:
+            return
+        if self.current > self.peak:
+            self.peak = self.current
+            self.peak_phase = self.phase
+            self.peak_totals = dict(self.totals)
+        if self.phase is not None:
+            phase_peak, _ = self._phase_peaks.get(self.phase, (-1, {}))
+            if self.current > phase_peak:
+                self._phase_peaks[self.phase] = (self.current, dict(self.totals))
+
+    def phase_peaks(self) -> tuple[PhasePeak, ...]:
+        return tuple(PhasePeak(phase, peak, breakdown(totals))
+                     for phase, (peak, totals) in self._phase_peaks.items())
+
+    def peak_breakdown(self) -> Breakdown:
+        return breakdown(self.peak_totals)
+
+
+def breakdown(totals: dict[Category, int]) -> Breakdown:
+    return Breakdown(tuple((category, totals[category]) for category in Category))

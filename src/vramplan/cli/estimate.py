@@ -26,6 +26,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--params", metavar="N", help=translate("help.params", lang))
+    parser.add_argument("--model", metavar="NAME", help=translate("help.model_option", lang))
+    parser.add_argument("--config", metavar="PATH", help=translate("help.config_option", lang))
     parser.add_argument("--optimizer", metavar="PRESET", help=translate("help.optimizer", lang)
                         + " : adam-mixed, adam-8bit, sgd-momentum")
     parser.add_argument("--bytes-per-param", metavar="B",
@@ -37,18 +39,19 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
 
 
 def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
+    from vramplan.cli.models import model_for_estimate, params_for_estimate
     from vramplan.cli.render import to_json_text
-    from vramplan.errors import MissingValue
     from vramplan.fit import verdicts
-    from vramplan.inputs import ACTIVATIONS_GB, BYTES_PER_PARAM, PARAMS_BILLION
+    from vramplan.inputs import ACTIVATIONS_GB, BYTES_PER_PARAM
     from vramplan.presets.gpus import COMMON_GPUS, find_gpu
     from vramplan.seed import estimate_seed, resolve_optimizer, seed_inputs
     from vramplan.serialize import seed_to_json
 
-    if args.params is None:
-        raise MissingValue("params")
+    model = model_for_estimate(args.model, args.config)
+    option = "model" if args.model is not None else "config"
+    params_billion = params_for_estimate(args.params, model, option, getattr(args, option) or "")
     inputs = seed_inputs(
-        params_billion=PARAMS_BILLION.parse(args.params),
+        params_billion=params_billion,
         optimizer=resolve_optimizer(args.optimizer) if args.optimizer is not None else None,
         bytes_per_param=(
             BYTES_PER_PARAM.parse(args.bytes_per_param) if args.bytes_per_param is not None
@@ -60,9 +63,18 @@ def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
     estimate = estimate_seed(inputs)
     results = verdicts(estimate.total_bytes, gpus)
     if args.json:
-        out.write(to_json_text(seed_to_json(estimate, results)) + "\n")
+        payload = seed_to_json(estimate, results)
+        if model is not None:
+            from vramplan.serialize import model_to_json
+
+            payload["model"] = model_to_json(*model)
+        out.write(to_json_text(payload) + "\n")
     else:
         from vramplan.cli.seed_report import report
 
+        if model is not None:
+            from vramplan.cli.models import model_line
+
+            out.write(model_line(*model, lang) + "\n\n")
         out.write(report(estimate, results, lang) + "\n")
     return 0

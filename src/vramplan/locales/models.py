@@ -42,10 +42,10 @@ MESSAGES = {
         EN: "{field}: '{value}' does not hold a JSON object (expected {{\"model_type\": ...}})",
     },
     "error.params_disagree": {
-        FR: "{field} = {value} milliards contredit {other} ({model_billion} milliards de "
-        "paramètres) : retirez l'un des deux",
-        EN: "{field} = {value} billion disagrees with {other} ({model_billion} billion "
-        "parameters): drop one of them",
+        FR: "{field} {value} (milliards) contredit {other} {model}, qui a {model_billion} "
+        "milliards de paramètres : retirez l'un des deux",
+        EN: "{field} {value} (billion) disagrees with {other} {model}, which has {model_billion} "
+        "billion parameters: drop one of them",
     },
     "expect.positive_int": {FR: "un nombre entier positif", EN: "a positive whole number"},
     "expect.bool": {FR: "true ou false", EN: "true or false"},

@@ -54,7 +54,7 @@ _LITGPT = "Lightning-AI/litgpt litgpt/config.py (commit 0006c973)"
 
 
 def _copy(repo: str, revision: str = "main") -> str:
-    return f"copy of the official config at {_hub(repo, revision)}"
+    return f"copy on the Hub, same architecture keys: {_hub(repo, revision)}"
 
 
 def _preset(

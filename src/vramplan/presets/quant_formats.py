@@ -8,7 +8,8 @@ Sources (read in the public repositories):
 - bitsandbytes `functional.py`, `quantize_4bit`: packed uint8 holding 2 values, one fp32 absmax per
   block of 64 values; with `compress_statistics` (double quantization) the absmax are stored as
   uint8 plus one fp32 absmax per 256 of them (`quantize_blockwise(absmax, blocksize=256)`) and
-  an fp32 offset. `int8_double_quant` / LLM.int8: one int8 per weight plus one fp32 scale per output row.
+  an fp32 offset. `int8_double_quant` / LLM.int8: one int8 per weight plus one fp32 scale per
+  output row.
 - AutoGPTQ `auto_gptq/nn_modules/qlinear/qlinear_cuda.py`, `QuantLinear.__init__`: qweight int32
   (in/32*bits, out), qzeros int32 (ceil(in/g), out/32*bits), scales fp16 (ceil(in/g), out), g_idx
   int32 (in), bias fp16 (out).

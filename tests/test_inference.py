@@ -1,0 +1,191 @@
+"""Inference VRAM: hand-computed KV caches, engine behaviours, the inverse, and the published
+LitGPT inference peaks."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from vramplan.errors import ConflictingOptions, OutOfRange
+from vramplan.inference import (
+    AttentionKernel,
+    ComputeDtype,
+    Engine,
+    InferenceEstimate,
+    InferenceInputs,
+    InferencePart,
+    KvDtype,
+    estimate_inference,
+    estimate_inference_case,
+    inference_inputs,
+    inference_limits,
+)
+from vramplan.presets.gpus import find_gpu
+from vramplan.presets.models import architecture_of, find_model
+from vramplan.presets.quant_formats import find_format
+
+GiB = 2**30
+
+
+def _inputs(model: str = "llama-2-7b", weights: str = "bf16", context: int = 4096,
+            **kwargs: Any) -> InferenceInputs:
+    return inference_inputs(architecture_of(find_model(model)), find_format(weights), context,
+                            **kwargs)
+
+
+def _estimate(model: str = "llama-2-7b", weights: str = "bf16", context: int = 4096,
+              **kwargs: Any) -> InferenceEstimate:
+    return estimate_inference(_inputs(model, weights, context, **kwargs))
+
+
+def test_kv_cache_llama_2_7b_by_hand() -> None:
+    # 2 (K, V) x 32 layers x 32 heads x 128 dims x 4096 tokens x 2 bytes = 2 GiB
+    assert _estimate().bytes_of(InferencePart.KV_CACHE) == 2 * 32 * 32 * 128 * 4096 * 2 == 2 * GiB
+
+
+def test_kv_cache_gqa_counts_kv_heads_only() -> None:
+    # Llama 3.1 8B: 8 KV heads of 128 dims, 32 layers: 128 KiB per token in fp16
+    est = _estimate("llama-3.1-8b", context=8192, batch=2)
+    assert est.kv_bytes_per_token == 2 * 32 * 8 * 128 * 2
+    assert est.bytes_of(InferencePart.KV_CACHE) == 2 * 32 * 8 * 128 * 2 * 8192 * 2
+
+
+def test_sliding_window_layers_cache_only_the_window() -> None:
+    # Gemma 2 9B: 21 of 42 layers attend to a 4096-token window; 8 KV heads of 256 dims.
+    hf = _estimate("gemma-2-9b", context=8192, engine=Engine.HF)
+    per_token_layer = 2 * 8 * 256 * 2
+    assert hf.bytes_of(InferencePart.KV_CACHE) == per_token_layer * (21 * 8192 + 21 * 4096)
+    litgpt = _estimate("gemma-2-9b", context=8192, engine=Engine.LITGPT)
+    # LitGPT allocates every layer for the whole context, with all 16 query heads (GQA expanded)
+    assert litgpt.bytes_of(InferencePart.KV_CACHE) == 2 * 16 * 256 * 2 * 42 * 8192
+
+
+@pytest.mark.parametrize(("kv", "ratio"), [(KvDtype.FP8, 0.5), (KvDtype.INT4, 0.25),
+                                           (KvDtype.FP32, 2.0)])
+def test_kv_dtype_scales_the_cache(kv: KvDtype, ratio: float) -> None:
+    base = _estimate("mistral-7b-v0.1", context=2048).bytes_of(InferencePart.KV_CACHE)
+    other = _estimate("mistral-7b-v0.1", context=2048, kv_dtype=kv)
+    assert other.bytes_of(InferencePart.KV_CACHE) == base * ratio
+
+
+def test_llama_cpp_q8_0_cache_is_34_bytes_per_32_values() -> None:
+    est = _estimate("llama-2-7b", "q4_k_m", context=4096, kv_dtype=KvDtype.Q8_0)
+    assert est.inputs.engine is Engine.LLAMA_CPP
+    assert est.bytes_of(InferencePart.KV_CACHE) == 2 * 32 * 32 * 128 * 4096 * 34 // 32
+
+
+def test_tensor_parallel_splits_weights_and_kv_heads() -> None:
+    one = _estimate("llama-3.1-70b", context=8192)
+    four = _estimate("llama-3.1-70b", context=8192, tensor_parallel=4)
+    assert four.bytes_of(InferencePart.KV_CACHE) * 4 == one.bytes_of(InferencePart.KV_CACHE)
+    other = sum(p.bytes for p in one.weights.parts if p.group.value == "other")
+    assert four.bytes_of(InferencePart.WEIGHTS) == pytest.approx(
+        (one.bytes_of(InferencePart.WEIGHTS) - other) / 4 + other, abs=4)
+
+
+def test_more_gpus_than_kv_heads_replicates_one_head_per_gpu() -> None:
+    # Llama 3.1 8B has 8 KV heads: at TP 16 each GPU still holds one head per layer.
+    est = _estimate("llama-3.1-8b", context=1024, tensor_parallel=16)
+    assert est.kv_bytes_per_token == 2 * 32 * 1 * 128 * 2
+
+
+@pytest.mark.parametrize("field", ["context", "batch"])
+def test_memory_grows_with_context_and_batch(field: str) -> None:
+    values = [1, 2, 64, 1000, 4096]
+    totals = [_estimate("qwen2.5-7b", "nf4", context=4096, **{field: v}).allocated_bytes
+              if field == "batch" else _estimate("qwen2.5-7b", "nf4", context=v).allocated_bytes
+              for v in values]
+    assert totals == sorted(totals)
+
+
+def test_eager_attention_adds_the_score_matrix() -> None:
+    flash = _estimate(context=2048)
+    eager = _estimate(context=2048, attention=AttentionKernel.EAGER)
+    scores = 1 * 32 * 2048 * 2048 * 4
+    assert (eager.bytes_of(InferencePart.ACTIVATIONS)
+            - flash.bytes_of(InferencePart.ACTIVATIONS)) == scores
+
+
+def test_vllm_caps_the_card_at_gpu_memory_utilization() -> None:
+    est = _estimate(context=2048, engine=Engine.VLLM)
+    gpu = find_gpu("a100-80gb")
+    assert est.usable_bytes(gpu) == int(80 * GiB * 0.9)
+    assert _estimate(context=2048).usable_bytes(gpu) == 80 * GiB
+
+
+def test_inverse_finds_the_edge() -> None:
+    inputs = _inputs("llama-3.1-8b", "bf16", context=8192, batch=4)
+    gpu = find_gpu("rtx-4090-24gb")
+    limits = inference_limits(inputs, gpu)
+    assert 0 < limits.max_context < limits.context_cap
+    at = dataclasses.replace(inputs, context=limits.max_context)
+    beyond = dataclasses.replace(inputs, context=limits.max_context + 1)
+    assert estimate_inference(at).fits(gpu)
+    assert not estimate_inference(beyond).fits(gpu)
+    at_batch = dataclasses.replace(inputs, batch=limits.max_batch)
+    over_batch = dataclasses.replace(inputs, batch=limits.max_batch + 1)
+    assert estimate_inference(at_batch).fits(gpu)
+    assert not estimate_inference(over_batch).fits(gpu)
+
+
+def test_inverse_reports_zero_when_the_weights_alone_do_not_fit() -> None:
+    limits = inference_limits(_inputs("llama-3.1-70b", "bf16", context=1024),
+                              find_gpu("rtx-4090-24gb"))
+    assert (limits.max_context, limits.max_batch) == (0, 0)
+
+
+def test_bad_inputs_name_their_field() -> None:
+    with pytest.raises(OutOfRange) as error:
+        _inputs(context=0)
+    assert error.value.field == "context"
+    with pytest.raises(OutOfRange) as error:
+        _inputs(context=100, prompt=200)
+    assert error.value.field == "prompt"
+    with pytest.raises(ConflictingOptions):
+        _inputs(weights="q4_k_m", engine=Engine.VLLM)
+    with pytest.raises(ConflictingOptions):
+        _inputs(kv_dtype=KvDtype.Q4_0, engine=Engine.HF)
+
+
+def test_compute_dtype_fp32_doubles_unquantized_tensors() -> None:
+    bf16 = _estimate("phi-2", "nf4", context=512)
+    fp32 = _estimate("phi-2", "nf4", context=512, compute_dtype=ComputeDtype.FP32)
+    assert fp32.bytes_of(InferencePart.WEIGHTS) > bf16.bytes_of(InferencePart.WEIGHTS)
+
+
+# Published peaks of `litgpt generate` (torch.cuda.max_memory_allocated, GB = 1e9 bytes):
+# Lightning-AI/litgpt tutorials/resource-tables.md, "Single-GPU Inference" (lit-gpt 8641822,
+# bitsandbytes 0.41.1, A100 40GB, 50 new tokens) and tutorials/quantize.md (Falcon 7B, 256 new
+# tokens). The prompts' token counts are not published (UNPUBLISHED_PROMPT_TOKENS is assumed).
+LITGPT_PUBLISHED = [
+    ("phi-1.5", "bf16-true", "none", 50, 2.86), ("phi-1.5", "bf16-true", "nf4", 50, 1.39),
+    ("phi-1.5", "bf16-true", "nf4-dq", 50, 1.33),
+    ("stablelm-base-alpha-3b", "bf16-true", "none", 50, 7.30),
+    ("stablelm-base-alpha-3b", "bf16-true", "nf4", 50, 3.20),
+    ("llama-2-7b", "bf16-true", "none", 50, 13.52), ("llama-2-7b", "bf16-true", "nf4", 50, 4.57),
+    ("llama-2-7b", "bf16-true", "nf4-dq", 50, 4.26),
+    ("llama-2-13b", "bf16-true", "nf4", 50, 8.32),
+    ("codellama-34b", "bf16-true", "nf4-dq", 50, 18.95),
+    ("falcon-40b", "bf16-true", "nf4", 50, 26.55),
+    ("llama-2-70b", "bf16-true", "nf4-dq", 50, 37.21),
+    ("falcon-7b", "fp32", "none", 256, 28.95), ("falcon-7b", "bf16-true", "fp4", 256, 5.72),
+    ("falcon-7b", "bf16-true", "int8", 256, 8.70),
+]
+
+
+@pytest.mark.parametrize(("model", "precision", "quant", "new_tokens", "published_gb"),
+                         LITGPT_PUBLISHED, ids=[f"{r[0]}-{r[2]}" for r in LITGPT_PUBLISHED])
+def test_litgpt_generate_published_peaks(model: str, precision: str, quant: str, new_tokens: int,
+                                         published_gb: float) -> None:
+    est = estimate_inference_case(model, precision, quant, batch=1, seq_len=None,
+                                  new_tokens=new_tokens, framework="litgpt")
+    assert est.allocated_bytes / 1e9 == pytest.approx(published_gb, rel=0.02)
+
+
+def test_litgpt_bf16_34b_is_out_of_memory_on_a100_40gb() -> None:
+    # Same table: CodeLlama 34B in bf16 "OOM" on one A100 40GB.
+    est = estimate_inference_case("codellama-34b", "bf16-true", "none", batch=1, seq_len=None,
+                                  new_tokens=50, framework="litgpt")
+    assert not est.fits(find_gpu("a100-40gb"))

@@ -1,0 +1,163 @@
+"""Reading Hugging Face config.json: family layouts, defaults, errors and the safetensors check."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vramplan.architecture import MlpKind, NormKind, PositionKind, QkNormKind
+from vramplan.hf_config import (
+    SUPPORTED_MODEL_TYPES,
+    ConfigFileError,
+    InvalidConfigValue,
+    MissingConfigKey,
+    MissingModelType,
+    UnsupportedModelType,
+    check_safetensors_index,
+    load_config,
+    parse_config,
+)
+from vramplan.i18n import Lang
+from vramplan.presets.models import find_model
+
+FIXTURES = Path(__file__).parent / "fixtures" / "configs"
+
+
+def _config(name: str, **changes: Any) -> dict[str, Any]:
+    config = dict(find_model(name).config)
+    config.update(changes)
+    return {key: value for key, value in config.items() if value is not ...}
+
+
+def test_every_issue_family_is_supported() -> None:
+    issue = {"llama", "mistral", "mixtral", "qwen2", "gemma", "gemma2", "phi", "phi3", "falcon",
+             "gpt_bigcode", "gpt2", "gpt_neox", "stablelm", "olmo"}
+    assert issue <= set(SUPPORTED_MODEL_TYPES)
+
+
+def test_load_a_folder_and_a_file_alike() -> None:
+    folder = load_config(FIXTURES / "llama-2-7b")
+    file = load_config(FIXTURES / "llama-2-7b" / "config.json")
+    assert folder == file
+    assert folder.params_total == 6_738_415_616
+    assert folder.dtype == "float16"
+
+
+def test_llama_defaults_follow_the_transformers_config_class() -> None:
+    # LlamaConfig: num_key_value_heads defaults to num_attention_heads (MHA).
+    arch = parse_config(_config("llama-2-7b", num_key_value_heads=...))
+    assert arch.n_kv_heads == arch.n_heads == 32
+
+
+def test_family_specific_layouts() -> None:
+    qwen = parse_config(_config("qwen2.5-7b"))
+    assert (qwen.qkv_bias, qwen.attn_out_bias, qwen.sliding_window) == (True, False, None)
+    gemma2 = parse_config(_config("gemma-2-9b"))
+    assert gemma2.norms_per_block == 4 and gemma2.tied_embeddings
+    assert (gemma2.sliding_window, gemma2.sliding_window_layers) == (4096, 21)
+    assert gemma2.activation == "gelu_pytorch_tanh"
+    phi = parse_config(_config("phi-2"))
+    assert phi.shared_block_norm and phi.head_bias and phi.mlp is MlpKind.PLAIN
+    assert phi.rotary_dim == 32  # 80 x 0.4
+    falcon7 = parse_config(_config("falcon-7b"))
+    assert (falcon7.n_kv_heads, falcon7.norms_per_block, falcon7.tied_embeddings) == (1, 1, True)
+    falcon40 = parse_config(_config("falcon-40b"))
+    assert (falcon40.n_kv_heads, falcon40.norms_per_block) == (8, 2)
+    starcoder = parse_config(_config("starcoder"))
+    assert starcoder.n_kv_heads == 1 and starcoder.position is PositionKind.LEARNED
+    neox = parse_config(_config("pythia-6.9b"))
+    assert neox.parallel_block and not neox.shared_block_norm and neox.norms_per_block == 2
+    olmo = parse_config(_config("olmo-7b"))
+    assert olmo.norm is NormKind.LAYERNORM and olmo.norm_params == 0
+    mistral = parse_config(_config("mistral-7b-v0.1"))
+    assert (mistral.sliding_window, mistral.sliding_window_layers) == (4096, 32)
+
+
+def test_falcon_old_key_names_are_read() -> None:
+    config = _config("falcon-7b", num_attention_heads=..., num_hidden_layers=..., n_head=71,
+                     n_layer=32)
+    assert parse_config(config).params_total == 6_921_720_704
+
+
+def test_stablelm_per_head_qk_norms() -> None:
+    config = {"model_type": "stablelm", "hidden_size": 64, "intermediate_size": 96,
+              "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,
+              "vocab_size": 100, "max_position_embeddings": 32, "qk_layernorm": True,
+              "use_qkv_bias": True}
+    arch = parse_config(config)
+    assert arch.qk_norm is QkNormKind.PER_HEAD and arch.qkv_bias and arch.norm_bias
+    assert arch.params_qk_norm == (4 + 2) * 16
+
+
+def test_missing_key_is_named() -> None:
+    with pytest.raises(MissingConfigKey) as raised:
+        parse_config(_config("mistral-7b-v0.1", intermediate_size=...))
+    message = raised.value.message(Lang.EN)
+    assert "'intermediate_size'" in message and "'mistral'" in message
+    assert "« intermediate_size »" in raised.value.message(Lang.FR)
+
+
+def test_unsupported_model_type_lists_the_supported_ones() -> None:
+    with pytest.raises(UnsupportedModelType) as raised:
+        load_config(FIXTURES / "falcon-7b-refinedweb")
+    message = raised.value.message(Lang.EN)
+    assert "RefinedWebModel" in message and "falcon" in message and "llama" in message
+
+
+def test_missing_model_type_is_never_guessed() -> None:
+    config = _config("llama-2-7b", model_type=...)
+    with pytest.raises(MissingModelType):
+        parse_config(config)
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("hidden_size", "4096"), ("hidden_size", 0), ("num_hidden_layers", True),
+    ("tie_word_embeddings", "no"), ("rope_theta", "big"), ("num_attention_heads", 30),
+])
+def test_bad_values_are_refused_with_the_key(key: str, value: object) -> None:
+    with pytest.raises(InvalidConfigValue) as raised:
+        parse_config(_config("llama-2-7b", **{key: value}))
+    assert f"'{key}'" in raised.value.message(Lang.EN)
+
+
+@pytest.mark.parametrize(("name", "option"), [("falcon-7b", "alibi"),
+                                              ("phi-2", "qk_layernorm")])
+def test_options_not_modelled_are_refused_not_ignored(name: str, option: str) -> None:
+    with pytest.raises(InvalidConfigValue) as raised:
+        parse_config(_config(name, **{option: True}))
+    assert "not supported" in raised.value.message(Lang.EN)
+
+
+def test_file_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigFileError) as missing:
+        load_config(tmp_path / "nowhere")
+    assert missing.value.key == "error.config_file_not_found"
+    (tmp_path / "config.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ConfigFileError) as broken:
+        load_config(tmp_path)
+    assert broken.value.key == "error.config_file_not_json"
+    (tmp_path / "config.json").write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(ConfigFileError) as not_object:
+        load_config(tmp_path)
+    assert not_object.value.key == "error.config_file_not_object"
+
+
+def test_safetensors_index_agrees() -> None:
+    arch = load_config(FIXTURES / "llama-2-7b")
+    check = check_safetensors_index(FIXTURES / "llama-2-7b", arch, 2)
+    assert check is not None and check.matches and check.difference == 0
+
+
+def test_safetensors_index_disagreement_is_reported() -> None:
+    arch = load_config(FIXTURES / "llama-2-7b-extra-tensor")
+    check = check_safetensors_index(FIXTURES / "llama-2-7b-extra-tensor", arch, 2)
+    assert check is not None and not check.matches
+    assert check.difference == 32_000 * 4_096
+
+
+def test_no_index_means_no_check(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps(dict(find_model("gpt2").config)))
+    assert check_safetensors_index(tmp_path, load_config(tmp_path), 4) is None

@@ -47,6 +47,11 @@ MESSAGES = {
         EN: "{field} {value} (billion) disagrees with {other} {model}, which has {model_billion} "
         "billion parameters: drop one of them",
     },
+    "accepted.model": {
+        FR: "donnez un nom de `vramplan models` ou un identifiant Hugging Face (par exemple "
+        "llama-3.1-8b)",
+        EN: "give a name from `vramplan models` or a Hugging Face repo id (e.g. llama-3.1-8b)",
+    },
     "expect.positive_int": {FR: "un nombre entier positif", EN: "a positive whole number"},
     "expect.bool": {FR: "true ou false", EN: "true or false"},
     "expect.number": {FR: "un nombre", EN: "a number"},

@@ -1,0 +1,87 @@
+"""The model registry: coverage of the issue's list, names, lookups, sources, no I/O at import."""
+
+from __future__ import annotations
+
+import csv
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vramplan.errors import UnknownName
+from vramplan.hf_config import parse_config
+from vramplan.i18n import Lang
+from vramplan.presets.models import MODELS, ModelPreset, architecture_of, find_model
+
+CASES = Path(__file__).parents[1] / "src" / "vramplan" / "data" / "cases.csv"
+
+# The presets the issue lists, by their registry names.
+ISSUE_MODELS = (
+    "llama-2-7b", "llama-2-13b", "llama-2-70b", "codellama-34b", "llama-3-8b", "llama-3-70b",
+    "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-3.2-1b", "llama-3.2-3b",
+    "mistral-7b-v0.1", "mistral-7b-v0.3", "mixtral-8x7b", "mixtral-8x22b", "qwen2.5-0.5b",
+    "qwen2.5-1.5b", "qwen2.5-3b", "qwen2.5-7b", "qwen2.5-14b", "qwen2.5-32b", "qwen2.5-72b",
+    "gemma-2b", "gemma-7b", "gemma-2-2b", "gemma-2-9b", "gemma-2-27b", "phi-1.5", "phi-2",
+    "phi-3-mini-4k", "phi-3-medium-4k", "falcon-7b", "falcon-40b", "tinyllama-1.1b",
+    "stablelm-base-alpha-3b", "olmo-7b", "starcoder", "octocoder", "gpt2", "gpt2-medium",
+    "gpt2-large", "gpt2-xl", "pythia-6.9b", "pythia-12b",
+)
+
+
+def test_at_least_forty_presets_covering_the_issue() -> None:
+    assert len(MODELS) >= 40
+    assert set(ISSUE_MODELS) <= {preset.name for preset in MODELS}
+
+
+@pytest.mark.parametrize("preset", MODELS, ids=[preset.name for preset in MODELS])
+def test_preset_is_well_formed(preset: ModelPreset) -> None:
+    assert re.fullmatch(r"[a-z0-9]+(?:[.-][a-z0-9]+)*", preset.name)
+    assert preset.source == f"https://huggingface.co/{preset.hf_repo}/blob/main/config.json"
+    assert preset.config["model_type"] == preset.family
+    assert preset.config["architectures"]
+    assert architecture_of(preset) == parse_config(dict(preset.config))
+
+
+def test_names_and_aliases_are_unique() -> None:
+    seen: dict[str, str] = {}
+    for preset in MODELS:
+        for alias in (preset.name, preset.hf_repo, *preset.aliases):
+            assert seen.setdefault(alias.lower(), preset.name) == preset.name, alias
+
+
+def test_every_model_of_the_accuracy_set_resolves() -> None:
+    with CASES.open(encoding="utf-8", newline="") as rows:
+        names = {row["model"] for row in csv.DictReader(rows)}
+    assert names
+    for name in names:
+        assert find_model(name).name == name
+
+
+@pytest.mark.parametrize("text", ["meta-llama/Llama-3.1-8B", "META-LLAMA/llama-3.1-8b",
+                                  "Llama-3.1-8B", " llama-3.1-8b ", "meta-llama/Meta-Llama-3.1-8B"])
+def test_lookup_by_repo_id_any_case(text: str) -> None:
+    assert find_model(text).name == "llama-3.1-8b"
+
+
+def test_unknown_name_lists_the_names() -> None:
+    with pytest.raises(UnknownName) as raised:
+        find_model("llama-9")
+    message = raised.value.message(Lang.EN)
+    assert "llama-9" in message and "tinyllama-1.1b" in message
+
+
+def test_importing_the_registry_opens_no_file() -> None:
+    probe = (
+        "import sys\n"
+        "import vramplan.architecture, vramplan.errors, vramplan.i18n\n"
+        "opened = []\n"
+        "sys.addaudithook(lambda event, args: opened.append(args[0])"
+        " if event == 'open' else None)\n"
+        "import vramplan.presets.models\n"
+        "print([path for path in opened if not str(path).endswith(('.py', '.pyc'))])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]"

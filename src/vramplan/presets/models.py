@@ -19,9 +19,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
 
-from vramplan.architecture import Architecture
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing on the CLI path
+if TYPE_CHECKING:
+    from typing import Any
+
+    from vramplan.architecture import Architecture
 
 
 @dataclass(frozen=True, slots=True)

@@ -468,3 +468,34 @@ def estimate_inference_case(model: str, precision: str, quant: str, *, batch: in
         architecture_of(find_model(model)), weights, context=prompt + (new_tokens or 0),
         batch=batch, prompt=prompt, kv_dtype=kv, compute_dtype=dtype, engine=engine,
         tensor_parallel=gpus, attention=kernel, model_name=model))
+
+
+# --- verdicts -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class InferenceVerdict:
+    """How one estimate compares with one GPU model (per GPU of a tensor-parallel group)."""
+
+    gpu: Gpu
+    required_bytes: int
+    """The device total (allocated peak plus CUDA context)."""
+    usable_bytes: int
+    """The card's capacity, or the engine's share of it (vLLM gpu_memory_utilization)."""
+    limits: InferenceLimits | None = None
+
+    @property
+    def fits(self) -> bool:
+        return self.required_bytes <= self.usable_bytes
+
+    @property
+    def headroom_bytes(self) -> int:
+        return self.usable_bytes - self.required_bytes
+
+
+def inference_verdicts(estimate: InferenceEstimate, gpus: tuple[Gpu, ...],
+                       with_limits: bool = False) -> tuple[InferenceVerdict, ...]:
+    """One verdict per GPU; with `with_limits`, also the longest context and most sequences."""
+    return tuple(
+        InferenceVerdict(gpu, estimate.device_bytes, estimate.usable_bytes(gpu),
+                         inference_limits(estimate.inputs, gpu) if with_limits else None)
+        for gpu in gpus)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from vramplan.architecture import Architecture, LinearSpec
 from vramplan.fit import GpuVerdict
+from vramplan.inference import InferenceEstimate, InferenceVerdict
 from vramplan.presets.gpus import Gpu
 from vramplan.presets.models import ModelPreset
 from vramplan.seed import SeedEstimate
@@ -16,6 +17,8 @@ from vramplan.units import bytes_to_gb, bytes_to_gib
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms of CLI start-up
 if TYPE_CHECKING:
     from typing import Any
+
+    from vramplan.trace.result import Breakdown, TraceResult
 
 SCHEMA_VERSION = 1
 
@@ -178,3 +181,97 @@ def model_to_json(preset: ModelPreset | None, arch: Architecture) -> JSON:
         "architecture": architecture_to_json(arch),
         "counts": param_counts_to_json(arch),
     }
+
+
+def trace_to_json(result: TraceResult) -> JSON:
+    """The `vramplan trace --json` object: the setup, the peak, its breakdown, each phase's peak."""
+    setup = result.setup
+
+    def breakdown(parts: Breakdown) -> list[JSON]:
+        return [{"category": category.value, "component": category.component.value,
+                 **memory("memory", n_bytes)} for category, n_bytes in parts.bytes_by_category]
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "mode": "trace",
+        "model": setup.model_name,
+        "setup": {
+            "method": setup.method.value, "precision": setup.precision.value,
+            "optimizer": setup.optimizer.value, "optimizer_impl": setup.optimizer_impl.value,
+            "quant": setup.quant.value, "lora_r": setup.lora_r,
+            "lora_targets": list(setup.lora_targets), "train_layers": setup.train_layers,
+            "batch": setup.batch, "seq_len": setup.seq_len,
+            "checkpointing": setup.checkpointing.value, "attention": setup.attention.value,
+            "device": setup.device.value,
+        },
+        "params_total": result.params_total,
+        "params_trainable": result.params_trainable,
+        "real_tensors": result.real,
+        **memory("peak", result.peak_bytes),
+        "peak_phase": result.peak_phase.value,
+        "breakdown": breakdown(result.breakdown),
+        "phases": [{"phase": p.phase.value, **memory("peak", p.peak_bytes),
+                    "breakdown": breakdown(p.breakdown)} for p in result.phases],
+        **memory("paged", result.paged_bytes),
+        "emulated": list(result.emulated),
+        "versions": dict(result.versions),
+        "cuda": None if result.cuda is None else {
+            "device_name": result.cuda.device_name,
+            **memory("max_allocated", result.cuda.max_allocated_bytes),
+            **memory("max_reserved", result.cuda.max_reserved_bytes),
+        },
+    }
+
+
+# --- inference (vramplan infer, /api/infer) ------------------------------------------------------
+
+def inference_to_json(estimate: InferenceEstimate,
+                      verdicts: tuple[InferenceVerdict, ...] = ()) -> JSON:
+    """The `vramplan infer --json` object: inputs, weights by tensor group, parts per GPU, totals,
+    and one verdict per GPU (with `max_context`/`max_batch` when the limits were asked for)."""
+    inputs = estimate.inputs
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "mode": "inference",
+        "model": inputs.model_name or None,
+        "weights": inputs.weights.name,
+        "weights_family": inputs.weights.family.value,
+        "engine": inputs.engine.value,
+        "context": inputs.context,
+        "prompt": inputs.prompt_tokens,
+        "batch": inputs.batch,
+        "kv_dtype": inputs.kv_dtype.value,
+        "compute_dtype": inputs.compute_dtype.value,
+        "tensor_parallel": inputs.tensor_parallel,
+        "attention": inputs.attention.value,
+        "params": estimate.weights.params,
+        "weights_breakdown": [
+            {"group": part.group.value, "storage": part.storage, "params": part.params,
+             "on_gpu": part.on_gpu, **memory("memory", part.bytes)}
+            for part in estimate.weights.parts
+        ],
+        "parts": [{"part": item.part.value, **memory("memory", item.bytes)}
+                  for item in estimate.items],
+        "kv_bytes_per_token": estimate.kv_bytes_per_token,
+        **memory("allocated", estimate.allocated_bytes),
+        **memory("cuda_context", estimate.cuda_context_bytes),
+        **memory("device", estimate.device_bytes),
+        "engine_memory_utilization": estimate.engine_reserve_share,
+        "verdicts": [inference_verdict_to_json(v) for v in verdicts],
+    }
+
+
+def inference_verdict_to_json(verdict: InferenceVerdict) -> JSON:
+    limits = verdict.limits
+    return {
+        "gpu": verdict.gpu.name,
+        "display_name": verdict.gpu.display_name,
+        "capacity_bytes": verdict.gpu.capacity_bytes,
+        **memory("usable", verdict.usable_bytes),
+        "fits": verdict.fits,
+        **memory("headroom", verdict.headroom_bytes),
+        "max_context": limits.max_context if limits else None,
+        "max_batch": limits.max_batch if limits else None,
+        "context_cap": limits.context_cap if limits else None,
+    }
+

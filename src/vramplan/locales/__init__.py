@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from vramplan.i18n import Lang
-from vramplan.locales import core, models, web
+from vramplan.locales import core, inference, models, trace, web
 
 Messages = Mapping[str, Mapping[Lang, str]]
 
@@ -23,4 +23,5 @@ def _merge(*parts: Messages) -> dict[str, Mapping[Lang, str]]:
     return merged
 
 
-CATALOG: Mapping[str, Mapping[Lang, str]] = _merge(core.MESSAGES, web.MESSAGES, models.MESSAGES)
+CATALOG: Mapping[str, Mapping[Lang, str]] = _merge(core.MESSAGES, web.MESSAGES, models.MESSAGES,
+                                                   trace.MESSAGES, inference.MESSAGES)

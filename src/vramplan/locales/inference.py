@@ -1,0 +1,159 @@
+"""Messages of the inference and LoRA calculators (`vramplan infer`, `vramplan lora`), in French
+and English."""
+
+from __future__ import annotations
+
+from vramplan.i18n import Lang
+
+FR, EN = Lang.FR, Lang.EN
+
+MESSAGES = {
+    # --- what each field accepts --------------------------------------------------------------
+    "accepted.context": {
+        FR: "indiquez le contexte en jetons (invite + jetons générés), un entier de 1 à 10 000 000",
+        EN: "give the context in tokens (prompt + generated tokens), a whole number from 1 to "
+        "10,000,000",
+    },
+    "accepted.prompt": {
+        FR: "indiquez les jetons d'invite traités au préremplissage, un entier de 1 au contexte",
+        EN: "give the prompt tokens processed in prefill, a whole number from 1 to the context",
+    },
+    "accepted.tensor_parallel": {
+        FR: "indiquez le nombre de GPU du parallélisme de tenseurs, un entier de 1 à 1 024",
+        EN: "give the number of tensor-parallel GPUs, a whole number from 1 to 1,024",
+    },
+    "accepted.weights": {
+        FR: "un format de poids : fp32, bf16, fp16, fp8, int8, nf4, nf4-dq, fp4, fp4-dq, "
+        "gptq-4bit-g128 (2, 3, 4 ou 8 bits ; groupes 32, 64, 128, 256, 1024 ou -1), "
+        "awq-4bit-g128, ou un type GGUF (q8_0, q6_k, q5_k_m, q4_k_m, q3_k_m, q2_k, iq4_xs, "
+        "iq2_xxs…)",
+        EN: "a weight format: fp32, bf16, fp16, fp8, int8, nf4, nf4-dq, fp4, fp4-dq, "
+        "gptq-4bit-g128 (2, 3, 4 or 8 bits; groups 32, 64, 128, 256, 1024 or -1), "
+        "awq-4bit-g128, or a GGUF type (q8_0, q6_k, q5_k_m, q4_k_m, q3_k_m, q2_k, iq4_xs, "
+        "iq2_xxs…)",
+    },
+    # --- CLI help -----------------------------------------------------------------------------
+    "help.infer": {
+        FR: "estime la VRAM d'inférence : poids selon le format, cache KV, préremplissage, "
+        "marge du moteur ; contexte et lot maximaux",
+        EN: "estimate inference VRAM: weights by format, KV cache, prefill, engine reserve; "
+        "longest context and largest batch",
+    },
+    "help.infer_model": {
+        FR: "modèle du catalogue (voir `vramplan models`)",
+        EN: "model from the registry (see `vramplan models`)",
+    },
+    "help.infer_weights": {
+        FR: "format des poids (par défaut bf16) : bf16, int8, nf4, nf4-dq, gptq-4bit-g128, "
+        "awq-4bit-g128, q4_k_m…",
+        EN: "weight format (default bf16): bf16, int8, nf4, nf4-dq, gptq-4bit-g128, "
+        "awq-4bit-g128, q4_k_m…",
+    },
+    "help.infer_context": {
+        FR: "jetons par séquence dans le cache : invite + génération (par défaut 4096)",
+        EN: "tokens per sequence in the cache: prompt + generated (default 4096)",
+    },
+    "help.infer_prompt": {
+        FR: "jetons d'invite traités au préremplissage (par défaut : tout le contexte)",
+        EN: "prompt tokens processed in prefill (default: the whole context)",
+    },
+    "help.infer_batch": {
+        FR: "séquences simultanées (par défaut 1)",
+        EN: "concurrent sequences (default 1)",
+    },
+    "help.infer_kv_dtype": {
+        FR: "type du cache KV : fp16, bf16, fp32, fp8, int8, int4, q8_0, q4_0 (par défaut fp16)",
+        EN: "KV cache dtype: fp16, bf16, fp32, fp8, int8, int4, q8_0, q4_0 (default fp16)",
+    },
+    "help.infer_dtype": {
+        FR: "type des activations et des tenseurs non quantifiés : bf16, fp16, fp32 (par défaut "
+        "bf16)",
+        EN: "dtype of activations and unquantized tensors: bf16, fp16, fp32 (default bf16)",
+    },
+    "help.infer_engine": {
+        FR: "moteur : generic, hf, litgpt, vllm, llama.cpp (par défaut generic ; llama.cpp pour "
+        "GGUF)",
+        EN: "engine: generic, hf, litgpt, vllm, llama.cpp (default generic; llama.cpp for GGUF)",
+    },
+    "help.infer_tp": {
+        FR: "GPU en parallélisme de tenseurs (par défaut 1)",
+        EN: "tensor-parallel GPUs (default 1)",
+    },
+    "help.infer_attention": {
+        FR: "noyau d'attention : flash (par défaut) ou eager (matrice des scores en fp32)",
+        EN: "attention kernel: flash (default) or eager (fp32 score matrix)",
+    },
+    "help.infer_max_context": {
+        FR: "affiche le plus long contexte qui tient sur chaque GPU",
+        EN: "show the longest context that fits each GPU",
+    },
+    "help.infer_max_batch": {
+        FR: "affiche le plus grand nombre de séquences qui tient sur chaque GPU",
+        EN: "show the most concurrent sequences that fit each GPU",
+    },
+    "help.infer_examples": {
+        FR: "exemples :\n"
+        "  vramplan infer --model llama-3.1-8b --weights nf4 --context 8192\n"
+        "  vramplan infer --model llama-3.1-70b --weights awq-4bit-g128 --engine vllm --tp 2\n"
+        "  vramplan infer --model mistral-7b-v0.1 --weights q4_k_m --gpu rtx-4090 --max-context\n"
+        "  vramplan infer --model qwen2.5-7b --kv-dtype fp8 --gpu h100 --max-batch --json",
+        EN: "examples:\n"
+        "  vramplan infer --model llama-3.1-8b --weights nf4 --context 8192\n"
+        "  vramplan infer --model llama-3.1-70b --weights awq-4bit-g128 --engine vllm --tp 2\n"
+        "  vramplan infer --model mistral-7b-v0.1 --weights q4_k_m --gpu rtx-4090 --max-context\n"
+        "  vramplan infer --model qwen2.5-7b --kv-dtype fp8 --gpu h100 --max-batch --json",
+    },
+    # --- inference report ---------------------------------------------------------------------
+    "infer.title": {
+        FR: "VRAM d'inférence — {model}, poids {weights}, moteur {engine}",
+        EN: "Inference VRAM — {model}, {weights} weights, {engine} engine",
+    },
+    "infer.setup": {
+        FR: "contexte {context} jetons (invite {prompt}), {batch} séquence(s), cache KV {kv}, "
+        "calcul {dtype}, {tp} GPU en parallélisme de tenseurs",
+        EN: "context {context} tokens (prompt {prompt}), {batch} sequence(s), {kv} KV cache, "
+        "{dtype} compute, {tp} tensor-parallel GPU(s)",
+    },
+    "infer.weights_breakdown": {
+        FR: "Poids du modèle entier, par groupe de tenseurs",
+        EN: "Weights of the whole model, by tensor group",
+    },
+    "infer.per_gpu": {FR: "Mémoire par GPU", EN: "Memory per GPU"},
+    "infer.group.linears": {FR: "couches linéaires des blocs", EN: "block linear layers"},
+    "infer.group.head": {FR: "tête de sortie", EN: "output head"},
+    "infer.group.embedding": {FR: "plongements", EN: "embeddings"},
+    "infer.group.other": {FR: "normes, biais, routeurs", EN: "norms, biases, routers"},
+    "infer.host": {FR: "mémoire hôte (CPU)", EN: "host (CPU) memory"},
+    "infer.part.weights": {FR: "poids", EN: "weights"},
+    "infer.part.kv_cache": {FR: "cache KV", EN: "KV cache"},
+    "infer.part.activations": {FR: "activations du préremplissage", EN: "prefill activations"},
+    "infer.part.logits": {FR: "logits", EN: "logits"},
+    "infer.part.quant_transient": {
+        FR: "copie 16 bits temporaire (bitsandbytes)", EN: "temporary 16-bit copy (bitsandbytes)"},
+    "infer.part.engine_buffers": {FR: "tampons du moteur", EN: "engine buffers"},
+    "infer.allocated": {FR: "Pic alloué (tenseurs)", EN: "Allocated peak (tensors)"},
+    "infer.cuda_context": {FR: "Contexte CUDA (≈, 300 Mio à 1 Gio)",
+                           EN: "CUDA context (≈, 300 MiB to 1 GiB)"},
+    "infer.device": {FR: "Total sur le GPU (nvidia-smi)", EN: "Device total (nvidia-smi)"},
+    "infer.kv_per_token": {
+        FR: "Cache KV par jeton et par séquence : {value} Kio",
+        EN: "KV cache per token and sequence: {value} KiB",
+    },
+    "infer.verdict": {
+        FR: "Verdict par GPU (une carte « 80 GB » contient 80 Gio{reserve})",
+        EN: "Verdict per GPU (an \"80 GB\" card holds 80 GiB{reserve})",
+    },
+    "infer.reserve": {
+        FR: " ; le moteur n'en prend que {share} %",
+        EN: "; the engine takes only {share}% of it",
+    },
+    "infer.col_usable": {FR: "utilisable", EN: "usable"},
+    "infer.col_max_context": {FR: "contexte max.", EN: "max. context"},
+    "infer.col_max_batch": {FR: "séquences max.", EN: "max. sequences"},
+    "infer.notice": {
+        FR: "Estimation : pic alloué par PyTorch, plus un contexte CUDA typique. Le cache KV est "
+        "compté pour tout le contexte ; vérifiez sur une vraie exécution.",
+        EN: "Estimate: PyTorch's allocated peak, plus a typical CUDA context. The KV cache is "
+        "counted for the whole context; check it on a real run.",
+    },
+}

@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from vramplan import __version__
@@ -19,6 +20,7 @@ from vramplan.web import api, pages
 from vramplan.web.errors import (
     MethodNotAllowed,
     NotFound,
+    NotJson,
     error_json,
     from_validation,
     status_of,
@@ -103,6 +105,16 @@ def error_lang(request: Request) -> Lang:
         return from_accept_language(accept, default)
 
 
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at this path (Starlette names only the first route's)."""
+    methods: set[str] = set()
+    for route in request.app.routes:
+        served = getattr(route, "methods", None)
+        if served and route.matches(request.scope)[0] is not Match.NONE:
+            methods.update(served)
+    return sorted(methods)
+
+
 def _respond(request: Request, error: VramplanError) -> Response:
     lang = error_lang(request)
     if isinstance(error, NotFound) and not _is_api(request):
@@ -120,8 +132,12 @@ async def _on_validation(request: Request, error: RequestValidationError) -> Res
 
 async def _on_http(request: Request, error: HTTPException) -> Response:
     if error.status_code == 405:
-        return _respond(request, MethodNotAllowed(request.method))
+        response = _respond(request, MethodNotAllowed(request.method))
+        response.headers["allow"] = ", ".join(_allowed_methods(request))  # RFC 9110, 15.5.6
+        return response
     if error.status_code == 404:
         return _respond(request, NotFound(request.url.path))
+    if error.status_code == 400:  # a body that is not even text ("error parsing the body")
+        return _respond(request, NotJson())
     ours = VramplanError("request", str(error.detail))
     return JSONResponse(error_json(ours, error_lang(request)), status_code=error.status_code)

@@ -8,19 +8,48 @@ serializer, shared with `vramplan estimate --json`); schemathesis checks the two
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from vramplan.i18n import Lang
-from vramplan.inputs import ACTIVATIONS_GB, BYTES_PER_PARAM, PARAMS_BILLION
+from vramplan.inputs import _NUMBER, ACTIVATIONS_GB, BYTES_PER_PARAM, PARAMS_BILLION
+from vramplan.presets.gpus import GPUS
 from vramplan.presets.optimizers import OptimizerPreset
+from vramplan.web.query import CUSTOM
+
+GPU_NAMES = [name for gpu in GPUS for name in (gpu.name, *gpu.aliases)]
+"""Names `gpu` accepts (any case), for the schema's `enum`; `find_gpu` does the checking."""
+LANGS = [lang.value for lang in Lang]
+NUMBER_TEXT = rf"^\s*(?:{_NUMBER.pattern})\s*$"
+"""Query-string numbers, as `vramplan.inputs.parse_decimal` reads them (documentation only: the
+parser checks, so a bad value gets its own message rather than a pattern mismatch)."""
+OPTIONAL_NUMBER_TEXT = rf"^\s*(?:{_NUMBER.pattern})?\s*$"
+
+
+def _text(schema: dict[str, Any]) -> WithJsonSchema:
+    return WithJsonSchema({"type": "string", **schema})
+
+
+GpuName = Annotated[str, _text({"enum": GPU_NAMES})]
+LangName = Annotated[str, _text({"enum": LANGS})]
+NumberText = Annotated[str, _text({"pattern": NUMBER_TEXT, "examples": ["7", "7,5"]})]
+OptionalNumberText = Annotated[str, _text({"pattern": OPTIONAL_NUMBER_TEXT})]
+OptimizerText = Annotated[
+    str, _text({"enum": [*(preset.value for preset in OptimizerPreset), CUSTOM]})
+]
 
 
 class EstimateRequest(BaseModel):
     """The seed calculator's inputs, named like the CLI's options."""
 
-    model_config = ConfigDict(strict=True, extra="forbid")
+    model_config = ConfigDict(strict=True, extra="forbid", json_schema_extra={
+        # optimizer and bytes_per_param exclude each other, as on the CLI.
+        "not": {
+            "required": ["optimizer", "bytes_per_param"],
+            "properties": {"optimizer": {"type": "string"}, "bytes_per_param": {"type": "number"}},
+        },
+    })
 
     params: float = Field(
         gt=PARAMS_BILLION.minimum, le=PARAMS_BILLION.maximum, allow_inf_nan=False,
@@ -38,7 +67,7 @@ class EstimateRequest(BaseModel):
         0.0, ge=ACTIVATIONS_GB.minimum, le=ACTIVATIONS_GB.maximum, allow_inf_nan=False,
         description="Activation memory A, in GB (10**9 bytes).", examples=[20],
     )
-    gpu: str | None = Field(
+    gpu: GpuName | None = Field(
         None, description="GPU to compare with (GET /api/v1/gpus); default: the common cards.",
     )
 
@@ -51,7 +80,7 @@ class LangQuery(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    lang: str | None = Field(
+    lang: LangName | None = Field(
         None, description="Language of error messages, `fr` or `en` (else Accept-Language).",
     )
 
@@ -59,18 +88,18 @@ class LangQuery(BaseModel):
 class EstimateQuery(LangQuery):
     """`GET /api/v1/estimate`'s query: text, parsed with the CLI's rules (see the module doc)."""
 
-    params: str = Field(description="Parameter count N, in billions." + _NUMBER_TEXT)
-    optimizer: str | None = Field(
+    params: NumberText = Field(description="Parameter count N, in billions." + _NUMBER_TEXT)
+    optimizer: OptimizerText | None = Field(
         None, description="adam-mixed (default), adam-8bit or sgd-momentum; `custom` (or no "
         "optimizer) with bytes_per_param.",
     )
-    bytes_per_param: str | None = Field(
+    bytes_per_param: OptionalNumberText | None = Field(
         None, description="Custom memory per parameter B, in bytes." + _NUMBER_TEXT,
     )
-    activations: str | None = Field(
+    activations: OptionalNumberText | None = Field(
         None, description="Activation memory A, in GB (10**9 bytes); default 0." + _NUMBER_TEXT,
     )
-    gpu: str | None = Field(
+    gpu: GpuName | None = Field(
         None, description="GPU to compare with (GET /api/v1/gpus); default: the common cards.",
     )
 

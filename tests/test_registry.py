@@ -85,3 +85,10 @@ def test_importing_the_registry_opens_no_file() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_docs_list_every_preset_with_its_count() -> None:
+    docs = (Path(__file__).parents[1] / "docs" / "models.md").read_text(encoding="utf-8")
+    for preset in MODELS:
+        row = f"| `{preset.name}` | {preset.family} | {architecture_of(preset).params_total:,} |"
+        assert row in docs, preset.name

@@ -18,6 +18,8 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms o
 if TYPE_CHECKING:
     from typing import Any
 
+    from vramplan.trace.result import Breakdown, TraceResult
+
 SCHEMA_VERSION = 1
 
 JSON = dict[str, "Any"]
@@ -178,6 +180,46 @@ def model_to_json(preset: ModelPreset | None, arch: Architecture) -> JSON:
         "preset": preset_to_json(preset, arch) if preset is not None else None,
         "architecture": architecture_to_json(arch),
         "counts": param_counts_to_json(arch),
+    }
+
+
+def trace_to_json(result: TraceResult) -> JSON:
+    """The `vramplan trace --json` object: the setup, the peak, its breakdown, each phase's peak."""
+    setup = result.setup
+
+    def breakdown(parts: Breakdown) -> list[JSON]:
+        return [{"category": category.value, "component": category.component.value,
+                 **memory("memory", n_bytes)} for category, n_bytes in parts.bytes_by_category]
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "mode": "trace",
+        "model": setup.model_name,
+        "setup": {
+            "method": setup.method.value, "precision": setup.precision.value,
+            "optimizer": setup.optimizer.value, "optimizer_impl": setup.optimizer_impl.value,
+            "quant": setup.quant.value, "lora_r": setup.lora_r,
+            "lora_targets": list(setup.lora_targets), "train_layers": setup.train_layers,
+            "batch": setup.batch, "seq_len": setup.seq_len,
+            "checkpointing": setup.checkpointing.value, "attention": setup.attention.value,
+            "device": setup.device.value,
+        },
+        "params_total": result.params_total,
+        "params_trainable": result.params_trainable,
+        "real_tensors": result.real,
+        **memory("peak", result.peak_bytes),
+        "peak_phase": result.peak_phase.value,
+        "breakdown": breakdown(result.breakdown),
+        "phases": [{"phase": p.phase.value, **memory("peak", p.peak_bytes),
+                    "breakdown": breakdown(p.breakdown)} for p in result.phases],
+        **memory("paged", result.paged_bytes),
+        "emulated": list(result.emulated),
+        "versions": dict(result.versions),
+        "cuda": None if result.cuda is None else {
+            "device_name": result.cuda.device_name,
+            **memory("max_allocated", result.cuda.max_allocated_bytes),
+            **memory("max_reserved", result.cuda.max_reserved_bytes),
+        },
     }
 
 

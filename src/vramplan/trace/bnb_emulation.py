@@ -20,7 +20,7 @@ autograd/_functions.py `MatMul4Bit`; nn/modules.py `Linear4bit`; optim/optimizer
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -30,7 +30,7 @@ from vramplan.trace.setup import Quant
 BLOCK_4BIT = 64
 """functional.py quantize_4bit: blocksize=64 (the default used by transformers' bnb config)."""
 BLOCK_NESTED = 256
-"""functional.py quantize_4bit with compress_statistics: quantize_blockwise(absmax, blocksize=256)."""
+"""functional.py quantize_4bit, compress_statistics: quantize_blockwise(absmax, blocksize=256)."""
 BLOCK_8BIT_OPTIMIZER = 256
 """optim/optimizer.py Optimizer2State.init_state: blocks = ceil(n / 256)."""
 MIN_8BIT_SIZE = 4096
@@ -77,7 +77,9 @@ class _Dequantize4bitMatmul(torch.autograd.Function):
 class Linear4bitEmulated(nn.Module):
     """bnb.nn.Linear4bit's storage and memory behaviour, for a frozen base weight."""
 
-    def __init__(self, in_features: int, out_features: int, bias: torch.Tensor | None,
+    offset: torch.Tensor
+
+    def __init__(self, in_features: int, out_features: int, bias: torch.Tensor | None, *,
                  quant: Quant, compute_dtype: torch.dtype, maps: _SharedMaps) -> None:
         super().__init__()
         self.in_features = in_features
@@ -112,7 +114,7 @@ class Linear4bitEmulated(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         input_dtype = x.dtype
         x = x.to(self.compute_dtype)
-        out: torch.Tensor = _Dequantize4bitMatmul.apply(x, self)
+        out: torch.Tensor = _Dequantize4bitMatmul.apply(x, self)  # type: ignore[no-untyped-call]
         return out.to(input_dtype)
 
 
@@ -129,8 +131,8 @@ def quantize_linears(model: nn.Module, blocks: nn.Module, quant: Quant,
             if shape is None or any(p.requires_grad for p in child.parameters()):
                 continue
             in_features, out_features, bias = shape
-            setattr(parent, name, Linear4bitEmulated(in_features, out_features, bias, quant,
-                                                     compute_dtype, maps))
+            setattr(parent, name, Linear4bitEmulated(in_features, out_features, bias, quant=quant,
+                                                     compute_dtype=compute_dtype, maps=maps))
             replaced += 1
     return replaced
 
@@ -140,8 +142,8 @@ def _linear_shape(module: nn.Module) -> tuple[int, int, torch.Tensor | None] | N
     if isinstance(module, nn.Linear):
         return module.in_features, module.out_features, module.bias
     if type(module).__name__ == "Conv1D":
-        weight = module.weight
-        return int(weight.shape[0]), int(weight.shape[1]), module.bias
+        weight = cast(torch.Tensor, module.weight)
+        return int(weight.shape[0]), int(weight.shape[1]), cast(torch.Tensor | None, module.bias)
     return None
 
 

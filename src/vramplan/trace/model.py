@@ -52,11 +52,12 @@ def build_model(setup: TraceSetup) -> nn.Module:
     try:
         config = AutoConfig.for_model(model_type, **config_keys)
     except ValueError:
-        raise UnknownName("model_type", model_type, ["a model_type known to transformers"]) from None
+        raise UnknownName("model_type", model_type,
+                          ["a model_type known to transformers"]) from None
     config.use_cache = False  # a training step keeps no KV cache
     dtype = weights_dtype(setup.precision)
     with default_dtype(dtype):
-        model = AutoModelForCausalLM.from_config(
+        model: nn.Module = AutoModelForCausalLM.from_config(  # type: ignore[no-untyped-call]
             config, attn_implementation=setup.attention.value, dtype=dtype)
     model.train()
     return model
@@ -93,7 +94,7 @@ def moves_that_change_nothing_skipped() -> Iterator[None]:
             return self
         return original(self, *args, **kwargs)
 
-    nn.Module.to = to  # type: ignore[method-assign]
+    nn.Module.to = to  # type: ignore[method-assign,assignment]
     try:
         yield
     finally:
@@ -134,6 +135,7 @@ def _freeze_all_but_last(model: nn.Module, train_layers: int) -> None:
 
 def lora_target_modules(model: nn.Module, model_type: str, targets: tuple[str, ...]) -> list[str]:
     """Full names of the modules that get adapters."""
+    hf_model: Any = model  # a transformers model: get_output_embeddings
     blocks = transformer_blocks(model)
     block_prefix = next(name for name, module in model.named_modules() if module is blocks)
     linears = [name for name, module in model.named_modules()
@@ -144,7 +146,7 @@ def lora_target_modules(model: nn.Module, model_type: str, targets: tuple[str, .
         if target == "all":
             found = linears
         elif target == "head":
-            head = model.get_output_embeddings()
+            head = hf_model.get_output_embeddings()
             found = [name for name, module in model.named_modules() if module is head]
         else:
             suffixes = names.get(target, ())
@@ -176,7 +178,8 @@ def _with_lora(model: nn.Module, setup: TraceSetup) -> nn.Module:
 
 def _enable_checkpointing(model: nn.Module) -> None:
     """Transformers' own checkpointing (non-reentrant by default in transformers 5)."""
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    hf_model: Any = model
+    base = hf_model.get_base_model() if hasattr(model, "get_base_model") else hf_model
     enable = getattr(base, "activation_checkpointing_enable", None)
     with warnings_silenced():
         if enable is not None:

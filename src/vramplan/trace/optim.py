@@ -25,7 +25,7 @@ class OptimizerSide:
     """
 
     optimizer: torch.optim.Optimizer
-    params: list[nn.Parameter]
+    params: list[torch.Tensor]
     masters: list[torch.Tensor] = field(default_factory=list)
 
     def step(self, on_master_grad: Callable[[torch.Tensor], None]) -> None:
@@ -60,7 +60,7 @@ class OptimizerSide:
 
 
 def make_optimizer_side(model: nn.Module, setup: TraceSetup) -> OptimizerSide:
-    params = [p for p in model.parameters() if p.requires_grad]
+    params: list[torch.Tensor] = [p for p in model.parameters() if p.requires_grad]
     if setup.precision is Precision.MIXED:
         masters = [p.detach().float() for p in params]
         return OptimizerSide(make_optimizer(masters, setup), params, masters)
@@ -68,21 +68,22 @@ def make_optimizer_side(model: nn.Module, setup: TraceSetup) -> OptimizerSide:
 
 
 def make_optimizer(params: list[torch.Tensor], setup: TraceSetup) -> torch.optim.Optimizer:
-    impl = setup.optimizer_impl
-    flags = {"foreach": impl is OptimizerImpl.FOREACH, "fused": impl is OptimizerImpl.FUSED}
+    foreach = setup.optimizer_impl is OptimizerImpl.FOREACH
+    fused = setup.optimizer_impl is OptimizerImpl.FUSED
     match setup.optimizer:
         case Optimizer.ADAMW:
-            return torch.optim.AdamW(params, lr=LEARNING_RATE, **flags)
+            return torch.optim.AdamW(params, lr=LEARNING_RATE, foreach=foreach, fused=fused)
         case Optimizer.SGD_MOMENTUM:
-            return torch.optim.SGD(params, lr=LEARNING_RATE, momentum=SGD_MOMENTUM, **flags)
+            return torch.optim.SGD(params, lr=LEARNING_RATE, momentum=SGD_MOMENTUM, foreach=foreach, fused=fused)
         case Optimizer.SGD:
-            return torch.optim.SGD(params, lr=LEARNING_RATE, **flags)
+            return torch.optim.SGD(params, lr=LEARNING_RATE, foreach=foreach, fused=fused)
         case Optimizer.ADAFACTOR:
             from transformers.optimization import Adafactor
 
-            # The HF Trainer's settings for optim="adafactor" (trainer.py get_optimizer_cls_and_kwargs)
-            return Adafactor(params, lr=LEARNING_RATE, scale_parameter=False,
-                             relative_step=False)
+            # The HF Trainer's settings for optim="adafactor"
+            # (transformers trainer.py, get_optimizer_cls_and_kwargs)
+            return Adafactor(params, lr=LEARNING_RATE,  # type: ignore[no-untyped-call]
+                             scale_parameter=False, relative_step=False)
         case Optimizer.ADAMW_8BIT | Optimizer.PAGED_ADAMW_8BIT:
             return Adam8bitEmulated(params, eight_bit=True, lr=LEARNING_RATE)
         case Optimizer.PAGED_ADAMW:

@@ -28,12 +28,31 @@ def run_trace(setup: TraceSetup, *, real: bool = False,
     """Trace `setup` on fake CPU tensors (or real CPU ones with `real`); with `Device.CUDA`, also
     run the step for real on the GPU and attach torch.cuda's peaks."""
     notify = progress or (lambda stage: None)
-    result = _trace_on(setup, "cpu", fake=not real, notify=notify)
-    if setup.device is Device.CUDA:
-        notify("cuda")
-        cuda = _trace_on(setup, "cuda", fake=False, notify=lambda stage: None)
-        result = _with_cuda(result, cuda.cuda)
+    with _quiet_libraries():
+        result = _trace_on(setup, "cpu", fake=not real, notify=notify)
+        if setup.device is Device.CUDA:
+            notify("cuda")
+            cuda = _trace_on(setup, "cuda", fake=False, notify=lambda stage: None)
+            result = _with_cuda(result, cuda.cuda)
     return result
+
+
+@contextlib.contextmanager
+def _quiet_libraries() -> Iterator[None]:
+    """transformers and peft warn about settings a trace makes on purpose (no KV cache in
+    training, a tiny vocabulary in tests): keep stderr for vramplan's own progress."""
+    import warnings
+
+    from transformers.utils import logging
+
+    verbosity = logging.get_verbosity()
+    logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logging.set_verbosity(verbosity)
 
 
 def _with_cuda(result: TraceResult, cuda: CudaPeaks | None) -> TraceResult:
@@ -105,7 +124,6 @@ def _unpacked_batches_as_on_real_tensors() -> Iterator[None]:
         packed = original(position_ids)
         if packed is not None:
             (packed[:, -1] == 0).all()  # the check a real step runs (and reads)
-        return None
 
     masking_utils.find_packed_sequence_indices = find_packed_sequence_indices
     try:
@@ -119,13 +137,14 @@ def _one_step(model: nn.Module, side: OptimizerSide, setup: TraceSetup,
     """Forward, loss, backward, optimizer step, zero_grad: as a transformers training loop does
     (the model's output is dropped once the loss is computed, before backward)."""
     tracker.start_phase(Phase.FORWARD)
-    vocab_size = int(model.config.vocab_size)
+    hf_model: Any = model  # a transformers (or peft) model: config and loss_function
+    vocab_size = int(hf_model.config.vocab_size)
     input_ids = torch.randint(0, vocab_size, (setup.batch, setup.seq_len))
     labels = input_ids.clone()
     with _autocast(setup, device), _saved_for_backward(tracker):
-        logits = model(input_ids=input_ids).logits
+        logits = hf_model(input_ids=input_ids).logits
         tracker.start_phase(Phase.LOSS)
-        loss = model.loss_function(logits=logits, labels=labels, vocab_size=vocab_size)
+        loss = hf_model.loss_function(logits=logits, labels=labels, vocab_size=vocab_size)
         del logits
     tracker.start_phase(Phase.BACKWARD)
     loss.backward()
@@ -174,7 +193,7 @@ def _classify_gradients_as_accumulated(tracker: StorageTracker, side: OptimizerS
             tracker.reclassify([param.grad], Category.GRADIENTS)
 
     for param in side.params:
-        param.register_post_accumulate_grad_hook(accumulated)
+        param.register_post_accumulate_grad_hook(accumulated)  # type: ignore[no-untyped-call]
 
 
 def _classify_optimizer_state(tracker: StorageTracker, side: OptimizerSide,

@@ -48,7 +48,7 @@ class Optimizer(StrEnum):
     ADAMW = "adamw"
     """torch.optim.AdamW: two states like the parameter."""
     ADAMW_8BIT = "adamw-8bit"
-    """bitsandbytes AdamW8bit (emulated storage): uint8 states with fp32 statistics per 256 values."""
+    """bitsandbytes AdamW8bit (emulated storage): uint8 states, fp32 statistics per 256 values."""
     PAGED_ADAMW = "paged-adamw"
     """bitsandbytes PagedAdamW (emulated): fp32 states in CUDA managed memory, outside PyTorch's
     allocator, so reported apart from the peak."""

@@ -45,11 +45,11 @@ class _Entry:
     category: Category
 
 
-class StorageTracker(TorchDispatchMode):
+class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
     """Live bytes per category, the running peak, and the peak of each phase while recording."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self._live: dict[int, _Entry] = {}
         self._excluded: set[int] = set()
         self.excluded_bytes = 0

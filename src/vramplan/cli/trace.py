@@ -1,0 +1,183 @@
+"""`vramplan trace`: one real training step on fake tensors, counted byte by byte.
+
+Only argparse and the message catalogue at module level: torch, transformers and peft are imported
+when a trace runs, and the command says what to install when they are missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from vramplan.cli.options import add_common_flags
+from vramplan.i18n import Lang, translate
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at start-up
+if TYPE_CHECKING:
+    from typing import TextIO
+
+    from vramplan.trace.result import Breakdown, TraceResult
+    from vramplan.trace.setup import TraceSetup
+
+EXTRA_PACKAGES = ("torch", "transformers", "peft", "numpy")
+"""What `pip install 'vramplan[trace]'` brings (pyproject.toml [project.optional-dependencies])."""
+EXIT_USAGE = 2
+
+_CHOICES = {
+    "method": ("full", "freeze", "lora", "qlora"),
+    "precision": ("mixed", "amp", "bf16-true", "fp32"),
+    "optimizer": ("adamw", "adamw-8bit", "paged-adamw", "paged-adamw-8bit", "sgd-momentum", "sgd",
+                  "adafactor"),
+    "optimizer_impl": ("foreach", "fused", "for-loop"),
+    "quant": ("none", "nf4", "nf4-dq", "fp4", "fp4-dq"),
+    "checkpointing": ("none", "full"),
+    "attention": ("eager", "sdpa"),
+    "device": ("cpu", "cuda"),
+}
+"""Shown in --help; the values are checked (with a helpful error) by vramplan.trace.setup."""
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang) -> None:
+    parser = commands.add_parser("trace", help=translate("help.trace", lang),
+                                 description=translate("help.trace", lang))
+    parser.add_argument("--model", metavar="NAME", help=translate("trace.help.model", lang))
+    parser.add_argument("--config", metavar="PATH", help=translate("trace.help.config", lang))
+    for field, choices in _CHOICES.items():
+        parser.add_argument("--" + field.replace("_", "-"), metavar="|".join(choices),
+                            help=translate(f"trace.help.{field}", lang))
+    for field in ("lora_r", "lora_targets", "train_layers", "batch", "seq_len"):
+        parser.add_argument("--" + field.replace("_", "-"), metavar=field.upper().split("_")[-1],
+                            help=translate(f"trace.help.{field}", lang))
+    add_common_flags(parser, lang)
+    parser.set_defaults(handler=run)
+
+
+def missing_packages() -> list[str]:
+    """The [trace] extra's packages that cannot be imported (found without importing them)."""
+    from importlib.util import find_spec
+
+    return [name for name in EXTRA_PACKAGES if find_spec(name) is None]
+
+
+def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
+    from vramplan.inputs import NumberField
+
+    missing = missing_packages()
+    if missing:
+        sys.stderr.write(translate("trace.missing_extra", lang, missing=", ".join(missing)) + "\n")
+        return EXIT_USAGE
+    sizes = {"batch": NumberField("batch", 1, 1_000_000, minimum_inclusive=True),
+             "seq_len": NumberField("seq_len", 1, 10_000_000, minimum_inclusive=True),
+             "lora_r": NumberField("lora_r", 1, 65_536, minimum_inclusive=True),
+             "train_layers": NumberField("train_layers", 1, 100_000, minimum_inclusive=True)}
+    numbers = {name: None if getattr(args, name) is None else field.parse_int(getattr(args, name))
+               for name, field in sizes.items()}
+    from vramplan.trace.api import setup_for
+
+    setup = setup_for(args.model, args.config, method=args.method, precision=args.precision,
+                      optimizer=args.optimizer, optimizer_impl=args.optimizer_impl,
+                      quant=args.quant, lora_r=numbers["lora_r"], lora_targets=args.lora_targets,
+                      train_layers=numbers["train_layers"], batch=numbers["batch"] or 1,
+                      seq_len=numbers["seq_len"] or 512, checkpointing=args.checkpointing,
+                      attention=args.attention, device=args.device)
+    result = _run_with_progress(setup, lang)
+    if result is None:
+        return EXIT_USAGE
+    if args.json:
+        from vramplan.cli.render import to_json_text
+        from vramplan.serialize import trace_to_json
+
+        out.write(to_json_text(trace_to_json(result)) + "\n")
+    else:
+        out.write(report(result, lang) + "\n")
+    return 0
+
+
+def _run_with_progress(setup: TraceSetup, lang: Lang) -> TraceResult | None:
+    import time
+
+    from vramplan.trace.run import run_trace
+    from vramplan.trace.setup import Device
+
+    if setup.device is Device.CUDA:
+        import torch
+
+        if not torch.cuda.is_available():
+            sys.stderr.write(translate("cli.error_prefix", lang) + translate("trace.no_cuda", lang)
+                             + "\n")
+            return None
+    start = time.perf_counter()
+
+    def progress(stage: str) -> None:
+        sys.stderr.write(translate(f"trace.progress.{stage}", lang, model=setup.model_name) + "\n")
+        sys.stderr.flush()
+
+    result = run_trace(setup, progress=progress)
+    seconds = f"{time.perf_counter() - start:.1f}"
+    sys.stderr.write(translate("trace.progress.done", lang, seconds=seconds) + "\n")
+    return result
+
+
+def report(result: TraceResult, lang: Lang) -> str:
+    """The human-readable trace: setup, peak, breakdown at the peak, peak of each phase."""
+    from vramplan.units import format_gb, format_gib, format_number
+
+    kind = translate("trace.kind.real" if result.real else "trace.kind.fake", lang)
+    lines = [translate("trace.title", lang, model=result.setup.model_name, kind=kind),
+             _setup_line(result),
+             translate("trace.params", lang, total=format_number(result.params_total, lang, 0),
+                       trainable=format_number(result.params_trainable, lang, 0)),
+             "",
+             translate("trace.peak", lang, gb=format_gb(result.peak_bytes, lang),
+                       gib=format_gib(result.peak_bytes, lang),
+                       phase=translate(f"trace.phase.{result.peak_phase.value}", lang)),
+             _breakdown_table(result.breakdown, lang),
+             "",
+             translate("trace.per_phase", lang),
+             _phase_table(result, lang)]
+    if result.paged_bytes:
+        lines.append(translate("trace.paged", lang, gb=format_gb(result.paged_bytes, lang)))
+    lines += [translate("trace.emulated", lang, what=what) for what in result.emulated]
+    if result.cuda is not None:
+        lines.append(translate("trace.cuda", lang, name=result.cuda.device_name,
+                               allocated=format_gb(result.cuda.max_allocated_bytes, lang),
+                               reserved=format_gb(result.cuda.max_reserved_bytes, lang)))
+    lines += ["", translate("trace.notice", lang)]
+    return "\n".join(lines)
+
+
+def _setup_line(result: TraceResult) -> str:
+    """The setup in the case format's own words (the same in every language)."""
+    setup = result.setup
+    parts = [f"method={setup.method.value}"]
+    if setup.uses_lora:
+        parts.append(f"lora_r={setup.lora_r} lora_targets={','.join(setup.lora_targets)}")
+    if setup.quant.value != "none":
+        parts.append(f"quant={setup.quant.value}")
+    if setup.method.value == "freeze":
+        parts.append(f"train_layers={setup.train_layers}")
+    parts += [f"precision={setup.precision.value}", f"optimizer={setup.optimizer.value}",
+              f"optimizer_impl={setup.optimizer_impl.value}", f"batch={setup.batch}",
+              f"seq_len={setup.seq_len}", f"checkpointing={setup.checkpointing.value}",
+              f"attention={setup.attention.value}"]
+    return "  " + " ".join(parts)
+
+
+def _breakdown_table(parts: Breakdown, lang: Lang) -> str:
+    from vramplan.cli.render import table
+    from vramplan.units import format_gb, format_gib
+
+    rows = [[translate(f"trace.category.{category.value}", lang), format_gb(n_bytes, lang),
+             format_gib(n_bytes, lang)] for category, n_bytes in parts.bytes_by_category]
+    rows.append([translate("trace.total", lang), format_gb(parts.total_bytes, lang),
+                 format_gib(parts.total_bytes, lang)])
+    return table(rows, right_align=frozenset({1, 2}))
+
+
+def _phase_table(result: TraceResult, lang: Lang) -> str:
+    from vramplan.cli.render import table
+    from vramplan.units import format_gb, format_gib
+
+    rows = [[translate(f"trace.phase.{peak.phase.value}", lang), format_gb(peak.peak_bytes, lang),
+             format_gib(peak.peak_bytes, lang)] for peak in result.phases]
+    return table(rows, right_align=frozenset({1, 2}))

@@ -1,0 +1,162 @@
+"""Messages of `vramplan trace`, in French and English."""
+
+from __future__ import annotations
+
+from vramplan.i18n import Lang
+
+FR, EN = Lang.FR, Lang.EN
+
+MESSAGES = {
+    # --- help ---------------------------------------------------------------------------------
+    "help.trace": {
+        FR: "mesure la mémoire d'un vrai pas d'entraînement PyTorch, sur tenseurs factices, "
+        "sans GPU",
+        EN: "measure the memory of a real PyTorch training step, on fake tensors, without a GPU",
+    },
+    "trace.help.model": {
+        FR: "modèle connu (voir `vramplan models`)",
+        EN: "known model (see `vramplan models`)",
+    },
+    "trace.help.config": {
+        FR: "config.json Hugging Face (fichier ou dossier du modèle) au lieu d'un modèle connu",
+        EN: "Hugging Face config.json (file or model folder) instead of a known model",
+    },
+    "trace.help.method": {FR: "ce qui est entraîné", EN: "what is trained"},
+    "trace.help.precision": {
+        FR: "précision des poids, gradients et copies maîtresses",
+        EN: "precision of weights, gradients and master copies",
+    },
+    "trace.help.optimizer": {FR: "optimiseur", EN: "optimizer"},
+    "trace.help.optimizer_impl": {
+        FR: "implémentation de l'optimiseur torch (défaut : foreach, celle de torch sur CUDA)",
+        EN: "torch optimizer implementation (default: foreach, torch's default on CUDA)",
+    },
+    "trace.help.quant": {
+        FR: "stockage 4 bits des poids de base (qlora ; défaut nf4)",
+        EN: "4-bit storage of the base weights (qlora; default nf4)",
+    },
+    "trace.help.lora_r": {FR: "rang LoRA (défaut 8)", EN: "LoRA rank (default 8)"},
+    "trace.help.lora_targets": {
+        FR: "modules adaptés, séparés par des virgules : q,k,v,o,gate,up,down,head ou all "
+        "(défaut q,v)",
+        EN: "adapted modules, comma-separated: q,k,v,o,gate,up,down,head or all (default q,v)",
+    },
+    "trace.help.train_layers": {
+        FR: "freeze : nombre de derniers blocs entraînés (défaut 1)",
+        EN: "freeze: number of last blocks that train (default 1)",
+    },
+    "trace.help.batch": {FR: "micro-lot par GPU (défaut 1)", EN: "micro-batch per GPU (default 1)"},
+    "trace.help.seq_len": {
+        FR: "jetons par séquence (défaut 512)",
+        EN: "tokens per sequence (default 512)",
+    },
+    "trace.help.checkpointing": {
+        FR: "recalcul des activations (celui de transformers)",
+        EN: "activation checkpointing (transformers' own)",
+    },
+    "trace.help.attention": {FR: "noyau d'attention", EN: "attention kernel"},
+    "trace.help.device": {
+        FR: "cpu : tenseurs factices ; cuda : aussi un vrai pas sur le GPU (poids aléatoires)",
+        EN: "cpu: fake tensors; cuda: also a real step on the GPU (random weights)",
+    },
+    # --- errors -------------------------------------------------------------------------------
+    "trace.missing_extra": {
+        FR: "vramplan trace a besoin de l'extra [trace] (torch, transformers, peft, numpy) : "
+        "pip install 'vramplan[trace]' ; il manque : {missing}",
+        EN: "vramplan trace needs the [trace] extra (torch, transformers, peft, numpy): "
+        "pip install 'vramplan[trace]'; missing: {missing}",
+    },
+    "trace.no_cuda": {
+        FR: "--device cuda : aucun GPU CUDA visible par torch ; utilisez --device cpu",
+        EN: "--device cuda: torch sees no CUDA GPU; use --device cpu",
+    },
+    "accepted.train_layers": {
+        FR: "indiquez un nombre entier de blocs, de 1 au nombre de blocs du modèle",
+        EN: "give a whole number of blocks, from 1 to the model's number of blocks",
+    },
+    "accepted.lora_targets": {
+        FR: "q, k, v, o, gate, up, down, head ou all, séparés par des virgules",
+        EN: "q, k, v, o, gate, up, down, head or all, comma-separated",
+    },
+    "accepted.batch": {
+        FR: "indiquez un nombre entier de séquences, de 1 à 1 000 000",
+        EN: "give a whole number of sequences, from 1 to 1,000,000",
+    },
+    "accepted.seq_len": {
+        FR: "indiquez un nombre entier de jetons, de 1 à 10 000 000",
+        EN: "give a whole number of tokens, from 1 to 10,000,000",
+    },
+    "accepted.lora_r": {
+        FR: "indiquez un rang entier, de 1 à 65 536",
+        EN: "give a whole rank, from 1 to 65,536",
+    },
+    # --- progress (stderr) --------------------------------------------------------------------
+    "trace.progress.build": {
+        FR: "construction de {model} (transformers, tenseurs factices)…",
+        EN: "building {model} (transformers, fake tensors)…",
+    },
+    "trace.progress.step1": {FR: "pas 1 sur 2…", EN: "step 1 of 2…"},
+    "trace.progress.step2": {FR: "pas 2 sur 2 (mesuré)…", EN: "step 2 of 2 (measured)…"},
+    "trace.progress.cuda": {
+        FR: "le même pas, pour de vrai, sur le GPU…",
+        EN: "the same step, for real, on the GPU…",
+    },
+    "trace.progress.done": {FR: "fait en {seconds} s", EN: "done in {seconds} s"},
+    # --- report -------------------------------------------------------------------------------
+    "trace.title": {
+        FR: "Trace d'un pas d'entraînement de {model} (2e de 2 pas, tenseurs {kind})",
+        EN: "Trace of a training step of {model} (2nd of 2 steps, {kind} tensors)",
+    },
+    "trace.kind.fake": {FR: "factices", EN: "fake"},
+    "trace.kind.real": {FR: "réels", EN: "real"},
+    "trace.setup": {FR: "Configuration", EN: "Setup"},
+    "trace.params": {
+        FR: "Paramètres : {total} (entraînables : {trainable})",
+        EN: "Parameters: {total} (trainable: {trainable})",
+    },
+    "trace.peak": {
+        FR: "Pic : {gb} ({gib}), pendant la phase {phase}",
+        EN: "Peak: {gb} ({gib}), during {phase}",
+    },
+    "trace.at_peak": {FR: "Au pic", EN: "At the peak"},
+    "trace.per_phase": {FR: "Pic de chaque phase", EN: "Peak of each phase"},
+    "trace.total": {FR: "total", EN: "total"},
+    "trace.paged": {
+        FR: "États de l'optimiseur en mémoire gérée CUDA (paginée), hors pic : {gb}",
+        EN: "Optimizer states in CUDA managed (paged) memory, outside the peak: {gb}",
+    },
+    "trace.emulated": {FR: "ÉMULÉ : {what}", EN: "EMULATED: {what}"},
+    "trace.cuda": {
+        FR: "GPU {name} : torch.cuda.max_memory_allocated {allocated}, "
+        "max_memory_reserved {reserved}",
+        EN: "GPU {name}: torch.cuda.max_memory_allocated {allocated}, "
+        "max_memory_reserved {reserved}",
+    },
+    "trace.notice": {
+        FR: "Compte la mémoire des tenseurs alloués (arrondie à 512 octets comme l'allocateur "
+        "CUDA). "
+        "Non compté : contexte CUDA, espaces de travail cuBLAS/attention, fragmentation de "
+        "l'allocateur (voir docs/trace.md).",
+        EN: "Counts allocated tensor memory (rounded to 512 bytes like the CUDA allocator). "
+        "Not counted: CUDA context, cuBLAS/attention workspaces, allocator fragmentation "
+        "(see docs/trace.md).",
+    },
+    "trace.category.weights_trainable": {FR: "poids entraînables", EN: "trainable weights"},
+    "trace.category.weights_frozen": {FR: "poids gelés", EN: "frozen weights"},
+    "trace.category.gradients": {FR: "gradients", EN: "gradients"},
+    "trace.category.master_weights": {
+        FR: "copie maîtresse fp32",
+        EN: "fp32 master copy",
+    },
+    "trace.category.optimizer_states": {FR: "états de l'optimiseur", EN: "optimizer states"},
+    "trace.category.saved_activations": {
+        FR: "activations gardées pour la rétropropagation",
+        EN: "activations saved for backward",
+    },
+    "trace.category.temporaries": {FR: "temporaires", EN: "temporaries"},
+    "trace.phase.forward": {FR: "propagation avant", EN: "forward"},
+    "trace.phase.loss": {FR: "perte", EN: "loss"},
+    "trace.phase.backward": {FR: "rétropropagation", EN: "backward"},
+    "trace.phase.optimizer_step": {FR: "pas de l'optimiseur", EN: "optimizer step"},
+    "trace.phase.zero_grad": {FR: "remise à zéro des gradients", EN: "zero_grad"},
+}

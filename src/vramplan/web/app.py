@@ -10,7 +10,6 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
-from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from vramplan import __version__
@@ -26,6 +25,7 @@ from vramplan.web.errors import (
     status_of,
 )
 from vramplan.web.lang import from_accept_language, request_lang
+from vramplan.web.routing import allowed_methods
 
 STATIC = Path(__file__).parent / "static"
 
@@ -105,16 +105,6 @@ def error_lang(request: Request) -> Lang:
         return from_accept_language(accept, default)
 
 
-def _allowed_methods(request: Request) -> list[str]:
-    """Every method some route serves at this path (Starlette names only the first route's)."""
-    methods: set[str] = set()
-    for route in request.app.routes:
-        served = getattr(route, "methods", None)
-        if served and route.matches(request.scope)[0] is not Match.NONE:
-            methods.update(served)
-    return sorted(methods)
-
-
 def _respond(request: Request, error: VramplanError) -> Response:
     lang = error_lang(request)
     if isinstance(error, NotFound) and not _is_api(request):
@@ -133,7 +123,8 @@ async def _on_validation(request: Request, error: RequestValidationError) -> Res
 async def _on_http(request: Request, error: HTTPException) -> Response:
     if error.status_code == 405:
         response = _respond(request, MethodNotAllowed(request.method))
-        response.headers["allow"] = ", ".join(_allowed_methods(request))  # RFC 9110, 15.5.6
+        # RFC 9110, section 15.5.6: a 405 lists the methods the resource supports.
+        response.headers["allow"] = ", ".join(allowed_methods(request.app, request.url.path))
         return response
     if error.status_code == 404:
         return _respond(request, NotFound(request.url.path))

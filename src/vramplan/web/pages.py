@@ -20,6 +20,7 @@ from vramplan.web.errors import NotFound
 from vramplan.web.lang import parse_lang
 from vramplan.web.panels import PANELS, PANELS_BY_NAME
 from vramplan.web.query import CUSTOM
+from vramplan.web.routing import serves
 from vramplan.web.view import PageRequest, base_context, environment
 
 router = APIRouter(include_in_schema=False)
@@ -48,16 +49,11 @@ def _other(lang: Lang) -> Lang:
     return Lang.EN if lang is Lang.FR else Lang.FR
 
 
-def _routes(request: Request) -> set[str]:
-    return {str(getattr(route, "path", "")) for route in request.app.routes}
-
-
 def render_page(request: Request, path_lang: Lang) -> HTMLResponse:
     lang = page_lang(request, path_lang)
     query = _query(request)
     page = PageRequest(query, lang)
     suffix = "?" + urlencode(query) if query else ""
-    routes = _routes(request)
     context: dict[str, Any] = {
         **base_context(lang),
         "other_lang": _other(lang).value,
@@ -70,7 +66,7 @@ def render_page(request: Request, path_lang: Lang) -> HTMLResponse:
         "custom": CUSTOM,
         "panels": PANELS,
         "example": worked_example(),
-        "sisters": [(name, path, path in routes) for name, path in SISTERS],
+        "sisters": [(name, path, serves(request.app, "GET", path)) for name, path in SISTERS],
     }
     for panel in PANELS:
         context.update(panel.context(page))

@@ -161,3 +161,16 @@ def test_safetensors_index_disagreement_is_reported() -> None:
 def test_no_index_means_no_check(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text(json.dumps(dict(find_model("gpt2").config)))
     assert check_safetensors_index(tmp_path, load_config(tmp_path), 4) is None
+
+
+def test_sliding_window_layers_follow_each_family() -> None:
+    # configuration_qwen2.py: only with use_sliding_window, on layers >= max_window_layers.
+    qwen = parse_config(_config("qwen2.5-7b", use_sliding_window=True, sliding_window=4096,
+                                max_window_layers=21))
+    assert (qwen.sliding_window, qwen.sliding_window_layers) == (4096, 28 - 21)
+    assert parse_config(_config("qwen2.5-7b", sliding_window=4096)).sliding_window is None
+    # LlamaModel has no sliding window: a stray key changes nothing.
+    assert parse_config(_config("llama-3-8b", sliding_window=4096)).sliding_window is None
+    phi3 = parse_config(_config("phi-3-mini-4k"))
+    assert (phi3.sliding_window, phi3.sliding_window_layers) == (2047, 32)
+    assert parse_config(_config("mistral-7b-v0.3")).sliding_window is None

@@ -198,18 +198,17 @@ def _llama_like(keys: _Keys, *, qkv_bias: bool, attn_out_bias: bool, mlp_bias: b
         norm_bias=False,
         position=PositionKind.ROPE,
         max_position_embeddings=keys.get_int("max_position_embeddings"),
-        **_sliding(keys, layers),
         rope_theta=keys.get_float("rope_theta", 10000.0),
         dtype=keys.dtype(),
     )
 
 
-def _sliding(keys: _Keys, layers: int) -> dict[str, Any]:
-    """Mistral-style sliding window on every layer; Qwen2 only when `use_sliding_window`."""
-    window = keys.get_opt_int("sliding_window")
-    if window is None or not keys.get_bool("use_sliding_window", True):
-        return {}
-    return {"sliding_window": window, "sliding_window_layers": layers}
+def _with_window(arch: Architecture, window: int | None, first_layer: int = 0) -> Architecture:
+    """`arch` with local attention of `window` tokens on layers `first_layer` and after."""
+    if window is None:
+        return arch
+    return _replace(arch, sliding_window=window,
+                    sliding_window_layers=max(0, arch.n_layers - first_layer))
 
 
 def _llama(keys: _Keys) -> Architecture:
@@ -219,14 +218,21 @@ def _llama(keys: _Keys) -> Architecture:
 
 
 def _mistral(keys: _Keys) -> Architecture:
-    return _llama_like(keys, qkv_bias=False, attn_out_bias=False, mlp_bias=False,
+    """models/mistral/: Llama's layout; `sliding_window` (if set) applies to every layer."""
+    base = _llama_like(keys, qkv_bias=False, attn_out_bias=False, mlp_bias=False,
                        tied_default=False)
+    return _with_window(base, keys.get_opt_int("sliding_window"))
 
 
 def _qwen2(keys: _Keys) -> Architecture:
-    """models/qwen2/modeling_qwen2.py: bias on q/k/v only."""
-    return _llama_like(keys, qkv_bias=True, attn_out_bias=False, mlp_bias=False,
+    """models/qwen2/modeling_qwen2.py: bias on q/k/v only. configuration_qwen2.py: the sliding
+    window is used only when `use_sliding_window`, on layers `max_window_layers` and after."""
+    base = _llama_like(keys, qkv_bias=True, attn_out_bias=False, mlp_bias=False,
                        tied_default=False)
+    if not keys.get_bool("use_sliding_window", False):
+        return base
+    first = keys.get_opt_int("max_window_layers") or 0
+    return _with_window(base, keys.get_opt_int("sliding_window"), first)
 
 
 def _mixtral(keys: _Keys) -> Architecture:
@@ -250,7 +256,7 @@ def _gemma(keys: _Keys) -> Architecture:
 
 def _gemma2(keys: _Keys) -> Architecture:
     """models/gemma2/modeling_gemma2.py: Gemma plus post-attention and post-feedforward norms (four
-    per block) and a sliding window on every other layer (layers 0, 2, 4, ...)."""
+    per block); configuration_gemma2.py: the sliding window is on every other layer (0, 2, 4...)."""
     base = _gemma(keys)
     window = keys.get_opt_int("sliding_window")
     return _replace(base, sandwich_norms=True, sliding_window=window,
@@ -283,6 +289,7 @@ def _phi3(keys: _Keys) -> Architecture:
     """models/phi3/modeling_phi3.py: fused qkv_proj and gate_up_proj, no biases, RMSNorm."""
     base = _llama_like(keys, qkv_bias=False, attn_out_bias=False, mlp_bias=False,
                        tied_default=False)
+    base = _with_window(base, keys.get_opt_int("sliding_window"))  # every layer
     return _replace(base, fused_qkv=True, fused_gate_up=True,
                     partial_rotary_factor=keys.get_float("partial_rotary_factor", 1.0))
 

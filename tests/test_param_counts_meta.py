@@ -7,11 +7,12 @@ are one Parameter object and are counted once.
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import pytest
 
-from vramplan.presets.models import MODELS, ModelPreset, architecture_of
+from vramplan.presets.models import MODELS, ModelPreset, architecture_of, find_model
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -20,6 +21,12 @@ pytestmark = pytest.mark.trace
 
 
 def _meta_model(preset: ModelPreset) -> object:
+    return _meta_model_named(preset.name)
+
+
+@functools.cache
+def _meta_model_named(name: str) -> object:
+    preset = find_model(name)
     # for_model takes model_type positionally; passing it twice is a TypeError.
     keys = {key: value for key, value in preset.config.items() if key != "model_type"}
     config = transformers.AutoConfig.for_model(preset.family, **keys)
@@ -43,3 +50,22 @@ def _unique_numel(model: object) -> int:
 def test_count_matches_transformers_on_meta_device(preset: ModelPreset) -> None:
     model = _meta_model(preset)
     assert architecture_of(preset).params_total == _unique_numel(model)
+
+
+def _blocks(model: object, n_layers: int) -> object:
+    """The ModuleList of decoder blocks (`model.layers`, `transformer.h`, `gpt_neox.layers`...)."""
+    lists = [module for module in model.modules()  # type: ignore[attr-defined]
+             if isinstance(module, torch.nn.ModuleList) and len(module) == n_layers]
+    return max(lists, key=lambda blocks: sum(p.numel() for p in blocks.parameters()))
+
+
+@pytest.mark.parametrize("preset", MODELS, ids=[preset.name for preset in MODELS])
+def test_block_and_embedding_match_transformers(preset: ModelPreset) -> None:
+    arch = architecture_of(preset)
+    model = _meta_model(preset)
+    block = _blocks(model, arch.n_layers)[0]  # type: ignore[index]
+    assert arch.params_per_block == sum(p.numel() for p in block.parameters())
+    embedding = model.get_input_embeddings()  # type: ignore[attr-defined]
+    assert arch.params_token_embedding == embedding.weight.numel()
+    head = model.get_output_embeddings()  # type: ignore[attr-defined]
+    assert (head.weight is embedding.weight) is arch.tied_embeddings

@@ -1,0 +1,276 @@
+"""The calculator page rendered on the server (what a browser without JavaScript gets): the seed's
+sections in French and English, results, empty state, inline errors, escaping, no external URL,
+MathML formulas, the chart and the page's weight."""
+
+from __future__ import annotations
+
+import html as html_module
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from vramplan.i18n import Lang
+from vramplan.presets.gpus import find_gpu
+from vramplan.seed import estimate_seed, seed_inputs
+from vramplan.web.chart import WIDTH, parts, stacked_bar
+from vramplan.web.lang import from_accept_language
+from vramplan.web.view import typeset
+
+NBSP, NNBSP = "\u00a0", "\u202f"
+TEMPLATES = Path(__file__).parents[1] / "src/vramplan/web/templates"
+PAGE_WEIGHT_LIMIT = 100_000
+"""Issue 3: the page's full weight (HTML + CSS + JS) under 100 KB."""
+
+
+def text(html: str) -> str:
+    """The visible text of `html`, spaces collapsed (no-break spaces kept)."""
+    chunks: list[str] = []
+
+    class Collector(HTMLParser):
+        def handle_data(self, data: str) -> None:
+            chunks.append(data)
+
+    Collector().feed(html)
+    return re.sub(r"[ \t\n]+", " ", "".join(chunks))
+
+
+def element(html: str, attribute: str) -> str:
+    """The inner HTML of the first element carrying `attribute` (e.g. `data-result="total"`)."""
+    match = re.search(rf"<(\w+)[^>]*{re.escape(attribute)}[^>]*>(.*?)</\1>", html, re.S)
+    assert match, attribute
+    return html_module.unescape(match.group(2))
+
+
+def page(client: TestClient, path: str = "/", **query: str) -> str:
+    response = client.get(path, params=query)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/html")
+    return response.text
+
+
+# --- the seed's content --------------------------------------------------------------------------
+
+def test_french_page_has_every_seed_section(client: TestClient) -> None:
+    html = page(client)
+    assert '<html lang="fr">' in html
+    assert "<title>Calculateur de VRAM pour l&#39;entraînement de LLM</title>" in html
+    shown = text(html)
+    for heading in ("Données", "Modèle", "Paramètres", "Mémoire par paramètre", "Activations",
+                    "Mémoire d'activations", "Résultats", "Détails",
+                    "Questions fréquentes (FAQ)", "Mentions légales"):
+        assert heading in shown, heading
+    for preset in ("Adam en précision mixte (16 octets/param)", "Adam 8 bits (≈ 12 octets/param)",
+                   "SGD avec moment (≈ 8 octets/param)", "Valeur personnalisée"):
+        assert f">{preset}</option>" in html, preset
+    assert shown.count("?") >= 3  # the FAQ's three questions
+    assert "Vérifiez toujours sur une vraie étape d'entraînement" in shown
+
+
+def test_initial_values_are_the_seeds(client: TestClient) -> None:
+    html = page(client)
+    assert re.search(r'id="params" name="params"[^>]*value="7"', html)
+    assert re.search(r'id="activations" name="activations"[^>]*value="0"', html)
+    assert '<option value="adam-mixed" selected>' in html
+    assert element(html, 'data-result="model_states"') == f"112{NBSP}Go"
+    assert element(html, 'data-result="total"') == f"112{NBSP}Go"
+
+
+def test_english_page(client: TestClient) -> None:
+    html = page(client, "/en/", params="7", activations="20")
+    assert '<html lang="en">' in html
+    assert "<title>VRAM calculator for LLM training</title>" in html
+    assert '<meta name="description" content="How much GPU memory' in html
+    assert element(html, 'data-result="total"') == f"132{NBSP}GB"
+    assert "Frequently asked questions (FAQ)" in text(html)
+    # the switch leads to the same inputs in French
+    assert 'href="/?params=7&amp;activations=20" hreflang="fr"' in html
+
+
+def test_lang_query_and_redirect(client: TestClient) -> None:
+    assert '<html lang="en">' in page(client, "/", lang="en")
+    redirect = client.get("/en?params=8", follow_redirects=False)
+    assert redirect.status_code == 308
+    assert redirect.headers["location"] == "/en/?params=8"
+
+
+def test_results_in_gb_and_gib_with_the_breakdown(client: TestClient) -> None:
+    html = page(client, params="7", activations="20")
+    shown = text(html)
+    assert element(html, 'data-result="total"') == f"132{NBSP}Go"
+    assert f"soit 122,93{NBSP}Gio" in shown  # 132e9 / 2**30
+    for part in ("poids fp16/bf16", "gradients fp16/bf16", "copie maîtresse fp32 des poids",
+                 "premier moment d'Adam (fp32)", "second moment d'Adam (fp32)"):
+        assert part in shown
+    assert "Carte grand public de 24 Go (NVIDIA GeForce RTX 4090)" in shown
+    assert "Accélérateur de 80 Go (NVIDIA H100 80GB)" in shown
+    assert f"il manque 42,93{NBSP}Gio" in shown  # 122.93 GiB needed, 80 GiB held
+    assert "Tout le catalogue (17 GPU)" in shown
+
+
+def test_french_decimal_input_and_output(client: TestClient) -> None:
+    html = page(client, params="7,5", optimizer="adam-8bit")
+    assert element(html, 'data-result="model_states"') == f"90{NBSP}Go"  # 7.5 × 12
+    assert "<mn>7,5</mn>" in html
+
+
+def test_custom_bytes_per_param(client: TestClient) -> None:
+    html = page(client, params="7", optimizer="custom", bytes_per_param="10")
+    assert element(html, 'data-result="model_states"') == f"70{NBSP}Go"
+    assert '<option value="custom" selected>' in html
+    assert "Valeur personnalisée : 10 octets/param par paramètre" in text(html).replace(NBSP, " ")
+
+
+# --- empty state and bad input -------------------------------------------------------------------
+
+def test_empty_parameters_show_exactly_the_seed_sentence(client: TestClient) -> None:
+    html = page(client, params="", optimizer="adam-mixed", activations="0")
+    body = element(html, 'data-fragment="/fragments/results"')
+    assert "<p class=\"empty\">Saisissez une valeur pour afficher les résultats.</p>" in body
+    assert 'data-result="total"' not in html
+    assert element(html, 'data-error-for="params"') == ""  # a prompt, not an error
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("params", "abc", "Paramètres : « abc » n'est pas un nombre"),
+    ("params", "-3", "Paramètres : -3 est hors limites"),
+    ("activations", "x", "Mémoire d'activations : « x » n'est pas un nombre"),
+    ("optimizer", "adamw", "Mémoire par paramètre : « adamw » est inconnu"),
+])
+def test_bad_value_gets_an_inline_message(client: TestClient, field: str, value: str,
+                                          message: str) -> None:
+    query = {"params": "7", "optimizer": "adam-mixed", "activations": "0", field: value}
+    html = page(client, **query)
+    inline = element(html, f'data-error-for="{field}"').replace(NBSP, " ").replace(NNBSP, " ")
+    assert inline.startswith(message)
+    assert re.search(rf'<(input|select) id="{field}"[^>]*aria-invalid="true"', html)
+    assert "Corrigez la valeur signalée" in text(html)
+    assert "Détails" in text(html)  # the rest of the page still renders
+
+
+def test_user_input_is_escaped(client: TestClient) -> None:
+    attack = '"><script>alert(1)</script>'
+    html = page(client, params=attack)
+    assert "<script>alert(1)" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+# --- fragments (what the script swaps in) --------------------------------------------------------
+
+def test_fragment_is_the_results_panel_alone(client: TestClient) -> None:
+    response = client.get("/fragments/results", params={"params": "7", "activations": "20",
+                                                       "lang": "en"})
+    assert response.status_code == 200
+    assert "<html" not in response.text
+    assert element(response.text, 'data-result="total"') == f"132{NBSP}GB"
+    assert client.get("/fragments/nothing").status_code == 404
+
+
+def test_fragment_carries_field_errors_for_the_script(client: TestClient) -> None:
+    html = client.get("/fragments/results", params={"params": "abc", "lang": "en"}).text
+    assert "<li data-field=\"params\">Parameters: &#39;abc&#39; is not a number" in html
+
+
+# --- formulas, chart, sister links ---------------------------------------------------------------
+
+def test_worked_example_is_computed_not_typed(client: TestClient) -> None:
+    html = page(client)
+    assert ("<mn>7</mn><mo>×</mo><mn>16</mn><mo>=</mo><mn>112</mn>" in html)
+    assert "<mn>112</mn><mo>+</mo><mn>20</mn><mo>=</mo><mn>132</mn>" in html
+    for template in TEMPLATES.rglob("*.html"):
+        source = template.read_text()
+        assert "112" not in source and "132" not in source, template
+
+
+def test_formulas_are_mathml(client: TestClient) -> None:
+    html = page(client)
+    assert html.count("<math") >= 6
+    assert "<mi>M</mi><mo>=</mo><mi>N</mi><mo>·</mo><mi>B</mi>" in html
+
+
+def test_chart_segments_add_up_to_the_total() -> None:
+    estimate = estimate_seed(seed_inputs(7, activations_gb=20))
+    gpus = (find_gpu("rtx-4090-24gb"), find_gpu("h100-80gb"))
+    chart = stacked_bar(estimate, gpus)
+    assert [s.name for s in chart.segments] == [
+        "weights", "gradients", "master_weights", "optimizer_states", "activations"]
+    assert sum(s.memory_bytes for s in chart.segments) == estimate.total_bytes
+    end = chart.segments[-1].x + chart.segments[-1].width
+    assert end == pytest.approx(chart.total_x) and chart.total_x < WIDTH
+    h100_line = chart.lines[1].x
+    assert h100_line / chart.total_x == pytest.approx(80 * 2**30 / 132e9)
+
+
+def test_custom_bytes_chart_is_one_model_states_segment() -> None:
+    estimate = estimate_seed(seed_inputs(7, bytes_per_param=10))
+    assert parts(estimate) == (("model_states", 70 * 10**9),)
+
+
+def test_chart_is_inline_svg_with_capacity_lines(client: TestClient) -> None:
+    html = page(client, params="7", activations="20")
+    svg = element(html, 'role="img"')
+    assert svg.count('class="seg ') == 5
+    assert svg.count('class="cap"') == 2
+    assert "activations 20" in svg.replace(NBSP, " ")  # the text alternative
+
+
+def test_sister_calculators_are_marked_coming_until_they_exist(client: TestClient) -> None:
+    shown = text(page(client))
+    assert "Calculateur de VRAM pour l'inférence bientôt disponible" in shown
+    assert "Calculateur de paramètres LoRA bientôt disponible" in shown
+
+
+# --- accessibility, privacy, weight --------------------------------------------------------------
+
+def test_inputs_are_labelled_and_results_live(client: TestClient) -> None:
+    html = page(client)
+    for field in ("params", "optimizer", "bytes_per_param", "activations"):
+        assert f'<label for="{field}">' in html
+    assert 'aria-live="polite"' in element(html, 'id="results"') or \
+        re.search(r'data-fragment="/fragments/results" aria-live="polite"', html)
+    assert '<meta name="viewport"' in html
+
+
+def test_no_external_url_and_no_inline_script(client: TestClient) -> None:
+    html = page(client, params="7", activations="20")
+    for url in re.findall(r'(?:src|href|action)="([^"]*)"', html):
+        assert url.startswith(("/", "#")), url
+    assert re.findall(r"<script[^>]*>", html) == ['<script src="/static/app.js?v=0.1.0" defer>']
+    assert " style=" not in html and "<style" not in html  # CSP: style-src 'self'
+    assert "http://" not in html and "https://" not in html
+
+
+def test_page_weight_under_100_kb(client: TestClient) -> None:
+    html = client.get("/", params={"params": "7", "activations": "20"}).content
+    assets = [client.get(path).content for path in
+              ("/static/app.css", "/static/app.js", "/static/favicon.svg")]
+    assert len(html) + sum(map(len, assets)) < PAGE_WEIGHT_LIMIT
+
+
+def test_unknown_page_is_a_friendly_404(client: TestClient) -> None:
+    response = client.get("/nothing-here")
+    assert response.status_code == 404
+    assert "Page introuvable" in response.text and 'href="/"' in response.text
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("header", "expected"), [
+    ("fr-FR,fr;q=0.9,en;q=0.8", Lang.FR),
+    ("en-US,en;q=0.9,fr;q=0.8", Lang.EN),
+    ("de-DE,fr;q=0.5", Lang.FR),
+    ("de-DE", Lang.EN),
+    ("fr;q=0, en;q=0.1", Lang.EN),
+    ("fr;q=abc", Lang.EN),
+    ("", Lang.EN),
+])
+def test_accept_language(header: str, expected: Lang) -> None:
+    assert from_accept_language(header, Lang.EN) is expected
+
+
+def test_french_punctuation_gets_unbreakable_spaces() -> None:
+    assert typeset("Tient : oui ; « 7 » ?", Lang.FR) == \
+        f"Tient{NBSP}: oui{NNBSP}; «{NBSP}7{NBSP}»{NNBSP}?"
+    assert typeset("Fits: yes ; ok ?", Lang.EN) == "Fits: yes ; ok ?"

@@ -19,6 +19,7 @@ from vramplan.hf_config import (
     check_safetensors_index,
     load_config,
     parse_config,
+    parse_config_text,
 )
 from vramplan.i18n import Lang
 from vramplan.presets.models import find_model
@@ -174,3 +175,13 @@ def test_sliding_window_layers_follow_each_family() -> None:
     phi3 = parse_config(_config("phi-3-mini-4k"))
     assert (phi3.sliding_window, phi3.sliding_window_layers) == (2047, 32)
     assert parse_config(_config("mistral-7b-v0.3")).sliding_window is None
+
+
+def test_pasted_text_is_parsed_or_refused_by_name() -> None:
+    text = (FIXTURES / "llama-2-7b" / "config.json").read_text(encoding="utf-8")
+    assert parse_config_text(text).params_total == 6_738_415_616
+    with pytest.raises(ConfigFileError) as raised:
+        parse_config_text("{", label="upload.json")
+    assert "'upload.json'" in raised.value.message(Lang.EN)
+    with pytest.raises(ConfigFileError):
+        parse_config_text("42")

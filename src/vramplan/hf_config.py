@@ -434,6 +434,18 @@ def parse_config(config: Mapping[str, Any]) -> Architecture:
     return _READERS[model_type](_Keys(config, model_type))
 
 
+def parse_config_text(text: str, label: str = CONFIG_FILE) -> Architecture:
+    """The architecture of config.json text pasted or uploaded by a user (pure: no I/O);
+    `label` names it in errors."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        raise ConfigFileError(label, "not_json") from None
+    if not isinstance(data, dict):
+        raise ConfigFileError(label, "not_object")
+    return parse_config(data)
+
+
 # --- files ----------------------------------------------------------------------------------------
 
 

@@ -74,7 +74,8 @@ def make_optimizer(params: list[torch.Tensor], setup: TraceSetup) -> torch.optim
         case Optimizer.ADAMW:
             return torch.optim.AdamW(params, lr=LEARNING_RATE, foreach=foreach, fused=fused)
         case Optimizer.SGD_MOMENTUM:
-            return torch.optim.SGD(params, lr=LEARNING_RATE, momentum=SGD_MOMENTUM, foreach=foreach, fused=fused)
+            return torch.optim.SGD(params, lr=LEARNING_RATE, momentum=SGD_MOMENTUM,
+                                   foreach=foreach, fused=fused)
         case Optimizer.SGD:
             return torch.optim.SGD(params, lr=LEARNING_RATE, foreach=foreach, fused=fused)
         case Optimizer.ADAFACTOR:

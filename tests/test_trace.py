@@ -1,0 +1,296 @@
+"""`vramplan trace` on tiny models: fake steps count what real steps allocate, byte for byte.
+
+Every expected number below is computed from the tiny configs defined here (parameter shapes times
+bytes per value, each allocation rounded up to 512 bytes as the CUDA caching allocator does:
+c10/cuda/CUDACachingAllocator.cpp, kMinBlockSize = 512).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("peft")
+
+from vramplan.cli.main import main  # noqa: E402
+from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName  # noqa: E402
+from vramplan.trace import Category, Phase, TraceResult, make_setup  # noqa: E402
+from vramplan.trace.run import run_trace  # noqa: E402
+from vramplan.trace.tracker import allocation_bytes  # noqa: E402
+
+pytestmark = pytest.mark.trace
+
+HIDDEN, INTER, LAYERS, HEADS, KV_HEADS, VOCAB = 128, 256, 2, 4, 2, 256
+HEAD_DIM = HIDDEN // HEADS
+LLAMA = {"model_type": "llama", "hidden_size": HIDDEN, "intermediate_size": INTER,
+         "num_hidden_layers": LAYERS, "num_attention_heads": HEADS,
+         "num_key_value_heads": KV_HEADS, "vocab_size": VOCAB, "max_position_embeddings": 256,
+         "tie_word_embeddings": False}
+"""A 2-layer Llama whose every tensor holds a multiple of 128 values (fp32: of 512 bytes)."""
+GPT2 = {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 256,
+        "n_positions": 64, "bos_token_id": 0, "eos_token_id": 0}
+FALCON = {"model_type": "falcon", "hidden_size": 64, "num_hidden_layers": 2,
+          "num_attention_heads": 4, "vocab_size": 256, "new_decoder_architecture": True,
+          "num_kv_heads": 2, "bos_token_id": 0, "eos_token_id": 0}
+CONFIGS = {"llama": LLAMA, "gpt2": GPT2, "falcon": FALCON}
+ROPE_BUFFERS = 2 * allocation_bytes(4 * HEAD_DIM // 2)
+"""LlamaRotaryEmbedding's fp32 `inv_freq` and `original_inv_freq` buffers (head_dim / 2 each)."""
+
+
+def llama_shapes() -> dict[str, int]:
+    """Values per parameter tensor of LLAMA, by role (from LlamaForCausalLM's modules)."""
+    kv = KV_HEADS * HEAD_DIM
+    per_layer = {"q": HIDDEN * HIDDEN, "k": HIDDEN * kv, "v": HIDDEN * kv, "o": HIDDEN * HIDDEN,
+                 "gate": HIDDEN * INTER, "up": HIDDEN * INTER, "down": INTER * HIDDEN,
+                 "norm1": HIDDEN, "norm2": HIDDEN}
+    shapes = {f"{layer}.{name}": n for layer in range(LAYERS) for name, n in per_layer.items()}
+    return {**shapes, "embed": VOCAB * HIDDEN, "final_norm": HIDDEN, "head": VOCAB * HIDDEN}
+
+
+def trace(config: dict[str, Any] = LLAMA, *, real: bool = False, **options: Any) -> TraceResult:
+    options = {"batch": 2, "seq_len": 16, **options}
+    return run_trace(make_setup("tiny", config, **options), real=real)
+
+
+# --- fake and real steps agree ----------------------------------------------------------------
+
+AGREEMENT_CASES = {
+    "llama-full-fp32-foreach": ("llama", {"precision": "fp32"}),
+    "llama-full-mixed-fused": ("llama", {"precision": "mixed", "optimizer_impl": "fused"}),
+    "llama-lora-bf16-checkpointing": ("llama", {"method": "lora", "lora_targets": "q,v,head",
+                                                "checkpointing": "full"}),
+    "llama-qlora-nf4dq-paged8bit": ("llama", {"method": "qlora", "quant": "nf4-dq",
+                                              "optimizer": "paged-adamw-8bit"}),
+    "llama-freeze-amp-eager-sgd": ("llama", {"method": "freeze", "precision": "amp",
+                                             "attention": "eager",
+                                             "optimizer": "sgd-momentum"}),
+    "gpt2-lora-all-adafactor": ("gpt2", {"method": "lora", "lora_targets": "all",
+                                         "optimizer": "adafactor"}),
+    "falcon-full-for-loop": ("falcon", {"optimizer_impl": "for-loop"}),
+}
+
+
+@pytest.mark.parametrize("name", list(AGREEMENT_CASES), ids=list(AGREEMENT_CASES))
+def test_fake_and_real_cpu_steps_count_the_same_bytes(name: str) -> None:
+    model, options = AGREEMENT_CASES[name]
+    fake = trace(CONFIGS[model], **options)
+    real = trace(CONFIGS[model], real=True, **options)
+    assert (fake.real, real.real) == (False, True)
+    assert fake.peak_bytes == real.peak_bytes
+    assert fake.peak_phase is real.peak_phase
+    assert fake.breakdown == real.breakdown
+    assert fake.phases == real.phases
+    assert fake.paged_bytes == real.paged_bytes
+
+
+@pytest.mark.parametrize("name", list(AGREEMENT_CASES), ids=list(AGREEMENT_CASES))
+def test_breakdown_sums_to_the_peak(name: str) -> None:
+    model, options = AGREEMENT_CASES[name]
+    result = trace(CONFIGS[model], **options)
+    assert result.breakdown.total_bytes == result.peak_bytes
+    assert [p.phase for p in result.phases] == list(Phase)
+    for phase in result.phases:
+        assert phase.breakdown.total_bytes == phase.peak_bytes <= result.peak_bytes
+    assert result.phase(result.peak_phase).peak_bytes == result.peak_bytes
+    assert sum(result.breakdown.by_component().values()) == result.peak_bytes
+
+
+# --- exact model states -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("impl", ["foreach", "fused", "for-loop"])
+def test_full_fp32_adamw_holds_4n_weights_4n_grads_8n_states_at_the_step(impl: str) -> None:
+    result = trace(precision="fp32", optimizer="adamw", optimizer_impl=impl)
+    shapes = llama_shapes()
+    n = sum(shapes.values())
+    assert result.params_total == result.params_trainable == n
+    at_step = result.phase(Phase.OPTIMIZER_STEP).breakdown
+    assert at_step[Category.WEIGHTS_TRAINABLE] == 4 * n
+    assert at_step[Category.WEIGHTS_FROZEN] == ROPE_BUFFERS
+    assert at_step[Category.GRADIENTS] == 4 * n
+    step_counters = len(shapes) * allocation_bytes(4)  # one fp32 scalar `step` per tensor
+    assert at_step[Category.OPTIMIZER_STATES] == 8 * n + step_counters
+    assert at_step[Category.MASTER_WEIGHTS] == 0
+
+
+def test_mixed_precision_keeps_bf16_weights_and_fp32_masters() -> None:
+    result = trace(precision="mixed", optimizer="adamw")
+    n = sum(llama_shapes().values())
+    at_step = result.phase(Phase.OPTIMIZER_STEP).breakdown
+    bf16 = sum(allocation_bytes(2 * values) for values in llama_shapes().values())
+    assert at_step[Category.WEIGHTS_TRAINABLE] == bf16  # norms: 256 bytes, rounded to 512
+    assert at_step[Category.MASTER_WEIGHTS] == 4 * n
+    assert at_step[Category.GRADIENTS] == 4 * n  # bf16 grads became the masters' fp32 grads
+    assert at_step[Category.OPTIMIZER_STATES] == 8 * n + len(llama_shapes()) * 512
+
+
+def test_lora_holds_gradients_only_for_adapters() -> None:
+    rank = 4
+    result = trace(method="lora", lora_r=rank, lora_targets="q,v")
+    kv = KV_HEADS * HEAD_DIM
+    adapters = LAYERS * (rank * HIDDEN + HIDDEN * rank + rank * HIDDEN + kv * rank)
+    assert result.params_trainable == adapters
+    assert result.params_total == sum(llama_shapes().values()) + adapters
+    adapter_values = (rank * HIDDEN, HIDDEN * rank, rank * HIDDEN, kv * rank)  # q: A, B; v: A, B
+    adapter_bytes = LAYERS * sum(allocation_bytes(2 * values) for values in adapter_values)
+    at_step = result.phase(Phase.OPTIMIZER_STEP).breakdown
+    assert at_step[Category.GRADIENTS] == adapter_bytes
+    assert at_step[Category.WEIGHTS_TRAINABLE] == adapter_bytes
+    assert at_step[Category.OPTIMIZER_STATES] == 2 * adapter_bytes + 4 * LAYERS * 512
+
+
+def test_freeze_trains_only_the_last_block() -> None:
+    result = trace(method="freeze", train_layers=1)
+    block = sum(n for name, n in llama_shapes().items() if name.startswith(f"{LAYERS - 1}."))
+    assert result.params_trainable == block
+
+
+def test_qlora_stores_packed_4bit_weights_with_their_constants() -> None:
+    result = trace(method="qlora", quant="nf4", lora_r=4, lora_targets="q")
+    shapes = llama_shapes()
+    linears = [n for name, n in shapes.items() if name.split(".")[-1] in
+               ("q", "k", "v", "o", "gate", "up", "down")]
+    packed = sum(allocation_bytes(n // 2) + allocation_bytes(4 * -(-n // 64)) + 512
+                 for n in linears)  # uint8 pairs, fp32 absmax per 64, 16-entry fp32 code
+    kept = sum(allocation_bytes(2 * n) for name, n in shapes.items()
+               if name in ("embed", "head", "final_norm") or "norm" in name)
+    at_step = result.phase(Phase.OPTIMIZER_STEP).breakdown
+    assert at_step[Category.WEIGHTS_FROZEN] == packed + kept + ROPE_BUFFERS
+    assert result.params_total == sum(shapes.values()) + result.params_trainable
+    assert "bitsandbytes 4-bit" in result.emulated[0]
+
+
+def test_8bit_adam_states_are_uint8_with_fp32_block_statistics() -> None:
+    result = trace(precision="bf16-true", optimizer="adamw-8bit")
+    expected = 2 * allocation_bytes(4 * 256)  # the shared signed and unsigned maps
+    for n in llama_shapes().values():
+        if n >= 4096:  # bitsandbytes min_8bit_size
+            expected += 2 * allocation_bytes(n) + 2 * allocation_bytes(4 * -(-n // 256))
+        else:
+            expected += 2 * allocation_bytes(4 * n)
+    assert result.phase(Phase.OPTIMIZER_STEP).breakdown[Category.OPTIMIZER_STATES] == expected
+
+
+def test_paged_optimizer_states_are_reported_apart_from_the_peak() -> None:
+    paged = trace(method="lora", optimizer="paged-adamw")
+    plain = trace(method="lora", optimizer="adamw", precision="fp32")
+    assert paged.paged_bytes > 0
+    assert paged.phase(Phase.OPTIMIZER_STEP).breakdown[Category.OPTIMIZER_STATES] == 0
+    assert plain.paged_bytes == 0
+
+
+# --- the physics moves the right way ----------------------------------------------------------
+
+
+def test_checkpointing_saves_fewer_activations() -> None:
+    plain = trace(seq_len=64, method="lora")
+    checkpointed = trace(seq_len=64, method="lora", checkpointing="full")
+    saved = Category.SAVED_ACTIVATIONS
+    assert (checkpointed.phase(Phase.LOSS).breakdown[saved]
+            < plain.phase(Phase.LOSS).breakdown[saved])
+
+
+def test_eager_attention_saves_the_score_matrix_sdpa_does_not() -> None:
+    eager = trace(seq_len=128, method="lora", attention="eager")
+    sdpa = trace(seq_len=128, method="lora", attention="sdpa")
+    saved = Category.SAVED_ACTIVATIONS
+    difference = (eager.phase(Phase.LOSS).breakdown[saved]
+                  - sdpa.phase(Phase.LOSS).breakdown[saved])
+    scores = 2 * HEADS * 128 * 128 * 2  # batch 2, bf16 probabilities of one layer
+    assert difference >= LAYERS * scores
+
+
+def test_a_larger_batch_never_needs_less_memory() -> None:
+    peaks = [trace(batch=batch, method="lora").peak_bytes for batch in (1, 2, 4)]
+    assert peaks == sorted(peaks)
+    assert peaks[0] < peaks[2]
+
+
+# --- bad setups say what is accepted ----------------------------------------------------------
+
+
+def test_bad_setups_raise_named_errors() -> None:
+    with pytest.raises(ConflictingOptions):
+        make_setup("tiny", LLAMA, method="lora", quant="nf4")
+    with pytest.raises(ConflictingOptions):
+        make_setup("tiny", LLAMA, method="full", lora_r=8)
+    with pytest.raises(UnknownName) as unknown:
+        make_setup("tiny", LLAMA, attention="flash")
+    assert "sdpa" in str(unknown.value)
+    with pytest.raises(UnknownName):
+        make_setup("tiny", LLAMA, method="lora", lora_targets="q,x")
+    with pytest.raises(OutOfRange):
+        trace(method="freeze", train_layers=LAYERS + 1)
+    with pytest.raises(UnknownName) as falcon:
+        trace(FALCON, method="lora", lora_targets="gate")
+    assert "query_key_value" in str(falcon.value)
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+
+def run_cli(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    status = main(list(argv), out, io.StringIO())
+    return status, out.getvalue()
+
+
+def test_cli_json_from_a_config_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(LLAMA), encoding="utf-8")
+    status, out = run_cli("trace", "--config", str(config), "--method", "lora", "--lora-r", "4",
+                          "--lora-targets", "q,v", "--batch", "2", "--seq-len", "16", "--json")
+    assert status == 0
+    payload = json.loads(out)
+    assert payload["mode"] == "trace"
+    assert payload["setup"]["lora_targets"] == ["q", "v"]
+    assert payload["peak_bytes"] == sum(p["memory_bytes"] for p in payload["breakdown"])
+    assert payload["peak_phase"] in [phase.value for phase in Phase]
+    assert "step 2 of 2" in capsys.readouterr().err
+
+
+def test_cli_text_report_in_french(tmp_path: Path) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(GPT2), encoding="utf-8")
+    status, out = run_cli("trace", "--config", str(config), "--seq-len", "16", "--lang", "fr")
+    assert status == 0
+    assert "Pic :" in out
+    assert "activations gardées pour la rétropropagation" in out
+
+
+def test_cli_bad_values_exit_2(tmp_path: Path) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(LLAMA), encoding="utf-8")
+    assert run_cli("trace", "--config", str(config), "--batch", "0")[0] == 2
+    assert run_cli("trace", "--config", str(config), "--method", "lora",
+                   "--lora-targets", "q,zz")[0] == 2
+    assert run_cli("trace", "--config", str(config), "--precision", "fp8")[0] == 2
+
+
+def test_cli_without_the_extra_says_what_to_install(monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    import vramplan.cli.trace as command
+
+    monkeypatch.setattr(command, "missing_packages", lambda: ["torch", "peft"])
+    status, out = run_cli("trace", "--model", "llama-3.1-8b")
+    assert (status, out) == (2, "")
+    assert "pip install 'vramplan[trace]'" in capsys.readouterr().err
+
+
+def test_python_api_and_light_imports() -> None:
+    code = ("import sys, vramplan, vramplan.cli.main, vramplan.trace;"
+            "assert 'torch' not in sys.modules, 'torch imported at start';"
+            "r = vramplan.trace(config=" + repr(GPT2) + ", seq_len=8);"
+            "r2 = vramplan.trace(config=" + repr(GPT2) + ", seq_len=8);"
+            "assert r.peak_bytes == r2.peak_bytes > 0; print(r.peak_phase.value)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stderr

@@ -1,0 +1,368 @@
+"""Activation memory: the tensors each operation saves for backward, and the logits and loss.
+
+The starting point is Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+Transformer Models" (arXiv:2205.05198), section 4.1: per layer, s·b·h·(34 + 5·a·s/h) bytes in
+16-bit with every weight trained and eager attention. We do not use that closed form: we list what
+autograd really keeps, operation by operation, because what a layer saves depends on what trains.
+
+Rules of autograd used throughout (PyTorch `tools/autograd/derivatives.yaml` and the codegen's
+`should_compute_output` guards in `gen_variable_type.py`):
+- a linear layer saves its input only when its weight needs a gradient, and its weight only when
+  its input needs one: a frozen linear keeps no activation (checked in tests/test_activations.py);
+- element-wise ops save what their derivative needs (SiLU/GELU their input, a product both
+  factors, dropout its mask: one byte per element on CUDA, `native_dropout`);
+- a view keeps its whole base alive: litgpt's value tensor is a view of the fused qkv output;
+- FlashAttention and PyTorch's SDPA kernels save q, k, v, the output and the log-sum-exp per row
+  (Dao et al. 2022, arXiv:2205.14135, section 3.1); eager attention also saves the probabilities.
+
+Framework implementations are followed from their source: litgpt `litgpt/model.py` (Block,
+CausalSelfAttention, RMSNorm with an fp32 copy, GptNeoxMLP/LLaMAMLP), `litgpt/lora.py`
+(LoRAQKVLinear with `lora_dropout`, `zero_pad` through `index_copy`, which keeps its source),
+bitsandbytes `autograd/_functions.py` MatMul4Bit (keeps its input A whenever A needs a gradient,
+even with a frozen weight), Lightning Fabric `plugins/precision/half.py` (`convert_output` casts the
+model's output, the logits, to the default dtype float32), and transformers' `LlamaRMSNorm` and
+`ForCausalLMLoss` (`logits.float()`).
+
+All sizes are bytes per token (multiply by batch x sequence) unless the name says otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vramplan.architecture import Architecture, MlpKind, NormKind
+from vramplan.lora import LoraTarget
+from vramplan.setup import Attention, Checkpointing, Framework
+
+FP32 = 4
+DROPOUT_MASK_BYTES = 1
+"""`native_dropout` on CUDA returns a bool mask (aten/src/ATen/native/cuda/Dropout.cu)."""
+LITGPT_LM_HEAD_CHUNK = 128
+"""litgpt finetune scripts call `model(input_ids, lm_head_chunk_size=128)` and
+`chunked_cross_entropy(..., chunk_size=128)` (litgpt/finetune/lora.py, litgpt/utils.py)."""
+LITGPT_LORA_DROPOUT = 0.05
+"""litgpt's default `lora_dropout` (finetune/lora.py hyperparameters and config_hub YAMLs)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BlockSpec:
+    """What decides which tensors one block saves."""
+
+    framework: Framework
+    residual_bytes: int
+    """Bytes per element of the residual stream and norm outputs (4 under autocast and fp32)."""
+    compute_bytes: int
+    """Bytes per element of linear-layer outputs (2 in bf16/fp16 and under autocast)."""
+    autocast: bool
+    weights_train: bool
+    """The block's own weights train (full fine-tuning, or a trained block of `freeze`)."""
+    base_keeps_input: bool
+    """A quantized frozen base whose matmul keeps its input (bitsandbytes MatMul4Bit)."""
+    lora_targets: frozenset[LoraTarget]
+    lora_rank: int
+    lora_dropout: bool
+    attention: Attention
+
+
+@dataclass(frozen=True, slots=True)
+class Saved:
+    """One tensor saved for backward: its name and its bytes per token."""
+
+    name: str
+    bytes_per_token: int
+
+
+class _Ledger:
+    """Saved tensors by name: a tensor saved by two operations is counted once."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, int] = {}
+
+    def keep(self, name: str, bytes_per_token: int) -> None:
+        self._items.setdefault(name, bytes_per_token)
+
+    def items(self) -> tuple[Saved, ...]:
+        return tuple(Saved(name, n) for name, n in self._items.items() if n > 0)
+
+
+def block_saved(arch: Architecture, spec: BlockSpec, seq_len: int,
+                input_needs_grad: bool = True) -> tuple[Saved, ...]:
+    """Tensors one transformer block keeps for backward, per token.
+
+    `input_needs_grad` is False for a block whose input comes from frozen layers (the first block
+    under LoRA, the first trained block under `freeze`): its first norm and the frozen matmuls
+    that read it save nothing (autograd builds no graph for them).
+    """
+    ledger = _Ledger()
+    r = spec.residual_bytes
+    _norm(ledger, arch, spec, _Tensor("x_in", r), name="norm_1", needs_grad=input_needs_grad)
+    n1 = _Tensor("norm_1_out", r)
+    _attention(ledger, arch, spec, n1, seq_len=seq_len, input_needs_grad=input_needs_grad)
+    if arch.parallel_block:
+        if not arch.shared_block_norm:
+            _norm(ledger, arch, spec, _Tensor("x_in", r), name="norm_2",
+                  needs_grad=input_needs_grad)
+        n2 = n1 if arch.shared_block_norm else _Tensor("norm_2_out", r)
+    else:
+        if arch.sandwich_norms:
+            _norm(ledger, arch, spec, _Tensor("attn_proj_out", spec.compute_bytes),
+                  name="post_attention_norm", needs_grad=True)
+        _norm(ledger, arch, spec, _Tensor("x_mid", r), name="norm_2", needs_grad=True)
+        n2 = _Tensor("norm_2_out", r)
+    _mlp(ledger, arch, spec, n2, input_needs_grad or not arch.parallel_block)
+    if arch.sandwich_norms:
+        _norm(ledger, arch, spec, _Tensor("mlp_out", spec.compute_bytes), name="post_mlp_norm",
+              needs_grad=True)
+    return ledger.items()
+
+
+@dataclass(frozen=True, slots=True)
+class _Tensor:
+    """A named activation and its bytes per element."""
+
+    name: str
+    itemsize: int
+
+
+def _norm(ledger: _Ledger, arch: Architecture, spec: BlockSpec, source: _Tensor, *, name: str,
+          needs_grad: bool) -> None:
+    """A norm layer reading `source`."""
+    h = arch.hidden_size
+    if arch.norm is NormKind.RMSNORM:
+        # litgpt RMSNorm and transformers' LlamaRMSNorm compute in fp32: `x.float()` is a new
+        # fp32 copy, saved by `x * x` and `x * rsqrt(...)` (no copy when x already is fp32).
+        if needs_grad:
+            if source.itemsize == FP32:
+                ledger.keep(source.name, FP32 * h)
+            else:
+                ledger.keep(f"{name}_input_fp32", FP32 * h)
+            ledger.keep(f"{name}_rstd", FP32)
+        if spec.weights_train:
+            # `weight * x_normed` saves x_normed for the weight's gradient: fp32 in litgpt,
+            # the 16-bit cast in transformers (`self.weight * hidden_states.to(input_dtype)`)
+            normed = FP32 if spec.framework is Framework.LITGPT else spec.residual_bytes
+            ledger.keep(f"{name}_normed", normed * h)
+    elif needs_grad or spec.weights_train:
+        # native_layer_norm saves its input and its fp32 mean and rstd, whatever trains
+        ledger.keep(source.name, source.itemsize * h)
+        ledger.keep(f"{name}_stats", 2 * FP32)
+
+
+def _linear(ledger: _Ledger, spec: BlockSpec, source: _Tensor, width: int, *, lora: int,
+            prefix: str, needs_grad: bool = True) -> None:
+    """What linear layers reading `source` (`width` elements per token) keep; `lora` is how
+    many of them carry an adapter (each with its own dropout)."""
+    if spec.weights_train:
+        if spec.autocast and source.itemsize != spec.compute_bytes:
+            ledger.keep(f"{prefix}_input_16bit", spec.compute_bytes * width)
+        else:
+            ledger.keep(source.name, source.itemsize * width)
+    elif spec.base_keeps_input and needs_grad:
+        ledger.keep(source.name, source.itemsize * width)
+    for i in range(lora):
+        tag = f"{prefix}{i}"
+        if spec.lora_dropout:
+            if needs_grad:
+                ledger.keep(f"{tag}_lora_dropout_mask", DROPOUT_MASK_BYTES * width)
+            ledger.keep(f"{tag}_lora_dropout_out", spec.compute_bytes * width)
+        elif spec.autocast and source.itemsize != spec.compute_bytes:
+            ledger.keep(f"{prefix}_lora_input_16bit", spec.compute_bytes * width)
+        else:
+            ledger.keep(source.name, source.itemsize * width)
+        ledger.keep(f"{tag}_lora_a_out", spec.compute_bytes * spec.lora_rank)
+
+
+def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor, *,
+               seq_len: int, input_needs_grad: bool) -> None:
+    c, q, kv = spec.compute_bytes, arch.q_dim, arch.kv_dim
+    qkv_lora = spec.lora_targets & {LoraTarget.Q, LoraTarget.K, LoraTarget.V}
+    fused = spec.framework is Framework.LITGPT
+    adapters = (1 if qkv_lora else 0) if fused else len(qkv_lora)
+    _linear(ledger, spec, n1, arch.hidden_size, lora=adapters, prefix="qkv",
+            needs_grad=input_needs_grad)
+    if not (input_needs_grad or spec.weights_train or qkv_lora):
+        return  # nothing inside attention needs a gradient
+    if fused and qkv_lora and len(qkv_lora) < 3:
+        # zero_pad: `index_copy` keeps its source, the reshaped B output (litgpt/lora.py)
+        widths = {LoraTarget.Q: q, LoraTarget.K: kv, LoraTarget.V: kv}
+        ledger.keep("qkv_lora_zero_pad_source", c * sum(widths[t] for t in qkv_lora))
+    grouped = arch.n_kv_heads != arch.n_heads
+    expanded_kv = q if grouped else kv
+    # q and k are new tensors after RoPE; k and v are expanded copies under GQA/MQA
+    # (litgpt `k.expand(...).reshape(...)`, transformers `repeat_kv`)
+    ledger.keep("q", c * q)
+    ledger.keep("k", c * expanded_kv)
+    if fused and not grouped:
+        # v = qkv.split(...)[2].reshape(...) is a view: it keeps the whole fused output alive
+        ledger.keep("qkv", c * (q + 2 * kv))
+    else:
+        ledger.keep("v", c * expanded_kv)
+    attn_out = _Tensor("attn_out", c)
+    ledger.keep(attn_out.name, c * q)
+    if spec.attention is Attention.EAGER or _softcapped(arch):
+        _eager_scores(ledger, arch, spec, seq_len)
+    else:
+        ledger.keep("attn_logsumexp", FP32 * arch.n_heads)
+    _linear(ledger, spec, attn_out, q, lora=int(LoraTarget.O in spec.lora_targets), prefix="o")
+
+
+def _softcapped(arch: Architecture) -> bool:
+    return getattr(arch, "attn_logit_softcapping", None) is not None
+
+
+def _eager_scores(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_len: int) -> None:
+    """Scores materialized, n_heads x seq_len per token."""
+    per_row = arch.n_heads * seq_len
+    c = spec.compute_bytes
+    if spec.framework is Framework.LITGPT and not _softcapped(arch):
+        # SDPA's math fallback: the 16-bit probabilities and a scaled copy of q
+        ledger.keep("attn_probs", c * per_row)
+        ledger.keep("q_scaled", c * arch.q_dim)
+        return
+    # transformers' eager attention and litgpt's soft-capped path: softmax(dtype=float32) saves
+    # its fp32 output, `.to(q.dtype)` is saved by probs @ v; tanh saves its output
+    ledger.keep("attn_probs_fp32", FP32 * per_row)
+    ledger.keep("attn_probs", c * per_row)
+    if _softcapped(arch):
+        ledger.keep("attn_tanh", c * per_row)
+
+
+def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
+         input_needs_grad: bool) -> None:
+    c, h = spec.compute_bytes, arch.hidden_size
+    active = arch.experts_per_token + arch.n_shared_experts if arch.is_moe else 1
+    f = arch.expert_intermediate_size * active
+    targets = spec.lora_targets
+    if arch.mlp is MlpKind.GATED:
+        lora_in = int(LoraTarget.GATE in targets) + int(LoraTarget.UP in targets)
+        _linear(ledger, spec, n2, h, lora=lora_in, prefix="gate_up", needs_grad=input_needs_grad)
+        # act(gate) saves its input; act * up saves both factors
+        ledger.keep("gate_out", c * f)
+        ledger.keep("act_out", c * f)
+        ledger.keep("up_out", c * f)
+        _linear(ledger, spec, _Tensor("mlp_hidden", c), f,
+                lora=int(LoraTarget.DOWN in targets), prefix="down")
+    else:
+        _linear(ledger, spec, n2, h, lora=int(LoraTarget.UP in targets), prefix="up",
+                needs_grad=input_needs_grad)
+        ledger.keep("up_out", c * f)
+        _linear(ledger, spec, _Tensor("act_out", c), f,
+                lora=int(LoraTarget.DOWN in targets), prefix="down")
+    if arch.is_moe:
+        ledger.keep("router_probs", FP32 * arch.n_experts)
+
+
+def quantized_base_inputs(arch: Architecture, spec: BlockSpec) -> int:
+    """Bytes per token that a block's quantized linears keep in their autograd context: the input
+    of every matmul (bitsandbytes MatMul4Bit stores `ctx.tensors = (A, B)`). These are plain
+    attributes of the context, not saved tensors: backward does not release them, only the death
+    of the graph does (PyTorch releases `save_for_backward` tensors after a node runs)."""
+    if not spec.base_keeps_input:
+        return 0
+    r, c, h = spec.residual_bytes, spec.compute_bytes, arch.hidden_size
+    shared = arch.parallel_block and arch.shared_block_norm
+    inputs = r * h + c * arch.q_dim + (0 if shared else r * h)
+    active = arch.experts_per_token + arch.n_shared_experts if arch.is_moe else 1
+    return inputs + c * arch.expert_intermediate_size * active
+
+
+def block_backward_transient(arch: Architecture, spec: BlockSpec) -> int:
+    """Bytes per token created while one block runs backward, beyond what it saved: the MLP's
+    gradients (three intermediate-wide tensors at once: d(act*up), d(act), d(up)) or attention's
+    (dq, dk, dv and FlashAttention's fp32 dq accumulator, flash_bwd_kernel.h), whichever is
+    larger."""
+    c = spec.compute_bytes
+    mlp = 3 * c * arch.expert_intermediate_size
+    attention = 3 * c * arch.q_dim + FP32 * arch.q_dim
+    return max(mlp, attention)
+
+
+def block_input_bytes(arch: Architecture, spec: BlockSpec) -> int:
+    """Bytes per token of a block's input: what full checkpointing keeps per block."""
+    return spec.residual_bytes * arch.hidden_size
+
+
+def checkpointed(blocks: tuple[Saved, ...], checkpointing: Checkpointing) -> tuple[Saved, ...]:
+    """Selective checkpointing (Korthikanti et al. 2022, section 4.2) recomputes the attention
+    core: the score matrix is not kept."""
+    if checkpointing is not Checkpointing.SELECTIVE:
+        return blocks
+    return tuple(s for s in blocks if not s.name.startswith(("attn_probs", "attn_tanh",
+                                                             "q_scaled")))
+
+
+def total_per_token(items: tuple[Saved, ...]) -> int:
+    return sum(item.bytes_per_token for item in items)
+
+
+@dataclass(frozen=True, slots=True)
+class HeadSpec:
+    """What decides the memory of the final norm, the head, the logits and the loss."""
+
+    framework: Framework
+    chunked: bool
+    """litgpt's `lm_head_chunk_size=128` (LoRA scripts): logits come as a list of chunks, so no
+    copy is made when the last position is dropped."""
+    head_trains: bool
+    head_lora: bool
+    head_keeps_input: bool
+    """A quantized head whose matmul keeps its input (bitsandbytes MatMul4Bit)."""
+    head_dequant_bytes: int
+    """Bytes of the head weight dequantized to 16 bits for each matmul (0 when not quantized)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LossMemory:
+    """The final norm, head and loss, in bytes for the whole micro-batch."""
+
+    saved_bytes: int
+    """Final norm and head inputs kept for backward."""
+    logits_alive_bytes: int
+    """Logits still referenced when backward runs through the blocks (and, in litgpt's loop,
+    through the optimizer step: `logits` is a loop variable)."""
+    forward_peak_bytes: int
+    """Vocabulary-sized tensors alive when the loss has just been computed."""
+    backward_peak_bytes: int
+    """Vocabulary-sized tensors alive while the loss's backward runs (first chunk)."""
+
+
+def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: int,
+                  seq_len: int) -> LossMemory:
+    """Logits and loss memory, with the fp32 upcast that every framework does before the
+    softmax: Fabric's `convert_output` (to float32) for litgpt, `logits.float()` in transformers'
+    `ForCausalLMLoss`; the fp32 log-softmax is saved by the loss."""
+    tokens = batch * seq_len
+    h, vocab, c = arch.hidden_size, arch.vocab_size, block.compute_bytes
+    saved = _final_norm_bytes(arch, block, head) * tokens
+    if head.head_trains or head.head_keeps_input:
+        saved += block.residual_bytes * h * tokens
+    if head.head_lora:
+        saved += (DROPOUT_MASK_BYTES + c) * h * tokens if block.lora_dropout else 0
+    fp32_logits = FP32 * vocab * tokens
+    if head.framework is Framework.LITGPT:
+        alive = fp32_logits
+        copy = 0 if head.chunked or batch == 1 else fp32_logits  # logits[..., :-1, :] reshaped
+    else:
+        alive = c * vocab * tokens  # the 16-bit logits stay in the model's output
+        copy = fp32_logits  # `.float()` inside the loss
+    log_softmax = fp32_logits  # saved by the cross-entropy for its backward
+    chunk = min(LITGPT_LM_HEAD_CHUNK, seq_len) * batch if head.chunked else tokens
+    # backward of the first chunk: the fp32 gradients of the log-softmax and of the logits; the
+    # fp32 copy is a forward transient (log_softmax saves its output, not its input)
+    backward_first_chunk = 2 * FP32 * vocab * chunk
+    return LossMemory(
+        saved_bytes=saved, logits_alive_bytes=alive,
+        forward_peak_bytes=alive + log_softmax + copy,
+        backward_peak_bytes=alive + log_softmax + backward_first_chunk + head.head_dequant_bytes)
+
+
+def _final_norm_bytes(arch: Architecture, block: BlockSpec, head: HeadSpec) -> int:
+    ledger = _Ledger()
+    spec = BlockSpec(block.framework, block.residual_bytes, block.compute_bytes, block.autocast,
+                     weights_train=head.head_trains, base_keeps_input=False,
+                     lora_targets=frozenset(), lora_rank=0, lora_dropout=False,
+                     attention=block.attention)
+    if arch.final_norm:
+        _norm(ledger, arch, spec, _Tensor("x_last", block.residual_bytes), name="final_norm",
+              needs_grad=True)
+    return total_per_token(ledger.items())

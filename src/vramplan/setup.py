@@ -1,0 +1,165 @@
+"""The vocabulary of a training or inference setup: one string enum per choice.
+
+Names and values are those of the measured-case format (`../shared/validation/FORMAT.md`), so that a
+case row, a CLI flag, a JSON field and a web form value are the same word. The detailed model
+(`vramplan.training`), sharding (`vramplan.sharding`, which owns `Scheme` and `Offload`) and
+inference import them from here.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TypeVar
+
+from vramplan.errors import UnknownName
+
+
+class Method(StrEnum):
+    """What is trained."""
+
+    FULL = "full"
+    """Every weight trains."""
+    FREEZE = "freeze"
+    """Only the last blocks (and the head) train; the rest is frozen."""
+    LORA = "lora"
+    """Low-rank adapters on a frozen base (Hu et al. 2021, arXiv:2106.09685)."""
+    QLORA = "qlora"
+    """LoRA on a quantized frozen base (Dettmers et al. 2023, arXiv:2305.14314)."""
+    INFERENCE = "inference"
+    """No training: generation with a KV cache."""
+
+
+class Precision(StrEnum):
+    """How weights, gradients and master copies are held."""
+
+    MIXED = "mixed"
+    """16-bit weights and gradients, fp32 master copy of the trainable weights."""
+    AMP = "amp"
+    """fp32 weights, gradients and optimizer; 16-bit autocast for the matmuls."""
+    BF16_TRUE = "bf16-true"
+    """Everything in bf16, no master copy."""
+    FP32 = "fp32"
+    """Everything in fp32."""
+
+
+class Optimizer(StrEnum):
+    """The optimizer."""
+
+    ADAMW = "adamw"
+    """torch.optim.AdamW: two moments in the parameter's dtype."""
+    ADAMW_8BIT = "adamw-8bit"
+    """bitsandbytes AdamW8bit: two uint8 moments plus one fp32 absmax per 256 values."""
+    PAGED_ADAMW = "paged-adamw"
+    """bitsandbytes PagedAdamW: 32-bit moments in CUDA unified (managed) memory."""
+    PAGED_ADAMW_8BIT = "paged-adamw-8bit"
+    """bitsandbytes PagedAdamW8bit: 8-bit moments in unified memory."""
+    SGD_MOMENTUM = "sgd-momentum"
+    """torch.optim.SGD with momentum: one buffer like the parameter."""
+    SGD = "sgd"
+    """Plain SGD: no state."""
+    ADAFACTOR = "adafactor"
+    """Adafactor (Shazeer & Stern 2018, arXiv:1804.04235): factored second moment, no first."""
+    NONE = "none"
+    """No optimizer (inference)."""
+
+
+class OptimizerImpl(StrEnum):
+    """How the optimizer step runs; empty in a case means the framework's default."""
+
+    FOREACH = "foreach"
+    """Multi-tensor kernels over all parameters at once (torch's default on CUDA)."""
+    FUSED = "fused"
+    """One fused kernel: no temporaries."""
+    FOR_LOOP = "for-loop"
+    """One parameter at a time: temporaries of the largest tensor only."""
+    IN_BACKWARD = "in-backward"
+    """The step runs inside backward, per parameter, so gradients never all coexist."""
+
+
+class Quant(StrEnum):
+    """Storage of the frozen base weights."""
+
+    NONE = "none"
+    """In the compute dtype."""
+    NF4 = "nf4"
+    """bitsandbytes 4-bit NormalFloat, one fp32 absmax per 64 weights."""
+    NF4_DQ = "nf4-dq"
+    """NF4 with double quantization: absmax as uint8, one fp32 constant per 256 of them."""
+    FP4 = "fp4"
+    """bitsandbytes 4-bit float, same storage as NF4."""
+    FP4_DQ = "fp4-dq"
+    """FP4 with double quantization."""
+    INT8 = "int8"
+    """bitsandbytes LLM.int8(): int8 weights, one fp32 scale per output row."""
+
+
+class Checkpointing(StrEnum):
+    """Activation checkpointing."""
+
+    NONE = "none"
+    """Every tensor saved for backward stays until backward."""
+    FULL = "full"
+    """Every block recomputed in backward: only block inputs stay."""
+    SELECTIVE = "selective"
+    """Only the attention core is recomputed (Korthikanti et al. 2022, section 4.2)."""
+
+
+class Attention(StrEnum):
+    """Attention kernel."""
+
+    EAGER = "eager"
+    """Matmul, softmax, matmul: the score matrix is saved."""
+    SDPA = "sdpa"
+    """torch scaled_dot_product_attention (flash or memory-efficient kernel on CUDA)."""
+    FLASH = "flash"
+    """FlashAttention (Dao et al. 2022): saves only the log-sum-exp per row."""
+
+
+class Loss(StrEnum):
+    """How the cross-entropy is computed."""
+
+    STANDARD = "standard"
+    """Logits for every token at once, softmax over the vocabulary."""
+    CHUNKED = "chunked"
+    """Chunked (or fused) cross-entropy."""
+
+
+class Framework(StrEnum):
+    """Training stack, for its known defaults."""
+
+    HF = "hf"
+    """transformers (+ peft for LoRA)."""
+    LITGPT = "litgpt"
+    """Lightning-AI/litgpt on Lightning Fabric."""
+    TORCHTUNE = "torchtune"
+    """torchtune recipes."""
+    DEEPSPEED = "deepspeed"
+    """DeepSpeed engine."""
+    MEGATRON = "megatron"
+    """Megatron-LM."""
+    GENERIC = "generic"
+    """A plain PyTorch loop; modelled like transformers."""
+
+
+class Metric(StrEnum):
+    """Which peak was (or should be) read."""
+
+    ALLOCATED = "allocated"
+    """torch.cuda.max_memory_allocated: tensors only."""
+    RESERVED = "reserved"
+    """torch.cuda.max_memory_reserved: what the caching allocator holds."""
+    DEVICE = "device"
+    """nvidia-smi / NVML: reserved plus the CUDA context."""
+
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def choice(enum: type[E], field: str, value: str | None, default: E) -> E:
+    """The member of `enum` named `value` (`default` when empty), or an error listing the names."""
+    if value is None or not value.strip():
+        return default
+    try:
+        return enum(value.strip().lower())
+    except ValueError:
+        raise UnknownName(field, value, [member.value for member in enum]) from None

@@ -1,0 +1,610 @@
+"""The detailed memory model of one training step: model states, activations, temporaries, and the
+peak over the step's phases, with the breakdown at that moment.
+
+Pure: typed inputs (`TrainingSetup`, an `Architecture`) to a typed `TrainingEstimate`; bytes are
+integers. Every term names its source in a comment; activations are in `vramplan.activations`.
+
+Phases (the peak is the largest; see docs/memory-model.md):
+- `backward_start`: the loss has just been computed and backward begins. Every saved activation is
+  alive, plus the logits and the loss's vocabulary-sized tensors; with gradient accumulation the
+  gradients of earlier micro-batches are already there.
+- `backward_blocks`: backward runs through the last block: its gradients' temporaries beside every
+  saved activation (and, under full checkpointing, the one block being recomputed).
+- `optimizer_step`: activations are gone; the optimizer's temporaries join the states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from vramplan.activations import (
+    LITGPT_LORA_DROPOUT,
+    BlockSpec,
+    HeadSpec,
+    LossMemory,
+    Saved,
+    block_backward_transient,
+    block_input_bytes,
+    block_saved,
+    checkpointed,
+    head_and_loss,
+    quantized_base_inputs,
+    total_per_token,
+)
+from vramplan.architecture import Architecture
+from vramplan.components import Component
+from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
+from vramplan.inputs import NumberField
+from vramplan.lora import LORA_RANK, LoraTarget, lora_breakdown
+from vramplan.quant_storage import bnb_4bit_bytes, bnb_int8_bytes
+from vramplan.setup import (
+    Attention,
+    Checkpointing,
+    Framework,
+    Loss,
+    Method,
+    Metric,
+    Optimizer,
+    OptimizerImpl,
+    Precision,
+    Quant,
+)
+from vramplan.units import BYTES_PER_MIB, ceil_div
+
+BATCH = NumberField("batch", minimum=1, maximum=1_000_000, minimum_inclusive=True)
+SEQ_LEN = NumberField("seq_len", minimum=1, maximum=100_000_000, minimum_inclusive=True)
+TRAIN_LAYERS = NumberField("train_layers", minimum=1, maximum=100_000, minimum_inclusive=True)
+
+BNB_8BIT_BLOCK = 256
+"""bitsandbytes 8-bit optimizers: one fp32 absmax per 256 values (`Optimizer8bit`, blockwise
+state, bitsandbytes/optim/optimizer.py `init_state`, `blocksize=256`)."""
+BNB_MIN_8BIT_SIZE = 4096
+"""bitsandbytes keeps 32-bit states for tensors under `min_8bit_size=4096` elements (same file)."""
+
+ALLOCATOR_OVERHEAD = 0.05
+"""`reserved` over `allocated`: the caching allocator rounds blocks up (512 B; 2 MiB segments for
+large tensors, 20 MiB for mid-size) and keeps freed blocks cached (PyTorch docs, "CUDA memory
+management", torch.cuda.memory_stats). Uncertain: 2 to 15% in practice, more with fragmentation
+(expandable_segments reduces it). No measured `reserved` case backs this figure yet."""
+CUDA_CONTEXT_BYTES = 500 * BYTES_PER_MIB
+"""`device` over `reserved`: the CUDA context, kernels and cuBLAS/cuDNN workspaces that nvidia-smi
+counts and the allocator does not. Uncertain: about 300 to 800 MiB depending on GPU, driver, CUDA
+version and lazy module loading (CUDA_MODULE_LOADING=LAZY, default since CUDA 11.7 with PyTorch
+1.13+)."""
+
+
+class Phase(StrEnum):
+    """A moment of the training step."""
+
+    LOSS_FORWARD = "loss_forward"
+    """The loss has just been computed: every activation, the logits and the saved log-softmax;
+    in litgpt's loop the previous micro-batch's graph is still referenced by `loss`."""
+
+    BACKWARD_START = "backward_start"
+    """Loss computed, backward starting: activations, logits and loss tensors all alive."""
+    BACKWARD_BLOCKS = "backward_blocks"
+    """Backward through the last block: its gradient temporaries beside the saved activations."""
+    OPTIMIZER_STEP = "optimizer_step"
+    """The optimizer updates the weights: states, gradients and the step's temporaries."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingSetup:
+    """One training run on one GPU. Empty choices (None) mean the framework's default."""
+
+    method: Method = Method.FULL
+    precision: Precision = Precision.BF16_TRUE
+    optimizer: Optimizer = Optimizer.ADAMW
+    optimizer_impl: OptimizerImpl | None = None
+    quant: Quant = Quant.NONE
+    lora_rank: int | None = None
+    lora_targets: frozenset[LoraTarget] = frozenset()
+    batch: int = 1
+    seq_len: int = 2048
+    checkpointing: Checkpointing = Checkpointing.NONE
+    attention: Attention = Attention.SDPA
+    loss: Loss | None = None
+    framework: Framework = Framework.HF
+    metric: Metric = Metric.ALLOCATED
+    train_layers: int = 1
+    """Method `freeze`: how many of the last blocks train."""
+    lora_dropout: float | None = None
+    """None: the framework's default (litgpt 0.05, peft 0.0)."""
+    gradient_accumulation: bool = True
+    """Gradients of earlier micro-batches stay during forward and backward (litgpt always
+    accumulates: global batch / micro-batch > 1 in every recipe)."""
+    steady_state: bool = True
+    """The peak step follows a micro-batch of the same shape (batches padded to a length cap),
+    so what a loop keeps from the previous step counts. False: the largest batch comes first."""
+
+
+DEFAULT_LORA_RANK = 8
+"""litgpt `lora_r` and peft `LoraConfig.r` default."""
+DEFAULT_LORA_TARGETS = frozenset({LoraTarget.Q, LoraTarget.V})
+"""litgpt (lora_query, lora_value) and peft's defaults for Llama-style models."""
+
+
+def check_setup(setup: TrainingSetup) -> TrainingSetup:
+    """`setup` if its fields go together; otherwise an error naming the clash."""
+    BATCH.check_int(setup.batch)
+    SEQ_LEN.check_int(setup.seq_len)
+    TRAIN_LAYERS.check_int(setup.train_layers)
+    if setup.method is Method.INFERENCE:
+        raise ConflictingOptions("method", "optimizer", setup.method.value)
+    if setup.lora_rank is not None:
+        LORA_RANK.check_int(setup.lora_rank)
+    uses_lora = setup.method in (Method.LORA, Method.QLORA)
+    if not uses_lora and (setup.lora_rank is not None or setup.lora_targets):
+        raise ConflictingOptions("lora_r", "method", setup.method.value)
+    if setup.method is Method.QLORA and setup.quant is Quant.NONE:
+        raise MissingValue("quant")
+    if setup.quant is not Quant.NONE and setup.method is not Method.QLORA:
+        raise ConflictingOptions("quant", "method", setup.method.value)
+    if setup.lora_dropout is not None and not 0 <= setup.lora_dropout < 1:
+        raise OutOfRange("lora_dropout", str(setup.lora_dropout))
+    return setup
+
+
+# --- results ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One named term of a phase, in bytes."""
+
+    key: str
+    """Message key of the label (`part.frozen_weights`, ...)."""
+    component: Component
+    memory_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseMemory:
+    phase: Phase
+    parts: tuple[Part, ...]
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(part.memory_bytes for part in self.parts)
+
+    def by_component(self) -> dict[Component, int]:
+        totals: dict[Component, int] = {}
+        for part in self.parts:
+            totals[part.component] = totals.get(part.component, 0) + part.memory_bytes
+        return totals
+
+
+@dataclass(frozen=True, slots=True)
+class ModelStatesBytes:
+    """Model states of one replica, by component."""
+
+    trainable_params: int
+    frozen_params: int
+    trainable_weight_bytes: int
+    frozen_weight_bytes: int
+    gradient_bytes: int
+    master_weight_bytes: int
+    optimizer_state_bytes: int
+    managed_optimizer_bytes: int
+    """Paged optimizers' states, in CUDA unified memory: outside PyTorch's allocator, so outside
+    `allocated` and `reserved` (bitsandbytes paged optimizers, cudaMallocManaged)."""
+
+    @property
+    def total_bytes(self) -> int:
+        return (self.trainable_weight_bytes + self.frozen_weight_bytes + self.gradient_bytes
+                + self.master_weight_bytes + self.optimizer_state_bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingEstimate:
+    """The detailed estimate. `peak` is the phase with the most allocated memory."""
+
+    setup: TrainingSetup
+    states: ModelStatesBytes
+    block_saved: tuple[Saved, ...]
+    """What one (non-first) block saves, per token: the activation breakdown by operation."""
+    activations_bytes: int
+    """All saved activations of the micro-batch (blocks, final norm, head inputs)."""
+    loss: LossMemory
+    phases: tuple[PhaseMemory, ...]
+    metric_overheads: tuple[Part, ...] = field(default=())
+
+    @property
+    def peak(self) -> PhaseMemory:
+        return max(self.phases, key=lambda phase: phase.total_bytes)
+
+    @property
+    def allocated_bytes(self) -> int:
+        return self.peak.total_bytes
+
+    @property
+    def reserved_bytes(self) -> int:
+        return self.allocated_bytes + round(self.allocated_bytes * ALLOCATOR_OVERHEAD)
+
+    @property
+    def device_bytes(self) -> int:
+        return self.reserved_bytes + CUDA_CONTEXT_BYTES
+
+    def metric_bytes(self, metric: Metric) -> int:
+        return {Metric.ALLOCATED: self.allocated_bytes, Metric.RESERVED: self.reserved_bytes,
+                Metric.DEVICE: self.device_bytes}[metric]
+
+    @property
+    def total_bytes(self) -> int:
+        """The peak in the setup's metric."""
+        return self.metric_bytes(self.setup.metric)
+
+
+# --- the estimate -----------------------------------------------------------------------------
+
+def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstimate:
+    """The peak memory of one training step of `arch` under `setup`, phase by phase."""
+    check_setup(setup)
+    states = model_states(arch, setup)
+    spec = block_spec(arch, setup)
+    saved = block_saved(arch, spec, setup.seq_len)
+    tokens = setup.batch * setup.seq_len
+    blocks = _blocks_activation_bytes(arch, setup, spec, saved) * tokens
+    loss = head_and_loss(arch, spec, _head_spec(arch, setup), setup.batch, setup.seq_len)
+    autocast_copies = _autocast_weight_copies(arch, setup)
+    activations = blocks + loss.saved_bytes
+    persistent = _persistent_parts(states, setup)
+    transient = _backward_transient(arch, setup, spec, saved) * tokens + _dequant_bytes(arch,
+                                                                                      setup)
+    acts = (Part("part.activations", Component.ACTIVATIONS, activations),
+            Part("part.autocast_copies", Component.ACTIVATIONS, autocast_copies))
+    phases = (
+        PhaseMemory(Phase.LOSS_FORWARD, (
+            *persistent, *acts,
+            Part("part.logits_loss", Component.ACTIVATIONS, loss.forward_peak_bytes),
+            Part("part.previous_graph", Component.ACTIVATIONS,
+                 _previous_graph_bytes(arch, setup, spec)))),
+        PhaseMemory(Phase.BACKWARD_START, (
+            *persistent, *acts,
+            Part("part.logits_loss", Component.ACTIVATIONS, loss.backward_peak_bytes))),
+        PhaseMemory(Phase.BACKWARD_BLOCKS, (
+            *persistent, *acts,
+            Part("part.logits_loss", Component.ACTIVATIONS, loss.logits_alive_bytes),
+            Part("part.backward_temporaries", Component.ACTIVATIONS, transient))),
+        PhaseMemory(Phase.OPTIMIZER_STEP, (
+            *_persistent_parts(states, setup, with_gradients=True),
+            Part("part.logits_loss", Component.ACTIVATIONS, _logits_in_step(setup, loss)),
+            Part("part.step_temporaries", Component.OPTIMIZER_STATES,
+                 optimizer_step_temporaries(arch, setup)))),
+    )
+    return TrainingEstimate(setup=setup, states=states, block_saved=saved,
+                            activations_bytes=activations, loss=loss, phases=phases)
+
+
+def activation_bytes(arch: Architecture, setup: TrainingSetup) -> int:
+    """Activation memory at the peak for `batch` x `seq_len` (saved tensors, logits and loss):
+    the figure that fills the simple mode's A field."""
+    estimate = estimate_training(arch, setup)
+    return estimate.peak.by_component().get(Component.ACTIVATIONS, 0)
+
+
+# --- model states -----------------------------------------------------------------------------
+
+def weight_itemsize(precision: Precision) -> int:
+    """Bytes per stored weight: fp32 under `amp` and `fp32`, 16-bit otherwise."""
+    return 4 if precision in (Precision.AMP, Precision.FP32) else 2
+
+
+def compute_itemsize(precision: Precision) -> int:
+    """Bytes per element of matmul outputs: fp32 only in `fp32` (autocast computes in 16-bit)."""
+    return 4 if precision is Precision.FP32 else 2
+
+
+def optimizer_state_itemsize(precision: Precision) -> int:
+    """torch optimizers keep states like the parameter they update: the fp32 master copy in
+    `mixed`, the bf16 weight itself in `bf16-true` (torch.optim.AdamW `zeros_like(p)`)."""
+    return 2 if precision is Precision.BF16_TRUE else 4
+
+
+@dataclass(frozen=True, slots=True)
+class TensorGroup:
+    """`count` trainable tensors of `rows` x `cols` (cols = 1 for vectors)."""
+
+    rows: int
+    cols: int
+    count: int
+
+    @property
+    def elements(self) -> int:
+        return self.rows * self.cols
+
+
+def trainable_tensors(arch: Architecture, setup: TrainingSetup) -> tuple[TensorGroup, ...]:
+    """Every trainable tensor: what optimizers allocate state for."""
+    if setup.method in (Method.LORA, Method.QLORA):
+        rank = setup.lora_rank or DEFAULT_LORA_RANK
+        targets = setup.lora_targets or DEFAULT_LORA_TARGETS
+        groups: list[TensorGroup] = []
+        for matrix in lora_breakdown(arch, rank, targets):
+            groups += [TensorGroup(rank, matrix.in_features, matrix.copies),
+                       TensorGroup(matrix.out_features, rank, matrix.copies)]
+        return tuple(groups)
+    layers = arch.n_layers
+    if setup.method is Method.FREEZE:
+        layers = min(setup.train_layers, arch.n_layers)
+    block = tuple(TensorGroup(g.rows, g.cols, g.count * layers) for g in _block_tensors(arch))
+    if setup.method is Method.FREEZE:
+        return block
+    h, vocab = arch.hidden_size, arch.vocab_size
+    outside = [TensorGroup(vocab, h, 1)]
+    if arch.final_norm and arch.norm_params:
+        outside.append(TensorGroup(arch.norm_params, 1, 1))
+    if arch.params_position_embedding:
+        outside.append(TensorGroup(arch.max_position_embeddings, h, 1))
+    if _head_is_separate(arch, setup):
+        outside.append(TensorGroup(vocab, h, 1))
+    if arch.head_bias:
+        outside.append(TensorGroup(vocab, 1, 1))
+    return block + tuple(outside)
+
+
+def _block_tensors(arch: Architecture) -> list[TensorGroup]:
+    tensors = []
+    for linear in arch.block_linears():
+        tensors.append(TensorGroup(linear.out_features, linear.in_features, linear.count))
+        if linear.bias:
+            tensors.append(TensorGroup(linear.out_features, 1, linear.count))
+    if arch.norm_params:
+        per_norm = int(arch.norm_weight) + int(arch.norm_bias)
+        tensors.append(TensorGroup(arch.hidden_size, 1, arch.norms_per_block * per_norm))
+    if arch.params_qk_norm:
+        tensors.append(TensorGroup(arch.params_qk_norm, 1, 1))
+    return tensors
+
+
+def _head_is_separate(arch: Architecture, setup: TrainingSetup) -> bool:
+    """litgpt's GPT holds `lm_head` and `transformer.wte` as two modules and never ties them
+    (litgpt/model.py GPT.__init__): a tied checkpoint is loaded into both, so the head's weight
+    is stored twice. transformers ties them (one tensor)."""
+    return not arch.tied_embeddings or setup.framework is Framework.LITGPT
+
+
+def total_params(arch: Architecture, setup: TrainingSetup) -> int:
+    """Parameters as the framework stores them (litgpt duplicates a tied head)."""
+    extra = arch.hidden_size * arch.vocab_size if (
+        arch.tied_embeddings and _head_is_separate(arch, setup)) else 0
+    return arch.params_total + extra
+
+
+def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStatesBytes:
+    """Weights (trainable and frozen, quantized storage counted exactly), gradients, master
+    copies and optimizer states."""
+    tensors = trainable_tensors(arch, setup)
+    trainable = sum(g.elements * g.count for g in tensors)
+    w = weight_itemsize(setup.precision)
+    base = total_params(arch, setup)
+    if setup.method in (Method.LORA, Method.QLORA):
+        frozen_params = base
+        frozen_bytes = _frozen_base_bytes(arch, setup)
+    else:
+        frozen_params = base - trainable
+        frozen_bytes = frozen_params * w
+    master = 4 * trainable if setup.precision is Precision.MIXED else 0
+    state = optimizer_state_bytes(tensors, setup)
+    paged = setup.optimizer in (Optimizer.PAGED_ADAMW, Optimizer.PAGED_ADAMW_8BIT)
+    return ModelStatesBytes(
+        trainable_params=trainable,
+        frozen_params=frozen_params,
+        trainable_weight_bytes=trainable * w,
+        frozen_weight_bytes=frozen_bytes,
+        gradient_bytes=trainable * w,
+        master_weight_bytes=master,
+        optimizer_state_bytes=0 if paged else state,
+        managed_optimizer_bytes=state if paged else 0,
+    )
+
+
+def _frozen_base_bytes(arch: Architecture, setup: TrainingSetup) -> int:
+    """The frozen base: in the weight dtype, or with its linear layers quantized (bitsandbytes
+    keeps biases, embeddings and norms in 16-bit). litgpt (Fabric BitsandbytesPrecision) replaces
+    every nn.Linear, the head included; transformers skips the head (`llm_int8_skip_modules`,
+    `get_keys_to_not_convert`)."""
+    w = weight_itemsize(setup.precision)
+    base = total_params(arch, setup)
+    if setup.quant is Quant.NONE:
+        return base * w
+    matrices = [(lin.in_features, lin.out_features, lin.count * arch.n_layers)
+                for lin in arch.block_linears()]
+    if setup.framework is Framework.LITGPT:
+        matrices.append((arch.hidden_size, arch.vocab_size, 1))
+    quantized_params = sum(i * o * n for i, o, n in matrices)
+    stored = sum(_quantized_matrix_bytes(setup.quant, i, o) * n for i, o, n in matrices)
+    return stored + (base - quantized_params) * 2
+
+
+def _quantized_matrix_bytes(quant: Quant, in_features: int, out_features: int) -> int:
+    if quant is Quant.INT8:
+        return bnb_int8_bytes(in_features, out_features)
+    double = quant in (Quant.NF4_DQ, Quant.FP4_DQ)
+    return bnb_4bit_bytes(in_features * out_features, double)
+
+
+def optimizer_state_bytes(tensors: tuple[TensorGroup, ...], setup: TrainingSetup) -> int:
+    """Optimizer states for the trainable tensors."""
+    s = optimizer_state_itemsize(setup.precision)
+    kind = setup.optimizer
+    if kind in (Optimizer.ADAMW, Optimizer.PAGED_ADAMW):
+        return sum(2 * s * g.elements * g.count for g in tensors)
+    if kind in (Optimizer.ADAMW_8BIT, Optimizer.PAGED_ADAMW_8BIT):
+        return sum(2 * _bnb_8bit_state(g.elements) * g.count for g in tensors)
+    if kind is Optimizer.SGD_MOMENTUM:
+        return sum(s * g.elements * g.count for g in tensors)
+    if kind is Optimizer.ADAFACTOR:
+        # factored second moment only (beta1=None): row and column statistics of a matrix, the
+        # full vector for 1-D tensors (Shazeer & Stern 2018, section 3; transformers Adafactor
+        # `exp_avg_sq_row`, `exp_avg_sq_col`)
+        return sum(s * _adafactor_elements(g) * g.count for g in tensors)
+    return 0
+
+
+def _bnb_8bit_state(elements: int) -> int:
+    if elements < BNB_MIN_8BIT_SIZE:
+        return 4 * elements
+    return elements + 4 * ceil_div(elements, BNB_8BIT_BLOCK)
+
+
+def _adafactor_elements(group: TensorGroup) -> int:
+    return group.rows + group.cols if group.cols > 1 else group.rows
+
+
+def optimizer_step_temporaries(arch: Architecture, setup: TrainingSetup) -> int:
+    """Memory the optimizer step allocates and frees.
+
+    torch AdamW `foreach` (the default on CUDA) computes `exp_avg_sq_sqrt =
+    torch._foreach_sqrt(exp_avg_sqs)` for every parameter at once: one state-sized temporary
+    (torch/optim/adamw.py `_multi_tensor_adamw`); `for-loop` needs it for one tensor at a time;
+    `fused` and bitsandbytes' kernels update in place."""
+    tensors = trainable_tensors(arch, setup)
+    if not tensors:
+        return 0
+    s = optimizer_state_itemsize(setup.precision)
+    impl = setup.optimizer_impl or OptimizerImpl.FOREACH
+    if setup.optimizer not in (Optimizer.ADAMW, Optimizer.ADAFACTOR):
+        return 0
+    largest = max(g.elements for g in tensors)
+    if setup.optimizer is Optimizer.ADAFACTOR:
+        return 2 * s * largest  # per-parameter loop: grad**2 and the update
+    if impl is OptimizerImpl.FOREACH:
+        return s * sum(g.elements * g.count for g in tensors)
+    if impl in (OptimizerImpl.FOR_LOOP, OptimizerImpl.IN_BACKWARD):
+        return s * largest
+    return 0
+
+
+# --- activations ------------------------------------------------------------------------------
+
+def lora_dropout_active(setup: TrainingSetup) -> bool:
+    if setup.lora_dropout is not None:
+        return setup.lora_dropout > 0
+    # litgpt default 0.05; peft LoraConfig default 0.0
+    return setup.framework is Framework.LITGPT and LITGPT_LORA_DROPOUT > 0
+
+
+def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
+    """How a trained block behaves under `setup` (the last block, for `freeze`)."""
+    uses_lora = setup.method in (Method.LORA, Method.QLORA)
+    targets = (setup.lora_targets or DEFAULT_LORA_TARGETS) if uses_lora else frozenset()
+    return BlockSpec(
+        framework=setup.framework,
+        residual_bytes=4 if setup.precision in (Precision.AMP, Precision.FP32) else 2,
+        compute_bytes=compute_itemsize(setup.precision),
+        autocast=setup.precision is Precision.AMP,
+        weights_train=setup.method in (Method.FULL, Method.FREEZE),
+        # bitsandbytes MatMul4Bit/MatMul8bitLt keep their input when it needs a gradient
+        base_keeps_input=setup.method is Method.QLORA,
+        lora_targets=targets - {LoraTarget.HEAD},
+        lora_rank=setup.lora_rank or DEFAULT_LORA_RANK,
+        lora_dropout=uses_lora and lora_dropout_active(setup),
+        attention=setup.attention,
+    )
+
+
+def _blocks_activation_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
+                             saved: tuple[Saved, ...]) -> int:
+    """Per token, all blocks together, at the start of backward."""
+    per_block = total_per_token(checkpointed(saved, setup.checkpointing))
+    if setup.checkpointing is Checkpointing.FULL:
+        # only block inputs stay (torch.utils.checkpoint saves its inputs); one block is
+        # recomputed at a time in backward (counted in the backward_blocks phase)
+        return block_input_bytes(arch, spec) * _blocks_with_graph(arch, setup)
+    first = _first_trained_block_bytes(arch, setup, spec)
+    return first + per_block * (_blocks_with_graph(arch, setup) - 1)
+
+
+def _blocks_with_graph(arch: Architecture, setup: TrainingSetup) -> int:
+    """Blocks whose forward builds an autograd graph: all, except the frozen blocks before the
+    trained ones under `freeze` (no input needs a gradient there)."""
+    if setup.method is Method.FREEZE:
+        return min(setup.train_layers, arch.n_layers)
+    return arch.n_layers
+
+
+def _first_trained_block_bytes(arch: Architecture, setup: TrainingSetup,
+                               spec: BlockSpec) -> int:
+    """The first block with a graph: its input comes from frozen layers unless everything
+    trains (the embedding's output needs no gradient under LoRA and freeze)."""
+    input_needs_grad = setup.method is Method.FULL
+    saved = block_saved(arch, spec, setup.seq_len, input_needs_grad=input_needs_grad)
+    return total_per_token(checkpointed(saved, setup.checkpointing))
+
+
+def _backward_transient(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
+                        saved: tuple[Saved, ...]) -> int:
+    """Per token: the last block's gradient temporaries, plus the block being recomputed under
+    full checkpointing (its saved tensors exist again while its backward runs)."""
+    transient = block_backward_transient(arch, spec)
+    if setup.checkpointing is Checkpointing.FULL:
+        transient += total_per_token(saved)
+    return transient
+
+
+def _dequant_bytes(arch: Architecture, setup: TrainingSetup) -> int:
+    """A quantized linear dequantizes its whole weight to 16 bits for each matmul, forward and
+    backward (bitsandbytes MatMul4Bit: `F.dequantize_4bit(B, quant_state)`): the largest block
+    linear, as a transient."""
+    if setup.method is not Method.QLORA:
+        return 0
+    return 2 * max(lin.in_features * lin.out_features for lin in arch.block_linears())
+
+
+def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
+    uses_lora = setup.method in (Method.LORA, Method.QLORA)
+    head_quantized = setup.method is Method.QLORA and setup.framework is Framework.LITGPT
+    chunked = (setup.loss is Loss.CHUNKED if setup.loss is not None
+               else setup.framework is Framework.LITGPT and uses_lora)
+    return HeadSpec(
+        framework=setup.framework,
+        chunked=chunked,
+        head_trains=setup.method is Method.FULL,
+        head_lora=uses_lora and LoraTarget.HEAD in setup.lora_targets,
+        head_keeps_input=head_quantized,
+        head_dequant_bytes=2 * arch.hidden_size * arch.vocab_size if head_quantized else 0,
+    )
+
+
+def _autocast_weight_copies(arch: Architecture, setup: TrainingSetup) -> int:
+    """Under autocast every fp32 linear weight is cast to 16 bits for its matmul, and the matmul
+    saves that copy for the input's gradient until backward. Casts of frozen weights are not
+    cached (torch autocast caches only leaves that require grad, autocast_mode.cpp
+    `cached_cast`), trainable ones are cached: either way one 16-bit copy per weight is alive."""
+    if setup.precision is not Precision.AMP:
+        return 0
+    linear = sum(lin.params_each * lin.count for lin in arch.block_linears()) * arch.n_layers
+    head = arch.hidden_size * arch.vocab_size
+    return 2 * (linear * _blocks_with_graph(arch, setup) // arch.n_layers + head)
+
+
+def _previous_graph_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockSpec) -> int:
+    """litgpt's loop rebinds `loss` only after the next forward and loss: until then the previous
+    micro-batch's graph is alive, and with it every bitsandbytes matmul's `ctx.tensors` (its
+    input), which backward does not free (litgpt/finetune/lora.py `fit`). Steady state: the
+    previous micro-batch had the same shape (batches padded to a length cap). A run whose largest
+    batch comes first (litgpt's 2023 scripts forced the longest sample into the first batch)
+    peaks before any previous graph exists."""
+    if setup.framework is not Framework.LITGPT or not setup.steady_state:
+        return 0
+    tokens = setup.batch * setup.seq_len
+    head = spec.residual_bytes * arch.hidden_size if setup.method is Method.QLORA else 0
+    return (quantized_base_inputs(arch, spec) * arch.n_layers + head) * tokens
+
+
+def _logits_in_step(setup: TrainingSetup, loss: LossMemory) -> int:
+    """litgpt's loop variable `logits` still holds the (fp32) logits during optimizer.step()."""
+    return loss.logits_alive_bytes if setup.framework is Framework.LITGPT else 0
+
+
+def _persistent_parts(states: ModelStatesBytes, setup: TrainingSetup,
+                      with_gradients: bool | None = None) -> tuple[Part, ...]:
+    grads = setup.gradient_accumulation if with_gradients is None else with_gradients
+    return (
+        Part("part.trainable_weights", Component.WEIGHTS, states.trainable_weight_bytes),
+        Part("part.frozen_weights", Component.WEIGHTS, states.frozen_weight_bytes),
+        Part("part.gradients", Component.GRADIENTS, states.gradient_bytes if grads else 0),
+        Part("part.master_weights", Component.MASTER_WEIGHTS, states.master_weight_bytes),
+        Part("part.optimizer_states", Component.OPTIMIZER_STATES, states.optimizer_state_bytes),
+    )

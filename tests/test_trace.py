@@ -7,6 +7,7 @@ c10/cuda/CUDACachingAllocator.cpp, kMinBlockSize = 512).
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import subprocess
@@ -20,11 +21,11 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("peft")
 
-from vramplan.cli.main import main  # noqa: E402
-from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName  # noqa: E402
-from vramplan.trace import Category, Phase, TraceResult, make_setup  # noqa: E402
-from vramplan.trace.run import run_trace  # noqa: E402
-from vramplan.trace.tracker import allocation_bytes  # noqa: E402
+from vramplan.cli.main import main
+from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName
+from vramplan.trace import Category, Phase, TraceResult, make_setup
+from vramplan.trace.run import run_trace
+from vramplan.trace.tracker import allocation_bytes
 
 pytestmark = pytest.mark.trace
 
@@ -78,10 +79,16 @@ AGREEMENT_CASES = {
 }
 
 
+@functools.cache
+def fake_case(name: str) -> TraceResult:
+    model, options = AGREEMENT_CASES[name]
+    return trace(CONFIGS[model], **options)
+
+
 @pytest.mark.parametrize("name", list(AGREEMENT_CASES), ids=list(AGREEMENT_CASES))
 def test_fake_and_real_cpu_steps_count_the_same_bytes(name: str) -> None:
     model, options = AGREEMENT_CASES[name]
-    fake = trace(CONFIGS[model], **options)
+    fake = fake_case(name)
     real = trace(CONFIGS[model], real=True, **options)
     assert (fake.real, real.real) == (False, True)
     assert fake.peak_bytes == real.peak_bytes
@@ -93,8 +100,7 @@ def test_fake_and_real_cpu_steps_count_the_same_bytes(name: str) -> None:
 
 @pytest.mark.parametrize("name", list(AGREEMENT_CASES), ids=list(AGREEMENT_CASES))
 def test_breakdown_sums_to_the_peak(name: str) -> None:
-    model, options = AGREEMENT_CASES[name]
-    result = trace(CONFIGS[model], **options)
+    result = fake_case(name)
     assert result.breakdown.total_bytes == result.peak_bytes
     assert [p.phase for p in result.phases] == list(Phase)
     for phase in result.phases:

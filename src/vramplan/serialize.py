@@ -9,6 +9,7 @@ from __future__ import annotations
 from vramplan.architecture import Architecture, LinearSpec
 from vramplan.fit import GpuVerdict
 from vramplan.inference import InferenceEstimate, InferenceVerdict
+from vramplan.lora_calc import LoraResult
 from vramplan.presets.gpus import Gpu
 from vramplan.presets.models import ModelPreset
 from vramplan.seed import SeedEstimate
@@ -273,5 +274,41 @@ def inference_verdict_to_json(verdict: InferenceVerdict) -> JSON:
         "max_context": limits.max_context if limits else None,
         "max_batch": limits.max_batch if limits else None,
         "context_cap": limits.context_cap if limits else None,
+    }
+
+
+# --- LoRA calculator (vramplan lora, /api/lora) --------------------------------------------------
+
+def lora_to_json(result: LoraResult) -> JSON:
+    """The `vramplan lora --json` object."""
+    from vramplan.lora_calc import AdapterDtype
+
+    inputs = result.inputs
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "mode": "lora",
+        "model": inputs.model_name or None,
+        "rank": inputs.rank,
+        "targets": [m.target.value for m in result.matrices],
+        "dora": inputs.dora,
+        "rslora": inputs.rslora,
+        "matrices": [
+            {"target": m.target.value, "in_features": m.in_features,
+             "out_features": m.out_features, "copies": m.copies, "params": m.params}
+            for m in result.matrices
+        ],
+        "lora_params": result.lora_params,
+        "dora_params": result.dora_params,
+        "trainable_params": result.trainable_params,
+        "model_params": result.model_params,
+        "share_of_model": result.share_of_model,
+        "adapter_files": [
+            {"dtype": dtype.value, **memory("size", result.adapter_file(dtype).total_bytes),
+             "header_bytes": result.adapter_file(dtype).header_bytes}
+            for dtype in AdapterDtype
+        ],
+        **memory("training", result.training_bytes),
+        "training_bytes_per_param": 16,
+        "training_setup": result.training_setup(),
     }
 

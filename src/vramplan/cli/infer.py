@@ -147,8 +147,7 @@ def _parts_table(estimate: InferenceEstimate, lang: Lang) -> str:
     per_token = translate("infer.kv_per_token", lang,
                           value=format_number(estimate.kv_bytes_per_token / 1024, lang, 2))
     return (translate("infer.per_gpu", lang) + "\n"
-            + table(rows, right_align=frozenset({1, 2})) + "\n"
-            + table(totals, right_align=frozenset({1, 2})) + "\n" + per_token)
+            + table([*rows, *totals], right_align=frozenset({1, 2})) + "\n" + per_token)
 
 
 def _verdict_table(estimate: InferenceEstimate, verdicts: tuple[InferenceVerdict, ...],

@@ -156,4 +156,76 @@ MESSAGES = {
         EN: "Estimate: PyTorch's allocated peak, plus a typical CUDA context. The KV cache is "
         "counted for the whole context; check it on a real run.",
     },
+    # --- LoRA calculator ----------------------------------------------------------------------
+    "help.lora": {
+        FR: "calcule les paramètres LoRA : nombre exact, part du modèle, taille de l'adaptateur, "
+        "mémoire d'entraînement",
+        EN: "count LoRA parameters: exact number, share of the model, adapter file size, "
+        "training memory",
+    },
+    "help.lora_rank": {FR: "rang r (par défaut 16)", EN: "rank r (default 16)"},
+    "help.lora_targets": {
+        FR: "modules adaptés : q,k,v,o,gate,up,down,head ou all (par défaut q,v)",
+        EN: "adapted modules: q,k,v,o,gate,up,down,head or all (default q,v)",
+    },
+    "help.lora_dora": {
+        FR: "DoRA : ajoute un vecteur de magnitude par matrice adaptée",
+        EN: "DoRA: adds one magnitude vector per adapted matrix",
+    },
+    "help.lora_rslora": {
+        FR: "rsLoRA : facteur alpha/√r (aucun changement de mémoire)",
+        EN: "rsLoRA: alpha/√r scaling (no memory change)",
+    },
+    "help.lora_examples": {
+        FR: "exemples :\n"
+        "  vramplan lora --model llama-2-7b --rank 8 --targets q,v\n"
+        "  vramplan lora --model llama-3.1-8b --rank 16 --targets all --dora\n"
+        "  vramplan lora --model mistral-7b-v0.1 --rank 64 --targets all,head --json",
+        EN: "examples:\n"
+        "  vramplan lora --model llama-2-7b --rank 8 --targets q,v\n"
+        "  vramplan lora --model llama-3.1-8b --rank 16 --targets all --dora\n"
+        "  vramplan lora --model mistral-7b-v0.1 --rank 64 --targets all,head --json",
+    },
+    "lora.title": {
+        FR: "Paramètres LoRA — {model}, rang {rank} : r × (d_entrée + d_sortie) par matrice "
+        "adaptée",
+        EN: "LoRA parameters — {model}, rank {rank}: r × (d_in + d_out) per adapted matrix",
+    },
+    "lora.megabytes": {FR: "{value}\u00a0Mo", EN: "{value}\u00a0MB"},
+    "lora.col_target": {FR: "cible", EN: "target"},
+    "lora.col_shape": {FR: "d_entrée → d_sortie", EN: "d_in → d_out"},
+    "lora.col_copies": {FR: "matrices", EN: "matrices"},
+    "lora.col_params": {FR: "paramètres", EN: "parameters"},
+    "lora.lora_params": {FR: "Paramètres LoRA (A et B)", EN: "LoRA parameters (A and B)"},
+    "lora.dora_params": {FR: "Vecteurs de magnitude DoRA", EN: "DoRA magnitude vectors"},
+    "lora.trainable": {FR: "Paramètres entraînables", EN: "Trainable parameters"},
+    "lora.share": {FR: "Part du modèle", EN: "Share of the model"},
+    "lora.file": {
+        FR: "Fichier adapter_model.safetensors en {dtype}",
+        EN: "adapter_model.safetensors in {dtype}",
+    },
+    "lora.training": {
+        FR: "Mémoire d'entraînement de l'adaptateur avec AdamW (poids fp32, gradients, deux "
+        "moments : 16 octets/param) : {value}",
+        EN: "Training memory of the adapter with AdamW (fp32 weights, gradients, two moments: "
+        "16 bytes/param): {value}",
+    },
+    "lora.link": {
+        FR: "Mémoire totale d'entraînement : calculateur principal avec modèle {model}, méthode "
+        "lora, r = {rank}, cibles {targets}",
+        EN: "Whole training memory: the main calculator with model {model}, method lora, "
+        "r = {rank}, targets {targets}",
+    },
+    "lora.rslora_note": {
+        FR: "rsLoRA change seulement le facteur d'échelle (alpha/√r au lieu de alpha/r) : mêmes "
+        "tenseurs, même mémoire.",
+        EN: "rsLoRA only changes the scaling factor (alpha/√r instead of alpha/r): same tensors, "
+        "same memory.",
+    },
+    "lora.dora_note": {
+        FR: "DoRA recalcule la norme des poids adaptés à chaque passe : plus de calcul et des "
+        "activations en plus, non comptées ici.",
+        EN: "DoRA recomputes the norm of the adapted weights at every pass: more compute and "
+        "extra activations, not counted here.",
+    },
 }

@@ -352,7 +352,9 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
     backward_first_chunk = 2 * FP32 * vocab * chunk
     return LossMemory(
         saved_bytes=saved, logits_alive_bytes=alive,
-        forward_peak_bytes=alive + log_softmax + copy,
+        # the last head chunk dequantizes the head while every chunk's logits exist; then the
+        # loss adds its log-softmax (the head's dequantized copy is gone by then)
+        forward_peak_bytes=alive + max(log_softmax + copy, head.head_dequant_bytes),
         backward_peak_bytes=alive + log_softmax + backward_first_chunk + head.head_dequant_bytes)
 
 

@@ -1,0 +1,379 @@
+"""Scoring estimates against measured runs: the case format of `../shared/validation/FORMAT.md`.
+
+Pure: `read_cases` takes the CSV text (the CLI reads the file), `score_cases` returns typed scores
+and a summary. Every row is estimated by the module that owns its kind of run: single-GPU training
+by `vramplan.training`, multi-GPU training by `vramplan.per_gpu` (sharding), inference by
+`vramplan.inference`.
+
+A measured `OOM` row is classified right when the run would not fit: when the estimate of what the
+device must hold (the allocated peak, the allocator's overhead and the CUDA context, the `device`
+metric) exceeds the GPU's memory.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TypeVar
+
+from vramplan.errors import MissingValue, UnknownName, VramplanError
+from vramplan.i18n import Lang
+from vramplan.inputs import NumberField, parse_decimal
+from vramplan.lora import LoraTarget, parse_lora_targets
+from vramplan.presets.gpus import Gpu, find_gpu
+from vramplan.setup import (
+    Attention,
+    Checkpointing,
+    Framework,
+    Loss,
+    Method,
+    Metric,
+    Optimizer,
+    OptimizerImpl,
+    Precision,
+    Quant,
+    choice,
+)
+from vramplan.sharding import Offload, Scheme
+from vramplan.training import TrainingSetup, estimate_training
+from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
+
+COLUMNS = ("id", "source", "model", "method", "precision", "optimizer", "optimizer_impl", "quant",
+           "lora_r", "lora_targets", "batch", "seq_len", "new_tokens", "checkpointing",
+           "attention", "loss", "gpus", "gpu", "sharding", "offload", "framework", "metric",
+           "measured", "unit", "notes")
+"""The columns of the format, in its order."""
+REQUIRED_COLUMNS = ("id", "model", "method", "measured", "unit")
+
+UNITS = {"GB": BYTES_PER_GB, "GiB": BYTES_PER_GIB, "MiB": BYTES_PER_MIB}
+OOM = "OOM"
+WITHIN_SHARE_PCT = 10.0
+"""The summary's `within_10pct_share` threshold."""
+
+_COUNT = NumberField("count", minimum=1, maximum=100_000_000, minimum_inclusive=True)
+_MEASURED = NumberField("measured", minimum=0, maximum=1e9)
+
+E = TypeVar("E", bound=StrEnum)
+
+
+class CaseFormatError(VramplanError):
+    """A case file whose header cannot be read: an unknown or a missing column."""
+
+    key = "error.case_column"
+
+
+class CaseValueError(VramplanError):
+    """A bad cell: names the row (1 = first data row), the case id and the column, then says what
+    the column accepts, through the error raised for the cell."""
+
+    key = "error.case_value"
+
+    def __init__(self, row: int, case_id: str, cause: VramplanError) -> None:
+        self.row = row
+        self.case_id = case_id
+        self.cause = cause
+        super().__init__(cause.field, cause.value, row=row, case_id=case_id)
+
+    def message(self, lang: Lang, label: Callable[[str], str] | None = None) -> str:
+        from vramplan.i18n import translate
+
+        return translate(self.key, lang, row=self.row, case_id=self.case_id,
+                         detail=self.cause.message(lang))
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One measured run, parsed."""
+
+    row: int
+    id: str
+    source: str
+    model: str
+    method: Method
+    precision: Precision
+    optimizer: Optimizer
+    optimizer_impl: OptimizerImpl | None
+    quant: Quant
+    lora_r: int | None
+    lora_targets: frozenset[LoraTarget]
+    batch: int
+    seq_len: int | None
+    new_tokens: int | None
+    checkpointing: Checkpointing
+    attention: Attention
+    loss: Loss | None
+    gpus: int
+    gpu: Gpu | None
+    sharding: Scheme
+    offload: Offload
+    framework: Framework
+    metric: Metric
+    measured_bytes: int | None
+    """None for a run that did not fit (`OOM`)."""
+    unit: str
+    notes: str
+
+
+def read_cases(text: str) -> tuple[Case, ...]:
+    """Parse a case file; an unknown column or value is an error naming the row and column."""
+    reader = csv.DictReader(io.StringIO(text))
+    header = tuple(reader.fieldnames or ())
+    for column in header:
+        if column not in COLUMNS:
+            raise UnknownName("column", column, COLUMNS)
+    for column in REQUIRED_COLUMNS:
+        if column not in header:
+            raise CaseFormatError("column", column)
+    cases = []
+    for number, raw in enumerate(reader, start=1):
+        case_id = (raw.get("id") or "").strip()
+        try:
+            cases.append(_case(number, {k: (v or "").strip() for k, v in raw.items() if k}))
+        except VramplanError as error:
+            raise CaseValueError(number, case_id, error) from None
+    return tuple(cases)
+
+
+def _case(row: int, cell: Mapping[str, str]) -> Case:
+    get = cell.get
+    method = _required_choice(Method, "method", get("method", ""))
+    inference = method is Method.INFERENCE
+    gpu_name = get("gpu", "")
+    return Case(
+        row=row,
+        id=_required("id", get("id", "")),
+        source=get("source", ""),
+        model=_required("model", get("model", "")),
+        method=method,
+        precision=choice(Precision, "precision", get("precision"), Precision.BF16_TRUE),
+        optimizer=choice(Optimizer, "optimizer", get("optimizer"),
+                         Optimizer.NONE if inference else Optimizer.ADAMW),
+        optimizer_impl=_optional_choice(OptimizerImpl, "optimizer_impl", get("optimizer_impl")),
+        quant=choice(Quant, "quant", get("quant"), Quant.NONE),
+        lora_r=_optional_count("lora_r", get("lora_r", "")),
+        lora_targets=(parse_lora_targets(get("lora_targets", ""))
+                      if get("lora_targets") else frozenset()),
+        batch=_optional_count("batch", get("batch", "")) or 1,
+        seq_len=_seq_len(get("seq_len", ""), inference),
+        new_tokens=_optional_count("new_tokens", get("new_tokens", "")),
+        checkpointing=choice(Checkpointing, "checkpointing", get("checkpointing"),
+                             Checkpointing.NONE),
+        attention=choice(Attention, "attention", get("attention"), Attention.SDPA),
+        loss=_optional_choice(Loss, "loss", get("loss")),
+        gpus=_optional_count("gpus", get("gpus", "")) or 1,
+        gpu=find_gpu(gpu_name) if gpu_name else None,
+        sharding=choice(Scheme, "sharding", get("sharding"), Scheme.NONE),
+        offload=choice(Offload, "offload", get("offload"), Offload.NONE),
+        framework=choice(Framework, "framework", get("framework"), Framework.GENERIC),
+        metric=choice(Metric, "metric", get("metric"), Metric.ALLOCATED),
+        measured_bytes=_measured(get("measured", ""), get("unit", "")),
+        unit=get("unit", ""),
+        notes=get("notes", ""),
+    )
+
+
+def _required(column: str, value: str) -> str:
+    if not value:
+        raise MissingValue(column)
+    return value
+
+
+def _required_choice(enum: type[E], column: str, value: str) -> E:
+    if not value:
+        raise MissingValue(column)
+    return choice(enum, column, value, next(iter(enum)))
+
+
+def _optional_choice(enum: type[E], column: str, value: str | None) -> E | None:
+    return choice(enum, column, value, next(iter(enum))) if value else None
+
+
+def _optional_count(column: str, value: str) -> int | None:
+    if not value:
+        return None
+    return NumberField(column, _COUNT.minimum, _COUNT.maximum, True).parse_int(value)
+
+
+def _seq_len(value: str, inference: bool) -> int | None:
+    if not value and not inference:
+        raise MissingValue("seq_len")
+    return _optional_count("seq_len", value)
+
+
+def _measured(value: str, unit: str) -> int | None:
+    if unit not in UNITS:
+        raise UnknownName("unit", unit, tuple(UNITS))
+    if value.upper() == OOM:
+        return None
+    amount = _MEASURED.check(parse_decimal("measured", value), value)
+    return round(amount * UNITS[unit])
+
+
+# --- scoring ----------------------------------------------------------------------------------
+
+class Outcome(StrEnum):
+    """What happened to a row."""
+
+    SCORED = "scored"
+    """A measured peak, compared with the estimate."""
+    OOM = "oom"
+    """A run that did not fit: right when the estimate does not fit either."""
+    SKIPPED = "skipped"
+    """Not scored: the row's kind of run is not modelled yet (the reason says which)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CaseScore:
+    case: Case
+    outcome: Outcome
+    estimate_bytes: int | None = None
+    """The estimate in the row's metric."""
+    device_bytes: int | None = None
+    """The estimate of what the device must hold (for OOM verdicts)."""
+    peak_phase: str = ""
+    model_kind: str = ""
+    """Which model estimated the row: `training`, `per_gpu`, `inference`."""
+    skip_reason: str = ""
+
+    @property
+    def error_pct(self) -> float | None:
+        """(estimate - measured) / measured, in percent."""
+        if self.estimate_bytes is None or not self.case.measured_bytes:
+            return None
+        return 100 * (self.estimate_bytes - self.case.measured_bytes) / self.case.measured_bytes
+
+    @property
+    def oom_right(self) -> bool | None:
+        if self.outcome is not Outcome.OOM or self.device_bytes is None:
+            return None
+        if self.case.gpu is None:
+            return None
+        return self.device_bytes > self.case.gpu.capacity_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationReport:
+    scores: tuple[CaseScore, ...]
+
+    def _errors(self) -> list[float]:
+        return sorted(abs(s.error_pct) for s in self.scores if s.error_pct is not None)
+
+    @property
+    def rows_total(self) -> int:
+        return len(self.scores)
+
+    @property
+    def rows_scored(self) -> int:
+        return len(self._errors())
+
+    @property
+    def median_abs_error_pct(self) -> float | None:
+        errors = self._errors()
+        return statistics.median(errors) if errors else None
+
+    @property
+    def p90_abs_error_pct(self) -> float | None:
+        """90th percentile, linear interpolation between closest ranks (numpy's default)."""
+        return _percentile(self._errors(), 0.9)
+
+    @property
+    def max_abs_error_pct(self) -> float | None:
+        errors = self._errors()
+        return errors[-1] if errors else None
+
+    @property
+    def within_10pct_share(self) -> float | None:
+        errors = self._errors()
+        if not errors:
+            return None
+        return sum(1 for e in errors if e <= WITHIN_SHARE_PCT) / len(errors)
+
+    @property
+    def oom_total(self) -> int:
+        return sum(1 for s in self.scores if s.outcome is Outcome.OOM)
+
+    @property
+    def oom_right(self) -> int:
+        return sum(1 for s in self.scores if s.oom_right)
+
+    @property
+    def skipped(self) -> tuple[CaseScore, ...]:
+        return tuple(s for s in self.scores if s.outcome is Outcome.SKIPPED)
+
+
+def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
+    if not sorted_values:
+        return None
+    position = q * (len(sorted_values) - 1)
+    low = int(position)
+    high = min(low + 1, len(sorted_values) - 1)
+    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
+
+
+def score_cases(cases: Sequence[Case]) -> ValidationReport:
+    """Estimate every case and compare it with its measurement."""
+    return ValidationReport(tuple(score_case(case) for case in cases))
+
+
+def score_case(case: Case) -> CaseScore:
+    """One row: estimated by the model that owns its kind of run."""
+    try:
+        if case.method is Method.INFERENCE:
+            return _score_inference(case)
+        if case.sharding is not Scheme.NONE or case.gpus > 1:
+            return _score_multi_gpu(case)
+        return _score_training(case)
+    except VramplanError as error:
+        raise CaseValueError(case.row, case.id, error) from None
+
+
+def _outcome(case: Case) -> Outcome:
+    return Outcome.OOM if case.measured_bytes is None else Outcome.SCORED
+
+
+def training_setup_of(case: Case) -> TrainingSetup:
+    """The detailed model's inputs for a training row."""
+    uses_lora = case.method in (Method.LORA, Method.QLORA)
+    return TrainingSetup(
+        method=case.method, precision=case.precision, optimizer=case.optimizer,
+        optimizer_impl=case.optimizer_impl, quant=case.quant,
+        lora_rank=case.lora_r if uses_lora else None,
+        lora_targets=case.lora_targets if uses_lora else frozenset(),
+        batch=case.batch, seq_len=case.seq_len or 1, checkpointing=case.checkpointing,
+        attention=case.attention, loss=case.loss, framework=case.framework, metric=case.metric)
+
+
+def _score_training(case: Case) -> CaseScore:
+    from vramplan.presets.models import architecture_of, find_model
+
+    estimate = estimate_training(architecture_of(find_model(case.model)),
+                                 training_setup_of(case))
+    return CaseScore(case, _outcome(case), estimate.metric_bytes(case.metric),
+                     estimate.device_bytes, estimate.peak.phase.value, "training")
+
+
+def _score_multi_gpu(case: Case) -> CaseScore:
+    from vramplan.per_gpu import default_parallelism, estimate_per_gpu
+    from vramplan.presets.models import architecture_of, find_model
+
+    setup = training_setup_of(case)
+    plan = default_parallelism(setup, case.sharding, case.gpus, case.offload)
+    estimate = estimate_per_gpu(architecture_of(find_model(case.model)), setup, plan)
+    return CaseScore(case, _outcome(case), estimate.metric_bytes(case.metric),
+                     estimate.device_bytes, estimate.peak.phase.value, "per_gpu")
+
+
+def _score_inference(case: Case) -> CaseScore:
+    from vramplan.inference import estimate_inference_case
+
+    estimate = estimate_inference_case(
+        case.model, case.precision.value, case.quant.value, batch=case.batch,
+        seq_len=case.seq_len, new_tokens=case.new_tokens, framework=case.framework.value,
+        gpus=case.gpus, attention=case.attention.value)
+    # inference.py: compare `allocated_bytes` with allocated/reserved, `device_bytes` with device
+    value = estimate.device_bytes if case.metric is Metric.DEVICE else estimate.allocated_bytes
+    return CaseScore(case, _outcome(case), value, estimate.device_bytes, "", "inference")

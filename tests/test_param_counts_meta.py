@@ -27,9 +27,7 @@ def _meta_model(preset: ModelPreset) -> object:
 @functools.cache
 def _meta_model_named(name: str) -> object:
     preset = find_model(name)
-    # for_model takes model_type positionally; passing it twice is a TypeError.
-    keys = {key: value for key, value in preset.config.items() if key != "model_type"}
-    config = transformers.AutoConfig.for_model(preset.family, **keys)
+    config = transformers.AutoConfig.for_model(preset.family, **preset.config_kwargs())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with torch.device("meta"):

@@ -48,6 +48,12 @@ class ModelPreset:
     def family(self) -> str:
         return str(self.config["model_type"])
 
+    def config_kwargs(self) -> dict[str, Any]:
+        """The config keys without `model_type`, for `AutoConfig.for_model(preset.family,
+        **preset.config_kwargs())` (for_model takes model_type positionally: passing it again in
+        the keywords is a TypeError)."""
+        return {key: value for key, value in self.config.items() if key != "model_type"}
+
 
 def _hub(repo: str, revision: str = "main") -> str:
     return f"https://huggingface.co/{repo}/blob/{revision}/config.json"

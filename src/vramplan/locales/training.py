@@ -1,0 +1,116 @@
+"""Messages of the detailed training model and of `vramplan validate`, in French and English."""
+
+from __future__ import annotations
+
+from vramplan.i18n import Lang
+
+FR, EN = Lang.FR, Lang.EN
+
+MESSAGES = {
+    # --- case files ---------------------------------------------------------------------------
+    "error.case_column": {
+        FR: "fichier de cas : la colonne obligatoire « {value} » manque ; colonnes obligatoires : "
+        "id, model, method, measured, unit",
+        EN: "case file: the required column '{value}' is missing; required columns: "
+        "id, model, method, measured, unit",
+    },
+    "error.case_value": {
+        FR: "ligne {row} ({case_id}) : {detail}",
+        EN: "row {row} ({case_id}): {detail}",
+    },
+    "accepted.measured": {
+        FR: "indiquez le pic mesuré, un nombre positif, ou OOM si le run n'a pas tenu",
+        EN: "give the measured peak, a positive number, or OOM for a run that did not fit",
+    },
+    "accepted.unit": {FR: "GB, GiB ou MiB", EN: "GB, GiB or MiB"},
+    "accepted.gpus": {FR: "un nombre entier de GPU, au moins 1",
+                      EN: "a whole number of GPUs, 1 or more"},
+    "accepted.new_tokens": {
+        FR: "un nombre entier de jetons générés, au moins 1",
+        EN: "a whole number of generated tokens, 1 or more",
+    },
+    "accepted.id": {FR: "un identifiant unique pour la ligne", EN: "a unique id for the row"},
+    "accepted.column": {
+        FR: "les colonnes du format des cas (voir docs/memory-model.md)",
+        EN: "the columns of the case format (see docs/memory-model.md)",
+    },
+    "accepted.lora_dropout": {FR: "un taux entre 0 et 1 (exclu)",
+                              EN: "a rate from 0 to 1 (excluded)"},
+    # --- parts of the detailed estimate -------------------------------------------------------
+    "part.trainable_weights": {FR: "poids entraînés", EN: "trained weights"},
+    "part.frozen_weights": {FR: "poids gelés (stockage réel)", EN: "frozen weights (as stored)"},
+    "part.gradients": {FR: "gradients", EN: "gradients"},
+    "part.master_weights": {FR: "copie maîtresse fp32", EN: "fp32 master copy"},
+    "part.optimizer_states": {FR: "états de l'optimiseur", EN: "optimizer states"},
+    "part.activations": {FR: "activations gardées pour la rétropropagation",
+                         EN: "activations saved for backward"},
+    "part.autocast_copies": {FR: "copies 16 bits des poids (autocast)",
+                             EN: "16-bit weight copies (autocast)"},
+    "part.logits_loss": {FR: "logits et perte", EN: "logits and loss"},
+    "part.previous_graph": {FR: "graphe du micro-lot précédent",
+                            EN: "previous micro-batch's graph"},
+    "part.backward_temporaries": {FR: "temporaires de la rétropropagation",
+                                  EN: "backward temporaries"},
+    "part.step_temporaries": {FR: "temporaires du pas d'optimisation",
+                              EN: "optimizer step temporaries"},
+    "training_phase.loss_forward": {FR: "fin de la passe avant (perte)",
+                                    EN: "end of forward (loss)"},
+    "training_phase.backward_start": {FR: "début de la rétropropagation",
+                                      EN: "start of backward"},
+    "training_phase.backward_blocks": {FR: "rétropropagation dans les blocs",
+                                       EN: "backward through the blocks"},
+    "training_phase.optimizer_step": {FR: "pas de l'optimiseur", EN: "optimizer step"},
+    # --- vramplan validate --------------------------------------------------------------------
+    "help.validate": {
+        FR: "comparer les estimations à des pics mesurés (fichier CSV au format des cas)",
+        EN: "score the estimates against measured peaks (a CSV file in the case format)",
+    },
+    "help.validate_file": {FR: "le fichier CSV des cas", EN: "the CSV file of cases"},
+    "validate.title": {FR: "Validation : {n} lignes de {file}",
+                       EN: "Validation: {n} rows from {file}"},
+    "validate.col_id": {FR: "cas", EN: "case"},
+    "validate.col_model": {FR: "modèle", EN: "model"},
+    "validate.col_kind": {FR: "modèle de calcul", EN: "estimated by"},
+    "validate.col_estimate": {FR: "estimation", EN: "estimate"},
+    "validate.col_measured": {FR: "mesure", EN: "measured"},
+    "validate.col_error": {FR: "écart", EN: "error"},
+    "validate.oom": {FR: "OOM", EN: "OOM"},
+    "validate.oom_right": {FR: "OOM prévu", EN: "OOM predicted"},
+    "validate.oom_wrong": {FR: "OOM non prévu", EN: "OOM missed"},
+    "validate.skipped": {FR: "non modélisé", EN: "not yet modelled"},
+    "validate.summary": {FR: "Résumé", EN: "Summary"},
+    "validate.rows_scored": {FR: "lignes mesurées comparées : {n}",
+                             EN: "rows scored: {n}"},
+    "validate.median": {FR: "écart absolu médian : {value} %",
+                        EN: "median absolute error: {value} %"},
+    "validate.p90": {FR: "90e centile : {value} %", EN: "90th percentile: {value} %"},
+    "validate.max": {FR: "écart maximal : {value} %", EN: "max absolute error: {value} %"},
+    "validate.within": {FR: "à ±10 % près : {value} % des lignes",
+                        EN: "within ±10 %: {value} % of rows"},
+    "validate.oom_summary": {FR: "lignes OOM bien classées : {right} sur {total}",
+                             EN: "OOM rows classified right: {right} of {total}"},
+    "validate.skipped_summary": {FR: "lignes non modélisées : {n}",
+                                 EN: "rows not yet modelled: {n}"},
+    "validate.kind_training": {FR: "entraînement", EN: "training"},
+    "validate.kind_per_gpu": {FR: "multi-GPU", EN: "multi-GPU"},
+    "validate.kind_inference": {FR: "inférence", EN: "inference"},
+    # --- vramplan estimate: activations from batch and sequence -------------------------------
+    "help.estimate_model": {
+        FR: "remplir A depuis un modèle du registre (avec --batch et --seq-len)",
+        EN: "fill A from a registry model (with --batch and --seq-len)",
+    },
+    "help.estimate_batch": {FR: "taille du micro-lot (défaut 1)",
+                            EN: "micro-batch size (default 1)"},
+    "help.estimate_seq_len": {FR: "longueur de séquence en jetons",
+                              EN: "sequence length in tokens"},
+    "help.estimate_method": {
+        FR: "ce qui est entraîné : full, freeze, lora, qlora (défaut full)",
+        EN: "what is trained: full, freeze, lora, qlora (default full)",
+    },
+    "report.activations_from": {
+        FR: "A estimé pour {model}, micro-lot {batch} × {seq_len} jetons ({method}, "
+        "bf16, SDPA) : activations, logits et perte au pic",
+        EN: "A estimated for {model}, micro-batch {batch} x {seq_len} tokens ({method}, bf16, "
+        "SDPA): activations, logits and loss at the peak",
+    },
+}

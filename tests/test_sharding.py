@@ -119,17 +119,17 @@ def test_ours_vs_deepspeed_zero3_offload_host_memory() -> None:
 
 def test_ddp_reducer_keeps_a_copy_of_the_gradients() -> None:
     states = mixed_adam(1_000_000)
-    assert shard(states, Scheme.DDP, 4).backward_buffers_bytes == states.gradient_bytes
+    assert shard(states, Scheme.DDP, 4).persistent_buffers_bytes == states.gradient_bytes
     as_view = shard(states, Scheme.DDP, 4, buffers=dataclasses.replace(
         Parallelism().buffers, ddp_gradient_as_bucket_view=True))
-    assert as_view.backward_buffers_bytes == 0
+    assert as_view.persistent_buffers_bytes == 0
 
 
 def test_zero3_gathers_largest_layer_and_prefetch_bucket() -> None:
     states = mixed_adam(7_000_000_000, largest_layer=131_000_000)
     result = shard(states, Scheme.ZERO3, 8)
     assert result.forward_buffers_bytes == 2 * (131_000_000 + 50_000_000)
-    assert result.backward_buffers_bytes == result.forward_buffers_bytes + 2 * 500_000_000
+    assert result.persistent_buffers_bytes == 2 * 500_000_000  # allocated at start-up
     assert result.step_buffers_bytes == 4 * 7_000_000_000 // 8
 
 

@@ -176,6 +176,11 @@ class ShardedStates:
     gradients_bytes: int
     master_weights_bytes: int
     optimizer_states_bytes: int
+    gradients_at_step_bytes: int
+    """Gradients during the optimizer step: sharded even when accumulation kept them whole."""
+    persistent_buffers_bytes: int
+    """Communication buffers allocated once and kept (DDP's gradient buckets, ZeRO-3's
+    contiguous gradient bucket)."""
     forward_buffers_bytes: int
     """Transient during forward: gathered parameters (ZeRO-3, FSDP)."""
     backward_buffers_bytes: int
@@ -201,8 +206,8 @@ class ShardedStates:
 
     @property
     def peak_bytes(self) -> int:
-        """Model states plus the largest phase's buffers (activations not included)."""
-        return self.model_states_bytes + self.buffers_peak_bytes
+        """Model states, kept buffers and the largest phase's buffers (no activations)."""
+        return self.model_states_bytes + self.persistent_buffers_bytes + self.buffers_peak_bytes
 
     @property
     def host_bytes_per_node(self) -> int:
@@ -263,8 +268,8 @@ def _check_states(states: ModelStates) -> None:
 
 
 def _replicated(states: ModelStates, plan: Parallelism) -> ShardedStates:
-    """No sharding. DDP adds its reducer's flat gradient buckets during backward unless
-    `gradient_as_bucket_view` (PyTorch DDP docs, see `CommBuffers`)."""
+    """No sharding. DDP adds its reducer's flat gradient buckets, allocated when the model is
+    wrapped, unless `gradient_as_bucket_view` (PyTorch DDP docs, see `CommBuffers`)."""
     buckets = 0
     if plan.scheme is Scheme.DDP and not plan.buffers.ddp_gradient_as_bucket_view:
         buckets = states.gradient_bytes
@@ -273,7 +278,8 @@ def _replicated(states: ModelStates, plan: Parallelism) -> ShardedStates:
         weights_bytes=states.weight_bytes, gradients_bytes=states.gradient_bytes,
         master_weights_bytes=states.master_weight_bytes,
         optimizer_states_bytes=states.optimizer_state_bytes,
-        forward_buffers_bytes=0, backward_buffers_bytes=buckets, step_buffers_bytes=0,
+        gradients_at_step_bytes=states.gradient_bytes, persistent_buffers_bytes=buckets,
+        forward_buffers_bytes=0, backward_buffers_bytes=0, step_buffers_bytes=0,
         host_bytes_per_rank=0, pinned_host_bytes_per_rank=0,
     )
 
@@ -302,6 +308,8 @@ def _deepspeed(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
         live = min(states.largest_layer_params + bufs.zero3_prefetch_bucket_elements,
                    bufs.zero3_max_live_parameters, states.params)
         gathered = live * states.weight_itemsize
+    # stage 3 allocates its bucket at start-up; stages 1-2 in backward, freed after the step
+    kept_ipg = ipg if stage == 3 else 0
     host = pinned = 0
     step = fp32_grad_partition
     if plan.offload in (Offload.OPTIMIZER, Offload.PARAMS_OPTIMIZER):
@@ -321,7 +329,9 @@ def _deepspeed(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
         parallelism=plan, shard_degree=n,
         weights_bytes=weights, gradients_bytes=grads,
         master_weights_bytes=master, optimizer_states_bytes=optim,
-        forward_buffers_bytes=gathered, backward_buffers_bytes=gathered + ipg,
+        gradients_at_step_bytes=grads,
+        persistent_buffers_bytes=kept_ipg,
+        forward_buffers_bytes=gathered, backward_buffers_bytes=gathered + ipg - kept_ipg,
         step_buffers_bytes=step,
         host_bytes_per_rank=host, pinned_host_bytes_per_rank=pinned,
     )
@@ -349,7 +359,8 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
         root_gathered = states.weight_bytes - weights
         units_gathered = 0
     grad_bytes = _fsdp_gradient_bytes(states, plan)
-    grads = grad_bytes if plan.accumulate_without_sync else ceil_div(grad_bytes, n)
+    step_grads = ceil_div(grad_bytes, n)
+    grads = grad_bytes if plan.accumulate_without_sync else step_grads
     # Backward: one unit's unsharded gradient before its reduce-scatter (already counted when
     # the full gradients are kept by no_sync).
     unit_grad = 0 if plan.accumulate_without_sync else _share(grad_bytes, states.block_params,
@@ -360,15 +371,17 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
     if plan.offload is Offload.PARAMS_OPTIMIZER:
         # FSDP CPUOffload(offload_params=True): parameter and gradient shards on the host (pinned),
         # the optimizer step on the CPU (PyTorch FSDP docs, `CPUOffload`).
-        host = weights + grads + master + optim
-        pinned = weights + grads
-        weights = grads = master = optim = 0
+        host = weights + step_grads + master + optim
+        pinned = weights + step_grads
+        weights = master = optim = step_grads = 0
+        grads = grad_bytes if plan.accumulate_without_sync else 0
         root_gathered = root_weights
     forward = root_gathered + units_gathered
     return ShardedStates(
         parallelism=plan, shard_degree=n,
         weights_bytes=weights, gradients_bytes=grads,
         master_weights_bytes=master, optimizer_states_bytes=optim,
+        gradients_at_step_bytes=step_grads, persistent_buffers_bytes=0,
         forward_buffers_bytes=forward, backward_buffers_bytes=forward + unit_grad,
         step_buffers_bytes=0,
         host_bytes_per_rank=host, pinned_host_bytes_per_rank=pinned,

@@ -1,0 +1,200 @@
+"""One training setup on N GPUs: the per-GPU peak, phase by phase.
+
+Starts from the single-GPU estimate (`vramplan.training`), shards its model states
+(`vramplan.sharding`) and keeps its activations: data parallelism splits the global batch, not a
+micro-batch, so each GPU holds the activations and temporaries of its own micro-batch whatever the
+scheme. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vramplan.architecture import Architecture
+from vramplan.components import Component
+from vramplan.setup import Framework, Metric
+from vramplan.sharding import (
+    FsdpVersion,
+    ModelStates,
+    Offload,
+    Parallelism,
+    Scheme,
+    ShardedStates,
+    shard_model_states,
+)
+from vramplan.training import (
+    ALLOCATOR_OVERHEAD,
+    CUDA_CONTEXT_BYTES,
+    Part,
+    Phase,
+    PhaseMemory,
+    TrainingEstimate,
+    TrainingSetup,
+    estimate_training,
+    total_params,
+    weight_itemsize,
+)
+
+ACTIVATION_OFFLOAD_BLOCKS_ON_GPU = 2
+"""With activation offloading, the saved tensors of the block in use and of the one being copied
+(torch.autograd.graph.save_on_cpu copies each saved tensor to the host at save time and back at
+unpack time; offloading schemes double-buffer one block ahead)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PerGpuEstimate:
+    """A training setup on `parallelism.gpus` GPUs: what ONE GPU holds at each phase."""
+
+    single: TrainingEstimate
+    """The one-GPU estimate this starts from."""
+    sharded: ShardedStates
+    phases: tuple[PhaseMemory, ...]
+    host_activation_bytes_per_rank: int
+    """Activations offloaded to host memory by one rank (0 without activation offload)."""
+
+    @property
+    def parallelism(self) -> Parallelism:
+        return self.sharded.parallelism
+
+    @property
+    def peak(self) -> PhaseMemory:
+        return max(self.phases, key=lambda phase: phase.total_bytes)
+
+    @property
+    def allocated_bytes(self) -> int:
+        return self.peak.total_bytes
+
+    @property
+    def reserved_bytes(self) -> int:
+        """Allocated plus the caching allocator's overhead (the single-GPU model's constant)."""
+        return self.allocated_bytes + round(self.allocated_bytes * ALLOCATOR_OVERHEAD)
+
+    @property
+    def device_bytes(self) -> int:
+        """Reserved plus the CUDA context (the single-GPU model's constant)."""
+        return self.reserved_bytes + CUDA_CONTEXT_BYTES
+
+    def metric_bytes(self, metric: Metric) -> int:
+        return {Metric.ALLOCATED: self.allocated_bytes, Metric.RESERVED: self.reserved_bytes,
+                Metric.DEVICE: self.device_bytes}[metric]
+
+    @property
+    def total_bytes(self) -> int:
+        """The per-GPU peak in the setup's metric (comparable to a case's `measured`)."""
+        return self.metric_bytes(self.single.setup.metric)
+
+    @property
+    def host_bytes_per_node(self) -> int:
+        """Host memory one node needs for everything offloaded by its ranks."""
+        ranks = self.parallelism.ranks_per_node
+        return self.sharded.host_bytes_per_node + self.host_activation_bytes_per_rank * ranks
+
+
+def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
+                        offload: Offload = Offload.NONE, gpus_per_node: int = 8) -> Parallelism:
+    """The parallelism a framework sets up for `scheme`, with its known defaults.
+
+    - FSDP version: litgpt wraps `torch.distributed.fsdp.FullyShardedDataParallel` through
+      Lightning Fabric's FSDPStrategy (FSDP1, `use_orig_params=True`); the Hugging Face Trainer
+      goes through accelerate, FSDP1 unless `fsdp_version: 2`; torchtune uses `fully_shard`
+      (FSDP2).
+    - Gradient accumulation inside `no_sync`: litgpt wraps every accumulating micro-batch in
+      `fabric.no_backward_sync(model, enabled=is_accumulating)` (litgpt/finetune/lora.py, full.py),
+      which is FSDP's `no_sync()` under FSDPStrategy; accelerate's `accumulate()` does the same.
+    """
+    fsdp1 = setup.framework in (Framework.LITGPT, Framework.HF)
+    no_sync = setup.gradient_accumulation and setup.framework in (Framework.LITGPT, Framework.HF)
+    return Parallelism(
+        scheme=scheme, gpus=gpus, gpus_per_node=gpus_per_node, offload=offload,
+        fsdp_version=FsdpVersion.FSDP1 if fsdp1 else FsdpVersion.FSDP2,
+        accumulate_without_sync=no_sync,
+    )
+
+
+def replica_states(arch: Architecture, single: TrainingEstimate) -> ModelStates:
+    """The single-GPU model states with the sizes that shape sharding buffers."""
+    states, setup = single.states, single.setup
+    itemsize = weight_itemsize(setup.precision)
+    stored = total_params(arch, setup)
+    largest_linear = max(lin.params_each for lin in arch.block_linears())
+    return ModelStates(
+        trainable_params=states.trainable_params,
+        frozen_params=states.frozen_params,
+        trainable_weight_bytes=states.trainable_weight_bytes,
+        frozen_weight_bytes=states.frozen_weight_bytes,
+        gradient_bytes=states.gradient_bytes,
+        master_weight_bytes=states.master_weight_bytes,
+        optimizer_state_bytes=states.optimizer_state_bytes,
+        weight_itemsize=itemsize,
+        gradient_itemsize=itemsize,
+        largest_layer_params=max(arch.params_token_embedding, arch.head_linear().params,
+                                 largest_linear),
+        block_params=arch.params_per_block,
+        root_params=max(stored - arch.params_blocks, 0),
+    )
+
+
+def estimate_per_gpu(arch: Architecture, setup: TrainingSetup,
+                     parallelism: Parallelism) -> PerGpuEstimate:
+    """The per-GPU peak of `setup` on `arch` spread over GPUs as `parallelism` says."""
+    single = estimate_training(arch, setup)
+    sharded = shard_model_states(replica_states(arch, single), parallelism)
+    offload_acts = parallelism.offload is Offload.ACTIVATIONS
+    gpu_acts, host_acts = _activation_split(arch, single, offload_acts)
+    phases = tuple(_phase(phase, single, sharded, gpu_acts) for phase in single.phases)
+    return PerGpuEstimate(single=single, sharded=sharded, phases=phases,
+                          host_activation_bytes_per_rank=host_acts)
+
+
+def _activation_split(arch: Architecture, single: TrainingEstimate,
+                      offload: bool) -> tuple[int, int]:
+    """Saved activations kept on the GPU and sent to the host."""
+    total = single.activations_bytes
+    if not offload:
+        return total, 0
+    blocks = total - single.loss.saved_bytes
+    on_gpu = single.loss.saved_bytes + min(
+        blocks, blocks * ACTIVATION_OFFLOAD_BLOCKS_ON_GPU // arch.n_layers)
+    return on_gpu, total - on_gpu
+
+
+_STATE_PARTS = frozenset({"part.trainable_weights", "part.frozen_weights", "part.gradients",
+                          "part.master_weights", "part.optimizer_states"})
+
+
+def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
+           gpu_activations: int) -> PhaseMemory:
+    """`phase` with its model states replaced by this GPU's share and the buffers added."""
+    setup = single.setup
+    step = phase.phase is Phase.OPTIMIZER_STEP
+    grads_alive = step or setup.gradient_accumulation
+    grads = sharded.gradients_at_step_bytes if step else sharded.gradients_bytes
+    # Gathered parameters of the forward (and of the loss) until backward runs through the
+    # blocks; the step has its own buffers.
+    buffers = {Phase.BACKWARD_BLOCKS: sharded.backward_buffers_bytes,
+               Phase.OPTIMIZER_STEP: sharded.step_buffers_bytes}.get(
+                   phase.phase, sharded.forward_buffers_bytes)
+    parts = [
+        Part("part.weights_per_gpu", Component.WEIGHTS, sharded.weights_bytes),
+        Part("part.gradients", Component.GRADIENTS, grads if grads_alive else 0),
+        Part("part.master_weights", Component.MASTER_WEIGHTS, sharded.master_weights_bytes),
+        Part("part.optimizer_states", Component.OPTIMIZER_STATES, sharded.optimizer_states_bytes),
+        Part("part.comm_buffers", Component.GRADIENTS, sharded.persistent_buffers_bytes),
+        Part("part.sharding_buffers", Component.WEIGHTS, buffers),
+    ]
+    for part in phase.parts:
+        if part.key in _STATE_PARTS:
+            continue
+        n_bytes = part.memory_bytes
+        if part.key == "part.activations":
+            n_bytes = gpu_activations
+        elif part.key == "part.step_temporaries":
+            n_bytes = _scaled(n_bytes, sharded.optimizer_states_bytes,
+                              single.states.optimizer_state_bytes)
+        parts.append(Part(part.key, part.component, n_bytes))
+    return PhaseMemory(phase.phase, tuple(parts))
+
+
+def _scaled(n_bytes: int, part: int, whole: int) -> int:
+    """The optimizer step's temporaries follow the states this GPU updates."""
+    return n_bytes * part // whole if whole else n_bytes

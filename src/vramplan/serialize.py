@@ -13,7 +13,9 @@ from vramplan.lora_calc import LoraResult
 from vramplan.presets.gpus import Gpu
 from vramplan.presets.models import ModelPreset
 from vramplan.seed import SeedEstimate
+from vramplan.training import TrainingEstimate
 from vramplan.units import bytes_to_gb, bytes_to_gib
+from vramplan.validate import ValidationReport
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms of CLI start-up
 if TYPE_CHECKING:
@@ -312,3 +314,62 @@ def lora_to_json(result: LoraResult) -> JSON:
         "training_setup": result.training_setup(),
     }
 
+
+
+def training_to_json(estimate: TrainingEstimate) -> JSON:
+    """The detailed training estimate: peak, its phase and breakdown, every phase, states."""
+    setup = estimate.setup
+    peak = estimate.peak
+    return {
+        "setup": {name: (value.value if hasattr(value, "value") else value)
+                  for name, value in (("method", setup.method), ("precision", setup.precision),
+                                      ("optimizer", setup.optimizer), ("quant", setup.quant),
+                                      ("batch", setup.batch), ("seq_len", setup.seq_len),
+                                      ("framework", setup.framework),
+                                      ("metric", setup.metric))},
+        "peak_phase": peak.phase.value,
+        **memory("allocated", estimate.allocated_bytes),
+        **memory("reserved", estimate.reserved_bytes),
+        **memory("device", estimate.device_bytes),
+        **memory("activations", estimate.activations_bytes),
+        "trainable_params": estimate.states.trainable_params,
+        "frozen_params": estimate.states.frozen_params,
+        **memory("managed_optimizer", estimate.states.managed_optimizer_bytes),
+        "phases": [
+            {"phase": phase.phase.value, **memory("total", phase.total_bytes),
+             "parts": [{"part": part.key.removeprefix("part."),
+                        "component": part.component.value, **memory("memory", part.memory_bytes)}
+                       for part in phase.parts]}
+            for phase in estimate.phases
+        ],
+        "block_saved_per_token": [{"tensor": s.name, "bytes_per_token": s.bytes_per_token}
+                                  for s in estimate.block_saved],
+    }
+
+
+def validation_to_json(report: ValidationReport) -> JSON:
+    """`vramplan validate --json`: the summary, then one object per row."""
+    return {
+        "summary": {
+            "rows_total": report.rows_total,
+            "rows_scored": report.rows_scored,
+            "median_abs_error_pct": report.median_abs_error_pct,
+            "p90_abs_error_pct": report.p90_abs_error_pct,
+            "max_abs_error_pct": report.max_abs_error_pct,
+            "within_10pct_share": report.within_10pct_share,
+            "oom_right": report.oom_right,
+            "oom_total": report.oom_total,
+            "skipped": [{"id": s.case.id, "reason": s.skip_reason} for s in report.skipped],
+        },
+        "rows": [
+            {"id": s.case.id, "model": s.case.model, "method": s.case.method.value,
+             "outcome": s.outcome.value, "estimated_by": s.model_kind,
+             "metric": s.case.metric.value, "estimate_bytes": s.estimate_bytes,
+             "measured_bytes": s.case.measured_bytes, "error_pct": s.error_pct,
+             "oom_right": s.oom_right, "device_estimate_bytes": s.device_bytes,
+             "gpu": s.case.gpu.name if s.case.gpu else None,
+             "capacity_bytes": s.case.gpu.capacity_bytes if s.case.gpu else None,
+             "peak_phase": s.peak_phase or None}
+            for s in report.scores
+        ],
+    }

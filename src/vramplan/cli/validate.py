@@ -1,0 +1,43 @@
+"""`vramplan validate FILE.csv`: estimate every measured run of a case file and score the errors."""
+
+from __future__ import annotations
+
+import argparse
+
+from vramplan.cli.options import add_common_flags
+from vramplan.i18n import Lang, translate
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at CLI start-up
+if TYPE_CHECKING:
+    from typing import TextIO
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang) -> None:
+    parser = commands.add_parser("validate", help=translate("help.validate", lang),
+                                 description=translate("help.validate", lang))
+    parser.add_argument("file", metavar="FILE.csv", help=translate("help.validate_file", lang))
+    add_common_flags(parser, lang)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
+    from pathlib import Path
+
+    from vramplan.cli.render import to_json_text
+    from vramplan.errors import UnknownName
+    from vramplan.serialize import validation_to_json
+    from vramplan.validate import read_cases, score_cases
+
+    path = Path(args.file)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        raise UnknownName("file", args.file, ["an existing CSV file"]) from None
+    report = score_cases(read_cases(text))
+    if args.json:
+        out.write(to_json_text(validation_to_json(report)) + "\n")
+    else:
+        from vramplan.cli.validate_report import render
+
+        out.write(render(report, path.name, lang) + "\n")
+    return 0

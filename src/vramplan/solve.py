@@ -8,12 +8,20 @@ no I/O, no printing.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Generic, TypeVar
 
+from vramplan.architecture import Architecture
+from vramplan.errors import VramplanError
 from vramplan.inputs import NumberField
+from vramplan.lora import BLOCK_TARGETS
+from vramplan.per_gpu import PerGpuEstimate, default_parallelism, estimate_per_gpu
 from vramplan.presets.gpus import Gpu
+from vramplan.setup import Attention, Checkpointing, Loss, Method, Optimizer, Quant
+from vramplan.sharding import Offload, Parallelism, Scheme
+from vramplan.training import TrainingSetup
+from vramplan.units import ceil_div
 
 S = TypeVar("S")
 
@@ -256,3 +264,290 @@ def rank_key(change: Change[S]) -> tuple[int, int, int, int]:
 def rank_changes(changes: list[Change[S]]) -> list[Change[S]]:
     """Only changes that save memory, best first (see `rank_key`)."""
     return sorted((c for c in changes if c.saved_bytes > 0), key=rank_key)
+
+
+# --- A training setup on GPUs: the report behind `vramplan fit` -----------------------------------
+
+MAX_BATCH = 4096
+"""Upper end of the micro-batch search."""
+MAX_GPUS = 4096
+"""Upper end of the GPU-count search."""
+MAX_COMBINED_STEPS = 8
+
+LORA_RANK_SUGGESTED = 16
+"""The rank suggested when switching to LoRA/QLoRA, on every linear layer of the blocks, as the
+QLoRA paper recommends ("LoRA on all linear transformer block layers are required to match full
+finetuning performance", Dettmers et al. 2023, arXiv:2305.14314, section 4)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FitSetup:
+    """A model, a training setup and how it spreads over GPUs."""
+
+    arch: Architecture
+    training: TrainingSetup
+    parallelism: Parallelism
+    model: str = ""
+    """The model's registry name, for display."""
+
+
+def estimate_fit_setup(setup: FitSetup) -> PerGpuEstimate:
+    return estimate_per_gpu(setup.arch, setup.training, setup.parallelism)
+
+
+def peak_bytes(setup: FitSetup) -> int:
+    """The per-GPU peak in the setup's metric."""
+    return estimate_fit_setup(setup).total_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SchemeAnswer:
+    """The fewest GPUs for one scheme (None: no count up to MAX_GPUS fits)."""
+
+    scheme: Scheme
+    offload: Offload
+    gpus: int | None
+    peak_bytes: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class FitReport:
+    """Everything `vramplan fit` says about one setup and one GPU type."""
+
+    setup: FitSetup
+    estimate: PerGpuEstimate
+    verdict: FitVerdict
+    max_batch: int | None
+    """Largest micro-batch that fits (None: not even 1)."""
+    max_seq_len: int | None
+    """Longest sequence that fits, up to the model's context (None: not even 1 token)."""
+    fewest_gpus: tuple[SchemeAnswer, ...]
+    cheapest: SchemeAnswer | None
+    """Fewest GPUs of this type over every scheme, then the simplest scheme."""
+    changes: tuple[Change[FitSetup], ...]
+    """Single changes that save memory, ranked (see `rank_key`)."""
+    combined: tuple[Change[FitSetup], ...]
+    """Changes applied one after the other, cheapest first, until the run fits (empty when it
+    already fits); each entry's peak is after all the changes so far."""
+
+
+_SCHEME_CANDIDATES = (
+    (Scheme.NONE, Offload.NONE), (Scheme.ZERO1, Offload.NONE), (Scheme.ZERO2, Offload.NONE),
+    (Scheme.FSDP_GRAD_OP, Offload.NONE), (Scheme.FSDP, Offload.NONE), (Scheme.ZERO3, Offload.NONE),
+    (Scheme.ZERO2, Offload.OPTIMIZER), (Scheme.ZERO3, Offload.OPTIMIZER),
+    (Scheme.ZERO3, Offload.PARAMS_OPTIMIZER),
+)
+"""In order of simplicity and speed: the tie-break of the cheapest combination."""
+
+
+def fit_report(setup: FitSetup, gpu: Gpu,
+               usable_share: float = DEFAULT_USABLE_SHARE) -> FitReport:
+    """Verdict, inverse solving and changes for `setup` on GPUs of type `gpu`."""
+    estimate = estimate_fit_setup(setup)
+    verdict = FitVerdict(gpu, estimate.total_bytes, usable_share)
+    usable = verdict.usable_bytes
+    answers = tuple(fewest_gpus(setup, scheme, offload, usable)
+                    for scheme, offload in _SCHEME_CANDIDATES)
+    fitting = [a for a in answers if a.gpus is not None]
+    cheapest = min(fitting, key=lambda a: (a.gpus or 0, answers.index(a))) if fitting else None
+    changes = tuple(rank_changes(single_changes(setup, estimate.total_bytes, usable)))
+    return FitReport(
+        setup=setup, estimate=estimate, verdict=verdict,
+        max_batch=max_micro_batch(setup, usable),
+        max_seq_len=max_sequence(setup, usable),
+        fewest_gpus=answers, cheapest=cheapest, changes=changes,
+        combined=() if verdict.fits else combined_changes(setup, usable),
+    )
+
+
+def _with_training(setup: FitSetup, **fields: object) -> FitSetup:
+    return replace(setup, training=replace(setup.training, **fields))  # type: ignore[arg-type]
+
+
+def _with_parallelism(setup: FitSetup, scheme: Scheme, gpus: int,
+                      offload: Offload) -> FitSetup:
+    plan = default_parallelism(setup.training, scheme, gpus, offload,
+                               setup.parallelism.gpus_per_node)
+    return replace(setup, parallelism=plan)
+
+
+def max_micro_batch(setup: FitSetup, usable_bytes: int, below: int = MAX_BATCH) -> int | None:
+    """Largest micro-batch in [1, below] that fits."""
+    return largest_fitting(lambda b: peak_bytes(_with_training(setup, batch=b)), usable_bytes,
+                           1, below)
+
+
+def max_sequence(setup: FitSetup, usable_bytes: int, below: int | None = None) -> int | None:
+    """Longest sequence in [1, below] that fits (default: the model's context length)."""
+    high = below if below is not None else setup.arch.max_position_embeddings
+    return largest_fitting(lambda n: peak_bytes(_with_training(setup, seq_len=n)), usable_bytes,
+                           1, high)
+
+
+def fewest_gpus(setup: FitSetup, scheme: Scheme, offload: Offload,
+                usable_bytes: int) -> SchemeAnswer:
+    """Fewest GPUs for `scheme` with `offload` (per-GPU memory never grows with more GPUs under
+    sharding, a property test checks it; without sharding only one GPU is meaningful)."""
+    def peak_at(gpus: int) -> int:
+        return peak_bytes(_with_parallelism(setup, scheme, gpus, offload))
+
+    high = 1 if scheme is Scheme.NONE else MAX_GPUS
+    gpus = smallest_fitting(peak_at, usable_bytes, 1, high)
+    return SchemeAnswer(scheme, offload, gpus, peak_at(gpus) if gpus is not None else None)
+
+
+# --- the changes --------------------------------------------------------------------------------
+
+_ChangeFn = Callable[[FitSetup, int], "tuple[FitSetup, str] | None"]
+
+
+def _attention(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+    if setup.training.attention is not Attention.EAGER:
+        return None
+    return _with_training(setup, attention=Attention.SDPA), "attention=sdpa"
+
+
+def _chunked_loss(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+    if setup.training.loss is Loss.CHUNKED:
+        return None
+    return _with_training(setup, loss=Loss.CHUNKED), "loss=chunked"
+
+
+def _checkpointing(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+    if setup.training.checkpointing is Checkpointing.FULL:
+        return None
+    return _with_training(setup, checkpointing=Checkpointing.FULL), "checkpointing=full"
+
+
+_EIGHT_BIT = {Optimizer.ADAMW: Optimizer.ADAMW_8BIT,
+              Optimizer.PAGED_ADAMW: Optimizer.PAGED_ADAMW_8BIT}
+
+
+def _optimizer_8bit(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+    target = _EIGHT_BIT.get(setup.training.optimizer)
+    if target is None:
+        return None
+    return _with_training(setup, optimizer=target), f"optimizer={target.value}"
+
+
+def _micro_batch(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+    batch = setup.training.batch
+    if batch == 1:
+        return None
+    smaller = max_micro_batch(setup, usable, below=batch - 1) or 1
+    accumulation = ceil_div(batch, smaller)
+    changed = _with_training(setup, batch=smaller, gradient_accumulation=True)
+    return changed, f"batch={smaller}; gradient_accumulation=x{accumulation}"
+
+
+def _sharding(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+    plan = setup.parallelism
+    if plan.gpus == 1:
+        return None
+    options = [s for s in (Scheme.ZERO1, Scheme.ZERO2, Scheme.FSDP, Scheme.ZERO3)
+               if s is not plan.scheme]
+    candidates = [_with_parallelism(setup, s, plan.gpus, Offload.NONE) for s in options]
+    best = min(candidates, key=peak_bytes)
+    return best, f"sharding={best.parallelism.scheme.value}"
+
+
+def _offload_optimizer(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+    plan = setup.parallelism
+    if plan.offload is not Offload.NONE or plan.scheme in (Scheme.FSDP, Scheme.FSDP_GRAD_OP,
+                                                          Scheme.HSDP):
+        return None
+    scheme = plan.scheme if plan.scheme in (Scheme.ZERO1, Scheme.ZERO2, Scheme.ZERO3) \
+        else Scheme.ZERO2
+    changed = _with_parallelism(setup, scheme, plan.gpus, Offload.OPTIMIZER)
+    return changed, f"sharding={scheme.value}; offload={Offload.OPTIMIZER.value}"
+
+
+def _offload_params(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+    plan = setup.parallelism
+    if plan.offload is Offload.PARAMS_OPTIMIZER:
+        return None
+    scheme = plan.scheme if plan.scheme in (Scheme.FSDP, Scheme.HSDP, Scheme.ZERO3) \
+        else Scheme.ZERO3
+    changed = _with_parallelism(setup, scheme, plan.gpus, Offload.PARAMS_OPTIMIZER)
+    return changed, f"sharding={scheme.value}; offload={Offload.PARAMS_OPTIMIZER.value}"
+
+
+def _lora(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+    if setup.training.method not in (Method.FULL, Method.FREEZE):
+        return None
+    changed = _with_training(setup, method=Method.LORA, lora_rank=LORA_RANK_SUGGESTED,
+                             lora_targets=BLOCK_TARGETS)
+    return changed, f"method=lora; lora_r={LORA_RANK_SUGGESTED}; lora_targets=all"
+
+
+def _qlora(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+    training = setup.training
+    if training.method is Method.QLORA:
+        return None
+    rank = training.lora_rank or LORA_RANK_SUGGESTED
+    targets = training.lora_targets or BLOCK_TARGETS
+    if training.method is not Method.LORA:
+        rank, targets = LORA_RANK_SUGGESTED, BLOCK_TARGETS
+    changed = _with_training(setup, method=Method.QLORA, quant=Quant.NF4_DQ, lora_rank=rank,
+                             lora_targets=targets)
+    return changed, f"method=qlora; quant={Quant.NF4_DQ.value}; lora_r={rank}"
+
+
+def _shorter_sequence(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+    seq = setup.training.seq_len
+    if seq == 1:
+        return None
+    shorter = max_sequence(setup, usable, below=seq - 1)
+    if shorter is None:
+        return None
+    return _with_training(setup, seq_len=shorter), f"seq_len={shorter}"
+
+
+CHANGES: dict[ChangeKind, _ChangeFn] = {
+    ChangeKind.ATTENTION_KERNEL: _attention,
+    ChangeKind.CHUNKED_LOSS: _chunked_loss,
+    ChangeKind.CHECKPOINTING: _checkpointing,
+    ChangeKind.OPTIMIZER_8BIT: _optimizer_8bit,
+    ChangeKind.MICRO_BATCH: _micro_batch,
+    ChangeKind.SHARDING: _sharding,
+    ChangeKind.OFFLOAD_OPTIMIZER: _offload_optimizer,
+    ChangeKind.OFFLOAD_PARAMS: _offload_params,
+    ChangeKind.LORA: _lora,
+    ChangeKind.QLORA: _qlora,
+    ChangeKind.SHORTER_SEQUENCE: _shorter_sequence,
+}
+
+
+def single_changes(setup: FitSetup, before_bytes: int, usable_bytes: int,
+                   skip: frozenset[ChangeKind] = frozenset()) -> list[Change[FitSetup]]:
+    """Every applicable change, each estimated by the same core, unranked."""
+    found = []
+    for kind, apply in CHANGES.items():
+        if kind in skip:
+            continue
+        try:
+            result = apply(setup, usable_bytes)
+        except VramplanError:
+            continue  # a combination the setup does not accept (e.g. quantizing an fp32 base)
+        if result is None:
+            continue
+        changed, detail = result
+        after = peak_bytes(changed)
+        found.append(Change(kind, changed, detail, after, before_bytes - after,
+                            after <= usable_bytes))
+    return found
+
+
+def combined_changes(setup: FitSetup, usable_bytes: int) -> tuple[Change[FitSetup], ...]:
+    """Apply the best-ranked change, then the best on the result, until the run fits."""
+    steps: list[Change[FitSetup]] = []
+    current, before = setup, peak_bytes(setup)
+    while before > usable_bytes and len(steps) < MAX_COMBINED_STEPS:
+        done = frozenset(step.kind for step in steps)
+        ranked = rank_changes(single_changes(current, before, usable_bytes, skip=done))
+        if not ranked:
+            break
+        step = ranked[0]
+        steps.append(step)
+        current, before = step.setup, step.peak_bytes
+    return tuple(steps)

@@ -53,6 +53,15 @@ def test_llama_defaults_follow_the_transformers_config_class() -> None:
     assert arch.n_kv_heads == arch.n_heads == 32
 
 
+@pytest.mark.parametrize("name", ["mistral-7b-v0.1", "qwen2.5-7b", "gemma-7b", "gemma-2-9b"])
+def test_kv_heads_are_required_where_the_class_default_is_a_constant(name: str) -> None:
+    # MistralConfig defaults num_key_value_heads to 8, Qwen2Config to 32, GemmaConfig to 16...:
+    # values of their reference models, which would be guesses for another model.
+    with pytest.raises(MissingConfigKey) as raised:
+        parse_config(_config(name, num_key_value_heads=...))
+    assert "'num_key_value_heads'" in raised.value.message(Lang.EN)
+
+
 def test_family_specific_layouts() -> None:
     qwen = parse_config(_config("qwen2.5-7b"))
     assert (qwen.qkv_bias, qwen.attn_out_bias, qwen.sliding_window) == (True, False, None)

@@ -67,3 +67,62 @@ def test_block_and_embedding_match_transformers(preset: ModelPreset) -> None:
     assert arch.params_token_embedding == embedding.weight.numel()
     head = model.get_output_embeddings()  # type: ignore[attr-defined]
     assert (head.weight is embedding.weight) is arch.tied_embeddings
+
+
+_TINY = {"hidden_size": 64, "intermediate_size": 96, "num_attention_heads": 4,
+         "num_hidden_layers": 2, "vocab_size": 100, "max_position_embeddings": 32}
+
+# Small configs that switch every option the readers model, one family at a time.
+VARIANTS: dict[str, dict[str, object]] = {
+    "llama-biases-tied-gqa": {"model_type": "llama", **_TINY, "num_key_value_heads": 2,
+                              "attention_bias": True, "mlp_bias": True,
+                              "tie_word_embeddings": True},
+    "llama-head-dim": {"model_type": "llama", **_TINY, "head_dim": 32},
+    "mistral-window": {"model_type": "mistral", **_TINY, "num_key_value_heads": 1,
+                       "sliding_window": 8},
+    "mixtral-4-experts": {"model_type": "mixtral", **_TINY, "num_local_experts": 4,
+                          "num_experts_per_tok": 2, "num_key_value_heads": 2},
+    "qwen2-untied": {"model_type": "qwen2", **_TINY, "num_key_value_heads": 2,
+                     "tie_word_embeddings": False},
+    "gemma-bias": {"model_type": "gemma", **_TINY, "head_dim": 8, "attention_bias": True,
+                   "num_key_value_heads": 1},
+    "gemma2-untied": {"model_type": "gemma2", **_TINY, "head_dim": 16,
+                      "num_key_value_heads": 2, "tie_word_embeddings": False},
+    "phi-gqa": {"model_type": "phi", **_TINY, "num_key_value_heads": 2,
+                "partial_rotary_factor": 0.5},
+    "phi3-gqa": {"model_type": "phi3", **_TINY, "num_key_value_heads": 2, "pad_token_id": 0},
+    "falcon-mha-sequential-bias": {"model_type": "falcon", **_TINY, "multi_query": False,
+                                   "parallel_attn": False, "bias": True},
+    "falcon-new-one-norm": {"model_type": "falcon", **_TINY, "new_decoder_architecture": True,
+                            "num_kv_heads": 2, "num_ln_in_parallel_attn": 1,
+                            "ffn_hidden_size": 80},
+    "gpt2-inner-untied": {"model_type": "gpt2", "n_embd": 64, "n_head": 4, "n_layer": 2,
+                          "n_positions": 32, "vocab_size": 100, "n_inner": 80,
+                          "tie_word_embeddings": False},
+    "gpt-bigcode-mha": {"model_type": "gpt_bigcode", "n_embd": 64, "n_head": 4, "n_layer": 2,
+                        "n_positions": 32, "vocab_size": 100, "multi_query": False},
+    "gpt-neox-sequential-nobias": {"model_type": "gpt_neox", **_TINY,
+                                   "use_parallel_residual": False, "attention_bias": False},
+    "stablelm-qk-norm-parallel": {"model_type": "stablelm", **_TINY, "num_key_value_heads": 2,
+                                  "qk_layernorm": True, "use_qkv_bias": True,
+                                  "use_parallel_residual": True},
+    "stablelm-sequential": {"model_type": "stablelm", **_TINY, "num_key_value_heads": 4},
+    "olmo-bias-tied": {"model_type": "olmo", **_TINY, "attention_bias": True,
+                       "tie_word_embeddings": True},
+}
+
+
+@pytest.mark.parametrize("config", VARIANTS.values(), ids=list(VARIANTS))
+def test_every_modelled_option_matches_transformers(config: dict[str, object]) -> None:
+    from vramplan.hf_config import parse_config
+
+    keys = {key: value for key, value in config.items() if key != "model_type"}
+    hf_config = transformers.AutoConfig.for_model(str(config["model_type"]), **keys)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.device("meta"):
+            model = transformers.AutoModelForCausalLM.from_config(hf_config)
+    arch = parse_config(config)
+    assert arch.params_total == _unique_numel(model)
+    block = _blocks(model, arch.n_layers)[0]  # type: ignore[index]
+    assert arch.params_per_block == sum(p.numel() for p in block.parameters())

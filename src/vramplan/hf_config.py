@@ -173,9 +173,14 @@ def _head_dim(keys: _Keys, hidden: int, heads: int) -> int:
 
 
 def _llama_like(keys: _Keys, *, qkv_bias: bool, attn_out_bias: bool, mlp_bias: bool,
-                tied_default: bool) -> Architecture:
+                tied_default: bool, kv_heads_default_mha: bool = False) -> Architecture:
     """Llama, Mistral, Qwen2, TinyLlama, Code Llama (transformers models/llama/modeling_llama.py,
-    mistral/, qwen2/): q/k/v/o, gate/up/down (SwiGLU), two RMSNorms per block, final RMSNorm."""
+    mistral/, qwen2/): q/k/v/o, gate/up/down (SwiGLU), two RMSNorms per block, final RMSNorm.
+
+    `num_key_value_heads`: LlamaConfig, PhiConfig, Phi3Config and OlmoConfig default it to
+    `num_attention_heads` (`kv_heads_default_mha`); the Mistral, Mixtral, Qwen2, Gemma, Gemma 2 and
+    StableLM classes default it to a constant of their reference model (8, 8, 32, 16, 4, 32), which
+    would be a guess for another model, so there the key is required."""
     hidden = keys.get_int("hidden_size")
     heads = keys.get_int("num_attention_heads")
     layers = keys.get_int("num_hidden_layers")
@@ -185,7 +190,8 @@ def _llama_like(keys: _Keys, *, qkv_bias: bool, attn_out_bias: bool, mlp_bias: b
         hidden_size=hidden,
         intermediate_size=keys.get_int("intermediate_size"),
         n_heads=heads,
-        n_kv_heads=keys.get_int("num_key_value_heads", default=heads),
+        n_kv_heads=keys.get_int("num_key_value_heads",
+                                default=heads if kv_heads_default_mha else None),
         head_dim=_head_dim(keys, hidden, heads),
         vocab_size=keys.get_int("vocab_size"),
         tied_embeddings=keys.get_bool("tie_word_embeddings", tied_default),
@@ -214,7 +220,8 @@ def _with_window(arch: Architecture, window: int | None, first_layer: int = 0) -
 def _llama(keys: _Keys) -> Architecture:
     bias = keys.get_bool("attention_bias", False)
     return _llama_like(keys, qkv_bias=bias, attn_out_bias=bias,
-                       mlp_bias=keys.get_bool("mlp_bias", False), tied_default=False)
+                       mlp_bias=keys.get_bool("mlp_bias", False), tied_default=False,
+                       kv_heads_default_mha=True)
 
 
 def _mistral(keys: _Keys) -> Architecture:
@@ -246,7 +253,8 @@ def _mixtral(keys: _Keys) -> Architecture:
 def _gemma(keys: _Keys) -> Architecture:
     """models/gemma/modeling_gemma.py: GeGLU, explicit head_dim, tied head, embeddings scaled by
     sqrt(hidden_size) (no parameter)."""
-    base = _llama_like(keys, qkv_bias=False, attn_out_bias=False, mlp_bias=False,
+    bias = keys.get_bool("attention_bias", False)  # GemmaAttention: q/k/v/o
+    base = _llama_like(keys, qkv_bias=bias, attn_out_bias=bias, mlp_bias=False,
                        tied_default=True)
     # GemmaMLP uses `hidden_activation` and falls back to gelu_pytorch_tanh when it is null,
     # whatever `hidden_act` says (the first Gemma configs carry hidden_act "gelu").
@@ -288,7 +296,7 @@ def _phi(keys: _Keys) -> Architecture:
 def _phi3(keys: _Keys) -> Architecture:
     """models/phi3/modeling_phi3.py: fused qkv_proj and gate_up_proj, no biases, RMSNorm."""
     base = _llama_like(keys, qkv_bias=False, attn_out_bias=False, mlp_bias=False,
-                       tied_default=False)
+                       tied_default=False, kv_heads_default_mha=True)
     base = _with_window(base, keys.get_opt_int("sliding_window"))  # every layer
     return _replace(base, fused_qkv=True, fused_gate_up=True,
                     partial_rotary_factor=keys.get_float("partial_rotary_factor", 1.0))
@@ -392,7 +400,7 @@ def _olmo(keys: _Keys) -> Architecture:
     parameters), SwiGLU, optional attention bias."""
     bias = keys.get_bool("attention_bias", False)
     base = _llama_like(keys, qkv_bias=bias, attn_out_bias=bias, mlp_bias=False,
-                       tied_default=False)
+                       tied_default=False, kv_heads_default_mha=True)
     return _replace(base, norm=NormKind.LAYERNORM, norm_weight=False)
 
 

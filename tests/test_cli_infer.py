@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 
@@ -82,3 +83,11 @@ def test_max_context_and_max_batch_are_exclusive() -> None:
     with pytest.raises(SystemExit) as exit_info:
         run("infer", "--model", "llama-2-7b", "--max-context", "--max-batch")
     assert exit_info.value.code == 2
+
+
+def test_config_json_gives_the_same_estimate_as_the_preset(tmp_path: Path) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(dict(find_model("qwen2.5-1.5b").config)))
+    _, by_config, _ = run("infer", "--config", str(config), "--weights", "q8_0", "--json")
+    _, by_name, _ = run("infer", "--model", "qwen2.5-1.5b", "--weights", "q8_0", "--json")
+    assert json.loads(by_config)["device_bytes"] == json.loads(by_name)["device_bytes"]

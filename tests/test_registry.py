@@ -92,3 +92,9 @@ def test_docs_list_every_preset_with_its_count() -> None:
     for preset in MODELS:
         row = f"| `{preset.name}` | {preset.family} | {architecture_of(preset).params_total:,} |"
         assert row in docs, preset.name
+
+
+def test_presets_are_hashable_and_read_only() -> None:
+    assert len(set(MODELS)) == len(MODELS)
+    with pytest.raises(TypeError):
+        MODELS[0].config["hidden_size"] = 1  # type: ignore[index]

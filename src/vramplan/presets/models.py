@@ -37,8 +37,9 @@ class ModelPreset:
     """The Hugging Face repository id (`meta-llama/Llama-3.1-8B`), accepted as an alias."""
     source: str
     """URL of the official config.json."""
-    config: Mapping[str, Any]
-    """The architecture keys of that config.json, verbatim."""
+    config: Mapping[str, Any] = field(compare=False)
+    """The architecture keys of that config.json, verbatim (read-only; left out of equality and
+    hashing, so that presets can be set members and cache keys: the name identifies a preset)."""
     aliases: tuple[str, ...] = ()
     read_from: str = ""
     """Where the values were read when not from `source` itself (see the module docstring)."""

@@ -1,0 +1,126 @@
+"""The detailed training model: model states by component, quantized storage, phases and the peak,
+anchored to published numbers where they exist."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
+from vramplan.lora import LoraTarget
+from vramplan.presets.models import architecture_of, find_model
+from vramplan.setup import Checkpointing, Framework, Method, Metric, Optimizer, Precision, Quant
+from vramplan.training import (
+    CUDA_CONTEXT_BYTES,
+    Phase,
+    TrainingSetup,
+    activation_bytes,
+    estimate_training,
+    model_states,
+)
+
+LLAMA = architecture_of(find_model("llama-2-7b"))
+Q_V = frozenset({LoraTarget.Q, LoraTarget.V})
+LITGPT_LORA = TrainingSetup(method=Method.LORA, lora_rank=8, lora_targets=Q_V, batch=1,
+                            seq_len=1304, framework=Framework.LITGPT)
+
+
+def test_mixed_precision_adam_is_the_seed_16_bytes_per_param() -> None:
+    # the seed calculator: 2 (fp16 weights) + 2 (grads) + 4 (fp32 master) + 4 + 4 (Adam moments)
+    states = model_states(LLAMA, TrainingSetup(precision=Precision.MIXED))
+    assert states.total_bytes == 16 * LLAMA.params_total
+
+
+def test_bf16_true_adam_keeps_bf16_states_and_no_master() -> None:
+    states = model_states(LLAMA, TrainingSetup(precision=Precision.BF16_TRUE))
+    n = LLAMA.params_total
+    assert (states.trainable_weight_bytes, states.gradient_bytes, states.master_weight_bytes,
+            states.optimizer_state_bytes) == (2 * n, 2 * n, 0, 4 * n)
+
+
+def test_sgd_and_8bit_adam_states() -> None:
+    n = LLAMA.params_total
+    sgd = model_states(LLAMA, TrainingSetup(precision=Precision.FP32,
+                                            optimizer=Optimizer.SGD_MOMENTUM))
+    assert sgd.optimizer_state_bytes == 4 * n
+    eight = model_states(LLAMA, TrainingSetup(optimizer=Optimizer.ADAMW_8BIT))
+    # two uint8 moments plus one fp32 absmax per 256 values (small tensors stay 32-bit)
+    assert 2 * n < eight.optimizer_state_bytes < 2.1 * n
+
+
+def test_paged_optimizer_states_live_outside_the_allocator() -> None:
+    setup = dataclasses.replace(LITGPT_LORA, optimizer=Optimizer.PAGED_ADAMW)
+    states = model_states(LLAMA, setup)
+    assert states.optimizer_state_bytes == 0
+    assert states.managed_optimizer_bytes == 2 * 2 * 4_194_304  # two bf16 moments per adapter
+
+
+def test_nf4_double_quantization_saves_what_litgpt_measured() -> None:
+    # resource-tables.md: Llama 2 7B QLoRA 14.14 GB with bnb.nf4, 13.84 GB with bnb.nf4-dq
+    qlora = dataclasses.replace(LITGPT_LORA, method=Method.QLORA, quant=Quant.NF4,
+                                optimizer=Optimizer.PAGED_ADAMW)
+    nf4 = model_states(LLAMA, qlora).frozen_weight_bytes
+    dq = model_states(LLAMA, dataclasses.replace(qlora, quant=Quant.NF4_DQ)).frozen_weight_bytes
+    assert (nf4 - dq) / 1e9 == pytest.approx(14.14 - 13.84, abs=0.02)
+
+
+def test_litgpt_stores_a_tied_head_twice_transformers_once() -> None:
+    gemma = architecture_of(find_model("gemma-2b"))
+    assert gemma.tied_embeddings
+    hf = model_states(gemma, TrainingSetup(method=Method.LORA, framework=Framework.HF))
+    lit = model_states(gemma, TrainingSetup(method=Method.LORA, framework=Framework.LITGPT))
+    assert lit.frozen_weight_bytes - hf.frozen_weight_bytes == 2 * 256_000 * 2048
+
+
+@pytest.mark.parametrize(("batch", "measured_gb"), [(1, 21.30), (2, 29.07)])
+def test_litgpt_lora_llama_2_7b_matches_the_published_peak(batch: int, measured_gb: float) -> None:
+    # Lightning-AI/litgpt tutorials/resource-tables.md (0cc02afa): Llama 2 7B, LoRA, A100
+    estimate = estimate_training(LLAMA, dataclasses.replace(LITGPT_LORA, batch=batch))
+    assert estimate.allocated_bytes / 1e9 == pytest.approx(measured_gb, rel=0.02)
+
+
+def test_peak_is_the_largest_phase_and_metrics_add_documented_overheads() -> None:
+    estimate = estimate_training(LLAMA, LITGPT_LORA)
+    assert estimate.allocated_bytes == max(p.total_bytes for p in estimate.phases)
+    assert {p.phase for p in estimate.phases} == set(Phase)
+    assert estimate.reserved_bytes > estimate.allocated_bytes
+    assert estimate.device_bytes == estimate.reserved_bytes + CUDA_CONTEXT_BYTES
+    assert estimate.metric_bytes(Metric.DEVICE) == estimate.device_bytes
+
+
+def test_full_checkpointing_keeps_far_less_than_none() -> None:
+    full = TrainingSetup(batch=4, seq_len=2048)
+    none = activation_bytes(LLAMA, full)
+    ckpt = activation_bytes(LLAMA, dataclasses.replace(full, checkpointing=Checkpointing.FULL))
+    assert ckpt < none / 5
+
+
+def test_amp_keeps_16_bit_copies_of_the_weights() -> None:
+    amp = estimate_training(LLAMA, dataclasses.replace(LITGPT_LORA, precision=Precision.AMP))
+    copies = sum(p.memory_bytes for p in amp.peak.parts if p.key == "part.autocast_copies")
+    assert copies > 2 * 6e9
+
+
+@settings(max_examples=30, deadline=None)
+@given(batch=st.integers(1, 8), seq=st.integers(16, 4096), more=st.integers(1, 512))
+def test_more_tokens_never_need_less_memory(batch: int, seq: int, more: int) -> None:
+    setup = dataclasses.replace(LITGPT_LORA, batch=batch, seq_len=seq)
+    base = estimate_training(LLAMA, setup).allocated_bytes
+    assert estimate_training(LLAMA, dataclasses.replace(setup, seq_len=seq + more)
+                             ).allocated_bytes >= base
+    assert estimate_training(LLAMA, dataclasses.replace(setup, batch=batch + 1)
+                             ).allocated_bytes >= base
+
+
+def test_bad_setups_name_the_field() -> None:
+    with pytest.raises(MissingValue):
+        estimate_training(LLAMA, TrainingSetup(method=Method.QLORA))
+    with pytest.raises(ConflictingOptions):
+        estimate_training(LLAMA, TrainingSetup(method=Method.FULL, lora_rank=8))
+    with pytest.raises(OutOfRange):
+        estimate_training(LLAMA, TrainingSetup(batch=0))
+    with pytest.raises(ConflictingOptions):
+        estimate_training(LLAMA, TrainingSetup(method=Method.INFERENCE))

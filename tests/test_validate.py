@@ -1,0 +1,145 @@
+"""`vramplan validate`: the case format, clear errors, and the accuracy goals on the shipped
+measurements (src/vramplan/data/cases.csv, a byte-identical copy of the public set)."""
+
+from __future__ import annotations
+
+import io
+import json
+from importlib.resources import files
+from pathlib import Path
+
+import pytest
+
+from vramplan.cli.main import main
+from vramplan.errors import UnknownName
+from vramplan.validate import (
+    CaseFormatError,
+    CaseValueError,
+    Outcome,
+    ValidationReport,
+    read_cases,
+    score_cases,
+)
+
+CASES = files("vramplan").joinpath("data/cases.csv").read_text(encoding="utf-8")
+HEADER = CASES.splitlines()[0]
+ROW = ("t1,src,llama-2-7b,lora,bf16-true,adamw,,none,8,q;v,1,1304,,none,sdpa,,1,a100-40gb,none,"
+       "none,litgpt,allocated,21.30,GB,")
+
+
+@pytest.fixture(scope="module")
+def report() -> ValidationReport:
+    return score_cases(read_cases(CASES))
+
+
+def test_accuracy_goals_on_the_published_measurements(report: ValidationReport) -> None:
+    # issue 6: median absolute error <= 5 %, 90th percentile <= 12 %, every OOM row right
+    assert report.rows_scored >= 70
+    assert report.median_abs_error_pct is not None and report.median_abs_error_pct <= 5
+    assert report.p90_abs_error_pct is not None and report.p90_abs_error_pct <= 12
+    assert report.oom_total >= 9
+    assert report.oom_right == report.oom_total
+
+
+def test_single_gpu_training_rows_meet_the_goals_on_their_own(report: ValidationReport) -> None:
+    mine = ValidationReport(tuple(s for s in report.scores if s.model_kind == "training"))
+    assert mine.rows_scored >= 35
+    assert mine.median_abs_error_pct is not None and mine.median_abs_error_pct <= 5
+    assert mine.p90_abs_error_pct is not None and mine.p90_abs_error_pct <= 12
+    assert mine.oom_right == mine.oom_total
+
+
+def test_every_row_is_estimated_by_the_model_that_owns_it(report: ValidationReport) -> None:
+    kinds = {s.case.id: s.model_kind for s in report.scores}
+    assert kinds["litgpt-rt-llama-2-7b-lora-mb1"] == "training"
+    assert kinds["litgpt-rt-llama-2-7b-lora-fsdp2-mb1"] == "per_gpu"
+    assert kinds["litgpt-rt-inf-llama-2-7b-bf16"] == "inference"
+    assert not report.skipped
+
+
+def test_oom_rows_and_units_are_read() -> None:
+    oom = ROW.replace("21.30,GB", "OOM,GB")
+    mib = ROW.replace("21.30,GB", "20314,MiB")
+    cases = read_cases("\n".join((HEADER, oom, mib.replace("t1,", "t2,", 1))))
+    assert cases[0].measured_bytes is None
+    assert cases[1].measured_bytes == 20314 * 2**20
+    scores = score_cases(cases).scores
+    assert scores[0].outcome is Outcome.OOM
+    assert scores[0].oom_right is False  # 21 GB fits on an A100 40GB
+
+
+def test_unknown_column_is_named() -> None:
+    with pytest.raises(UnknownName) as caught:
+        read_cases(HEADER + ",colour\n" + ROW + ",red\n")
+    assert caught.value.field == "column"
+    assert "colour" in str(caught.value)
+
+
+def test_missing_required_column_is_named() -> None:
+    header = HEADER.replace(",unit,", ",units,")
+    with pytest.raises(UnknownName):
+        read_cases(header + "\n" + ROW + "\n")
+    without = ",".join(c for c in HEADER.split(",") if c != "measured")
+    row = ROW.replace("21.30,", "")
+    with pytest.raises(CaseFormatError) as caught:
+        read_cases(without + "\n" + row + "\n")
+    assert "'measured'" in str(caught.value)
+
+
+@pytest.mark.parametrize(("bad", "column"), [
+    (ROW.replace("bf16-true", "bf17"), "precision"),
+    (ROW.replace(",lora,", ",lorax,"), "method"),
+    (ROW.replace("q;v", "q;query"), "lora_targets"),
+    (ROW.replace("21.30", "lots"), "measured"),
+    (ROW.replace(",GB,", ",GO,"), "unit"),
+    (ROW.replace("a100-40gb", "a100-41gb"), "gpu"),
+    (ROW.replace(",1304,", ",-3,"), "seq_len"),
+])
+def test_bad_value_names_row_and_column(bad: str, column: str) -> None:
+    with pytest.raises(CaseValueError) as caught:
+        read_cases("\n".join((HEADER, ROW, bad)))
+    message = str(caught.value)
+    assert "row 2 (t1)" in message
+    assert column in message
+
+
+def test_unknown_model_is_reported_with_its_row() -> None:
+    with pytest.raises(CaseValueError) as caught:
+        score_cases(read_cases("\n".join((HEADER, ROW.replace("llama-2-7b", "llama-9")))))
+    assert "row 1 (t1)" in str(caught.value)
+    assert "llama-9" in str(caught.value)
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main(list(argv), out, err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_cli_json_has_the_documented_shape(tmp_path: Path) -> None:
+    path = tmp_path / "mine.csv"
+    path.write_text("\n".join((HEADER, ROW)) + "\n", encoding="utf-8")
+    status, out, err = run("validate", str(path), "--json")
+    assert (status, err) == (0, "")
+    payload = json.loads(out)
+    assert set(payload["summary"]) >= {"rows_scored", "median_abs_error_pct", "p90_abs_error_pct",
+                                       "max_abs_error_pct", "within_10pct_share", "oom_right",
+                                       "oom_total"}
+    row = payload["rows"][0]
+    assert set(row) >= {"id", "estimate_bytes", "measured_bytes", "error_pct", "oom_right"}
+    assert row["measured_bytes"] == 21_300_000_000
+    assert abs(row["error_pct"]) < 2
+
+
+def test_cli_text_in_french_and_bad_file_exits_2(tmp_path: Path) -> None:
+    path = tmp_path / "mine.csv"
+    path.write_text("\n".join((HEADER, ROW)) + "\n", encoding="utf-8")
+    status, out, _ = run("validate", str(path), "--lang", "fr")
+    assert status == 0
+    assert "écart absolu médian" in out
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join((HEADER, ROW.replace("bf16-true", "bf17"))) + "\n", encoding="utf-8")
+    status, out, err = run("validate", str(bad), "--lang", "en")
+    assert status == 2
+    assert "row 1 (t1)" in err and "precision" in err
+    assert "Traceback" not in err

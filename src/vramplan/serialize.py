@@ -6,6 +6,8 @@ documented in docs/json.md and checked by tests; add fields, never rename or dro
 
 from __future__ import annotations
 
+from enum import Enum
+
 from vramplan.architecture import Architecture, LinearSpec
 from vramplan.fit import GpuVerdict
 from vramplan.inference import InferenceEstimate, InferenceVerdict
@@ -21,7 +23,10 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms o
 if TYPE_CHECKING:
     from typing import Any
 
+    from vramplan.per_gpu import PerGpuEstimate
+    from vramplan.solve import Change, FitReport, FitSetup, FitVerdict, SchemeAnswer
     from vramplan.trace.result import Breakdown, TraceResult
+    from vramplan.training import PhaseMemory
 
 SCHEMA_VERSION = 1
 
@@ -372,4 +377,93 @@ def validation_to_json(report: ValidationReport) -> JSON:
              "peak_phase": s.peak_phase or None}
             for s in report.scores
         ],
+    }
+
+
+# --- vramplan fit (issue 7): per-GPU estimate, verdict with margin, inverse solving, changes ------
+
+
+def _phase_to_json(phase: PhaseMemory) -> JSON:
+    return {"phase": phase.phase.value, **memory("total", phase.total_bytes),
+            "parts": [{"part": part.key.removeprefix("part."), "component": part.component.value,
+                       **memory("memory", part.memory_bytes)} for part in phase.parts]}
+
+
+def per_gpu_to_json(estimate: PerGpuEstimate) -> JSON:
+    """What one GPU holds: the peak phase's breakdown, every phase, the host memory."""
+    plan = estimate.parallelism
+    return {
+        "parallelism": {"sharding": plan.scheme.value, "gpus": plan.gpus,
+                        "gpus_per_node": plan.gpus_per_node, "offload": plan.offload.value,
+                        "fsdp_version": plan.fsdp_version.value,
+                        "accumulate_without_sync": plan.accumulate_without_sync,
+                        "shard_degree": estimate.sharded.shard_degree},
+        "peak_phase": estimate.peak.phase.value,
+        **memory("total", estimate.total_bytes),
+        **memory("allocated", estimate.allocated_bytes),
+        **memory("reserved", estimate.reserved_bytes),
+        **memory("device", estimate.device_bytes),
+        **memory("host_per_node", estimate.host_bytes_per_node),
+        **memory("pinned_host_per_node", estimate.sharded.pinned_host_bytes_per_node),
+        "peak": _phase_to_json(estimate.peak),
+        "phases": [_phase_to_json(phase) for phase in estimate.phases],
+    }
+
+
+def fit_verdict_to_json(verdict: FitVerdict) -> JSON:
+    return {
+        "gpu": verdict.gpu.name, "display_name": verdict.gpu.display_name,
+        **memory("capacity", verdict.capacity_bytes),
+        "usable_share": verdict.usable_share,
+        **memory("usable", verdict.usable_bytes),
+        **memory("peak", verdict.peak_bytes),
+        "fits": verdict.fits, "fits_at_capacity": verdict.fits_at_capacity,
+        **memory("headroom", verdict.headroom_bytes),
+        "usage_share": verdict.usage_share,
+        "margin_source": "Fujii et al. 2024, arXiv:2411.06465",
+    }
+
+
+def _scheme_answer_to_json(answer: SchemeAnswer) -> JSON:
+    peak = memory("peak", answer.peak_bytes) if answer.peak_bytes is not None else {
+        "peak_bytes": None, "peak_gb": None, "peak_gib": None}
+    return {"sharding": answer.scheme.value, "offload": answer.offload.value,
+            "gpus": answer.gpus, **peak}
+
+
+def change_to_json(change: Change[FitSetup]) -> JSON:
+    cost = change.cost
+    return {"change": change.kind.value, "detail": change.detail, "fits": change.fits,
+            **memory("peak", change.peak_bytes), **memory("saved", change.saved_bytes),
+            "speed_cost": cost.speed.value, "quality_cost": cost.quality.value,
+            "source": cost.source}
+
+
+def fit_to_json(report: FitReport) -> JSON:
+    """The `vramplan fit --json` object (and the web page's "Will it fit?" data)."""
+    setup = report.setup
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "model": setup.model,
+        "setup": {name: (value.value if isinstance(value, Enum) else value)
+                  for name, value in (
+                      ("method", setup.training.method), ("precision", setup.training.precision),
+                      ("optimizer", setup.training.optimizer), ("quant", setup.training.quant),
+                      ("lora_r", setup.training.lora_rank),
+                      ("batch", setup.training.batch), ("seq_len", setup.training.seq_len),
+                      ("checkpointing", setup.training.checkpointing),
+                      ("attention", setup.training.attention),
+                      ("framework", setup.training.framework),
+                      ("gradient_accumulation", setup.training.gradient_accumulation),
+                      ("metric", setup.training.metric))},
+        "lora_targets": sorted(t.value for t in setup.training.lora_targets),
+        "per_gpu": per_gpu_to_json(report.estimate),
+        "verdict": fit_verdict_to_json(report.verdict),
+        "max_batch": report.max_batch,
+        "max_seq_len": report.max_seq_len,
+        "fewest_gpus": [_scheme_answer_to_json(a) for a in report.fewest_gpus],
+        "cheapest": (_scheme_answer_to_json(report.cheapest) if report.cheapest is not None
+                     else None),
+        "changes": [change_to_json(c) for c in report.changes],
+        "combined": [change_to_json(c) for c in report.combined],
     }

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from vramplan import __version__
-from vramplan.cli import estimate, gpus, infer, lora, models, serve, trace, validate
+from vramplan.cli import estimate, fit, gpus, infer, lora, models, serve, trace, validate
 from vramplan.cli.options import error_text
 from vramplan.errors import UnknownName, VramplanError
 from vramplan.i18n import Lang, detect_lang, translate
@@ -17,7 +17,7 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms o
 if TYPE_CHECKING:
     from typing import NoReturn, TextIO
 
-COMMANDS = (estimate, gpus, models, serve, trace, infer, lora, validate)
+COMMANDS = (estimate, gpus, models, serve, trace, infer, lora, validate, fit)
 """Each command module has `register(subparsers, lang)`, which sets `handler` on its parser."""
 
 EXIT_USAGE = 2

@@ -15,14 +15,17 @@ MESSAGES = {
         "with a safety margin, the largest batch, the fewest GPUs, and what to change.",
     },
     "help.fit_examples": {
-        FR: "exemples :\n  vramplan fit --model llama-2-7b --gpu a100-80gb --batch 4 --seq-len 2048\n"
+        FR: "exemples :\n"
+        "  vramplan fit --model llama-2-7b --gpu a100-80gb --batch 4 --seq-len 2048\n"
         "  vramplan fit --model llama-2-13b --method lora --gpu a100-40gb --gpus 4 "
         "--sharding fsdp --framework litgpt --checkpointing full --json",
-        EN: "examples:\n  vramplan fit --model llama-2-7b --gpu a100-80gb --batch 4 --seq-len 2048\n"
+        EN: "examples:\n"
+        "  vramplan fit --model llama-2-7b --gpu a100-80gb --batch 4 --seq-len 2048\n"
         "  vramplan fit --model llama-2-13b --method lora --gpu a100-40gb --gpus 4 "
         "--sharding fsdp --framework litgpt --checkpointing full --json",
     },
-    "help.fit_gpu": {FR: "type de GPU (voir `vramplan gpus`)", EN: "GPU type (see `vramplan gpus`)"},
+    "help.fit_gpu": {FR: "type de GPU (voir `vramplan gpus`)",
+                     EN: "GPU type (see `vramplan gpus`)"},
     "help.fit_gpus": {FR: "nombre de GPU (défaut 1)", EN: "number of GPUs (default 1)"},
     "help.fit_gpus_per_node": {
         FR: "GPU par nœud (HSDP, mémoire hôte ; défaut 8)",
@@ -159,10 +162,7 @@ MESSAGES = {
         FR: "Changements combinés, appliqués l'un après l'autre :",
         EN: "Changes combined, applied one after the other:",
     },
-    "fit.sources": {
-        FR: "Sources des coûts : {sources}",
-        EN: "Sources of the costs: {sources}",
-    },
+    "fit.sources": {FR: "Sources des coûts :", EN: "Sources of the costs:"},
     "fit.notice": {
         FR: "Estimation de premier ordre : vérifiez sur un vrai pas d'entraînement "
         "(docs/sharding.md).",
@@ -170,7 +170,7 @@ MESSAGES = {
     },
     "fit.yes": {FR: "oui", EN: "yes"},
     "fit.no": {FR: "non", EN: "no"},
-    # --- parts added by sharding --------------------------------------------------------------------
+    # --- parts added by sharding ---------------------------------------------------------------
     "part.weights_per_gpu": {FR: "poids (part de ce GPU)", EN: "weights (this GPU's share)"},
     "part.comm_buffers": {
         FR: "tampons de communication (seaux de gradients)",
@@ -180,7 +180,7 @@ MESSAGES = {
         FR: "paramètres rassemblés et tampons du partage",
         EN: "gathered parameters and sharding buffers",
     },
-    # --- changes ------------------------------------------------------------------------------------
+    # --- changes --------------------------------------------------------------------------------
     "change.attention_kernel": {FR: "noyau d'attention fusionné", EN: "fused attention kernel"},
     "change.chunked_loss": {FR: "perte par morceaux", EN: "chunked loss"},
     "change.checkpointing": {FR: "checkpointing des activations",

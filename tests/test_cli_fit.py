@@ -1,0 +1,99 @@
+"""`vramplan fit`: the JSON equals the core, both languages, every bad input exits 2 naming it."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from vramplan.cli.main import main
+from vramplan.per_gpu import default_parallelism, estimate_per_gpu
+from vramplan.presets.models import architecture_of, find_model
+from vramplan.setup import Metric, Precision
+from vramplan.sharding import Scheme
+from vramplan.training import TrainingSetup
+
+FULL_7B = ("fit", "--model", "llama-2-7b", "--gpu", "a100-80gb", "--precision", "mixed",
+           "--batch", "4", "--seq-len", "2048")
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main(list(argv), out, err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_json_matches_the_core() -> None:
+    status, out, err = run(*FULL_7B, "--gpus", "8", "--sharding", "zero3", "--json")
+    assert (status, err) == (0, "")
+    payload = json.loads(out)
+    setup = TrainingSetup(precision=Precision.MIXED, batch=4, seq_len=2048, metric=Metric.DEVICE,
+                          gradient_accumulation=False)
+    core = estimate_per_gpu(architecture_of(find_model("llama-2-7b")), setup,
+                            default_parallelism(setup, Scheme.ZERO3, 8))
+    per_gpu = payload["per_gpu"]
+    assert per_gpu["total_bytes"] == core.total_bytes == payload["verdict"]["peak_bytes"]
+    assert per_gpu["parallelism"]["sharding"] == "zero3"
+    assert per_gpu["parallelism"]["shard_degree"] == 8
+    assert sum(p["memory_bytes"] for p in per_gpu["peak"]["parts"]) == core.allocated_bytes
+    verdict = payload["verdict"]
+    assert verdict["usable_bytes"] == int(80 * 2**30 * 0.8)
+    assert verdict["fits"] == (verdict["peak_bytes"] <= verdict["usable_bytes"])
+
+
+def test_json_solutions_and_changes_are_consistent() -> None:
+    _, out, _ = run(*FULL_7B, "--json")
+    payload = json.loads(out)
+    usable = payload["verdict"]["usable_bytes"]
+    assert payload["verdict"]["fits"] is False
+    assert payload["max_batch"] is None  # 7B full fine-tuning on one 80 GB card: not even 1
+    for answer in payload["fewest_gpus"]:
+        assert (answer["gpus"] is None) == (answer["peak_bytes"] is None)
+        if answer["gpus"] is not None:
+            assert answer["peak_bytes"] <= usable
+    for change in payload["changes"]:
+        assert change["saved_bytes"] > 0
+        assert change["fits"] == (change["peak_bytes"] <= usable)
+        assert change["source"]
+    assert payload["combined"][-1]["fits"] is True
+    cheapest = payload["cheapest"]
+    assert cheapest["gpus"] == min(a["gpus"] for a in payload["fewest_gpus"] if a["gpus"])
+
+
+def test_margin_is_adjustable() -> None:
+    _, out, _ = run("fit", "--model", "tinyllama-1.1b", "--gpu", "l4", "--json", "--margin", "100")
+    assert json.loads(out)["verdict"]["usable_share"] == 1.0
+
+
+def test_report_in_english_and_french() -> None:
+    status, out, _ = run(*FULL_7B, "--lang", "en")
+    assert status == 0
+    assert "It does not fit" in out and "Fujii et al. 2024" in out
+    assert "Fewest NVIDIA A100 80GB GPUs per scheme" in out
+    status, out, _ = run(*FULL_7B, "--lang", "fr")
+    assert status == 0
+    assert "Ça ne tient pas" in out and "Quoi changer" in out
+
+
+@pytest.mark.parametrize(("argv", "option"), [
+    (("fit", "--model", "llama-2-7b"), "--gpu"),
+    (("fit", "--gpu", "a100"), "--model"),
+    (("fit", "--model", "llama-2-7b", "--gpu", "a100", "--gpus", "0"), "--gpus"),
+    (("fit", "--model", "llama-2-7b", "--gpu", "a100", "--gpus", "two"), "--gpus"),
+    (("fit", "--model", "llama-2-7b", "--gpu", "a100", "--sharding", "zero4"), "--sharding"),
+    (("fit", "--model", "llama-2-7b", "--gpu", "a100", "--gpus", "2", "--sharding", "none"),
+     "--sharding"),
+    (("fit", "--model", "llama-2-7b", "--gpu", "a100", "--gpus", "2", "--sharding", "fsdp",
+      "--offload", "optimizer"), "--offload"),
+    (("fit", "--model", "llama-2-7b", "--gpu", "a100", "--margin", "150"), "--margin"),
+    (("fit", "--model", "llama-2-7b", "--gpu", "a100", "--batch", "0"), "--batch"),
+    (("fit", "--model", "llama-2-7b", "--gpu", "h900"), "--gpu"),
+    (("fit", "--model", "llama-2-7b", "--gpu", "a100", "--method", "qlora"), "--quant"),
+])
+def test_bad_input_exits_2_naming_the_option(argv: tuple[str, ...], option: str) -> None:
+    status, out, err = run(*argv, "--lang", "en")
+    assert status == 2
+    assert out == ""
+    assert option in err
+    assert "Traceback" not in err

@@ -74,18 +74,18 @@ def _trace_on(setup: TraceSetup, device: str, *, fake: bool, notify: Progress) -
             for step in range(1, STEPS + 1):
                 notify(f"step{step}")
                 if step == STEPS:
-                    cuda_start = _reset_cuda_peaks(device)
+                    _reset_cuda_peaks(device)
                     tracker.start_recording()
                 _one_step(model, side, setup, tracker, device)
                 if step == 1:
                     _classify_optimizer_state(tracker, side, setup)
-            cuda = _cuda_peaks(device, cuda_start)
+            cuda = _cuda_peaks(device)
         return TraceResult(
             setup=setup,
             params_total=logical_params(model),
             params_trainable=sum(p.numel() for p in side.params),
             peak_bytes=tracker.peak,
-            peak_phase=tracker.peak_phase or Phase.FORWARD,
+            peak_phase=tracker.recorded_peak_phase(),
             breakdown=tracker.peak_breakdown(),
             phases=tracker.phase_peaks(),
             paged_bytes=tracker.excluded_bytes,
@@ -244,15 +244,13 @@ def _versions() -> tuple[tuple[str, str], ...]:
             ("peft", peft.__version__))
 
 
-def _reset_cuda_peaks(device: str) -> int:
-    if device != "cuda":
-        return 0
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    return int(torch.cuda.memory_allocated())
+def _reset_cuda_peaks(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
 
 
-def _cuda_peaks(device: str, start_bytes: int) -> CudaPeaks | None:
+def _cuda_peaks(device: str) -> CudaPeaks | None:
     """torch.cuda's peaks over step 2 (the allocator's whole-process counters)."""
     if device != "cuda":
         return None

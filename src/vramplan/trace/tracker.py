@@ -150,9 +150,8 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
     def start_recording(self) -> None:
         """Forget earlier peaks: from now on, peaks are those of the reported step."""
         self.recording = True
-        self.peak = self.current
-        self.peak_phase = self.phase
-        self.peak_totals = dict(self.totals)
+        self.peak = -1  # the first op recorded sets it
+        self.peak_phase = None
         self._phase_peaks.clear()
 
     def _note_peak(self) -> None:
@@ -173,6 +172,11 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
 
     def peak_breakdown(self) -> Breakdown:
         return breakdown(self.peak_totals)
+
+    def recorded_peak_phase(self) -> Phase:
+        if self.peak_phase is None:
+            raise RuntimeError("no op ran while the tracker recorded")
+        return self.peak_phase
 
 
 def breakdown(totals: dict[Category, int]) -> Breakdown:

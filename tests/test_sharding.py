@@ -5,10 +5,15 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vramplan.components import Component
 from vramplan.errors import ConflictingOptions, OutOfRange
+from vramplan.per_gpu import default_parallelism, estimate_per_gpu
+from vramplan.presets.gpus import find_gpu
+from vramplan.presets.models import architecture_of, find_model
+from vramplan.setup import Checkpointing, Framework, Method, Precision
 from vramplan.sharding import (
     FsdpVersion,
     ModelStates,
@@ -20,6 +25,7 @@ from vramplan.sharding import (
     deepspeed_reference_zero3,
     shard_model_states,
 )
+from vramplan.training import TrainingSetup, estimate_training
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB
 
 
@@ -240,3 +246,84 @@ def test_offload_never_adds_gpu_model_states(states: ModelStates, scheme: Scheme
     offloaded = shard(states, scheme, gpus, offload=Offload.OPTIMIZER)
     assert offloaded.model_states_bytes <= kept.model_states_bytes
     assert offloaded.host_bytes_per_rank > 0
+
+
+# --- A training setup on N GPUs (vramplan.per_gpu) ------------------------------------------------
+
+
+
+def _litgpt_lora(batch: int = 1, seq_len: int = 1304) -> TrainingSetup:
+    """litgpt finetune/lora.py defaults as in tutorials/resource-tables.md: bf16-true, AdamW,
+    r=8 on q and v, Block activation checkpointing under FSDP, gradient accumulation."""
+    from vramplan.lora import LoraTarget
+
+    return TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, lora_rank=8,
+                         lora_targets=frozenset({LoraTarget.Q, LoraTarget.V}), batch=batch,
+                         seq_len=seq_len, checkpointing=Checkpointing.FULL,
+                         framework=Framework.LITGPT)
+
+
+def test_one_gpu_without_sharding_is_the_single_gpu_estimate() -> None:
+    arch = architecture_of(find_model("tinyllama-1.1b"))
+    setup = TrainingSetup(batch=2, seq_len=512)
+    single = estimate_training(arch, setup)
+    per_gpu = estimate_per_gpu(arch, setup, default_parallelism(setup, Scheme.NONE, 1))
+    assert [p.total_bytes for p in per_gpu.phases] == [p.total_bytes for p in single.phases]
+    assert per_gpu.total_bytes == single.total_bytes
+
+
+# Lightning-AI/litgpt tutorials/resource-tables.md (commit 0cc02afa), LoRA on Alpaca with FSDP
+# (FULL_SHARD, Block auto-wrap and checkpointing), micro-batch 1, longest sample 1304 tokens:
+# llama-2-7b on 2 x A100 40GB 22.18 GB, llama-2-13b on 4 x A100 40GB 35.57 GB,
+# llama-2-13b on 2 x A100 40GB out of memory (torch.cuda.max_memory_allocated, GB = 10^9).
+@pytest.mark.parametrize(("model", "gpus", "measured_gb"), [
+    ("llama-2-7b", 2, 22.18), ("llama-2-13b", 4, 35.57),
+])
+def test_litgpt_fsdp_lora_matches_published_peaks(model: str, gpus: int,
+                                                  measured_gb: float) -> None:
+    setup = _litgpt_lora()
+    estimate = estimate_per_gpu(architecture_of(find_model(model)), setup,
+                                default_parallelism(setup, Scheme.FSDP, gpus))
+    assert estimate.allocated_bytes / BYTES_PER_GB == pytest.approx(measured_gb, rel=0.05)
+
+
+def test_litgpt_fsdp_lora_13b_on_two_40gb_cards_runs_out_of_memory() -> None:
+    setup = _litgpt_lora()
+    estimate = estimate_per_gpu(architecture_of(find_model("llama-2-13b")), setup,
+                                default_parallelism(setup, Scheme.FSDP, 2))
+    assert estimate.device_bytes > find_gpu("a100-40gb").capacity_bytes
+
+
+def test_activations_stay_per_gpu_whatever_the_scheme() -> None:
+    arch = architecture_of(find_model("tinyllama-1.1b"))
+    setup = TrainingSetup(batch=4, seq_len=1024)
+    def activations(scheme: Scheme) -> int:
+        estimate = estimate_per_gpu(arch, setup, default_parallelism(setup, scheme, 8))
+        return estimate.peak.by_component()[Component.ACTIVATIONS]
+    assert activations(Scheme.DDP) == activations(Scheme.ZERO3) == activations(Scheme.FSDP)
+
+
+def test_activation_offload_moves_activations_to_the_host() -> None:
+    arch = architecture_of(find_model("tinyllama-1.1b"))
+    setup = TrainingSetup(batch=4, seq_len=1024)
+    kept = estimate_per_gpu(arch, setup, default_parallelism(setup, Scheme.DDP, 2))
+    moved = estimate_per_gpu(arch, setup, default_parallelism(setup, Scheme.DDP, 2,
+                                                              Offload.ACTIVATIONS))
+    assert moved.allocated_bytes < kept.allocated_bytes
+    assert moved.host_activation_bytes_per_rank > 0
+    assert moved.host_bytes_per_node == 2 * moved.host_activation_bytes_per_rank
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(["tinyllama-1.1b", "phi-2", "llama-2-7b"]),
+       st.sampled_from([Scheme.ZERO1, Scheme.ZERO2, Scheme.ZERO3, Scheme.FSDP,
+                        Scheme.FSDP_GRAD_OP]),
+       st.sampled_from(list(Framework)), st.lists(st.integers(1, 512), min_size=2, max_size=2))
+def test_per_gpu_peak_never_grows_with_more_gpus(model: str, scheme: Scheme,
+                                                 framework: Framework, gpus: list[int]) -> None:
+    arch = architecture_of(find_model(model))
+    setup = TrainingSetup(framework=framework, batch=1, seq_len=256)
+    few, many = sorted(gpus)
+    def peak(n: int) -> int:
+        return estimate_per_gpu(arch, setup, default_parallelism(setup, scheme, n)).total_bytes
+    assert peak(many) <= peak(few)

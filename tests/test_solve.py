@@ -2,23 +2,36 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from vramplan.errors import OutOfRange
+from vramplan.per_gpu import default_parallelism
 from vramplan.presets.gpus import find_gpu
+from vramplan.presets.models import architecture_of, find_model
+from vramplan.setup import Metric, Precision
+from vramplan.sharding import Offload, Scheme
 from vramplan.solve import (
     CHANGE_COSTS,
     DEFAULT_USABLE_SHARE,
     Change,
     ChangeKind,
+    FitSetup,
     FitVerdict,
+    fewest_gpus,
+    fit_report,
     largest_fitting,
+    max_micro_batch,
+    max_sequence,
+    peak_bytes,
     rank_changes,
     smallest_fitting,
     usable_share_from_percent,
 )
+from vramplan.training import TrainingSetup
 from vramplan.units import BYTES_PER_GIB
 
 
@@ -98,3 +111,68 @@ def test_ranking_prefers_fitting_then_cheap_then_large_savings() -> None:
 def test_every_change_has_a_cost_with_a_source() -> None:
     assert set(CHANGE_COSTS) == set(ChangeKind)
     assert all(cost.source for cost in CHANGE_COSTS.values())
+
+
+# --- The report behind `vramplan fit`: each answer fits, one step further does not ---
+
+
+
+def _fit_setup(model: str, scheme: Scheme = Scheme.NONE, gpus: int = 1, **fields: object
+               ) -> FitSetup:
+    training = TrainingSetup(metric=Metric.DEVICE, gradient_accumulation=False,
+                             **fields)  # type: ignore[arg-type]
+    return FitSetup(architecture_of(find_model(model)), training,
+                    default_parallelism(training, scheme, gpus), model)
+
+
+def _with(setup: FitSetup, **fields: object) -> FitSetup:
+    training = dataclasses.replace(setup.training, **fields)  # type: ignore[arg-type]
+    return dataclasses.replace(setup, training=training)
+
+
+@pytest.mark.parametrize(("model", "gpu"), [("tinyllama-1.1b", "l4"), ("phi-2", "a100-40gb"),
+                                             ("llama-2-7b", "h100-80gb")])
+def test_largest_micro_batch_fits_and_one_more_does_not(model: str, gpu: str) -> None:
+    setup = _fit_setup(model, scheme=Scheme.FSDP, gpus=8, seq_len=1024)
+    usable = FitVerdict(find_gpu(gpu), 0).usable_bytes
+    batch = max_micro_batch(setup, usable)
+    assert batch is not None
+    assert peak_bytes(_with(setup, batch=batch)) <= usable
+    assert peak_bytes(_with(setup, batch=batch + 1)) > usable
+
+
+def test_longest_sequence_fits_and_one_more_token_does_not() -> None:
+    setup = _fit_setup("tinyllama-1.1b", batch=8)
+    usable = FitVerdict(find_gpu("rtx-4090"), 0).usable_bytes
+    seq = max_sequence(setup, usable)
+    assert seq is not None and seq < setup.arch.max_position_embeddings
+    assert peak_bytes(_with(setup, seq_len=seq)) <= usable
+    assert peak_bytes(_with(setup, seq_len=seq + 1)) > usable
+
+
+@pytest.mark.parametrize("scheme", [Scheme.ZERO3, Scheme.FSDP, Scheme.ZERO2])
+def test_fewest_gpus_fit_and_one_fewer_does_not(scheme: Scheme) -> None:
+    setup = _fit_setup("llama-2-13b", precision=Precision.MIXED, batch=1, seq_len=2048)
+    usable = FitVerdict(find_gpu("a100-80gb"), 0).usable_bytes
+    answer = fewest_gpus(setup, scheme, Offload.NONE, usable)
+    assert answer.gpus is not None and answer.gpus > 1
+    assert answer.peak_bytes is not None and answer.peak_bytes <= usable
+    one_fewer = dataclasses.replace(
+        setup, parallelism=default_parallelism(setup.training, scheme, answer.gpus - 1))
+    assert peak_bytes(one_fewer) > usable
+
+
+def test_changes_are_computed_by_the_same_core() -> None:
+    setup = _fit_setup("llama-2-7b", precision=Precision.MIXED, batch=4, seq_len=2048)
+    report = fit_report(setup, find_gpu("a100-80gb"))
+    before = report.estimate.total_bytes
+    assert not report.verdict.fits
+    assert report.changes
+    for change in report.changes:
+        assert change.peak_bytes == peak_bytes(change.setup)
+        assert change.saved_bytes == before - change.peak_bytes > 0
+        assert change.fits == (change.peak_bytes <= report.verdict.usable_bytes)
+    assert report.combined and report.combined[-1].fits
+    kinds = {c.kind for c in report.changes}
+    assert {ChangeKind.LORA, ChangeKind.QLORA, ChangeKind.CHECKPOINTING,
+            ChangeKind.OPTIMIZER_8BIT, ChangeKind.MICRO_BATCH} <= kinds

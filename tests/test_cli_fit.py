@@ -97,3 +97,14 @@ def test_bad_input_exits_2_naming_the_option(argv: tuple[str, ...], option: str)
     assert out == ""
     assert option in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("lang", ["en", "fr"])
+def test_help_lists_every_option(lang: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["--lang", lang, "fit", "--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    for option in ("--gpu", "--gpus", "--sharding", "--offload", "--margin", "--method",
+                   "--lora-targets", "--grad-accum", "--json"):
+        assert option in out

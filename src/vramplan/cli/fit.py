@@ -47,9 +47,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
                         help=translate("help.fit_margin", lang))
     training = parser.add_argument_group(translate("help.fit_training", lang))
     for option, default, metavar in _TRAINING_OPTIONS:
-        help_key = "help.fit_grad_accum" if option == "--grad-accum" else None
+        name = option.removeprefix("--").replace("-", "_")
+        help_key = "help.fit_grad_accum" if name == "grad_accum" else f"help.fit_opt.{name}"
         training.add_argument(option, default=default, metavar=metavar,
-                              help=translate(help_key, lang) if help_key else None)
+                              help=translate(help_key, lang))
     add_common_flags(parser, lang)
     parser.set_defaults(handler=run)
 

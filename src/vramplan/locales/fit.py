@@ -42,9 +42,9 @@ MESSAGES = {
         EN: "offload to host memory: none, optimizer, params-optimizer, activations",
     },
     "help.fit_margin": {
-        FR: "part utilisable de la mémoire du GPU, en % (défaut 80, Fujii et al. 2024 ; "
+        FR: "part utilisable de la mémoire du GPU, en pourcentage (défaut 80, Fujii et al. 2024 ; "
         "100 = sans marge)",
-        EN: "usable share of the GPU's memory, in % (default 80, Fujii et al. 2024; "
+        EN: "usable share of the GPU's memory, in percent (default 80, Fujii et al. 2024; "
         "100 = no margin)",
     },
     "help.fit_grad_accum": {
@@ -55,6 +55,38 @@ MESSAGES = {
         FR: "réglages d'entraînement, mêmes valeurs que le format des cas mesurés",
         EN: "training settings, same values as the measured-case format",
     },
+    "help.fit_opt.method": {FR: "full, freeze, lora, qlora (défaut full)",
+                             EN: "full, freeze, lora, qlora (default full)"},
+    "help.fit_opt.precision": {FR: "mixed, amp, bf16-true, fp32 (défaut bf16-true)",
+                             EN: "mixed, amp, bf16-true, fp32 (default bf16-true)"},
+    "help.fit_opt.optimizer": {
+        FR: "adamw, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd-momentum, sgd, adafactor "
+        "(défaut adamw)",
+        EN: "adamw, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd-momentum, sgd, adafactor "
+        "(default adamw)"},
+    "help.fit_opt.optimizer_impl": {FR: "foreach, fused, for-loop, in-backward (défaut foreach)",
+                             EN: "foreach, fused, for-loop, in-backward (default foreach)"},
+    "help.fit_opt.quant": {FR: "none, nf4, nf4-dq, fp4, fp4-dq, int8 (défaut none)",
+                             EN: "none, nf4, nf4-dq, fp4, fp4-dq, int8 (default none)"},
+    "help.fit_opt.lora_r": {FR: "8, 16, 64… (défaut 8)",
+                             EN: "8, 16, 64… (default 8)"},
+    "help.fit_opt.lora_targets": {FR: "q,k,v,o,gate,up,down,head, all (défaut q,v)",
+                             EN: "q,k,v,o,gate,up,down,head, all (default q,v)"},
+    "help.fit_opt.batch": {FR: "1, 2, 4… (défaut 1)",
+                             EN: "1, 2, 4… (default 1)"},
+    "help.fit_opt.seq_len": {FR: "512, 2048… (défaut 2048)",
+                             EN: "512, 2048… (default 2048)"},
+    "help.fit_opt.checkpointing": {FR: "none, full, selective (défaut none)",
+                             EN: "none, full, selective (default none)"},
+    "help.fit_opt.attention": {FR: "eager, sdpa, flash (défaut sdpa)",
+                             EN: "eager, sdpa, flash (default sdpa)"},
+    "help.fit_opt.loss": {FR: "standard, chunked (défaut celui du cadre)",
+                             EN: "standard, chunked (default: the framework's)"},
+    "help.fit_opt.framework": {
+        FR: "hf, litgpt, torchtune, deepspeed, megatron, generic (défaut hf)",
+        EN: "hf, litgpt, torchtune, deepspeed, megatron, generic (default hf)"},
+    "help.fit_opt.metric": {FR: "allocated, reserved, device (défaut device)",
+                             EN: "allocated, reserved, device (default device)"},
     # --- errors ----------------------------------------------------------------------------------
     "accepted.gpus_per_node": {
         FR: "indiquez un nombre entier de GPU par nœud, de 1 à 1 024",

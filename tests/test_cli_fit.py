@@ -108,3 +108,17 @@ def test_help_lists_every_option(lang: str, capsys: pytest.CaptureFixture[str]) 
     for option in ("--gpu", "--gpus", "--sharding", "--offload", "--margin", "--method",
                    "--lora-targets", "--grad-accum", "--json"):
         assert option in out
+
+
+def test_fit_inputs_defaults_and_errors_are_shared_with_the_api() -> None:
+    from vramplan.errors import UnknownName
+    from vramplan.fit_inputs import FitFields, fit_setup
+
+    arch = architecture_of(find_model("tinyllama-1.1b"))
+    setup = fit_setup(arch, "tinyllama-1.1b", FitFields(gpus="", sharding="", batch=" "))
+    assert setup.parallelism.scheme is Scheme.NONE and setup.training.batch == 1
+    assert setup.training.metric is Metric.DEVICE
+    assert fit_setup(arch, "x", FitFields(gpus="4")).parallelism.scheme is Scheme.DDP
+    with pytest.raises(UnknownName) as error:
+        fit_setup(arch, "x", FitFields(offload="disk"))
+    assert error.value.field == "offload"

@@ -82,67 +82,19 @@ def _percent(raw: str) -> float:
 
 
 def fit_setup_from_args(args: argparse.Namespace) -> FitSetup:
-    """The typed setup named by the command line, every value checked."""
+    """The typed setup named by the command line, checked by `vramplan.fit_inputs`."""
+    from dataclasses import fields
+
     from vramplan.cli.models import model_for_estimate
     from vramplan.errors import MissingValue
-    from vramplan.inputs import NumberField
-    from vramplan.lora import LORA_RANK, parse_lora_targets
-    from vramplan.per_gpu import default_parallelism
-    from vramplan.setup import (
-        Attention,
-        Checkpointing,
-        Framework,
-        Loss,
-        Method,
-        Metric,
-        Optimizer,
-        OptimizerImpl,
-        Precision,
-        Quant,
-        choice,
-    )
-    from vramplan.sharding import GPUS, GPUS_PER_NODE, Offload, Scheme
-    from vramplan.solve import FitSetup
-    from vramplan.training import BATCH, SEQ_LEN, TrainingSetup, check_setup
+    from vramplan.fit_inputs import FitFields, fit_setup
 
     model = model_for_estimate(args.model, args.config)
     if model is None:
         raise MissingValue("model")
     preset, arch = model
-    method = choice(Method, "method", args.method, Method.FULL)
-    framework = choice(Framework, "framework", args.framework, Framework.HF)
-    accumulation = (NumberField("grad_accum", 1, 1_000_000, minimum_inclusive=True)
-                    .parse_int(args.grad_accum) > 1 if args.grad_accum is not None
-                    else framework is Framework.LITGPT)
-    uses_lora = method in (Method.LORA, Method.QLORA)
-    training = check_setup(TrainingSetup(
-        method=method,
-        precision=choice(Precision, "precision", args.precision, Precision.BF16_TRUE),
-        optimizer=choice(Optimizer, "optimizer", args.optimizer, Optimizer.ADAMW),
-        optimizer_impl=(choice(OptimizerImpl, "optimizer_impl", args.optimizer_impl,
-                               OptimizerImpl.FOREACH) if args.optimizer_impl else None),
-        quant=choice(Quant, "quant", args.quant, Quant.NONE),
-        lora_rank=LORA_RANK.parse_int(args.lora_r) if args.lora_r is not None else None,
-        lora_targets=(parse_lora_targets(args.lora_targets)
-                      if args.lora_targets is not None and uses_lora else frozenset()),
-        batch=BATCH.parse_int(args.batch),
-        seq_len=SEQ_LEN.parse_int(args.seq_len),
-        checkpointing=choice(Checkpointing, "checkpointing", args.checkpointing,
-                             Checkpointing.NONE),
-        attention=choice(Attention, "attention", args.attention, Attention.SDPA),
-        loss=choice(Loss, "loss", args.loss, Loss.STANDARD) if args.loss else None,
-        framework=framework,
-        metric=choice(Metric, "metric", args.metric, Metric.DEVICE),
-        gradient_accumulation=accumulation,
-    ))
-    gpus = GPUS.parse_int(args.gpus)
-    default_scheme = Scheme.NONE if gpus == 1 else Scheme.DDP
-    plan = default_parallelism(
-        training, choice(Scheme, "sharding", args.sharding, default_scheme), gpus,
-        choice(Offload, "offload", args.offload, Offload.NONE),
-        GPUS_PER_NODE.parse_int(args.gpus_per_node))
-    name = preset.name if preset is not None else (args.config or "")
-    return FitSetup(arch=arch, training=training, parallelism=plan, model=name)
+    texts = FitFields(**{f.name: getattr(args, f.name) for f in fields(FitFields)})
+    return fit_setup(arch, preset.name if preset is not None else (args.config or ""), texts)
 
 
 # --- the human-readable report --------------------------------------------------------------------

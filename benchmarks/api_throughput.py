@@ -1,0 +1,173 @@
+"""API throughput on loopback: `/api/v1/estimate` against the same app's no-op `/api/v1/health`,
+plus the page's weight.
+
+Goal (issue 3): estimate throughput at least 80% of the no-op's; p99 latency reported; the page's
+HTML + CSS + JS under 100 KB. Run: `.venv/bin/python benchmarks/api_throughput.py [--seconds 5]
+[--rounds 3] [--connections 16]`.
+
+The app runs in its own uvicorn process (no access log) on a free 127.0.0.1 port; the load comes
+from `wrk` (Debian package `wrk`) when installed, else from an asyncio httpx client sending a
+bounded number of requests. Rounds alternate the two endpoints so that load from other processes
+hits both alike; the medians of the rounds are compared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+import httpx
+
+NOOP = "/api/v1/health"
+ESTIMATE = "/api/v1/estimate?params=7&activations=20"
+FRAGMENT = "/fragments/results?params=7&activations=20&lang=fr"
+PAGE_ASSETS = ("/?params=7&activations=20", "/static/app.css", "/static/app.js",
+               "/static/favicon.svg")
+THROUGHPUT_GOAL = 0.80
+PAGE_WEIGHT_LIMIT = 100_000
+
+
+@dataclass(frozen=True)
+class Run:
+    requests_per_second: float
+    p99_ms: float
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def pinned(command: list[str], cpu: int | None) -> list[str]:
+    """`command` bound to one CPU with taskset (util-linux) when asked, so that the server and
+    the load generator do not take turns on the same core."""
+    if cpu is None or not shutil.which("taskset"):
+        return command
+    return ["taskset", "-c", str(cpu), *command]
+
+
+def start_server(port: int, cpu: int | None) -> subprocess.Popen[bytes]:
+    server = subprocess.Popen(pinned(
+        [sys.executable, "-m", "uvicorn", "--factory", "vramplan.web.app:create_app",
+         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
+         "--no-access-log"], cpu),
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}{NOOP}").status_code == 200:
+                return server
+        except httpx.TransportError:
+            time.sleep(0.1)
+    server.kill()
+    raise SystemExit("the server did not start")
+
+
+def _wrk_duration_ms(text: str) -> float:
+    value, unit = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text).groups()  # type: ignore[union-attr]
+    return float(value) * {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4}[unit]
+
+
+def run_wrk(url: str, seconds: int, connections: int, cpu: int | None) -> Run:
+    result = subprocess.run(
+        pinned(["wrk", "--latency", "-t1", f"-c{connections}", f"-d{seconds}s", url], cpu),
+        check=True, capture_output=True, text=True,
+    )
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", result.stdout).group(1))  # type: ignore[union-attr]
+    p99 = re.search(r"99%\s+(\S+)", result.stdout).group(1)  # type: ignore[union-attr]
+    if "Non-2xx" in result.stdout:
+        raise SystemExit(f"{url} answered errors:\n{result.stdout}")
+    return Run(rate, _wrk_duration_ms(p99))
+
+
+async def _run_httpx(url: str, requests: int, connections: int) -> Run:
+    latencies: list[float] = []
+    remaining = iter(range(requests))
+    limits = httpx.Limits(max_connections=connections)
+    async with httpx.AsyncClient(limits=limits) as client:
+        async def worker() -> None:
+            for _ in remaining:
+                start = time.perf_counter()
+                response = await client.get(url)
+                latencies.append(time.perf_counter() - start)
+                response.raise_for_status()
+
+        start = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(connections)))
+        elapsed = time.perf_counter() - start
+    p99 = statistics.quantiles(latencies, n=100)[98] * 1000
+    return Run(requests / elapsed, p99)
+
+
+def run_httpx(url: str, requests: int, connections: int) -> Run:
+    return asyncio.run(_run_httpx(url, requests, connections))
+
+
+def page_weight(base: str) -> dict[str, int]:
+    return {path: len(httpx.get(base + path).content) for path in PAGE_ASSETS}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=5, help="per wrk run")
+    parser.add_argument("--requests", type=int, default=3000, help="per httpx run")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--client", choices=("auto", "wrk", "httpx"), default="auto")
+    parser.add_argument("--no-pin", action="store_true",
+                        help="do not bind the server to CPU 0 and wrk to CPU 1")
+    args = parser.parse_args()
+    use_wrk = args.client == "wrk" or (args.client == "auto" and shutil.which("wrk"))
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server_cpu, client_cpu = (None, None) if args.no_pin else (0, 1)
+    server = start_server(port, server_cpu)
+    try:
+        def measure(path: str) -> Run:
+            if use_wrk:
+                return run_wrk(base + path, args.seconds, args.connections, client_cpu)
+            return run_httpx(base + path, args.requests, args.connections)
+
+        runs: dict[str, list[Run]] = {NOOP: [], ESTIMATE: [], FRAGMENT: []}
+        for path in runs:  # warm-up
+            measure(path)
+        for _ in range(args.rounds):
+            for path, results in runs.items():
+                results.append(measure(path))
+        weights = page_weight(base)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+    print(f"load generator: {'wrk' if use_wrk else 'httpx'}, {args.connections} connections, "
+          f"{args.rounds} rounds (median shown), "
+          f"{'unpinned' if server_cpu is None else 'server on CPU 0, wrk on CPU 1'}")
+    medians = {}
+    for path, results in runs.items():
+        rate = statistics.median(run.requests_per_second for run in results)
+        p99 = statistics.median(run.p99_ms for run in results)
+        medians[path] = rate
+        print(f"  {path:48s} {rate:8.0f} req/s   p99 {p99:6.1f} ms")
+    ratio = medians[ESTIMATE] / medians[NOOP]
+    verdict = "meets" if ratio >= THROUGHPUT_GOAL else "MISSES"
+    print(f"estimate / no-op throughput: {ratio:.2f} ({verdict} the {THROUGHPUT_GOAL:.0%} goal)")
+    total = sum(weights.values())
+    for path, size in weights.items():
+        print(f"  {path:48s} {size:8d} bytes")
+    within = "under" if total < PAGE_WEIGHT_LIMIT else "OVER"
+    print(f"page weight (HTML + CSS + JS + icon): {total} bytes ({within} {PAGE_WEIGHT_LIMIT})")
+    return 0 if ratio >= THROUGHPUT_GOAL and total < PAGE_WEIGHT_LIMIT else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

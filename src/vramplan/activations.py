@@ -187,9 +187,12 @@ def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor
         widths = {LoraTarget.Q: q, LoraTarget.K: kv, LoraTarget.V: kv}
         ledger.keep("qkv_lora_zero_pad_source", c * sum(widths[t] for t in qkv_lora))
     grouped = arch.n_kv_heads != arch.n_heads
-    expanded_kv = q if grouped else kv
-    # q and k are new tensors after RoPE; k and v are expanded copies under GQA/MQA
-    # (litgpt `k.expand(...).reshape(...)`, transformers `repeat_kv`)
+    # q and k are new tensors after RoPE; under GQA/MQA k and v are expanded copies in litgpt
+    # (`k.expand(...).reshape(...)`), in transformers' fused-qkv models (Falcon's
+    # `broadcast_to(...).flatten(2, 3)`) and eager attention (`repeat_kv`), while transformers'
+    # SDPA path passes `enable_gqa=True` (torch >= 2.5, no mask: `use_gqa_in_sdpa`)
+    expands = fused or arch.fused_qkv or spec.attention is Attention.EAGER
+    expanded_kv = q if grouped and expands else kv
     ledger.keep("q", c * q)
     ledger.keep("k", c * expanded_kv)
     if fused and not grouped:
@@ -204,6 +207,9 @@ def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor
     else:
         ledger.keep("attn_logsumexp", FP32 * arch.n_heads)
     _linear(ledger, spec, attn_out, q, lora=int(LoraTarget.O in spec.lora_targets), prefix="o")
+
+
+_MLP_TARGETS = frozenset({LoraTarget.GATE, LoraTarget.UP, LoraTarget.DOWN})
 
 
 def _softcapped(arch: Architecture) -> bool:
@@ -230,6 +236,8 @@ def _eager_scores(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_len:
 def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
          input_needs_grad: bool) -> None:
     c, h = spec.compute_bytes, arch.hidden_size
+    if not (input_needs_grad or spec.weights_train or spec.lora_targets & _MLP_TARGETS):
+        return  # the MLP of a parallel first block reads a tensor that needs no gradient
     active = arch.experts_per_token + arch.n_shared_experts if arch.is_moe else 1
     f = arch.expert_intermediate_size * active
     targets = spec.lora_targets
@@ -246,6 +254,8 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
         _linear(ledger, spec, n2, h, lora=int(LoraTarget.UP in targets), prefix="up",
                 needs_grad=input_needs_grad)
         ledger.keep("up_out", c * f)
+        for extra in range(_activation_extra_tensors(arch, spec)):
+            ledger.keep(f"act_intermediate_{extra}", c * f)
         _linear(ledger, spec, _Tensor("act_out", c), f,
                 lora=int(LoraTarget.DOWN in targets), prefix="down")
     if arch.is_moe:
@@ -264,6 +274,19 @@ def quantized_base_inputs(arch: Architecture, spec: BlockSpec) -> int:
     inputs = r * h + c * arch.q_dim + (0 if shared else r * h)
     active = arch.experts_per_token + arch.n_shared_experts if arch.is_moe else 1
     return inputs + c * arch.expert_intermediate_size * active
+
+
+_PYTHON_TANH_GELU = frozenset({"gelu_new", "gelu_fast"})
+"""transformers' NewGELUActivation and FastGELUActivation are written out in Python
+(`0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x**3)))`, activations.py): autograd saves the
+tanh output, `0.5 * x` and `1 + tanh(...)` besides x. litgpt calls F.gelu(approximate="tanh")."""
+
+
+def _activation_extra_tensors(arch: Architecture, spec: BlockSpec) -> int:
+    """Intermediate-wide tensors an activation saves beyond its input."""
+    if spec.framework is not Framework.LITGPT and arch.activation in _PYTHON_TANH_GELU:
+        return 3
+    return 0
 
 
 def block_backward_transient(arch: Architecture, spec: BlockSpec) -> int:
@@ -339,23 +362,29 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
     if head.head_lora:
         saved += (DROPOUT_MASK_BYTES + c) * h * tokens if block.lora_dropout else 0
     fp32_logits = FP32 * vocab * tokens
+    log_softmax = fp32_logits  # saved by the cross-entropy for its backward
     if head.framework is Framework.LITGPT:
+        # Fabric's convert_output: the list of logit chunks, in fp32, is the training loop's
+        # `logits` variable, alive through backward and the optimizer step
         alive = fp32_logits
         copy = 0 if head.chunked or batch == 1 else fp32_logits  # logits[..., :-1, :] reshaped
-    else:
-        alive = c * vocab * tokens  # the 16-bit logits stay in the model's output
-        copy = fp32_logits  # `.float()` inside the loss
-    log_softmax = fp32_logits  # saved by the cross-entropy for its backward
-    chunk = min(LITGPT_LM_HEAD_CHUNK, seq_len) * batch if head.chunked else tokens
-    # backward of the first chunk: the fp32 gradients of the log-softmax and of the logits; the
-    # fp32 copy is a forward transient (log_softmax saves its output, not its input)
-    backward_first_chunk = 2 * FP32 * vocab * chunk
-    return LossMemory(
-        saved_bytes=saved, logits_alive_bytes=alive,
-        # the last head chunk dequantizes the head while every chunk's logits exist; then the
-        # loss adds its log-softmax (the head's dequantized copy is gone by then)
-        forward_peak_bytes=alive + max(log_softmax + copy, head.head_dequant_bytes),
-        backward_peak_bytes=alive + log_softmax + backward_first_chunk + head.head_dequant_bytes)
+        chunk = min(LITGPT_LM_HEAD_CHUNK, seq_len) * batch if head.chunked else tokens
+        # the forward's last head chunk dequantizes a quantized head while every chunk's logits
+        # exist; the loss then adds its log-softmax (the dequantized copy is gone by then)
+        forward = alive + max(log_softmax + copy, head.head_dequant_bytes)
+        backward = alive + log_softmax + 2 * FP32 * vocab * chunk + head.head_dequant_bytes
+        return LossMemory(saved_bytes=saved, logits_alive_bytes=alive,
+                          forward_peak_bytes=forward, backward_peak_bytes=backward)
+    # transformers: the model's 16-bit logits, `logits.float()` in ForCausalLMLoss (no copy when
+    # already fp32), the fp32 log-softmax. The Trainer keeps only the loss (`training_step`
+    # drops the outputs), so backward starts with the log-softmax and adds the fp32 gradients
+    # of the log-softmax and of the logits.
+    logits = c * vocab * tokens
+    copy = 0 if c == FP32 else fp32_logits
+    forward = logits + copy + log_softmax
+    backward = log_softmax + 2 * FP32 * vocab * tokens + head.head_dequant_bytes
+    return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
+                      backward_peak_bytes=backward)
 
 
 def _final_norm_bytes(arch: Architecture, block: BlockSpec, head: HeadSpec) -> int:

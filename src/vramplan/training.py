@@ -601,10 +601,15 @@ def _logits_in_step(setup: TrainingSetup, loss: LossMemory) -> int:
 def _persistent_parts(states: ModelStatesBytes, setup: TrainingSetup,
                       with_gradients: bool | None = None) -> tuple[Part, ...]:
     grads = setup.gradient_accumulation if with_gradients is None else with_gradients
+    gradient_bytes = states.gradient_bytes if grads else 0
+    if with_gradients and setup.precision is Precision.MIXED:
+        # a master-weight optimizer steps on fp32 gradients of its masters: each 16-bit
+        # gradient becomes an fp32 one (Megatron's `main_grad`, DeepSpeed's fp32 partition)
+        gradient_bytes = 4 * states.trainable_params
     return (
         Part("part.trainable_weights", Component.WEIGHTS, states.trainable_weight_bytes),
         Part("part.frozen_weights", Component.WEIGHTS, states.frozen_weight_bytes),
-        Part("part.gradients", Component.GRADIENTS, states.gradient_bytes if grads else 0),
+        Part("part.gradients", Component.GRADIENTS, gradient_bytes),
         Part("part.master_weights", Component.MASTER_WEIGHTS, states.master_weight_bytes),
         Part("part.optimizer_states", Component.OPTIMIZER_STATES, states.optimizer_state_bytes),
     )

@@ -3,7 +3,7 @@ plus the page's weight.
 
 Goal (issue 3): estimate throughput at least 80% of the no-op's; p99 latency reported; the page's
 HTML + CSS + JS under 100 KB. Run: `.venv/bin/python benchmarks/api_throughput.py [--seconds 5]
-[--rounds 3] [--connections 16]`.
+[--rounds 3] [--connections 16] [--pin]`.
 
 The app runs in its own uvicorn process (no access log) on a free 127.0.0.1 port; the load comes
 from `wrk` (Debian package `wrk`) when installed, else from an asyncio httpx client sending a
@@ -124,13 +124,13 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--client", choices=("auto", "wrk", "httpx"), default="auto")
-    parser.add_argument("--no-pin", action="store_true",
-                        help="do not bind the server to CPU 0 and wrk to CPU 1")
+    parser.add_argument("--pin", action="store_true",
+                        help="bind the server to CPU 0 and wrk to CPU 1 (on a quiet machine)")
     args = parser.parse_args()
     use_wrk = args.client == "wrk" or (args.client == "auto" and shutil.which("wrk"))
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    server_cpu, client_cpu = (None, None) if args.no_pin else (0, 1)
+    server_cpu, client_cpu = (0, 1) if args.pin else (None, None)
     server = start_server(port, server_cpu)
     try:
         def measure(path: str) -> Run:

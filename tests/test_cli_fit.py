@@ -122,3 +122,17 @@ def test_fit_inputs_defaults_and_errors_are_shared_with_the_api() -> None:
     with pytest.raises(UnknownName) as error:
         fit_setup(arch, "x", FitFields(offload="disk"))
     assert error.value.field == "offload"
+
+
+def test_tensor_and_pipeline_parallel_keep_their_degrees_in_the_search() -> None:
+    status, out, _ = run("fit", "--model", "llama-2-70b", "--gpu", "h100-80gb", "--gpus", "64",
+                         "--tp", "8", "--pp", "4", "--sharding", "zero1", "--precision", "mixed",
+                         "--seq-len", "4096", "--checkpointing", "selective", "--json")
+    assert status == 0
+    payload = json.loads(out)
+    plan = payload["per_gpu"]["parallelism"]
+    assert (plan["tensor_parallel"], plan["pipeline_parallel"], plan["shard_degree"]) == (8, 4, 2)
+    assert all(a["gpus"] is None or a["gpus"] % 32 == 0 for a in payload["fewest_gpus"])
+    status, _, err = run("fit", "--model", "llama-2-70b", "--gpu", "h100", "--gpus", "12",
+                         "--tp", "8", "--lang", "en")
+    assert status == 2 and "--gpus" in err

@@ -10,7 +10,12 @@ from hypothesis import strategies as st
 
 from vramplan.components import Component
 from vramplan.errors import ConflictingOptions, OutOfRange
-from vramplan.per_gpu import default_parallelism, estimate_per_gpu
+from vramplan.per_gpu import (
+    PerGpuEstimate,
+    default_parallelism,
+    estimate_per_gpu,
+    pipeline_stages,
+)
 from vramplan.presets.gpus import find_gpu
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.setup import Checkpointing, Framework, Method, Precision
@@ -327,3 +332,48 @@ def test_per_gpu_peak_never_grows_with_more_gpus(model: str, scheme: Scheme,
     def peak(n: int) -> int:
         return estimate_per_gpu(arch, setup, default_parallelism(setup, scheme, n)).total_bytes
     assert peak(many) <= peak(few)
+
+
+# --- Tensor and pipeline parallelism (Megatron-LM) ------------------------------------------------
+
+
+def _llama7b_plan(**kwargs: int) -> tuple[TrainingSetup, Parallelism]:
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=2048)
+    gpus = kwargs.get("tensor_parallel", 1) * kwargs.get("pipeline_parallel", 1)
+    return setup, default_parallelism(setup, Scheme.NONE, gpus, **kwargs)
+
+
+def test_tensor_parallel_splits_states_and_activations() -> None:
+    arch = architecture_of(find_model("llama-2-7b"))
+    setup, alone = _llama7b_plan()
+    _, split = _llama7b_plan(tensor_parallel=2)
+    one, two = estimate_per_gpu(arch, setup, alone), estimate_per_gpu(arch, setup, split)
+    assert two.sharded.weights_bytes == pytest.approx(one.sharded.weights_bytes / 2, abs=2)
+    def acts(estimate: PerGpuEstimate) -> int:
+        return estimate.peak.by_component()[Component.ACTIVATIONS]
+    assert acts(two) == pytest.approx(acts(one) / 2, rel=0.01)
+
+
+def test_pipeline_first_stage_holds_embedding_and_its_blocks() -> None:
+    """Llama-2-7B, 32 blocks over 4 stages: the first stage holds the embedding (32000 x 4096)
+    and 8 blocks; under 1F1B its activations are those of all 32 blocks of one micro-batch."""
+    arch = architecture_of(find_model("llama-2-7b"))
+    setup, plan = _llama7b_plan(pipeline_parallel=4)
+    first, last = pipeline_stages(arch, setup, plan)
+    assert first.params == 32000 * 4096 + 8 * arch.params_per_block
+    assert last.params == 8 * arch.params_per_block + 4096 + 32000 * 4096
+    assert (first.activation_layers, last.activation_layers) == (32, 8)
+    assert not first.has_loss and last.has_loss
+    estimate = estimate_per_gpu(arch, setup, plan)
+    assert estimate.stage.name in ("first", "last")
+
+
+def test_model_parallel_gpus_must_divide() -> None:
+    with pytest.raises(ConflictingOptions):
+        shard_model_states(mixed_adam(1000), Parallelism(scheme=Scheme.ZERO1, gpus=6,
+                                                         tensor_parallel=4))
+    with pytest.raises(ConflictingOptions):
+        shard_model_states(mixed_adam(1000), Parallelism(scheme=Scheme.HSDP, gpus=8,
+                                                         tensor_parallel=2))
+    plan = Parallelism(scheme=Scheme.ZERO1, gpus=16, tensor_parallel=2, pipeline_parallel=2)
+    assert shard_model_states(mixed_adam(1000), plan).shard_degree == 4

@@ -26,7 +26,14 @@ from vramplan.setup import (
     Quant,
     choice,
 )
-from vramplan.sharding import GPUS, GPUS_PER_NODE, Offload, Scheme
+from vramplan.sharding import (
+    GPUS,
+    GPUS_PER_NODE,
+    PIPELINE_PARALLEL,
+    TENSOR_PARALLEL,
+    Offload,
+    Scheme,
+)
 from vramplan.solve import FitSetup
 from vramplan.training import BATCH, SEQ_LEN, TrainingSetup, check_setup
 
@@ -59,6 +66,10 @@ class FitFields:
     """Default `device`: reserved memory plus the CUDA context, what the card must hold."""
     grad_accum: str | None = None
     """Default: 1, except litgpt, whose recipes always accumulate."""
+    tensor_parallel: str | None = None
+    """Megatron-LM tensor parallelism (default 1); `gpus` must be a multiple of tp x pp."""
+    pipeline_parallel: str | None = None
+    """Megatron-LM pipeline stages (default 1)."""
 
 
 def _given(text: str | None) -> str | None:
@@ -102,8 +113,14 @@ def fit_setup(arch: Architecture, model: str, fields: FitFields) -> FitSetup:
         gradient_accumulation=accumulation,
     ))
     gpus = _int(GPUS, fields.gpus, 1)
-    scheme = choice(Scheme, "sharding", fields.sharding, Scheme.NONE if gpus == 1 else Scheme.DDP)
+    model_parallel = (_int(TENSOR_PARALLEL, fields.tensor_parallel, 1)
+                      * _int(PIPELINE_PARALLEL, fields.pipeline_parallel, 1))
+    default_scheme = Scheme.NONE if gpus == model_parallel else Scheme.DDP
+    scheme = choice(Scheme, "sharding", fields.sharding, default_scheme)
     plan = default_parallelism(training, scheme, gpus,
                                choice(Offload, "offload", fields.offload, Offload.NONE),
-                               _int(GPUS_PER_NODE, fields.gpus_per_node, 8))
+                               _int(GPUS_PER_NODE, fields.gpus_per_node, 8),
+                               tensor_parallel=_int(TENSOR_PARALLEL, fields.tensor_parallel, 1),
+                               pipeline_parallel=_int(PIPELINE_PARALLEL,
+                                                      fields.pipeline_parallel, 1))
     return FitSetup(arch=arch, training=training, parallelism=plan, model=model)

@@ -34,6 +34,7 @@ from vramplan.training import (
     total_params,
     weight_itemsize,
 )
+from vramplan.units import ceil_div
 
 ACTIVATION_OFFLOAD_BLOCKS_ON_GPU = 2
 """With activation offloading, the saved tensors of the block in use and of the one being copied
@@ -47,6 +48,8 @@ class PerGpuEstimate:
 
     single: TrainingEstimate
     """The one-GPU estimate this starts from."""
+    stage: Stage
+    """The pipeline stage this GPU holds (the most loaded one)."""
     sharded: ShardedStates
     phases: tuple[PhaseMemory, ...]
     host_activation_bytes_per_rank: int
@@ -91,7 +94,8 @@ class PerGpuEstimate:
 
 
 def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
-                        offload: Offload = Offload.NONE, gpus_per_node: int = 8) -> Parallelism:
+                        offload: Offload = Offload.NONE, gpus_per_node: int = 8, *,
+                        tensor_parallel: int = 1, pipeline_parallel: int = 1) -> Parallelism:
     """The parallelism a framework sets up for `scheme`, with its known defaults.
 
     - FSDP version: litgpt wraps `torch.distributed.fsdp.FullyShardedDataParallel` through
@@ -108,6 +112,7 @@ def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
         scheme=scheme, gpus=gpus, gpus_per_node=gpus_per_node, offload=offload,
         fsdp_version=FsdpVersion.FSDP1 if fsdp1 else FsdpVersion.FSDP2,
         accumulate_without_sync=no_sync,
+        tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_parallel,
     )
 
 
@@ -134,35 +139,121 @@ def replica_states(arch: Architecture, single: TrainingEstimate) -> ModelStates:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """The part of the model one GPU holds under pipeline and tensor parallelism (Megatron-LM).
+
+    Without pipeline parallelism there is one stage, the whole model. With it, blocks are split
+    evenly; the first stage adds the embedding, the last the final norm and the head (and a copy
+    of a tied embedding, which Megatron keeps on the last stage for the output layer). Under the
+    1F1B schedule the first stage holds the activations of `pipeline_parallel` micro-batches of
+    L/p layers, as much as all L layers of one micro-batch; the last stage holds one micro-batch
+    of its own layers and the loss (Korthikanti et al. 2022, arXiv:2205.05198, section 4.2.3).
+    Tensor parallelism splits every matrix, and with sequence parallelism every activation, over
+    `tensor_parallel` GPUs (same paper, section 4.2.2, equation 5)."""
+
+    name: str
+    """`all`, `first` or `last`."""
+    params: int
+    """Parameters of the stage, before the tensor-parallel split."""
+    block_params: int
+    """Parameters of the stage's blocks."""
+    activation_layers: int
+    """Layers' worth of one micro-batch's saved activations held at once."""
+    has_loss: bool
+    tensor_parallel: int
+
+
+def pipeline_stages(arch: Architecture, setup: TrainingSetup,
+                    parallelism: Parallelism) -> tuple[Stage, ...]:
+    """The stages worth estimating: the whole model, or the first and the last stage."""
+    stored = total_params(arch, setup)
+    tp, pp = parallelism.tensor_parallel, parallelism.pipeline_parallel
+    if pp == 1:
+        return (Stage("all", stored, arch.params_blocks, arch.n_layers, True, tp),)
+    per_stage = ceil_div(arch.n_layers, pp)
+    blocks = per_stage * arch.params_per_block
+    head = stored - arch.params_blocks - arch.params_embedding
+    if arch.tied_embeddings:
+        head += arch.params_token_embedding
+    return (Stage("first", arch.params_embedding + blocks, blocks, arch.n_layers, False, tp),
+            Stage("last", blocks + head, blocks, per_stage, True, tp))
+
+
 def estimate_per_gpu(arch: Architecture, setup: TrainingSetup,
                      parallelism: Parallelism) -> PerGpuEstimate:
-    """The per-GPU peak of `setup` on `arch` spread over GPUs as `parallelism` says."""
+    """The per-GPU peak of `setup` on `arch` spread over GPUs as `parallelism` says (for
+    pipeline parallelism, on the most loaded stage)."""
     single = estimate_training(arch, setup)
-    sharded = shard_model_states(replica_states(arch, single), parallelism)
-    offload_acts = parallelism.offload is Offload.ACTIVATIONS
-    gpu_acts, host_acts = _activation_split(arch, single, offload_acts)
-    phases = tuple(_phase(phase, single, sharded, gpu_acts) for phase in single.phases)
-    return PerGpuEstimate(single=single, sharded=sharded, phases=phases,
+    states = replica_states(arch, single)
+    estimates = [_stage_estimate(arch, single, states, stage, parallelism)
+                 for stage in pipeline_stages(arch, setup, parallelism)]
+    return max(estimates, key=lambda estimate: estimate.total_bytes)
+
+
+def _stage_estimate(arch: Architecture, single: TrainingEstimate, states: ModelStates,
+                    stage: Stage, parallelism: Parallelism) -> PerGpuEstimate:
+    sharded = shard_model_states(stage_states(states, stage), parallelism)
+    acts = _stage_activations(arch, single, stage)
+    gpu_acts, host_acts = _activation_split(arch, single, stage, acts,
+                                            parallelism.offload is Offload.ACTIVATIONS)
+    phases = tuple(_phase(phase, single, sharded, stage, gpu_acts) for phase in single.phases)
+    return PerGpuEstimate(single=single, stage=stage, sharded=sharded, phases=phases,
                           host_activation_bytes_per_rank=host_acts)
 
 
-def _activation_split(arch: Architecture, single: TrainingEstimate,
+def stage_states(states: ModelStates, stage: Stage) -> ModelStates:
+    """The model states of one stage, split over the tensor-parallel GPUs (norms, which Megatron
+    replicates, are counted as split: they are a few thousand parameters per layer)."""
+    whole = states.params
+    tp = stage.tensor_parallel
+    if stage.name == "all" and tp == 1:
+        return states
+
+    def share(n: int) -> int:
+        return ceil_div(n * stage.params, whole * tp) if whole else 0
+
+    return ModelStates(
+        trainable_params=share(states.trainable_params),
+        frozen_params=share(states.frozen_params),
+        trainable_weight_bytes=share(states.trainable_weight_bytes),
+        frozen_weight_bytes=share(states.frozen_weight_bytes),
+        gradient_bytes=share(states.gradient_bytes),
+        master_weight_bytes=share(states.master_weight_bytes),
+        optimizer_state_bytes=share(states.optimizer_state_bytes),
+        weight_itemsize=states.weight_itemsize, gradient_itemsize=states.gradient_itemsize,
+        largest_layer_params=ceil_div(states.largest_layer_params, tp),
+        block_params=ceil_div(states.block_params, tp),
+        root_params=ceil_div(stage.params - stage.block_params, tp),
+    )
+
+
+def _stage_activations(arch: Architecture, single: TrainingEstimate, stage: Stage) -> int:
+    """Saved activations of the stage (see `Stage`)."""
+    blocks = single.activations_bytes - single.loss.saved_bytes
+    held = blocks * stage.activation_layers // arch.n_layers
+    if stage.has_loss:
+        held += single.loss.saved_bytes
+    return ceil_div(held, stage.tensor_parallel)
+
+
+def _activation_split(arch: Architecture, single: TrainingEstimate, stage: Stage, total: int,
                       offload: bool) -> tuple[int, int]:
     """Saved activations kept on the GPU and sent to the host."""
-    total = single.activations_bytes
     if not offload:
         return total, 0
-    blocks = total - single.loss.saved_bytes
-    on_gpu = single.loss.saved_bytes + min(
-        blocks, blocks * ACTIVATION_OFFLOAD_BLOCKS_ON_GPU // arch.n_layers)
+    loss = ceil_div(single.loss.saved_bytes, stage.tensor_parallel) if stage.has_loss else 0
+    blocks = total - loss
+    on_gpu = loss + min(blocks, blocks * ACTIVATION_OFFLOAD_BLOCKS_ON_GPU // arch.n_layers)
     return on_gpu, total - on_gpu
 
 
+_LOSS_PARTS = frozenset({"part.logits_loss"})
 _STATE_PARTS = frozenset({"part.trainable_weights", "part.frozen_weights", "part.gradients",
                           "part.master_weights", "part.optimizer_states"})
 
 
-def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
+def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates, stage: Stage,
            gpu_activations: int) -> PhaseMemory:
     """`phase` with its model states replaced by this GPU's share and the buffers added."""
     setup = single.setup
@@ -191,6 +282,16 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
         elif part.key == "part.step_temporaries":
             n_bytes = _scaled(n_bytes, sharded.optimizer_states_bytes,
                               single.states.optimizer_state_bytes)
+        elif part.key in _LOSS_PARTS and not stage.has_loss:
+            n_bytes = 0  # the head and the loss live on the last pipeline stage
+        elif part.key == "part.autocast_copies":
+            # one 16-bit copy of each of the stage's weights, split like the weights
+            whole = single.states.trainable_params + single.states.frozen_params
+            n_bytes = ceil_div(n_bytes * stage.params, whole * stage.tensor_parallel)
+        else:
+            # logits are split over the vocabulary (Megatron's vocab-parallel cross-entropy),
+            # temporaries over the tensor-parallel GPUs
+            n_bytes = ceil_div(n_bytes, stage.tensor_parallel)
         parts.append(Part(part.key, part.component, n_bytes))
     return PhaseMemory(phase.phase, tuple(parts))
 

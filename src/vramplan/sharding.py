@@ -71,6 +71,10 @@ _FSDP = frozenset({Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP})
 
 GPUS = NumberField("gpus", minimum=1, maximum=1_000_000, minimum_inclusive=True)
 GPUS_PER_NODE = NumberField("gpus_per_node", minimum=1, maximum=1_024, minimum_inclusive=True)
+TENSOR_PARALLEL = NumberField("tensor_parallel", minimum=1, maximum=1_024,
+                              minimum_inclusive=True)
+PIPELINE_PARALLEL = NumberField("pipeline_parallel", minimum=1, maximum=100_000,
+                                minimum_inclusive=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,11 +161,26 @@ class Parallelism:
     accumulate_without_sync: bool = False
     """Gradient accumulation inside `no_sync()` (litgpt does it through Fabric's
     `no_backward_sync`): FSDP then keeps the full unsharded gradients between micro-batches."""
+    tensor_parallel: int = 1
+    """Megatron-LM tensor parallelism: each matrix split over this many GPUs (Shoeybi et al.
+    2019, arXiv:1909.08053)."""
+    pipeline_parallel: int = 1
+    """Megatron-LM pipeline stages (1F1B schedule, Narayanan et al. 2021, arXiv:2104.04473)."""
     buffers: CommBuffers = field(default_factory=CommBuffers)
 
     @property
     def ranks_per_node(self) -> int:
         return min(self.gpus, self.gpus_per_node)
+
+    @property
+    def model_parallel(self) -> int:
+        """GPUs holding one copy of the model: tensor x pipeline."""
+        return self.tensor_parallel * self.pipeline_parallel
+
+    @property
+    def data_parallel(self) -> int:
+        """Copies of the model (the ranks a ZeRO/FSDP scheme shards over)."""
+        return self.gpus // self.model_parallel
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,8 +241,14 @@ def check_parallelism(plan: Parallelism) -> Parallelism:
     """`plan` if its fields go together; otherwise an error naming the clash."""
     GPUS.check_int(plan.gpus)
     GPUS_PER_NODE.check_int(plan.gpus_per_node)
-    if plan.scheme is Scheme.NONE and plan.gpus > 1:
+    TENSOR_PARALLEL.check_int(plan.tensor_parallel)
+    PIPELINE_PARALLEL.check_int(plan.pipeline_parallel)
+    if plan.gpus % plan.model_parallel:
+        raise ConflictingOptions("gpus", "tensor_parallel", str(plan.gpus))
+    if plan.scheme is Scheme.NONE and plan.data_parallel > 1:
         raise ConflictingOptions("sharding", "gpus", plan.scheme.value)
+    if plan.scheme is Scheme.HSDP and plan.model_parallel > 1:
+        raise ConflictingOptions("sharding", "tensor_parallel", plan.scheme.value)
     if plan.scheme is Scheme.HSDP and plan.gpus > plan.gpus_per_node \
             and plan.gpus % plan.gpus_per_node:
         raise ConflictingOptions("gpus", "gpus_per_node", str(plan.gpus))
@@ -242,7 +267,7 @@ def shard_degree(plan: Parallelism) -> int:
         return 1
     if plan.scheme is Scheme.HSDP:
         return plan.ranks_per_node
-    return plan.gpus
+    return plan.data_parallel
 
 
 def shard_model_states(states: ModelStates, plan: Parallelism) -> ShardedStates:

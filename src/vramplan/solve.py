@@ -366,8 +366,11 @@ def _with_training(setup: FitSetup, **fields: object) -> FitSetup:
 
 def _with_parallelism(setup: FitSetup, scheme: Scheme, gpus: int,
                       offload: Offload) -> FitSetup:
-    plan = default_parallelism(setup.training, scheme, gpus, offload,
-                               setup.parallelism.gpus_per_node)
+    """`setup` on `gpus` GPUs with `scheme`, keeping its tensor and pipeline parallelism."""
+    current = setup.parallelism
+    plan = default_parallelism(setup.training, scheme, gpus, offload, current.gpus_per_node,
+                               tensor_parallel=current.tensor_parallel,
+                               pipeline_parallel=current.pipeline_parallel)
     return replace(setup, parallelism=plan)
 
 
@@ -386,14 +389,19 @@ def max_sequence(setup: FitSetup, usable_bytes: int, below: int | None = None) -
 
 def fewest_gpus(setup: FitSetup, scheme: Scheme, offload: Offload,
                 usable_bytes: int) -> SchemeAnswer:
-    """Fewest GPUs for `scheme` with `offload` (per-GPU memory never grows with more GPUs under
-    sharding, a property test checks it; without sharding only one GPU is meaningful)."""
-    def peak_at(gpus: int) -> int:
-        return peak_bytes(_with_parallelism(setup, scheme, gpus, offload))
+    """Fewest GPUs for `scheme` with `offload`, keeping the tensor and pipeline parallelism: the
+    search runs over copies of the model (per-GPU memory never grows with more copies under
+    sharding, a property test checks it; without sharding one copy is the only meaningful one)."""
+    model_parallel = setup.parallelism.model_parallel
 
-    high = 1 if scheme is Scheme.NONE else MAX_GPUS
-    gpus = smallest_fitting(peak_at, usable_bytes, 1, high)
-    return SchemeAnswer(scheme, offload, gpus, peak_at(gpus) if gpus is not None else None)
+    def peak_at(copies: int) -> int:
+        return peak_bytes(_with_parallelism(setup, scheme, copies * model_parallel, offload))
+
+    high = 1 if scheme is Scheme.NONE else max(MAX_GPUS // model_parallel, 1)
+    copies = smallest_fitting(peak_at, usable_bytes, 1, high)
+    if copies is None:
+        return SchemeAnswer(scheme, offload, None, None)
+    return SchemeAnswer(scheme, offload, copies * model_parallel, peak_at(copies))
 
 
 # --- the changes --------------------------------------------------------------------------------
@@ -432,8 +440,8 @@ def _optimizer_8bit(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None
 
 def _micro_batch(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
     batch = setup.training.batch
-    if batch == 1:
-        return None
+    if batch == 1 or peak_bytes(setup) <= usable:
+        return None  # nothing to gain from a smaller micro-batch when the run fits
     smaller = max_micro_batch(setup, usable, below=batch - 1) or 1
     accumulation = ceil_div(batch, smaller)
     changed = _with_training(setup, batch=smaller, gradient_accumulation=True)
@@ -442,7 +450,7 @@ def _micro_batch(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
 
 def _sharding(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
     plan = setup.parallelism
-    if plan.gpus == 1:
+    if plan.data_parallel == 1:
         return None
     options = [s for s in (Scheme.ZERO1, Scheme.ZERO2, Scheme.FSDP, Scheme.ZERO3)
                if s is not plan.scheme]
@@ -495,8 +503,8 @@ def _qlora(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
 
 def _shorter_sequence(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
     seq = setup.training.seq_len
-    if seq == 1:
-        return None
+    if seq == 1 or peak_bytes(setup) <= usable:
+        return None  # truncating data is only worth it to make the run fit
     shorter = max_sequence(setup, usable, below=seq - 1)
     if shorter is None:
         return None

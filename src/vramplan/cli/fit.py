@@ -45,6 +45,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
                         help=translate("help.fit_offload", lang))
     parser.add_argument("--margin", default="80", metavar="PERCENT",
                         help=translate("help.fit_margin", lang))
+    parser.add_argument("--tp", "--tensor-parallel", dest="tensor_parallel", default="1",
+                        metavar="N", help=translate("help.fit_tp", lang))
+    parser.add_argument("--pp", "--pipeline-parallel", dest="pipeline_parallel", default="1",
+                        metavar="N", help=translate("help.fit_pp", lang))
     training = parser.add_argument_group(translate("help.fit_training", lang))
     for option, default, metavar in _TRAINING_OPTIONS:
         name = option.removeprefix("--").replace("-", "_")

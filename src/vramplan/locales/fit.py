@@ -47,6 +47,18 @@ MESSAGES = {
         EN: "usable share of the GPU's memory, in percent (default 80, Fujii et al. 2024; "
         "100 = no margin)",
     },
+    "help.fit_tp": {
+        FR: "parallélisme de tenseur Megatron-LM (défaut 1 ; avec parallélisme de séquence)",
+        EN: "Megatron-LM tensor parallelism (default 1; with sequence parallelism)",
+    },
+    "help.fit_pp": {
+        FR: "étages de pipeline Megatron-LM, ordonnancement 1F1B (défaut 1)",
+        EN: "Megatron-LM pipeline stages, 1F1B schedule (default 1)",
+    },
+    "accepted.pipeline_parallel": {
+        FR: "indiquez un nombre entier d'étages, au moins 1",
+        EN: "give a whole number of stages, at least 1",
+    },
     "help.fit_grad_accum": {
         FR: "pas d'accumulation de gradients (défaut : 1, litgpt accumule toujours)",
         EN: "gradient accumulation steps (default: 1; litgpt always accumulates)",

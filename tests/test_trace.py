@@ -109,6 +109,17 @@ def test_breakdown_sums_to_the_peak(name: str) -> None:
     assert sum(result.breakdown.by_component().values()) == result.peak_bytes
 
 
+@pytest.mark.parametrize("model", list(CONFIGS))
+def test_parameter_count_equals_the_config_readers(model: str) -> None:
+    """The model transformers builds has the parameters vramplan counts from config.json (a tied
+    head, as GPT-2's, counts once)."""
+    from vramplan.hf_config import parse_config
+
+    result = trace(CONFIGS[model], seq_len=8)
+    expected = parse_config(CONFIGS[model]).params_total
+    assert result.params_total == result.params_trainable == expected
+
+
 # --- exact model states -----------------------------------------------------------------------
 
 

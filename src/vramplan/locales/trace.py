@@ -70,6 +70,12 @@ MESSAGES = {
         FR: "--device cuda : aucun GPU CUDA visible par torch ; utilisez --device cpu",
         EN: "--device cuda: torch sees no CUDA GPU; use --device cpu",
     },
+    "trace.error.attention_unsupported": {
+        FR: "{field} : transformers n'a pas d'attention « {value} » pour {model_class} ; "
+        "essayez --attention eager",
+        EN: "{field}: transformers has no '{value}' attention for {model_class}; "
+        "try --attention eager",
+    },
     "accepted.train_layers": {
         FR: "indiquez un nombre entier de blocs, de 1 au nombre de blocs du modèle",
         EN: "give a whole number of blocks, from 1 to the model's number of blocks",

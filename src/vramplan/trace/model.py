@@ -16,7 +16,13 @@ from torch import nn
 
 from vramplan.errors import OutOfRange, UnknownName
 from vramplan.trace.bnb_emulation import quantize_linears
-from vramplan.trace.setup import Checkpointing, Method, Precision, TraceSetup
+from vramplan.trace.setup import (
+    Checkpointing,
+    Method,
+    Precision,
+    TraceSetup,
+    UnsupportedAttention,
+)
 
 _LLAMA_NAMES = {"q": ("q_proj",), "k": ("k_proj",), "v": ("v_proj",), "o": ("o_proj",),
                 "gate": ("gate_proj",), "up": ("up_proj",), "down": ("down_proj",)}
@@ -57,8 +63,14 @@ def build_model(setup: TraceSetup) -> nn.Module:
     config.use_cache = False  # a training step keeps no KV cache
     dtype = weights_dtype(setup.precision)
     with default_dtype(dtype):
-        model: nn.Module = AutoModelForCausalLM.from_config(  # type: ignore[no-untyped-call]
-            config, attn_implementation=setup.attention.value, dtype=dtype)
+        try:
+            model: nn.Module = AutoModelForCausalLM.from_config(  # type: ignore[no-untyped-call]
+                config, attn_implementation=setup.attention.value, dtype=dtype)
+        except ValueError as error:
+            if "does not support an attention implementation" not in str(error):
+                raise
+            raise UnsupportedAttention(setup.attention.value,
+                                       str(error).split(" ", 1)[0]) from None
     model.train()
     return model
 

@@ -214,14 +214,19 @@ def _is_shared_map(tensor: torch.Tensor) -> bool:
 
 
 def logical_params(model: nn.Module) -> int:
-    """Parameters of the model as published: a 4-bit weight counts its values, not its bytes."""
+    """Parameters of the model as published: a 4-bit weight counts its values, not its bytes;
+    a tied weight (input embedding = output head) counts once."""
     total = 0
+    seen: set[int] = set()
     for module in model.modules():
         if isinstance(module, Linear4bitEmulated):
             total += module.in_features * module.out_features
             total += 0 if module.bias is None else module.bias.numel()
-        else:
-            total += sum(p.numel() for p in module.parameters(recurse=False))
+            continue
+        for param in module.parameters(recurse=False):
+            if id(param) not in seen:
+                seen.add(id(param))
+                total += param.numel()
     return total
 
 

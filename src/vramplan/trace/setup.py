@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName
+from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName, VramplanError
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -113,6 +113,15 @@ class Device(StrEnum):
     """Fake tensors on the CPU: no memory is allocated, every allocation is counted."""
     CUDA = "cuda"
     """A real step on a CUDA GPU with random weights, beside the fake count."""
+
+
+class UnsupportedAttention(VramplanError):
+    """transformers has no such attention implementation for this model class."""
+
+    key = "trace.error.attention_unsupported"
+
+    def __init__(self, value: str, model_class: str) -> None:
+        super().__init__("attention", value, model_class=model_class)
 
 
 LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down", "head", "all")

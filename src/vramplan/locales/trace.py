@@ -21,12 +21,15 @@ MESSAGES = {
         FR: "config.json Hugging Face (fichier ou dossier du modèle) au lieu d'un modèle connu",
         EN: "Hugging Face config.json (file or model folder) instead of a known model",
     },
-    "trace.help.method": {FR: "ce qui est entraîné", EN: "what is trained"},
-    "trace.help.precision": {
-        FR: "précision des poids, gradients et copies maîtresses",
-        EN: "precision of weights, gradients and master copies",
+    "trace.help.method": {
+        FR: "ce qui est entraîné (défaut full)",
+        EN: "what is trained (default full)",
     },
-    "trace.help.optimizer": {FR: "optimiseur", EN: "optimizer"},
+    "trace.help.precision": {
+        FR: "précision des poids, gradients et copies maîtresses (défaut bf16-true)",
+        EN: "precision of weights, gradients and master copies (default bf16-true)",
+    },
+    "trace.help.optimizer": {FR: "optimiseur (défaut adamw)", EN: "optimizer (default adamw)"},
     "trace.help.optimizer_impl": {
         FR: "implémentation de l'optimiseur torch (défaut : foreach, celle de torch sur CUDA)",
         EN: "torch optimizer implementation (default: foreach, torch's default on CUDA)",
@@ -51,10 +54,13 @@ MESSAGES = {
         EN: "tokens per sequence (default 512)",
     },
     "trace.help.checkpointing": {
-        FR: "recalcul des activations (celui de transformers)",
-        EN: "activation checkpointing (transformers' own)",
+        FR: "recalcul des activations (celui de transformers ; défaut none)",
+        EN: "activation checkpointing (transformers' own; default none)",
     },
-    "trace.help.attention": {FR: "noyau d'attention", EN: "attention kernel"},
+    "trace.help.attention": {
+        FR: "noyau d'attention (défaut sdpa)",
+        EN: "attention kernel (default sdpa)",
+    },
     "trace.help.device": {
         FR: "cpu : tenseurs factices ; cuda : aussi un vrai pas sur le GPU (poids aléatoires)",
         EN: "cpu: fake tensors; cuda: also a real step on the GPU (random weights)",

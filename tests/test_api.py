@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from vramplan.cli.main import main
-from vramplan.web.schemas import ErrorOut, EstimateOut, GpusOut
+from vramplan.web.schemas import ErrorOut, EstimateOut, GpusOut, ModelsOut
 
 
 def cli_json(*argv: str) -> Any:
@@ -173,7 +173,7 @@ def test_content_security_policy_everywhere(client: TestClient, path: str) -> No
 def test_openapi_documents_every_endpoint(client: TestClient) -> None:
     schema = client.get("/openapi.json").json()
     assert set(schema["paths"]) == {
-        "/api/v1/estimate", "/api/v1/gpus", "/api/v1/health",
+        "/api/v1/estimate", "/api/v1/gpus", "/api/v1/health", "/api/v1/models",
     }
     assert set(schema["paths"]["/api/v1/estimate"]) == {"get", "post"}
     error_ref = schema["paths"]["/api/v1/estimate"]["post"]["responses"]["422"]
@@ -188,3 +188,13 @@ def test_docs_are_served_without_any_cdn(client: TestClient) -> None:
     assert "/api/v1/estimate" in page.text
     assert "cdn" not in page.text.lower()
     assert "<script src=\"http" not in page.text
+
+
+def test_models_equal_the_cli_json(client: TestClient) -> None:
+    body = client.get("/api/v1/models").json()
+    ModelsOut.model_validate(body)
+    assert body == cli_json("models")
+    llama = next(model for model in body["models"] if model["name"] == "llama-2-7b")
+    # Llama 2 7B: 6,738,415,616 parameters (the count transformers gives on the meta device, as
+    # tests/test_param_counts_meta.py checks for every preset)
+    assert llama["params"] == 6_738_415_616

@@ -222,3 +222,16 @@ def test_phone_width_has_no_horizontal_scroll(browser: object, base_url: str) ->
     width = page.evaluate("document.documentElement.scrollWidth")  # type: ignore[attr-defined]
     assert width <= 360
     session.close()
+
+
+def test_model_picker_fills_the_parameters(session: Session) -> None:
+    from playwright.sync_api import expect
+
+    page = session.open("/en/")
+    page.fill("#model", "llama-2-7b")
+    expect(page.locator("#params")).to_have_value("6.738415616")
+    expect(page.locator('[data-result="model_states"]')).to_have_text(f"107.81{NBSP}GB")
+    assert "model=llama-2-7b" in page.url  # type: ignore[attr-defined]
+    page.fill("#params", "7")  # typing a count takes over from the model
+    expect(page.locator("#model")).to_have_value("")
+    expect(total(page)).to_have_text(f"112{NBSP}GB")

@@ -274,3 +274,40 @@ def test_french_punctuation_gets_unbreakable_spaces() -> None:
     assert typeset("Tient : oui ; « 7 » ?", Lang.FR) == \
         f"Tient{NBSP}: oui{NNBSP}; «{NBSP}7{NBSP}»{NNBSP}?"
     assert typeset("Fits: yes ; ok ?", Lang.EN) == "Fits: yes ; ok ?"
+
+
+# --- the model picker and config.json -------------------------------------------------------------
+
+def test_model_picker_fills_parameters_with_the_exact_count(client: TestClient) -> None:
+    html = page(client, model="llama-2-7b", optimizer="adam-mixed", activations="0")
+    assert re.search(r'id="params" name="params"[^>]*value="6,738415616"', html)
+    # Llama 2 7B has 6,738,415,616 parameters: × 16 bytes = 107.81 GB
+    assert element(html, 'data-result="model_states"') == f"107,81{NBSP}Go"
+    assert f"Llama 2 7B (meta-llama/Llama-2-7b-hf), 6{NNBSP}738{NNBSP}415{NNBSP}616" in html
+    assert html.count("<option value=\"") >= 44 + 4  # every preset in the datalist
+
+
+def test_unknown_model_is_an_inline_error(client: TestClient) -> None:
+    html = page(client, model="llama-9", params="7")
+    assert element(html, 'data-error-for="model"').startswith(
+        f"Modèle pré-défini{NBSP}: «{NBSP}llama-9{NBSP}» est inconnu")
+
+
+def test_pasted_config_is_counted_and_carried_to_the_page(client: TestClient) -> None:
+    # GPT-2 small (https://huggingface.co/openai-community/gpt2/blob/main/config.json):
+    # 124,439,808 parameters with the tied head
+    config = ('{"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, '
+              '"vocab_size": 50257, "n_positions": 1024}')
+    response = client.post("/config", data={"config": config, "lang": "en", "activations": "20"},
+                           follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"] == "/en/?params=0.124439808&activations=20"
+
+
+def test_bad_config_shows_its_message_next_to_the_text(client: TestClient) -> None:
+    response = client.post("/config", data={"config": '{"model_type": "llama"}', "lang": "fr"})
+    assert response.status_code == 422
+    message = element(response.text, 'id="config-error"')
+    assert message.startswith(f"Contenu de config.json{NBSP}:")
+    assert "hidden_size" in message
+    assert "model_type" in element(response.text, 'id="config"')  # the text is kept

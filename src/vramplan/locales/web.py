@@ -23,10 +23,14 @@ MESSAGES = {
         "parameter and activations: the total, its breakdown and the verdict for your GPUs.",
     },
     "web.intro": {
-        FR: "Entraîner un modèle de langage demande bien plus de mémoire GPU que le faire tourner : "
-        "en plus des poids, il faut garder leurs gradients, une copie maîtresse en haute précision, "
-        "les états de l'optimiseur et les activations du passage avant. Indiquez la taille du modèle "
-        "et la mémoire par paramètre : le calculateur donne la VRAM nécessaire, son détail, et dit si "
+        FR: "Entraîner un modèle de langage demande bien plus de mémoire GPU que le faire "
+        "tourner : "
+        "en plus des poids, il faut garder leurs gradients, une copie maîtresse en haute "
+        "précision, "
+        "les états de l'optimiseur et les activations du passage avant. Indiquez la taille du "
+        "modèle "
+        "et la mémoire par paramètre : le calculateur donne la VRAM nécessaire, son détail, et "
+        "dit si "
         "elle tient sur une carte grand public de 24 Go, sur un accélérateur de 80 Go ou sur "
         "d'autres GPU.",
         EN: "Training a language model takes far more GPU memory than running it: besides the "
@@ -47,6 +51,34 @@ MESSAGES = {
     # --- Données (inputs) ---------------------------------------------------------------------
     "web.inputs": {FR: "Données", EN: "Inputs"},
     "web.group_model": {FR: "Modèle", EN: "Model"},
+    "web.model": {FR: "Modèle pré-défini", EN: "Preset model"},
+    "web.model_unit": {FR: "facultatif", EN: "optional"},
+    "web.model_hint": {
+        FR: "Cherchez parmi {count} modèles (nom ou dépôt Hugging Face) : son nombre exact de "
+        "paramètres remplit « Paramètres ». Videz ce champ pour saisir un nombre.",
+        EN: "Search {count} models (name or Hugging Face repo): its exact parameter count fills "
+        "\"Parameters\". Clear this field to type a number.",
+    },
+    "web.model_line": {
+        FR: "Modèle : {name} ({repo}), {count} paramètres exactement.",
+        EN: "Model: {name} ({repo}), exactly {count} parameters.",
+    },
+    "web.config_title": {
+        FR: "Ou votre config.json (Hugging Face)", EN: "Or your config.json (Hugging Face)"
+    },
+    "web.config_label": {FR: "Contenu de config.json", EN: "Contents of config.json"},
+    "web.config_file": {FR: "Fichier config.json", EN: "config.json file"},
+    "web.config_hint": {
+        FR: "Collez le fichier (ou choisissez-le) : le serveur compte ses paramètres exactement et "
+        "remplit « Paramètres ». Rien n'est conservé.",
+        EN: "Paste the file (or pick it): the server counts its parameters exactly and fills "
+        "\"Parameters\". Nothing is stored.",
+    },
+    "web.config_submit": {FR: "Compter les paramètres", EN: "Count the parameters"},
+    "web.config_too_large": {
+        FR: "config.json : le texte dépasse {limit} ; collez seulement le fichier config.json",
+        EN: "config.json: the text is larger than {limit}; paste only the config.json file",
+    },
     "web.params": {FR: "Paramètres", EN: "Parameters"},
     "web.params_unit": {FR: "milliards", EN: "billion"},
     "web.params_hint": {
@@ -120,7 +152,9 @@ MESSAGES = {
     "web.verdict_consumer": {
         FR: "Carte grand public de 24 Go ({gpu})", EN: "24 GB consumer card ({gpu})"
     },
-    "web.verdict_datacenter": {FR: "Accélérateur de 80 Go ({gpu})", EN: "80 GB accelerator ({gpu})"},
+    "web.verdict_datacenter": {
+        FR: "Accélérateur de 80 Go ({gpu})", EN: "80 GB accelerator ({gpu})"
+    },
     "web.fits": {
         FR: "Tient : il reste {headroom} sur {capacity}.",
         EN: "Fits: {headroom} left out of {capacity}.",
@@ -129,7 +163,9 @@ MESSAGES = {
         FR: "Ne tient pas : il manque {missing} ; au moins {count} cartes*.",
         EN: "Does not fit: {missing} short; at least {count} cards*.",
     },
-    "web.catalogue": {FR: "Tout le catalogue ({count} GPU)", EN: "The whole catalogue ({count} GPUs)"},
+    "web.catalogue": {
+        FR: "Tout le catalogue ({count} GPU)", EN: "The whole catalogue ({count} GPUs)"
+    },
     "web.capacity_note": {
         FR: "Une carte vendue « 80 GB » contient 80 Gio (80 × 2³⁰ octets) : les capacités sont "
         "comparées en octets.",
@@ -165,7 +201,8 @@ MESSAGES = {
     "web.details_cheaper_title": {FR: "Des optimiseurs plus sobres", EN: "Cheaper optimizers"},
     "web.details_cheaper": {
         FR: "Adam 8 bits stocke ses deux moments sur un octet chacun (Dettmers et al. 2022) : "
-        "2 + 2 + 4 + 1 + 1 = 10 octets réels, que la planification arrondit à ≈ 12. SGD avec moment "
+        "2 + 2 + 4 + 1 + 1 = 10 octets réels, que la planification arrondit à ≈ 12. SGD avec "
+        "moment "
         "ne garde qu'un tampon de moment : ≈ 8 octets par paramètre avec des poids et gradients "
         "16 bits et un moment fp32.",
         EN: "8-bit Adam stores its two moments in one byte each (Dettmers et al. 2022): "
@@ -213,7 +250,8 @@ MESSAGES = {
     },
     "web.details_lora_title": {FR: "Pourquoi LoRA change tout", EN: "Why LoRA changes the picture"},
     "web.details_lora": {
-        FR: "Avec LoRA, les poids du modèle sont gelés : ils gardent leur mémoire ({frozen_formula} "
+        FR: "Avec LoRA, les poids du modèle sont gelés : ils gardent leur mémoire "
+        "({frozen_formula} "
         "en 16 bits), mais n'ont ni gradient ni état d'optimiseur. Ceux-ci ne concernent que les "
         "petites matrices ajoutées, bien moins de 1 % des paramètres : même à 16 octets chacun, "
         "1 % de {params} milliards ne fait que {adapters}. L'entraînement complet à {full_total} "
@@ -253,7 +291,8 @@ MESSAGES = {
     },
     "web.faq2_a": {
         FR: "Elle dépend de la taille de lot, de la longueur de séquence, de l'architecture et de "
-        "l'implémentation. Le plus sûr est de la mesurer sur une vraie étape d'entraînement avec un "
+        "l'implémentation. Le plus sûr est de la mesurer sur une vraie étape d'entraînement "
+        "avec un "
         "petit lot, puis de l'extrapoler : elle croît à peu près proportionnellement au nombre de "
         "jetons par lot.",
         EN: "It depends on the batch size, the sequence length, the architecture and the "
@@ -281,7 +320,8 @@ MESSAGES = {
         "garantie. Il ne compte ni les tampons temporaires, ni les allocations du framework "
         "(contexte CUDA, cache de l'allocateur), ni le surcoût de communication entre GPU. "
         "Vérifiez toujours sur une vraie étape d'entraînement avant d'engager du matériel ou un "
-        "budget. Les calculs sont faits sur ce serveur ; la page ne dépose aucun cookie et n'envoie "
+        "budget. Les calculs sont faits sur ce serveur ; la page ne dépose aucun cookie et "
+        "n'envoie "
         "aucune donnée ailleurs.",
         EN: "This calculator gives a first-order estimate, for guidance only and without "
         "warranty. It counts neither temporary buffers, nor framework allocations (CUDA context, "
@@ -333,7 +373,8 @@ MESSAGES = {
         EN: "serve the web calculator and the JSON API (default http://127.0.0.1:8000)",
     },
     "help.host": {
-        FR: "adresse d'écoute (par défaut 127.0.0.1)", EN: "address to listen on (default 127.0.0.1)"
+        FR: "adresse d'écoute (par défaut 127.0.0.1)", EN: "address to listen on (default "
+        "127.0.0.1)"
     },
     "help.port": {FR: "port TCP (par défaut 8000)", EN: "TCP port (default 8000)"},
     "serve.listening": {

@@ -8,6 +8,7 @@ Every 4xx has the shape of `schemas.ErrorOut`.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, TypeVar
 
 import orjson
@@ -18,9 +19,10 @@ from pydantic import BaseModel, ValidationError
 from vramplan import __version__
 from vramplan.fit import verdicts
 from vramplan.presets.gpus import COMMON_GPUS, GPUS, find_gpu
+from vramplan.presets.models import MODELS, architecture_of
 from vramplan.presets.optimizers import OptimizerPreset
 from vramplan.seed import estimate_seed, seed_inputs
-from vramplan.serialize import gpu_to_json, seed_to_json
+from vramplan.serialize import gpu_to_json, preset_to_json, seed_to_json
 from vramplan.web.errors import from_validation
 from vramplan.web.lang import parse_lang
 from vramplan.web.query import SeedForm, read_seed
@@ -32,6 +34,7 @@ from vramplan.web.schemas import (
     GpusOut,
     HealthOut,
     LangQuery,
+    ModelsOut,
 )
 
 router = APIRouter(prefix="/api/v1", tags=["v1"])
@@ -115,6 +118,19 @@ async def get_gpus(request: Request) -> JSONResponse:
     """The GPU catalogue, as `vramplan gpus --json` prints it."""
     read_query(request, LangQuery)
     return FastJSONResponse({"gpus": [gpu_to_json(gpu) for gpu in GPUS]})
+
+
+@lru_cache(maxsize=1)
+def _models_json() -> list[dict[str, Any]]:
+    return [preset_to_json(preset, architecture_of(preset)) for preset in MODELS]
+
+
+@router.get("/models", response_model=None, responses={200: {"model": ModelsOut}, **_ERRORS},
+            openapi_extra=query_parameters(LangQuery))
+async def get_models(request: Request) -> JSONResponse:
+    """The model registry with exact parameter counts, as `vramplan models --json` lists it."""
+    read_query(request, LangQuery)
+    return FastJSONResponse({"models": _models_json()})
 
 
 @router.get("/health", response_model=None, responses={200: {"model": HealthOut}})

@@ -6,20 +6,23 @@ With JavaScript off, the form's GET renders everything here; with it on, the scr
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from vramplan.errors import VramplanError
+from vramplan.hf_config import parse_config_text
 from vramplan.i18n import Lang
+from vramplan.presets.models import MODELS
 from vramplan.presets.optimizers import OptimizerPreset
 from vramplan.web.details import worked_example
 from vramplan.web.errors import NotFound
 from vramplan.web.lang import parse_lang
 from vramplan.web.panels import PANELS, PANELS_BY_NAME
-from vramplan.web.query import CUSTOM
+from vramplan.web.query import CUSTOM, params_text, params_total
 from vramplan.web.routing import serves
 from vramplan.web.view import PageRequest, base_context, environment
 
@@ -49,9 +52,17 @@ def _other(lang: Lang) -> Lang:
     return Lang.EN if lang is Lang.FR else Lang.FR
 
 
-def render_page(request: Request, path_lang: Lang) -> HTMLResponse:
+@lru_cache(maxsize=1)
+def model_choices() -> tuple[tuple[str, str, int], ...]:
+    """(name, display name, exact parameter count) of every registry preset, for the datalist."""
+    return tuple((preset.name, preset.display_name, params_total(preset)) for preset in MODELS)
+
+
+def render_page(request: Request, path_lang: Lang, *, query: dict[str, str] | None = None,
+                config_text: str = "", config_error: str = "", status: int = 200
+                ) -> HTMLResponse:
     lang = page_lang(request, path_lang)
-    query = _query(request)
+    query = _query(request) if query is None else query
     page = PageRequest(query, lang)
     suffix = "?" + urlencode(query) if query else ""
     context: dict[str, Any] = {
@@ -60,7 +71,10 @@ def render_page(request: Request, path_lang: Lang) -> HTMLResponse:
         "other_url": HOME[_other(lang)] + suffix,
         "alternates": {code.value: HOME[code] + suffix for code in Lang},
         "form_action": HOME[lang],
-        "form": page.seed_form,
+        "form": page.display_form,
+        "models": model_choices(),
+        "config_text": config_text,
+        "config_error": config_error,
         "errors": page.field_errors,
         "presets": [preset.value for preset in OptimizerPreset],
         "custom": CUSTOM,
@@ -71,7 +85,7 @@ def render_page(request: Request, path_lang: Lang) -> HTMLResponse:
     for panel in PANELS:
         context.update(panel.context(page))
     html = _templates.get_template("page.html").render(context)
-    return HTMLResponse(html)
+    return HTMLResponse(html, status_code=status)
 
 
 @router.api_route("/", methods=["GET", "HEAD"])
@@ -88,6 +102,42 @@ def page_en(request: Request) -> HTMLResponse:
 def page_en_redirect(request: Request) -> Response:
     suffix = "?" + request.url.query if request.url.query else ""
     return RedirectResponse("/en/" + suffix, status_code=308)
+
+
+CONFIG_LIMIT_BYTES = 1_000_000
+"""A config.json is a few kilobytes; a megabyte is surely something else."""
+_CARRIED = ("optimizer", "bytes_per_param", "activations")
+"""Fields the config form carries back to the page with the count it read."""
+
+
+@router.post("/config")
+async def read_pasted_config(request: Request) -> Response:
+    """The config.json form (works without JavaScript): count its parameters exactly with
+    `vramplan.hf_config`, then show the page with that count in the params field."""
+    body = await request.body()
+    fields = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+    path_lang = Lang.EN if fields.get("lang") == Lang.EN.value else Lang.FR
+    carried = {name: fields[name] for name in _CARRIED if fields.get(name)}
+    text = fields.get("config", "")
+    page = PageRequest(carried, path_lang)
+    try:
+        if len(body) > CONFIG_LIMIT_BYTES:
+            raise ConfigTooLarge()
+        count = parse_config_text(text, "config.json").params_total
+    except VramplanError as error:
+        message = (error.message(path_lang) if isinstance(error, ConfigTooLarge)
+                   else page.error_text(error))
+        return render_page(request, path_lang, query=carried, config_text=text[:20_000],
+                           config_error=message, status=422)
+    query = {"params": params_text(count), **carried}
+    return RedirectResponse(HOME[path_lang] + "?" + urlencode(query), status_code=303)
+
+
+class ConfigTooLarge(VramplanError):
+    key = "web.config_too_large"
+
+    def __init__(self) -> None:
+        super().__init__("config", "", limit="1 MB")
 
 
 @router.get("/fragments/{name}")

@@ -36,8 +36,10 @@ class Panel:
 
 def results_context(request: PageRequest) -> Mapping[str, Any]:
     result = request.seed_result
+    reading = request.seed_reading
     return {
-        "reading": request.seed_reading,
+        "reading": reading,
+        "model_params_text": request.display_form.params if reading.model else "",
         "result": result,
         "field_errors": request.field_errors,
         "chart_label": chart_label(result, request.lang) if result else "",

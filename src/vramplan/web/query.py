@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TypeVar
 
 from vramplan.errors import MissingValue, VramplanError
 from vramplan.inputs import ACTIVATIONS_GB, BYTES_PER_PARAM, PARAMS_BILLION
+from vramplan.presets.models import ModelPreset, architecture_of, find_model
 from vramplan.presets.optimizers import OptimizerPreset
 from vramplan.seed import SeedInputs, resolve_optimizer, seed_inputs
+from vramplan.units import PARAMS_PER_BILLION
 
 CUSTOM = "custom"
 """The page's `optimizer` value for "custom value": same as omitting `optimizer` and giving
@@ -22,7 +25,8 @@ CUSTOM = "custom"
 
 _T = TypeVar("_T")
 
-SEED_FIELDS = ("params", "optimizer", "bytes_per_param", "activations")
+SEED_FIELDS = ("model", "params", "optimizer", "bytes_per_param", "activations")
+"""`model` is the page's model picker: a registry preset whose exact count replaces `params`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +35,7 @@ class SeedForm:
 
     params: str = "7"
     optimizer: str = OptimizerPreset.ADAM_MIXED.value
+    model: str = ""
     bytes_per_param: str = ""
     activations: str = "0"
 
@@ -52,6 +57,10 @@ class SeedReading:
 
     inputs: SeedInputs | None
     errors: dict[str, VramplanError] = field(default_factory=dict)
+    model: ModelPreset | None = None
+    """The preset picked, whose exact parameter count is `inputs.params_billion`."""
+    model_params: int | None = None
+    """That preset's exact parameter count."""
 
     @property
     def empty(self) -> bool:
@@ -69,7 +78,10 @@ class SeedReading:
 def read_seed(form: SeedForm) -> SeedReading:
     """Parse every field, collecting one error per field, then validate them together."""
     errors: dict[str, VramplanError] = {}
-    params = _attempt(errors, "params", lambda: _required_params(form.params))
+    model = _attempt(errors, "model", lambda: find_model(form.model) if form.model else None)
+    model_params = params_total(model) if model is not None else None
+    params = (model_params / PARAMS_PER_BILLION if model_params is not None
+              else _attempt(errors, "params", lambda: _required_params(form.params)))
     optimizer = _attempt(errors, "optimizer", lambda: _optimizer(form.optimizer))
     bytes_per_param = _attempt(errors, "bytes_per_param", lambda: _custom_bytes(form))
     activations = _attempt(
@@ -77,12 +89,24 @@ def read_seed(form: SeedForm) -> SeedReading:
         lambda: ACTIVATIONS_GB.parse(form.activations) if form.activations else 0.0,
     )
     if errors or params is None or activations is None:
-        return SeedReading(None, errors)
+        return SeedReading(None, errors, model, model_params)
     try:
         inputs = seed_inputs(params, optimizer, bytes_per_param, activations)
     except VramplanError as error:
-        return SeedReading(None, {error.field: error})
-    return SeedReading(inputs)
+        return SeedReading(None, {error.field: error}, model, model_params)
+    return SeedReading(inputs, {}, model, model_params)
+
+
+@cache
+def params_total(model: ModelPreset) -> int:
+    """The preset's exact parameter count (its architecture is read once per preset)."""
+    return architecture_of(model).params_total
+
+
+def params_text(params: int) -> str:
+    """A count in billions as the params field shows it: plain decimals, no grouping, so that
+    it reads back exactly (8030261248 -> `8.030261248`)."""
+    return f"{params / PARAMS_PER_BILLION:.12f}".rstrip("0").rstrip(".")
 
 
 def _attempt(errors: dict[str, VramplanError], name: str, parse: Callable[[], _T]) -> _T | None:

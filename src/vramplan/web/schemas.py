@@ -162,6 +162,22 @@ class GpuOut(_Out):
     source: str
 
 
+class ModelOut(_Out):
+    name: str
+    display_name: str
+    family: str = Field(description="The config.json `model_type`.")
+    hf_repo: str
+    aliases: list[str]
+    params: int = Field(description="Exact parameter count, from the architecture.")
+    params_billion: float
+    source: str = Field(description="URL of the official config.json.")
+    read_from: str
+
+
+class ModelsOut(_Out):
+    models: list[ModelOut]
+
+
 class GpusOut(_Out):
     gpus: list[GpuOut]
 

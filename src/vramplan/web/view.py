@@ -4,7 +4,7 @@ and the seed calculator's state. Formatting only: every number comes from the co
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
@@ -12,6 +12,7 @@ from typing import Any
 import jinja2
 
 from vramplan import __version__
+from vramplan.errors import VramplanError
 from vramplan.fit import GpuVerdict, verdicts
 from vramplan.i18n import Lang, translate
 from vramplan.presets.gpus import GPUS, Gpu, find_gpu
@@ -19,7 +20,7 @@ from vramplan.presets.optimizers import OptimizerPreset
 from vramplan.seed import SeedEstimate, estimate_seed
 from vramplan.units import bytes_to_gb, format_gb, format_gib, format_number, unit_label
 from vramplan.web.chart import BarChart, parts, stacked_bar
-from vramplan.web.query import SeedForm, SeedReading, read_seed
+from vramplan.web.query import SeedForm, SeedReading, params_text, read_seed
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -29,6 +30,8 @@ DATACENTER_GPU = "h100-80gb"
 """The seed's "80 GB accelerator"."""
 
 FIELD_LABELS = {
+    "model": "web.model",
+    "config": "web.config_label",
     "params": "web.params",
     "optimizer": "web.bytes_per_param",
     "bytes_per_param": "web.custom_bytes",
@@ -149,11 +152,21 @@ class PageRequest:
         return read_seed(self.seed_form)
 
     @cached_property
+    def display_form(self) -> SeedForm:
+        """The form as shown: a picked model's exact count in the params field."""
+        count = self.seed_reading.model_params
+        if count is None:
+            return self.seed_form
+        text = params_text(count)
+        return replace(self.seed_form,
+                       params=text.replace(".", ",") if self.lang is Lang.FR else text)
+
+    @cached_property
     def field_errors(self) -> dict[str, str]:
         """Inline message per bad field (a missing parameter count is the empty state instead)."""
         reading = self.seed_reading
         return {
-            name: typeset(error.message(self.lang, self._label), self.lang)
+            name: self.error_text(error)
             for name, error in reading.errors.items()
             if not (name == "params" and reading.empty)
         }
@@ -162,6 +175,10 @@ class PageRequest:
     def seed_result(self) -> SeedResult | None:
         inputs = self.seed_reading.inputs
         return seed_result(estimate_seed(inputs)) if inputs is not None else None
+
+    def error_text(self, error: VramplanError) -> str:
+        """`error`'s message in the page's language, fields named by their page labels."""
+        return typeset(error.message(self.lang, self._label), self.lang)
 
     def _label(self, field: str) -> str:
         key = FIELD_LABELS.get(field)

@@ -6,6 +6,10 @@
   if (!form || !window.fetch || !window.URLSearchParams) return;
   const regions = Array.from(document.querySelectorAll("[data-fragment]"));
   const optimizer = form.elements.namedItem("optimizer");
+  const model = form.elements.namedItem("model");
+  const params = form.elements.namedItem("params");
+  const modelNames = new Set(Array.from(document.querySelectorAll("#models option"),
+    (option) => option.value));
   const custom = document.querySelector("[data-custom-field]");
   const lang = document.documentElement.lang;
   let sequence = 0;
@@ -21,7 +25,10 @@
 
   function currentQuery() {
     const query = new URLSearchParams();
-    for (const [name, value] of new FormData(form)) query.append(name, String(value).trim());
+    for (const [name, value] of new FormData(form)) {
+      const text = String(value).trim();
+      if (name !== "model" || text) query.append(name, text);  // no empty model in the URL
+    }
     return query.toString();
   }
 
@@ -37,6 +44,16 @@
   function updateLanguageLinks(query) {
     document.querySelectorAll("[data-lang-switch]").forEach((link) => {
       link.href = link.dataset.langSwitch + (query ? "?" + query : "");
+    });
+  }
+
+  function applyFieldValues() {
+    // A picked model's exact count, as the server read it, goes into the params field (unless
+    // the user has since cleared the model to type a count).
+    if (!model || !model.value.trim()) return;
+    document.querySelectorAll("[data-field-values] [data-field]").forEach((item) => {
+      const input = form.elements.namedItem(item.dataset.field);
+      if (input) input.value = item.textContent;
     });
   }
 
@@ -65,6 +82,7 @@
           .then((response) => response.text())));
       if (mine !== sequence) return;  // a newer query has been sent since
       regions.forEach((region, i) => { region.innerHTML = texts[i]; });
+      applyFieldValues();
       showFieldErrors();
     } finally {
       if (mine === sequence) regions.forEach((region) => region.removeAttribute("aria-busy"));
@@ -83,6 +101,8 @@
 
   form.addEventListener("input", (event) => {
     if (event.target === optimizer) return;
+    if (event.target === model && !modelNames.has(model.value.trim()) && model.value) return;
+    if (event.target === params && model && model.value) model.value = "";  // typed N wins
     // The first keystroke of an edit adds a history entry; the next ones update it.
     pendingPush = pendingPush || !editing;
     editing = true;
@@ -91,7 +111,7 @@
   });
   form.addEventListener("change", (event) => {
     editing = false;
-    if (event.target === optimizer) {
+    if (event.target === optimizer || event.target === model) {
       syncCustom();
       clearTimeout(timer);
       update(true);
@@ -110,6 +130,23 @@
     updateLanguageLinks(query);
     refresh(query);
   });
+
+  // The config.json form: a picked file is read into the text area (no parsing here), and the
+  // current inputs travel with it.
+  const configForm = document.getElementById("config-form");
+  if (configForm) {
+    const file = configForm.querySelector("input[type=file]");
+    configForm.querySelectorAll("[data-config-file]").forEach((element) => { element.hidden = false; });
+    file.addEventListener("change", () => {
+      if (file.files.length) file.files[0].text().then((text) => { configForm.elements.config.value = text; });
+    });
+    configForm.addEventListener("submit", () => {
+      configForm.querySelectorAll("[data-carry]").forEach((hidden) => {
+        const source = form.elements.namedItem(hidden.dataset.carry);
+        hidden.value = source && !source.disabled ? source.value : "";
+      });
+    });
+  }
 
   syncCustom();
   history.replaceState({ query: currentQuery() }, "", location.href);

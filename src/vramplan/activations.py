@@ -149,12 +149,14 @@ def _norm(ledger: _Ledger, arch: Architecture, spec: BlockSpec, source: _Tensor,
 
 
 def _linear(ledger: _Ledger, spec: BlockSpec, source: _Tensor, width: int, *, lora: int,
-            prefix: str, needs_grad: bool = True) -> None:
+            prefix: str, needs_grad: bool = True, readers: int = 1) -> None:
     """What linear layers reading `source` (`width` elements per token) keep; `lora` is how
-    many of them carry an adapter (each with its own dropout)."""
+    many of them carry an adapter (each with its own dropout); `readers` how many separate
+    matmuls read it (under autocast each casts its own 16-bit copy of the input)."""
     if spec.weights_train:
         if spec.autocast and source.itemsize != spec.compute_bytes:
-            ledger.keep(f"{prefix}_input_16bit", spec.compute_bytes * width)
+            for reader in range(readers):
+                ledger.keep(f"{prefix}{reader}_input_16bit", spec.compute_bytes * width)
         else:
             ledger.keep(source.name, source.itemsize * width)
     elif spec.base_keeps_input and needs_grad:
@@ -179,7 +181,7 @@ def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor
     fused = spec.framework is Framework.LITGPT
     adapters = (1 if qkv_lora else 0) if fused else len(qkv_lora)
     _linear(ledger, spec, n1, arch.hidden_size, lora=adapters, prefix="qkv",
-            needs_grad=input_needs_grad)
+            needs_grad=input_needs_grad, readers=1 if fused or arch.fused_qkv else 3)
     if not (input_needs_grad or spec.weights_train or qkv_lora):
         return  # nothing inside attention needs a gradient
     if fused and qkv_lora and len(qkv_lora) < 3:
@@ -243,7 +245,9 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
     targets = spec.lora_targets
     if arch.mlp is MlpKind.GATED:
         lora_in = int(LoraTarget.GATE in targets) + int(LoraTarget.UP in targets)
-        _linear(ledger, spec, n2, h, lora=lora_in, prefix="gate_up", needs_grad=input_needs_grad)
+        fused_gate_up = arch.fused_gate_up and spec.framework is not Framework.LITGPT
+        _linear(ledger, spec, n2, h, lora=lora_in, prefix="gate_up", needs_grad=input_needs_grad,
+                readers=1 if fused_gate_up else 2)
         # act(gate) saves its input; act * up saves both factors
         ledger.keep("gate_out", c * f)
         ledger.keep("act_out", c * f)

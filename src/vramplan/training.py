@@ -85,6 +85,9 @@ class Phase(StrEnum):
     """Loss computed, backward starting: activations, logits and loss tensors all alive."""
     BACKWARD_BLOCKS = "backward_blocks"
     """Backward through the last block: its gradient temporaries beside the saved activations."""
+    BACKWARD_END = "backward_end"
+    """Backward through the first block: every gradient exists, activations are nearly gone (the
+    first block's own, recomputed under full checkpointing, and its temporaries remain)."""
     OPTIMIZER_STEP = "optimizer_step"
     """The optimizer updates the weights: states, gradients and the step's temporaries."""
 
@@ -264,6 +267,12 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
             Part("part.logits_loss", Component.ACTIVATIONS, loss.backward_peak_bytes))),
         PhaseMemory(Phase.BACKWARD_BLOCKS, (
             *persistent, *acts,
+            Part("part.logits_loss", Component.ACTIVATIONS, loss.logits_alive_bytes),
+            Part("part.backward_temporaries", Component.ACTIVATIONS, transient))),
+        PhaseMemory(Phase.BACKWARD_END, (
+            *_persistent_parts(states, setup, with_gradients=setup.gradient_accumulation),
+            Part("part.gradients", Component.GRADIENTS,
+                 0 if setup.gradient_accumulation else _gradients_before_first_block(arch, setup)),
             Part("part.logits_loss", Component.ACTIVATIONS, loss.logits_alive_bytes),
             Part("part.backward_temporaries", Component.ACTIVATIONS, transient))),
         PhaseMemory(Phase.OPTIMIZER_STEP, (
@@ -567,16 +576,45 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
     )
 
 
+def _gradients_before_first_block(arch: Architecture, setup: TrainingSetup) -> int:
+    """Gradients already made when backward reaches the first block with a graph: all but that
+    block's and the embedding's (the embedding's dense gradient comes last)."""
+    tensors = trainable_tensors(arch, setup)
+    total = sum(g.elements * g.count for g in tensors)
+    if setup.method in (Method.LORA, Method.QLORA):
+        done = total * (arch.n_layers - 1) // arch.n_layers
+    elif setup.method is Method.FREEZE:
+        layers = _blocks_with_graph(arch, setup)
+        done = total * (layers - 1) // layers
+    else:
+        # a tied embedding is the head: its gradient starts with the head's, early in backward
+        embedding = 0 if _tied_in_framework(arch, setup) else arch.params_token_embedding
+        done = total - arch.params_per_block - embedding
+    return done * weight_itemsize(setup.precision)
+
+
+def _tied_in_framework(arch: Architecture, setup: TrainingSetup) -> bool:
+    return arch.tied_embeddings and not _head_is_separate(arch, setup)
+
+
 def _autocast_weight_copies(arch: Architecture, setup: TrainingSetup) -> int:
     """Under autocast every fp32 linear weight is cast to 16 bits for its matmul, and the matmul
-    saves that copy for the input's gradient until backward. Casts of frozen weights are not
+    saves that copy for its input's gradient until backward. Casts of frozen weights are not
     cached (torch autocast caches only leaves that require grad, autocast_mode.cpp
-    `cached_cast`), trainable ones are cached: either way one 16-bit copy per weight is alive."""
+    `cached_cast`) and are saved only when the matmul's input needs a gradient: not the first
+    block's q/k/v under LoRA (nor its MLP in a parallel block); trainable ones are cached."""
     if setup.precision is not Precision.AMP:
         return 0
-    linear = sum(lin.params_each * lin.count for lin in arch.block_linears()) * arch.n_layers
-    head = arch.hidden_size * arch.vocab_size
-    return 2 * (linear * _blocks_with_graph(arch, setup) // arch.n_layers + head)
+    per_block = {lin.role: lin.params_each * lin.count for lin in arch.block_linears()}
+    block = sum(per_block.values())
+    copies = block * _blocks_with_graph(arch, setup) + arch.hidden_size * arch.vocab_size
+    if setup.method in (Method.LORA, Method.QLORA):
+        first_block_unsaved = sum(per_block.get(role, 0) for role in ("q", "k", "v"))
+        if arch.parallel_block:
+            first_block_unsaved += sum(n for role, n in per_block.items()
+                                       if role in ("gate", "up", "down", "router"))
+        copies -= first_block_unsaved
+    return 2 * copies
 
 
 def _previous_graph_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockSpec) -> int:

@@ -124,3 +124,33 @@ def test_bad_setups_name_the_field() -> None:
         estimate_training(LLAMA, TrainingSetup(batch=0))
     with pytest.raises(ConflictingOptions):
         estimate_training(LLAMA, TrainingSetup(method=Method.INFERENCE))
+
+
+def test_simple_mode_activations_from_batch_and_sequence() -> None:
+    from vramplan.training import activations_for_simple_mode
+
+    arch = architecture_of(find_model("llama-3.1-8b"))
+    one = activations_for_simple_mode(arch, 1, 2048)
+    assert activations_for_simple_mode(arch, 2, 2048) > 1.9 * one
+    assert activations_for_simple_mode(arch, 1, 2048, Method.LORA) < one
+
+
+def test_estimate_cli_fills_a_from_the_model_and_shape() -> None:
+    import io
+    import json
+
+    from vramplan.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["estimate", "--model", "llama-3.1-8b", "--batch", "1", "--seq-len", "2048",
+                   "--json"], out, err)
+    assert (status, err.getvalue()) == (0, "")
+    payload = json.loads(out.getvalue())
+    from vramplan.training import activations_for_simple_mode
+
+    expected = activations_for_simple_mode(architecture_of(find_model("llama-3.1-8b")), 1, 2048)
+    assert payload["activations_bytes"] == expected
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["estimate", "--model", "llama-3.1-8b", "--seq-len", "2048",
+                 "--activations", "3"], out, err) == 2
+    assert "--seq-len" in err.getvalue()

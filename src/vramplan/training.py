@@ -53,7 +53,7 @@ from vramplan.setup import (
 from vramplan.units import BYTES_PER_MIB, ceil_div
 
 BATCH = NumberField("batch", minimum=1, maximum=1_000_000, minimum_inclusive=True)
-SEQ_LEN = NumberField("seq_len", minimum=1, maximum=100_000_000, minimum_inclusive=True)
+SEQ_LEN = NumberField("seq_len", minimum=1, maximum=10_000_000, minimum_inclusive=True)
 TRAIN_LAYERS = NumberField("train_layers", minimum=1, maximum=100_000, minimum_inclusive=True)
 
 BNB_8BIT_BLOCK = 256
@@ -286,10 +286,11 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
 
 
 def activation_bytes(arch: Architecture, setup: TrainingSetup) -> int:
-    """Activation memory at the peak for `batch` x `seq_len` (saved tensors, logits and loss):
-    the figure that fills the simple mode's A field."""
+    """The most activation memory any phase holds for `batch` x `seq_len` (saved tensors,
+    logits and loss, backward temporaries): the figure that fills the simple mode's A field,
+    which adds it to the model states."""
     estimate = estimate_training(arch, setup)
-    return estimate.peak.by_component().get(Component.ACTIVATIONS, 0)
+    return max(phase.by_component().get(Component.ACTIVATIONS, 0) for phase in estimate.phases)
 
 
 # --- model states -----------------------------------------------------------------------------
@@ -651,3 +652,17 @@ def _persistent_parts(states: ModelStatesBytes, setup: TrainingSetup,
         Part("part.master_weights", Component.MASTER_WEIGHTS, states.master_weight_bytes),
         Part("part.optimizer_states", Component.OPTIMIZER_STATES, states.optimizer_state_bytes),
     )
+
+
+def activations_for_simple_mode(arch: Architecture, batch: int, seq_len: int,
+                                method: Method = Method.FULL) -> int:
+    """The simple mode's A from batch and sequence length: the activation memory at the peak
+    (saved tensors, logits and loss, backward temporaries) of one step in mixed precision with
+    SDPA, as transformers runs it, in bytes. The web page's Activations panel calls this."""
+    uses_lora = method in (Method.LORA, Method.QLORA)
+    setup = TrainingSetup(method=method, precision=Precision.MIXED, batch=batch, seq_len=seq_len,
+                          framework=Framework.HF, gradient_accumulation=False,
+                          quant=Quant.NF4 if method is Method.QLORA else Quant.NONE,
+                          lora_rank=DEFAULT_LORA_RANK if uses_lora else None,
+                          lora_targets=DEFAULT_LORA_TARGETS if uses_lora else frozenset())
+    return activation_bytes(arch, setup)

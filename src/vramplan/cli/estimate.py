@@ -16,6 +16,8 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms o
 if TYPE_CHECKING:
     from typing import TextIO
 
+    from vramplan.architecture import Architecture
+
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang) -> None:
     parser = commands.add_parser(
@@ -33,6 +35,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
     parser.add_argument("--bytes-per-param", metavar="B",
                         help=translate("help.bytes_per_param", lang))
     parser.add_argument("--activations", metavar="A", help=translate("help.activations", lang))
+    parser.add_argument("--batch", metavar="B", help=translate("help.estimate_batch", lang))
+    parser.add_argument("--seq-len", metavar="T", help=translate("help.estimate_seq_len", lang))
+    parser.add_argument("--method", metavar="METHOD", help=translate("help.estimate_method", lang))
     parser.add_argument("--gpu", metavar="NAME", help=translate("help.gpu", lang))
     add_common_flags(parser, lang)
     parser.set_defaults(handler=run)
@@ -57,7 +62,9 @@ def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
             BYTES_PER_PARAM.parse(args.bytes_per_param) if args.bytes_per_param is not None
             else None
         ),
-        activations_gb=ACTIVATIONS_GB.parse(args.activations) if args.activations else 0.0,
+        activations_gb=(_activations_from_shape(args, model) if args.seq_len is not None
+                        else ACTIVATIONS_GB.parse(args.activations) if args.activations
+                        else _activations_from_shape(args, model)),
     )
     gpus = (find_gpu(args.gpu),) if args.gpu is not None else COMMON_GPUS
     estimate = estimate_seed(inputs)
@@ -77,4 +84,37 @@ def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
 
             out.write(model_line(*model, lang) + "\n\n")
         out.write(report(estimate, results, lang) + "\n")
+        if args.seq_len is not None and model is not None:
+            name = getattr(model[0], "name", None) or model[1].family
+            out.write("\n" + translate("report.activations_from", lang, model=name,
+                                        batch=args.batch or 1, seq_len=args.seq_len,
+                                        method=args.method or "full") + "\n")
     return 0
+
+
+def _activations_from_shape(args: argparse.Namespace,
+                            model: tuple[object, Architecture] | None) -> float:
+    """A in GB from --batch and --seq-len through the detailed model (0 when not asked)."""
+    from vramplan.errors import ConflictingOptions, MissingValue
+
+    if args.seq_len is None:
+        if args.batch is not None or args.method is not None:
+            raise MissingValue("seq_len")
+        return 0.0
+    if args.activations is not None:
+        raise ConflictingOptions("activations", "seq_len", args.activations)
+    if model is None:
+        raise MissingValue("model")
+    from vramplan.setup import Method, choice
+    from vramplan.training import BATCH, SEQ_LEN, activations_for_simple_mode
+    from vramplan.units import bytes_to_gb
+
+    arch = model[1]
+    method = choice(Method, "method", args.method, Method.FULL)
+    if method is Method.INFERENCE:
+        from vramplan.errors import UnknownName
+
+        raise UnknownName("method", method.value, ["full", "freeze", "lora", "qlora"])
+    batch = int(BATCH.parse_int(args.batch)) if args.batch is not None else 1
+    seq_len = int(SEQ_LEN.parse_int(args.seq_len))
+    return bytes_to_gb(activations_for_simple_mode(arch, batch, seq_len, method))

@@ -59,6 +59,9 @@ TRAIN_LAYERS = NumberField("train_layers", minimum=1, maximum=100_000, minimum_i
 BNB_8BIT_BLOCK = 256
 """bitsandbytes 8-bit optimizers: one fp32 absmax per 256 values (`Optimizer8bit`, blockwise
 state, bitsandbytes/optim/optimizer.py `init_state`, `blocksize=256`)."""
+BNB_PAGED_MIN_ELEMENTS = 100_000
+"""bitsandbytes `Optimizer8bit.get_state_buffer`: `if not self.is_paged or p.numel() < 1e5`, the
+state is a plain `torch.zeros_like(p)` on the device; only larger ones are paged."""
 BNB_MIN_8BIT_SIZE = 4096
 """bitsandbytes keeps 32-bit states for tensors under `min_8bit_size=4096` elements (same file)."""
 
@@ -397,6 +400,12 @@ def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStatesBytes:
     master = 4 * trainable if setup.precision is Precision.MIXED else 0
     state = optimizer_state_bytes(tensors, setup)
     paged = setup.optimizer in (Optimizer.PAGED_ADAMW, Optimizer.PAGED_ADAMW_8BIT)
+    managed = 0
+    if paged:
+        # bitsandbytes pages only buffers of 1e5 values or more: smaller ones (most LoRA
+        # matrices) stay ordinary device tensors (optimizer.py `get_state_buffer`)
+        large = tuple(g for g in tensors if g.elements >= BNB_PAGED_MIN_ELEMENTS)
+        managed = optimizer_state_bytes(large, setup)
     return ModelStatesBytes(
         trainable_params=trainable,
         frozen_params=frozen_params,
@@ -404,8 +413,8 @@ def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStatesBytes:
         frozen_weight_bytes=frozen_bytes,
         gradient_bytes=trainable * w,
         master_weight_bytes=master,
-        optimizer_state_bytes=0 if paged else state,
-        managed_optimizer_bytes=state if paged else 0,
+        optimizer_state_bytes=state - managed,
+        managed_optimizer_bytes=managed,
     )
 
 
@@ -438,8 +447,12 @@ def optimizer_state_bytes(tensors: tuple[TensorGroup, ...], setup: TrainingSetup
     """Optimizer states for the trainable tensors."""
     s = optimizer_state_itemsize(setup.precision)
     kind = setup.optimizer
-    if kind in (Optimizer.ADAMW, Optimizer.PAGED_ADAMW):
+    if kind is Optimizer.ADAMW:
         return sum(2 * s * g.elements * g.count for g in tensors)
+    if kind is Optimizer.PAGED_ADAMW:
+        # bitsandbytes 32-bit optimizers keep fp32 states whatever the parameter's dtype
+        # (Optimizer2State.init_state: `dtype = torch.float32` when optim_bits == 32)
+        return sum(2 * 4 * g.elements * g.count for g in tensors)
     if kind in (Optimizer.ADAMW_8BIT, Optimizer.PAGED_ADAMW_8BIT):
         return sum(2 * _bnb_8bit_state(g.elements) * g.count for g in tensors)
     if kind is Optimizer.SGD_MOMENTUM:

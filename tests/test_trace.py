@@ -17,15 +17,15 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("peft")
 
-from vramplan.cli.main import main
-from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName
-from vramplan.trace import Category, Phase, TraceResult, make_setup
-from vramplan.trace.run import run_trace
-from vramplan.trace.tracker import allocation_bytes
+from vramplan.cli.main import main  # noqa: E402
+from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName  # noqa: E402
+from vramplan.trace import Category, Phase, TraceResult, make_setup  # noqa: E402
+from vramplan.trace.run import run_trace  # noqa: E402
+from vramplan.trace.tracker import allocation_bytes  # noqa: E402
 
 pytestmark = pytest.mark.trace
 
@@ -290,6 +290,22 @@ def test_cli_bad_values_exit_2(tmp_path: Path) -> None:
     assert run_cli("trace", "--config", str(config), "--method", "lora",
                    "--lora-targets", "q,zz")[0] == 2
     assert run_cli("trace", "--config", str(config), "--precision", "fp8")[0] == 2
+
+
+def test_cli_traces_a_registry_model(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out = run_cli("trace", "--model", "gpt2", "--method", "lora", "--lora-targets", "all",
+                          "--seq-len", "32", "--json")
+    assert status == 0
+    payload = json.loads(out)
+    assert payload["model"] == "gpt2"
+    assert payload["params_total"] - payload["params_trainable"] == 124_439_808  # GPT-2 small
+    assert "building gpt2" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA GPU is present")
+def test_cli_device_cuda_without_a_gpu_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_cli("trace", "--model", "gpt2", "--device", "cuda") == (2, "")
+    assert "no CUDA GPU" in capsys.readouterr().err
 
 
 def test_cli_without_the_extra_says_what_to_install(monkeypatch: pytest.MonkeyPatch,

@@ -336,6 +336,9 @@ class HeadSpec:
     """A quantized head whose matmul keeps its input (bitsandbytes MatMul4Bit)."""
     head_dequant_bytes: int
     """Bytes of the head weight dequantized to 16 bits for each matmul (0 when not quantized)."""
+    previous_logits: bool = False
+    """The previous micro-batch's logits are still referenced during this forward (litgpt's
+    loop variable `logits` is rebound only when the new forward returns)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -374,8 +377,10 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
         copy = 0 if head.chunked or batch == 1 else fp32_logits  # logits[..., :-1, :] reshaped
         chunk = min(LITGPT_LM_HEAD_CHUNK, seq_len) * batch if head.chunked else tokens
         # the forward's last head chunk dequantizes a quantized head while every chunk's logits
-        # exist; the loss then adds its log-softmax (the dequantized copy is gone by then)
-        forward = alive + max(log_softmax + copy, head.head_dequant_bytes)
+        # exist (and, in the steady state, the previous step's: `logits = model(...)` rebinds
+        # only when the forward returns); the loss then adds its log-softmax
+        previous = alive if head.previous_logits else 0
+        forward = alive + max(log_softmax + copy, previous + head.head_dequant_bytes)
         backward = alive + log_softmax + 2 * FP32 * vocab * chunk + head.head_dequant_bytes
         return LossMemory(saved_bytes=saved, logits_alive_bytes=alive,
                           forward_peak_bytes=forward, backward_peak_bytes=backward)

@@ -587,6 +587,7 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         head_lora=uses_lora and LoraTarget.HEAD in setup.lora_targets,
         head_keeps_input=head_quantized,
         head_dequant_bytes=2 * arch.hidden_size * arch.vocab_size if head_quantized else 0,
+        previous_logits=setup.framework is Framework.LITGPT and setup.steady_state,
     )
 
 

@@ -6,7 +6,7 @@ The analytic memory model uses it as its referee: `result.peak_bytes`, `result.b
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,8 @@ from vramplan.errors import ConflictingOptions, MissingValue
 from vramplan.trace.result import TraceResult
 from vramplan.trace.setup import TraceSetup, make_setup
 
-Progress = Any  # Callable[[str], None]; typed loosely to keep this module free of torch imports
+Progress = Callable[[str], None]
+"""Called with a stage name: `build`, `step1`, `step2`, `cuda` (see vramplan.trace.run)."""
 
 
 def trace(model: str | None = None, *, config: Mapping[str, Any] | str | Path | None = None,

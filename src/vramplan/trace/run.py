@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -56,8 +57,6 @@ def _quiet_libraries() -> Iterator[None]:
 
 
 def _with_cuda(result: TraceResult, cuda: CudaPeaks | None) -> TraceResult:
-    from dataclasses import replace
-
     return replace(result, cuda=cuda)
 
 

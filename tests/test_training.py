@@ -157,3 +157,16 @@ def test_estimate_cli_fills_a_from_the_model_and_shape() -> None:
     assert main(["estimate", "--model", "llama-3.1-8b", "--seq-len", "2048",
                  "--activations", "3"], out, err) == 2
     assert "--seq-len" in err.getvalue()
+
+
+def test_fused_chunked_loss_never_holds_all_logits() -> None:
+    from vramplan.setup import Loss
+
+    llama3 = architecture_of(find_model("llama-3-8b"))
+    standard = TrainingSetup(method=Method.LORA, batch=4, seq_len=4096)
+    fused = dataclasses.replace(standard, loss=Loss.CHUNKED)
+    a = estimate_training(llama3, standard)
+    b = estimate_training(llama3, fused)
+    logits_fp32 = 4 * 128_256 * 4 * 4096
+    assert a.loss.forward_peak_bytes >= 2 * logits_fp32
+    assert b.loss.forward_peak_bytes < logits_fp32 / 4

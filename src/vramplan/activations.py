@@ -384,6 +384,14 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
         backward = alive + log_softmax + 2 * FP32 * vocab * chunk + head.head_dequant_bytes
         return LossMemory(saved_bytes=saved, logits_alive_bytes=alive,
                           forward_peak_bytes=forward, backward_peak_bytes=backward)
+    if head.chunked:
+        # fused linear + cross-entropy (Liger-Kernel FusedLinearCrossEntropyFunction): logits
+        # exist one chunk at a time, chunk = ceil(tokens / ceil(vocab / hidden)) rows, fp32 with
+        # their gradient; the gradient of the hidden states is computed in forward and kept
+        chunk = -(-tokens // -(-vocab // h))
+        peak = 2 * FP32 * vocab * chunk + c * h * tokens + head.head_dequant_bytes
+        return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=peak,
+                          backward_peak_bytes=peak)
     # transformers: the model's 16-bit logits, `logits.float()` in ForCausalLMLoss (no copy when
     # already fp32), the fp32 log-softmax. The Trainer keeps only the loss (`training_step`
     # drops the outputs), so backward starts with the log-softmax and adds the fp32 gradients

@@ -578,6 +578,8 @@ def _dequant_bytes(arch: Architecture, setup: TrainingSetup) -> int:
 def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
     uses_lora = setup.method in (Method.LORA, Method.QLORA)
     head_quantized = setup.method is Method.QLORA and setup.framework is Framework.LITGPT
+    # litgpt's LoRA scripts chunk the head by 128 tokens; elsewhere `chunked` means a fused
+    # linear cross-entropy
     chunked = (setup.loss is Loss.CHUNKED if setup.loss is not None
                else setup.framework is Framework.LITGPT and uses_lora)
     return HeadSpec(

@@ -170,3 +170,17 @@ def test_fused_chunked_loss_never_holds_all_logits() -> None:
     logits_fp32 = 4 * 128_256 * 4 * 4096
     assert a.loss.forward_peak_bytes >= 2 * logits_fp32
     assert b.loss.forward_peak_bytes < logits_fp32 / 4
+
+
+def test_training_json_names_units_and_sums_parts() -> None:
+    import json
+
+    from vramplan.serialize import training_to_json
+
+    payload = training_to_json(estimate_training(LLAMA, LITGPT_LORA))
+    json.dumps(payload)  # JSON-ready
+    assert payload["peak_phase"] == "backward_start"
+    assert payload["allocated_gb"] == payload["allocated_bytes"] / 1e9
+    for phase in payload["phases"]:
+        assert phase["total_bytes"] == sum(p["memory_bytes"] for p in phase["parts"])
+    assert {"tensor": "qkv", "bytes_per_token": 2 * 3 * 4096} in payload["block_saved_per_token"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from typing import Any, TypeVar
+from urllib.parse import parse_qsl
 
 import orjson
 from fastapi import APIRouter, Request
@@ -20,8 +21,7 @@ from vramplan import __version__
 from vramplan.fit import verdicts
 from vramplan.presets.gpus import COMMON_GPUS, GPUS, find_gpu
 from vramplan.presets.models import MODELS, architecture_of
-from vramplan.presets.optimizers import OptimizerPreset
-from vramplan.seed import estimate_seed, seed_inputs
+from vramplan.seed import SeedInputs, estimate_seed, seed_inputs
 from vramplan.serialize import gpu_to_json, preset_to_json, seed_to_json
 from vramplan.web.errors import from_validation
 from vramplan.web.lang import parse_lang
@@ -72,8 +72,11 @@ def query_parameters(model: type[BaseModel]) -> dict[str, Any]:
 
 def read_query(request: Request, model: type[_Q]) -> _Q:
     """The request's query as `model`; an unknown `lang` or parameter is an error."""
+    # parse_qsl straight from the raw bytes: half the cost of Starlette's QueryParams
+    fields = dict(parse_qsl(request.scope["query_string"].decode("latin-1"),
+                            keep_blank_values=True))
     try:
-        query = model.model_validate(dict(request.query_params))
+        query = model.model_validate(fields)
     except ValidationError as invalid:
         errors = [{**error, "loc": ("query", *error["loc"])} for error in invalid.errors()]
         raise from_validation(errors, FIELDS_BY_LOCATION) from None
@@ -82,10 +85,7 @@ def read_query(request: Request, model: type[_Q]) -> _Q:
     return query
 
 
-def _answer(params_billion: float, optimizer: OptimizerPreset | None,
-            bytes_per_param: float | None, activations_gb: float, gpu: str | None
-            ) -> JSONResponse:
-    inputs = seed_inputs(params_billion, optimizer, bytes_per_param, activations_gb)
+def _answer(inputs: SeedInputs, gpu: str | None) -> JSONResponse:
     gpus = (find_gpu(gpu),) if gpu is not None else COMMON_GPUS
     estimate = estimate_seed(inputs)
     return FastJSONResponse(seed_to_json(estimate, verdicts(estimate.total_bytes, gpus)))
@@ -99,9 +99,7 @@ async def get_estimate(request: Request) -> JSONResponse:
     form = SeedForm(params=query.params.strip(), optimizer=(query.optimizer or "").strip(),
                     bytes_per_param=(query.bytes_per_param or "").strip(),
                     activations=(query.activations or "").strip())
-    inputs = read_seed(form).require()
-    return _answer(inputs.params_billion, inputs.optimizer, inputs.bytes_per_param,
-                   inputs.activations_gb, query.gpu)
+    return _answer(read_seed(form).require(), query.gpu)
 
 
 @router.post("/estimate", response_model=None, responses={200: {"model": EstimateOut}, **_ERRORS},
@@ -109,7 +107,8 @@ async def get_estimate(request: Request) -> JSONResponse:
 async def post_estimate(request: Request, body: EstimateRequest) -> JSONResponse:
     """Training VRAM by the seed rule, from a strict JSON body (JSON numbers, known fields)."""
     read_query(request, LangQuery)
-    return _answer(body.params, body.optimizer, body.bytes_per_param, body.activations, body.gpu)
+    inputs = seed_inputs(body.params, body.optimizer, body.bytes_per_param, body.activations)
+    return _answer(inputs, body.gpu)
 
 
 @router.get("/gpus", response_model=None, responses={200: {"model": GpusOut}, **_ERRORS},

@@ -143,3 +143,9 @@ def test_cli_text_in_french_and_bad_file_exits_2(tmp_path: Path) -> None:
     assert status == 2
     assert "row 1 (t1)" in err and "precision" in err
     assert "Traceback" not in err
+
+
+def test_byte_order_mark_and_crlf_are_accepted() -> None:
+    text = "\ufeff" + "\r\n".join((HEADER, ROW)) + "\r\n"
+    (case,) = read_cases(text)
+    assert (case.id, case.measured_bytes) == ("t1", 21_300_000_000)

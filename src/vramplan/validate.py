@@ -120,7 +120,7 @@ class Case:
 
 def read_cases(text: str) -> tuple[Case, ...]:
     """Parse a case file; an unknown column or value is an error naming the row and column."""
-    reader = csv.DictReader(io.StringIO(text))
+    reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff")))  # a UTF-8 BOM is no column
     header = tuple(reader.fieldnames or ())
     for column in header:
         if column not in COLUMNS:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from vramplan.activations import (
+    LITGPT_LM_HEAD_CHUNK,
     LITGPT_LORA_DROPOUT,
     BlockSpec,
     HeadSpec,
@@ -624,7 +625,12 @@ def _autocast_weight_copies(arch: Architecture, setup: TrainingSetup) -> int:
         return 0
     per_block = {lin.role: lin.params_each * lin.count for lin in arch.block_linears()}
     block = sum(per_block.values())
-    copies = block * _blocks_with_graph(arch, setup) + arch.hidden_size * arch.vocab_size
+    # the head is cast once per call: litgpt's chunked head calls it once per 128-token chunk,
+    # and each chunk's matmul keeps its own copy
+    chunked = _head_spec(arch, setup).chunked and setup.framework is Framework.LITGPT
+    head_calls = ceil_div(setup.seq_len, LITGPT_LM_HEAD_CHUNK) if chunked else 1
+    head = head_calls * arch.hidden_size * arch.vocab_size
+    copies = block * _blocks_with_graph(arch, setup) + head
     if setup.method in (Method.LORA, Method.QLORA):
         first_block_unsaved = sum(per_block.get(role, 0) for role in ("q", "k", "v"))
         if arch.parallel_block:

@@ -190,10 +190,11 @@ def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor
         ledger.keep("qkv_lora_zero_pad_source", c * sum(widths[t] for t in qkv_lora))
     grouped = arch.n_kv_heads != arch.n_heads
     # q and k are new tensors after RoPE; under GQA/MQA k and v are expanded copies in litgpt
-    # (`k.expand(...).reshape(...)`), in transformers' fused-qkv models (Falcon's
+    # (`k.expand(...).reshape(...)`), in transformers' parallel fused-qkv blocks (Falcon's
     # `broadcast_to(...).flatten(2, 3)`) and eager attention (`repeat_kv`), while transformers'
     # SDPA path passes `enable_gqa=True` (torch >= 2.5, no mask: `use_gqa_in_sdpa`)
-    expands = fused or arch.fused_qkv or spec.attention is Attention.EAGER
+    falcon_style = arch.fused_qkv and arch.parallel_block
+    expands = fused or falcon_style or spec.attention is Attention.EAGER
     expanded_kv = q if grouped and expands else kv
     ledger.keep("q", c * q)
     ledger.keep("k", c * expanded_kv)

@@ -149,3 +149,9 @@ def test_byte_order_mark_and_crlf_are_accepted() -> None:
     text = "\ufeff" + "\r\n".join((HEADER, ROW)) + "\r\n"
     (case,) = read_cases(text)
     assert (case.id, case.measured_bytes) == ("t1", 21_300_000_000)
+
+
+def test_unreadable_file_exits_2_with_a_message(tmp_path: Path) -> None:
+    status, _, err = run("validate", str(tmp_path / "missing.csv"), "--lang", "fr")
+    assert status == 2
+    assert "missing.csv" in err and "UTF-8" in err

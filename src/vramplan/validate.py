@@ -66,6 +66,12 @@ class CaseFormatError(VramplanError):
     key = "error.case_column"
 
 
+class CaseFileError(VramplanError):
+    """A case file that cannot be read."""
+
+    key = "error.case_file"
+
+
 class CaseValueError(VramplanError):
     """A bad cell: names the row (1 = first data row), the case id and the column, then says what
     the column accepts, through the error raised for the cell."""

@@ -24,15 +24,14 @@ def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
     from pathlib import Path
 
     from vramplan.cli.render import to_json_text
-    from vramplan.errors import UnknownName
     from vramplan.serialize import validation_to_json
-    from vramplan.validate import read_cases, score_cases
+    from vramplan.validate import CaseFileError, read_cases, score_cases
 
     path = Path(args.file)
     try:
         text = path.read_text(encoding="utf-8")
-    except OSError:
-        raise UnknownName("file", args.file, ["an existing CSV file"]) from None
+    except (OSError, UnicodeDecodeError):
+        raise CaseFileError("file", args.file) from None
     report = score_cases(read_cases(text))
     if args.json:
         out.write(to_json_text(validation_to_json(report)) + "\n")

@@ -14,6 +14,10 @@ MESSAGES = {
         EN: "case file: the required column '{value}' is missing; required columns: "
         "id, model, method, measured, unit",
     },
+    "error.case_file": {
+        FR: "« {value} » ne peut pas être lu ; donnez un fichier CSV en UTF-8 au format des cas",
+        EN: "'{value}' cannot be read; give a UTF-8 CSV file in the case format",
+    },
     "error.case_value": {
         FR: "ligne {row} ({case_id}) : {detail}",
         EN: "row {row} ({case_id}): {detail}",

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from vramplan import __version__
 from vramplan.i18n import Lang
 from vramplan.presets.gpus import find_gpu
 from vramplan.seed import estimate_seed, seed_inputs
@@ -237,7 +238,8 @@ def test_no_external_url_and_no_inline_script(client: TestClient) -> None:
     html = page(client, params="7", activations="20")
     for url in re.findall(r'(?:src|href|action)="([^"]*)"', html):
         assert url.startswith(("/", "#")), url
-    assert re.findall(r"<script[^>]*>", html) == ['<script src="/static/app.js?v=0.1.0" defer>']
+    assert re.findall(r"<script[^>]*>", html) == [
+        f'<script src="/static/app.js?v={__version__}" defer>']
     assert " style=" not in html and "<style" not in html  # CSP: style-src 'self'
     assert "http://" not in html and "https://" not in html
 

@@ -168,7 +168,8 @@ def _linear(ledger: _Ledger, spec: BlockSpec, source: _Tensor, width: int, *, lo
                 ledger.keep(f"{tag}_lora_dropout_mask", DROPOUT_MASK_BYTES * width)
             ledger.keep(f"{tag}_lora_dropout_out", spec.compute_bytes * width)
         elif spec.autocast and source.itemsize != spec.compute_bytes:
-            ledger.keep(f"{prefix}_lora_input_16bit", spec.compute_bytes * width)
+            # each adapter's lora_A casts its own 16-bit copy of the input
+            ledger.keep(f"{tag}_lora_input_16bit", spec.compute_bytes * width)
         else:
             ledger.keep(source.name, source.itemsize * width)
         ledger.keep(f"{tag}_lora_a_out", spec.compute_bytes * spec.lora_rank)
@@ -196,17 +197,27 @@ def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor
     falcon_style = arch.fused_qkv and arch.parallel_block
     expands = fused or falcon_style or spec.attention is Attention.EAGER
     expanded_kv = q if grouped and expands else kv
-    ledger.keep("q", c * q)
-    ledger.keep("k", c * expanded_kv)
+    eager = spec.attention is Attention.EAGER or _softcapped(arch)
+    # which of q, k, v need a gradient: all of them once the block's input does
+    everything = input_needs_grad or spec.weights_train
+    q_grad, k_grad, v_grad = (everything or t in qkv_lora
+                              for t in (LoraTarget.Q, LoraTarget.K, LoraTarget.V))
+    # SDPA's kernels save q, k, v and the output whatever needs a gradient; eager matmuls save
+    # only the factor the other one's gradient needs (q @ k.T keeps k for dq, q for dk)
+    keep_q, keep_k, keep_v = (k_grad, q_grad, q_grad or k_grad) if eager else (True,) * 3
+    if keep_q:
+        ledger.keep("q", c * q)
+    if keep_k:
+        ledger.keep("k", c * expanded_kv)
     if fused and not grouped:
         # v = qkv.split(...)[2].reshape(...) is a view: it keeps the whole fused output alive
         ledger.keep("qkv", c * (q + 2 * kv))
-    else:
+    elif keep_v:
         ledger.keep("v", c * expanded_kv)
     attn_out = _Tensor("attn_out", c)
     ledger.keep(attn_out.name, c * q)
-    if spec.attention is Attention.EAGER or _softcapped(arch):
-        _eager_scores(ledger, arch, spec, seq_len)
+    if eager:
+        _eager_scores(ledger, arch, spec, seq_len, probs_needed=v_grad)
     else:
         ledger.keep("attn_logsumexp", FP32 * arch.n_heads)
     _linear(ledger, spec, attn_out, q, lora=int(LoraTarget.O in spec.lora_targets), prefix="o")
@@ -219,8 +230,10 @@ def _softcapped(arch: Architecture) -> bool:
     return getattr(arch, "attn_logit_softcapping", None) is not None
 
 
-def _eager_scores(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_len: int) -> None:
-    """Scores materialized, n_heads x seq_len per token."""
+def _eager_scores(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_len: int, *,
+                  probs_needed: bool = True) -> None:
+    """Scores materialized, n_heads x seq_len per token; `probs_needed`: v needs a gradient, so
+    probs @ v keeps the probabilities."""
     per_row = arch.n_heads * seq_len
     c = spec.compute_bytes
     if spec.framework is Framework.LITGPT and not _softcapped(arch):
@@ -231,7 +244,8 @@ def _eager_scores(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_len:
     # transformers' eager attention and litgpt's soft-capped path: softmax(dtype=float32) saves
     # its fp32 output, `.to(q.dtype)` is saved by probs @ v; tanh saves its output
     ledger.keep("attn_probs_fp32", FP32 * per_row)
-    ledger.keep("attn_probs", c * per_row)
+    if probs_needed:
+        ledger.keep("attn_probs", c * per_row)
     if _softcapped(arch):
         ledger.keep("attn_tanh", c * per_row)
 

@@ -32,3 +32,18 @@ def test_json_estimate_imports_nothing_heavy() -> None:
         "m.main(['estimate', '--params', '7', '--json'], io.StringIO())"
     )
     assert not {name for name in loaded if name.split(".")[0] in HEAVY}
+
+
+def test_every_command_name_has_its_owner() -> None:
+    """A run registers only its own command, so `COMMAND_OWNERS` must know every name."""
+    import argparse
+
+    from vramplan.cli import main
+
+    for module in main.COMMANDS:
+        parser = argparse.ArgumentParser()
+        commands = parser.add_subparsers()
+        module.register(commands, main.Lang.EN)
+        for name in commands.choices:
+            assert main.COMMAND_OWNERS[name] is module
+    assert set(main.COMMAND_OWNERS.values()) == set(main.COMMANDS)

@@ -8,25 +8,24 @@ from __future__ import annotations
 
 from enum import Enum
 
-from vramplan.architecture import Architecture, LinearSpec
-from vramplan.fit import GpuVerdict
-from vramplan.inference import InferenceEstimate, InferenceVerdict
-from vramplan.lora_calc import LoraResult
-from vramplan.presets.gpus import Gpu
-from vramplan.presets.models import ModelPreset
-from vramplan.seed import SeedEstimate
-from vramplan.training import TrainingEstimate
 from vramplan.units import bytes_to_gb, bytes_to_gib
-from vramplan.validate import ValidationReport
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms of CLI start-up
 if TYPE_CHECKING:
     from typing import Any
 
+    from vramplan.architecture import Architecture, LinearSpec
+    from vramplan.fit import GpuVerdict
+    from vramplan.inference import InferenceEstimate, InferenceVerdict
+    from vramplan.lora_calc import LoraResult
     from vramplan.per_gpu import PerGpuEstimate
+    from vramplan.presets.gpus import Gpu
+    from vramplan.presets.models import ModelPreset
+    from vramplan.seed import SeedEstimate
     from vramplan.solve import Change, FitReport, FitSetup, FitVerdict, SchemeAnswer
     from vramplan.trace.result import Breakdown, TraceResult
-    from vramplan.training import PhaseMemory
+    from vramplan.training import PhaseMemory, TrainingEstimate
+    from vramplan.validate import ValidationReport
 
 SCHEMA_VERSION = 1
 

@@ -20,6 +20,13 @@ if TYPE_CHECKING:
 COMMANDS = (estimate, gpus, models, serve, trace, infer, lora, validate, fit)
 """Each command module has `register(subparsers, lang)`, which sets `handler` on its parser."""
 
+COMMAND_OWNERS = {
+    "estimate": estimate, "gpus": gpus, "models": models, "model": models, "serve": serve,
+    "trace": trace, "infer": infer, "lora": lora, "validate": validate, "fit": fit,
+}
+"""Which module registers each command name. A run builds only its own command's parser: the
+options and translated help of all commands cost about as much as the rest of the start-up."""
+
 EXIT_USAGE = 2
 """Exit status for bad input, as argparse uses."""
 
@@ -50,7 +57,8 @@ def _requested_lang(argv: Sequence[str]) -> Lang:
     return detect_lang(os.environ)
 
 
-def build_parser(lang: Lang) -> argparse.ArgumentParser:
+def build_parser(lang: Lang, only: str | None = None) -> argparse.ArgumentParser:
+    """The parser, with every command, or with command `only` alone (for a run of that command)."""
     _Parser.lang = lang
     parser = _Parser(prog="vramplan", description=translate("help.description", lang),
                      epilog=translate("help.examples", lang),
@@ -60,9 +68,15 @@ def build_parser(lang: Lang) -> argparse.ArgumentParser:
     parser.add_argument("--lang", choices=[lang.value for lang in Lang],
                         help=translate("help.lang", lang))
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for command in COMMANDS:
+    owner = COMMAND_OWNERS.get(only or "")
+    for command in (owner,) if owner is not None else COMMANDS:
         command.register(commands, lang)
     return parser
+
+
+def _requested_command(argv: Sequence[str]) -> str | None:
+    """The command named in `argv` (its first known command name), None for none."""
+    return next((arg for arg in argv if arg in COMMAND_OWNERS), None)
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
@@ -75,7 +89,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     except VramplanError as error:
         err.write(translate("cli.error_prefix", Lang.EN) + error_text(error, Lang.EN) + "\n")
         return EXIT_USAGE
-    parser = build_parser(lang)
+    parser = build_parser(lang, _requested_command(argv))
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(out)

@@ -224,7 +224,6 @@ def params_for_estimate(params: str | None, model: tuple[ModelPreset | None, Arc
     """N in billions: `--params` when given (checked against the model, if any), else the model's
     exact count; `model_option` names the option the model came from (`model` or `config`) and
     `model_text` is what the user typed there."""
-    from vramplan.architecture import check_params_agree
     from vramplan.errors import MissingValue
     from vramplan.inputs import PARAMS_BILLION
 
@@ -234,6 +233,8 @@ def params_for_estimate(params: str | None, model: tuple[ModelPreset | None, Arc
         return model[1].params_total / 10**9
     params_billion = PARAMS_BILLION.parse(params)
     if model is not None:
+        from vramplan.architecture import check_params_agree  # only when a model is given
+
         check_params_agree(model[1], params_billion, params, model=model_text,
                            other=model_option)
     return params_billion

@@ -327,3 +327,18 @@ def test_python_api_and_light_imports() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=False)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("checkpointing", "selective"), ("attention", "flash"), ("quant", "int8"),
+    ("method", "inference"),
+])
+def test_values_of_the_shared_vocabulary_a_trace_cannot_run_are_refused(field: str,
+                                                                         value: str) -> None:
+    from vramplan.errors import UnknownName
+    from vramplan.trace.setup import make_setup
+
+    with pytest.raises(UnknownName) as caught:
+        make_setup("tiny", {}, **{field: value})
+    assert caught.value.field == field
+    assert value not in str(caught.value.params["choices"]).split(", ")

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
+from vramplan.setup import Optimizer, OptimizerImpl, Precision
 from vramplan.trace.bnb_emulation import Adam8bitEmulated
-from vramplan.trace.setup import Optimizer, OptimizerImpl, Precision, TraceSetup
+from vramplan.trace.setup import TraceSetup
 
 LEARNING_RATE = 1e-5
 SGD_MOMENTUM = 0.9
@@ -89,3 +90,5 @@ def make_optimizer(params: list[torch.Tensor], setup: TraceSetup) -> torch.optim
             return Adam8bitEmulated(params, eight_bit=True, lr=LEARNING_RATE)
         case Optimizer.PAGED_ADAMW:
             return Adam8bitEmulated(params, eight_bit=False, lr=LEARNING_RATE)
+        case Optimizer.NONE:  # refused by trace.setup.choice (NOT_TRACEABLE)
+            raise ValueError("a trace needs an optimizer")

@@ -12,98 +12,33 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName, VramplanError
+from vramplan.setup import (
+    Attention,
+    Checkpointing,
+    Method,
+    Optimizer,
+    OptimizerImpl,
+    Precision,
+    Quant,
+)
+from vramplan.setup import choice as setup_choice
 
 E = TypeVar("E", bound=StrEnum)
 
-
-class Method(StrEnum):
-    """What is trained."""
-
-    FULL = "full"
-    """Every weight trains."""
-    FREEZE = "freeze"
-    """Only the last `train_layers` transformer blocks train; everything else is frozen."""
-    LORA = "lora"
-    """LoRA adapters through peft; the base model is frozen."""
-    QLORA = "qlora"
-    """LoRA over 4-bit base weights (bitsandbytes storage, emulated)."""
+NOT_TRACEABLE: frozenset[StrEnum] = frozenset({
+    Method.INFERENCE,            # a trace runs a training step
+    Optimizer.NONE,
+    OptimizerImpl.IN_BACKWARD,   # not one of torch.optim's step implementations
+    Quant.INT8,                  # only bitsandbytes' 4-bit storage is emulated
+    Checkpointing.SELECTIVE,     # transformers checkpoints whole blocks only
+    Attention.FLASH,             # flash-attn kernels need CUDA; sdpa and eager run on the CPU
+})
+"""Values of the shared setup vocabulary (vramplan.setup) that a trace cannot run. StrEnum members
+compare as their strings (Optimizer.NONE == Quant.NONE), so test with `_traceable`, not `in`."""
 
 
-class Precision(StrEnum):
-    """How weights, gradients and master copies are held (16-bit means bf16 in a trace)."""
-
-    MIXED = "mixed"
-    """bf16 weights and gradients, fp32 master copy of the trainable weights for the optimizer."""
-    AMP = "amp"
-    """fp32 weights, gradients and optimizer; forward and loss under bf16 autocast."""
-    BF16_TRUE = "bf16-true"
-    """Everything in bf16, no master copy."""
-    FP32 = "fp32"
-    """Everything in fp32."""
-
-
-class Optimizer(StrEnum):
-    """The optimizer of the step."""
-
-    ADAMW = "adamw"
-    """torch.optim.AdamW: two states like the parameter."""
-    ADAMW_8BIT = "adamw-8bit"
-    """bitsandbytes AdamW8bit (emulated storage): uint8 states, fp32 statistics per 256 values."""
-    PAGED_ADAMW = "paged-adamw"
-    """bitsandbytes PagedAdamW (emulated): fp32 states in CUDA managed memory, outside PyTorch's
-    allocator, so reported apart from the peak."""
-    PAGED_ADAMW_8BIT = "paged-adamw-8bit"
-    """bitsandbytes PagedAdamW8bit (emulated): 8-bit states in managed memory, reported apart."""
-    SGD_MOMENTUM = "sgd-momentum"
-    """torch.optim.SGD with momentum 0.9: one state like the parameter."""
-    SGD = "sgd"
-    """torch.optim.SGD without momentum: no state."""
-    ADAFACTOR = "adafactor"
-    """transformers' Adafactor (as the HF Trainer uses it): factored second moments."""
-
-
-class OptimizerImpl(StrEnum):
-    """How a torch optimizer runs its step."""
-
-    FOREACH = "foreach"
-    """Multi-tensor kernels over all parameters (torch's default on CUDA)."""
-    FUSED = "fused"
-    """One fused kernel per parameter group."""
-    FOR_LOOP = "for-loop"
-    """One parameter at a time."""
-
-
-class Quant(StrEnum):
-    """Storage of the frozen base weights (QLoRA only)."""
-
-    NONE = "none"
-    """Base weights in the model's dtype."""
-    NF4 = "nf4"
-    """4-bit NormalFloat, fp32 absmax per 64 weights."""
-    NF4_DQ = "nf4-dq"
-    """4-bit NormalFloat with the absmax quantized to 8 bits (double quantization)."""
-    FP4 = "fp4"
-    """4-bit float, fp32 absmax per 64 weights."""
-    FP4_DQ = "fp4-dq"
-    """4-bit float with double quantization."""
-
-
-class Checkpointing(StrEnum):
-    """Activation checkpointing."""
-
-    NONE = "none"
-    """Every tensor saved for backward stays until backward."""
-    FULL = "full"
-    """Transformers' own checkpointing of every block (non-reentrant, its default)."""
-
-
-class Attention(StrEnum):
-    """Attention kernel (transformers' `attn_implementation`)."""
-
-    EAGER = "eager"
-    """Matmul, softmax, matmul: the score matrix is materialized."""
-    SDPA = "sdpa"
-    """torch.nn.functional.scaled_dot_product_attention."""
+def _traceable(member: StrEnum) -> bool:
+    return not any(member is refused for refused in NOT_TRACEABLE)
 
 
 class Device(StrEnum):
@@ -161,13 +96,13 @@ class TraceSetup:
 
 
 def choice(enum: type[E], field_name: str, value: str | E | None, default: E) -> E:
-    """The enum member named `value` (`default` when empty); an error listing the accepted names."""
-    if value is None or value == "":
-        return default
-    try:
-        return enum(str(value).strip().lower())
-    except ValueError:
-        raise UnknownName(field_name, str(value), [member.value for member in enum]) from None
+    """The member named `value` (`default` when empty); an error listing the names a trace can
+    run when it is unknown or not traceable."""
+    member = setup_choice(enum, field_name, None if value is None else str(value), default)
+    if not _traceable(member):
+        accepted = [m.value for m in enum if _traceable(m)]
+        raise UnknownName(field_name, member.value, accepted)
+    return member
 
 
 def parse_lora_targets(raw: str | tuple[str, ...] | list[str] | None) -> tuple[str, ...]:

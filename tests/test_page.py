@@ -217,10 +217,11 @@ def test_chart_is_inline_svg_with_capacity_lines(client: TestClient) -> None:
     assert "activations 20" in svg.replace(NBSP, " ")  # the text alternative
 
 
-def test_sister_calculators_are_marked_coming_until_they_exist(client: TestClient) -> None:
-    shown = text(page(client))
-    assert "Calculateur de VRAM pour l'inférence bientôt disponible" in shown
-    assert "Calculateur de paramètres LoRA bientôt disponible" in shown
+def test_sister_calculators_are_linked_once_served(client: TestClient) -> None:
+    html = page(client)  # "bientôt disponible" until the app serves /inference and /lora
+    assert '<a href="/inference">Calculateur de VRAM pour l&#39;inférence</a>' in html
+    assert '<a href="/lora">Calculateur de paramètres LoRA</a>' in html
+    assert "bientôt disponible" not in text(html)
 
 
 # --- accessibility, privacy, weight --------------------------------------------------------------

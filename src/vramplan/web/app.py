@@ -15,7 +15,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from vramplan import __version__
 from vramplan.errors import VramplanError
 from vramplan.i18n import Lang
-from vramplan.web import api, pages
+from vramplan.web import api, pages, sister
 from vramplan.web.errors import (
     MethodNotAllowed,
     NotFound,
@@ -84,6 +84,7 @@ def create_app() -> FastAPI:
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(sister.router)
     app.add_exception_handler(VramplanError, _on_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _on_validation)  # type: ignore[arg-type]
     app.add_exception_handler(HTTPException, _on_http)  # type: ignore[arg-type]

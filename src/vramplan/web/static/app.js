@@ -18,6 +18,7 @@
   let pendingPush = false;
 
   function syncCustom() {
+    if (!optimizer || !custom) return;  // only the main page has the custom value
     const isCustom = optimizer.value === "custom";
     custom.hidden = !isCustom;
     custom.querySelector("input").disabled = !isCustom;
@@ -35,6 +36,10 @@
   function fill(query) {
     const values = new URLSearchParams(query);
     for (const element of form.elements) {
+      if (element.type === "checkbox" || element.type === "radio") {  // a box per value
+        element.checked = values.getAll(element.name).includes(element.value);
+        continue;
+      }
       if (element.name && values.has(element.name)) element.value = values.get(element.name);
       else if (element.name && element.name !== "optimizer") element.value = "";
     }
@@ -66,7 +71,8 @@
       const name = slot.dataset.errorFor;
       const message = messages[name] || "";
       slot.textContent = message;
-      const input = form.elements.namedItem(name);
+      const named = form.elements.namedItem(name);
+      const input = named && named.setAttribute ? named : null;  // not a group of checkboxes
       if (input && message) input.setAttribute("aria-invalid", "true");
       else if (input) input.removeAttribute("aria-invalid");
     });

@@ -1,5 +1,6 @@
 """The README's console examples are real: each `$ vramplan ...` line, run now, prints what the
-README shows (a block ending in `…` shows the beginning of the output only)."""
+README shows. An example whose last line is `…` shows the beginning of the output only; one whose
+first line is `…` shows its end only."""
 
 from __future__ import annotations
 
@@ -45,4 +46,7 @@ def test_readme_example_output_is_current(
     if expected and expected[-1] == ELLIPSIS:
         expected = expected[:-1]
         actual = actual[: len(expected)]
+    elif expected and expected[0] == ELLIPSIS:
+        expected = expected[1:]
+        actual = actual[len(actual) - len(expected):]
     assert actual == expected

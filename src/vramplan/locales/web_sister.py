@@ -134,16 +134,16 @@ MESSAGES = {
         EN: "Does not fit {gpu}: {missing} short ({usable} usable).",
     },
     "sister.infer.limits": {
-        FR: "Au plus {context} jetons de contexte pour {batch} séquence(s), ou {sequences} "
-        "séquence(s) de {current} jetons.",
-        EN: "At most {context} tokens of context for {batch} sequence(s), or {sequences} "
-        "sequence(s) of {current} tokens.",
+        FR: "Contexte le plus long : {context} jetons pour {batch} séquence(s){cap}. Au plus "
+        "{sequences} séquence(s) de {current} jetons.",
+        EN: "Longest context: {context} tokens for {batch} sequence(s){cap}. At most "
+        "{sequences} sequence(s) of {current} tokens.",
     },
     "sister.infer.no_room": {
         FR: "Pas même un jeton de contexte : les poids seuls dépassent la carte.",
         EN: "Not even one token of context: the weights alone exceed the card.",
     },
-    "sister.infer.cap_note": {FR: "{value} (maximum du modèle)", EN: "{value} (model maximum)"},
+    "sister.infer.cap_note": {FR: " (le maximum du modèle)", EN: " (the model's maximum)"},
     "sister.infer.col_gpu": {FR: "GPU", EN: "GPU"},
     "sister.infer.col_fits": {FR: "Tient", EN: "Fits"},
     "sister.infer.col_headroom": {FR: "Marge", EN: "Headroom"},

@@ -23,12 +23,11 @@ from vramplan.web.api import FastJSONResponse, query_parameters
 from vramplan.web.errors import from_validation
 from vramplan.web.lang import parse_lang
 from vramplan.web.pages import HOME, model_choices, page_lang
-from vramplan.web.schemas import ErrorOut
+from vramplan.web.schemas import ErrorOut, LangQuery
 from vramplan.web.sister_schemas import (
     InferenceOut,
     InferenceQuery,
     InferenceRequest,
-    LangQuery,
     LoraOut,
     LoraQuery,
     LoraRequest,

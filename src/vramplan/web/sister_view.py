@@ -160,15 +160,20 @@ def read_inference(form: InferenceForm, lang: Lang) -> Reading:
 
 
 def read_lora(form: LoraForm, lang: Lang) -> Reading:
+    """The LoRA result, or the errors: no ticked target, and whatever else is wrong."""
+    if not form.model.strip():
+        return Reading(None, empty=True)
+    errors = {}
     try:
         form.require_targets()
-        return Reading(lora_payload(form.api_query()))
-    except MissingValue as error:
-        if error.field == "model":
-            return Reading(None, empty=True)
-        return Reading(None, {error.field: error_text(error, lang)})
+    except MissingValue as missing:
+        errors[missing.field] = error_text(missing, lang)
+    try:
+        payload = lora_payload(form.api_query())
     except VramplanError as error:
-        return Reading(None, {error.field: error_text(error, lang)})
+        errors.setdefault(error.field, error_text(error, lang))
+        return Reading(None, errors)
+    return Reading(None, errors) if errors else Reading(payload)
 
 
 # --- the inference chart -------------------------------------------------------------------------

@@ -310,3 +310,14 @@ def test_openapi_documents_both_endpoints(client: TestClient) -> None:
     assert "InferenceOut" in schema["components"]["schemas"]
     assert "LoraOut" in schema["components"]["schemas"]
     assert "/api/v1/inference" in client.get("/api/docs").text
+
+
+def test_fields_left_out_of_a_shared_url_show_their_defaults(client: TestClient) -> None:
+    page = client.get("/inference", params={"model": "qwen2.5-7b", "context": "2048"}).text
+    assert re.search(r'id="batch"[^>]*value="1"', page)
+    assert re.search(r'id="tensor_parallel"[^>]*value="1"', page)
+    assert '<option value="fp16" selected>' in page
+    assert '<option value="" selected>' not in page.split('id="kv_dtype"')[1].split("</select>")[0]
+    lora = client.get("/lora", params={"model": "llama-2-7b", "lora_targets": "q"}).text
+    assert re.search(r'id="lora_r"[^>]*value="16"', lora)
+    assert not re.search(r'name="dora" value="1" checked', lora)

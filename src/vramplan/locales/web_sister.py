@@ -205,6 +205,7 @@ MESSAGES = {
         "matrices of rank r. Choose a model, a rank and the target modules: the exact number "
         "of trainable parameters shows, with the model's real shapes.",
     },
+    "sister.lora.group_model": {FR: "Modèle de base", EN: "Base model"},
     "sister.lora.group": {FR: "Adaptateur", EN: "Adapter"},
     "sister.lora.rank": {FR: "Rang r", EN: "Rank r"},
     "sister.lora.rank_hint": {

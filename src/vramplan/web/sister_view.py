@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from vramplan.errors import MissingValue, VramplanError
@@ -66,11 +66,7 @@ class InferenceForm:
 
     @classmethod
     def from_query(cls, query: Mapping[str, str]) -> InferenceForm:
-        """The form a query describes; a query naming none of its fields gets the defaults."""
-        names = [f.name for f in fields(cls)]
-        if not any(name in query for name in names):
-            return cls()
-        return cls(**{name: query.get(name, "") for name in names})
+        return _from_query(cls, query)
 
     def api_query(self) -> dict[str, str]:
         """The fields as `inference_payload` reads them, asking for the longest context and the
@@ -90,10 +86,7 @@ class LoraForm:
 
     @classmethod
     def from_query(cls, query: Mapping[str, str]) -> LoraForm:
-        names = [f.name for f in fields(cls)]
-        if not any(name in query for name in names):
-            return cls()
-        return cls(**{name: query.get(name, "") for name in names})
+        return _from_query(cls, query)
 
     @property
     def targets(self) -> frozenset[str]:
@@ -109,6 +102,22 @@ class LoraForm:
         which the unticked boxes would contradict)."""
         if not self.targets:
             raise MissingValue("lora_targets")
+
+
+_ABSENT_IS_EMPTY = frozenset({"model", "lora_targets", "dora", "rslora"})
+"""Fields a query leaves out when they are empty: no model (the script leaves an empty one out of
+the URL), no ticked target, an unticked box. Any other field left out takes its default."""
+_Form = TypeVar("_Form", InferenceForm, LoraForm)
+
+
+def _from_query(cls: type[_Form], query: Mapping[str, str]) -> _Form:
+    """The form a query describes; a query naming none of its fields gets the defaults."""
+    names = [f.name for f in fields(cls)]
+    if not any(name in query for name in names):
+        return cls()
+    defaults = cls()
+    return cls(**{name: query.get(name, "" if name in _ABSENT_IS_EMPTY
+                                  else getattr(defaults, name)) for name in names})
 
 
 # --- reading a form ------------------------------------------------------------------------------

@@ -174,7 +174,7 @@ def test_openapi_documents_every_endpoint(client: TestClient) -> None:
     schema = client.get("/openapi.json").json()
     assert set(schema["paths"]) == {
         "/api/v1/estimate", "/api/v1/gpus", "/api/v1/health", "/api/v1/models",
-        "/api/v1/inference", "/api/v1/lora",
+        "/api/v1/inference", "/api/v1/lora", "/api/v1/fit", "/api/v1/activations",
     }
     assert set(schema["paths"]["/api/v1/estimate"]) == {"get", "post"}
     error_ref = schema["paths"]["/api/v1/estimate"]["post"]["responses"]["422"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from vramplan.i18n import Lang
-from vramplan.locales import core, fit, inference, models, trace, training, web, web_sister
+from vramplan.locales import core, fit, inference, models, trace, training, web, web_fit, web_sister
 
 Messages = Mapping[str, Mapping[Lang, str]]
 
@@ -26,4 +26,4 @@ def _merge(*parts: Messages) -> dict[str, Mapping[Lang, str]]:
 CATALOG: Mapping[str, Mapping[Lang, str]] = _merge(core.MESSAGES, web.MESSAGES, models.MESSAGES,
                                                    trace.MESSAGES, inference.MESSAGES,
                                                    training.MESSAGES, fit.MESSAGES,
-                                                   web_sister.MESSAGES)
+                                                   web_sister.MESSAGES, web_fit.MESSAGES)

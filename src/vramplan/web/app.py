@@ -15,7 +15,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from vramplan import __version__
 from vramplan.errors import VramplanError
 from vramplan.i18n import Lang
-from vramplan.web import api, pages, sister
+from vramplan.web import api, fit_routes, pages, sister
 from vramplan.web.errors import (
     MethodNotAllowed,
     NotFound,
@@ -83,6 +83,7 @@ def create_app() -> FastAPI:
     app.add_middleware(SecurityHeaders)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(api.router)
+    app.include_router(fit_routes.router)
     app.include_router(pages.router)
     app.include_router(sister.router)
     app.add_exception_handler(VramplanError, _on_error)  # type: ignore[arg-type]

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from vramplan.web.fit_panel import activations_context, fit_context
 from vramplan.web.view import PageRequest, chart_label
 
 
@@ -24,6 +25,10 @@ class Panel:
     title_key: str
     """Message key of the panel's heading."""
     context: Callable[[PageRequest], Mapping[str, Any]]
+    inputs_template: str = ""
+    """Inputs of its own, rendered above its live region (not swapped: typing keeps focus)."""
+    in_form: bool = False
+    """Rendered inside the Données form by `partials/inputs.html`, not as a card of its own."""
 
     @property
     def template(self) -> str:
@@ -46,5 +51,9 @@ def results_context(request: PageRequest) -> Mapping[str, Any]:
     }
 
 
-PANELS: tuple[Panel, ...] = (Panel("results", "web.results", results_context),)
+PANELS: tuple[Panel, ...] = (
+    Panel("results", "web.results", results_context),
+    Panel("activations", "web_fit.act_title", activations_context, in_form=True),
+    Panel("fit", "web_fit.title", fit_context, inputs_template="partials/fit_inputs.html"),
+)
 PANELS_BY_NAME = {panel.name: panel for panel in PANELS}

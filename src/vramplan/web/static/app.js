@@ -28,6 +28,9 @@
     const query = new URLSearchParams();
     for (const [name, value] of new FormData(form)) {
       const text = String(value).trim();
+      const input = form.elements.namedItem(name);
+      const byDefault = input && input.dataset && input.dataset.default;  // fields at their
+      if (byDefault !== undefined && text === byDefault) continue;  // default stay out of the URL
       if (name !== "model" || text) query.append(name, text);  // no empty model in the URL
     }
     return query.toString();
@@ -41,6 +44,7 @@
         continue;
       }
       if (element.name && values.has(element.name)) element.value = values.get(element.name);
+      else if (element.name && element.dataset.default !== undefined) element.value = element.dataset.default;
       else if (element.name && element.name !== "optimizer") element.value = "";
     }
     syncCustom();
@@ -67,7 +71,7 @@
     document.querySelectorAll("[data-field-errors] [data-field]").forEach((item) => {
       messages[item.dataset.field] = item.textContent;
     });
-    form.querySelectorAll("[data-error-for]").forEach((slot) => {
+    document.querySelectorAll("[data-error-for]").forEach((slot) => {
       const name = slot.dataset.errorFor;
       const message = messages[name] || "";
       slot.textContent = message;
@@ -105,8 +109,9 @@
     refresh(query);
   }
 
-  form.addEventListener("input", (event) => {
-    if (event.target === optimizer) return;
+  // Inputs outside the form element (form="calculator") belong to it too.
+  document.addEventListener("input", (event) => {
+    if (event.target.form !== form || event.target.tagName === "SELECT") return;
     if (event.target === model && !modelNames.has(model.value.trim()) && model.value) return;
     if (event.target === params && model && model.value) model.value = "";  // typed N wins
     // The first keystroke of an edit adds a history entry; the next ones update it.
@@ -115,9 +120,10 @@
     clearTimeout(timer);
     timer = setTimeout(() => { update(pendingPush); pendingPush = false; }, 150);
   });
-  form.addEventListener("change", (event) => {
+  document.addEventListener("change", (event) => {
+    if (event.target.form !== form) return;
     editing = false;
-    if (event.target === optimizer || event.target === model) {
+    if (event.target === optimizer || event.target === model || event.target.tagName === "SELECT") {
       syncCustom();
       clearTimeout(timer);
       update(true);
@@ -125,6 +131,17 @@
   });
   form.addEventListener("submit", (event) => {
     event.preventDefault();
+    clearTimeout(timer);
+    editing = false;
+    update(true);
+  });
+  // A server-rendered "use this value" link (works without JavaScript as a plain link).
+  document.addEventListener("click", (event) => {
+    const link = event.target.closest && event.target.closest("a[data-fill]");
+    const input = link && document.getElementById(link.dataset.fill);
+    if (!input) return;
+    event.preventDefault();
+    input.value = link.dataset.value;
     clearTimeout(timer);
     editing = false;
     update(true);

@@ -1,0 +1,326 @@
+"""The page's "Activations" estimate and "Will it fit?" section: query text -> typed inputs ->
+the core -> what the templates show. Formatting and geometry only; every number comes from
+`vramplan.training` and `vramplan.solve`.
+
+Query fields are named like `vramplan fit`'s options: `gpu`, `gpus`, `sharding`, `offload`,
+`precision`, `checkpointing`, `margin`, and, shared with the Activations group, `batch`,
+`seq_len`, `method`. The model is the page's model picker (`model`); the optimizer is the seed's
+"memory per parameter" preset, mapped to the training optimizer it names (`SEED_OPTIMIZERS`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from functools import cached_property
+from typing import Any
+from urllib.parse import urlencode
+
+from vramplan.errors import MissingValue, UnknownName, VramplanError
+from vramplan.fit_inputs import FitFields, fit_setup
+from vramplan.i18n import Lang, has_message, translate
+from vramplan.inputs import parse_decimal
+from vramplan.presets.gpus import GPUS, find_gpu
+from vramplan.presets.models import ModelPreset, architecture_of, find_model
+from vramplan.presets.optimizers import OptimizerPreset
+from vramplan.setup import Checkpointing, Method, Optimizer, Precision, Quant, choice
+from vramplan.sharding import Offload, Scheme
+from vramplan.solve import MAX_GPUS, FitReport, fit_report, usable_share_from_percent
+from vramplan.training import BATCH, SEQ_LEN, activations_for_simple_mode
+from vramplan.units import bytes_to_gb, format_number
+from vramplan.web.chart import WIDTH
+from vramplan.web.view import PageRequest, typeset
+
+DEFAULT_GPU = "h100-80gb"
+"""The seed's "80 GB accelerator"."""
+SEED_OPTIMIZERS = {
+    OptimizerPreset.ADAM_MIXED: Optimizer.ADAMW,
+    OptimizerPreset.ADAM_8BIT: Optimizer.ADAMW_8BIT,
+    OptimizerPreset.SGD_MOMENTUM: Optimizer.SGD_MOMENTUM,
+}
+"""The training optimizer each seed preset names; a custom B has none, and the fit uses AdamW.
+QLoRA on the page quantizes the base to NF4 (bitsandbytes' default 4-bit type, without double
+quantization, as `activations_for_simple_mode`)."""
+TRAINING_METHODS = (Method.FULL, Method.FREEZE, Method.LORA, Method.QLORA)
+"""Methods that train (`inference` is the sister calculator's)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FitForm:
+    """The fields as typed. The defaults are `vramplan fit`'s, except `precision` (`mixed`, as the
+    seed's "Adam in mixed precision") and `gpu` (the seed's 80 GB accelerator)."""
+
+    gpu: str = DEFAULT_GPU
+    gpus: str = "1"
+    sharding: str = ""
+    """Empty: `none` on one GPU, `ddp` on more (as the CLI)."""
+    offload: str = Offload.NONE.value
+    precision: str = Precision.MIXED.value
+    checkpointing: str = Checkpointing.NONE.value
+    margin: str = "80"
+    batch: str = "1"
+    seq_len: str = "2048"
+    method: str = Method.FULL.value
+
+    @classmethod
+    def from_query(cls, query: Mapping[str, str]) -> FitForm:
+        defaults = cls()
+        return cls(**{f.name: query.get(f.name, getattr(defaults, f.name)).strip()
+                      for f in fields(cls)})
+
+    @staticmethod
+    def defaults() -> dict[str, str]:
+        """Each field's default: the page's script leaves a field at its default out of the URL."""
+        form = FitForm()
+        return {f.name: getattr(form, f.name) for f in fields(FitForm)}
+
+
+PAGE_FIELDS = frozenset(f.name for f in fields(FitForm)) | {"model", "optimizer"}
+"""Fields with an input on the page (an error about another one shows in the panel itself)."""
+FIELD_LABELS = {
+    "gpu": "web_fit.gpu", "gpus": "web_fit.gpus", "sharding": "web_fit.sharding",
+    "offload": "web_fit.offload", "precision": "web_fit.precision",
+    "checkpointing": "web_fit.checkpointing", "margin": "web_fit.margin",
+    "batch": "web_fit.batch", "seq_len": "web_fit.seq_len", "method": "web_fit.method",
+    "model": "web.model", "optimizer": "web.bytes_per_param",
+}
+
+
+def _label(lang: Lang, field: str) -> str:
+    key = FIELD_LABELS.get(field)
+    return translate(key, lang) if key else field
+
+
+def error_text(error: VramplanError, lang: Lang) -> str:
+    """`error`'s message, fields named by their labels on the page."""
+    return typeset(error.message(lang, lambda field: _label(lang, field)), lang)
+
+
+# --- Activations: the simple mode's A from batch and sequence length ----------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SimpleActivations:
+    """A for the seed's V = M + A, from the detailed model (`activations_for_simple_mode`)."""
+
+    model: ModelPreset
+    batch: int
+    seq_len: int
+    method: Method
+    activations_bytes: int
+
+    def field_text(self, lang: Lang) -> str:
+        """The value the "use it as A" button puts in the activations field (GB, 2 decimals)."""
+        text = f"{bytes_to_gb(self.activations_bytes):.2f}"
+        return text.replace(".", ",") if lang is Lang.FR else text
+
+
+def _shape(batch: str, seq_len: str, method: str) -> tuple[int, int, Method]:
+    """Batch, sequence length and method as `vramplan estimate` reads them (defaults 1, 2048,
+    full; `inference` is refused)."""
+    chosen = choice(Method, "method", method, Method.FULL)
+    if chosen not in TRAINING_METHODS:
+        raise UnknownName("method", method, [m.value for m in TRAINING_METHODS])
+    batch_n = BATCH.parse_int(batch) if batch.strip() else 1
+    seq_n = SEQ_LEN.parse_int(seq_len) if seq_len.strip() else 2048
+    return batch_n, seq_n, chosen
+
+
+def simple_activations(model: ModelPreset, batch: str, seq_len: str,
+                       method: str) -> SimpleActivations:
+    """As `vramplan estimate --model M --batch B --seq-len T --method X` computes A."""
+    batch_n, seq_n, chosen = _shape(batch, seq_len, method)
+    size = activations_for_simple_mode(architecture_of(model), batch_n, seq_n, chosen)
+    return SimpleActivations(model, batch_n, seq_n, chosen, size)
+
+
+def simple_activations_query(query: Mapping[str, str]) -> SimpleActivations:
+    """The API's reading: `model` is required."""
+    name = query.get("model", "").strip()
+    if not name:
+        raise MissingValue("model")
+    return simple_activations(find_model(name), query.get("batch", ""),
+                              query.get("seq_len", ""), query.get("method", ""))
+
+
+PAGE_PATHS = {Lang.FR: "/", Lang.EN: "/en/"}
+
+
+def fill_url(request: PageRequest, name: str, value: str) -> str:
+    """The page with the same query and `name` set to `value` (a link that works without JS)."""
+    query = {**request.query, name: value}
+    query.pop("lang", None)
+    return PAGE_PATHS[request.lang] + "?" + urlencode(query)
+
+
+def activations_context(request: PageRequest) -> Mapping[str, Any]:
+    form = FitForm.from_query(request.query)
+    model = request.seed_reading.model
+    result: SimpleActivations | None = None
+    errors: dict[str, str] = {}
+    try:
+        if model is not None:
+            result = simple_activations(model, form.batch, form.seq_len, form.method)
+        else:
+            _shape(form.batch, form.seq_len, form.method)  # a bad value shows even without model
+    except VramplanError as error:
+        errors[error.field] = error_text(error, request.lang)
+    field = result.field_text(request.lang) if result else ""
+    return {"act": result, "act_errors": errors, "act_field": field,
+            "act_fill_url": fill_url(request, "activations", field)}
+
+
+# --- Will it fit? --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ChartPart:
+    name: str
+    """Message key of the label."""
+    component: str
+    """CSS class suffix: a `Component` value, or `overhead`."""
+    memory_bytes: int
+    x: float
+    width: float
+
+
+@dataclass(frozen=True, slots=True)
+class ChartLine:
+    kind: str
+    """`usable` (capacity times the margin) or `capacity`."""
+    memory_bytes: int
+    x: float
+
+
+@dataclass(frozen=True, slots=True)
+class FitChart:
+    parts: tuple[ChartPart, ...]
+    lines: tuple[ChartLine, ...]
+    total_x: float
+
+
+_SCALE_MARGIN = 1.08
+"""As `chart.py`: the axis ends 8% past the largest of the peak and the capacity."""
+OVERHEAD = "overhead"
+
+
+def fit_chart(report: FitReport) -> FitChart:
+    """The per-GPU peak's parts (as `vramplan fit` lists them) on one byte scale, with lines at
+    the usable share and at the capacity."""
+    estimate, verdict = report.estimate, report.verdict
+    named = [(part.key, part.component.value, part.memory_bytes)
+             for part in estimate.peak.parts if part.memory_bytes]
+    overhead = estimate.total_bytes - estimate.allocated_bytes
+    if overhead:
+        named.append(("fit.allocator", OVERHEAD, overhead))
+    scale = WIDTH / (max(estimate.total_bytes, verdict.capacity_bytes) * _SCALE_MARGIN)
+    parts, offset = [], 0
+    for key, component, size in named:
+        parts.append(ChartPart(key, component, size, offset * scale, size * scale))
+        offset += size
+    lines = (ChartLine("usable", verdict.usable_bytes, verdict.usable_bytes * scale),
+             ChartLine("capacity", verdict.capacity_bytes, verdict.capacity_bytes * scale))
+    return FitChart(tuple(parts), lines, estimate.total_bytes * scale)
+
+
+class FitState:
+    """One request's "Will it fit?" reading: the report, or why there is none."""
+
+    def __init__(self, request: PageRequest) -> None:
+        self.request = request
+        self.form = FitForm.from_query(request.query)
+        self.errors: dict[str, VramplanError] = {}
+
+    @cached_property
+    def report(self) -> FitReport | None:
+        seed = self.request.seed_reading
+        model = seed.model
+        if model is None or "model" in seed.errors or "optimizer" in seed.errors:
+            return None
+        gpu = self._attempt("gpu", lambda: find_gpu(self.form.gpu or DEFAULT_GPU))
+        share = self._attempt("margin", self._share)
+        setup = self._attempt("setup", lambda: fit_setup(architecture_of(model), model.name,
+                                                          self.fit_fields()))
+        if gpu is None or share is None or setup is None:
+            return None
+        return fit_report(setup, gpu, share)
+
+    @property
+    def needs_model(self) -> bool:
+        return self.request.seed_reading.model is None and "model" not in \
+            self.request.seed_reading.errors
+
+    @property
+    def custom_optimizer(self) -> bool:
+        return self.request.seed_form.is_custom
+
+    def _share(self) -> float:
+        return usable_share_from_percent(parse_decimal("margin", self.form.margin or "80"))
+
+    def fit_fields(self) -> FitFields:
+        form = self.form
+        preset = self.request.seed_reading.inputs
+        optimizer = SEED_OPTIMIZERS.get(preset.optimizer) if preset and preset.optimizer \
+            else None
+        return FitFields(gpus=form.gpus, sharding=form.sharding, offload=form.offload,
+                         method=form.method, precision=form.precision,
+                         quant=Quant.NF4.value if form.method.lower() == Method.QLORA else None,
+                         optimizer=(optimizer or Optimizer.ADAMW).value, batch=form.batch,
+                         seq_len=form.seq_len, checkpointing=form.checkpointing)
+
+    def _attempt(self, name: str, compute: Any) -> Any:
+        try:
+            return compute()
+        except VramplanError as error:
+            self.errors[error.field if name == "setup" else name] = error
+            return None
+
+    def messages(self) -> dict[str, str]:
+        _ = self.report
+        return {name: error_text(error, self.request.lang) for name, error in self.errors.items()}
+
+
+def api_query(state: FitState) -> str:
+    """The `/api/v1/fit` query (and `vramplan fit` options) of what the page shows."""
+    model = state.request.seed_reading.model
+    form = state.form
+    query = {"model": model.name if model else "", "gpu": form.gpu,
+             "optimizer": state.fit_fields().optimizer or "",
+             **{name: getattr(form, name) for name in
+                ("gpus", "sharding", "offload", "precision", "checkpointing", "margin", "batch",
+                 "seq_len", "method")}}
+    return urlencode({name: value for name, value in query.items() if value})
+
+
+def _percent(share: float, lang: Lang) -> str:
+    return format_number(share * 100, lang.value, 1)
+
+
+def fit_context(request: PageRequest) -> Mapping[str, Any]:
+    state = FitState(request)
+    report = state.report
+    messages = state.messages()
+    return {
+        "fit_form": state.form,
+        "fit_defaults": FitForm.defaults(),
+        "fit_report": report,
+        "fit_errors": messages,
+        "fit_other_errors": [text for name, text in messages.items() if name not in PAGE_FIELDS],
+        "fit_needs_model": state.needs_model,
+        "fit_custom_optimizer": state.custom_optimizer,
+        "fit_chart": fit_chart(report) if report is not None else None,
+        "fit_share": _percent(report.verdict.usable_share, request.lang) if report else "",
+        "fit_max_gpus": MAX_GPUS,
+        "fit_api_query": api_query(state) if report is not None else "",
+        "fit_choices": {
+            "gpu": [(gpu.name, gpu.display_name) for gpu in GPUS],
+            "sharding": ["", *(scheme.value for scheme in Scheme)],
+            "offload": [offload.value for offload in Offload],
+            "precision": [precision.value for precision in Precision],
+            "checkpointing": [mode.value for mode in Checkpointing],
+            "method": [method.value for method in TRAINING_METHODS],
+        },
+        "part_label": lambda key: typeset(translate(key, request.lang), request.lang)
+        if has_message(key) else key.removeprefix("part."),
+    }
+

@@ -30,7 +30,7 @@ from vramplan.sharding import (
     deepspeed_reference_zero3,
     shard_model_states,
 )
-from vramplan.training import TrainingSetup, estimate_training
+from vramplan.training import Phase, TrainingSetup, estimate_training
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB
 
 
@@ -163,18 +163,51 @@ def test_fsdp1_lora_allocates_gradients_for_frozen_parameters_too() -> None:
     assert no_sync.gradients_bytes == 2 * lora.params  # full, unsharded: FSDP no_sync docs
 
 
+def test_fsdp1_unit_without_trainable_parameter_gets_no_gradient() -> None:
+    """A flat parameter requires a gradient when any of its parameters does
+    (torch/distributed/fsdp/_flat_param.py `_validate_tensors_to_flatten`): LoRA on the blocks
+    leaves the root unit (embeddings, head) without one."""
+    blocks, root = 6_476_000_000, 262_000_000
+    lora = ModelStates(
+        trainable_params=4_000_000, frozen_params=blocks + root,
+        trainable_weight_bytes=8_000_000, frozen_weight_bytes=2 * (blocks + root),
+        gradient_bytes=8_000_000, master_weight_bytes=0, optimizer_state_bytes=32_000_000,
+        weight_itemsize=2, gradient_itemsize=2, largest_layer_params=131_000_000,
+        block_params=202_000_000, root_params=root,
+        flat_gradient_params=blocks + 4_000_000,
+    )
+    no_sync = shard(lora, Scheme.FSDP, 2, fsdp_version=FsdpVersion.FSDP1,
+                    accumulate_without_sync=True)
+    assert no_sync.gradients_bytes == 2 * (blocks + 4_000_000)
+    assert no_sync.unit_gradient_bytes == 2 * 202_000_000
+
+
 def test_fsdp_root_unit_stays_gathered() -> None:
+    """A gathered unit is a new full-size tensor beside the kept shard (FSDP1
+    `_alloc_padded_unsharded_flat_param`)."""
     states = mixed_adam(1_000_000, block=100_000, root=200_000)
     result = shard(states, Scheme.FSDP, 4)
     assert result.weights_bytes == 2 * 1_000_000 // 4
-    root_unsharded_rest = 2 * 200_000 - 2 * 200_000 // 4
-    assert result.forward_buffers_bytes == root_unsharded_rest + 2 * (2 * 100_000)
+    assert result.forward_buffers_bytes == 2 * 200_000 + 2 * (2 * 100_000)
+    # the first block runs backward last, with no unit left to prefetch
+    assert (result.backward_buffers_bytes - result.last_unit_backward_buffers_bytes
+            == 2 * 100_000)
+
+
+def test_fsdp_unit_backward_holds_two_unsharded_gradients() -> None:
+    """Per-parameter gradients and their flat concatenation (autograd's
+    `split_with_sizes_backward`) before the reduce-scatter."""
+    states = mixed_adam(1_000_000, block=100_000, root=200_000)
+    result = shard(states, Scheme.FSDP, 4, fsdp_version=FsdpVersion.FSDP1)
+    assert result.unit_gradient_bytes == 2 * 100_000
+    assert (result.backward_buffers_bytes - result.forward_buffers_bytes
+            == 2 * result.unit_gradient_bytes)
 
 
 def test_shard_grad_op_holds_all_weights_through_backward() -> None:
     states = mixed_adam(1_000_000, block=100_000, root=200_000)
     result = shard(states, Scheme.FSDP_GRAD_OP, 4)
-    assert result.weights_bytes + result.forward_buffers_bytes == states.weight_bytes
+    assert result.forward_buffers_bytes == states.weight_bytes
 
 
 def test_hsdp_shards_within_the_node_only() -> None:
@@ -377,3 +410,31 @@ def test_model_parallel_gpus_must_divide() -> None:
                                                          tensor_parallel=2))
     plan = Parallelism(scheme=Scheme.ZERO1, gpus=16, tensor_parallel=2, pipeline_parallel=2)
     assert shard_model_states(mixed_adam(1000), plan).shard_degree == 4
+
+
+# Lightning-AI/litgpt tutorials/resource-tables.md (commit 0cc02afa), LoRA on phi-1.5 with FSDP on
+# 2 x A100 40GB, longest sample (1044 tokens) forced into the first batch: 4.86 GB at micro-batch
+# 1, 5.88 GB at micro-batch 4 (+0.34 GB per sample; torch.cuda.max_memory_allocated, GB = 10^9).
+def test_largest_batch_first_peaks_in_the_first_backward_with_fsdp_no_sync() -> None:
+    """The first micro-batch builds its unsharded gradients during its own backward, after the
+    loss's vocabulary-sized tensors are gone: a gentle slope in the micro-batch."""
+    arch = architecture_of(find_model("phi-1.5"))
+    def peak_gb(batch: int) -> float:
+        setup = dataclasses.replace(_litgpt_lora(batch, 1044), steady_state=False)
+        estimate = estimate_per_gpu(arch, setup, default_parallelism(setup, Scheme.FSDP, 2))
+        return estimate.allocated_bytes / BYTES_PER_GB
+    assert peak_gb(1) == pytest.approx(4.86, rel=0.03)
+    assert peak_gb(4) == pytest.approx(5.88, rel=0.03)
+    steady = _litgpt_lora(4, 1044)
+    steady_gb = estimate_per_gpu(arch, steady, default_parallelism(
+        steady, Scheme.FSDP, 2)).allocated_bytes / BYTES_PER_GB
+    assert steady_gb > peak_gb(4)
+
+
+def test_later_micro_batch_keeps_gradients_without_activations() -> None:
+    arch = architecture_of(find_model("llama-2-7b"))
+    setup = dataclasses.replace(_litgpt_lora(), steady_state=False)
+    estimate = estimate_per_gpu(arch, setup, default_parallelism(setup, Scheme.FSDP, 2))
+    later = next(p for p in estimate.phases if p.phase is Phase.LATER_MICRO_BATCH)
+    assert later.by_component().get(Component.ACTIVATIONS, 0) == 0
+    assert later.by_component()[Component.GRADIENTS] == estimate.sharded.gradients_bytes

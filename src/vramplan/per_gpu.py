@@ -8,11 +8,12 @@ scheme. Pure: no I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from vramplan.architecture import Architecture
 from vramplan.components import Component
-from vramplan.setup import Framework, Metric
+from vramplan.lora import LoraTarget
+from vramplan.setup import Framework, Method, Metric
 from vramplan.sharding import (
     FsdpVersion,
     ModelStates,
@@ -25,12 +26,14 @@ from vramplan.sharding import (
 from vramplan.training import (
     ALLOCATOR_OVERHEAD,
     CUDA_CONTEXT_BYTES,
+    DEFAULT_LORA_TARGETS,
     Part,
     Phase,
     PhaseMemory,
     TrainingEstimate,
     TrainingSetup,
     estimate_training,
+    gradients_kept,
     total_params,
     weight_itemsize,
 )
@@ -116,6 +119,39 @@ def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
     )
 
 
+def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingSetup:
+    """`setup` as autograd sees it under `parallelism`. FSDP1 runs forward on views of each
+    unit's flat parameter, and a flat parameter requires a gradient when any of its parameters
+    does (pytorch torch/distributed/fsdp/_flat_param.py: `_use_unsharded_views` sets `Tensor`
+    views "tracked by autograd" in forward; `_validate_tensors_to_flatten` ORs
+    `requires_grad`): a block holding a LoRA adapter computes every weight's gradient and saves
+    what full fine-tuning saves."""
+    fsdp1 = parallelism.scheme in (Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP) \
+        and parallelism.fsdp_version is FsdpVersion.FSDP1
+    if fsdp1 and setup.method is Method.LORA and _lora_in_blocks(setup):
+        return replace(setup, frozen_weights_need_grad=True)
+    return setup
+
+
+def _lora_in_blocks(setup: TrainingSetup) -> bool:
+    targets = setup.lora_targets or DEFAULT_LORA_TARGETS
+    return bool(targets - {LoraTarget.HEAD})
+
+
+def _flat_gradient_params(arch: Architecture, single: TrainingEstimate) -> int:
+    """Parameters of the FSDP units (each block, and the root: embeddings, final norm, head)
+    that hold a trainable parameter."""
+    setup, trainable = single.setup, single.states.trainable_params
+    root = max(total_params(arch, setup) - arch.params_blocks, 0)
+    if setup.method is Method.FULL:
+        return total_params(arch, setup)
+    if setup.method is Method.FREEZE:
+        return min(setup.train_layers, arch.n_layers) * arch.params_per_block
+    targets = setup.lora_targets or DEFAULT_LORA_TARGETS
+    blocks = arch.params_blocks if _lora_in_blocks(setup) else 0
+    return blocks + (root if LoraTarget.HEAD in targets else 0) + trainable
+
+
 def replica_states(arch: Architecture, single: TrainingEstimate) -> ModelStates:
     """The single-GPU model states with the sizes that shape sharding buffers."""
     states, setup = single.states, single.setup
@@ -136,6 +172,7 @@ def replica_states(arch: Architecture, single: TrainingEstimate) -> ModelStates:
                                  largest_linear),
         block_params=arch.params_per_block,
         root_params=max(stored - arch.params_blocks, 0),
+        flat_gradient_params=_flat_gradient_params(arch, single),
     )
 
 
@@ -184,7 +221,7 @@ def estimate_per_gpu(arch: Architecture, setup: TrainingSetup,
                      parallelism: Parallelism) -> PerGpuEstimate:
     """The per-GPU peak of `setup` on `arch` spread over GPUs as `parallelism` says (for
     pipeline parallelism, on the most loaded stage)."""
-    single = estimate_training(arch, setup)
+    single = estimate_training(arch, _autograd_setup(setup, parallelism))
     states = replica_states(arch, single)
     estimates = [_stage_estimate(arch, single, states, stage, parallelism)
                  for stage in pipeline_stages(arch, setup, parallelism)]
@@ -198,6 +235,8 @@ def _stage_estimate(arch: Architecture, single: TrainingEstimate, states: ModelS
     gpu_acts, host_acts = _activation_split(arch, single, stage, acts,
                                             parallelism.offload is Offload.ACTIVATIONS)
     phases = tuple(_phase(phase, single, sharded, stage, gpu_acts) for phase in single.phases)
+    if single.setup.gradient_accumulation and not single.setup.steady_state:
+        phases += (_later_micro_batch(single, sharded),)
     return PerGpuEstimate(single=single, stage=stage, sharded=sharded, phases=phases,
                           host_activation_bytes_per_rank=host_acts)
 
@@ -225,6 +264,8 @@ def stage_states(states: ModelStates, stage: Stage) -> ModelStates:
         largest_layer_params=ceil_div(states.largest_layer_params, tp),
         block_params=ceil_div(states.block_params, tp),
         root_params=ceil_div(stage.params - stage.block_params, tp),
+        flat_gradient_params=(None if states.flat_gradient_params is None
+                              else share(states.flat_gradient_params)),
     )
 
 
@@ -256,23 +297,7 @@ _STATE_PARTS = frozenset({"part.trainable_weights", "part.frozen_weights", "part
 def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates, stage: Stage,
            gpu_activations: int) -> PhaseMemory:
     """`phase` with its model states replaced by this GPU's share and the buffers added."""
-    setup = single.setup
-    step = phase.phase is Phase.OPTIMIZER_STEP
-    grads_alive = step or setup.gradient_accumulation
-    grads = sharded.gradients_at_step_bytes if step else sharded.gradients_bytes
-    # Gathered parameters of the forward (and of the loss) until backward runs through the
-    # blocks; the step has its own buffers.
-    buffers = {Phase.BACKWARD_BLOCKS: sharded.backward_buffers_bytes,
-               Phase.OPTIMIZER_STEP: sharded.step_buffers_bytes}.get(
-                   phase.phase, sharded.forward_buffers_bytes)
-    parts = [
-        Part("part.weights_per_gpu", Component.WEIGHTS, sharded.weights_bytes),
-        Part("part.gradients", Component.GRADIENTS, grads if grads_alive else 0),
-        Part("part.master_weights", Component.MASTER_WEIGHTS, sharded.master_weights_bytes),
-        Part("part.optimizer_states", Component.OPTIMIZER_STATES, sharded.optimizer_states_bytes),
-        Part("part.comm_buffers", Component.GRADIENTS, sharded.persistent_buffers_bytes),
-        Part("part.sharding_buffers", Component.WEIGHTS, buffers),
-    ]
+    parts = [*_sharded_parts(phase.phase, single.setup, sharded)]
     for part in phase.parts:
         if part.key in _STATE_PARTS:
             continue
@@ -294,6 +319,51 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
             n_bytes = ceil_div(n_bytes, stage.tensor_parallel)
         parts.append(Part(part.key, part.component, n_bytes))
     return PhaseMemory(phase.phase, tuple(parts))
+
+
+def _sharded_parts(phase: Phase, setup: TrainingSetup,
+                   sharded: ShardedStates) -> tuple[Part, ...]:
+    """This GPU's model states and sharding buffers at `phase`."""
+    # Gathered parameters of the forward (and of the loss) until backward runs through the
+    # blocks; the first block, last in backward, has no unit left to prefetch; the step has its
+    # own buffers.
+    last_unit = sharded.last_unit_backward_buffers_bytes
+    buffers = {
+        Phase.BACKWARD_BLOCKS: sharded.backward_buffers_bytes,
+        Phase.BACKWARD_END: sharded.backward_buffers_bytes if last_unit is None else last_unit,
+        Phase.LATER_MICRO_BATCH: sharded.backward_buffers_bytes,
+        Phase.OPTIMIZER_STEP: sharded.step_buffers_bytes,
+    }.get(phase, sharded.forward_buffers_bytes)
+    return (
+        Part("part.weights_per_gpu", Component.WEIGHTS, sharded.weights_bytes),
+        Part("part.gradients", Component.GRADIENTS, _gradients(phase, setup, sharded)),
+        Part("part.master_weights", Component.MASTER_WEIGHTS, sharded.master_weights_bytes),
+        Part("part.optimizer_states", Component.OPTIMIZER_STATES, sharded.optimizer_states_bytes),
+        Part("part.comm_buffers", Component.GRADIENTS, sharded.persistent_buffers_bytes),
+        Part("part.sharding_buffers", Component.WEIGHTS, buffers),
+    )
+
+
+def _gradients(phase: Phase, setup: TrainingSetup, sharded: ShardedStates) -> int:
+    """The gradients this GPU keeps at `phase` (a unit's transient ones are buffers)."""
+    if phase is Phase.OPTIMIZER_STEP:
+        return sharded.gradients_at_step_bytes
+    if gradients_kept(setup) or phase is Phase.LATER_MICRO_BATCH:
+        return sharded.gradients_bytes
+    if phase is Phase.BACKWARD_END:
+        # made by this backward: every unit's but the first block's, still being formed among
+        # the buffers (kept whole under no_sync, as shards otherwise)
+        whole = sharded.parallelism.accumulate_without_sync
+        return max(sharded.gradients_bytes - (sharded.unit_gradient_bytes if whole else 0), 0)
+    return 0
+
+
+def _later_micro_batch(single: TrainingEstimate, sharded: ShardedStates) -> PhaseMemory:
+    """The largest batch came first: a later micro-batch of gradient accumulation starts with
+    the gradients kept from the earlier ones and runs a backward with its buffers; its
+    activations depend on its (unknown, shorter) length and are not counted."""
+    return PhaseMemory(Phase.LATER_MICRO_BATCH,
+                       _sharded_parts(Phase.LATER_MICRO_BATCH, single.setup, sharded))
 
 
 def _scaled(n_bytes: int, part: int, whole: int) -> int:

@@ -128,6 +128,10 @@ class ModelStates:
     """Parameters of one wrapped unit (a transformer block, the FSDP auto-wrap unit)."""
     root_params: int
     """Parameters outside the wrapped units (embeddings, head, final norm): FSDP's root unit."""
+    flat_gradient_params: int | None = None
+    """Parameters of the wrapped units (blocks and root) that hold at least one trainable
+    parameter: an FSDP1 flat parameter gets a gradient for every one of its elements when any of
+    them trains, and none when none does. None: every unit holds a trainable parameter."""
 
     @property
     def params(self) -> int:
@@ -211,6 +215,11 @@ class ShardedStates:
     """Host memory of one rank for the offloaded states."""
     pinned_host_bytes_per_rank: int
     """Of which page-locked (pinned): counted inside `host_bytes_per_rank`, not on top."""
+    last_unit_backward_buffers_bytes: int | None = None
+    """Transient while the last unit to run backward (the first block) does: as
+    `backward_buffers_bytes`, less the prefetched unit (FSDP). None: the same."""
+    unit_gradient_bytes: int = 0
+    """One wrapped block's unsharded gradient (FSDP), 0 otherwise."""
 
     @property
     def model_states_bytes(self) -> int:
@@ -376,20 +385,21 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
     weights = ceil_div(max(states.weight_bytes - root_weights, 0), n) + ceil_div(root_weights, n)
     # The root unit stays gathered from forward to backward: FSDP1 does not reshard the root
     # after forward, FSDP2's `reshard_after_forward` is False for the root module (PyTorch
-    # `fully_shard` docs).
-    root_gathered = root_weights - ceil_div(root_weights, n)
+    # `fully_shard` docs). A gathered unit is a new full-size tensor beside the kept shard
+    # (pytorch torch/distributed/fsdp/_flat_param.py `FlatParamHandle.unshard`:
+    # `_alloc_padded_unsharded_flat_param` allocates `_padded_unsharded_size`, the shard stays
+    # in `_local_shard`).
+    root_gathered = root_weights
     units_gathered = (1 + plan.buffers.fsdp_prefetch_units) * unit_weights
     if plan.scheme is Scheme.FSDP_GRAD_OP:
         # SHARD_GRAD_OP keeps every unit gathered between forward and backward.
-        root_gathered = states.weight_bytes - weights
+        root_gathered = states.weight_bytes
         units_gathered = 0
     grad_bytes = _fsdp_gradient_bytes(states, plan)
     step_grads = ceil_div(grad_bytes, n)
     grads = grad_bytes if plan.accumulate_without_sync else step_grads
-    # Backward: one unit's unsharded gradient before its reduce-scatter (already counted when
-    # the full gradients are kept by no_sync).
-    unit_grad = 0 if plan.accumulate_without_sync else _share(grad_bytes, states.block_params,
-                                                              states.params)
+    unit_grad = _unit_gradient_bytes(states, plan, grad_bytes)
+    gradient_transient = _gradient_transient_units(plan) * unit_grad
     master = ceil_div(states.master_weight_bytes, n)
     optim = ceil_div(states.optimizer_state_bytes, n)
     host = pinned = 0
@@ -400,17 +410,47 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
         pinned = weights + step_grads
         weights = master = optim = step_grads = 0
         grads = grad_bytes if plan.accumulate_without_sync else 0
-        root_gathered = root_weights
     forward = root_gathered + units_gathered
+    # The first block runs backward last: no unit is left to prefetch.
+    last_unit = forward - plan.buffers.fsdp_prefetch_units * unit_weights \
+        if plan.scheme is not Scheme.FSDP_GRAD_OP else forward
     return ShardedStates(
         parallelism=plan, shard_degree=n,
         weights_bytes=weights, gradients_bytes=grads,
         master_weights_bytes=master, optimizer_states_bytes=optim,
         gradients_at_step_bytes=step_grads, persistent_buffers_bytes=0,
-        forward_buffers_bytes=forward, backward_buffers_bytes=forward + unit_grad,
+        forward_buffers_bytes=forward, backward_buffers_bytes=forward + gradient_transient,
         step_buffers_bytes=0,
         host_bytes_per_rank=host, pinned_host_bytes_per_rank=pinned,
+        last_unit_backward_buffers_bytes=last_unit + gradient_transient,
+        unit_gradient_bytes=unit_grad,
     )
+
+
+def _unit_gradient_bytes(states: ModelStates, plan: Parallelism, grad_bytes: int) -> int:
+    """The unsharded gradient of one wrapped block (FSDP1: of its whole flat parameter)."""
+    flat = plan.fsdp_version is FsdpVersion.FSDP1 and grad_bytes != states.gradient_bytes
+    params = (states.flat_gradient_params if states.flat_gradient_params is not None
+              else states.params) if flat else states.params
+    return _share(grad_bytes, states.block_params, params)
+
+
+def _gradient_transient_units(plan: Parallelism) -> int:
+    """Unit-sized gradients alive beside the kept ones when a unit finishes its backward.
+
+    FSDP1 computes the gradient of each original parameter (a `torch.split` view of the flat
+    parameter, pytorch torch/distributed/fsdp/_flat_param.py `_get_unflat_views_aligned`), then
+    autograd's `split_with_sizes_backward` concatenates them into the flat gradient
+    (torch/csrc/autograd/FunctionsManual.cpp, `at::cat`): two units at that moment. The flat one
+    is then reduce-scattered into a shard (`_reduce_grad`), or under `no_sync` added in place to
+    the kept one (AccumulateGrad). FSDP2 keeps per-parameter gradients and copies them into one
+    reduce-scatter input (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py
+    `foreach_reduce`): two units as well when it reduces, one (added in place) under no_sync.
+    The first micro-batch under no_sync keeps the flat gradient itself: `vramplan.per_gpu`
+    counts it among the kept gradients."""
+    if plan.fsdp_version is FsdpVersion.FSDP2 and plan.accumulate_without_sync:
+        return 1
+    return 2
 
 
 def _fsdp_gradient_bytes(states: ModelStates, plan: Parallelism) -> int:
@@ -423,7 +463,12 @@ def _fsdp_gradient_bytes(states: ModelStates, plan: Parallelism) -> int:
     non-frozen parameters ... without using extra memory", PyTorch FSDP2 tutorial).
     """
     if plan.fsdp_version is FsdpVersion.FSDP1 and states.trainable_params and states.frozen_params:
-        return states.params * states.gradient_itemsize
+        # `requires_grad` of a flat parameter is the OR over its original parameters
+        # (pytorch torch/distributed/fsdp/_flat_param.py `_validate_tensors_to_flatten`): a unit
+        # without any trainable parameter (the root under LoRA on the blocks) gets no gradient
+        params = states.params if states.flat_gradient_params is None \
+            else states.flat_gradient_params
+        return params * states.gradient_itemsize
     return states.gradient_bytes
 
 

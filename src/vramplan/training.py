@@ -94,6 +94,10 @@ class Phase(StrEnum):
     first block's own, recomputed under full checkpointing, and its temporaries remain)."""
     OPTIMIZER_STEP = "optimizer_step"
     """The optimizer updates the weights: states, gradients and the step's temporaries."""
+    LATER_MICRO_BATCH = "later_micro_batch"
+    """When the largest batch comes first: a later, shorter micro-batch of gradient
+    accumulation, counted by what does not depend on its length (the gradients kept from
+    earlier micro-batches and the buffers of a backward), a lower bound."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +128,11 @@ class TrainingSetup:
     steady_state: bool = True
     """The peak step follows a micro-batch of the same shape (batches padded to a length cap),
     so what a loop keeps from the previous step counts. False: the largest batch comes first."""
+    frozen_weights_need_grad: bool = False
+    """The frozen weights of the trained blocks are views of a tensor that requires a gradient
+    (FSDP1 flat parameters mixing frozen and trainable parameters): autograd saves what full
+    fine-tuning saves and computes every weight's gradient; the optimizer still updates only the
+    trainable ones. `vramplan.per_gpu` sets it for FSDP1."""
 
 
 DEFAULT_LORA_RANK = 8
@@ -274,9 +283,9 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
             Part("part.logits_loss", Component.ACTIVATIONS, loss.logits_alive_bytes),
             Part("part.backward_temporaries", Component.ACTIVATIONS, transient))),
         PhaseMemory(Phase.BACKWARD_END, (
-            *_persistent_parts(states, setup, with_gradients=setup.gradient_accumulation),
+            *_persistent_parts(states, setup, with_gradients=gradients_kept(setup)),
             Part("part.gradients", Component.GRADIENTS,
-                 0 if setup.gradient_accumulation else _gradients_before_first_block(arch, setup)),
+                 0 if gradients_kept(setup) else _gradients_before_first_block(arch, setup)),
             Part("part.logits_loss", Component.ACTIVATIONS, loss.logits_alive_bytes),
             Part("part.backward_temporaries", Component.ACTIVATIONS, transient))),
         PhaseMemory(Phase.OPTIMIZER_STEP, (
@@ -518,7 +527,8 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         residual_bytes=4 if setup.precision in (Precision.AMP, Precision.FP32) else 2,
         compute_bytes=compute_itemsize(setup.precision),
         autocast=setup.precision is Precision.AMP,
-        weights_train=setup.method in (Method.FULL, Method.FREEZE),
+        weights_train=setup.method in (Method.FULL, Method.FREEZE)
+        or setup.frozen_weights_need_grad,
         # bitsandbytes MatMul4Bit/MatMul8bitLt keep their input when it needs a gradient
         base_keeps_input=setup.method is Method.QLORA,
         lora_targets=targets - {LoraTarget.HEAD},
@@ -654,6 +664,14 @@ def _previous_graph_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockS
     return (quantized_base_inputs(arch, spec) * arch.n_layers + head) * tokens
 
 
+def gradients_kept(setup: TrainingSetup) -> bool:
+    """Gradients of earlier micro-batches exist when the peak micro-batch starts: with gradient
+    accumulation in the steady state. When the largest batch comes first (`steady_state`
+    False) it is the first micro-batch of the run, and its gradients are made by its own
+    backward."""
+    return setup.gradient_accumulation and setup.steady_state
+
+
 def _logits_in_step(setup: TrainingSetup, loss: LossMemory) -> int:
     """litgpt's loop variable `logits` still holds the (fp32) logits during optimizer.step()."""
     return loss.logits_alive_bytes if setup.framework is Framework.LITGPT else 0
@@ -661,7 +679,7 @@ def _logits_in_step(setup: TrainingSetup, loss: LossMemory) -> int:
 
 def _persistent_parts(states: ModelStatesBytes, setup: TrainingSetup,
                       with_gradients: bool | None = None) -> tuple[Part, ...]:
-    grads = setup.gradient_accumulation if with_gradients is None else with_gradients
+    grads = gradients_kept(setup) if with_gradients is None else with_gradients
     gradient_bytes = states.gradient_bytes if grads else 0
     if with_gradients and setup.precision is Precision.MIXED:
         # a master-weight optimizer steps on fp32 gradients of its masters: each 16-bit

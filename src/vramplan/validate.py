@@ -350,7 +350,21 @@ def training_setup_of(case: Case) -> TrainingSetup:
         lora_rank=case.lora_r if uses_lora else None,
         lora_targets=case.lora_targets if uses_lora else frozenset(),
         batch=case.batch, seq_len=case.seq_len or 1, checkpointing=case.checkpointing,
-        attention=case.attention, loss=case.loss, framework=case.framework, metric=case.metric)
+        attention=case.attention, loss=case.loss, framework=case.framework, metric=case.metric,
+        steady_state=not largest_batch_first(case))
+
+
+LARGEST_BATCH_FIRST = "longest sample forced into the first batch"
+"""How a row's notes say that its run processed its largest batch first: litgpt's 2023 finetune
+scripts put the longest sample into the first batch "so potential OOMs happen right away"
+(Lightning-AI/litgpt finetune/lora.py `get_batch(..., longest_seq_ix if iter_num == 0 else
+None)`), so later micro-batches, drawn at random, are shorter and unknown."""
+
+
+def largest_batch_first(case: Case) -> bool:
+    """The row's run processed its largest batch first (said in its notes): the peak is that of
+    the run's first micro-batch, not of a steady state at `seq_len`."""
+    return LARGEST_BATCH_FIRST in case.notes.lower()
 
 
 def _score_training(case: Case) -> CaseScore:

@@ -64,6 +64,10 @@ MESSAGES = {
     "training_phase.backward_blocks": {FR: "rétropropagation dans les blocs",
                                        EN: "backward through the blocks"},
     "training_phase.optimizer_step": {FR: "pas de l'optimiseur", EN: "optimizer step"},
+    "training_phase.backward_end": {FR: "rétropropagation du premier bloc",
+                                    EN: "backward through the first block"},
+    "training_phase.later_micro_batch": {FR: "micro-lot suivant (gradients accumulés)",
+                                         EN: "later micro-batch (accumulated gradients)"},
     # --- vramplan validate --------------------------------------------------------------------
     "help.validate": {
         FR: "comparer les estimations à des pics mesurés (fichier CSV au format des cas)",

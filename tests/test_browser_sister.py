@@ -163,3 +163,12 @@ def test_sister_pages_work_without_javascript(browser: object, base_url: str) ->
     page.click("a[href='/inference']")  # the main page's "Calculateurs associés" link
     expect(page).to_have_title("Calculateur de VRAM pour l'inférence LLM")
     session.close()
+
+
+@pytest.mark.parametrize("path", ["/inference", "/en/lora?model=llama-3.1-8b&lora_targets=all"])
+def test_phone_width_has_no_horizontal_scroll(browser: object, base_url: str, path: str) -> None:
+    session = Session(browser, base_url)
+    session.page.set_viewport_size({"width": 360, "height": 740})
+    page = session.open(path)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360  # type: ignore[attr-defined]
+    session.close()

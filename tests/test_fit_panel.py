@@ -170,3 +170,20 @@ def test_fragments_render_alone(client: Any) -> None:
         response = client.get(f"/fragments/{name}", params={"model": "gpt2", "lang": "en"})
         assert response.status_code == 200
         assert "<html" not in response.text
+
+
+@pytest.mark.parametrize("query", [
+    {"model": "llama-3.1-8b", "method": "qlora", "gpu": "rtx-4090-24gb", "margin": "90"},
+    {"model": "llama-3.1-70b", "gpus": "8", "sharding": "fsdp", "optimizer": "adam-8bit",
+     "checkpointing": "full", "seq_len": "8192"},
+], ids=["qlora-4090", "fsdp-70b"])
+def test_the_json_link_gives_what_the_page_shows(client: Any, query: dict[str, str]) -> None:
+    html = client.get("/en/", params=query).text
+    link = re.search(r'<a href="(/api/v1/fit\?[^"]+)">This result as JSON', html)
+    assert link is not None
+    body = client.get(link.group(1).replace("&amp;", "&")).json()
+    verdict = re.search(r'data-result="fit_verdict">([^<]+)<', html)
+    assert verdict is not None
+    peak = format_gib(body["verdict"]["peak_bytes"], "en")
+    assert peak in verdict.group(1)
+    assert body["setup"]["precision"] == "mixed"  # the page's default, as the seed's Adam

@@ -283,12 +283,10 @@ class FitState:
 def api_query(state: FitState) -> str:
     """The `/api/v1/fit` query (and `vramplan fit` options) of what the page shows."""
     model = state.request.seed_reading.model
-    form = state.form
-    query = {"model": model.name if model else "", "gpu": form.gpu,
-             "optimizer": state.fit_fields().optimizer or "",
-             **{name: getattr(form, name) for name in
-                ("gpus", "sharding", "offload", "precision", "checkpointing", "margin", "batch",
-                 "seq_len", "method")}}
+    texts = state.fit_fields()
+    query = {"model": model.name if model else "", "gpu": state.form.gpu,
+             "margin": state.form.margin,
+             **{f.name: getattr(texts, f.name) or "" for f in fields(FitFields)}}
     return urlencode({name: value for name, value in query.items() if value})
 
 

@@ -189,9 +189,23 @@ def test_fsdp_root_unit_stays_gathered() -> None:
     result = shard(states, Scheme.FSDP, 4)
     assert result.weights_bytes == 2 * 1_000_000 // 4
     assert result.forward_buffers_bytes == 2 * 200_000 + 2 * (2 * 100_000)
-    # the first block runs backward last, with no unit left to prefetch
-    assert (result.backward_buffers_bytes - result.last_unit_backward_buffers_bytes
+    # the first block runs backward with no unit left to prefetch
+    frozen_root = shard(dataclasses.replace(states, root_trains=False), Scheme.FSDP, 4)
+    assert (frozen_root.backward_buffers_bytes - frozen_root.last_unit_backward_buffers_bytes
             == 2 * 100_000)
+
+
+def test_fsdp_root_gradient_forms_last() -> None:
+    """The head's gradient comes first and waits for the embedding's, computed last; the root's
+    per-parameter gradients and their flat copy then exist together."""
+    states = dataclasses.replace(mixed_adam(1_000_000, block=100_000, root=400_000),
+                                 head_params=200_000)
+    result = shard(states, Scheme.FSDP, 4, fsdp_version=FsdpVersion.FSDP1)
+    assert result.root_gradient_bytes == 2 * 400_000
+    unit_transients = 2 * result.unit_gradient_bytes
+    assert (result.backward_buffers_bytes
+            == result.forward_buffers_bytes + unit_transients + 2 * 200_000)
+    assert result.last_unit_backward_buffers_bytes == 2 * 400_000 + 2 * (2 * 400_000)
 
 
 def test_fsdp_unit_backward_holds_two_unsharded_gradients() -> None:

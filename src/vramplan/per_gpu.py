@@ -138,6 +138,14 @@ def _lora_in_blocks(setup: TrainingSetup) -> bool:
     return bool(targets - {LoraTarget.HEAD})
 
 
+def _root_trains(setup: TrainingSetup) -> bool:
+    """The root unit (embeddings, final norm, head) holds a trainable parameter."""
+    if setup.method is Method.FULL:
+        return True
+    uses_lora = setup.method in (Method.LORA, Method.QLORA)
+    return uses_lora and LoraTarget.HEAD in setup.lora_targets
+
+
 def _flat_gradient_params(arch: Architecture, single: TrainingEstimate) -> int:
     """Parameters of the FSDP units (each block, and the root: embeddings, final norm, head)
     that hold a trainable parameter."""
@@ -147,9 +155,8 @@ def _flat_gradient_params(arch: Architecture, single: TrainingEstimate) -> int:
         return total_params(arch, setup)
     if setup.method is Method.FREEZE:
         return min(setup.train_layers, arch.n_layers) * arch.params_per_block
-    targets = setup.lora_targets or DEFAULT_LORA_TARGETS
     blocks = arch.params_blocks if _lora_in_blocks(setup) else 0
-    return blocks + (root if LoraTarget.HEAD in targets else 0) + trainable
+    return blocks + (root if _root_trains(setup) else 0) + trainable
 
 
 def replica_states(arch: Architecture, single: TrainingEstimate) -> ModelStates:
@@ -172,6 +179,8 @@ def replica_states(arch: Architecture, single: TrainingEstimate) -> ModelStates:
                                  largest_linear),
         block_params=arch.params_per_block,
         root_params=max(stored - arch.params_blocks, 0),
+        root_trains=_root_trains(single.setup),
+        head_params=arch.head_linear().params,
         flat_gradient_params=_flat_gradient_params(arch, single),
     )
 
@@ -264,6 +273,8 @@ def stage_states(states: ModelStates, stage: Stage) -> ModelStates:
         largest_layer_params=ceil_div(states.largest_layer_params, tp),
         block_params=ceil_div(states.block_params, tp),
         root_params=ceil_div(stage.params - stage.block_params, tp),
+        root_trains=states.root_trains,
+        head_params=ceil_div(states.head_params, tp) if stage.has_loss else 0,
         flat_gradient_params=(None if states.flat_gradient_params is None
                               else share(states.flat_gradient_params)),
     )
@@ -353,8 +364,10 @@ def _gradients(phase: Phase, setup: TrainingSetup, sharded: ShardedStates) -> in
     if phase is Phase.BACKWARD_END:
         # made by this backward: every unit's but the first block's, still being formed among
         # the buffers (kept whole under no_sync, as shards otherwise)
+        # (and the root's, formed last)
         whole = sharded.parallelism.accumulate_without_sync
-        return max(sharded.gradients_bytes - (sharded.unit_gradient_bytes if whole else 0), 0)
+        forming = sharded.unit_gradient_bytes + sharded.root_gradient_bytes if whole else 0
+        return max(sharded.gradients_bytes - forming, 0)
     return 0
 
 

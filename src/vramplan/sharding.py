@@ -128,6 +128,12 @@ class ModelStates:
     """Parameters of one wrapped unit (a transformer block, the FSDP auto-wrap unit)."""
     root_params: int
     """Parameters outside the wrapped units (embeddings, head, final norm): FSDP's root unit."""
+    root_trains: bool | None = None
+    """The root unit holds a trainable parameter (full fine-tuning, an adapter on the head).
+    None: when nothing is frozen."""
+    head_params: int = 0
+    """Parameters of the output head (the embedding's, when tied): its gradient is the first
+    of the root unit's, made at the start of backward."""
     flat_gradient_params: int | None = None
     """Parameters of the wrapped units (blocks and root) that hold at least one trainable
     parameter: an FSDP1 flat parameter gets a gradient for every one of its elements when any of
@@ -220,6 +226,8 @@ class ShardedStates:
     `backward_buffers_bytes`, less the prefetched unit (FSDP). None: the same."""
     unit_gradient_bytes: int = 0
     """One wrapped block's unsharded gradient (FSDP), 0 otherwise."""
+    root_gradient_bytes: int = 0
+    """The root unit's unsharded gradient (FSDP; 0 when nothing in it trains)."""
 
     @property
     def model_states_bytes(self) -> int:
@@ -399,7 +407,17 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
     step_grads = ceil_div(grad_bytes, n)
     grads = grad_bytes if plan.accumulate_without_sync else step_grads
     unit_grad = _unit_gradient_bytes(states, plan, grad_bytes)
-    gradient_transient = _gradient_transient_units(plan) * unit_grad
+    transient_units = _gradient_transient_units(plan)
+    gradient_transient = transient_units * unit_grad
+    root_trains = states.root_trains if states.root_trains is not None \
+        else states.frozen_params == 0
+    root_grad = states.root_params * states.gradient_itemsize if root_trains else 0
+    # The head's gradient is made first and waits for the embedding's, made last, before the
+    # root's gradient is formed (FSDP1: the flat `cat`) or reduced (FSDP2: the root's
+    # post-backward); FSDP2 under no_sync adds it in place at once.
+    early_root_grad = (states.head_params * states.gradient_itemsize if root_trains
+                       and not (plan.fsdp_version is FsdpVersion.FSDP2
+                                and plan.accumulate_without_sync) else 0)
     master = ceil_div(states.master_weight_bytes, n)
     optim = ceil_div(states.optimizer_state_bytes, n)
     host = pinned = 0
@@ -411,19 +429,22 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
         weights = master = optim = step_grads = 0
         grads = grad_bytes if plan.accumulate_without_sync else 0
     forward = root_gathered + units_gathered
-    # The first block runs backward last: no unit is left to prefetch.
-    last_unit = forward - plan.buffers.fsdp_prefetch_units * unit_weights \
-        if plan.scheme is not Scheme.FSDP_GRAD_OP else forward
+    backward = forward + gradient_transient + early_root_grad
+    # The first block runs backward with no unit left to prefetch; then the embedding's
+    # gradient completes the root's, which is formed or reduced like a block's.
+    first_block = backward - (plan.buffers.fsdp_prefetch_units * unit_weights
+                              if plan.scheme is not Scheme.FSDP_GRAD_OP else 0)
+    root_end = forward - units_gathered + transient_units * root_grad
     return ShardedStates(
         parallelism=plan, shard_degree=n,
         weights_bytes=weights, gradients_bytes=grads,
         master_weights_bytes=master, optimizer_states_bytes=optim,
         gradients_at_step_bytes=step_grads, persistent_buffers_bytes=0,
-        forward_buffers_bytes=forward, backward_buffers_bytes=forward + gradient_transient,
+        forward_buffers_bytes=forward, backward_buffers_bytes=backward,
         step_buffers_bytes=0,
         host_bytes_per_rank=host, pinned_host_bytes_per_rank=pinned,
-        last_unit_backward_buffers_bytes=last_unit + gradient_transient,
-        unit_gradient_bytes=unit_grad,
+        last_unit_backward_buffers_bytes=max(first_block, root_end),
+        unit_gradient_bytes=unit_grad, root_gradient_bytes=root_grad,
     )
 
 

@@ -146,6 +146,8 @@ def test_bad_values_show_inline_messages(client: Any) -> None:
     assert 'id="gpus" name="gpus" form="calculator"' in html and 'aria-invalid="true"' in html
     fragment = client.get("/fragments/fit", params={"model": "llama-3.2-1b", "seq_len": "0"})
     assert '<li data-field="seq_len">' in fragment.text
+    no_model = client.get("/fragments/fit", params={"gpu": "nope", "margin": "0"}).text
+    assert '<li data-field="gpu">' in no_model and '<li data-field="margin">' in no_model
 
 
 def test_activations_panel_estimates_a_and_offers_to_use_it(client: Any) -> None:
@@ -172,12 +174,16 @@ def test_fragments_render_alone(client: Any) -> None:
         assert "<html" not in response.text
 
 
-@pytest.mark.parametrize("query", [
-    {"model": "llama-3.1-8b", "method": "qlora", "gpu": "rtx-4090-24gb", "margin": "90"},
-    {"model": "llama-3.1-70b", "gpus": "8", "sharding": "fsdp", "optimizer": "adam-8bit",
-     "checkpointing": "full", "seq_len": "8192"},
-], ids=["qlora-4090", "fsdp-70b"])
-def test_the_json_link_gives_what_the_page_shows(client: Any, query: dict[str, str]) -> None:
+@pytest.mark.parametrize(("query", "optimizer"), [
+    ({"model": "llama-3.1-8b", "method": "qlora", "gpu": "rtx-4090-24gb", "margin": "90"},
+     "adamw"),
+    ({"model": "llama-3.1-70b", "gpus": "8", "sharding": "fsdp", "optimizer": "adam-8bit",
+      "checkpointing": "full", "seq_len": "8192"}, "adamw-8bit"),
+    ({"model": "qwen2.5-0.5b", "optimizer": "sgd-momentum", "activations": "oops"},
+     "sgd-momentum"),
+], ids=["qlora-4090", "fsdp-70b-adam8bit", "sgd-with-a-bad-seed-field"])
+def test_the_json_link_gives_what_the_page_shows(client: Any, query: dict[str, str],
+                                                 optimizer: str) -> None:
     html = client.get("/en/", params=query).text
     link = re.search(r'<a href="(/api/v1/fit\?[^"]+)">This result as JSON', html)
     assert link is not None
@@ -187,3 +193,4 @@ def test_the_json_link_gives_what_the_page_shows(client: Any, query: dict[str, s
     peak = format_gib(body["verdict"]["peak_bytes"], "en")
     assert peak in verdict.group(1)
     assert body["setup"]["precision"] == "mixed"  # the page's default, as the seed's Adam
+    assert body["setup"]["optimizer"] == optimizer  # the seed's preset, as a training optimizer

@@ -10,10 +10,10 @@ Query fields are named like `vramplan fit`'s options: `gpu`, `gpus`, `sharding`,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from vramplan.errors import MissingValue, UnknownName, VramplanError
@@ -31,12 +31,14 @@ from vramplan.units import bytes_to_gb, format_number
 from vramplan.web.chart import WIDTH
 from vramplan.web.view import PageRequest, typeset
 
+_T = TypeVar("_T")
+
 DEFAULT_GPU = "h100-80gb"
 """The seed's "80 GB accelerator"."""
-SEED_OPTIMIZERS = {
-    OptimizerPreset.ADAM_MIXED: Optimizer.ADAMW,
-    OptimizerPreset.ADAM_8BIT: Optimizer.ADAMW_8BIT,
-    OptimizerPreset.SGD_MOMENTUM: Optimizer.SGD_MOMENTUM,
+SEED_OPTIMIZERS: dict[str, Optimizer] = {
+    OptimizerPreset.ADAM_MIXED.value: Optimizer.ADAMW,
+    OptimizerPreset.ADAM_8BIT.value: Optimizer.ADAMW_8BIT,
+    OptimizerPreset.SGD_MOMENTUM.value: Optimizer.SGD_MOMENTUM,
 }
 """The training optimizer each seed preset names; a custom B has none, and the fit uses AdamW.
 QLoRA on the page quantizes the base to NF4 (bitsandbytes' default 4-bit type, without double
@@ -235,12 +237,13 @@ class FitState:
     def report(self) -> FitReport | None:
         seed = self.request.seed_reading
         model = seed.model
-        if model is None or "model" in seed.errors or "optimizer" in seed.errors:
-            return None
+        # the GPU and the margin are checked even before a model is picked
         gpu = self._attempt("gpu", lambda: find_gpu(self.form.gpu or DEFAULT_GPU))
         share = self._attempt("margin", self._share)
-        setup = self._attempt("setup", lambda: fit_setup(architecture_of(model), model.name,
-                                                          self.fit_fields()))
+        if model is None or "model" in seed.errors or "optimizer" in seed.errors:
+            return None
+        setup = self._attempt(None, lambda: fit_setup(architecture_of(model), model.name,
+                                                      self.fit_fields()))
         if gpu is None or share is None or setup is None:
             return None
         return fit_report(setup, gpu, share)
@@ -258,21 +261,22 @@ class FitState:
         return usable_share_from_percent(parse_decimal("margin", self.form.margin or "80"))
 
     def fit_fields(self) -> FitFields:
+        """The `vramplan fit` fields the page's inputs name."""
         form = self.form
-        preset = self.request.seed_reading.inputs
-        optimizer = SEED_OPTIMIZERS.get(preset.optimizer) if preset and preset.optimizer \
-            else None
+        seed_optimizer = self.request.seed_form.optimizer.lower()
+        optimizer = SEED_OPTIMIZERS.get(seed_optimizer, Optimizer.ADAMW)
         return FitFields(gpus=form.gpus, sharding=form.sharding, offload=form.offload,
                          method=form.method, precision=form.precision,
                          quant=Quant.NF4.value if form.method.lower() == Method.QLORA else None,
-                         optimizer=(optimizer or Optimizer.ADAMW).value, batch=form.batch,
-                         seq_len=form.seq_len, checkpointing=form.checkpointing)
+                         optimizer=optimizer.value, batch=form.batch, seq_len=form.seq_len,
+                         checkpointing=form.checkpointing)
 
-    def _attempt(self, name: str, compute: Any) -> Any:
+    def _attempt(self, name: str | None, compute: Callable[[], _T]) -> _T | None:
+        """`compute()`, or None with its error recorded under `name` (default: its field)."""
         try:
             return compute()
         except VramplanError as error:
-            self.errors[error.field if name == "setup" else name] = error
+            self.errors[name or error.field] = error
             return None
 
     def messages(self) -> dict[str, str]:

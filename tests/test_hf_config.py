@@ -86,6 +86,20 @@ def test_family_specific_layouts() -> None:
     assert (mistral.sliding_window, mistral.sliding_window_layers) == (4096, 32)
 
 
+def test_gemma2_soft_capping_follows_the_config_class() -> None:
+    """configuration_gemma2.py: attn_logit_softcapping 50.0, final_logit_softcapping 30.0 by
+    default; null turns them off."""
+    config = _config("gemma-2-9b")
+    assert (parse_config(config).attn_logit_softcapping,
+            parse_config(config).final_logit_softcapping) == (50.0, 30.0)
+    absent = {k: v for k, v in config.items() if not k.endswith("_softcapping")}
+    assert parse_config(absent).attn_logit_softcapping == 50.0
+    off = {**config, "attn_logit_softcapping": None, "final_logit_softcapping": None}
+    assert parse_config(off).attn_logit_softcapping is None
+    assert parse_config(off).final_logit_softcapping is None
+    assert parse_config(_config("gemma-2b")).attn_logit_softcapping is None
+
+
 def test_falcon_old_key_names_are_read() -> None:
     config = _config("falcon-7b", num_attention_heads=..., num_hidden_layers=..., n_head=71,
                      n_layer=32)

@@ -227,7 +227,7 @@ _MLP_TARGETS = frozenset({LoraTarget.GATE, LoraTarget.UP, LoraTarget.DOWN})
 
 
 def _softcapped(arch: Architecture) -> bool:
-    return getattr(arch, "attn_logit_softcapping", None) is not None
+    return arch.attn_logit_softcapping is not None
 
 
 def _eager_scores(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_len: int, *,
@@ -385,6 +385,7 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
         saved += (DROPOUT_MASK_BYTES + c) * h * tokens if block.lora_dropout else 0
     fp32_logits = FP32 * vocab * tokens
     log_softmax = fp32_logits  # saved by the cross-entropy for its backward
+    softcap = _final_softcap_bytes(arch, c) * tokens
     if head.framework is Framework.LITGPT:
         # Fabric's convert_output: the list of logit chunks, in fp32, is the training loop's
         # `logits` variable, alive through backward and the optimizer step
@@ -395,8 +396,9 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
         # exist (and, in the steady state, the previous step's: `logits = model(...)` rebinds
         # only when the forward returns); the loss then adds its log-softmax
         previous = alive if head.previous_logits else 0
-        forward = alive + max(log_softmax + copy, previous + head.head_dequant_bytes)
-        backward = alive + log_softmax + 2 * FP32 * vocab * chunk + head.head_dequant_bytes
+        forward = alive + softcap + max(log_softmax + copy, previous + head.head_dequant_bytes)
+        backward = (alive + softcap + log_softmax + 2 * FP32 * vocab * chunk
+                    + head.head_dequant_bytes)
         return LossMemory(saved_bytes=saved, logits_alive_bytes=alive,
                           forward_peak_bytes=forward, backward_peak_bytes=backward)
     if head.chunked:
@@ -413,10 +415,20 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
     # of the log-softmax and of the logits.
     logits = c * vocab * tokens
     copy = 0 if c == FP32 else fp32_logits
-    forward = logits + copy + log_softmax
-    backward = log_softmax + 2 * FP32 * vocab * tokens + head.head_dequant_bytes
+    forward = logits + softcap + copy + log_softmax
+    backward = softcap + log_softmax + 2 * FP32 * vocab * tokens + head.head_dequant_bytes
     return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
                       backward_peak_bytes=backward)
+
+
+def _final_softcap_bytes(arch: Architecture, compute_bytes: int) -> int:
+    """Per token: the final soft-cap `tanh(logits / cap) * cap` saves its tanh output in the
+    logits' 16-bit dtype until the loss's backward reaches it (litgpt litgpt/model.py
+    `do_softcapping` on each head chunk; transformers modeling_gemma2.py
+    `Gemma2ForCausalLM.forward`); the division and the product by a constant save nothing."""
+    if arch.final_logit_softcapping is None:
+        return 0
+    return compute_bytes * arch.vocab_size
 
 
 def _final_norm_bytes(arch: Architecture, block: BlockSpec, head: HeadSpec) -> int:

@@ -182,6 +182,11 @@ class Architecture:
     """A constant factor on the embeddings (Gemma: sqrt(hidden_size)); no parameters."""
     dtype: str | None = None
     """The dtype the checkpoint was published in (`torch_dtype`), if the config says."""
+    attn_logit_softcapping: float | None = None
+    """Attention scores soft-capped as `cap * tanh(scores / cap)` (Gemma 2; HF key of the same
+    name): no fused attention kernel does it, so the score matrix is materialized."""
+    final_logit_softcapping: float | None = None
+    """Logits soft-capped the same way before the loss (Gemma 2; HF key of the same name)."""
 
     def __post_init__(self) -> None:
         for name in ("n_layers", "hidden_size", "intermediate_size", "n_heads", "n_kv_heads",

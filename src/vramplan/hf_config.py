@@ -142,6 +142,19 @@ class _Keys:
             raise InvalidConfigValue(name, value, "expect.number")
         return float(value)
 
+    def get_opt_float(self, name: str, default: float | None) -> float | None:
+        """`default` when the key is absent (the config class's default), None when it is
+        null, else a positive number."""
+        if name not in self.config:
+            return default
+        value = self.config[name]
+        if value is None:
+            return None
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or value <= 0:
+            raise InvalidConfigValue(name, value, "expect.number")
+        return float(value)
+
     def get_str(self, *names: str, default: str) -> str:
         name, value = self._first(names)
         if value is None:
@@ -267,8 +280,12 @@ def _gemma2(keys: _Keys) -> Architecture:
     per block); configuration_gemma2.py: the sliding window is on every other layer (0, 2, 4...)."""
     base = _gemma(keys)
     window = keys.get_opt_int("sliding_window")
+    # Gemma2Config defaults: attn_logit_softcapping=50.0, final_logit_softcapping=30.0
+    # (configuration_gemma2.py); a null value turns soft-capping off
     return _replace(base, sandwich_norms=True, sliding_window=window,
-                    sliding_window_layers=(base.n_layers + 1) // 2 if window else 0)
+                    sliding_window_layers=(base.n_layers + 1) // 2 if window else 0,
+                    attn_logit_softcapping=keys.get_opt_float("attn_logit_softcapping", 50.0),
+                    final_logit_softcapping=keys.get_opt_float("final_logit_softcapping", 30.0))
 
 
 def _phi(keys: _Keys) -> Architecture:

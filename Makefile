@@ -24,7 +24,7 @@ browser:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 lint: $(VENV)/.installed
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks scripts
 
 typecheck: $(VENV)/.installed
 	$(BIN)/mypy

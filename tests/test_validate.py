@@ -19,6 +19,7 @@ from vramplan.validate import (
     ValidationReport,
     read_cases,
     score_cases,
+    training_setup_of,
 )
 
 CASES = files("vramplan").joinpath("data/cases.csv").read_text(encoding="utf-8")
@@ -55,6 +56,22 @@ def test_every_row_is_estimated_by_the_model_that_owns_it(report: ValidationRepo
     assert kinds["litgpt-rt-llama-2-7b-lora-fsdp2-mb1"] == "per_gpu"
     assert kinds["litgpt-rt-inf-llama-2-7b-bf16"] == "inference"
     assert not report.skipped
+
+
+def test_multi_gpu_rows_meet_the_goals_on_their_own(report: ValidationReport) -> None:
+    # issue 7: the rows with more than one GPU, with the goals of issue 6
+    multi = ValidationReport(tuple(s for s in report.scores if s.model_kind == "per_gpu"))
+    assert multi.rows_scored >= 12
+    assert multi.median_abs_error_pct is not None and multi.median_abs_error_pct <= 5
+    assert multi.p90_abs_error_pct is not None and multi.p90_abs_error_pct <= 12
+    assert multi.oom_right == multi.oom_total
+
+
+def test_notes_saying_the_largest_batch_came_first_drop_the_steady_state() -> None:
+    first = ROW + '"Alpaca, longest sample forced into the first batch"'
+    cases = read_cases("\n".join((HEADER, ROW, first.replace("t1,", "t2,", 1))))
+    assert training_setup_of(cases[0]).steady_state
+    assert not training_setup_of(cases[1]).steady_state
 
 
 def test_oom_rows_and_units_are_read() -> None:

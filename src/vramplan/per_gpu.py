@@ -34,6 +34,7 @@ from vramplan.training import (
     TrainingSetup,
     estimate_training,
     gradients_kept,
+    optimizer_states_exist,
     total_params,
     weight_itemsize,
 )
@@ -349,7 +350,10 @@ def _sharded_parts(phase: Phase, setup: TrainingSetup,
         Part("part.weights_per_gpu", Component.WEIGHTS, sharded.weights_bytes),
         Part("part.gradients", Component.GRADIENTS, _gradients(phase, setup, sharded)),
         Part("part.master_weights", Component.MASTER_WEIGHTS, sharded.master_weights_bytes),
-        Part("part.optimizer_states", Component.OPTIMIZER_STATES, sharded.optimizer_states_bytes),
+        Part("part.optimizer_states", Component.OPTIMIZER_STATES,
+             sharded.optimizer_states_bytes if phase in (Phase.OPTIMIZER_STEP,
+                                                         Phase.LATER_MICRO_BATCH)
+             or optimizer_states_exist(setup) else 0),
         Part("part.comm_buffers", Component.GRADIENTS, sharded.persistent_buffers_bytes),
         Part("part.sharding_buffers", Component.WEIGHTS, buffers),
     )

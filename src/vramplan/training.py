@@ -289,7 +289,7 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
             Part("part.logits_loss", Component.ACTIVATIONS, loss.logits_alive_bytes),
             Part("part.backward_temporaries", Component.ACTIVATIONS, transient))),
         PhaseMemory(Phase.OPTIMIZER_STEP, (
-            *_persistent_parts(states, setup, with_gradients=True),
+            *_persistent_parts(states, setup, with_gradients=True, in_step=True),
             Part("part.logits_loss", Component.ACTIVATIONS, _logits_in_step(setup, loss)),
             Part("part.step_temporaries", Component.OPTIMIZER_STATES,
                  optimizer_step_temporaries(arch, setup)))),
@@ -678,7 +678,8 @@ def _logits_in_step(setup: TrainingSetup, loss: LossMemory) -> int:
 
 
 def _persistent_parts(states: ModelStatesBytes, setup: TrainingSetup,
-                      with_gradients: bool | None = None) -> tuple[Part, ...]:
+                      with_gradients: bool | None = None,
+                      in_step: bool = False) -> tuple[Part, ...]:
     grads = gradients_kept(setup) if with_gradients is None else with_gradients
     gradient_bytes = states.gradient_bytes if grads else 0
     if with_gradients and setup.precision is Precision.MIXED:
@@ -690,8 +691,17 @@ def _persistent_parts(states: ModelStatesBytes, setup: TrainingSetup,
         Part("part.frozen_weights", Component.WEIGHTS, states.frozen_weight_bytes),
         Part("part.gradients", Component.GRADIENTS, gradient_bytes),
         Part("part.master_weights", Component.MASTER_WEIGHTS, states.master_weight_bytes),
-        Part("part.optimizer_states", Component.OPTIMIZER_STATES, states.optimizer_state_bytes),
+        Part("part.optimizer_states", Component.OPTIMIZER_STATES,
+             states.optimizer_state_bytes if in_step or optimizer_states_exist(setup) else 0),
     )
+
+
+def optimizer_states_exist(setup: TrainingSetup) -> bool:
+    """Optimizer states exist before the peak micro-batch runs: not in the run's first
+    micro-batch (largest batch first), as optimizers create them at their first step
+    (torch/optim/adamw.py `_init_group`: "State initialization" when `len(state) == 0`;
+    bitsandbytes `Optimizer8bit.init_state` likewise)."""
+    return setup.steady_state
 
 
 def activations_for_simple_mode(arch: Architecture, batch: int, seq_len: int,

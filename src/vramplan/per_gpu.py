@@ -351,9 +351,7 @@ def _sharded_parts(phase: Phase, setup: TrainingSetup,
         Part("part.gradients", Component.GRADIENTS, _gradients(phase, setup, sharded)),
         Part("part.master_weights", Component.MASTER_WEIGHTS, sharded.master_weights_bytes),
         Part("part.optimizer_states", Component.OPTIMIZER_STATES,
-             sharded.optimizer_states_bytes if phase in (Phase.OPTIMIZER_STEP,
-                                                         Phase.LATER_MICRO_BATCH)
-             or optimizer_states_exist(setup) else 0),
+             sharded.optimizer_states_bytes if _after_a_step(phase, setup) else 0),
         Part("part.comm_buffers", Component.GRADIENTS, sharded.persistent_buffers_bytes),
         Part("part.sharding_buffers", Component.WEIGHTS, buffers),
     )
@@ -366,13 +364,18 @@ def _gradients(phase: Phase, setup: TrainingSetup, sharded: ShardedStates) -> in
     if gradients_kept(setup) or phase is Phase.LATER_MICRO_BATCH:
         return sharded.gradients_bytes
     if phase is Phase.BACKWARD_END:
-        # made by this backward: every unit's but the first block's, still being formed among
-        # the buffers (kept whole under no_sync, as shards otherwise)
-        # (and the root's, formed last)
+        # made by this backward: every unit's but the first block's and the root's, still being
+        # formed among the buffers (kept whole under no_sync, as shards otherwise)
         whole = sharded.parallelism.accumulate_without_sync
         forming = sharded.unit_gradient_bytes + sharded.root_gradient_bytes if whole else 0
         return max(sharded.gradients_bytes - forming, 0)
     return 0
+
+
+def _after_a_step(phase: Phase, setup: TrainingSetup) -> bool:
+    """Optimizer states exist at `phase` (they are created by the first step)."""
+    later = phase in (Phase.OPTIMIZER_STEP, Phase.LATER_MICRO_BATCH)
+    return later or optimizer_states_exist(setup)
 
 
 def _later_micro_batch(single: TrainingEstimate, sharded: ShardedStates) -> PhaseMemory:

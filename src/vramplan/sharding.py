@@ -411,11 +411,15 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
     gradient_transient = transient_units * unit_grad
     root_trains = states.root_trains if states.root_trains is not None \
         else states.frozen_params == 0
-    root_grad = states.root_params * states.gradient_itemsize if root_trains else 0
+    # The whole root gets a gradient: FSDP1's flat parameter when anything in it trains, FSDP2
+    # when everything does (else only its adapters: negligible).
+    whole_root = root_trains and (plan.fsdp_version is FsdpVersion.FSDP1
+                                  or states.frozen_params == 0)
+    root_grad = states.root_params * states.gradient_itemsize if whole_root else 0
     # The head's gradient is made first and waits for the embedding's, made last, before the
     # root's gradient is formed (FSDP1: the flat `cat`) or reduced (FSDP2: the root's
     # post-backward); FSDP2 under no_sync adds it in place at once.
-    early_root_grad = (states.head_params * states.gradient_itemsize if root_trains
+    early_root_grad = (states.head_params * states.gradient_itemsize if whole_root
                        and not (plan.fsdp_version is FsdpVersion.FSDP2
                                 and plan.accumulate_without_sync) else 0)
     master = ceil_div(states.master_weight_bytes, n)

@@ -583,7 +583,26 @@ def _dequant_bytes(arch: Architecture, setup: TrainingSetup) -> int:
     linear, as a transient."""
     if setup.method is not Method.QLORA:
         return 0
-    return 2 * max(lin.in_features * lin.out_features for lin in arch.block_linears())
+    largest = max(lin.in_features * lin.out_features for lin in arch.block_linears())
+    return dequantized_bytes_per_value(setup) * largest
+
+
+def dequantized_bytes_per_value(setup: TrainingSetup) -> int:
+    """Bytes per weight value while a quantized linear dequantizes it for a matmul.
+
+    bitsandbytes dequantizes a 4-bit weight to the dtype it was quantized from
+    (functional.dequantize_4bit: `torch.empty(quant_state.shape, dtype=quant_state.dtype)`), and
+    MatMul4Bit casts that to the input's dtype (`F.dequantize_4bit(B, quant_state).to(A.dtype)`),
+    both alive during the cast. Lightning Fabric quantizes from float16 whatever the precision
+    (src/lightning/fabric/plugins/precision/bitsandbytes.py `_Linear4bit.quantize`:
+    `weight.contiguous().to(device=device, dtype=torch.half)`), so litgpt's bf16 runs hold a
+    float16 and a bf16 copy; transformers quantizes from the checkpoint's dtype (no cast under
+    its compute dtype). int8 (MatMul8bitLt) makes one 16-bit copy (`state.CB.to(ctx.dtype_A)`)."""
+    compute = compute_itemsize(setup.precision)
+    four_bit = setup.quant not in (Quant.NONE, Quant.INT8)
+    if four_bit and setup.framework is Framework.LITGPT:
+        return 2 + compute  # the float16 dequantized weight, then its cast (litgpt: bf16-true)
+    return compute
 
 
 def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
@@ -599,7 +618,8 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         head_trains=setup.method is Method.FULL,
         head_lora=uses_lora and LoraTarget.HEAD in setup.lora_targets,
         head_keeps_input=head_quantized,
-        head_dequant_bytes=2 * arch.hidden_size * arch.vocab_size if head_quantized else 0,
+        head_dequant_bytes=(dequantized_bytes_per_value(setup) * arch.hidden_size
+                            * arch.vocab_size if head_quantized else 0),
         previous_logits=setup.framework is Framework.LITGPT and setup.steady_state,
     )
 

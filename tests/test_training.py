@@ -178,9 +178,11 @@ def test_training_json_names_units_and_sums_parts() -> None:
 
     from vramplan.serialize import training_to_json
 
-    payload = training_to_json(estimate_training(LLAMA, LITGPT_LORA))
+    estimate = estimate_training(LLAMA, LITGPT_LORA)
+    payload = training_to_json(estimate)
     json.dumps(payload)  # JSON-ready
-    assert payload["peak_phase"] == "backward_start"
+    assert payload["peak_phase"] == estimate.peak.phase.value
+    assert payload["allocated_bytes"] == estimate.allocated_bytes
     assert payload["allocated_gb"] == payload["allocated_bytes"] / 1e9
     for phase in payload["phases"]:
         assert phase["total_bytes"] == sum(p["memory_bytes"] for p in phase["parts"])

@@ -392,11 +392,16 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
         alive = fp32_logits
         copy = 0 if head.chunked or batch == 1 else fp32_logits  # logits[..., :-1, :] reshaped
         chunk = min(LITGPT_LM_HEAD_CHUNK, seq_len) * batch if head.chunked else tokens
-        # the forward's last head chunk dequantizes a quantized head while every chunk's logits
-        # exist (and, in the steady state, the previous step's: `logits = model(...)` rebinds
-        # only when the forward returns); the loss then adds its log-softmax
+        # Inside `model(...)`, the previous step's fp32 logits are still bound (the loop rebinds
+        # `logits` when the call returns) beside the head's 16-bit chunks: the last chunk
+        # dequantizes a quantized head, then convert_output makes the fp32 copies while the
+        # 16-bit chunks are still referenced (lightning_utilities `apply_to_collection` builds
+        # a new list). After the call, the loss adds its log-softmax to the fp32 logits.
         previous = alive if head.previous_logits else 0
-        forward = alive + softcap + max(log_softmax + copy, previous + head.head_dequant_bytes)
+        model_out = c * vocab * tokens
+        converted = alive if c != FP32 else 0
+        in_call = previous + softcap + model_out + max(converted, head.head_dequant_bytes)
+        forward = max(in_call, alive + softcap + log_softmax + copy)
         backward = (alive + softcap + log_softmax + 2 * FP32 * vocab * chunk
                     + head.head_dequant_bytes)
         return LossMemory(saved_bytes=saved, logits_alive_bytes=alive,

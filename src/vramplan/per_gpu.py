@@ -123,9 +123,9 @@ def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
 def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingSetup:
     """`setup` as autograd sees it under `parallelism`. FSDP1 runs forward on views of each
     unit's flat parameter, and a flat parameter requires a gradient when any of its parameters
-    does (pytorch torch/distributed/fsdp/_flat_param.py: `_use_unsharded_views` sets `Tensor`
-    views "tracked by autograd" in forward; `_validate_tensors_to_flatten` ORs
-    `requires_grad`): a block holding a LoRA adapter computes every weight's gradient and saves
+    does (pytorch/pytorch torch/distributed/fsdp/_flat_param.py @01caf79e:
+    `_use_unsharded_views` sets `Tensor` views "tracked by autograd" in forward;
+    `_validate_tensors_to_flatten` ORs `requires_grad`): a block holding a LoRA adapter computes every weight's gradient and saves
     what full fine-tuning saves."""
     fsdp1 = parallelism.scheme in (Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP) \
         and parallelism.fsdp_version is FsdpVersion.FSDP1

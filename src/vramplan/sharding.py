@@ -394,7 +394,7 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
     # The root unit stays gathered from forward to backward: FSDP1 does not reshard the root
     # after forward, FSDP2's `reshard_after_forward` is False for the root module (PyTorch
     # `fully_shard` docs). A gathered unit is a new full-size tensor beside the kept shard
-    # (pytorch torch/distributed/fsdp/_flat_param.py `FlatParamHandle.unshard`:
+    # (pytorch/pytorch torch/distributed/fsdp/_flat_param.py @01caf79e `FlatParamHandle.unshard`:
     # `_alloc_padded_unsharded_flat_param` allocates `_padded_unsharded_size`, the shard stays
     # in `_local_shard`).
     root_gathered = root_weights
@@ -464,9 +464,10 @@ def _gradient_transient_units(plan: Parallelism) -> int:
     """Unit-sized gradients alive beside the kept ones when a unit finishes its backward.
 
     FSDP1 computes the gradient of each original parameter (a `torch.split` view of the flat
-    parameter, pytorch torch/distributed/fsdp/_flat_param.py `_get_unflat_views_aligned`), then
-    autograd's `split_with_sizes_backward` concatenates them into the flat gradient
-    (torch/csrc/autograd/FunctionsManual.cpp, `at::cat`): two units at that moment. The flat one
+    parameter: pytorch/pytorch torch/distributed/fsdp/_flat_param.py @01caf79e,
+    `_get_unflat_views_aligned`), then autograd's `split_with_sizes_backward` concatenates them
+    into the flat gradient (torch/csrc/autograd/FunctionsManual.cpp, `at::cat`): two units at
+    that moment. The flat one
     is then reduce-scattered into a shard (`_reduce_grad`), or under `no_sync` added in place to
     the kept one (AccumulateGrad). FSDP2 keeps per-parameter gradients and copies them into one
     reduce-scatter input (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py
@@ -489,7 +490,7 @@ def _fsdp_gradient_bytes(states: ModelStates, plan: Parallelism) -> int:
     """
     if plan.fsdp_version is FsdpVersion.FSDP1 and states.trainable_params and states.frozen_params:
         # `requires_grad` of a flat parameter is the OR over its original parameters
-        # (pytorch torch/distributed/fsdp/_flat_param.py `_validate_tensors_to_flatten`): a unit
+        # (pytorch/pytorch torch/distributed/fsdp/_flat_param.py @01caf79e): a unit
         # without any trainable parameter (the root under LoRA on the blocks) gets no gradient
         params = states.params if states.flat_gradient_params is None \
             else states.flat_gradient_params

@@ -594,7 +594,8 @@ def dequantized_bytes_per_value(setup: TrainingSetup) -> int:
     (functional.dequantize_4bit: `torch.empty(quant_state.shape, dtype=quant_state.dtype)`), and
     MatMul4Bit casts that to the input's dtype (`F.dequantize_4bit(B, quant_state).to(A.dtype)`),
     both alive during the cast. Lightning Fabric quantizes from float16 whatever the precision
-    (src/lightning/fabric/plugins/precision/bitsandbytes.py `_Linear4bit.quantize`:
+    (Lightning-AI/pytorch-lightning src/lightning/fabric/plugins/precision/bitsandbytes.py @003e3070
+    and @d9ff9f3b, `_Linear4bit.quantize` / `_quantize_weight`:
     `weight.contiguous().to(device=device, dtype=torch.half)`), so litgpt's bf16 runs hold a
     float16 and a bf16 copy; transformers quantizes from the checkpoint's dtype (no cast under
     its compute dtype). int8 (MatMul8bitLt) makes one 16-bit copy (`state.CB.to(ctx.dtype_A)`)."""

@@ -357,8 +357,8 @@ def training_setup_of(case: Case) -> TrainingSetup:
 LARGEST_BATCH_FIRST = "longest sample forced into the first batch"
 """How a row's notes say that its run processed its largest batch first: litgpt's 2023 finetune
 scripts put the longest sample into the first batch "so potential OOMs happen right away"
-(Lightning-AI/litgpt finetune/lora.py `get_batch(..., longest_seq_ix if iter_num == 0 else
-None)`), so later micro-batches, drawn at random, are shorter and unknown."""
+(Lightning-AI/litgpt finetune/lora.py @0010d8ef: `get_batch(..., longest_seq_ix if iter_num ==
+0 else None)`), so later micro-batches, drawn at random, are shorter and unknown."""
 
 
 def largest_batch_first(case: Case) -> bool:

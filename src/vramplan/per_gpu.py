@@ -125,8 +125,8 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
     unit's flat parameter, and a flat parameter requires a gradient when any of its parameters
     does (pytorch/pytorch torch/distributed/fsdp/_flat_param.py @01caf79e:
     `_use_unsharded_views` sets `Tensor` views "tracked by autograd" in forward;
-    `_validate_tensors_to_flatten` ORs `requires_grad`): a block holding a LoRA adapter computes every weight's gradient and saves
-    what full fine-tuning saves."""
+    `_validate_tensors_to_flatten` ORs `requires_grad`): a block holding a LoRA adapter
+    computes every weight's gradient and saves what full fine-tuning saves."""
     fsdp1 = parallelism.scheme in (Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP) \
         and parallelism.fsdp_version is FsdpVersion.FSDP1
     if fsdp1 and setup.method is Method.LORA and _lora_in_blocks(setup):

@@ -78,3 +78,21 @@ def test_integers() -> None:
 ])
 def test_language_from_the_environment(environ: dict[str, str], lang: Lang) -> None:
     assert detect_lang(environ) is lang
+
+
+@pytest.mark.parametrize("text", ["7", "7.5", "7,5", ",5", "5.", "+7", "-7", "1e3", "1,5E-2",
+                                  "7.5e", "1,000.5", "+-1", "e5", ".", "1e5.5", "١٢", "1 000",
+                                  "0x10", "7.5.", ""])
+def test_the_published_pattern_accepts_exactly_what_parse_decimal_reads(text: str) -> None:
+    """API schemas publish NUMBER_PATTERN; parse_decimal must read the same language."""
+    import re
+
+    from vramplan.inputs import NUMBER_PATTERN, parse_decimal
+
+    matches = re.fullmatch(NUMBER_PATTERN, text) is not None
+    try:
+        parse_decimal("params", text)
+        reads = True
+    except NotANumber:
+        reads = False
+    assert matches == reads

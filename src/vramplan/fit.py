@@ -5,14 +5,16 @@ Bytes are compared with bytes: an "80 GB" card holds 80 GiB (see `vramplan.prese
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from vramplan.presets.gpus import Gpu
 from vramplan.units import ceil_div
 
 
-@dataclass(frozen=True, slots=True)
-class GpuVerdict:
+# Records on the CLI's start path are NamedTuples, not dataclasses: importing dataclasses
+# (and inspect) and building frozen dataclasses took ~10 ms of a ~46 ms start
+# (benchmarks/cli_startup.py). They are immutable and typed all the same.
+class GpuVerdict(NamedTuple):
     """How `required_bytes` compares with one GPU's memory."""
 
     gpu: Gpu

@@ -7,18 +7,23 @@ or refused the same way everywhere, with the same message.
 from __future__ import annotations
 
 import math
-import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from vramplan.errors import NotAnInteger, NotANumber, NotFinite, OutOfRange
 
-_NUMBER = re.compile(r"[+-]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][+-]?\d+)?")
-"""A plain decimal number with `.` or `,` as the decimal mark. No thousands separators, no `_`."""
-_NON_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
+NUMBER_PATTERN = r"[+-]?(?:[0-9]+(?:[.,][0-9]*)?|[.,][0-9]+)(?:[eE][+-]?[0-9]+)?"
+"""The numbers users may type, as a regular expression (for API schemas): a plain decimal number
+with `.` or `,` as the decimal mark and ASCII digits; no thousands separators, no `_`. Python's
+float() reads exactly these once `,` becomes `.` and the text holds only these characters, which
+is how `parse_decimal` checks them (no regex to compile on the CLI's start path)."""
+_NUMBER_CHARACTERS = frozenset("0123456789+-.,eE")
+_NON_FINITE_WORDS = frozenset({"nan", "inf", "infinity"})
 
 
-@dataclass(frozen=True, slots=True)
-class NumberField:
+# Records on the CLI's start path are NamedTuples, not dataclasses: importing dataclasses
+# (and inspect) and building frozen dataclasses took ~10 ms of a ~46 ms start
+# (benchmarks/cli_startup.py). They are immutable and typed all the same.
+class NumberField(NamedTuple):
     """A numeric input and its accepted range. `name` is the API/query name of the field."""
 
     name: str
@@ -43,7 +48,8 @@ class NumberField:
     def parse_int(self, raw: str) -> int:
         """Parse a whole number (`2`, `2.0` is refused) and check it."""
         text = raw.strip()
-        if not re.fullmatch(r"[+-]?\d+", text):
+        digits = text[1:] if text[:1] in ("+", "-") else text
+        if not (digits.isascii() and digits.isdigit()):
             parse_decimal(self.name, text)  # the clearer error for text that is no number at all
             raise NotAnInteger(self.name, text)
         return int(self.check(int(text), text))
@@ -55,11 +61,14 @@ class NumberField:
 def parse_decimal(field: str, raw: str) -> float:
     """A float from `7.5`, `7,5`, `1e3`; refuses text, NaN and infinities with a named error."""
     text = raw.strip()
-    if _NON_FINITE.fullmatch(text):
+    if text.lower().lstrip("+-") in _NON_FINITE_WORDS:
         raise NotFinite(field, text)
-    if not _NUMBER.fullmatch(text):
+    if not text or not _NUMBER_CHARACTERS.issuperset(text):
         raise NotANumber(field, text)
-    return float(text.replace(",", "."))
+    try:
+        return float(text.replace(",", "."))
+    except ValueError:  # the right characters in a wrong order: "1,000.5", "7.5e", "+-1"
+        raise NotANumber(field, text) from None
 
 
 def _show(value: float) -> str:

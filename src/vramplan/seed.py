@@ -7,7 +7,7 @@ bytes, so M in GB is simply N·B: 7 billion x 16 bytes = 112 GB; with 20 GB of a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from vramplan.components import Component
 from vramplan.errors import ConflictingOptions, UnknownName
@@ -16,8 +16,10 @@ from vramplan.presets.optimizers import OPTIMIZERS, OptimizerPreset, PerParamPar
 from vramplan.units import PARAMS_PER_BILLION, gb_to_bytes
 
 
-@dataclass(frozen=True, slots=True)
-class SeedInputs:
+# Records on the CLI's start path are NamedTuples, not dataclasses: importing dataclasses
+# (and inspect) and building frozen dataclasses took ~10 ms of a ~46 ms start
+# (benchmarks/cli_startup.py). They are immutable and typed all the same.
+class SeedInputs(NamedTuple):
     """The seed calculator's inputs. Exactly one of `optimizer` or a custom `bytes_per_param`."""
 
     params_billion: float
@@ -27,8 +29,7 @@ class SeedInputs:
     activations_gb: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
-class BreakdownItem:
+class BreakdownItem(NamedTuple):
     """One line of the per-parameter breakdown, with its total over all parameters."""
 
     key: str
@@ -38,8 +39,7 @@ class BreakdownItem:
     memory_bytes: int
 
 
-@dataclass(frozen=True, slots=True)
-class SeedEstimate:
+class SeedEstimate(NamedTuple):
     """The seed rule's result. Bytes are integers; convert only to display."""
 
     inputs: SeedInputs

@@ -40,6 +40,24 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, translate("cli.error_prefix", self.lang) + message + "\n")
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse's default width comes from shutil.get_terminal_size, and importing shutil
+        # (with bz2 and lzma) costs ~3 ms of every start; argparse builds a formatter for every
+        # option it adds, help or not. Same rule as shutil: $COLUMNS, else the terminal, else 80.
+        # every HelpFormatter takes `width`; typeshed's _FormatterClass protocol names only `prog`
+        return self.formatter_class(  # type: ignore[call-arg]
+            prog=self.prog, width=_terminal_columns() - 2)
+
+
+def _terminal_columns() -> int:
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 80
+    except (OSError, ValueError):
+        return 80
+
 
 def _requested_lang(argv: Sequence[str]) -> Lang:
     """`--lang` if given (read before parsing, so help is in that language), else the locale."""

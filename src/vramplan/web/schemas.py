@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from vramplan.i18n import Lang
-from vramplan.inputs import _NUMBER, ACTIVATIONS_GB, BYTES_PER_PARAM, PARAMS_BILLION
+from vramplan.inputs import ACTIVATIONS_GB, BYTES_PER_PARAM, NUMBER_PATTERN, PARAMS_BILLION
 from vramplan.presets.gpus import GPUS
 from vramplan.presets.optimizers import OptimizerPreset
 from vramplan.web.query import CUSTOM
@@ -21,10 +21,10 @@ from vramplan.web.query import CUSTOM
 GPU_NAMES = [name for gpu in GPUS for name in (gpu.name, *gpu.aliases)]
 """Names `gpu` accepts (any case), for the schema's `enum`; `find_gpu` does the checking."""
 LANGS = [lang.value for lang in Lang]
-NUMBER_TEXT = rf"^\s*(?:{_NUMBER.pattern})\s*$"
+NUMBER_TEXT = rf"^\s*(?:{NUMBER_PATTERN})\s*$"
 """Query-string numbers, as `vramplan.inputs.parse_decimal` reads them (documentation only: the
 parser checks, so a bad value gets its own message rather than a pattern mismatch)."""
-OPTIONAL_NUMBER_TEXT = rf"^\s*(?:{_NUMBER.pattern})?\s*$"
+OPTIONAL_NUMBER_TEXT = rf"^\s*(?:{NUMBER_PATTERN})?\s*$"
 
 
 def _text(schema: dict[str, Any]) -> WithJsonSchema:

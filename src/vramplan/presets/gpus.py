@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from vramplan.units import gib_to_bytes
+from vramplan.units import BYTES_PER_GIB
 
 
 # Records on the CLI's start path are NamedTuples, not dataclasses: importing dataclasses
@@ -32,7 +32,7 @@ class Gpu(NamedTuple):
 
     @property
     def capacity_bytes(self) -> int:
-        return gib_to_bytes(self.memory_gib)
+        return self.memory_gib * BYTES_PER_GIB  # whole GiB: exact in integers
 
 
 _NV = "https://www.nvidia.com"

@@ -24,10 +24,9 @@ from vramplan.sharding import (
     shard_model_states,
 )
 from vramplan.training import (
-    ALLOCATOR_OVERHEAD,
-    CUDA_CONTEXT_BYTES,
     DEFAULT_LORA_TARGETS,
     Part,
+    PeakOverPhases,
     Phase,
     PhaseMemory,
     TrainingEstimate,
@@ -47,7 +46,7 @@ unpack time; offloading schemes double-buffer one block ahead)."""
 
 
 @dataclass(frozen=True, slots=True)
-class PerGpuEstimate:
+class PerGpuEstimate(PeakOverPhases):
     """A training setup on `parallelism.gpus` GPUs: what ONE GPU holds at each phase."""
 
     single: TrainingEstimate
@@ -64,31 +63,8 @@ class PerGpuEstimate:
         return self.sharded.parallelism
 
     @property
-    def peak(self) -> PhaseMemory:
-        return max(self.phases, key=lambda phase: phase.total_bytes)
-
-    @property
-    def allocated_bytes(self) -> int:
-        return self.peak.total_bytes
-
-    @property
-    def reserved_bytes(self) -> int:
-        """Allocated plus the caching allocator's overhead (the single-GPU model's constant)."""
-        return self.allocated_bytes + round(self.allocated_bytes * ALLOCATOR_OVERHEAD)
-
-    @property
-    def device_bytes(self) -> int:
-        """Reserved plus the CUDA context (the single-GPU model's constant)."""
-        return self.reserved_bytes + CUDA_CONTEXT_BYTES
-
-    def metric_bytes(self, metric: Metric) -> int:
-        return {Metric.ALLOCATED: self.allocated_bytes, Metric.RESERVED: self.reserved_bytes,
-                Metric.DEVICE: self.device_bytes}[metric]
-
-    @property
-    def total_bytes(self) -> int:
-        """The per-GPU peak in the setup's metric (comparable to a case's `measured`)."""
-        return self.metric_bytes(self.single.setup.metric)
+    def metric(self) -> Metric:
+        return self.single.setup.metric
 
     @property
     def host_bytes_per_node(self) -> int:

@@ -211,19 +211,18 @@ class ModelStatesBytes:
                 + self.master_weight_bytes + self.optimizer_state_bytes)
 
 
-@dataclass(frozen=True, slots=True)
-class TrainingEstimate:
-    """The detailed estimate. `peak` is the phase with the most allocated memory."""
 
-    setup: TrainingSetup
-    states: ModelStatesBytes
-    block_saved: tuple[Saved, ...]
-    """What one (non-first) block saves, per token: the activation breakdown by operation."""
-    activations_bytes: int
-    """All saved activations of the micro-batch (blocks, final norm, head inputs)."""
-    loss: LossMemory
+class PeakOverPhases:
+    """The peak of a step over its phases, read in each metric: `allocated` (tensors),
+    `reserved` (plus the caching allocator's overhead) and `device` (plus the CUDA context).
+    For estimates with a `phases` field and a `metric` (the one their setup asks for)."""
+
+    __slots__ = ()
     phases: tuple[PhaseMemory, ...]
-    metric_overheads: tuple[Part, ...] = field(default=())
+
+    @property
+    def metric(self) -> Metric:
+        raise NotImplementedError
 
     @property
     def peak(self) -> PhaseMemory:
@@ -247,8 +246,26 @@ class TrainingEstimate:
 
     @property
     def total_bytes(self) -> int:
-        """The peak in the setup's metric."""
-        return self.metric_bytes(self.setup.metric)
+        """The peak in the setup's metric (comparable to a measured case)."""
+        return self.metric_bytes(self.metric)
+
+@dataclass(frozen=True, slots=True)
+class TrainingEstimate(PeakOverPhases):
+    """The detailed estimate. `peak` is the phase with the most allocated memory."""
+
+    setup: TrainingSetup
+    states: ModelStatesBytes
+    block_saved: tuple[Saved, ...]
+    """What one (non-first) block saves, per token: the activation breakdown by operation."""
+    activations_bytes: int
+    """All saved activations of the micro-batch (blocks, final norm, head inputs)."""
+    loss: LossMemory
+    phases: tuple[PhaseMemory, ...]
+    metric_overheads: tuple[Part, ...] = field(default=())
+
+    @property
+    def metric(self) -> Metric:
+        return self.setup.metric
 
 
 # --- the estimate -----------------------------------------------------------------------------

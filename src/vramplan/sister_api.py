@@ -11,7 +11,11 @@ LoRA fields: model (required), lora_r (16), lora_targets (q,v), dora, rslora (`1
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vramplan.architecture import Architecture
+    from vramplan.inference import InferenceEstimate, InferenceVerdict
 
 _TRUE = frozenset({"1", "true", "on", "yes"})
 
@@ -38,6 +42,16 @@ def _model(query: Mapping[str, str]) -> tuple[str, Any]:
 
 def inference_payload(query: Mapping[str, str]) -> dict[str, Any]:
     """`vramplan infer --json` for these query fields."""
+    from vramplan.serialize import inference_to_json
+
+    name, arch = _model(query)
+    return inference_to_json(*inference_request(query, arch, name))
+
+
+def inference_request(query: Mapping[str, str], arch: Architecture,
+                      model_name: str) -> tuple[InferenceEstimate, tuple[InferenceVerdict, ...]]:
+    """The estimate and the GPU verdicts for the inference fields of `query` (text, defaults as
+    listed above) and a model already resolved; the CLI calls it with its options' values."""
     from vramplan.inference import (
         BATCH,
         CONTEXT,
@@ -53,9 +67,7 @@ def inference_payload(query: Mapping[str, str]) -> dict[str, Any]:
     )
     from vramplan.presets.gpus import COMMON_GPUS, find_gpu
     from vramplan.presets.quant_formats import find_format
-    from vramplan.serialize import inference_to_json
 
-    name, arch = _model(query)
     prompt = query.get("prompt", "").strip()
     engine = query.get("engine", "").strip()
     attention = _value(query, "attention", "flash").strip().lower()
@@ -72,11 +84,11 @@ def inference_payload(query: Mapping[str, str]) -> dict[str, Any]:
         compute_dtype=resolve_compute_dtype(_value(query, "dtype", "bf16")),
         **({"engine": resolve_engine(engine)} if engine else {}),
         tensor_parallel=TENSOR_PARALLEL.parse_int(_value(query, "tensor_parallel", "1")),
-        attention=AttentionKernel(attention), model_name=name)
+        attention=AttentionKernel(attention), model_name=model_name)
     gpu = query.get("gpu", "").strip()
     gpus = (find_gpu(gpu),) if gpu else COMMON_GPUS
     estimate = estimate_inference(inputs)
-    return inference_to_json(estimate, inference_verdicts(estimate, gpus, _flag(query, "limits")))
+    return estimate, inference_verdicts(estimate, gpus, _flag(query, "limits"))
 
 
 def lora_payload(query: Mapping[str, str]) -> dict[str, Any]:

@@ -13,8 +13,6 @@ if TYPE_CHECKING:
 
     from vramplan.inference import InferenceEstimate, InferenceVerdict
 
-DEFAULT_CONTEXT = "4096"
-
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang) -> None:
     parser = commands.add_parser(
@@ -23,21 +21,21 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", metavar="NAME", help=translate("help.infer_model", lang))
     parser.add_argument("--config", metavar="PATH", help=translate("help.config_option", lang))
-    parser.add_argument("--weights", default="bf16", metavar="FORMAT",
+    parser.add_argument("--weights", metavar="FORMAT",
                         help=translate("help.infer_weights", lang))
-    parser.add_argument("--context", default=DEFAULT_CONTEXT, metavar="TOKENS",
+    parser.add_argument("--context", metavar="TOKENS",
                         help=translate("help.infer_context", lang))
     parser.add_argument("--prompt", metavar="TOKENS", help=translate("help.infer_prompt", lang))
-    parser.add_argument("--batch", default="1", metavar="N",
+    parser.add_argument("--batch", metavar="N",
                         help=translate("help.infer_batch", lang))
-    parser.add_argument("--kv-dtype", default="fp16", metavar="DTYPE",
+    parser.add_argument("--kv-dtype", metavar="DTYPE",
                         help=translate("help.infer_kv_dtype", lang))
-    parser.add_argument("--dtype", default="bf16", metavar="DTYPE",
+    parser.add_argument("--dtype", metavar="DTYPE",
                         help=translate("help.infer_dtype", lang))
     parser.add_argument("--engine", metavar="ENGINE", help=translate("help.infer_engine", lang))
-    parser.add_argument("--tp", "--tensor-parallel", dest="tensor_parallel", default="1",
-                        metavar="N", help=translate("help.infer_tp", lang))
-    parser.add_argument("--attention", default="flash", choices=("flash", "eager"),
+    parser.add_argument("--tp", "--tensor-parallel", dest="tensor_parallel", metavar="N",
+                        help=translate("help.infer_tp", lang))
+    parser.add_argument("--attention", metavar="KERNEL",
                         help=translate("help.infer_attention", lang))
     parser.add_argument("--gpu", metavar="NAME", help=translate("help.gpu", lang))
     limits = parser.add_mutually_exclusive_group()
@@ -49,41 +47,26 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
     parser.set_defaults(handler=run)
 
 
+INFERENCE_FIELDS = ("weights", "context", "prompt", "batch", "kv_dtype", "dtype", "engine",
+                    "tensor_parallel", "attention", "gpu")
+"""Options read by `vramplan.sister_api.inference_request`, the pages' and API's reader too."""
+
+
 def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
     from vramplan.cli.models import model_for_estimate
     from vramplan.errors import MissingValue
-    from vramplan.inference import (
-        BATCH,
-        CONTEXT,
-        PROMPT,
-        TENSOR_PARALLEL,
-        AttentionKernel,
-        estimate_inference,
-        inference_inputs,
-        inference_verdicts,
-        resolve_compute_dtype,
-        resolve_engine,
-        resolve_kv_dtype,
-    )
-    from vramplan.presets.gpus import COMMON_GPUS, find_gpu
-    from vramplan.presets.quant_formats import find_format
+    from vramplan.sister_api import inference_request
 
     model = model_for_estimate(args.model, args.config)
     if model is None:
         raise MissingValue("model")
     preset, arch = model
-    inputs = inference_inputs(
-        arch, find_format(args.weights), CONTEXT.parse_int(args.context),
-        batch=BATCH.parse_int(args.batch),
-        prompt=PROMPT.parse_int(args.prompt) if args.prompt is not None else None,
-        kv_dtype=resolve_kv_dtype(args.kv_dtype), compute_dtype=resolve_compute_dtype(args.dtype),
-        **({"engine": resolve_engine(args.engine)} if args.engine is not None else {}),
-        tensor_parallel=TENSOR_PARALLEL.parse_int(args.tensor_parallel),
-        attention=AttentionKernel(args.attention),
-        model_name=preset.name if preset is not None else (args.config or ""))
-    estimate = estimate_inference(inputs)
-    gpus = (find_gpu(args.gpu),) if args.gpu is not None else COMMON_GPUS
-    verdicts = inference_verdicts(estimate, gpus, with_limits=args.max_context or args.max_batch)
+    query = {field: str(value) for field in INFERENCE_FIELDS
+             if (value := getattr(args, field)) is not None}
+    if args.max_context or args.max_batch:
+        query["limits"] = "1"
+    name = preset.name if preset is not None else (args.config or "")
+    estimate, verdicts = inference_request(query, arch, name)
     if args.json:
         from vramplan.cli.render import to_json_text
         from vramplan.serialize import inference_to_json

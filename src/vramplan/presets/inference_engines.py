@@ -85,13 +85,16 @@ ENGINES: dict[Engine, EngineProfile] = {p.engine: p for p in (
         prefill_chunk=2048, memory_utilization=0.9,
         # gpu_memory_utilization defaults to 0.9 (docs.vllm.ai configuration/optimization:
         # "vLLM pre-allocates GPU cache using this percentage of memory"); the profiling run uses
-        # max_num_batched_tokens tokens (vllm/engine/arg_utils.py, V1 default 2048 for the
-        # OpenAI server); the sampler sees one logits row per sequence, in fp32.
+        # max_num_batched_tokens tokens: SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS = 2048
+        # (vllm/config/scheduler.py); EngineArgs.get_batch_defaults (vllm/engine/arg_utils.py)
+        # raises it by usage context and GPU, so 2048 is the smallest default, not every
+        # server's. The sampler sees one logits row per sequence, in fp32.
         source="docs.vllm.ai configuration/optimization and conserving_memory"),
     EngineProfile(
         Engine.LLAMA_CPP, "llama.cpp",
         separate_head=False, prefill_chunk=512, activations_fp32=True,
-        # n_ubatch defaults to 512 (common/common.h); ggml activations are f32; the token embedding
+        # n_ubatch defaults to 512 (common/common.h, `int32_t n_ubatch = 512`; also
+        # llama_context_default_params); ggml activations are f32; the token embedding
         # stays in host memory (src/llama-model.cpp).
         source="ggml-org/llama.cpp common/common.h, src/llama-model.cpp"),
 )}

@@ -168,3 +168,27 @@ def test_help_has_examples_in_both_languages() -> None:
         assert done.returncode == 0
         assert word in done.stdout
         assert "--activations" in done.stdout
+
+
+@pytest.mark.parametrize(("args", "french"), [
+    (["estimate", "--foo"], "arguments non reconnus : --foo"),
+    (["estimate", "--params"], "--params attend une valeur"),
+    (["nosuch"], "COMMAND : choix invalide : 'nosuch' ; valeurs acceptées : 'estimate'"),
+    (["infer", "--model", "phi-2", "--max-context", "--max-batch"],
+     "--max-batch et --max-context ne peuvent pas être utilisés ensemble"),
+])
+def test_argparse_own_errors_speak_french(args: list[str], french: str,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main([*args, "--lang", "fr"])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("utilisation : vramplan")
+    assert "vramplan : erreur : " + french in err
+
+
+def test_help_words_are_french() -> None:
+    done = subprocess.run([sys.executable, "-m", "vramplan", "estimate", "--help", "--lang", "fr"],
+                          capture_output=True, text=True, check=False)
+    assert done.stdout.startswith("utilisation : vramplan estimate")
+    assert "affiche cette aide et quitte" in done.stdout

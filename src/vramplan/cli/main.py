@@ -15,7 +15,7 @@ from vramplan.i18n import Lang, detect_lang, translate
 
 TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms of CLI start-up
 if TYPE_CHECKING:
-    from typing import NoReturn, TextIO
+    from typing import Any, NoReturn, TextIO
 
 COMMANDS = (estimate, gpus, models, serve, trace, infer, lora, validate, fit)
 """Each command module has `register(subparsers, lang)`, which sets `handler` on its parser."""
@@ -32,13 +32,29 @@ EXIT_USAGE = 2
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with errors in the user's language and no traceback."""
+    """argparse with its own words (usage, group titles, -h) and errors in the user's language,
+    and no traceback."""
 
     lang: Lang = Lang.EN
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["add_help"] = False
+        super().__init__(*args, **kwargs)
+        self._positionals.title = translate("cli.positionals", self.lang)
+        self._optionals.title = translate("cli.options", self.lang)
+        self.add_argument("-h", "--help", action="help", default=argparse.SUPPRESS,
+                          help=translate("help.help", self.lang))
+
+    def format_usage(self) -> str:
+        return super().format_usage().replace("usage: ", translate("cli.usage", self.lang), 1)
+
+    def format_help(self) -> str:
+        return super().format_help().replace("usage: ", translate("cli.usage", self.lang), 1)
+
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, translate("cli.error_prefix", self.lang) + message + "\n")
+        text = _translated_argparse_error(message, self.lang)
+        self.exit(EXIT_USAGE, translate("cli.error_prefix", self.lang) + text + "\n")
 
     def _get_formatter(self) -> argparse.HelpFormatter:
         # argparse's default width comes from shutil.get_terminal_size, and importing shutil
@@ -47,6 +63,28 @@ class _Parser(argparse.ArgumentParser):
         # every HelpFormatter takes `width`; typeshed's _FormatterClass protocol names only `prog`
         return self.formatter_class(  # type: ignore[call-arg]
             prog=self.prog, width=_terminal_columns() - 2)
+
+
+_ARGPARSE_ERRORS = (
+    (r"unrecognized arguments: (?P<args>.*)", "cli.unrecognized"),
+    (r"argument (?P<arg>\S+): expected one argument", "cli.expected_one"),
+    (r"argument (?P<arg>\S+): invalid choice: (?P<value>.*) \(choose from (?P<choices>.*)\)",
+     "cli.invalid_choice"),
+    (r"argument (?P<arg>\S+): not allowed with argument (?P<other>\S+)", "cli.not_allowed_with"),
+    (r"the following arguments are required: (?P<args>.*)", "cli.required"),
+)
+"""argparse's own error messages (Lib/argparse.py, Python 3.11), matched to say them in the user's
+language; anything else is shown as argparse wrote it."""
+
+
+def _translated_argparse_error(message: str, lang: Lang) -> str:
+    import re  # already loaded by argparse
+
+    for pattern, key in _ARGPARSE_ERRORS:
+        match = re.fullmatch(pattern, message)
+        if match:
+            return translate(key, lang, **match.groupdict())
+    return message
 
 
 def _terminal_columns() -> int:

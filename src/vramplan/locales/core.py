@@ -181,4 +181,18 @@ MESSAGES = {
         "  vramplan gpus",
     },
     "cli.error_prefix": {FR: "vramplan : erreur : ", EN: "vramplan: error: "},
+    # argparse's own words, which it would print in English
+    "cli.usage": {FR: "utilisation : ", EN: "usage: "},
+    "cli.positionals": {FR: "arguments positionnels", EN: "positional arguments"},
+    "cli.options": {FR: "options", EN: "options"},
+    "help.help": {FR: "affiche cette aide et quitte", EN: "show this help message and exit"},
+    "cli.unrecognized": {FR: "arguments non reconnus : {args} (voir --help)",
+                         EN: "unrecognized arguments: {args} (see --help)"},
+    "cli.expected_one": {FR: "{arg} attend une valeur", EN: "{arg} expects a value"},
+    "cli.invalid_choice": {FR: "{arg} : choix invalide : {value} ; valeurs acceptées : {choices}",
+                           EN: "{arg}: invalid choice: {value}; accepted: {choices}"},
+    "cli.not_allowed_with": {FR: "{arg} et {other} ne peuvent pas être utilisés ensemble",
+                             EN: "{arg} and {other} cannot be used together"},
+    "cli.required": {FR: "ces arguments sont requis : {args}",
+                     EN: "these arguments are required: {args}"},
 }

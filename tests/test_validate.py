@@ -90,6 +90,11 @@ def test_unknown_column_is_named() -> None:
         read_cases(HEADER + ",colour\n" + ROW + ",red\n")
     assert caught.value.field == "column"
     assert "colour" in str(caught.value)
+    from vramplan.cli.options import error_text
+    from vramplan.i18n import Lang
+
+    french = error_text(caught.value, Lang.FR)
+    assert french.startswith("fichier de cas : colonne inconnue « colour »")
 
 
 def test_missing_required_column_is_named() -> None:

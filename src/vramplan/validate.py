@@ -66,6 +66,12 @@ class CaseFormatError(VramplanError):
     key = "error.case_column"
 
 
+class CaseUnknownColumn(UnknownName):
+    """A header naming a column the case format does not have."""
+
+    key = "error.case_unknown_column"
+
+
 class CaseFileError(VramplanError):
     """A case file that cannot be read."""
 
@@ -130,7 +136,7 @@ def read_cases(text: str) -> tuple[Case, ...]:
     header = tuple(reader.fieldnames or ())
     for column in header:
         if column not in COLUMNS:
-            raise UnknownName("column", column, COLUMNS)
+            raise CaseUnknownColumn("column", column, COLUMNS)
     for column in REQUIRED_COLUMNS:
         if column not in header:
             raise CaseFormatError("column", column)

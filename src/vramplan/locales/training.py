@@ -8,6 +8,10 @@ FR, EN = Lang.FR, Lang.EN
 
 MESSAGES = {
     # --- case files ---------------------------------------------------------------------------
+    "error.case_unknown_column": {
+        FR: "fichier de cas : colonne inconnue « {value} » ; colonnes du format : {choices}",
+        EN: "case file: unknown column '{value}'; the format's columns: {choices}",
+    },
     "error.case_column": {
         FR: "fichier de cas : la colonne obligatoire « {value} » manque ; colonnes obligatoires : "
         "id, model, method, measured, unit",

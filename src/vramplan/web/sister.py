@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode
 
@@ -62,27 +64,6 @@ def _other(lang: Lang) -> Lang:
     return Lang.EN if lang is Lang.FR else Lang.FR
 
 
-def _page_context(lang: Lang, paths: dict[Lang, str], query: dict[str, str],
-                  name: str) -> dict[str, Any]:
-    """What both pages share: language links carrying the query, navigation, titles."""
-    suffix = "?" + urlencode(query) if query else ""
-    other = _other(lang)
-    return {
-        **base_context(lang),
-        "title_key": f"sister.{name}.title",
-        "description_key": f"sister.{name}.description",
-        "other_lang": other.value,
-        "other_url": paths[other] + suffix,
-        "alternates": {code.value: paths[code] + suffix for code in Lang},
-        "form_action": paths[lang],
-        "fragment_url": f"/{'inference' if name == 'infer' else 'lora'}/fragment",
-        "home": HOME[lang],
-        "sibling": (LORA if name == "infer" else INFERENCE)[lang],
-        "sibling_key": "web.sister.lora" if name == "infer" else "web.sister.inference",
-        "models": model_choices(),
-    }
-
-
 def _inference_results(reading: Reading, lang: Lang) -> dict[str, Any]:
     payload = reading.payload
     chart = inference_chart(payload) if payload is not None else None
@@ -106,85 +87,108 @@ def _lora_results(reading: Reading, lang: Lang) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class _Calculator:
+    """What differs between the two sister pages; everything else is shared."""
+
+    key: str
+    """Message-key part (`sister.{key}.title`)."""
+    partials: str
+    """Template name part (`partials/{partials}_inputs.html`) and URL segment."""
+    paths: dict[Lang, str]
+    form_of: Callable[[Mapping[str, str]], Any]
+    """The page's form (InferenceForm or LoraForm) from the query."""
+    read: Callable[[Any, Lang], Reading]
+    results: Callable[[Reading, Lang], dict[str, Any]]
+    choices: Callable[[], dict[str, Any]]
+    """The inputs' option lists."""
+
+
+_INFERENCE = _Calculator(
+    "infer", "inference", INFERENCE, InferenceForm.from_query, read_inference, _inference_results,
+    lambda: {"weight_choices": WEIGHT_CHOICES, "kv_choices": KV_CHOICES,
+             "engine_choices": ENGINE_CHOICES, "gpu_choices": gpu_choices()})
+_LORA = _Calculator(
+    "lora", "lora", LORA, LoraForm.from_query, read_lora, _lora_results,
+    lambda: {"target_choices": TARGET_CHOICES})
+_SIBLING = {_INFERENCE.key: _LORA, _LORA.key: _INFERENCE}
+
+
 def _html(html: str, status: int = 200, fragment: bool = False) -> HTMLResponse:
     return HTMLResponse(html, status_code=status,
                         headers={"Cache-Control": "no-store"} if fragment else None)
 
 
-# --- inference page ------------------------------------------------------------------------------
-
-def inference_page(request: Request, path_lang: Lang) -> HTMLResponse:
+def _page(request: Request, path_lang: Lang, calculator: _Calculator) -> HTMLResponse:
+    """The whole page, server-rendered: language links carrying the query, inputs, results."""
     lang = page_lang(request, path_lang)
     query = page_query(request.query_params.multi_items())
-    form = InferenceForm.from_query(query)
-    reading = read_inference(form, lang)
+    form = calculator.form_of(query)
+    reading = calculator.read(form, lang)
+    suffix = "?" + urlencode(query) if query else ""
+    other = _other(lang)
+    sibling = _SIBLING[calculator.key]
     context = {
-        **_page_context(lang, INFERENCE, query, "infer"),
+        **base_context(lang),
+        "title_key": f"sister.{calculator.key}.title",
+        "description_key": f"sister.{calculator.key}.description",
+        "intro_key": f"sister.{calculator.key}.intro",
+        "partials": calculator.partials,
+        "other_lang": other.value,
+        "other_url": calculator.paths[other] + suffix,
+        "alternates": {code.value: calculator.paths[code] + suffix for code in Lang},
+        "form_action": calculator.paths[lang],
+        "fragment_url": f"/{calculator.partials}/fragment",
+        "home": HOME[lang],
+        "sibling": sibling.paths[lang],
+        "sibling_key": f"web.sister.{sibling.partials}",
+        "models": model_choices(),
         "form": form,
         "errors": reading.errors,
-        "weight_choices": WEIGHT_CHOICES,
-        "kv_choices": KV_CHOICES,
-        "engine_choices": ENGINE_CHOICES,
-        "gpu_choices": gpu_choices(),
-        **_inference_results(reading, lang),
+        **calculator.choices(),
+        **calculator.results(reading, lang),
     }
-    return _html(_templates.get_template("inference.html").render(context))
+    return _html(_templates.get_template("sister.html").render(context))
+
+
+def _fragment(request: Request, calculator: _Calculator) -> HTMLResponse:
+    """The results alone, for the page's script: same query, `lang` says which language."""
+    lang = page_lang(request, Lang.FR)
+    form = calculator.form_of(page_query(request.query_params.multi_items()))
+    reading = calculator.read(form, lang)
+    context = {**base_context(lang), **calculator.results(reading, lang)}
+    template = f"partials/{calculator.partials}_results.html"
+    return _html(_templates.get_template(template).render(context), fragment=True)
 
 
 @router.api_route("/inference", methods=["GET", "HEAD"], include_in_schema=False)
 def inference_fr(request: Request) -> HTMLResponse:
-    return inference_page(request, Lang.FR)
+    return _page(request, Lang.FR, _INFERENCE)
 
 
 @router.api_route("/en/inference", methods=["GET", "HEAD"], include_in_schema=False)
 def inference_en(request: Request) -> HTMLResponse:
-    return inference_page(request, Lang.EN)
+    return _page(request, Lang.EN, _INFERENCE)
 
 
 @router.get("/inference/fragment", include_in_schema=False)
 def inference_fragment(request: Request) -> HTMLResponse:
-    """The results alone, for the page's script: same query, `lang` says which language."""
-    lang = page_lang(request, Lang.FR)
-    form = InferenceForm.from_query(page_query(request.query_params.multi_items()))
-    context = {**base_context(lang), **_inference_results(read_inference(form, lang), lang)}
-    html = _templates.get_template("partials/inference_results.html").render(context)
-    return _html(html, fragment=True)
-
-
-# --- LoRA page -----------------------------------------------------------------------------------
-
-def lora_page(request: Request, path_lang: Lang) -> HTMLResponse:
-    lang = page_lang(request, path_lang)
-    query = page_query(request.query_params.multi_items())
-    form = LoraForm.from_query(query)
-    reading = read_lora(form, lang)
-    context = {
-        **_page_context(lang, LORA, query, "lora"),
-        "form": form,
-        "errors": reading.errors,
-        "target_choices": TARGET_CHOICES,
-        **_lora_results(reading, lang),
-    }
-    return _html(_templates.get_template("lora.html").render(context))
+    return _fragment(request, _INFERENCE)
 
 
 @router.api_route("/lora", methods=["GET", "HEAD"], include_in_schema=False)
 def lora_fr(request: Request) -> HTMLResponse:
-    return lora_page(request, Lang.FR)
+    return _page(request, Lang.FR, _LORA)
 
 
 @router.api_route("/en/lora", methods=["GET", "HEAD"], include_in_schema=False)
 def lora_en(request: Request) -> HTMLResponse:
-    return lora_page(request, Lang.EN)
+    return _page(request, Lang.EN, _LORA)
 
 
 @router.get("/lora/fragment", include_in_schema=False)
 def lora_fragment(request: Request) -> HTMLResponse:
-    lang = page_lang(request, Lang.FR)
-    form = LoraForm.from_query(page_query(request.query_params.multi_items()))
-    context = {**base_context(lang), **_lora_results(read_lora(form, lang), lang)}
-    html = _templates.get_template("partials/lora_results.html").render(context)
-    return _html(html, fragment=True)
+    return _fragment(request, _LORA)
 
 
 @router.get("/en/inference/", include_in_schema=False)

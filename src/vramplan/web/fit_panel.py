@@ -28,7 +28,7 @@ from vramplan.sharding import Offload, Scheme
 from vramplan.solve import MAX_GPUS, FitReport, fit_report, usable_share_from_percent
 from vramplan.training import BATCH, SEQ_LEN, activations_for_simple_mode
 from vramplan.units import bytes_to_gb, format_number
-from vramplan.web.chart import WIDTH
+from vramplan.web.chart import Segment, stack, units_per_byte
 from vramplan.web.view import PageRequest, typeset
 
 _T = TypeVar("_T")
@@ -176,17 +176,6 @@ def activations_context(request: PageRequest) -> Mapping[str, Any]:
 
 
 @dataclass(frozen=True, slots=True)
-class ChartPart:
-    name: str
-    """Message key of the label."""
-    component: str
-    """CSS class suffix: a `Component` value, or `overhead`."""
-    memory_bytes: int
-    x: float
-    width: float
-
-
-@dataclass(frozen=True, slots=True)
 class ChartLine:
     kind: str
     """`usable` (capacity times the margin) or `capacity`."""
@@ -196,13 +185,12 @@ class ChartLine:
 
 @dataclass(frozen=True, slots=True)
 class FitChart:
-    parts: tuple[ChartPart, ...]
+    parts: tuple[Segment, ...]
+    """Named by the message key of their label, styled by their `Component` (or `overhead`)."""
     lines: tuple[ChartLine, ...]
     total_x: float
 
 
-_SCALE_MARGIN = 1.08
-"""As `chart.py`: the axis ends 8% past the largest of the peak and the capacity."""
 OVERHEAD = "overhead"
 
 
@@ -210,19 +198,17 @@ def fit_chart(report: FitReport) -> FitChart:
     """The per-GPU peak's parts (as `vramplan fit` lists them) on one byte scale, with lines at
     the usable share and at the capacity."""
     estimate, verdict = report.estimate, report.verdict
-    named = [(part.key, part.component.value, part.memory_bytes)
-             for part in estimate.peak.parts if part.memory_bytes]
+    named = [(part.key, part.memory_bytes) for part in estimate.peak.parts if part.memory_bytes]
+    styles = {part.key: part.component.value for part in estimate.peak.parts}
     overhead = estimate.total_bytes - estimate.allocated_bytes
     if overhead:
-        named.append(("fit.allocator", OVERHEAD, overhead))
-    scale = WIDTH / (max(estimate.total_bytes, verdict.capacity_bytes) * _SCALE_MARGIN)
-    parts, offset = [], 0
-    for key, component, size in named:
-        parts.append(ChartPart(key, component, size, offset * scale, size * scale))
-        offset += size
+        named.append(("fit.allocator", overhead))
+        styles["fit.allocator"] = OVERHEAD
+    scale = units_per_byte(estimate.total_bytes, verdict.capacity_bytes)
+    parts = stack(named, scale, styles)
     lines = (ChartLine("usable", verdict.usable_bytes, verdict.usable_bytes * scale),
              ChartLine("capacity", verdict.capacity_bytes, verdict.capacity_bytes * scale))
-    return FitChart(tuple(parts), lines, estimate.total_bytes * scale)
+    return FitChart(parts, lines, estimate.total_bytes * scale)
 
 
 class FitState:

@@ -20,7 +20,7 @@ from vramplan.presets.gpus import GPUS
 from vramplan.presets.inference_engines import Engine
 from vramplan.sister_api import inference_payload, lora_payload
 from vramplan.units import format_gb, format_gib
-from vramplan.web.chart import WIDTH
+from vramplan.web.chart import Segment, stack, units_per_byte
 from vramplan.web.view import CONSUMER_GPU, DATACENTER_GPU, typeset
 
 JSON = dict[str, Any]
@@ -189,19 +189,6 @@ def read_lora(form: LoraForm, lang: Lang) -> Reading:
 
 CUDA_CONTEXT = "cuda_context"
 """The chart's last segment: the CUDA context, counted by nvidia-smi on top of the tensors."""
-_SCALE_MARGIN = 1.08
-"""As on the main page's chart: the axis ends 8% past the largest of the total and the lines."""
-
-
-@dataclass(frozen=True, slots=True)
-class Segment:
-    name: str
-    """An `InferencePart` value, or `CUDA_CONTEXT`."""
-    memory_bytes: int
-    x: float
-    width: float
-
-
 @dataclass(frozen=True, slots=True)
 class Line:
     """A GPU's usable memory (all of it, or the engine's share) as a vertical line."""
@@ -240,16 +227,10 @@ def inference_chart(payload: JSON) -> InferenceChart:
     """The stacked bar of `device_bytes` and a line at each drawn GPU's usable memory."""
     total = int(payload["device_bytes"])
     drawn = line_verdicts(payload)
-    largest = max([total, *(int(v["usable_bytes"]) for v in drawn)])
-    units_per_byte = WIDTH / (largest * _SCALE_MARGIN)
-    segments = []
-    offset = 0
-    for name, size in chart_parts(payload):
-        segments.append(Segment(name, size, offset * units_per_byte, size * units_per_byte))
-        offset += size
+    per_byte = units_per_byte(total, *(int(v["usable_bytes"]) for v in drawn))
     lines = tuple(Line(v["display_name"], int(v["usable_bytes"]),
-                       int(v["usable_bytes"]) * units_per_byte) for v in drawn)
-    return InferenceChart(tuple(segments), lines, total, total * units_per_byte)
+                       int(v["usable_bytes"]) * per_byte) for v in drawn)
+    return InferenceChart(stack(chart_parts(payload), per_byte), lines, total, total * per_byte)
 
 
 def part_label(name: str, lang: Lang) -> str:

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
 from vramplan.lora import LoraTarget
+from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.setup import Checkpointing, Framework, Method, Metric, Optimizer, Precision, Quant
 from vramplan.training import (
-    CUDA_CONTEXT_BYTES,
     Phase,
     TrainingSetup,
     activation_bytes,

@@ -31,8 +31,9 @@ from fractions import Fraction
 from vramplan.architecture import Architecture, MlpKind
 from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName
 from vramplan.inputs import NumberField
+from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.gpus import Gpu
-from vramplan.presets.inference_engines import CUDA_CONTEXT_BYTES, ENGINES, Engine, EngineProfile
+from vramplan.presets.inference_engines import ENGINES, Engine, EngineProfile
 from vramplan.presets.quant_formats import FormatFamily, QuantFormat
 from vramplan.quant_storage import WeightGroup, WeightsLayout, weights_layout
 

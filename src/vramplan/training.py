@@ -38,6 +38,7 @@ from vramplan.components import Component
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
 from vramplan.inputs import NumberField
 from vramplan.lora import LORA_RANK, LoraTarget, lora_breakdown
+from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.quant_storage import bnb_4bit_bytes, bnb_int8_bytes
 from vramplan.setup import (
     Attention,
@@ -51,7 +52,7 @@ from vramplan.setup import (
     Precision,
     Quant,
 )
-from vramplan.units import BYTES_PER_MIB, ceil_div
+from vramplan.units import ceil_div
 
 BATCH = NumberField("batch", minimum=1, maximum=1_000_000, minimum_inclusive=True)
 SEQ_LEN = NumberField("seq_len", minimum=1, maximum=10_000_000, minimum_inclusive=True)
@@ -71,11 +72,7 @@ ALLOCATOR_OVERHEAD = 0.05
 large tensors, 20 MiB for mid-size) and keeps freed blocks cached (PyTorch docs, "CUDA memory
 management", torch.cuda.memory_stats). Uncertain: 2 to 15% in practice, more with fragmentation
 (expandable_segments reduces it). No measured `reserved` case backs this figure yet."""
-CUDA_CONTEXT_BYTES = 500 * BYTES_PER_MIB
-"""`device` over `reserved`: the CUDA context, kernels and cuBLAS/cuDNN workspaces that nvidia-smi
-counts and the allocator does not. Uncertain: about 300 to 800 MiB depending on GPU, driver, CUDA
-version and lazy module loading (CUDA_MODULE_LOADING=LAZY, default since CUDA 11.7 with PyTorch
-1.13+)."""
+
 
 
 class Phase(StrEnum):

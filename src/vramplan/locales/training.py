@@ -39,8 +39,8 @@ MESSAGES = {
     },
     "accepted.id": {FR: "un identifiant unique pour la ligne", EN: "a unique id for the row"},
     "accepted.column": {
-        FR: "les colonnes du format des cas (voir docs/memory-model.md)",
-        EN: "the columns of the case format (see docs/memory-model.md)",
+        FR: "les colonnes du format des cas (voir docs/cases-format.md)",
+        EN: "the columns of the case format (see docs/cases-format.md)",
     },
     "accepted.lora_dropout": {FR: "un taux entre 0 et 1 (exclu)",
                               EN: "a rate from 0 to 1 (excluded)"},

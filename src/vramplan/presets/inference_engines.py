@@ -99,12 +99,3 @@ ENGINES: dict[Engine, EngineProfile] = {p.engine: p for p in (
         source="ggml-org/llama.cpp common/common.h, src/llama-model.cpp"),
 )}
 
-
-CUDA_CONTEXT_BYTES = 500 * 2**20
-"""The CUDA context and kernels a process holds on the device outside the PyTorch allocator
-(nvidia-smi shows it, `torch.cuda.max_memory_allocated` does not). It depends on the GPU, driver,
-CUDA version and loaded libraries: reports run from about 300 MiB to over 1 GiB (pytorch/pytorch
-issue #34323: 781 MB for a bare `torch.zeros(1).cuda()`; the PyTorch note on
-torch.cuda.memory_allocated: "some context needs to be created on GPU"). 500 MiB is a middle
-value with that uncertainty (CUDA_CONTEXT_RANGE_BYTES)."""
-CUDA_CONTEXT_RANGE_BYTES = (300 * 2**20, 1024 * 2**20)

@@ -8,6 +8,7 @@ Every 4xx has the shape of `schemas.ErrorOut`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
@@ -70,19 +71,29 @@ def query_parameters(model: type[BaseModel]) -> dict[str, Any]:
     ]}
 
 
-def read_query(request: Request, model: type[_Q]) -> _Q:
-    """The request's query as `model`; an unknown `lang` or parameter is an error."""
-    # parse_qsl straight from the raw bytes: half the cost of Starlette's QueryParams
-    fields = dict(parse_qsl(request.scope["query_string"].decode("latin-1"),
-                            keep_blank_values=True))
+def query_fields(request: Request) -> dict[str, str]:
+    """The query's fields as text, parsed straight from the raw bytes (half the cost of
+    Starlette's QueryParams)."""
+    return dict(parse_qsl(request.scope["query_string"].decode("latin-1"),
+                          keep_blank_values=True))
+
+
+def validated(fields: Mapping[str, str], model: type[_Q]) -> _Q:
+    """`fields` as `model`; an unknown parameter (the message lists `model`'s) or `lang` is an
+    error."""
     try:
         query = model.model_validate(fields)
     except ValidationError as invalid:
         errors = [{**error, "loc": ("query", *error["loc"])} for error in invalid.errors()]
-        raise from_validation(errors, FIELDS_BY_LOCATION) from None
+        raise from_validation(errors, {"query": tuple(model.model_fields)}) from None
     if query.lang is not None:
         parse_lang(query.lang)
     return query
+
+
+def read_query(request: Request, model: type[_Q]) -> _Q:
+    """The request's query as `model` (every API route reads its query this way)."""
+    return validated(query_fields(request), model)
 
 
 def _answer(inputs: SeedInputs, gpu: str | None) -> JSONResponse:

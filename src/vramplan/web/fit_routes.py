@@ -12,11 +12,10 @@ Query values are text read by the CLI's rules; every 4xx has the API's one error
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeVar
-from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from vramplan.errors import MissingValue
 from vramplan.fit_inputs import FitFields, fit_setup
@@ -38,10 +37,8 @@ from vramplan.setup import (
 )
 from vramplan.sharding import Offload, Scheme
 from vramplan.solve import fit_report, usable_share_from_percent
-from vramplan.web.api import FastJSONResponse, query_parameters
-from vramplan.web.errors import from_validation
+from vramplan.web.api import FastJSONResponse, query_parameters, read_query
 from vramplan.web.fit_panel import TRAINING_METHODS, simple_activations_query
-from vramplan.web.lang import parse_lang
 from vramplan.web.schemas import ErrorOut, GpuName, LangQuery, OptionalNumberText, _text
 
 router = APIRouter(prefix="/api/v1", tags=["v1"])
@@ -194,20 +191,6 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _read(request: Request, model: type[_Q]) -> _Q:
-    """The query as `model`: unknown parameters and a bad `lang` are errors."""
-    fields = dict(parse_qsl(request.scope["query_string"].decode("latin-1"),
-                            keep_blank_values=True))
-    try:
-        query = model.model_validate(fields)
-    except ValidationError as invalid:
-        errors = [{**error, "loc": ("query", *error["loc"])} for error in invalid.errors()]
-        raise from_validation(errors, {"query": tuple(model.model_fields)}) from None
-    if query.lang is not None:
-        parse_lang(query.lang)
-    return query
-
-
 def fit_payload(query: FitQuery) -> dict[str, Any]:
     """`vramplan fit --json` for these options."""
     if not query.model.strip():
@@ -224,7 +207,7 @@ def fit_payload(query: FitQuery) -> dict[str, Any]:
 async def get_fit(request: Request) -> JSONResponse:
     """Will a training run fit on GPUs of a type, and what to change if not: the object
     `vramplan fit --json` prints for the same options."""
-    return FastJSONResponse(fit_payload(_read(request, FitQuery)))
+    return FastJSONResponse(fit_payload(read_query(request, FitQuery)))
 
 
 @router.get("/activations", response_model=None,
@@ -233,7 +216,7 @@ async def get_fit(request: Request) -> JSONResponse:
 async def get_activations(request: Request) -> JSONResponse:
     """The simple mode's activation memory A from batch and sequence length (detailed model:
     mixed precision, SDPA, no checkpointing), as `vramplan estimate --seq-len` computes it."""
-    query = _read(request, ActivationsQuery)
+    query = read_query(request, ActivationsQuery)
     result = simple_activations_query({"model": query.model, "batch": query.batch or "",
                                        "seq_len": query.seq_len or "",
                                        "method": query.method or ""})

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -21,9 +21,8 @@ from pydantic import BaseModel, ValidationError
 
 from vramplan.i18n import Lang
 from vramplan.sister_api import inference_payload, lora_payload
-from vramplan.web.api import FastJSONResponse, query_parameters
+from vramplan.web.api import FastJSONResponse, query_fields, query_parameters, validated
 from vramplan.web.errors import from_validation
-from vramplan.web.lang import parse_lang
 from vramplan.web.pages import HOME, model_choices, page_lang
 from vramplan.web.schemas import ErrorOut, LangQuery
 from vramplan.web.sister_schemas import (
@@ -212,15 +211,8 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 def _read_query(request: Request, model: type[_Q]) -> dict[str, str]:
     """The query's fields, checked against `model` (names, `lang`); values stay text for
     `sister_api`, which reads them like the CLI does."""
-    fields = dict(parse_qsl(request.scope["query_string"].decode("latin-1"),
-                            keep_blank_values=True))
-    try:
-        query = model.model_validate(fields)
-    except ValidationError as invalid:
-        errors = [{**error, "loc": ("query", *error["loc"])} for error in invalid.errors()]
-        raise from_validation(errors, {"query": tuple(model.model_fields)}) from None
-    if query.lang is not None:
-        parse_lang(query.lang)
+    fields = query_fields(request)
+    validated(fields, model)
     fields.pop("lang", None)
     return fields
 

@@ -273,6 +273,8 @@ MAX_BATCH = 4096
 MAX_GPUS = 4096
 """Upper end of the GPU-count search."""
 MAX_COMBINED_STEPS = 8
+"""Most changes chained by `combined_changes` (each of the 11 kinds applies at most once): a bound
+on the loop, not a physical figure."""
 
 LORA_RANK_SUGGESTED = 16
 """The rank suggested when switching to LoRA/QLoRA, on every linear layer of the blocks, as the

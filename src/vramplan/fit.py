@@ -15,33 +15,31 @@ from vramplan.units import ceil_div
 # (and inspect) and building frozen dataclasses took ~10 ms of a ~46 ms start
 # (benchmarks/cli_startup.py). They are immutable and typed all the same.
 class GpuVerdict(NamedTuple):
-    """How `required_bytes` compares with one GPU's memory."""
+    """How `required_bytes` compares with one GPU's memory, computed once by `verdict` (every API
+    estimate serializes four of them; properties recomputed the capacity at each read)."""
 
     gpu: Gpu
     required_bytes: int
+    fits: bool
+    headroom_bytes: int
+    """Capacity left (positive) or missing (negative)."""
+    usage_share: float
+    """Required memory as a share of the card's capacity (1.0 = exactly full)."""
+    min_gpus_lower_bound: int
+    """Fewest such cards that could hold the total if it were split evenly with no overhead.
 
-    @property
-    def fits(self) -> bool:
-        return self.required_bytes <= self.gpu.capacity_bytes
+    A lower bound only: real sharding replicates some tensors and adds buffers.
+    """
 
-    @property
-    def headroom_bytes(self) -> int:
-        """Capacity left (positive) or missing (negative)."""
-        return self.gpu.capacity_bytes - self.required_bytes
 
-    @property
-    def usage_share(self) -> float:
-        """Required memory as a share of the card's capacity (1.0 = exactly full)."""
-        return self.required_bytes / self.gpu.capacity_bytes
-
-    @property
-    def min_gpus_lower_bound(self) -> int:
-        """Fewest such cards that could hold the total if it were split evenly with no overhead.
-
-        A lower bound only: real sharding replicates some tensors and adds buffers.
-        """
-        return max(1, ceil_div(self.required_bytes, self.gpu.capacity_bytes))
+def verdict(gpu: Gpu, required_bytes: int) -> GpuVerdict:
+    """Does `required_bytes` fit on one `gpu`, by how much, and on how many at the least."""
+    capacity = gpu.capacity_bytes
+    return GpuVerdict(
+        gpu, required_bytes, required_bytes <= capacity, capacity - required_bytes,
+        required_bytes / capacity, max(1, ceil_div(required_bytes, capacity)),
+    )
 
 
 def verdicts(required_bytes: int, gpus: tuple[Gpu, ...]) -> tuple[GpuVerdict, ...]:
-    return tuple(GpuVerdict(gpu, required_bytes) for gpu in gpus)
+    return tuple([verdict(gpu, required_bytes) for gpu in gpus])

@@ -12,7 +12,7 @@ from typing import NamedTuple
 from vramplan.components import Component
 from vramplan.errors import ConflictingOptions, UnknownName
 from vramplan.inputs import ACTIVATIONS_GB, BYTES_PER_PARAM, PARAMS_BILLION
-from vramplan.presets.optimizers import OPTIMIZERS, OptimizerPreset, PerParamPart
+from vramplan.presets.optimizers import OPTIMIZERS, OptimizerPreset, OptimizerSpec, PerParamPart
 from vramplan.units import PARAMS_PER_BILLION, gb_to_bytes
 
 
@@ -80,44 +80,46 @@ def seed_inputs(
         BYTES_PER_PARAM.check(bytes_per_param)
     elif optimizer is None:
         optimizer = OptimizerPreset.ADAM_MIXED
-    return SeedInputs(
-        params_billion=PARAMS_BILLION.check(params_billion),
-        optimizer=optimizer,
-        bytes_per_param=bytes_per_param,
-        activations_gb=ACTIVATIONS_GB.check(activations_gb),
+    return SeedInputs(  # params_billion, optimizer, bytes_per_param, activations_gb
+        PARAMS_BILLION.check(params_billion), optimizer, bytes_per_param,
+        ACTIVATIONS_GB.check(activations_gb),
     )
+
+
+def _seed_parts(spec: OptimizerSpec) -> tuple[PerParamPart, ...]:
+    """The preset's physical parts, then its planning margin when the seed's figure is rounder."""
+    margin = spec.margin_bytes_per_param
+    if margin > 0:
+        planning = PerParamPart("part.planning_margin", Component.PLANNING_MARGIN, margin)
+        return (*spec.parts, planning)
+    return spec.parts
+
+
+_PARTS = {preset: _seed_parts(spec) for preset, spec in OPTIMIZERS.items()}
+"""Each preset's breakdown lines, built once: every API estimate reads them."""
 
 
 def estimate_seed(inputs: SeedInputs) -> SeedEstimate:
     """Apply M = N·B and V = M + A."""
     params = round(inputs.params_billion * PARAMS_PER_BILLION)
     if inputs.optimizer is not None:
-        spec = OPTIMIZERS[inputs.optimizer]
-        bytes_per_param = spec.bytes_per_param
-        parts = spec.parts
-        if spec.margin_bytes_per_param > 0:
-            margin = PerParamPart(
-                "part.planning_margin", Component.PLANNING_MARGIN, spec.margin_bytes_per_param
-            )
-            parts = (*parts, margin)
+        bytes_per_param = OPTIMIZERS[inputs.optimizer].bytes_per_param
+        parts = _PARTS[inputs.optimizer]
     elif inputs.bytes_per_param is not None:
         bytes_per_param = inputs.bytes_per_param
         parts = ()
     else:
         raise ValueError("SeedInputs needs an optimizer or a bytes_per_param")
-    breakdown = tuple(
+    breakdown = tuple([
         BreakdownItem(p.key, p.component, p.bytes_per_param, round(params * p.bytes_per_param))
         for p in parts
-    )
+    ])
     model_states = (
         sum(item.memory_bytes for item in breakdown) if breakdown
         else round(params * bytes_per_param)
     )
+    # Positional: keyword construction of a NamedTuple costs twice as much (API hot path).
     return SeedEstimate(
-        inputs=inputs,
-        params=params,
-        bytes_per_param=bytes_per_param,
-        breakdown=breakdown,
-        model_states_bytes=model_states,
-        activations_bytes=gb_to_bytes(inputs.activations_gb),
+        inputs, params, bytes_per_param, breakdown, model_states,
+        gb_to_bytes(inputs.activations_gb),  # activations_bytes
     )

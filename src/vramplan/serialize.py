@@ -32,13 +32,17 @@ SCHEMA_VERSION = 1
 JSON = dict[str, "Any"]
 
 
+_MEMORY_KEYS: dict[str, tuple[str, str, str]] = {}
+"""The three field names of each prefix, built once (an API estimate fills twelve such groups)."""
+
+
 def memory(prefix: str, n_bytes: int) -> JSON:
     """`{prefix}_bytes`, `{prefix}_gb` and `{prefix}_gib` for one quantity."""
-    return {
-        f"{prefix}_bytes": n_bytes,
-        f"{prefix}_gb": bytes_to_gb(n_bytes),
-        f"{prefix}_gib": bytes_to_gib(n_bytes),
-    }
+    keys = _MEMORY_KEYS.get(prefix)
+    if keys is None:
+        keys = _MEMORY_KEYS[prefix] = (f"{prefix}_bytes", f"{prefix}_gb", f"{prefix}_gib")
+    in_bytes, in_gb, in_gib = keys
+    return {in_bytes: n_bytes, in_gb: bytes_to_gb(n_bytes), in_gib: bytes_to_gib(n_bytes)}
 
 
 def gpu_to_json(gpu: Gpu) -> JSON:
@@ -54,11 +58,12 @@ def gpu_to_json(gpu: Gpu) -> JSON:
 
 
 def verdict_to_json(verdict: GpuVerdict) -> JSON:
+    gpu = verdict.gpu
     return {
-        "gpu": verdict.gpu.name,
-        "display_name": verdict.gpu.display_name,
-        "capacity_bytes": verdict.gpu.capacity_bytes,
-        "capacity_gib": verdict.gpu.memory_gib,
+        "gpu": gpu.name,
+        "display_name": gpu.display_name,
+        "capacity_bytes": gpu.capacity_bytes,
+        "capacity_gib": gpu.memory_gib,
         "fits": verdict.fits,
         **memory("headroom", verdict.headroom_bytes),
         "usage_share": verdict.usage_share,

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl
 
 import orjson
 from fastapi import APIRouter, Request
@@ -72,10 +71,11 @@ def query_parameters(model: type[BaseModel]) -> dict[str, Any]:
 
 
 def query_fields(request: Request) -> dict[str, str]:
-    """The query's fields as text, parsed straight from the raw bytes (half the cost of
-    Starlette's QueryParams)."""
-    return dict(parse_qsl(request.scope["query_string"].decode("latin-1"),
-                          keep_blank_values=True))
+    """The query's fields as text (the last value of a repeated name). FastAPI has already parsed
+    the query of every request before the endpoint runs (`solve_dependencies` reads
+    `request.query_params`, which Starlette keeps on the request), so this reuses that parse
+    rather than parsing the raw bytes a second time (about 4 µs of an estimate's 36)."""
+    return dict(request.query_params)
 
 
 def validated(fields: Mapping[str, str], model: type[_Q]) -> _Q:

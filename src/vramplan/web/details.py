@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vramplan.fit import GpuVerdict
+from vramplan.fit import GpuVerdict, verdict
 from vramplan.presets.gpus import find_gpu
 from vramplan.presets.optimizers import OPTIMIZERS, OptimizerPreset, PerParamPart
 from vramplan.seed import SeedEstimate, estimate_seed, seed_inputs
@@ -48,7 +48,7 @@ def worked_example() -> WorkedExample:
         adam_parts=OPTIMIZERS[adam].parts,
         model_states=estimate_seed(seed_inputs(EXAMPLE_PARAMS_BILLION, adam)),
         with_activations=with_activations,
-        datacenter=GpuVerdict(find_gpu(DATACENTER_GPU), with_activations.total_bytes),
+        datacenter=verdict(find_gpu(DATACENTER_GPU), with_activations.total_bytes),
         lora_frozen=estimate_seed(
             seed_inputs(EXAMPLE_PARAMS_BILLION, bytes_per_param=FROZEN_BYTES_PER_PARAM)
         ),

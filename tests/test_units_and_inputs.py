@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from babel.numbers import format_decimal
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vramplan.errors import NotAnInteger, NotANumber, NotFinite, OutOfRange
 from vramplan.i18n import Lang, detect_lang
@@ -40,6 +43,18 @@ def test_english_formatting() -> None:
     assert format_gb(132 * BYTES_PER_GB, Lang.EN) == f"132{NBSP}GB"
     assert format_number(1234.5, Lang.EN) == "1,234.5"
     assert format_gib(132 * BYTES_PER_GB, Lang.EN) == f"122.93{NBSP}GiB"
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.floats(min_value=-1e12, max_value=1e12, allow_nan=False),
+       lang=st.sampled_from(list(Lang)), max_decimals=st.integers(min_value=0, max_value=4))
+def test_formatting_is_babels_format_decimal(value: float, lang: Lang, max_decimals: int) -> None:
+    # format_number keeps Babel's parsed pattern and locale between calls; the text must stay
+    # exactly what babel.numbers.format_decimal gives for the same pattern and locale.
+    pattern = "#,##0" + ("." + "#" * max_decimals if max_decimals else "")
+    locale = {Lang.FR: "fr_FR", Lang.EN: "en_US"}[lang]
+    expected = format_decimal(value, format=pattern, locale=locale)
+    assert format_number(value, lang, max_decimals) == expected
 
 
 @pytest.mark.parametrize(("text", "value"), [("7", 7.0), ("7.5", 7.5), ("7,5", 7.5), (" 70 ", 70.0),

@@ -4,7 +4,7 @@ and the seed calculator's state. Formatting only: every number comes from the co
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
@@ -158,8 +158,8 @@ class PageRequest:
         if count is None:
             return self.seed_form
         text = params_text(count)
-        return replace(self.seed_form,
-                       params=text.replace(".", ",") if self.lang is Lang.FR else text)
+        return self.seed_form._replace(
+            params=text.replace(".", ",") if self.lang is Lang.FR else text)
 
     @cached_property
     def field_errors(self) -> dict[str, str]:

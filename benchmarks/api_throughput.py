@@ -9,7 +9,8 @@ The app runs in its own uvicorn process (no access log) on a free 127.0.0.1 port
 from `wrk` (Debian package `wrk`) when installed, else from an asyncio httpx client sending a
 bounded number of requests. Each round measures both endpoints back to back (in alternating
 order), so that load from other processes hits both alike; the figure is the median of the
-rounds' ratios, with its spread.
+rounds' ratios, with its spread. Last, both endpoints are called in process (no server) for the
+app's own time per request.
 """
 
 from __future__ import annotations
@@ -125,6 +126,34 @@ def run_httpx(url: str, requests: int, connections: int) -> Run:
     return asyncio.run(_run_httpx(url, requests, connections))
 
 
+def in_process_us(path: str, requests: int = 5000) -> float:
+    """Microseconds per request of the app alone: ASGI calls in this process, no server, socket
+    or HTTP parsing (the app's own share, steadier than the loopback figures)."""
+    from vramplan.web.app import create_app
+
+    app = create_app()
+    raw_path, _, query = path.partition("?")
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
+             "scheme": "http", "path": raw_path, "raw_path": raw_path.encode(),
+             "query_string": query.encode(), "root_path": "", "headers": [(b"host", b"x")],
+             "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 8000)}
+
+    async def receive() -> dict[str, object]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: object) -> None:
+        return None
+
+    async def calls(count: int) -> float:
+        start = time.perf_counter()
+        for _ in range(count):
+            await app(dict(scope), receive, send)
+        return time.perf_counter() - start
+
+    asyncio.run(calls(requests // 10))  # warm-up
+    return min(asyncio.run(calls(requests)) for _ in range(3)) / requests * 1e6
+
+
 def page_weight(base: str) -> dict[str, int]:
     return {path: len(httpx.get(base + path).content) for path in PAGE_ASSETS}
 
@@ -185,6 +214,9 @@ def main() -> int:
                  / statistics.median(run.server_cpu_us_per_request for run in runs[ESTIMATE]))
     print(f"estimate / no-op throughput per server core (from server CPU time per request, "
           f"insensitive to other processes): {cpu_ratio:.2f}")
+    noop_us, estimate_us = in_process_us(NOOP), in_process_us(ESTIMATE)
+    print(f"in process (ASGI calls, no server): {NOOP} {noop_us:.1f} µs, estimate "
+          f"{estimate_us:.1f} µs, the estimate's own share {estimate_us - noop_us:.1f} µs")
     total = sum(weights.values())
     for path, size in weights.items():
         print(f"  {path:48s} {size:8d} bytes")

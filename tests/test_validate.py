@@ -114,7 +114,7 @@ def test_missing_required_column_is_named() -> None:
     (ROW.replace("q;v", "q;query"), "lora_targets"),
     (ROW.replace("21.30", "lots"), "measured"),
     (ROW.replace(",GB,", ",GO,"), "unit"),
-    (ROW.replace("a100-40gb", "a100-41gb"), "gpu"),
+    (ROW.replace("a100-40gb", "a100-big"), "gpu"),
     (ROW.replace(",1304,", ",-3,"), "seq_len"),
 ])
 def test_bad_value_names_row_and_column(bad: str, column: str) -> None:
@@ -125,11 +125,25 @@ def test_bad_value_names_row_and_column(bad: str, column: str) -> None:
     assert column in message
 
 
-def test_unknown_model_is_reported_with_its_row() -> None:
-    with pytest.raises(CaseValueError) as caught:
-        score_cases(read_cases("\n".join((HEADER, ROW.replace("llama-2-7b", "llama-9")))))
-    assert "row 1 (t1)" in str(caught.value)
-    assert "llama-9" in str(caught.value)
+def test_a_row_no_model_takes_is_skipped_with_its_reason_and_the_others_are_scored() -> None:
+    unknown_model = ROW.replace("llama-2-7b", "llama-9").replace("t1,", "t2,", 1)
+    # two GPUs without a data-parallel scheme: the model split across cards, not modelled
+    split = ROW.replace(",1,a100-40gb,", ",2,a100-40gb,").replace("t1,", "t3,", 1)
+    report = score_cases(read_cases("\n".join((HEADER, ROW, unknown_model, split))))
+    assert [s.outcome for s in report.scores] == [Outcome.SCORED, Outcome.SKIPPED,
+                                                  Outcome.SKIPPED]
+    assert report.rows_scored == 1
+    skipped = {s.case.id: s.skip_reason for s in report.skipped}
+    assert "llama-9" in skipped["t2"]
+    assert "gpus" in skipped["t3"]
+
+
+def test_a_card_missing_from_the_catalogue_is_read_by_the_size_in_its_name() -> None:
+    (case,) = read_cases("\n".join((HEADER, ROW.replace("a100-40gb", "rtx-a5000-24gb"))))
+    assert case.gpu is not None
+    assert case.gpu.capacity_bytes == 24 * 2**30  # an "N GB" card holds N GiB
+    (known,) = read_cases("\n".join((HEADER, ROW.replace("a100-40gb", "H100_80GB"))))
+    assert known.gpu is not None and known.gpu.name == "h100-80gb"
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -165,6 +179,19 @@ def test_cli_text_in_french_and_bad_file_exits_2(tmp_path: Path) -> None:
     assert status == 2
     assert "row 1 (t1)" in err and "precision" in err
     assert "Traceback" not in err
+
+
+def test_cli_lists_skipped_rows_in_the_users_language(tmp_path: Path) -> None:
+    path = tmp_path / "mine.csv"
+    unknown_model = ROW.replace("llama-2-7b", "llama-9").replace("t1,", "t2,", 1)
+    path.write_text("\n".join((HEADER, ROW, unknown_model)) + "\n", encoding="utf-8")
+    status, out, err = run("validate", str(path), "--lang", "fr")
+    assert (status, err) == (0, "")
+    assert "lignes non modélisées : 1" in out
+    assert "t2: model : « llama-9 » est inconnu" in out
+    status, out, _ = run("validate", str(path), "--json")
+    assert status == 0
+    assert json.loads(out)["summary"]["skipped"][0]["id"] == "t2"
 
 
 def test_byte_order_mark_and_crlf_are_accepted() -> None:

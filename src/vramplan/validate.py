@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -177,7 +178,7 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         attention=choice(Attention, "attention", get("attention"), Attention.SDPA),
         loss=_optional_choice(Loss, "loss", get("loss")),
         gpus=_optional_count("gpus", get("gpus", "")) or 1,
-        gpu=find_gpu(gpu_name) if gpu_name else None,
+        gpu=case_gpu(gpu_name) if gpu_name else None,
         sharding=choice(Scheme, "sharding", get("sharding"), Scheme.NONE),
         offload=choice(Offload, "offload", get("offload"), Offload.NONE),
         framework=choice(Framework, "framework", get("framework"), Framework.GENERIC),
@@ -186,6 +187,25 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         unit=get("unit", ""),
         notes=get("notes", ""),
     )
+
+
+_SIZED_NAME = re.compile(r"[a-z0-9][a-z0-9-]*-(\d{1,4})gb", re.IGNORECASE)
+"""A card name ending in its memory size, as the format's examples (`a10g-24gb`, `h100-80gb`)."""
+
+
+def case_gpu(name: str) -> Gpu:
+    """The row's card: from the catalogue, else, for a name that ends in its memory size like
+    the catalogue's (`rtx-a5000-24gb`), a card of that many GiB (an "N GB" card holds N GiB, see
+    `vramplan.presets.gpus`): the size is all that scoring needs of a card."""
+    try:
+        return find_gpu(name)
+    except UnknownName:
+        sized = _SIZED_NAME.fullmatch(name.strip())
+        if sized is None or int(sized.group(1)) == 0:
+            raise
+        size = int(sized.group(1))
+        return Gpu(name.strip().lower(), name.strip(), "", size,
+                   source=f"case file: {size} GB read from the name")
 
 
 def _required(column: str, value: str) -> str:
@@ -250,6 +270,8 @@ class CaseScore:
     model_kind: str = ""
     """Which model estimated the row: `training`, `per_gpu`, `inference`."""
     skip_reason: str = ""
+    """Why the row was not estimated (in English; `skip_error` says it in any language)."""
+    skip_error: VramplanError | None = None
 
     @property
     def error_pct(self) -> float | None:
@@ -332,7 +354,9 @@ def score_cases(cases: Sequence[Case]) -> ValidationReport:
 
 
 def score_case(case: Case) -> CaseScore:
-    """One row: estimated by the model that owns its kind of run."""
+    """One row: estimated by the model that owns its kind of run. A row that no model takes (a
+    model missing from the registry, a combination the models refuse) is skipped with the reason,
+    so that one such row does not stop the others from being scored."""
     try:
         if case.method is Method.INFERENCE:
             return _score_inference(case)
@@ -340,7 +364,8 @@ def score_case(case: Case) -> CaseScore:
             return _score_multi_gpu(case)
         return _score_training(case)
     except VramplanError as error:
-        raise CaseValueError(case.row, case.id, error) from None
+        return CaseScore(case, Outcome.SKIPPED, skip_reason=error.message(Lang.EN),
+                         skip_error=error)
 
 
 def _outcome(case: Case) -> Outcome:

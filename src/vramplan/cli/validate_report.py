@@ -50,5 +50,9 @@ def _summary(report: ValidationReport, lang: Lang) -> str:
         translate("validate.oom_summary", lang, right=report.oom_right, total=report.oom_total),
         translate("validate.skipped_summary", lang, n=len(report.skipped)),
     ]
-    lines += [f"  {s.case.id}: {s.skip_reason}" for s in report.skipped]
+    lines += [f"  {s.case.id}: {_reason(s, lang)}" for s in report.skipped]
     return "\n".join(lines)
+
+
+def _reason(score: CaseScore, lang: Lang) -> str:
+    return score.skip_error.message(lang) if score.skip_error is not None else score.skip_reason

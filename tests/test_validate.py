@@ -138,6 +138,25 @@ def test_a_row_no_model_takes_is_skipped_with_its_reason_and_the_others_are_scor
     assert "gpus" in skipped["t3"]
 
 
+@pytest.mark.parametrize(("framework", "scheme", "checkpointing"), [
+    ("litgpt", "fsdp", "full"),  # litgpt's FSDPStrategy, with activation_checkpointing_policy
+    ("torchtune", "fsdp", "none"),
+    ("hf", "ddp", "none"),
+    ("generic", "ddp", "none"),
+])
+def test_empty_sharding_on_several_gpus_is_the_frameworks_default(
+        framework: str, scheme: str, checkpointing: str) -> None:
+    # the format: "an empty optional cell means the framework's default"
+    row = ROW.replace(",none,sdpa,,1,a100-40gb,none,none,litgpt,",
+                      f",,sdpa,,2,a100-40gb,,none,{framework},")
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert (case.sharding.value, case.checkpointing.value) == (scheme, checkpointing)
+    (score,) = score_cases((case,)).scores
+    assert (score.outcome, score.model_kind) == (Outcome.SCORED, "per_gpu")
+    (single,) = read_cases("\n".join((HEADER, row.replace(",2,a100-40gb,", ",1,a100-40gb,"))))
+    assert (single.sharding.value, single.checkpointing.value) == ("none", "none")
+
+
 def test_a_card_missing_from_the_catalogue_is_read_by_the_size_in_its_name() -> None:
     (case,) = read_cases("\n".join((HEADER, ROW.replace("a100-40gb", "rtx-a5000-24gb"))))
     assert case.gpu is not None

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from vramplan.architecture import Architecture
 from vramplan.components import Component
 from vramplan.lora import LoraTarget
-from vramplan.setup import Framework, Method, Metric
+from vramplan.setup import Checkpointing, Framework, Method, Metric
 from vramplan.sharding import (
     FsdpVersion,
     ModelStates,
@@ -71,6 +71,41 @@ class PerGpuEstimate(PeakOverPhases):
         """Host memory one node needs for everything offloaded by its ranks."""
         ranks = self.parallelism.ranks_per_node
         return self.sharded.host_bytes_per_node + self.host_activation_bytes_per_rank * ranks
+
+
+DEFAULT_SCHEME: dict[Framework, Scheme] = {
+    # litgpt finetune/lora.py, full.py: `if devices * num_nodes > 1: strategy = FSDPStrategy(
+    # auto_wrap_policy={Block}, activation_checkpointing_policy={Block}, ...)`
+    Framework.LITGPT: Scheme.FSDP,
+    # torchtune's *_distributed recipes shard the model with FSDP2 (`training.shard_model`,
+    # torch.distributed.fsdp.fully_shard)
+    Framework.TORCHTUNE: Scheme.FSDP,
+    # transformers' Trainer launched on several processes wraps the model in
+    # torch.nn.parallel.DistributedDataParallel (Trainer._wrap_model, through accelerate)
+    Framework.HF: Scheme.DDP,
+    # DeepSpeed's `zero_optimization.stage` defaults to 0: plain data parallelism
+    Framework.DEEPSPEED: Scheme.DDP,
+    # Megatron-LM's DistributedDataParallel; its distributed optimizer is opt-in
+    # (--use-distributed-optimizer)
+    Framework.MEGATRON: Scheme.DDP,
+    Framework.GENERIC: Scheme.DDP,
+}
+"""The data-parallel scheme a framework sets up on several GPUs when none is named."""
+
+
+def default_scheme(framework: Framework, gpus: int) -> Scheme:
+    """The scheme of a run on `gpus` GPUs that names none: none on one GPU, else the
+    framework's (`DEFAULT_SCHEME`)."""
+    return Scheme.NONE if gpus == 1 else DEFAULT_SCHEME[framework]
+
+
+def default_checkpointing(framework: Framework, scheme: Scheme) -> Checkpointing:
+    """Activation checkpointing of a run that names none: litgpt's FSDP strategy checkpoints
+    every block (`activation_checkpointing_policy={Block}`, see `DEFAULT_SCHEME`); otherwise
+    none."""
+    if framework is Framework.LITGPT and scheme is Scheme.FSDP:
+        return Checkpointing.FULL
+    return Checkpointing.NONE
 
 
 def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,

@@ -152,10 +152,18 @@ def read_cases(text: str) -> tuple[Case, ...]:
 
 
 def _case(row: int, cell: Mapping[str, str]) -> Case:
+    from vramplan.per_gpu import default_checkpointing, default_scheme
+
     get = cell.get
     method = _required_choice(Method, "method", get("method", ""))
     inference = method is Method.INFERENCE
     gpu_name = get("gpu", "")
+    gpus = _optional_count("gpus", get("gpus", "")) or 1
+    framework = choice(Framework, "framework", get("framework"), Framework.GENERIC)
+    # An empty cell is the framework's default (the format's rule): on several GPUs, its
+    # data-parallel scheme; with litgpt's FSDP strategy, block checkpointing.
+    sharding = choice(Scheme, "sharding", get("sharding"),
+                      Scheme.NONE if inference else default_scheme(framework, gpus))
     return Case(
         row=row,
         id=_required("id", get("id", "")),
@@ -174,14 +182,14 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         seq_len=_seq_len(get("seq_len", ""), inference),
         new_tokens=_optional_count("new_tokens", get("new_tokens", "")),
         checkpointing=choice(Checkpointing, "checkpointing", get("checkpointing"),
-                             Checkpointing.NONE),
+                             default_checkpointing(framework, sharding)),
         attention=choice(Attention, "attention", get("attention"), Attention.SDPA),
         loss=_optional_choice(Loss, "loss", get("loss")),
-        gpus=_optional_count("gpus", get("gpus", "")) or 1,
+        gpus=gpus,
         gpu=case_gpu(gpu_name) if gpu_name else None,
-        sharding=choice(Scheme, "sharding", get("sharding"), Scheme.NONE),
+        sharding=sharding,
         offload=choice(Offload, "offload", get("offload"), Offload.NONE),
-        framework=choice(Framework, "framework", get("framework"), Framework.GENERIC),
+        framework=framework,
         metric=choice(Metric, "metric", get("metric"), Metric.ALLOCATED),
         measured_bytes=_measured(get("measured", ""), get("unit", "")),
         unit=get("unit", ""),

@@ -48,7 +48,8 @@ def test_names_and_aliases_are_unique() -> None:
     seen: dict[str, str] = {}
     for preset in MODELS:
         for alias in (preset.name, preset.hf_repo, *preset.aliases):
-            assert seen.setdefault(alias.lower(), preset.name) == preset.name, alias
+            for name in (alias, alias.split("/", 1)[-1]):  # find_model takes both
+                assert seen.setdefault(name.lower(), preset.name) == preset.name, name
 
 
 def test_every_model_of_the_accuracy_set_resolves() -> None:
@@ -63,6 +64,24 @@ def test_every_model_of_the_accuracy_set_resolves() -> None:
                                   "Llama-3.1-8B", " llama-3.1-8b ", "meta-llama/Meta-Llama-3.1-8B"])
 def test_lookup_by_repo_id_any_case(text: str) -> None:
     assert find_model(text).name == "llama-3.1-8b"
+
+
+@pytest.mark.parametrize(("text", "base"), [
+    ("meta-llama/Llama-2-7b-chat-hf", "llama-2-7b"), ("Llama-2-13b-chat-hf", "llama-2-13b"),
+    ("Meta-Llama-3-8B-Instruct", "llama-3-8b"), ("llama-3.1-8b-instruct", "llama-3.1-8b"),
+    ("mistralai/Mistral-7B-Instruct-v0.1", "mistral-7b-v0.1"), ("gemma-7b-it", "gemma-7b"),
+])
+def test_chat_and_instruct_variants_with_the_same_config_resolve_to_their_base(
+        text: str, base: str) -> None:
+    assert find_model(text).name == base
+
+
+@pytest.mark.parametrize("text", ["Qwen2.5-7B-Instruct", "mistral-7b-instruct-v0.2"])
+def test_variants_whose_config_differs_or_was_not_read_are_not_aliases(text: str) -> None:
+    # Qwen2.5-7B-Instruct's config.json (a transformers printout of it) says
+    # max_position_embeddings 32768, the base's 131072; Mistral-7B-Instruct-v0.2's was not read.
+    with pytest.raises(UnknownName):
+        find_model(text)
 
 
 def test_unknown_name_lists_the_names() -> None:

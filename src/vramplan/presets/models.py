@@ -269,6 +269,9 @@ MODELS: tuple[ModelPreset, ...] = (
             rope_theta=10000.0,
             torch_dtype="float16",
         ),
+        # chat variant: the same architecture keys (F4biian/HalluRAG model_archs.md @224c954e,
+        # transformers' printout of its config)
+        aliases=("meta-llama/Llama-2-7b-chat-hf", "llama-2-7b-chat"),
         read_from=_copy("abhishek/llama-2-7b-hf-small-shards"),
     ),
     _preset(
@@ -286,6 +289,9 @@ MODELS: tuple[ModelPreset, ...] = (
             rope_theta=10000.0,
             torch_dtype="float16",
         ),
+        # chat variant: the same architecture keys (F4biian/HalluRAG model_archs.md @224c954e,
+        # transformers' printout of its config)
+        aliases=("meta-llama/Llama-2-13b-chat-hf", "llama-2-13b-chat"),
         read_from=_copy("ybkim95-ai/torchtune-med-llama-2-13b-hf", "b309566"),
     ),
     _preset(
@@ -339,6 +345,10 @@ MODELS: tuple[ModelPreset, ...] = (
             rope_theta=500000.0,
             torch_dtype="bfloat16",
         ),
+        # instruct variant: the same architecture keys (a copy of its config.json quoted with
+        # `_name_or_path` meta-llama/Meta-Llama-3-8B-Instruct, transformers 4.40.0.dev0; only
+        # eos_token_id differs)
+        aliases=("meta-llama/Meta-Llama-3-8B-Instruct", "llama-3-8b-instruct"),
         read_from=_copy("pandyamarut/Meta-Llama-3-8B", "3689724debf35846edda50e9442887aa41c7157c"),
     ),
     _preset(
@@ -374,7 +384,11 @@ MODELS: tuple[ModelPreset, ...] = (
             rope_scaling=_LLAMA3_ROPE,
             torch_dtype="bfloat16",
         ),
-        aliases=("meta-llama/Meta-Llama-3.1-8B",),
+        # instruct variant: the same architecture keys (a copy of its config.json with
+        # `_name_or_path` meta-llama/Llama-3.1-8B-Instruct, transformers 4.42.3; only
+        # eos_token_id differs)
+        aliases=("meta-llama/Meta-Llama-3.1-8B", "meta-llama/Llama-3.1-8B-Instruct",
+                 "meta-llama/Meta-Llama-3.1-8B-Instruct", "llama-3.1-8b-instruct"),
         read_from=_copy("Syed-Hasan-8503/Llama-3.1-8b-BAdam"),
     ),
     _preset(
@@ -484,7 +498,9 @@ MODELS: tuple[ModelPreset, ...] = (
             "torch_dtype": "bfloat16",
             "vocab_size": 32000,
         },
-        aliases=("mistral-7b",),
+        # instruct variant: the same architecture keys (F4biian/HalluRAG model_archs.md @224c954e,
+        # transformers' printout of its config)
+        aliases=("mistral-7b", "mistralai/Mistral-7B-Instruct-v0.1"),
         read_from=_copy("Undi95/Mistral-RP-0.1-7B", "6adcfec"),
     ),
     _preset(
@@ -745,6 +761,9 @@ MODELS: tuple[ModelPreset, ...] = (
             "torch_dtype": "bfloat16",
             "vocab_size": 256000,
         },
+        # instruct variant: the same architecture keys (F4biian/HalluRAG model_archs.md @224c954e,
+        # transformers' printout of its config)
+        aliases=("google/gemma-7b-it",),
         read_from=_copy("PrunaAI/google-gemma-7b-HQQ-4bit-smashed", "d2a683e"),
     ),
     _preset(
@@ -1095,9 +1114,10 @@ def _normalize(name: str) -> str:
 
 
 _BY_NAME: dict[str, ModelPreset] = {
-    _normalize(alias): preset
+    _normalize(name): preset
     for preset in MODELS
-    for alias in (preset.name, preset.hf_repo, preset.hf_repo.split("/", 1)[1], *preset.aliases)
+    for alias in (preset.name, preset.hf_repo, *preset.aliases)
+    for name in (alias, alias.split("/", 1)[-1])  # a repo id, or its name without the owner
 }
 
 

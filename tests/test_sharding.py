@@ -24,6 +24,7 @@ from vramplan.sharding import (
     ModelStates,
     Offload,
     Parallelism,
+    PipelineSchedule,
     Scheme,
     ShardedStates,
     deepspeed_reference_zero2,
@@ -413,6 +414,24 @@ def test_pipeline_first_stage_holds_embedding_and_its_blocks() -> None:
     assert not first.has_loss and last.has_loss
     estimate = estimate_per_gpu(arch, setup, plan)
     assert estimate.stage.name in ("first", "last")
+
+
+def test_a_model_split_by_layers_runs_one_micro_batch_at_a_time() -> None:
+    """Llama-2-7B over 4 GPUs with no data parallelism (transformers' device_map="auto"): the
+    stages hold what 1F1B's do, but the first stage keeps the activations of its own 8 blocks
+    only, since no other micro-batch is in flight."""
+    arch = architecture_of(find_model("llama-2-7b"))
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=2048)
+    plan = default_parallelism(setup, Scheme.NONE, 4, pipeline_parallel=4,
+                               pipeline_schedule=PipelineSchedule.SEQUENTIAL)
+    first, last = pipeline_stages(arch, setup, plan)
+    assert first.params == 32000 * 4096 + 8 * arch.params_per_block
+    assert (first.activation_layers, last.activation_layers) == (8, 8)
+    split = estimate_per_gpu(arch, setup, plan)
+    whole = estimate_training(arch, setup)
+    # mixed-precision Adam: 16 bytes for each parameter of the heavier (last) stage, plus its
+    # activations; well under half of the whole model on one GPU
+    assert 16 * last.params < split.total_bytes < whole.total_bytes / 2
 
 
 def test_model_parallel_gpus_must_divide() -> None:

@@ -127,15 +127,33 @@ def test_bad_value_names_row_and_column(bad: str, column: str) -> None:
 
 def test_a_row_no_model_takes_is_skipped_with_its_reason_and_the_others_are_scored() -> None:
     unknown_model = ROW.replace("llama-2-7b", "llama-9").replace("t1,", "t2,", 1)
-    # two GPUs without a data-parallel scheme: the model split across cards, not modelled
-    split = ROW.replace(",1,a100-40gb,", ",2,a100-40gb,").replace("t1,", "t3,", 1)
-    report = score_cases(read_cases("\n".join((HEADER, ROW, unknown_model, split))))
+    # parameters offloaded without a scheme that shards them: refused by the sharding model
+    refused = ROW.replace(",1,a100-40gb,none,none,", ",2,a100-40gb,zero2,params-optimizer,")
+    refused = refused.replace("t1,", "t3,", 1)
+    report = score_cases(read_cases("\n".join((HEADER, ROW, unknown_model, refused))))
     assert [s.outcome for s in report.scores] == [Outcome.SCORED, Outcome.SKIPPED,
                                                   Outcome.SKIPPED]
     assert report.rows_scored == 1
     skipped = {s.case.id: s.skip_reason for s in report.skipped}
     assert "llama-9" in skipped["t2"]
-    assert "gpus" in skipped["t3"]
+    assert "offload" in skipped["t3"]
+
+
+def test_several_gpus_without_a_scheme_is_a_model_split_by_layers() -> None:
+    split = ROW.replace(",1,a100-40gb,none,none,", ",2,a100-40gb,none,none,")
+    one, two = score_cases(read_cases("\n".join((HEADER, ROW, split.replace("t1,", "t2,", 1)))))\
+        .scores
+    assert (two.outcome, two.model_kind) == (Outcome.SCORED, "per_gpu")
+    assert one.estimate_bytes is not None and two.estimate_bytes is not None
+    assert one.estimate_bytes / 2 < two.estimate_bytes < one.estimate_bytes
+
+
+def test_offload_on_one_gpu_is_never_silently_ignored() -> None:
+    # offload goes through the sharding model, which refuses optimizer offload without ZeRO
+    row = ROW.replace(",1,a100-40gb,none,none,", ",1,a100-40gb,none,optimizer,")
+    (score,) = score_cases(read_cases("\n".join((HEADER, row)))).scores
+    assert score.outcome is Outcome.SKIPPED
+    assert "offload" in score.skip_reason
 
 
 @pytest.mark.parametrize(("framework", "scheme", "checkpointing"), [

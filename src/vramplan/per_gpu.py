@@ -19,6 +19,7 @@ from vramplan.sharding import (
     ModelStates,
     Offload,
     Parallelism,
+    PipelineSchedule,
     Scheme,
     ShardedStates,
     shard_model_states,
@@ -110,7 +111,9 @@ def default_checkpointing(framework: Framework, scheme: Scheme) -> Checkpointing
 
 def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
                         offload: Offload = Offload.NONE, gpus_per_node: int = 8, *,
-                        tensor_parallel: int = 1, pipeline_parallel: int = 1) -> Parallelism:
+                        tensor_parallel: int = 1, pipeline_parallel: int = 1,
+                        pipeline_schedule: PipelineSchedule = PipelineSchedule.ONE_F_ONE_B,
+                        ) -> Parallelism:
     """The parallelism a framework sets up for `scheme`, with its known defaults.
 
     - FSDP version: litgpt wraps `torch.distributed.fsdp.FullyShardedDataParallel` through
@@ -128,6 +131,7 @@ def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
         fsdp_version=FsdpVersion.FSDP1 if fsdp1 else FsdpVersion.FSDP2,
         accumulate_without_sync=no_sync,
         tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_parallel,
+        pipeline_schedule=pipeline_schedule,
     )
 
 
@@ -199,7 +203,9 @@ def replica_states(arch: Architecture, single: TrainingEstimate) -> ModelStates:
 
 @dataclass(frozen=True, slots=True)
 class Stage:
-    """The part of the model one GPU holds under pipeline and tensor parallelism (Megatron-LM).
+    """The part of the model one GPU holds under pipeline and tensor parallelism (Megatron-LM),
+    or in a model split across GPUs by layers (`PipelineSchedule.SEQUENTIAL`: one micro-batch at
+    a time, so the first stage holds the activations of its own layers only).
 
     Without pipeline parallelism there is one stage, the whole model. With it, blocks are split
     evenly; the first stage adds the embedding, the last the final norm and the head (and a copy
@@ -234,7 +240,10 @@ def pipeline_stages(arch: Architecture, setup: TrainingSetup,
     head = stored - arch.params_blocks - arch.params_embedding
     if arch.tied_embeddings:
         head += arch.params_token_embedding
-    return (Stage("first", arch.params_embedding + blocks, blocks, arch.n_layers, False, tp),
+    # 1F1B keeps pp micro-batches of L/p layers on the first stage; one at a time keeps one.
+    first_layers = (arch.n_layers if parallelism.pipeline_schedule is PipelineSchedule.ONE_F_ONE_B
+                    else per_stage)
+    return (Stage("first", arch.params_embedding + blocks, blocks, first_layers, False, tp),
             Stage("last", blocks + head, blocks, per_stage, True, tp))
 
 

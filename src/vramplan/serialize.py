@@ -403,6 +403,7 @@ def per_gpu_to_json(estimate: PerGpuEstimate) -> JSON:
                         "accumulate_without_sync": plan.accumulate_without_sync,
                         "tensor_parallel": plan.tensor_parallel,
                         "pipeline_parallel": plan.pipeline_parallel,
+                        "pipeline_schedule": plan.pipeline_schedule.value,
                         "shard_degree": estimate.sharded.shard_degree},
         "stage": estimate.stage.name,
         "peak_phase": estimate.peak.phase.value,

@@ -55,6 +55,18 @@ class Offload(StrEnum):
     """Activations saved for backward go to host memory (activation offloading)."""
 
 
+class PipelineSchedule(StrEnum):
+    """How micro-batches go through pipeline stages."""
+
+    ONE_F_ONE_B = "1f1b"
+    """Megatron-LM's 1F1B: up to `pipeline_parallel` micro-batches in flight on the first stage
+    (Narayanan et al. 2021, arXiv:2104.04473)."""
+    SEQUENTIAL = "sequential"
+    """One micro-batch at a time, stage after stage: a model split across GPUs by layers with no
+    data parallelism, as transformers' `device_map="auto"` does through accelerate's hooks
+    (each module runs on its device and moves its output to the next)."""
+
+
 class FsdpVersion(StrEnum):
     """Which PyTorch FSDP implementation."""
 
@@ -175,7 +187,8 @@ class Parallelism:
     """Megatron-LM tensor parallelism: each matrix split over this many GPUs (Shoeybi et al.
     2019, arXiv:1909.08053)."""
     pipeline_parallel: int = 1
-    """Megatron-LM pipeline stages (1F1B schedule, Narayanan et al. 2021, arXiv:2104.04473)."""
+    """Pipeline stages: consecutive layers on different GPUs."""
+    pipeline_schedule: PipelineSchedule = PipelineSchedule.ONE_F_ONE_B
     buffers: CommBuffers = field(default_factory=CommBuffers)
 
     @property

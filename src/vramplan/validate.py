@@ -39,7 +39,7 @@ from vramplan.setup import (
     Quant,
     choice,
 )
-from vramplan.sharding import Offload, Scheme
+from vramplan.sharding import Offload, PipelineSchedule, Scheme
 from vramplan.training import TrainingSetup, estimate_training
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
 
@@ -368,7 +368,7 @@ def score_case(case: Case) -> CaseScore:
     try:
         if case.method is Method.INFERENCE:
             return _score_inference(case)
-        if case.sharding is not Scheme.NONE or case.gpus > 1:
+        if case.sharding is not Scheme.NONE or case.gpus > 1 or case.offload is not Offload.NONE:
             return _score_multi_gpu(case)
         return _score_training(case)
     except VramplanError as error:
@@ -420,7 +420,13 @@ def _score_multi_gpu(case: Case) -> CaseScore:
     from vramplan.presets.models import architecture_of, find_model
 
     setup = training_setup_of(case)
-    plan = default_parallelism(setup, case.sharding, case.gpus, case.offload)
+    if case.sharding is Scheme.NONE and case.gpus > 1:
+        # no data parallelism on several GPUs: the model split across them by layers
+        plan = default_parallelism(setup, case.sharding, case.gpus, case.offload,
+                                   pipeline_parallel=case.gpus,
+                                   pipeline_schedule=PipelineSchedule.SEQUENTIAL)
+    else:
+        plan = default_parallelism(setup, case.sharding, case.gpus, case.offload)
     estimate = estimate_per_gpu(architecture_of(find_model(case.model)), setup, plan)
     return CaseScore(case, _outcome(case), estimate.metric_bytes(case.metric),
                      estimate.device_bytes, estimate.peak.phase.value, "per_gpu")

@@ -17,6 +17,7 @@ from vramplan.validate import (
     CaseValueError,
     Outcome,
     ValidationReport,
+    parse_cases,
     read_cases,
     score_cases,
     training_setup_of,
@@ -123,6 +124,10 @@ def test_bad_value_names_row_and_column(bad: str, column: str) -> None:
     message = str(caught.value)
     assert "row 2 (t1)" in message
     assert column in message
+    parsed = parse_cases("\n".join((HEADER, ROW, bad)))  # leniently: that row alone is unread
+    assert len(parsed.cases) == 1
+    (unread,) = parsed.unread
+    assert (unread.row, unread.id) == (2, "t1") and column in unread.reason
 
 
 def test_a_row_no_model_takes_is_skipped_with_its_reason_and_the_others_are_scored() -> None:
@@ -204,18 +209,31 @@ def test_cli_json_has_the_documented_shape(tmp_path: Path) -> None:
     assert abs(row["error_pct"]) < 2
 
 
-def test_cli_text_in_french_and_bad_file_exits_2(tmp_path: Path) -> None:
+def test_cli_text_in_french_and_a_bad_row_is_listed_not_fatal(tmp_path: Path) -> None:
     path = tmp_path / "mine.csv"
     path.write_text("\n".join((HEADER, ROW)) + "\n", encoding="utf-8")
     status, out, _ = run("validate", str(path), "--lang", "fr")
     assert status == 0
     assert "écart absolu médian" in out
     bad = tmp_path / "bad.csv"
-    bad.write_text("\n".join((HEADER, ROW.replace("bf16-true", "bf17"))) + "\n", encoding="utf-8")
+    rows = (HEADER, ROW.replace("bf16-true", "bf17"), ROW.replace("t1,", "t2,", 1))
+    bad.write_text("\n".join(rows) + "\n", encoding="utf-8")
     status, out, err = run("validate", str(bad), "--lang", "en")
+    assert (status, err) == (0, "")
+    assert "rows scored: 1" in out
+    assert "rows not read, not scored: 1" in out
+    assert "row 1 (t1): precision: unknown name 'bf17'" in out
+    status, out, _ = run("validate", str(bad), "--json")
+    (unread,) = json.loads(out)["summary"]["unread"]
+    assert (unread["row"], unread["id"]) == (1, "t1") and "precision" in unread["reason"]
+
+
+def test_a_bad_header_still_stops_with_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text(HEADER + ",colour\n" + ROW + ",red\n", encoding="utf-8")
+    status, _, err = run("validate", str(bad), "--lang", "en")
     assert status == 2
-    assert "row 1 (t1)" in err and "precision" in err
-    assert "Traceback" not in err
+    assert "colour" in err and "Traceback" not in err
 
 
 def test_cli_lists_skipped_rows_in_the_users_language(tmp_path: Path) -> None:

@@ -369,6 +369,8 @@ def validation_to_json(report: ValidationReport) -> JSON:
             "oom_right": report.oom_right,
             "oom_total": report.oom_total,
             "skipped": [{"id": s.case.id, "reason": s.skip_reason} for s in report.skipped],
+            "unread": [{"row": row.row, "id": row.id, "reason": row.reason}
+                       for row in report.unread],
         },
         "rows": [
             {"id": s.case.id, "model": s.case.model, "method": s.case.method.value,

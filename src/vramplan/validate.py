@@ -131,8 +131,32 @@ class Case:
     notes: str
 
 
-def read_cases(text: str) -> tuple[Case, ...]:
-    """Parse a case file; an unknown column or value is an error naming the row and column."""
+@dataclass(frozen=True, slots=True)
+class UnreadRow:
+    """A data row that could not be read (a bad or missing value): the error names the row, the
+    case id and the column."""
+
+    row: int
+    id: str
+    error: CaseValueError
+
+    @property
+    def reason(self) -> str:
+        """The error in English (`error.message(lang)` says it in any language)."""
+        return self.error.message(Lang.EN)
+
+
+@dataclass(frozen=True, slots=True)
+class CaseFile:
+    """A case file read row by row: the rows read, and those that could not be."""
+
+    cases: tuple[Case, ...]
+    unread: tuple[UnreadRow, ...] = ()
+
+
+def parse_cases(text: str) -> CaseFile:
+    """Parse a case file. An unknown or missing column is an error (nothing can be read); a bad
+    value makes its row unread, and the other rows are read all the same."""
     reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff")))  # a UTF-8 BOM is no column
     header = tuple(reader.fieldnames or ())
     for column in header:
@@ -141,14 +165,23 @@ def read_cases(text: str) -> tuple[Case, ...]:
     for column in REQUIRED_COLUMNS:
         if column not in header:
             raise CaseFormatError("column", column)
-    cases = []
+    cases, unread = [], []
     for number, raw in enumerate(reader, start=1):
         case_id = (raw.get("id") or "").strip()
         try:
             cases.append(_case(number, {k: (v or "").strip() for k, v in raw.items() if k}))
         except VramplanError as error:
-            raise CaseValueError(number, case_id, error) from None
-    return tuple(cases)
+            unread.append(UnreadRow(number, case_id, CaseValueError(number, case_id, error)))
+    return CaseFile(tuple(cases), tuple(unread))
+
+
+def read_cases(text: str) -> tuple[Case, ...]:
+    """Parse a case file strictly: an unknown column or value is an error naming the row and
+    column."""
+    parsed = parse_cases(text)
+    if parsed.unread:
+        raise parsed.unread[0].error
+    return parsed.cases
 
 
 def _case(row: int, cell: Mapping[str, str]) -> Case:
@@ -300,13 +333,15 @@ class CaseScore:
 @dataclass(frozen=True, slots=True)
 class ValidationReport:
     scores: tuple[CaseScore, ...]
+    unread: tuple[UnreadRow, ...] = ()
+    """Rows of the file that could not be read (and so were not scored)."""
 
     def _errors(self) -> list[float]:
         return sorted(abs(s.error_pct) for s in self.scores if s.error_pct is not None)
 
     @property
     def rows_total(self) -> int:
-        return len(self.scores)
+        return len(self.scores) + len(self.unread)
 
     @property
     def rows_scored(self) -> int:
@@ -356,9 +391,10 @@ def _percentile(sorted_values: Sequence[float], q: float) -> float | None:
     return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
 
 
-def score_cases(cases: Sequence[Case]) -> ValidationReport:
-    """Estimate every case and compare it with its measurement."""
-    return ValidationReport(tuple(score_case(case) for case in cases))
+def score_cases(cases: Sequence[Case], unread: Sequence[UnreadRow] = ()) -> ValidationReport:
+    """Estimate every case and compare it with its measurement (`unread`: the file's rows that
+    could not be read, carried into the report)."""
+    return ValidationReport(tuple(score_case(case) for case in cases), tuple(unread))
 
 
 def score_case(case: Case) -> CaseScore:

@@ -25,14 +25,15 @@ def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
 
     from vramplan.cli.render import to_json_text
     from vramplan.serialize import validation_to_json
-    from vramplan.validate import CaseFileError, read_cases, score_cases
+    from vramplan.validate import CaseFileError, parse_cases, score_cases
 
     path = Path(args.file)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         raise CaseFileError("file", args.file) from None
-    report = score_cases(read_cases(text))
+    parsed = parse_cases(text)
+    report = score_cases(parsed.cases, parsed.unread)
     if args.json:
         out.write(to_json_text(validation_to_json(report)) + "\n")
     else:

@@ -29,10 +29,11 @@ def _row(score: CaseScore, lang: Lang) -> list[str]:
         verdict = "validate.oom_right" if score.oom_right else "validate.oom_wrong"
         return [case.id, case.model, kind, estimate, translate("validate.oom", lang),
                 translate(verdict, lang)]
-    error = score.error_pct or 0.0
+    error = round(score.error_pct or 0.0, 1)  # signed as shown: -0.002 % is "0 %", not "-0 %"
+    sign = "+" if error > 0 else "-" if error < 0 else ""
     measured = format_gb(case.measured_bytes or 0, lang)
     return [case.id, case.model, kind, estimate, measured,
-            f"{'+' if error >= 0 else ''}{format_number(error, lang, 1)} %"]
+            f"{sign}{format_number(abs(error), lang, 1)} %"]
 
 
 def _summary(report: ValidationReport, lang: Lang) -> str:
@@ -51,6 +52,9 @@ def _summary(report: ValidationReport, lang: Lang) -> str:
         translate("validate.skipped_summary", lang, n=len(report.skipped)),
     ]
     lines += [f"  {s.case.id}: {_reason(s, lang)}" for s in report.skipped]
+    if report.unread:
+        lines.append(translate("validate.unread_summary", lang, n=len(report.unread)))
+        lines += [f"  {row.error.message(lang)}" for row in report.unread]
     return "\n".join(lines)
 
 

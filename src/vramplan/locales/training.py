@@ -103,6 +103,8 @@ MESSAGES = {
                              EN: "OOM rows classified right: {right} of {total}"},
     "validate.skipped_summary": {FR: "lignes non modélisées : {n}",
                                  EN: "rows not yet modelled: {n}"},
+    "validate.unread_summary": {FR: "lignes illisibles, non comparées : {n}",
+                                EN: "rows not read, not scored: {n}"},
     "validate.kind_training": {FR: "entraînement", EN: "training"},
     "validate.kind_per_gpu": {FR: "multi-GPU", EN: "multi-GPU"},
     "validate.kind_inference": {FR: "inférence", EN: "inference"},

@@ -106,6 +106,17 @@ def test_falcon_old_key_names_are_read() -> None:
     assert parse_config(config).params_total == 6_921_720_704
 
 
+def test_llama1_has_the_shapes_of_llama2_at_2048_positions() -> None:
+    # LLaMA 7B and Llama 2 7B differ in context length and RMSNorm epsilon, not in any weight
+    # (arXiv:2302.13971 Table 2, arXiv:2307.09288 Table 1): the same 6,738,415,616 parameters.
+    llama1 = parse_config(_config("llama-7b"))
+    assert llama1.params_total == parse_config(_config("llama-2-7b")).params_total
+    assert (llama1.n_kv_heads, llama1.max_position_embeddings, llama1.tied_embeddings) == (
+        32, 2048, False)
+    llama30 = parse_config(_config("llama-30b"))  # 52 heads of 128
+    assert (llama30.n_heads, llama30.head_dim, llama30.n_layers) == (52, 128, 60)
+
+
 def test_stablelm_per_head_qk_norms() -> None:
     config = {"model_type": "stablelm", "hidden_size": 64, "intermediate_size": 96,
               "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,

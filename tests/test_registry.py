@@ -66,6 +66,13 @@ def test_lookup_by_repo_id_any_case(text: str) -> None:
     assert find_model(text).name == "llama-3.1-8b"
 
 
+@pytest.mark.parametrize(("text", "name"), [
+    ("huggyllama/llama-7b", "llama-7b"), ("llama-1-13b", "llama-13b"), ("LLaMA-33B", "llama-30b"),
+])
+def test_older_models_by_repo_id_and_paper_name(text: str, name: str) -> None:
+    assert find_model(text).name == name
+
+
 @pytest.mark.parametrize(("text", "base"), [
     ("meta-llama/Llama-2-7b-chat-hf", "llama-2-7b"), ("Llama-2-13b-chat-hf", "llama-2-13b"),
     ("Meta-Llama-3-8B-Instruct", "llama-3-8b"), ("llama-3.1-8b-instruct", "llama-3.1-8b"),

@@ -130,6 +130,29 @@ def _llama(
     }
 
 
+def _llama1(*, hidden: int, inter: int, layers: int, heads: int, eps: float) -> dict[str, Any]:
+    """LLaMA (1) as converted by transformers' convert_llama_weights_to_hf.py (huggyllama/*).
+
+    The huggyllama files read (30b, 65b) carry the legacy `max_sequence_length` 2048 and no
+    `max_position_embeddings`, which LlamaConfig then defaults to 2048; copies saved by transformers
+    write that default out (7b and 13b were read from such copies), and it is kept here because
+    `vramplan.hf_config` requires the key."""
+    return {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_act": "silu",
+        "hidden_size": hidden,
+        "intermediate_size": inter,
+        "max_position_embeddings": 2048,
+        "num_attention_heads": heads,
+        "num_hidden_layers": layers,
+        "rms_norm_eps": eps,
+        "tie_word_embeddings": False,
+        "torch_dtype": "float16",
+        "vocab_size": 32000,
+    }
+
+
 def _qwen25(
     *,
     hidden: int,
@@ -214,7 +237,14 @@ def _gpt2(hidden: int, layers: int, heads: int) -> dict[str, Any]:
 
 
 def _neox(
-    *, hidden: int, inter: int, layers: int, heads: int, vocab: int, max_pos: int, dtype: str
+    *,
+    hidden: int,
+    inter: int,
+    layers: int,
+    heads: int,
+    vocab: int,
+    max_pos: int,
+    dtype: str,
 ) -> dict[str, Any]:
     return {
         "architectures": ["GPTNeoXForCausalLM"],
@@ -253,6 +283,44 @@ _STARCODER = {
 # --- the registry ---------------------------------------------------------------------------------
 
 MODELS: tuple[ModelPreset, ...] = (
+    # Meta LLaMA (arXiv:2302.13971), the base models of QLoRA (arXiv:2305.14314)
+    _preset(
+        "llama-7b",
+        "huggyllama/llama-7b",
+        "LLaMA 7B",
+        _llama1(hidden=4096, inter=11008, layers=32, heads=32, eps=1e-06),
+        aliases=("llama-1-7b",),
+        read_from=_copy("AlexeyChe/llama-7b-lora", "d2a75269ed297b3c06b44e86ab9afafddf53d5a4"),
+    ),
+    _preset(
+        "llama-13b",
+        "huggyllama/llama-13b",
+        "LLaMA 13B",
+        _llama1(hidden=5120, inter=13824, layers=40, heads=40, eps=1e-06),
+        aliases=("llama-1-13b",),
+        read_from=_copy("AlexeyChe/llama-13b-lora", "34666fdc62a908aed619950736c735091895017b"),
+    ),
+    # The paper calls it LLaMA-33B (32.5 billion parameters); the repository says 30b.
+    _preset(
+        "llama-30b",
+        "huggyllama/llama-30b",
+        "LLaMA 30B",
+        _llama1(hidden=6656, inter=17920, layers=60, heads=52, eps=1e-06),
+        aliases=("llama-1-30b", "llama-33b"),
+        # max_position_embeddings 2048: TheBloke/llama-30b-supercot-AWQ @6f8e5b2 (`_name_or_path`
+        # huggyllama/llama-30b)
+        read_from=_hub("huggyllama/llama-30b"),
+    ),
+    _preset(
+        "llama-65b",
+        "huggyllama/llama-65b",
+        "LLaMA 65B",
+        _llama1(hidden=8192, inter=22016, layers=80, heads=64, eps=1e-05),
+        aliases=("llama-1-65b",),
+        # max_position_embeddings 2048: TheBloke/guanaco-65B-HF @e18cf2f (`_name_or_path`
+        # /workspace/models/huggyllama_llama-65b)
+        read_from=_hub("huggyllama/llama-65b", "refs%2Fpr%2F2"),
+    ),
     # Meta Llama 2 (arXiv:2307.09288)
     _preset(
         "llama-2-7b",

@@ -117,6 +117,13 @@ def test_llama1_has_the_shapes_of_llama2_at_2048_positions() -> None:
     assert (llama30.n_heads, llama30.head_dim, llama30.n_layers) == (52, 128, 60)
 
 
+def test_gpt_neox_20b_layout() -> None:
+    neox = parse_config(_config("gpt-neox-20b"))
+    assert neox.activation == "gelu_fast" and neox.parallel_block and neox.norms_per_block == 2
+    assert (neox.head_dim, neox.rotary_dim) == (96, 24)  # rotary_pct 0.25 of 6144 / 64
+    assert neox.qkv_bias and neox.attn_out_bias and not neox.tied_embeddings
+
+
 def test_stablelm_per_head_qk_norms() -> None:
     config = {"model_type": "stablelm", "hidden_size": 64, "intermediate_size": 96,
               "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,

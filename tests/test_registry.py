@@ -68,6 +68,7 @@ def test_lookup_by_repo_id_any_case(text: str) -> None:
 
 @pytest.mark.parametrize(("text", "name"), [
     ("huggyllama/llama-7b", "llama-7b"), ("llama-1-13b", "llama-13b"), ("LLaMA-33B", "llama-30b"),
+    ("EleutherAI/gpt-neox-20b", "gpt-neox-20b"),
 ])
 def test_older_models_by_repo_id_and_paper_name(text: str, name: str) -> None:
     assert find_model(text).name == name

@@ -245,11 +245,12 @@ def _neox(
     vocab: int,
     max_pos: int,
     dtype: str,
+    act: str = "gelu",
 ) -> dict[str, Any]:
     return {
         "architectures": ["GPTNeoXForCausalLM"],
         "model_type": "gpt_neox",
-        "hidden_act": "gelu",
+        "hidden_act": act,
         "hidden_size": hidden,
         "intermediate_size": inter,
         "layer_norm_eps": 1e-05,
@@ -1172,6 +1173,28 @@ MODELS: tuple[ModelPreset, ...] = (
             dtype="float16",
         ),
         read_from=_copy("h2oai/h2ogpt-oasst1-512-12b", "d0e3ef9"),
+    ),
+    # EleutherAI GPT-NeoX-20B (arXiv:2204.06745). Copies with `_name_or_path`
+    # EleutherAI/gpt-neox-20b agree on every architecture key; their torch_dtype differs (float16
+    # here and in edbeeching/gpt-neox-20b-imdb_adapter-lr5e-4-imdb-peft-adapter-removed @da8975d,
+    # float32 in Dahoas/gptneox-sft-static): the model was trained in fp16 (transformers' GPT-NeoX
+    # documentation).
+    _preset(
+        "gpt-neox-20b",
+        "EleutherAI/gpt-neox-20b",
+        "GPT-NeoX 20B",
+        _neox(
+            hidden=6144,
+            inter=24576,
+            layers=44,
+            heads=64,
+            vocab=50432,
+            max_pos=2048,
+            dtype="float16",
+            act="gelu_fast",
+        ),
+        aliases=("neox-20b",),
+        read_from=_copy("h2oai/h2ogpt-gm-oasst1-multilang-1024-20b"),
     ),
 )
 """Every preset, in display order."""

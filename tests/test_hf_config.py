@@ -124,6 +124,30 @@ def test_gpt_neox_20b_layout() -> None:
     assert neox.qkv_bias and neox.attn_out_bias and not neox.tied_embeddings
 
 
+def test_gptj_layout_and_rotary_dim() -> None:
+    gptj = parse_config(_config("gpt-j-6b"))
+    assert gptj.parallel_block and gptj.norms_per_block == 1 and gptj.head_bias
+    assert not (gptj.qkv_bias or gptj.attn_out_bias or gptj.tied_embeddings) and gptj.mlp_bias
+    assert (gptj.head_dim, gptj.rotary_dim, gptj.intermediate_size) == (256, 64, 16384)
+    # GPTJConfig: rotary_dim 64 when absent; null rotates the whole head
+    assert parse_config(_config("gpt-j-6b", rotary_dim=...)).rotary_dim == 64
+    assert parse_config(_config("gpt-j-6b", rotary_dim=None)).rotary_dim == 256
+    # a quotient that falls short when multiplied back (30 / 88 x 88 < 30) still gives 30
+    odd = parse_config({**_config("gpt-j-6b"), "n_embd": 88 * 16, "rotary_dim": 30})
+    assert odd.rotary_dim == 30
+    with pytest.raises(InvalidConfigValue) as raised:
+        parse_config(_config("gpt-j-6b", rotary_dim=512))
+    message = raised.value.message(Lang.EN)
+    assert "'rotary_dim'" in message and "no larger than 256" in message
+
+
+def test_gptj_block_count() -> None:
+    # per block: q, k, v, out (4 x 4096^2, no bias), fc_in and fc_out with biases, one LayerNorm
+    gptj = parse_config(_config("gpt-j-6b"))
+    assert gptj.params_per_block == 4 * 4096**2 + 2 * 4096 * 16384 + 16384 + 4096 + 2 * 4096
+    assert gptj.params_head == 50400 * 4096 + 50400  # untied lm_head with its bias
+
+
 def test_stablelm_per_head_qk_norms() -> None:
     config = {"model_type": "stablelm", "hidden_size": 64, "intermediate_size": 96,
               "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,

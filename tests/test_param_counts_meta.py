@@ -107,6 +107,9 @@ VARIANTS: dict[str, dict[str, object]] = {
                                   "qk_layernorm": True, "use_qkv_bias": True,
                                   "use_parallel_residual": True},
     "stablelm-sequential": {"model_type": "stablelm", **_TINY, "num_key_value_heads": 4},
+    "gptj-tied-inner-odd-rotary": {"model_type": "gptj", "n_embd": 64, "n_head": 4, "n_layer": 2,
+                                   "n_positions": 32, "vocab_size": 100, "n_inner": 80,
+                                   "rotary_dim": 6, "tie_word_embeddings": True},
     "olmo-bias-tied": {"model_type": "olmo", **_TINY, "attention_bias": True,
                        "tie_word_embeddings": True},
 }

@@ -397,6 +397,48 @@ def _gpt_neox(keys: _Keys) -> Architecture:
     )
 
 
+def _gptj(keys: _Keys) -> Architecture:
+    """models/gptj/modeling_gptj.py (GPT-J-6B): attention and MLP side by side under one LayerNorm
+    (ln_1); q/k/v/out_proj without bias, fc_in/fc_out with bias; `rotary_dim` dimensions of each
+    head rotated; lm_head with a bias, untied by default (GPTJConfig)."""
+    hidden = keys.get_int("n_embd", "hidden_size")
+    heads = keys.get_int("n_head", "num_attention_heads")
+    head_dim = _head_dim(keys, hidden, heads)
+    return Architecture(
+        family=keys.model_type, n_layers=keys.get_int("n_layer", "num_hidden_layers"),
+        hidden_size=hidden, intermediate_size=keys.get_int("n_inner", default=4 * hidden),
+        n_heads=heads, n_kv_heads=heads, head_dim=head_dim, vocab_size=keys.get_int("vocab_size"),
+        tied_embeddings=keys.get_bool("tie_word_embeddings", False), mlp=MlpKind.PLAIN,
+        activation=keys.get_str("activation_function", default="gelu_new"), qkv_bias=False,
+        attn_out_bias=False, mlp_bias=True, norm=NormKind.LAYERNORM, norm_bias=True,
+        position=PositionKind.ROPE,
+        max_position_embeddings=keys.get_int("n_positions", "max_position_embeddings"),
+        parallel_block=True, shared_block_norm=True, head_bias=True,
+        partial_rotary_factor=_rotary_factor(_gptj_rotary_dim(keys, head_dim), head_dim),
+        rope_theta=10000.0,  # create_sinusoidal_positions: a fixed base of 10000
+        dtype=keys.dtype(),
+    )
+
+
+def _gptj_rotary_dim(keys: _Keys, head_dim: int) -> int:
+    """GPTJConfig: `rotary_dim` 64 when absent; null rotates the whole head (GPTJAttention)."""
+    if "rotary_dim" in keys.config and keys.config["rotary_dim"] is None:
+        return head_dim
+    rotary_dim = keys.get_int("rotary_dim", default=64)
+    if rotary_dim > head_dim:
+        raise InvalidConfigValue("rotary_dim", rotary_dim, "expect.at_most", n=head_dim)
+    return rotary_dim
+
+
+def _rotary_factor(rotary_dim: int, head_dim: int) -> float:
+    """The `partial_rotary_factor` whose `Architecture.rotary_dim`, int(head_dim x factor), is
+    `rotary_dim`: the quotient can fall a hair short when multiplied back (30 / 88 x 88 < 30)."""
+    factor = rotary_dim / head_dim
+    while int(head_dim * factor) < rotary_dim:
+        factor = math.nextafter(factor, math.inf)
+    return factor
+
+
 def _stablelm(keys: _Keys) -> Architecture:
     """models/stablelm/modeling_stablelm.py (StableLM-3B-4E1T, StableLM 2): LayerNorms with bias,
     SwiGLU, optional q/k/v bias and per-head q/k LayerNorms (no bias), one shared norm when
@@ -440,6 +482,7 @@ _READERS: dict[str, Callable[[_Keys], Architecture]] = {
     "gpt2": _gpt2,
     "gpt_bigcode": _gpt_bigcode,
     "gpt_neox": _gpt_neox,
+    "gptj": _gptj,
     "stablelm": _stablelm,
     "olmo": _olmo,
 }

@@ -61,6 +61,8 @@ MESSAGES = {
         EN: "false (this option is not supported yet)",
     },
     "expect.divisor": {FR: "un diviseur de {n}", EN: "a divisor of {n}"},
+    "expect.at_most": {FR: "un nombre entier positif d'au plus {n}",
+                       EN: "a positive whole number no larger than {n}"},
     # --- help -----------------------------------------------------------------------------------
     "help.models": {
         FR: "liste les modèles connus (famille, paramètres, source)",

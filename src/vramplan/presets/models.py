@@ -1196,6 +1196,32 @@ MODELS: tuple[ModelPreset, ...] = (
         aliases=("neox-20b",),
         read_from=_copy("h2oai/h2ogpt-gm-oasst1-multilang-1024-20b"),
     ),
+    # EleutherAI GPT-J-6B (Wang & Komatsuzaki 2021). float32: the main branch's pytorch_model.bin
+    # is 24.3 GB (EleutherAI/gpt-j-6b tree @a05826a), 4 bytes per parameter. Its model card (README
+    # @8a44d5a) gives 6,053,381,344 parameters, 2,498,560 more than the transformers module has
+    # (6,050,882,784, which tests/test_param_counts_meta.py checks).
+    _preset(
+        "gpt-j-6b",
+        "EleutherAI/gpt-j-6b",
+        "GPT-J 6B",
+        {
+            "architectures": ["GPTJForCausalLM"],
+            "model_type": "gptj",
+            "activation_function": "gelu_new",
+            "layer_norm_epsilon": 1e-05,
+            "n_embd": 4096,
+            "n_head": 16,
+            "n_inner": None,
+            "n_layer": 28,
+            "n_positions": 2048,
+            "rotary_dim": 64,
+            "tie_word_embeddings": False,
+            "torch_dtype": "float32",
+            "vocab_size": 50400,
+        },
+        aliases=("gptj-6b",),
+        read_from=_copy("hivemind/gpt-j-6B-8bit", "42c6b2b76f655137bc52a80db1b38555b963865a"),
+    ),
 )
 """Every preset, in display order."""
 

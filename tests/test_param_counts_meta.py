@@ -129,3 +129,24 @@ def test_every_modelled_option_matches_transformers(config: dict[str, object]) -
     assert arch.params_total == _unique_numel(model)
     block = _blocks(model, arch.n_layers)[0]  # type: ignore[index]
     assert arch.params_per_block == sum(p.numel() for p in block.parameters())
+
+
+_ONE_PER_FAMILY = {preset.family: preset for preset in reversed(MODELS)}
+"""A preset of each model_type (the first listed)."""
+
+
+@pytest.mark.parametrize("preset", list(_ONE_PER_FAMILY.values()),
+                         ids=list(_ONE_PER_FAMILY))
+def test_every_lora_target_names_modules_of_the_real_model(preset: ModelPreset) -> None:
+    # `vramplan trace` puts adapters on these modules: each case-format target must find some
+    from vramplan.architecture import MlpKind
+    from vramplan.trace.model import lora_target_modules
+
+    arch = architecture_of(preset)
+    targets = ["q", "k", "v", "o"]
+    # transformers 5 stores a mixture of experts as 3-D parameters, not linears: no MLP target
+    if arch.n_experts == 1:
+        targets += ["up", "down", *(["gate"] if arch.mlp is MlpKind.GATED else [])]
+    model = _meta_model(preset)
+    for target in targets:
+        assert lora_target_modules(model, preset.family, (target,)), target  # type: ignore[arg-type]

@@ -104,3 +104,31 @@ def test_autograd_keeps_no_input_for_a_frozen_linear() -> None:
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         torch.nn.functional.linear(x, frozen)
     assert sorted(saved) == [(5, 7)]  # the weight (transposed view), never the (3, 5) input
+
+
+def test_relu_keeps_its_output_which_fc2_keeps_too() -> None:
+    """OPT's fc1 -> ReLU -> fc2: ReLU's backward reads its result (derivatives.yaml `relu:
+    threshold_backward(grad, result, 0)`), the tensor fc2 saves as its input; GELU keeps its input
+    besides. Full training: one intermediate-wide tensor less with ReLU; frozen MLP: the same."""
+    opt = architecture_of(find_model("opt-6.7b"))
+    gelu = dataclasses.replace(opt, activation="gelu")
+    full = lora_spec(weights_train=True, lora_targets=frozenset(), lora_dropout=False)
+    lora = lora_spec(lora_dropout=False)
+    width = full.compute_bytes * opt.intermediate_size
+    saved = {s.name for s in block_saved(opt, full, 256)}
+    assert "act_out" in saved and "up_out" not in saved
+    assert total_per_token(block_saved(gelu, full, 256)) - total_per_token(
+        block_saved(opt, full, 256)) == width
+    assert total_per_token(block_saved(gelu, lora, 256)) == total_per_token(
+        block_saved(opt, lora, 256))
+
+
+def test_autograd_relu_saves_its_output_and_gelu_its_input() -> None:
+    torch = pytest.importorskip("torch")
+    x = torch.tensor([-2.0, -0.5, 0.5, 2.0], requires_grad=True)  # negatives: relu(x) != x
+    for module, keeps in ((torch.nn.ReLU(), "output"), (torch.nn.GELU(), "input")):
+        saved: list[object] = []
+        with torch.autograd.graph.saved_tensors_hooks(saved.append, lambda t: t):
+            y = module(x)
+        assert len(saved) == 1
+        assert torch.equal(saved[0], y if keeps == "output" else x), module

@@ -9,8 +9,8 @@ Rules of autograd used throughout (PyTorch `tools/autograd/derivatives.yaml` and
 `should_compute_output` guards in `gen_variable_type.py`):
 - a linear layer saves its input only when its weight needs a gradient, and its weight only when
   its input needs one: a frozen linear keeps no activation (checked in tests/test_activations.py);
-- element-wise ops save what their derivative needs (SiLU/GELU their input, a product both
-  factors, dropout its mask: one byte per element on CUDA, `native_dropout`);
+- element-wise ops save what their derivative needs (SiLU/GELU their input, ReLU its output, a
+  product both factors, dropout its mask: one byte per element on CUDA, `native_dropout`);
 - a view keeps its whole base alive: litgpt's value tensor is a view of the fused qkv output;
 - FlashAttention and PyTorch's SDPA kernels save q, k, v, the output and the log-sum-exp per row
   (Dao et al. 2022, arXiv:2205.14135, section 3.1); eager attention also saves the probabilities.
@@ -272,7 +272,7 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
     else:
         _linear(ledger, spec, n2, h, lora=int(LoraTarget.UP in targets), prefix="up",
                 needs_grad=input_needs_grad)
-        ledger.keep("up_out", c * f)
+        ledger.keep(_activation_saved(arch), c * f)
         for extra in range(_activation_extra_tensors(arch, spec)):
             ledger.keep(f"act_intermediate_{extra}", c * f)
         _linear(ledger, spec, _Tensor("act_out", c), f,
@@ -299,6 +299,18 @@ _PYTHON_TANH_GELU = frozenset({"gelu_new", "gelu_fast"})
 """transformers' NewGELUActivation and FastGELUActivation are written out in Python
 (`0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x**3)))`, activations.py): autograd saves the
 tanh output, `0.5 * x` and `1 + tanh(...)` besides x. litgpt calls F.gelu(approximate="tanh")."""
+
+
+_SAVES_OUTPUT = frozenset({"relu"})
+"""Activations whose backward reads their output, not their input: transformers' "relu" is
+`nn.ReLU`, and PyTorch's `tools/autograd/derivatives.yaml` gives `relu: threshold_backward(grad,
+result, 0)`, so autograd saves the result, which the next linear (fc2) saves anyway."""
+
+
+def _activation_saved(arch: Architecture) -> str:
+    """The intermediate-wide tensor a plain MLP's activation saves: its input (SiLU, GELU) or,
+    for ReLU, its output."""
+    return "act_out" if arch.activation in _SAVES_OUTPUT else "up_out"
 
 
 def _activation_extra_tensors(arch: Architecture, spec: BlockSpec) -> int:

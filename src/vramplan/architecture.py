@@ -50,7 +50,7 @@ class PositionKind(StrEnum):
     ROPE = "rope"
     """Rotary embeddings (Su et al. 2021, arXiv:2104.09864): no parameters."""
     LEARNED = "learned"
-    """A learned table of `max_position_embeddings` x `hidden_size` (GPT-2, StarCoder)."""
+    """A learned table of `position_table_rows` x `hidden_size` (GPT-2, StarCoder, OPT)."""
     ALIBI = "alibi"
     """Attention linear biases (Press et al. 2021, arXiv:2108.12409): no parameters."""
 
@@ -187,6 +187,11 @@ class Architecture:
     name): no fused attention kernel does it, so the score matrix is materialized."""
     final_logit_softcapping: float | None = None
     """Logits soft-capped the same way before the loss (Gemma 2; HF key of the same name)."""
+    position_offset: int = 0
+    """Rows of a learned position table beyond `max_position_embeddings`, which stays the usable
+    context length. OPT: 2 (transformers models/opt/modeling_opt.py,
+    `OPTLearnedPositionalEmbedding` allocates `num_embeddings + self.offset` rows, offset 2, and
+    looks positions up at `position_ids + self.offset`)."""
 
     def __post_init__(self) -> None:
         for name in ("n_layers", "hidden_size", "intermediate_size", "n_heads", "n_kv_heads",
@@ -201,6 +206,8 @@ class Architecture:
             raise OutOfRange("sliding_window_layers", str(self.sliding_window_layers))
         if not 0 < self.partial_rotary_factor <= 1:
             raise OutOfRange("partial_rotary_factor", str(self.partial_rotary_factor))
+        if self.position_offset < 0:
+            raise OutOfRange("position_offset", str(self.position_offset))
 
     # --- derived sizes -------------------------------------------------------------------------
 
@@ -321,10 +328,16 @@ class Architecture:
         return self.vocab_size * self.hidden_size
 
     @property
-    def params_position_embedding(self) -> int:
+    def position_table_rows(self) -> int:
+        """Rows of the learned position table (0 for RoPE and ALiBi): `max_position_embeddings`
+        plus `position_offset`."""
         if self.position is PositionKind.LEARNED:
-            return self.max_position_embeddings * self.hidden_size
+            return self.max_position_embeddings + self.position_offset
         return 0
+
+    @property
+    def params_position_embedding(self) -> int:
+        return self.position_table_rows * self.hidden_size
 
     @property
     def params_embedding(self) -> int:

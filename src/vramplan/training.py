@@ -372,7 +372,7 @@ def trainable_tensors(arch: Architecture, setup: TrainingSetup) -> tuple[TensorG
     if arch.final_norm and arch.norm_params:
         outside.append(TensorGroup(arch.norm_params, 1, 1))
     if arch.params_position_embedding:
-        outside.append(TensorGroup(arch.max_position_embeddings, h, 1))
+        outside.append(TensorGroup(arch.position_table_rows, h, 1))
     if _head_is_separate(arch, setup):
         outside.append(TensorGroup(vocab, h, 1))
     if arch.head_bias:

@@ -148,6 +148,37 @@ def test_gptj_block_count() -> None:
     assert gptj.params_head == 50400 * 4096 + 50400  # untied lm_head with its bias
 
 
+def test_opt_position_table_has_two_extra_rows() -> None:
+    # transformers modeling_opt.py: OPTLearnedPositionalEmbedding(max_position_embeddings + 2)
+    opt = parse_config(_config("opt-6.7b"))
+    assert (opt.max_position_embeddings, opt.position_table_rows) == (2048, 2050)
+    assert opt.params_position_embedding == 2050 * 4096
+    assert opt.position is PositionKind.LEARNED and opt.tied_embeddings
+    assert opt.activation == "relu" and opt.mlp is MlpKind.PLAIN and opt.norms_per_block == 2
+    assert opt.qkv_bias and opt.attn_out_bias and opt.mlp_bias and opt.norm_bias
+    # a public fp16 total for facebook/opt-6.7b: 13,316,947,968 bytes
+    assert 2 * opt.params_total == 13_316_947_968
+
+
+def test_other_families_have_no_position_offset() -> None:
+    gpt2 = parse_config(_config("gpt2"))
+    assert gpt2.position_table_rows == gpt2.max_position_embeddings == 1024
+    assert parse_config(_config("llama-2-7b")).position_table_rows == 0
+
+
+@pytest.mark.parametrize(("key", "value", "expected"), [
+    ("word_embed_proj_dim", 512, "equal to hidden_size"),
+    ("do_layer_norm_before", False, "true (false is not supported yet)"),
+    ("_remove_final_layer_norm", True, "not supported yet"),
+])
+def test_opt_layouts_not_modelled_are_refused(key: str, value: object, expected: str) -> None:
+    # OPT-350M: 512-wide embeddings with project_in/project_out, LayerNorms after the residual
+    with pytest.raises(InvalidConfigValue) as raised:
+        parse_config({**_config("opt-1.3b"), key: value})
+    message = raised.value.message(Lang.EN)
+    assert f"'{key}'" in message and expected in message
+
+
 def test_stablelm_per_head_qk_norms() -> None:
     config = {"model_type": "stablelm", "hidden_size": 64, "intermediate_size": 96,
               "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,

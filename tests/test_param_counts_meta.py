@@ -65,6 +65,9 @@ def test_block_and_embedding_match_transformers(preset: ModelPreset) -> None:
     assert arch.params_per_block == sum(p.numel() for p in block.parameters())
     embedding = model.get_input_embeddings()  # type: ignore[attr-defined]
     assert arch.params_token_embedding == embedding.weight.numel()
+    positions = [m for name, m in model.named_modules()  # type: ignore[attr-defined]
+                 if name.endswith(("embed_positions", "wpe"))]
+    assert arch.params_position_embedding == sum(m.weight.numel() for m in positions)
     head = model.get_output_embeddings()  # type: ignore[attr-defined]
     assert (head.weight is embedding.weight) is arch.tied_embeddings
 
@@ -112,6 +115,14 @@ VARIANTS: dict[str, dict[str, object]] = {
                                    "rotary_dim": 6, "tie_word_embeddings": True},
     "olmo-bias-tied": {"model_type": "olmo", **_TINY, "attention_bias": True,
                        "tie_word_embeddings": True},
+    "opt-nobias-untied": {"model_type": "opt", "hidden_size": 64, "ffn_dim": 80,
+                          "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 100,
+                          "max_position_embeddings": 32, "enable_bias": False,
+                          "tie_word_embeddings": False},
+    "opt-norms-without-affine": {"model_type": "opt", "hidden_size": 64, "ffn_dim": 80,
+                                 "num_attention_heads": 4, "num_hidden_layers": 2,
+                                 "vocab_size": 100, "max_position_embeddings": 32,
+                                 "layer_norm_elementwise_affine": False},
 }
 
 

@@ -1,5 +1,5 @@
 """The analytic model agrees with `vramplan trace` (a real transformers + peft training step counted
-on fake tensors) within 3 % of the peak, over a matrix of tiny configurations: four families x
+on fake tensors) within 3 % of the peak, over a matrix of tiny configurations: five families x
 full/LoRA/freeze x precision regimes x checkpointing x attention kernels x batch and sequence.
 
 The trace runs one transformers step without gradient accumulation, so the analytic side is asked
@@ -52,6 +52,9 @@ FAMILIES: dict[str, dict[str, Any]] = {
     # parallel block with one shared LayerNorm, plain GELU (tanh, in Python) MLP, partial RoPE
     "phi": {"model_type": "phi", **_COMMON, "intermediate_size": 512,
             "partial_rotary_factor": 0.5},
+    # learned positions with OPT's 2 extra rows, biases everywhere, fc1 -> ReLU -> fc2, tied head;
+    # `dropout` 0 (OPTConfig defaults it to 0.1 and Architecture carries no dropout rates)
+    "opt": {"model_type": "opt", **_COMMON, "ffn_dim": 512, "dropout": 0.0},
 }
 COMBOS = (  # method, precision, checkpointing, attention
     ("full", "bf16-true", "none", "sdpa"),
@@ -67,7 +70,7 @@ COMBOS = (  # method, precision, checkpointing, attention
     ("lora", "bf16-true", "none", "eager"),
 )
 SHAPES = {"llama": ((2, 128), (1, 64)), "qwen2": ((2, 128),), "mistral": ((2, 128),),
-          "phi": ((2, 128), (1, 64))}
+          "phi": ((2, 128), (1, 64)), "opt": ((2, 128),)}
 MATRIX = [(family, *combo, *shape) for family, combo in itertools.product(FAMILIES, COMBOS)
           for shape in SHAPES[family]]
 

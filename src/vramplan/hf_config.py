@@ -430,6 +430,44 @@ def _gptj_rotary_dim(keys: _Keys, head_dim: int) -> int:
     return rotary_dim
 
 
+def _opt(keys: _Keys) -> Architecture:
+    """models/opt/modeling_opt.py (OPT-1.3B to 66B): q/k/v/out_proj and fc1 -> ReLU -> fc2, with
+    biases when `enable_bias`; two LayerNorms per block before attention and MLP, a final
+    LayerNorm; learned positions in `OPTLearnedPositionalEmbedding`, whose table has 2 rows more
+    than `max_position_embeddings`; lm_head tied to embed_tokens (OPTConfig defaults)."""
+    hidden = keys.get_int("hidden_size")
+    heads = keys.get_int("num_attention_heads")
+    _opt_require_supported_layout(keys, hidden)
+    bias = keys.get_bool("enable_bias", True)
+    affine = keys.get_bool("layer_norm_elementwise_affine", True)
+    if hidden % heads:  # OPTAttention: head_dim = embed_dim // num_heads, else a ValueError
+        raise InvalidConfigValue("num_attention_heads", heads, "expect.divisor", n=hidden)
+    return Architecture(
+        family=keys.model_type, n_layers=keys.get_int("num_hidden_layers"), hidden_size=hidden,
+        intermediate_size=keys.get_int("ffn_dim"), n_heads=heads, n_kv_heads=heads,
+        head_dim=hidden // heads, vocab_size=keys.get_int("vocab_size"),
+        tied_embeddings=keys.get_bool("tie_word_embeddings", True), mlp=MlpKind.PLAIN,
+        activation=keys.get_str("activation_function", default="relu"), qkv_bias=bias,
+        attn_out_bias=bias, mlp_bias=bias, norm=NormKind.LAYERNORM, norm_bias=affine,
+        norm_weight=affine, position=PositionKind.LEARNED,
+        max_position_embeddings=keys.get_int("max_position_embeddings", default=2048),
+        position_offset=2, dtype=keys.dtype(),
+    )
+
+
+def _opt_require_supported_layout(keys: _Keys, hidden: int) -> None:
+    """Refuse the OPT layouts this reader does not model: `word_embed_proj_dim` other than
+    `hidden_size` (OPT-350M's project_in/project_out), LayerNorms after the residual adds
+    (`do_layer_norm_before: false`, OPT-350M), and `_remove_final_layer_norm`."""
+    proj = keys.get_int("word_embed_proj_dim", default=hidden)
+    if proj != hidden:
+        raise InvalidConfigValue("word_embed_proj_dim", proj, "expect.equal_hidden_size",
+                                 n=hidden)
+    if not keys.get_bool("do_layer_norm_before", True):
+        raise InvalidConfigValue("do_layer_norm_before", False, "expect.true_only")
+    keys.require_false("_remove_final_layer_norm")
+
+
 def _rotary_factor(rotary_dim: int, head_dim: int) -> float:
     """The `partial_rotary_factor` whose `Architecture.rotary_dim`, int(head_dim x factor), is
     `rotary_dim`: the quotient can fall a hair short when multiplied back (30 / 88 x 88 < 30)."""
@@ -483,6 +521,7 @@ _READERS: dict[str, Callable[[_Keys], Architecture]] = {
     "gpt_bigcode": _gpt_bigcode,
     "gpt_neox": _gpt_neox,
     "gptj": _gptj,
+    "opt": _opt,
     "stablelm": _stablelm,
     "olmo": _olmo,
 }

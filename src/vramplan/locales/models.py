@@ -61,6 +61,14 @@ MESSAGES = {
         EN: "false (this option is not supported yet)",
     },
     "expect.divisor": {FR: "un diviseur de {n}", EN: "a divisor of {n}"},
+    "expect.equal_hidden_size": {
+        FR: "{n}, égal à hidden_size (une autre valeur n'est pas encore prise en charge)",
+        EN: "{n}, equal to hidden_size (another value is not supported yet)",
+    },
+    "expect.true_only": {
+        FR: "true (la valeur false n'est pas encore prise en charge)",
+        EN: "true (false is not supported yet)",
+    },
     "expect.at_most": {FR: "un nombre entier positif d'au plus {n}",
                        EN: "a positive whole number no larger than {n}"},
     # --- help -----------------------------------------------------------------------------------

@@ -99,6 +99,30 @@ _LLAMA3_ROPE = {
 _LLAMA32_ROPE = {**_LLAMA3_ROPE, "factor": 32.0}
 
 
+def _opt(*, hidden: int, ffn: int, layers: int, heads: int, **extra: Any) -> dict[str, Any]:
+    """The architecture keys shared by the OPT configs read (1.3b to 66b): vocabulary 50272,
+    2048 positions, ReLU, LayerNorms before attention and MLP, no projection of the embeddings."""
+    return {
+        "architectures": ["OPTForCausalLM"],
+        "model_type": "opt",
+        "_remove_final_layer_norm": False,
+        "activation_function": "relu",
+        "do_layer_norm_before": True,
+        "ffn_dim": ffn,
+        "hidden_size": hidden,
+        "max_position_embeddings": 2048,
+        "num_attention_heads": heads,
+        "num_hidden_layers": layers,
+        "vocab_size": 50272,
+        "word_embed_proj_dim": hidden,
+        **extra,
+    }
+
+
+_EASYDEL_OPT = ("EasyDeL 0.0.8 (PyPI sdist) EasyDel/configs/configs.py, `opt_configs`, a copy "
+                "of the Hub config.json keys")
+
+
 def _llama(
     *,
     hidden: int,
@@ -1195,6 +1219,51 @@ MODELS: tuple[ModelPreset, ...] = (
         ),
         aliases=("neox-20b",),
         read_from=_copy("h2oai/h2ogpt-gm-oasst1-multilang-1024-20b"),
+    ),
+    # Meta OPT (Zhang et al. 2022, arXiv:2205.01068). OPT-125M and 350M are left out: 350M
+    # projects its 512-wide embeddings (word_embed_proj_dim) and normalizes after the residual
+    # adds, which hf_config's reader refuses; OPT-30B is left out because no copy of its
+    # config.json was found in the stored material. The 2-row offset of the position table is
+    # `Architecture.position_offset`.
+    _preset(
+        "opt-1.3b",
+        "facebook/opt-1.3b",
+        "OPT 1.3B",
+        _opt(hidden=2048, ffn=8192, layers=24, heads=32),
+        read_from=_EASYDEL_OPT + " ('1.3b'); the config.json diff in a DeepSpeed-Chat port "
+        "shows `_name_or_path` facebook/opt-1.3b and relu",
+    ),
+    _preset(
+        "opt-2.7b",
+        "facebook/opt-2.7b",
+        "OPT 2.7B",
+        _opt(hidden=2560, ffn=10240, layers=32, heads=32, torch_dtype="float16"),
+        read_from="text_config of Salesforce/blip2-opt-2.7b (`_name_or_path` facebook/opt-2.7b; "
+        "its vocab_size 50304 is BLIP-2's resized table, so the vocabulary, 2048 positions and "
+        "do_layer_norm_before are from a public test's copy of the facebook/opt-2.7b keys, whose "
+        "fp16 total of 5,303,193,600 bytes is this count x 2)",
+    ),
+    _preset(
+        "opt-6.7b",
+        "facebook/opt-6.7b",
+        "OPT 6.7B",
+        _opt(hidden=4096, ffn=16384, layers=32, heads=32, torch_dtype="float16"),
+        read_from="an AutoConfig print-out with `_name_or_path` facebook/opt-6.7b (transformers "
+        "4.20.1) kept in a public project's source; the same keys in " + _EASYDEL_OPT,
+    ),
+    _preset(
+        "opt-13b",
+        "facebook/opt-13b",
+        "OPT 13B",
+        _opt(hidden=5120, ffn=20480, layers=40, heads=40),
+        read_from=_EASYDEL_OPT + " ('13b', with `_name_or_path` facebook/opt-13b)",
+    ),
+    _preset(
+        "opt-66b",
+        "facebook/opt-66b",
+        "OPT 66B",
+        _opt(hidden=9216, ffn=36864, layers=64, heads=72),
+        read_from=_EASYDEL_OPT + " ('66b')",
     ),
     # EleutherAI GPT-J-6B (Wang & Komatsuzaki 2021). float32: the main branch's pytorch_model.bin
     # is 24.3 GB (EleutherAI/gpt-j-6b tree @a05826a), 4 bytes per parameter. Its model card (README

@@ -33,6 +33,7 @@ LORA_MODULE_NAMES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
     "gpt_neox": _FUSED_QKV_NAMES,
     "phi": {**_LLAMA_NAMES, "o": ("self_attn.dense",), "up": ("fc1",), "down": ("fc2",)},
     "gptj": {**_LLAMA_NAMES, "o": ("out_proj",), "up": ("fc_in",), "down": ("fc_out",)},
+    "opt": {**_LLAMA_NAMES, "o": ("out_proj",), "up": ("fc1",), "down": ("fc2",)},
     "phi3": {"q": ("qkv_proj",), "k": ("qkv_proj",), "v": ("qkv_proj",), "o": ("o_proj",),
              "gate": ("gate_up_proj",), "up": ("gate_up_proj",), "down": ("down_proj",)},
 }

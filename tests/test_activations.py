@@ -11,12 +11,15 @@ from vramplan.activations import (
     BlockSpec,
     block_saved,
     checkpointed,
+    embedding_dropout_bytes,
     quantized_base_inputs,
     total_per_token,
 )
+from vramplan.hf_config import parse_config
 from vramplan.lora import LoraTarget
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.setup import Attention, Checkpointing, Framework
+from vramplan.setup import Attention, Checkpointing, Framework, Method, Precision
+from vramplan.training import TrainingSetup, block_spec, estimate_training
 
 LLAMA = architecture_of(find_model("llama-2-7b"))
 Q_V = frozenset({LoraTarget.Q, LoraTarget.V})
@@ -132,3 +135,99 @@ def test_autograd_relu_saves_its_output_and_gelu_its_input() -> None:
             y = module(x)
         assert len(saved) == 1
         assert torch.equal(saved[0], y if keeps == "output" else x), module
+
+
+# --- dropout ------------------------------------------------------------------------------------
+
+TINY_GPT2 = {"model_type": "gpt2", "n_embd": 8, "n_layer": 2, "n_head": 2, "n_inner": 32,
+             "vocab_size": 64, "n_positions": 16}
+"""GPT2Config's default dropout: embd_pdrop, attn_pdrop and resid_pdrop 0.1."""
+NO_DROPOUT = {"embd_pdrop": 0.0, "attn_pdrop": 0.0, "resid_pdrop": 0.0}
+
+
+def hf_full_spec(**changes: object) -> BlockSpec:
+    spec = BlockSpec(framework=Framework.HF, residual_bytes=2, compute_bytes=2, autocast=False,
+                     weights_train=True, base_keeps_input=False, lora_targets=frozenset(),
+                     lora_rank=8, lora_dropout=False, attention=Attention.EAGER,
+                     model_dropout=True)
+    return dataclasses.replace(spec, **changes)  # type: ignore[arg-type]
+
+
+def test_gpt2_block_with_dropout_tallied_by_hand() -> None:
+    # h = 8, 2 heads of 4, f = 32, T = 4 (scores: 2 x 4 = 8 per token), bf16, every weight trains
+    expected = (
+        2 * 8 + 8          # ln_1 (native_layer_norm): its input, fp32 mean and rstd
+        + 2 * 8            # c_attn keeps ln_1's output
+        + 3 * 2 * 8        # eager: q (for dk), k (for dq), v (for d probs)
+        + 2 * 8            # attention output, kept by c_proj
+        + 2 * 8            # softmax in bf16 (GPT-2) saves its output
+        + 1 * 8            # attn_dropout: bool mask
+        + 2 * 8            # its output, kept by probs @ v
+        + 1 * 8            # resid_dropout after c_proj: bool mask (the residual add keeps none)
+        + 2 * 8 + 8        # ln_2
+        + 2 * 8            # c_fc keeps ln_2's output
+        + 2 * 32           # gelu_new's input
+        + 3 * 2 * 32       # gelu_new in Python: tanh output, 0.5 * x, 1 + tanh
+        + 2 * 32           # gelu output, kept by the MLP's c_proj
+        + 1 * 8            # the MLP's dropout: bool mask
+    )
+    assert expected == 520
+    saved = block_saved(parse_config(TINY_GPT2), hf_full_spec(), seq_len=4)
+    assert total_per_token(saved) == expected
+
+
+@pytest.mark.parametrize(("attention", "extra"), [
+    (Attention.EAGER, 2 * 8 + 2 * 4 * (1 + 2)),  # two hidden masks; scores' mask and copy
+    (Attention.SDPA, 2 * 8),  # the CUDA kernels regenerate the probabilities' mask
+])
+def test_dropout_adds_masks_only_where_the_model_trains_with_it(attention: Attention,
+                                                                 extra: int) -> None:
+    on, off = parse_config(TINY_GPT2), parse_config(TINY_GPT2 | NO_DROPOUT)
+    spec = hf_full_spec(attention=attention)
+
+    def per_token(arch: object, spec: BlockSpec) -> int:
+        return total_per_token(block_saved(arch, spec, seq_len=4))  # type: ignore[arg-type]
+
+    assert per_token(on, spec) - per_token(off, spec) == extra
+    quiet = dataclasses.replace(spec, model_dropout=False)
+    assert per_token(on, quiet) == per_token(off, quiet)
+
+
+@pytest.mark.parametrize(("framework", "active"), [
+    (Framework.HF, True), (Framework.GENERIC, True),
+    # litgpt's GPT has no dropout layers; the others keep today's model (no dropout)
+    (Framework.LITGPT, False), (Framework.TORCHTUNE, False), (Framework.DEEPSPEED, False),
+    (Framework.MEGATRON, False),
+])
+def test_model_dropout_only_in_frameworks_that_run_transformers_modules(
+        framework: Framework, active: bool) -> None:
+    setup = TrainingSetup(method=Method.FULL, precision=Precision.BF16_TRUE, batch=1, seq_len=4,
+                          framework=framework)
+    assert block_spec(parse_config(TINY_GPT2), setup).model_dropout is active
+
+
+def test_frozen_first_block_keeps_masks_only_where_a_gradient_flows() -> None:
+    arch = parse_config(TINY_GPT2)
+    lora = hf_full_spec(weights_train=False, lora_targets=Q_V)
+    no_lora = dataclasses.replace(lora, lora_targets=frozenset())
+    off = parse_config(TINY_GPT2 | NO_DROPOUT)
+    # LoRA on q and v: attention output, MLP output and probabilities need a gradient
+    first = total_per_token(block_saved(arch, lora, 4, input_needs_grad=False))
+    first_off = total_per_token(block_saved(off, lora, 4, input_needs_grad=False))
+    assert first - first_off == 2 * 8 + 2 * 4 * (1 + 2)
+    # nothing trains in attention and its input needs no gradient: no attention masks
+    attention_only = block_saved(arch, no_lora, 4, input_needs_grad=False)
+    assert not [s for s in attention_only if s.name.startswith(("attn_probs_drop", "attn_out"))]
+
+
+def test_embedding_dropout_mask_only_when_the_embedding_trains() -> None:
+    arch = parse_config(TINY_GPT2)
+    assert embedding_dropout_bytes(arch, hf_full_spec(), embedding_trains=True) == 8
+    assert embedding_dropout_bytes(arch, hf_full_spec(), embedding_trains=False) == 0
+    tokens, layers = 2 * 4, 2
+    setup = TrainingSetup(method=Method.FULL, precision=Precision.BF16_TRUE, batch=2,
+                          seq_len=4, framework=Framework.HF, attention=Attention.EAGER)
+    gained = (estimate_training(arch, setup).activations_bytes
+              - estimate_training(parse_config(TINY_GPT2 | NO_DROPOUT),
+                                  setup).activations_bytes)
+    assert gained == tokens * (layers * (2 * 8 + 2 * 4 * 3) + 8)

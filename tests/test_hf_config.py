@@ -281,3 +281,29 @@ def test_pasted_text_is_parsed_or_refused_by_name() -> None:
     assert "'upload.json'" in raised.value.message(Lang.EN)
     with pytest.raises(ConfigFileError):
         parse_config_text("42")
+
+
+_TINY = {"hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 128,
+         "max_position_embeddings": 256, "intermediate_size": 128}
+
+
+@pytest.mark.parametrize(("config", "rates"), [
+    # GPT2Config: embd_pdrop, attn_pdrop, resid_pdrop 0.1 (embedding, probabilities, both outputs)
+    ({"model_type": "gpt2", "n_embd": 64, "n_head": 4, "n_layer": 2, "vocab_size": 128,
+      "n_positions": 256}, (0.1, 0.1, 0.1, 0.1)),
+    # OPTConfig: dropout 0.1 after self_attn and fc2, attention_dropout 0.0, no embedding dropout
+    ({"model_type": "opt", **_TINY, "ffn_dim": 128}, (0.0, 0.0, 0.1, 0.1)),
+    # GPT-NeoX: hidden_dropout on the embeddings and both outputs
+    ({"model_type": "gpt_neox", **_TINY, "hidden_dropout": 0.2, "attention_dropout": 0.3},
+     (0.2, 0.3, 0.2, 0.2)),
+    # Falcon's parallel block: one dropout (hidden_dropout) on the sum of both branches
+    ({"model_type": "falcon", **_TINY, "hidden_dropout": 0.2, "attention_dropout": 0.3},
+     (0.0, 0.3, 0.0, 0.2)),
+    ({"model_type": "phi", **_TINY, "resid_pdrop": 0.1}, (0.0, 0.0, 0.1, 0.1)),
+    ({"model_type": "llama", **_TINY, "attention_dropout": 0.1}, (0.0, 0.1, 0.0, 0.0)),
+], ids=["gpt2", "opt", "gpt_neox", "falcon", "phi", "llama"])
+def test_dropout_rates_read_per_family(config: dict[str, object],
+                                       rates: tuple[float, float, float, float]) -> None:
+    arch = parse_config(config)
+    assert (arch.embedding_dropout, arch.attention_dropout, arch.attention_output_dropout,
+            arch.mlp_output_dropout) == rates

@@ -36,7 +36,11 @@ from vramplan.setup import Attention, Checkpointing, Framework
 
 FP32 = 4
 DROPOUT_MASK_BYTES = 1
-"""`native_dropout` on CUDA returns a bool mask (aten/src/ATen/native/cuda/Dropout.cu)."""
+"""`native_dropout` on CUDA returns a bool mask (aten/src/ATen/native/cuda/Dropout.cu), which
+autograd saves for `native_dropout_backward` (derivatives.yaml: `native_dropout` saves `result1`).
+`nn.functional.dropout` reaches it through `at::dropout` when `is_fused_kernel_acceptable` (a CUDA
+input, 0 < p < 1: aten/src/ATen/native/Dropout.cpp); on CPU the same call multiplies by a noise
+tensor of the input's dtype instead, which the product saves (the tracer's CPU path)."""
 LITGPT_LM_HEAD_CHUNK = 128
 """litgpt finetune scripts call `model(input_ids, lm_head_chunk_size=128)` and
 `chunked_cross_entropy(..., chunk_size=128)` (litgpt/finetune/lora.py, litgpt/utils.py)."""
@@ -62,6 +66,9 @@ class BlockSpec:
     lora_rank: int
     lora_dropout: bool
     attention: Attention
+    model_dropout: bool = False
+    """The model's own dropout layers run at the config's rates (transformers modules in train
+    mode); litgpt's GPT has none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,10 +224,19 @@ def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor
     attn_out = _Tensor("attn_out", c)
     ledger.keep(attn_out.name, c * q)
     if eager:
-        _eager_scores(ledger, arch, spec, seq_len, probs_needed=v_grad)
+        _eager_scores(ledger, arch, spec, seq_len, probs_needed=v_grad,
+                      probs_grad=q_grad or k_grad)
     else:
+        # with dropout_p > 0 the CUDA flash and memory-efficient kernels save only the Philox
+        # seed and offset and regenerate the mask in backward (derivatives.yaml:
+        # `_scaled_dot_product_flash_attention` / `_efficient_attention` backward take
+        # `philox_seed, philox_offset`): no mask
         ledger.keep("attn_logsumexp", FP32 * arch.n_heads)
     _linear(ledger, spec, attn_out, q, lora=int(LoraTarget.O in spec.lora_targets), prefix="o")
+    # dropout on the output projection's result: its mask; the output goes to the residual add,
+    # which saves nothing
+    _dropout_mask(ledger, spec, "attn_out_dropout_mask", arch.attention_output_dropout,
+                  arch.hidden_size)
 
 
 _MLP_TARGETS = frozenset({LoraTarget.GATE, LoraTarget.UP, LoraTarget.DOWN})
@@ -231,9 +247,9 @@ def _softcapped(arch: Architecture) -> bool:
 
 
 def _eager_scores(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_len: int, *,
-                  probs_needed: bool = True) -> None:
+                  probs_needed: bool = True, probs_grad: bool = True) -> None:
     """Scores materialized, n_heads x seq_len per token; `probs_needed`: v needs a gradient, so
-    probs @ v keeps the probabilities."""
+    probs @ v keeps the probabilities; `probs_grad`: q or k needs one, so the probabilities do."""
     per_row = arch.n_heads * seq_len
     c = spec.compute_bytes
     if spec.framework is Framework.LITGPT and not _softcapped(arch):
@@ -242,12 +258,44 @@ def _eager_scores(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_len:
         ledger.keep("q_scaled", c * arch.q_dim)
         return
     # transformers' eager attention and litgpt's soft-capped path: softmax(dtype=float32) saves
-    # its fp32 output, `.to(q.dtype)` is saved by probs @ v; tanh saves its output
-    ledger.keep("attn_probs_fp32", FP32 * per_row)
-    if probs_needed:
+    # its fp32 output, `.to(q.dtype)` is saved by probs @ v (the same tensor when both dtypes
+    # agree: GPT-2's softmax in the scores' dtype, fp32 training); tanh saves its output
+    fp32_softmax = arch.eager_softmax_fp32 or spec.autocast  # autocast runs softmax in fp32
+    softmax_out = FP32 if fp32_softmax else c
+    ledger.keep("attn_probs_fp32" if softmax_out != c else "attn_probs", softmax_out * per_row)
+    if _dropout_active(spec, arch.attention_dropout):
+        # `nn.functional.dropout(attn_weights, ...)` (eager_attention_forward): its bool mask
+        # when the probabilities need a gradient, and its output, a new tensor, is what
+        # probs @ v saves
+        if probs_grad:
+            ledger.keep("attn_probs_dropout_mask", DROPOUT_MASK_BYTES * per_row)
+        if probs_needed:
+            ledger.keep("attn_probs_dropped", c * per_row)
+    elif probs_needed:
         ledger.keep("attn_probs", c * per_row)
     if _softcapped(arch):
         ledger.keep("attn_tanh", c * per_row)
+
+
+def _dropout_active(spec: BlockSpec, rate: float) -> bool:
+    return spec.model_dropout and rate > 0
+
+
+def _dropout_mask(ledger: _Ledger, spec: BlockSpec, name: str, rate: float, width: int) -> None:
+    """A dropout on a tensor that needs a gradient (`width` elements per token): its bool mask
+    (derivatives.yaml, `native_dropout`: saves `result1`). Only called where the tensor needs
+    one: dropout's output requires a gradient exactly when its input does."""
+    if _dropout_active(spec, rate):
+        ledger.keep(name, DROPOUT_MASK_BYTES * width)
+
+
+def embedding_dropout_bytes(arch: Architecture, spec: BlockSpec, embedding_trains: bool) -> int:
+    """Per token: the mask of the dropout on the embeddings' output, saved only when that output
+    needs a gradient (the embedding trains); the dropped output is the first block's input,
+    counted there."""
+    if not (embedding_trains and _dropout_active(spec, arch.embedding_dropout)):
+        return 0
+    return DROPOUT_MASK_BYTES * arch.hidden_size
 
 
 def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
@@ -277,6 +325,7 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
             ledger.keep(f"act_intermediate_{extra}", c * f)
         _linear(ledger, spec, _Tensor("act_out", c), f,
                 lora=int(LoraTarget.DOWN in targets), prefix="down")
+    _dropout_mask(ledger, spec, "mlp_out_dropout_mask", arch.mlp_output_dropout, h)
     if arch.is_moe:
         ledger.keep("router_probs", FP32 * arch.n_experts)
 

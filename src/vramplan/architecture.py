@@ -192,6 +192,24 @@ class Architecture:
     context length. OPT: 2 (transformers models/opt/modeling_opt.py,
     `OPTLearnedPositionalEmbedding` allocates `num_embeddings + self.offset` rows, offset 2, and
     looks positions up at `position_ids + self.offset`)."""
+    embedding_dropout: float = 0.0
+    """Dropout rate on the embeddings' output in training (GPT-2 `embd_pdrop`, GPT-NeoX
+    `hidden_dropout`, ...; `vramplan.hf_config` reads each family's key)."""
+    attention_dropout: float = 0.0
+    """Dropout rate on the attention probabilities in training (GPT-2 `attn_pdrop`, Llama
+    `attention_dropout`, ...): eager attention's `nn.functional.dropout(attn_weights, ...)`, or the
+    `dropout_p` of scaled_dot_product_attention."""
+    attention_output_dropout: float = 0.0
+    """Dropout rate on the attention branch's output, after its output projection (GPT-2
+    `resid_pdrop` in `GPT2Attention.forward`, OPT `dropout`, ...)."""
+    mlp_output_dropout: float = 0.0
+    """Dropout rate on the MLP's output (GPT-2 `resid_pdrop` in `GPT2MLP.forward`, ...); in
+    Falcon's parallel block, on the sum of both branches (one hidden-wide tensor all the same)."""
+    eager_softmax_fp32: bool = True
+    """Eager attention computes its softmax in fp32 (`softmax(..., dtype=torch.float32)` in
+    transformers' Llama, OPT, Phi, GPT-NeoX, StarCoder ...; GPT-J on fp32 scores) and casts back;
+    False where it runs in the scores' dtype (GPT-2's `eager_attention_forward`:
+    `nn.functional.softmax(attn_weights, dim=-1)`)."""
 
     def __post_init__(self) -> None:
         for name in ("n_layers", "hidden_size", "intermediate_size", "n_heads", "n_kv_heads",
@@ -208,6 +226,10 @@ class Architecture:
             raise OutOfRange("partial_rotary_factor", str(self.partial_rotary_factor))
         if self.position_offset < 0:
             raise OutOfRange("position_offset", str(self.position_offset))
+        for name in ("embedding_dropout", "attention_dropout", "attention_output_dropout",
+                     "mlp_output_dropout"):
+            if not 0 <= getattr(self, name) <= 1:  # nn.Dropout accepts p in [0, 1]
+                raise OutOfRange(name, str(getattr(self, name)))
 
     # --- derived sizes -------------------------------------------------------------------------
 

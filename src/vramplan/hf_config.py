@@ -219,6 +219,10 @@ def _llama_like(keys: _Keys, *, qkv_bias: bool, attn_out_bias: bool, mlp_bias: b
         max_position_embeddings=keys.get_int("max_position_embeddings"),
         rope_theta=keys.get_float("rope_theta", 10000.0),
         dtype=keys.dtype(),
+        # on the probabilities (`eager_attention_forward`'s dropout, SDPA's dropout_p); 0.0 by
+        # default in LlamaConfig, MistralConfig, MixtralConfig, Qwen2Config, GemmaConfig,
+        # Gemma2Config, Phi3Config, StableLmConfig and OlmoConfig
+        attention_dropout=keys.get_float("attention_dropout", 0.0),
     )
 
 
@@ -294,7 +298,7 @@ def _phi(keys: _Keys) -> Architecture:
     keys.require_false("qk_layernorm")
     hidden = keys.get_int("hidden_size")
     heads = keys.get_int("num_attention_heads")
-    return Architecture(
+    return _replace(Architecture(
         family=keys.model_type, n_layers=keys.get_int("num_hidden_layers"), hidden_size=hidden,
         intermediate_size=keys.get_int("intermediate_size"), n_heads=heads,
         n_kv_heads=keys.get_int("num_key_value_heads", default=heads),
@@ -307,7 +311,17 @@ def _phi(keys: _Keys) -> Architecture:
         shared_block_norm=True, head_bias=True,
         partial_rotary_factor=keys.get_float("partial_rotary_factor", 0.5),
         rope_theta=keys.get_float("rope_theta", 10000.0), dtype=keys.dtype(),
-    )
+    ), **_phi_dropout(keys))
+
+
+def _phi_dropout(keys: _Keys) -> dict[str, float]:
+    """modeling_phi.py: `embed_dropout` (embd_pdrop) on the embeddings, `attention_dropout` on
+    the probabilities, `resid_dropout` (resid_pdrop) on the attention output and on the MLP
+    output (PhiDecoderLayer.forward); PhiConfig defaults all three to 0.0."""
+    resid = keys.get_float("resid_pdrop", 0.0)
+    return {"embedding_dropout": keys.get_float("embd_pdrop", 0.0),
+            "attention_dropout": keys.get_float("attention_dropout", 0.0),
+            "attention_output_dropout": resid, "mlp_output_dropout": resid}
 
 
 def _phi3(keys: _Keys) -> Architecture:
@@ -315,8 +329,11 @@ def _phi3(keys: _Keys) -> Architecture:
     base = _llama_like(keys, qkv_bias=False, attn_out_bias=False, mlp_bias=False,
                        tied_default=False, kv_heads_default_mha=True)
     base = _with_window(base, keys.get_opt_int("sliding_window"))  # every layer
+    # Phi3DecoderLayer: resid_attn_dropout and resid_mlp_dropout (resid_pdrop, Phi3Config 0.0)
+    resid = keys.get_float("resid_pdrop", 0.0)
     return _replace(base, fused_qkv=True, fused_gate_up=True,
-                    partial_rotary_factor=keys.get_float("partial_rotary_factor", 1.0))
+                    partial_rotary_factor=keys.get_float("partial_rotary_factor", 1.0),
+                    attention_output_dropout=resid, mlp_output_dropout=resid)
 
 
 def _falcon(keys: _Keys) -> Architecture:
@@ -335,7 +352,7 @@ def _falcon(keys: _Keys) -> Architecture:
         kv_heads = 1 if keys.get_bool("multi_query", True) else heads
         shared_norm = parallel
     bias = keys.get_bool("bias", False)
-    return Architecture(
+    return _replace(Architecture(
         family=keys.model_type, n_layers=keys.get_int("num_hidden_layers", "n_layer"),
         hidden_size=hidden, intermediate_size=keys.get_int("ffn_hidden_size", default=4 * hidden),
         n_heads=heads, n_kv_heads=kv_heads, head_dim=_head_dim(keys, hidden, heads),
@@ -347,7 +364,18 @@ def _falcon(keys: _Keys) -> Architecture:
             "max_position_embeddings", default=2048),
         parallel_block=parallel, shared_block_norm=shared_norm, fused_qkv=True,
         rope_theta=keys.get_float("rope_theta", 10000.0), dtype=keys.dtype(),
-    )
+    ), **_falcon_dropout(keys, parallel))
+
+
+def _falcon_dropout(keys: _Keys, parallel: bool) -> dict[str, float]:
+    """FalconDecoderLayer.forward: `dropout_add(attention_output, residual, attention_dropout)`
+    in a sequential block, then `dropout_add(mlp_output, residual, hidden_dropout)`, where a
+    parallel block has added attention_output to mlp_output first (one dropout); FalconAttention
+    drops the probabilities with `attention_dropout`. No embedding dropout. FalconConfig: 0.0."""
+    attention = keys.get_float("attention_dropout", 0.0)
+    return {"attention_dropout": attention,
+            "attention_output_dropout": 0.0 if parallel else attention,
+            "mlp_output_dropout": keys.get_float("hidden_dropout", 0.0)}
 
 
 def _gpt2(keys: _Keys) -> Architecture:
@@ -355,7 +383,7 @@ def _gpt2(keys: _Keys) -> Architecture:
     learned position embeddings (`n_positions`), tied head."""
     hidden = keys.get_int("n_embd", "hidden_size")
     heads = keys.get_int("n_head", "num_attention_heads")
-    return Architecture(
+    return _replace(Architecture(
         family=keys.model_type, n_layers=keys.get_int("n_layer", "num_hidden_layers"),
         hidden_size=hidden, intermediate_size=keys.get_int("n_inner", default=4 * hidden),
         n_heads=heads, n_kv_heads=heads, head_dim=_head_dim(keys, hidden, heads),
@@ -365,8 +393,20 @@ def _gpt2(keys: _Keys) -> Architecture:
         qkv_bias=True, attn_out_bias=True, mlp_bias=True, norm=NormKind.LAYERNORM,
         norm_bias=True, position=PositionKind.LEARNED,
         max_position_embeddings=keys.get_int("n_positions", "max_position_embeddings"),
-        fused_qkv=True, dtype=keys.dtype(),
-    )
+        fused_qkv=True, dtype=keys.dtype(), eager_softmax_fp32=False,
+    ), **_gpt2_dropout(keys, default=0.1))
+
+
+def _gpt2_dropout(keys: _Keys, default: float) -> dict[str, float]:
+    """GPT-2, StarCoder and GPT-J: `drop` (embd_pdrop) on the embeddings, `attn_pdrop` on the
+    probabilities, `resid_dropout` (resid_pdrop) after the attention's output projection and
+    the MLP's `dropout` (resid_pdrop) after its last projection (modeling_gpt2.py GPT2Attention,
+    GPT2MLP, GPT2Model; modeling_gpt_bigcode.py and modeling_gptj.py alike). GPT2Config and
+    GPTBigCodeConfig default all three to 0.1, GPTJConfig to 0.0."""
+    resid = keys.get_float("resid_pdrop", default)
+    return {"embedding_dropout": keys.get_float("embd_pdrop", default),
+            "attention_dropout": keys.get_float("attn_pdrop", default),
+            "attention_output_dropout": resid, "mlp_output_dropout": resid}
 
 
 def _gpt_bigcode(keys: _Keys) -> Architecture:
@@ -374,7 +414,8 @@ def _gpt_bigcode(keys: _Keys) -> Architecture:
     attention (one k/v head) in one fused c_attn."""
     base = _gpt2(keys)
     kv_heads = 1 if keys.get_bool("multi_query", True) else base.n_heads
-    return _replace(base, n_kv_heads=kv_heads)
+    # its eager_attention_forward: `softmax(attn_weights, dim=-1, dtype=torch.float32)`
+    return _replace(base, n_kv_heads=kv_heads, eager_softmax_fp32=True)
 
 
 def _gpt_neox(keys: _Keys) -> Architecture:
@@ -383,7 +424,7 @@ def _gpt_neox(keys: _Keys) -> Architecture:
     hidden = keys.get_int("hidden_size")
     heads = keys.get_int("num_attention_heads")
     bias = keys.get_bool("attention_bias", True)
-    return Architecture(
+    return _replace(Architecture(
         family=keys.model_type, n_layers=keys.get_int("num_hidden_layers"), hidden_size=hidden,
         intermediate_size=keys.get_int("intermediate_size"), n_heads=heads, n_kv_heads=heads,
         head_dim=_head_dim(keys, hidden, heads), vocab_size=keys.get_int("vocab_size"),
@@ -394,7 +435,17 @@ def _gpt_neox(keys: _Keys) -> Architecture:
         parallel_block=keys.get_bool("use_parallel_residual", True), fused_qkv=True,
         partial_rotary_factor=keys.get_float("rotary_pct", 0.25),
         rope_theta=keys.get_float("rotary_emb_base", 10000.0), dtype=keys.dtype(),
-    )
+    ), **_gpt_neox_dropout(keys))
+
+
+def _gpt_neox_dropout(keys: _Keys) -> dict[str, float]:
+    """modeling_gpt_neox.py: `emb_dropout`, `post_attention_dropout` and `post_mlp_dropout` all
+    use `hidden_dropout`; GPTNeoXAttention drops the probabilities with `attention_dropout`
+    (GPTNeoXConfig: 0.0 both)."""
+    hidden = keys.get_float("hidden_dropout", 0.0)
+    return {"embedding_dropout": hidden,
+            "attention_dropout": keys.get_float("attention_dropout", 0.0),
+            "attention_output_dropout": hidden, "mlp_output_dropout": hidden}
 
 
 def _gptj(keys: _Keys) -> Architecture:
@@ -404,7 +455,7 @@ def _gptj(keys: _Keys) -> Architecture:
     hidden = keys.get_int("n_embd", "hidden_size")
     heads = keys.get_int("n_head", "num_attention_heads")
     head_dim = _head_dim(keys, hidden, heads)
-    return Architecture(
+    return _replace(Architecture(
         family=keys.model_type, n_layers=keys.get_int("n_layer", "num_hidden_layers"),
         hidden_size=hidden, intermediate_size=keys.get_int("n_inner", default=4 * hidden),
         n_heads=heads, n_kv_heads=heads, head_dim=head_dim, vocab_size=keys.get_int("vocab_size"),
@@ -417,7 +468,7 @@ def _gptj(keys: _Keys) -> Architecture:
         partial_rotary_factor=_rotary_factor(_gptj_rotary_dim(keys, head_dim), head_dim),
         rope_theta=10000.0,  # create_sinusoidal_positions: a fixed base of 10000
         dtype=keys.dtype(),
-    )
+    ), **_gpt2_dropout(keys, default=0.0))
 
 
 def _gptj_rotary_dim(keys: _Keys, head_dim: int) -> int:
@@ -442,7 +493,7 @@ def _opt(keys: _Keys) -> Architecture:
     affine = keys.get_bool("layer_norm_elementwise_affine", True)
     if hidden % heads:  # OPTAttention: head_dim = embed_dim // num_heads, else a ValueError
         raise InvalidConfigValue("num_attention_heads", heads, "expect.divisor", n=hidden)
-    return Architecture(
+    return _replace(Architecture(
         family=keys.model_type, n_layers=keys.get_int("num_hidden_layers"), hidden_size=hidden,
         intermediate_size=keys.get_int("ffn_dim"), n_heads=heads, n_kv_heads=heads,
         head_dim=hidden // heads, vocab_size=keys.get_int("vocab_size"),
@@ -452,7 +503,17 @@ def _opt(keys: _Keys) -> Architecture:
         norm_weight=affine, position=PositionKind.LEARNED,
         max_position_embeddings=keys.get_int("max_position_embeddings", default=2048),
         position_offset=2, dtype=keys.dtype(),
-    )
+    ), **_opt_dropout(keys))
+
+
+def _opt_dropout(keys: _Keys) -> dict[str, float]:
+    """OPTDecoderLayer.forward: `nn.functional.dropout(hidden_states, p=self.dropout)` after
+    self_attn and after fc2 (`dropout`, OPTConfig 0.1); OPTAttention drops the probabilities
+    with `attention_dropout` (0.0). OPTDecoder keeps `config.dropout` but applies no embedding
+    dropout."""
+    hidden = keys.get_float("dropout", 0.1)
+    return {"attention_dropout": keys.get_float("attention_dropout", 0.0),
+            "attention_output_dropout": hidden, "mlp_output_dropout": hidden}
 
 
 def _opt_require_supported_layout(keys: _Keys, hidden: int) -> None:
@@ -489,6 +550,9 @@ def _stablelm(keys: _Keys) -> Architecture:
         shared_block_norm=parallel,
         qk_norm=QkNormKind.PER_HEAD if keys.get_bool("qk_layernorm", False) else QkNormKind.NONE,
         partial_rotary_factor=keys.get_float("partial_rotary_factor", 0.25),
+        # StableLmDecoderLayer: `self.dropout` (hidden_dropout, StableLmConfig 0.0) on the MLP
+        # output only
+        mlp_output_dropout=keys.get_float("hidden_dropout", 0.0),
     )
 
 

@@ -29,6 +29,7 @@ from vramplan.activations import (
     block_input_bytes,
     block_saved,
     checkpointed,
+    embedding_dropout_bytes,
     head_and_loss,
     quantized_base_inputs,
     total_per_token,
@@ -277,7 +278,8 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
     blocks = _blocks_activation_bytes(arch, setup, spec, saved) * tokens
     loss = head_and_loss(arch, spec, _head_spec(arch, setup), setup.batch, setup.seq_len)
     autocast_copies = _autocast_weight_copies(arch, setup)
-    activations = blocks + loss.saved_bytes
+    embedding = embedding_dropout_bytes(arch, spec, _embedding_trains(setup)) * tokens
+    activations = blocks + loss.saved_bytes + embedding
     persistent = _persistent_parts(states, setup)
     transient = _backward_transient(arch, setup, spec, saved) * tokens + _dequant_bytes(arch,
                                                                                       setup)
@@ -532,6 +534,24 @@ def lora_dropout_active(setup: TrainingSetup) -> bool:
     return setup.framework is Framework.LITGPT and LITGPT_LORA_DROPOUT > 0
 
 
+_MODEL_DROPOUT_FRAMEWORKS = frozenset({Framework.HF, Framework.GENERIC})
+"""Frameworks that train the transformers modules, whose dropout layers run at the rates of
+config.json in train mode (`nn.Dropout(config.resid_pdrop)`, ...). litgpt's GPT (litgpt/model.py)
+has no dropout layer besides LoRA's. torchtune, DeepSpeed and Megatron keep the model without
+dropout, as before: torchtune and Megatron build their own modules with their own settings, and
+what model a DeepSpeed engine wraps is not known here."""
+
+
+def model_dropout_active(setup: TrainingSetup) -> bool:
+    return setup.framework in _MODEL_DROPOUT_FRAMEWORKS
+
+
+def _embedding_trains(setup: TrainingSetup) -> bool:
+    """The embedding's output needs a gradient: its weight trains (full fine-tuning only;
+    `freeze` trains the last blocks and the head)."""
+    return setup.method is Method.FULL
+
+
 def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
     """How a trained block behaves under `setup` (the last block, for `freeze`)."""
     uses_lora = setup.method in (Method.LORA, Method.QLORA)
@@ -549,6 +569,7 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         lora_rank=setup.lora_rank or DEFAULT_LORA_RANK,
         lora_dropout=uses_lora and lora_dropout_active(setup),
         attention=setup.attention,
+        model_dropout=model_dropout_active(setup),
     )
 
 

@@ -225,6 +225,23 @@ def test_eager_attention_saves_the_score_matrix_sdpa_does_not() -> None:
     assert difference >= LAYERS * scores
 
 
+def test_dropout_saves_cuda_s_one_byte_mask_and_says_so() -> None:
+    # GPT-2 trains with dropout 0.1 (embeddings, attention output, MLP output); the trace runs
+    # it as CUDA does (native_dropout: a bool mask), not as CPU would (a bf16 noise tensor)
+    from vramplan.trace.run import LABEL_DROPOUT
+
+    no_dropout = {**GPT2, "embd_pdrop": 0.0, "attn_pdrop": 0.0, "resid_pdrop": 0.0}
+    plain = trace(no_dropout, seq_len=64, precision="bf16-true", attention="sdpa")
+    dropped = trace({**GPT2, "attn_pdrop": 0.0}, seq_len=64, precision="bf16-true",
+                    attention="sdpa")
+    assert LABEL_DROPOUT in dropped.emulated and LABEL_DROPOUT not in plain.emulated
+    saved = Category.SAVED_ACTIVATIONS
+    extra = (dropped.phase(Phase.LOSS).breakdown[saved]
+             - plain.phase(Phase.LOSS).breakdown[saved])
+    masks = 2 * 64 * 64 * (1 + 2 * GPT2["n_layer"])  # batch x tokens x hidden, one byte each
+    assert masks <= extra <= masks + 4 * 512  # each mask an allocation rounded up to 512 bytes
+
+
 def test_a_larger_batch_never_needs_less_memory() -> None:
     peaks = [trace(batch=batch, method="lora").peak_bytes for batch in (1, 2, 4)]
     assert peaks == sorted(peaks)

@@ -7,9 +7,10 @@ for `framework=hf, gradient_accumulation=False`.
 
 Dropout runs at the configs' rates (GPT-2's 0.1 everywhere, OPT's `dropout` 0.1), with two
 adjustments, because the tracer's fake tensors are CPU tensors and the model follows CUDA:
-- `nn.functional.dropout` is routed to `torch.native_dropout`, which is what `at::dropout` calls
-  on CUDA (aten/src/ATen/native/Dropout.cpp, `is_fused_kernel_acceptable`: CUDA inputs only); on
-  CPU it would save a noise tensor in the input's dtype instead of a bool mask;
+- the tracer itself routes `nn.functional.dropout` to `torch.native_dropout`, which is what
+  `at::dropout` calls on CUDA (aten/src/ATen/native/Dropout.cpp, `is_fused_kernel_acceptable`:
+  CUDA inputs only); on CPU it would save a noise tensor in the input's dtype instead of a bool
+  mask;
 - under SDPA the attention-probability dropout is set to 0: CPU runs `dropout_p > 0` through the
   math fallback (scores, probabilities and their dropout materialized), while CUDA's flash and
   memory-efficient kernels regenerate the mask from the Philox seed, which is what the model
@@ -28,9 +29,7 @@ Not in the matrix, with the reason:
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -97,26 +96,6 @@ MATRIX = [(family, *combo, *shape) for family, combo in itertools.product(FAMILI
           for shape in SHAPES[family] if not (family == "gpt2" and combo[2] == "full")]
 
 
-@contextlib.contextmanager
-def cuda_dropout() -> Iterator[None]:
-    """`nn.functional.dropout` as on CUDA: `at::dropout` returns `native_dropout`'s output, whose
-    bool mask autograd saves (aten/src/ATen/native/Dropout.cpp)."""
-    import torch
-
-    original = torch.nn.functional.dropout
-
-    def dropout(x: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Any:
-        if not training or p == 0:
-            return x
-        return torch.native_dropout(x, p, training)[0]
-
-    torch.nn.functional.dropout = dropout
-    try:
-        yield
-    finally:
-        torch.nn.functional.dropout = original
-
-
 def test_the_matrix_has_at_least_50_configurations() -> None:
     assert len(MATRIX) >= 50
 
@@ -126,11 +105,10 @@ def test_analytic_peak_within_3_percent_of_trace(case: tuple[Any, ...]) -> None:
     family, method, precision, checkpointing, attention, batch, seq_len = case
     config = FAMILIES[family] | (_SDPA_OFF.get(family, {}) if attention == "sdpa" else {})
     lora = method == "lora"
-    with cuda_dropout():
-        traced = run_trace(make_setup(
-            family, config, method=method, precision=precision, batch=batch, seq_len=seq_len,
-            lora_r=8 if lora else None, lora_targets="q;v" if lora else None,
-            checkpointing=checkpointing, attention=attention))
+    traced = run_trace(make_setup(
+        family, config, method=method, precision=precision, batch=batch, seq_len=seq_len,
+        lora_r=8 if lora else None, lora_targets="q;v" if lora else None,
+        checkpointing=checkpointing, attention=attention))
     analytic = estimate_training(parse_config(config), TrainingSetup(
         method=Method(method), precision=Precision(precision), batch=batch, seq_len=seq_len,
         framework=Framework.HF, gradient_accumulation=False,

@@ -61,9 +61,13 @@ def _with_cuda(result: TraceResult, cuda: CudaPeaks | None) -> TraceResult:
     return replace(result, cuda=cuda)
 
 
+LABEL_DROPOUT = "dropout as on CUDA (native_dropout's one-byte mask, not CPU's noise tensor)"
+
+
 def _trace_on(setup: TraceSetup, device: str, *, fake: bool, notify: Progress) -> TraceResult:
     torch.manual_seed(0)
-    with _tensor_world(device, fake):
+    dropped: list[float] = []
+    with _tensor_world(device, fake), _dropout_as_on_cuda(device, dropped):
         notify("build")
         model = apply_method(build_model(setup), setup)
         side = make_optimizer_side(model, setup)
@@ -89,7 +93,7 @@ def _trace_on(setup: TraceSetup, device: str, *, fake: bool, notify: Progress) -
             breakdown=tracker.peak_breakdown(),
             phases=tracker.phase_peaks(),
             paged_bytes=tracker.excluded_bytes,
-            emulated=_emulations(setup),
+            emulated=_emulations(setup) + ((LABEL_DROPOUT,) if dropped else ()),
             versions=_versions(),
             real=not fake,
             cuda=cuda,
@@ -108,6 +112,34 @@ def _tensor_world(device: str, fake: bool) -> Iterator[None]:
         if device != "cpu":
             stack.enter_context(torch.device(device))
         yield
+
+
+@contextlib.contextmanager
+def _dropout_as_on_cuda(device: str, dropped: list[float]) -> Iterator[None]:
+    """On a CPU trace, `nn.functional.dropout` as CUDA runs it: `at::dropout` takes
+    `native_dropout` for CUDA inputs only (aten/src/ATen/native/Dropout.cpp,
+    `is_fused_kernel_acceptable`), which autograd saves as a one-byte bool mask; on CPU it
+    multiplies by a noise tensor of the input's dtype, which would be saved instead. Each rate
+    used in training is appended to `dropped`. SDPA's own `dropout_p` is left as it is: on CPU it
+    runs the math fallback, which materializes what CUDA's kernels regenerate (docs/trace.md)."""
+    if device != "cpu":
+        yield
+        return
+    functional = torch.nn.functional
+    original = functional.dropout
+
+    def dropout(x: torch.Tensor, p: float = 0.5, training: bool = True,
+                inplace: bool = False) -> torch.Tensor:
+        if not training or p == 0:
+            return x
+        dropped.append(p)
+        return torch.native_dropout(x, p, training)[0]
+
+    functional.dropout = dropout  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        functional.dropout = original
 
 
 @contextlib.contextmanager

@@ -39,8 +39,9 @@ DROPOUT_MASK_BYTES = 1
 """`native_dropout` on CUDA returns a bool mask (aten/src/ATen/native/cuda/Dropout.cu), which
 autograd saves for `native_dropout_backward` (derivatives.yaml: `native_dropout` saves `result1`).
 `nn.functional.dropout` reaches it through `at::dropout` when `is_fused_kernel_acceptable` (a CUDA
-input, 0 < p < 1: aten/src/ATen/native/Dropout.cpp); on CPU the same call multiplies by a noise
-tensor of the input's dtype instead, which the product saves (the tracer's CPU path)."""
+input, 0 < p < 1: aten/src/ATen/native/Dropout.cpp); on CPU the same call would multiply by a
+noise tensor of the input's dtype, so the tracer routes it to `native_dropout`
+(vramplan.trace.run)."""
 LITGPT_LM_HEAD_CHUNK = 128
 """litgpt finetune scripts call `model(input_ids, lm_head_chunk_size=128)` and
 `chunked_cross_entropy(..., chunk_size=128)` (litgpt/finetune/lora.py, litgpt/utils.py)."""

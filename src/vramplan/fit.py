@@ -15,8 +15,7 @@ from vramplan.units import ceil_div
 # (and inspect) and building frozen dataclasses took ~10 ms of a ~46 ms start
 # (benchmarks/cli_startup.py). They are immutable and typed all the same.
 class GpuVerdict(NamedTuple):
-    """How `required_bytes` compares with one GPU's memory, computed once by `verdict` (every API
-    estimate serializes four of them; properties recomputed the capacity at each read)."""
+    """How `required_bytes` compares with one GPU's memory, computed once by `verdict`."""
 
     gpu: Gpu
     required_bytes: int

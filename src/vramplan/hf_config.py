@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from vramplan.architecture import (
     Architecture,
@@ -292,13 +292,22 @@ def _gemma2(keys: _Keys) -> Architecture:
                     final_logit_softcapping=keys.get_opt_float("final_logit_softcapping", 30.0))
 
 
+class _Dropout(TypedDict, total=False):
+    """A family's dropout rates, as `Architecture` names them (typed for `**` into it)."""
+
+    embedding_dropout: float
+    attention_dropout: float
+    attention_output_dropout: float
+    mlp_output_dropout: float
+
+
 def _phi(keys: _Keys) -> Architecture:
     """models/phi/modeling_phi.py (Phi-1, Phi-1.5, Phi-2): parallel block under one LayerNorm,
     biases everywhere, plain GELU MLP, partial rotary, untied head with a bias."""
     keys.require_false("qk_layernorm")
     hidden = keys.get_int("hidden_size")
     heads = keys.get_int("num_attention_heads")
-    return _replace(Architecture(
+    return Architecture(
         family=keys.model_type, n_layers=keys.get_int("num_hidden_layers"), hidden_size=hidden,
         intermediate_size=keys.get_int("intermediate_size"), n_heads=heads,
         n_kv_heads=keys.get_int("num_key_value_heads", default=heads),
@@ -311,10 +320,11 @@ def _phi(keys: _Keys) -> Architecture:
         shared_block_norm=True, head_bias=True,
         partial_rotary_factor=keys.get_float("partial_rotary_factor", 0.5),
         rope_theta=keys.get_float("rope_theta", 10000.0), dtype=keys.dtype(),
-    ), **_phi_dropout(keys))
+        **_phi_dropout(keys),
+    )
 
 
-def _phi_dropout(keys: _Keys) -> dict[str, float]:
+def _phi_dropout(keys: _Keys) -> _Dropout:
     """modeling_phi.py: `embed_dropout` (embd_pdrop) on the embeddings, `attention_dropout` on
     the probabilities, `resid_dropout` (resid_pdrop) on the attention output and on the MLP
     output (PhiDecoderLayer.forward); PhiConfig defaults all three to 0.0."""
@@ -352,7 +362,7 @@ def _falcon(keys: _Keys) -> Architecture:
         kv_heads = 1 if keys.get_bool("multi_query", True) else heads
         shared_norm = parallel
     bias = keys.get_bool("bias", False)
-    return _replace(Architecture(
+    return Architecture(
         family=keys.model_type, n_layers=keys.get_int("num_hidden_layers", "n_layer"),
         hidden_size=hidden, intermediate_size=keys.get_int("ffn_hidden_size", default=4 * hidden),
         n_heads=heads, n_kv_heads=kv_heads, head_dim=_head_dim(keys, hidden, heads),
@@ -364,10 +374,11 @@ def _falcon(keys: _Keys) -> Architecture:
             "max_position_embeddings", default=2048),
         parallel_block=parallel, shared_block_norm=shared_norm, fused_qkv=True,
         rope_theta=keys.get_float("rope_theta", 10000.0), dtype=keys.dtype(),
-    ), **_falcon_dropout(keys, parallel))
+        **_falcon_dropout(keys, parallel),
+    )
 
 
-def _falcon_dropout(keys: _Keys, parallel: bool) -> dict[str, float]:
+def _falcon_dropout(keys: _Keys, parallel: bool) -> _Dropout:
     """FalconDecoderLayer.forward: `dropout_add(attention_output, residual, attention_dropout)`
     in a sequential block, then `dropout_add(mlp_output, residual, hidden_dropout)`, where a
     parallel block has added attention_output to mlp_output first (one dropout); FalconAttention
@@ -383,7 +394,7 @@ def _gpt2(keys: _Keys) -> Architecture:
     learned position embeddings (`n_positions`), tied head."""
     hidden = keys.get_int("n_embd", "hidden_size")
     heads = keys.get_int("n_head", "num_attention_heads")
-    return _replace(Architecture(
+    return Architecture(
         family=keys.model_type, n_layers=keys.get_int("n_layer", "num_hidden_layers"),
         hidden_size=hidden, intermediate_size=keys.get_int("n_inner", default=4 * hidden),
         n_heads=heads, n_kv_heads=heads, head_dim=_head_dim(keys, hidden, heads),
@@ -394,10 +405,11 @@ def _gpt2(keys: _Keys) -> Architecture:
         norm_bias=True, position=PositionKind.LEARNED,
         max_position_embeddings=keys.get_int("n_positions", "max_position_embeddings"),
         fused_qkv=True, dtype=keys.dtype(), eager_softmax_fp32=False,
-    ), **_gpt2_dropout(keys, default=0.1))
+        **_gpt2_dropout(keys, default=0.1),
+    )
 
 
-def _gpt2_dropout(keys: _Keys, default: float) -> dict[str, float]:
+def _gpt2_dropout(keys: _Keys, default: float) -> _Dropout:
     """GPT-2, StarCoder and GPT-J: `drop` (embd_pdrop) on the embeddings, `attn_pdrop` on the
     probabilities, `resid_dropout` (resid_pdrop) after the attention's output projection and
     the MLP's `dropout` (resid_pdrop) after its last projection (modeling_gpt2.py GPT2Attention,
@@ -424,7 +436,7 @@ def _gpt_neox(keys: _Keys) -> Architecture:
     hidden = keys.get_int("hidden_size")
     heads = keys.get_int("num_attention_heads")
     bias = keys.get_bool("attention_bias", True)
-    return _replace(Architecture(
+    return Architecture(
         family=keys.model_type, n_layers=keys.get_int("num_hidden_layers"), hidden_size=hidden,
         intermediate_size=keys.get_int("intermediate_size"), n_heads=heads, n_kv_heads=heads,
         head_dim=_head_dim(keys, hidden, heads), vocab_size=keys.get_int("vocab_size"),
@@ -435,10 +447,11 @@ def _gpt_neox(keys: _Keys) -> Architecture:
         parallel_block=keys.get_bool("use_parallel_residual", True), fused_qkv=True,
         partial_rotary_factor=keys.get_float("rotary_pct", 0.25),
         rope_theta=keys.get_float("rotary_emb_base", 10000.0), dtype=keys.dtype(),
-    ), **_gpt_neox_dropout(keys))
+        **_gpt_neox_dropout(keys),
+    )
 
 
-def _gpt_neox_dropout(keys: _Keys) -> dict[str, float]:
+def _gpt_neox_dropout(keys: _Keys) -> _Dropout:
     """modeling_gpt_neox.py: `emb_dropout`, `post_attention_dropout` and `post_mlp_dropout` all
     use `hidden_dropout`; GPTNeoXAttention drops the probabilities with `attention_dropout`
     (GPTNeoXConfig: 0.0 both)."""
@@ -455,7 +468,7 @@ def _gptj(keys: _Keys) -> Architecture:
     hidden = keys.get_int("n_embd", "hidden_size")
     heads = keys.get_int("n_head", "num_attention_heads")
     head_dim = _head_dim(keys, hidden, heads)
-    return _replace(Architecture(
+    return Architecture(
         family=keys.model_type, n_layers=keys.get_int("n_layer", "num_hidden_layers"),
         hidden_size=hidden, intermediate_size=keys.get_int("n_inner", default=4 * hidden),
         n_heads=heads, n_kv_heads=heads, head_dim=head_dim, vocab_size=keys.get_int("vocab_size"),
@@ -468,7 +481,8 @@ def _gptj(keys: _Keys) -> Architecture:
         partial_rotary_factor=_rotary_factor(_gptj_rotary_dim(keys, head_dim), head_dim),
         rope_theta=10000.0,  # create_sinusoidal_positions: a fixed base of 10000
         dtype=keys.dtype(),
-    ), **_gpt2_dropout(keys, default=0.0))
+        **_gpt2_dropout(keys, default=0.0),
+    )
 
 
 def _gptj_rotary_dim(keys: _Keys, head_dim: int) -> int:
@@ -493,7 +507,7 @@ def _opt(keys: _Keys) -> Architecture:
     affine = keys.get_bool("layer_norm_elementwise_affine", True)
     if hidden % heads:  # OPTAttention: head_dim = embed_dim // num_heads, else a ValueError
         raise InvalidConfigValue("num_attention_heads", heads, "expect.divisor", n=hidden)
-    return _replace(Architecture(
+    return Architecture(
         family=keys.model_type, n_layers=keys.get_int("num_hidden_layers"), hidden_size=hidden,
         intermediate_size=keys.get_int("ffn_dim"), n_heads=heads, n_kv_heads=heads,
         head_dim=hidden // heads, vocab_size=keys.get_int("vocab_size"),
@@ -503,10 +517,11 @@ def _opt(keys: _Keys) -> Architecture:
         norm_weight=affine, position=PositionKind.LEARNED,
         max_position_embeddings=keys.get_int("max_position_embeddings", default=2048),
         position_offset=2, dtype=keys.dtype(),
-    ), **_opt_dropout(keys))
+        **_opt_dropout(keys),
+    )
 
 
-def _opt_dropout(keys: _Keys) -> dict[str, float]:
+def _opt_dropout(keys: _Keys) -> _Dropout:
     """OPTDecoderLayer.forward: `nn.functional.dropout(hidden_states, p=self.dropout)` after
     self_attn and after fc2 (`dropout`, OPTConfig 0.1); OPTAttention drops the probabilities
     with `attention_dropout` (0.0). OPTDecoder keeps `config.dropout` but applies no embedding

@@ -595,10 +595,9 @@ def _blocks_with_graph(arch: Architecture, setup: TrainingSetup) -> int:
 
 def _first_trained_block_bytes(arch: Architecture, setup: TrainingSetup,
                                spec: BlockSpec) -> int:
-    """The first block with a graph: its input comes from frozen layers unless everything
-    trains (the embedding's output needs no gradient under LoRA and freeze)."""
-    input_needs_grad = setup.method is Method.FULL
-    saved = block_saved(arch, spec, setup.seq_len, input_needs_grad=input_needs_grad)
+    """The first block with a graph: its input comes from frozen layers unless the embedding
+    trains."""
+    saved = block_saved(arch, spec, setup.seq_len, input_needs_grad=_embedding_trains(setup))
     return total_per_token(checkpointed(saved, setup.checkpointing))
 
 

@@ -25,6 +25,12 @@ from vramplan.errors import MissingValue, UnknownName, VramplanError
 from vramplan.i18n import Lang
 from vramplan.inputs import NumberField, parse_decimal
 from vramplan.lora import LoraTarget, parse_lora_targets
+from vramplan.per_gpu import (
+    default_checkpointing,
+    default_parallelism,
+    default_scheme,
+    estimate_per_gpu,
+)
 from vramplan.presets.gpus import Gpu, find_gpu
 from vramplan.setup import (
     Attention,
@@ -185,8 +191,6 @@ def read_cases(text: str) -> tuple[Case, ...]:
 
 
 def _case(row: int, cell: Mapping[str, str]) -> Case:
-    from vramplan.per_gpu import default_checkpointing, default_scheme
-
     get = cell.get
     method = _required_choice(Method, "method", get("method", ""))
     inference = method is Method.INFERENCE
@@ -310,9 +314,13 @@ class CaseScore:
     peak_phase: str = ""
     model_kind: str = ""
     """Which model estimated the row: `training`, `per_gpu`, `inference`."""
-    skip_reason: str = ""
-    """Why the row was not estimated (in English; `skip_error` says it in any language)."""
     skip_error: VramplanError | None = None
+    """Why the row was not estimated (`skip_error.message(lang)` in any language)."""
+
+    @property
+    def skip_reason(self) -> str:
+        """Why the row was not estimated, in English ("" for an estimated row)."""
+        return self.skip_error.message(Lang.EN) if self.skip_error is not None else ""
 
     @property
     def error_pct(self) -> float | None:
@@ -408,8 +416,7 @@ def score_case(case: Case) -> CaseScore:
             return _score_multi_gpu(case)
         return _score_training(case)
     except VramplanError as error:
-        return CaseScore(case, Outcome.SKIPPED, skip_reason=error.message(Lang.EN),
-                         skip_error=error)
+        return CaseScore(case, Outcome.SKIPPED, skip_error=error)
 
 
 def _outcome(case: Case) -> Outcome:
@@ -452,7 +459,6 @@ def _score_training(case: Case) -> CaseScore:
 
 
 def _score_multi_gpu(case: Case) -> CaseScore:
-    from vramplan.per_gpu import default_parallelism, estimate_per_gpu
     from vramplan.presets.models import architecture_of, find_model
 
     setup = training_setup_of(case)

@@ -59,4 +59,4 @@ def _summary(report: ValidationReport, lang: Lang) -> str:
 
 
 def _reason(score: CaseScore, lang: Lang) -> str:
-    return score.skip_error.message(lang) if score.skip_error is not None else score.skip_reason
+    return score.skip_error.message(lang) if score.skip_error is not None else ""

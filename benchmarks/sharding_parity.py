@@ -4,14 +4,14 @@ Run: `.venv/bin/python benchmarks/sharding_parity.py`. Prints two tables:
 1. Rajbhandari et al. 2020 (arXiv:1910.02054) Figure 1: 7.5B parameters, 64 GPUs, Adam in mixed
    precision; published 120 / 31.4 / 16.6 / 1.9 GB per GPU.
 2. DeepSpeed's `estimate_zero{2,3}_model_states_mem_needs` (transcribed in
-   `vramplan.sharding.deepspeed_reference_*`) for t5-3b (2851M parameters, largest layer 32M) on
-   1 node x 8 GPUs, as printed in DeepSpeed's docs (memory.rst), next to ours with the buffers
+   `benchmarks/deepspeed_reference.py`) for t5-3b (2851M parameters, largest layer 32M) on 1
+   node x 8 GPUs, as printed in DeepSpeed's docs (memory.rst), next to ours with the buffers
    DeepSpeed's implementation allocates at its defaults.
 """
 
 from __future__ import annotations
 
-from vramplan.sharding import (
+from vramplan.distributed.sharding import (
     ModelStates,
     Offload,
     Parallelism,

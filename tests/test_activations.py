@@ -7,7 +7,10 @@ import dataclasses
 
 import pytest
 
-from vramplan.activations import (
+from vramplan.model.hf_config import parse_config
+from vramplan.model.lora_targets import LoraTarget
+from vramplan.presets.models import architecture_of, find_model
+from vramplan.training.activations import (
     BlockSpec,
     block_saved,
     checkpointed,
@@ -15,11 +18,8 @@ from vramplan.activations import (
     quantized_base_inputs,
     total_per_token,
 )
-from vramplan.hf_config import parse_config
-from vramplan.lora import LoraTarget
-from vramplan.presets.models import architecture_of, find_model
-from vramplan.setup import Attention, Checkpointing, Framework, Method, Precision
-from vramplan.training import TrainingSetup, block_spec, estimate_training
+from vramplan.training.estimate import TrainingSetup, block_spec, estimate_training
+from vramplan.vocab import Attention, Checkpointing, Framework, Method, Precision
 
 LLAMA = architecture_of(find_model("llama-2-7b"))
 Q_V = frozenset({LoraTarget.Q, LoraTarget.V})

@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vramplan.architecture import (
+from vramplan.errors import OutOfRange
+from vramplan.i18n import Lang
+from vramplan.model.architecture import (
     Architecture,
     MlpKind,
     NormKind,
@@ -19,8 +21,6 @@ from vramplan.architecture import (
     check_params_agree,
     params_agree,
 )
-from vramplan.errors import OutOfRange
-from vramplan.i18n import Lang
 from vramplan.presets.models import architecture_of, find_model
 
 # Totals published with the models (the issue quotes the first four; all are the parameter counts

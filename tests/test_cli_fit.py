@@ -8,11 +8,11 @@ import json
 import pytest
 
 from vramplan.cli.main import main
-from vramplan.per_gpu import default_parallelism, estimate_per_gpu
+from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
+from vramplan.distributed.sharding import Scheme
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.setup import Metric, Precision
-from vramplan.sharding import Scheme
-from vramplan.training import TrainingSetup
+from vramplan.training.estimate import TrainingSetup
+from vramplan.vocab import Metric, Precision
 
 FULL_7B = ("fit", "--model", "llama-2-7b", "--gpu", "a100-80gb", "--precision", "mixed",
            "--batch", "4", "--seq-len", "2048")
@@ -112,7 +112,7 @@ def test_help_lists_every_option(lang: str, capsys: pytest.CaptureFixture[str]) 
 
 def test_fit_inputs_defaults_and_errors_are_shared_with_the_api() -> None:
     from vramplan.errors import UnknownName
-    from vramplan.fit_inputs import FitFields, fit_setup
+    from vramplan.requests.training import FitFields, fit_setup
 
     arch = architecture_of(find_model("tinyllama-1.1b"))
     setup = fit_setup(arch, "tinyllama-1.1b", FitFields(gpus="", sharding="", batch=" "))

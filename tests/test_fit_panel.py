@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 from vramplan.cli.main import main
-from vramplan.fit_inputs import FitFields, fit_setup
+from vramplan.planner.report import fit_report
 from vramplan.presets.gpus import find_gpu
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.setup import Method
-from vramplan.solve import fit_report
-from vramplan.training import activations_for_simple_mode
+from vramplan.requests.training import FitFields, fit_setup
+from vramplan.training.estimate import activations_for_simple_mode
 from vramplan.units import bytes_to_gb, format_gib
+from vramplan.vocab import Method
 
 NBSP = "\u00a0"
 

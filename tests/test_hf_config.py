@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from vramplan.architecture import MlpKind, NormKind, PositionKind, QkNormKind
-from vramplan.hf_config import (
+from vramplan.i18n import Lang
+from vramplan.model.architecture import MlpKind, NormKind, PositionKind, QkNormKind
+from vramplan.model.hf_config import (
     SUPPORTED_MODEL_TYPES,
     ConfigFileError,
     InvalidConfigValue,
@@ -21,7 +22,6 @@ from vramplan.hf_config import (
     parse_config,
     parse_config_text,
 )
-from vramplan.i18n import Lang
 from vramplan.presets.models import find_model
 
 FIXTURES = Path(__file__).parent / "fixtures" / "configs"

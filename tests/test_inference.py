@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from vramplan.errors import ConflictingOptions, OutOfRange
-from vramplan.inference import (
+from vramplan.inference.estimate import (
     AttentionKernel,
     ComputeDtype,
     Engine,

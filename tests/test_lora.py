@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 
 from vramplan.errors import OutOfRange, UnknownName
-from vramplan.lora import BLOCK_TARGETS, LoraTarget, lora_breakdown, lora_params, parse_lora_targets
+from vramplan.model.lora_targets import (
+    BLOCK_TARGETS,
+    LoraTarget,
+    lora_breakdown,
+    lora_params,
+    parse_lora_targets,
+)
 from vramplan.presets.models import architecture_of, find_model
 
 Q_V = frozenset({LoraTarget.Q, LoraTarget.V})

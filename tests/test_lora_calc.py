@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from vramplan.lora import parse_lora_targets
-from vramplan.lora_calc import AdapterDtype, LoraResult, estimate_lora, lora_inputs
+from vramplan.lora_calculator import AdapterDtype, LoraResult, estimate_lora, lora_inputs
+from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.models import architecture_of, find_model
 
 

@@ -128,7 +128,7 @@ VARIANTS: dict[str, dict[str, object]] = {
 
 @pytest.mark.parametrize("config", VARIANTS.values(), ids=list(VARIANTS))
 def test_every_modelled_option_matches_transformers(config: dict[str, object]) -> None:
-    from vramplan.hf_config import parse_config
+    from vramplan.model.hf_config import parse_config
 
     keys = {key: value for key, value in config.items() if key != "model_type"}
     hf_config = transformers.AutoConfig.for_model(str(config["model_type"]), **keys)
@@ -150,7 +150,7 @@ _ONE_PER_FAMILY = {preset.family: preset for preset in reversed(MODELS)}
                          ids=list(_ONE_PER_FAMILY))
 def test_every_lora_target_names_modules_of_the_real_model(preset: ModelPreset) -> None:
     # `vramplan trace` puts adapters on these modules: each case-format target must find some
-    from vramplan.architecture import MlpKind
+    from vramplan.model.architecture import MlpKind
     from vramplan.trace.model import lora_target_modules
 
     arch = architecture_of(preset)

@@ -6,9 +6,7 @@ from __future__ import annotations
 import pytest
 
 from vramplan.errors import UnknownName
-from vramplan.presets.models import architecture_of, find_model
-from vramplan.presets.quant_formats import GGML_TYPES, FormatFamily, find_format
-from vramplan.quant_storage import (
+from vramplan.model.weight_storage import (
     WeightGroup,
     awq_bytes,
     bnb_4bit_bytes,
@@ -16,6 +14,8 @@ from vramplan.quant_storage import (
     gptq_bytes,
     weights_layout,
 )
+from vramplan.presets.models import architecture_of, find_model
+from vramplan.presets.quant_formats import GGML_TYPES, FormatFamily, find_format
 
 # "Effectively N bits per weight" / "N bpw" comments next to each struct in ggml/src/ggml-common.h.
 PUBLISHED_BPW = {

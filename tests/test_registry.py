@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from vramplan.errors import UnknownName
-from vramplan.hf_config import parse_config
 from vramplan.i18n import Lang
+from vramplan.model.hf_config import parse_config
 from vramplan.presets.models import MODELS, ModelPreset, architecture_of, find_model
 
 CASES = Path(__file__).parents[1] / "src" / "vramplan" / "data" / "cases.csv"
@@ -102,7 +102,7 @@ def test_unknown_name_lists_the_names() -> None:
 def test_importing_the_registry_opens_no_file() -> None:
     probe = (
         "import sys\n"
-        "import vramplan.architecture, vramplan.errors, vramplan.i18n\n"
+        "import vramplan.model.architecture, vramplan.errors, vramplan.i18n\n"
         "opened = []\n"
         "sys.addaudithook(lambda event, args: opened.append(args[0])"
         " if event == 'open' else None)\n"

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vramplan.components import Component
 from vramplan.errors import ConflictingOptions, NotFinite, OutOfRange
+from vramplan.parts import Component
 from vramplan.presets.optimizers import OPTIMIZERS, OptimizerPreset
 from vramplan.seed import estimate_seed, seed_inputs
 from vramplan.units import BYTES_PER_GB

@@ -8,18 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vramplan.components import Component
-from vramplan.errors import ConflictingOptions, OutOfRange
-from vramplan.per_gpu import (
+from vramplan.distributed.per_gpu import (
     PerGpuEstimate,
     default_parallelism,
     estimate_per_gpu,
     pipeline_stages,
 )
-from vramplan.presets.gpus import find_gpu
-from vramplan.presets.models import architecture_of, find_model
-from vramplan.setup import Checkpointing, Framework, Method, Precision
-from vramplan.sharding import (
+from vramplan.distributed.sharding import (
     FsdpVersion,
     ModelStates,
     Offload,
@@ -31,8 +26,13 @@ from vramplan.sharding import (
     deepspeed_reference_zero3,
     shard_model_states,
 )
-from vramplan.training import Phase, TrainingSetup, estimate_training
+from vramplan.errors import ConflictingOptions, OutOfRange
+from vramplan.parts import Component
+from vramplan.presets.gpus import find_gpu
+from vramplan.presets.models import architecture_of, find_model
+from vramplan.training.estimate import Phase, TrainingSetup, estimate_training
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB
+from vramplan.vocab import Checkpointing, Framework, Method, Precision
 
 
 def mixed_adam(params: int, largest_layer: int = 0, block: int = 0, root: int = 0,
@@ -301,14 +301,14 @@ def test_offload_never_adds_gpu_model_states(states: ModelStates, scheme: Scheme
     assert offloaded.host_bytes_per_rank > 0
 
 
-# --- A training setup on N GPUs (vramplan.per_gpu) ------------------------------------------------
+# --- A training setup on N GPUs (vramplan.distributed.per_gpu) ------------------------------
 
 
 
 def _litgpt_lora(batch: int = 1, seq_len: int = 1304) -> TrainingSetup:
     """litgpt finetune/lora.py defaults as in tutorials/resource-tables.md: bf16-true, AdamW,
     r=8 on q and v, Block activation checkpointing under FSDP, gradient accumulation."""
-    from vramplan.lora import LoraTarget
+    from vramplan.model.lora_targets import LoraTarget
 
     return TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, lora_rank=8,
                          lora_targets=frozenset({LoraTarget.Q, LoraTarget.V}), batch=batch,

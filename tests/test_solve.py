@@ -8,13 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from vramplan.distributed.per_gpu import default_parallelism
+from vramplan.distributed.sharding import Offload, Scheme
 from vramplan.errors import OutOfRange
-from vramplan.per_gpu import default_parallelism
-from vramplan.presets.gpus import find_gpu
-from vramplan.presets.models import architecture_of, find_model
-from vramplan.setup import Metric, Precision
-from vramplan.sharding import Offload, Scheme
-from vramplan.solve import (
+from vramplan.planner.report import (
     CHANGE_COSTS,
     DEFAULT_USABLE_SHARE,
     Change,
@@ -31,8 +28,11 @@ from vramplan.solve import (
     smallest_fitting,
     usable_share_from_percent,
 )
-from vramplan.training import TrainingSetup
+from vramplan.presets.gpus import find_gpu
+from vramplan.presets.models import architecture_of, find_model
+from vramplan.training.estimate import TrainingSetup
 from vramplan.units import BYTES_PER_GIB
+from vramplan.vocab import Metric, Precision
 
 
 def test_default_margin_is_fujii_et_al_80_percent() -> None:

@@ -113,7 +113,7 @@ def test_breakdown_sums_to_the_peak(name: str) -> None:
 def test_parameter_count_equals_the_config_readers(model: str) -> None:
     """The model transformers builds has the parameters vramplan counts from config.json (a tied
     head, as GPT-2's, counts once)."""
-    from vramplan.hf_config import parse_config
+    from vramplan.model.hf_config import parse_config
 
     result = trace(CONFIGS[model], seq_len=8)
     expected = parse_config(CONFIGS[model]).params_total

@@ -38,12 +38,12 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("peft")
 
-from vramplan.hf_config import parse_config
-from vramplan.lora import parse_lora_targets
-from vramplan.setup import Attention, Checkpointing, Framework, Method, Precision
+from vramplan.model.hf_config import parse_config
+from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.trace import make_setup
 from vramplan.trace.run import run_trace
-from vramplan.training import TrainingSetup, estimate_training
+from vramplan.training.estimate import TrainingSetup, estimate_training
+from vramplan.vocab import Attention, Checkpointing, Framework, Method, Precision
 
 pytestmark = pytest.mark.trace
 

@@ -10,17 +10,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
-from vramplan.lora import LoraTarget
+from vramplan.model.lora_targets import LoraTarget
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.setup import Checkpointing, Framework, Method, Metric, Optimizer, Precision, Quant
-from vramplan.training import (
+from vramplan.training.estimate import (
     Phase,
     TrainingSetup,
     activation_bytes,
     estimate_training,
     model_states,
 )
+from vramplan.vocab import Checkpointing, Framework, Method, Metric, Optimizer, Precision, Quant
 
 LLAMA = architecture_of(find_model("llama-2-7b"))
 Q_V = frozenset({LoraTarget.Q, LoraTarget.V})
@@ -88,7 +88,7 @@ def test_litgpt_lora_llama_2_7b_matches_the_published_peak(batch: int, measured_
 def test_peak_is_the_largest_phase_and_metrics_add_documented_overheads() -> None:
     estimate = estimate_training(LLAMA, LITGPT_LORA)
     assert estimate.allocated_bytes == max(p.total_bytes for p in estimate.phases)
-    # a later micro-batch is a phase of the multi-GPU estimate (vramplan.per_gpu) only
+    # a later micro-batch is a phase of the multi-GPU estimate (vramplan.distributed.per_gpu) only
     assert {p.phase for p in estimate.phases} == set(Phase) - {Phase.LATER_MICRO_BATCH}
     assert estimate.reserved_bytes > estimate.allocated_bytes
     assert estimate.device_bytes == estimate.reserved_bytes + CUDA_CONTEXT_BYTES
@@ -131,7 +131,7 @@ def test_bad_setups_name_the_field() -> None:
 
 
 def test_simple_mode_activations_from_batch_and_sequence() -> None:
-    from vramplan.training import activations_for_simple_mode
+    from vramplan.training.estimate import activations_for_simple_mode
 
     arch = architecture_of(find_model("llama-3.1-8b"))
     one = activations_for_simple_mode(arch, 1, 2048)
@@ -150,7 +150,7 @@ def test_estimate_cli_fills_a_from_the_model_and_shape() -> None:
                    "--json"], out, err)
     assert (status, err.getvalue()) == (0, "")
     payload = json.loads(out.getvalue())
-    from vramplan.training import activations_for_simple_mode
+    from vramplan.training.estimate import activations_for_simple_mode
 
     expected = activations_for_simple_mode(architecture_of(find_model("llama-3.1-8b")), 1, 2048)
     assert payload["activations_bytes"] == expected
@@ -161,7 +161,7 @@ def test_estimate_cli_fills_a_from_the_model_and_shape() -> None:
 
 
 def test_fused_chunked_loss_never_holds_all_logits() -> None:
-    from vramplan.setup import Loss
+    from vramplan.vocab import Loss
 
     llama3 = architecture_of(find_model("llama-3-8b"))
     standard = TrainingSetup(method=Method.LORA, batch=4, seq_len=4096)

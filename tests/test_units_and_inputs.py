@@ -7,9 +7,9 @@ from babel.numbers import format_decimal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vramplan.bounds import PARAMS_BILLION, NumberField
 from vramplan.errors import NotAnInteger, NotANumber, NotFinite, OutOfRange
 from vramplan.i18n import Lang, detect_lang
-from vramplan.inputs import PARAMS_BILLION, NumberField
 from vramplan.units import (
     BYTES_PER_GB,
     BYTES_PER_GIB,
@@ -102,7 +102,7 @@ def test_the_published_pattern_accepts_exactly_what_parse_decimal_reads(text: st
     """API schemas publish NUMBER_PATTERN; parse_decimal must read the same language."""
     import re
 
-    from vramplan.inputs import NUMBER_PATTERN, parse_decimal
+    from vramplan.bounds import NUMBER_PATTERN, parse_decimal
 
     matches = re.fullmatch(NUMBER_PATTERN, text) is not None
     try:

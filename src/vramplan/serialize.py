@@ -14,17 +14,16 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms o
 if TYPE_CHECKING:
     from typing import Any
 
-    from vramplan.architecture import Architecture, LinearSpec
-    from vramplan.fit import GpuVerdict
-    from vramplan.inference import InferenceEstimate, InferenceVerdict
-    from vramplan.lora_calc import LoraResult
-    from vramplan.per_gpu import PerGpuEstimate
+    from vramplan.distributed.per_gpu import PerGpuEstimate
+    from vramplan.inference.estimate import InferenceEstimate, InferenceVerdict
+    from vramplan.lora_calculator import LoraResult
+    from vramplan.model.architecture import Architecture, LinearSpec
+    from vramplan.planner.report import Change, FitReport, FitSetup, FitVerdict, SchemeAnswer
     from vramplan.presets.gpus import Gpu
     from vramplan.presets.models import ModelPreset
-    from vramplan.seed import SeedEstimate
-    from vramplan.solve import Change, FitReport, FitSetup, FitVerdict, SchemeAnswer
+    from vramplan.seed import GpuVerdict, SeedEstimate
     from vramplan.trace.result import Breakdown, TraceResult
-    from vramplan.training import PhaseMemory, TrainingEstimate
+    from vramplan.training.estimate import PhaseMemory, TrainingEstimate
     from vramplan.validate import ValidationReport
 
 SCHEMA_VERSION = 1
@@ -292,7 +291,7 @@ def inference_verdict_to_json(verdict: InferenceVerdict) -> JSON:
 
 def lora_to_json(result: LoraResult) -> JSON:
     """The `vramplan lora --json` object."""
-    from vramplan.lora_calc import AdapterDtype
+    from vramplan.lora_calculator import AdapterDtype
 
     inputs = result.inputs
     return {

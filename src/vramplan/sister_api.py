@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from vramplan.architecture import Architecture
-    from vramplan.inference import InferenceEstimate, InferenceVerdict
+    from vramplan.inference.estimate import InferenceEstimate, InferenceVerdict
+    from vramplan.model.architecture import Architecture
 
 _TRUE = frozenset({"1", "true", "on", "yes"})
 
@@ -52,7 +52,7 @@ def inference_request(query: Mapping[str, str], arch: Architecture,
                       model_name: str) -> tuple[InferenceEstimate, tuple[InferenceVerdict, ...]]:
     """The estimate and the GPU verdicts for the inference fields of `query` (text, defaults as
     listed above) and a model already resolved; the CLI calls it with its options' values."""
-    from vramplan.inference import (
+    from vramplan.inference.estimate import (
         BATCH,
         CONTEXT,
         PROMPT,
@@ -93,8 +93,8 @@ def inference_request(query: Mapping[str, str], arch: Architecture,
 
 def lora_payload(query: Mapping[str, str]) -> dict[str, Any]:
     """`vramplan lora --json` for these query fields."""
-    from vramplan.lora import LORA_RANK, parse_lora_targets
-    from vramplan.lora_calc import estimate_lora, lora_inputs
+    from vramplan.lora_calculator import estimate_lora, lora_inputs
+    from vramplan.model.lora_targets import LORA_RANK, parse_lora_targets
     from vramplan.serialize import lora_to_json
 
     name, arch = _model(query)

@@ -2,8 +2,8 @@
 
 Pure: `read_cases` takes the CSV text (the CLI reads the file), `score_cases` returns typed scores
 and a summary. Every row is estimated by the module that owns its kind of run: single-GPU training
-by `vramplan.training`, multi-GPU training by `vramplan.per_gpu` (sharding), inference by
-`vramplan.inference`.
+by `vramplan.training.estimate`, multi-GPU training by `vramplan.distributed.per_gpu`
+(sharding), inference by `vramplan.inference.estimate`.
 
 A measured `OOM` row is classified right when the run would not fit: when the estimate of what the
 device must hold (the allocated peak, the allocator's overhead and the CUDA context, the `device`
@@ -21,18 +21,21 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeVar
 
-from vramplan.errors import MissingValue, UnknownName, VramplanError
-from vramplan.i18n import Lang
-from vramplan.inputs import NumberField, parse_decimal
-from vramplan.lora import LoraTarget, parse_lora_targets
-from vramplan.per_gpu import (
+from vramplan.bounds import NumberField, parse_decimal
+from vramplan.distributed.per_gpu import (
     default_checkpointing,
     default_parallelism,
     default_scheme,
     estimate_per_gpu,
 )
+from vramplan.distributed.sharding import Offload, PipelineSchedule, Scheme
+from vramplan.errors import MissingValue, UnknownName, VramplanError
+from vramplan.i18n import Lang
+from vramplan.model.lora_targets import LoraTarget, parse_lora_targets
 from vramplan.presets.gpus import Gpu, find_gpu
-from vramplan.setup import (
+from vramplan.training.estimate import TrainingSetup, estimate_training
+from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
+from vramplan.vocab import (
     Attention,
     Checkpointing,
     Framework,
@@ -45,9 +48,6 @@ from vramplan.setup import (
     Quant,
     choice,
 )
-from vramplan.sharding import Offload, PipelineSchedule, Scheme
-from vramplan.training import TrainingSetup, estimate_training
-from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
 
 COLUMNS = ("id", "source", "model", "method", "precision", "optimizer", "optimizer_impl", "quant",
            "lora_r", "lora_targets", "batch", "seq_len", "new_tokens", "checkpointing",
@@ -475,7 +475,7 @@ def _score_multi_gpu(case: Case) -> CaseScore:
 
 
 def _score_inference(case: Case) -> CaseScore:
-    from vramplan.inference import estimate_inference_case
+    from vramplan.inference.estimate import estimate_inference_case
 
     estimate = estimate_inference_case(
         case.model, case.precision.value, case.quant.value, batch=case.batch,

@@ -16,7 +16,7 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms o
 if TYPE_CHECKING:
     from typing import TextIO
 
-    from vramplan.architecture import Architecture
+    from vramplan.model.architecture import Architecture
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang) -> None:
@@ -44,12 +44,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
 
 
 def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
+    from vramplan.bounds import ACTIVATIONS_GB, BYTES_PER_PARAM
     from vramplan.cli.models import model_for_estimate, params_for_estimate
     from vramplan.cli.render import to_json_text
-    from vramplan.fit import verdicts
-    from vramplan.inputs import ACTIVATIONS_GB, BYTES_PER_PARAM
     from vramplan.presets.gpus import COMMON_GPUS, find_gpu
-    from vramplan.seed import estimate_seed, resolve_optimizer, seed_inputs
+    from vramplan.seed import estimate_seed, resolve_optimizer, seed_inputs, verdicts
     from vramplan.serialize import seed_to_json
 
     model = model_for_estimate(args.model, args.config)
@@ -105,9 +104,9 @@ def _activations_from_shape(args: argparse.Namespace,
         raise ConflictingOptions("activations", "seq_len", args.activations)
     if model is None:
         raise MissingValue("model")
-    from vramplan.setup import Method, choice
-    from vramplan.training import BATCH, SEQ_LEN, activations_for_simple_mode
+    from vramplan.training.estimate import BATCH, SEQ_LEN, activations_for_simple_mode
     from vramplan.units import bytes_to_gb
+    from vramplan.vocab import Method, choice
 
     arch = model[1]
     method = choice(Method, "method", args.method, Method.FULL)

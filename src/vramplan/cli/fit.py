@@ -15,7 +15,7 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms o
 if TYPE_CHECKING:
     from typing import TextIO
 
-    from vramplan.solve import Change, FitReport, FitSetup, SchemeAnswer
+    from vramplan.planner.report import Change, FitReport, FitSetup, SchemeAnswer
 
 _TRAINING_OPTIONS = (
     # (option, default, metavar)
@@ -61,8 +61,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
 
 def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
     from vramplan.errors import MissingValue
+    from vramplan.planner.report import fit_report, usable_share_from_percent
     from vramplan.presets.gpus import find_gpu
-    from vramplan.solve import fit_report, usable_share_from_percent
 
     if args.gpu is None:
         raise MissingValue("gpu")
@@ -80,18 +80,18 @@ def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
 
 
 def _percent(raw: str) -> float:
-    from vramplan.inputs import parse_decimal
+    from vramplan.bounds import parse_decimal
 
     return parse_decimal("margin", raw)
 
 
 def fit_setup_from_args(args: argparse.Namespace) -> FitSetup:
-    """The typed setup named by the command line, checked by `vramplan.fit_inputs`."""
+    """The typed setup named by the command line, checked by `vramplan.requests.training`."""
     from dataclasses import fields
 
     from vramplan.cli.models import model_for_estimate
     from vramplan.errors import MissingValue
-    from vramplan.fit_inputs import FitFields, fit_setup
+    from vramplan.requests.training import FitFields, fit_setup
 
     model = model_for_estimate(args.model, args.config)
     if model is None:
@@ -205,7 +205,7 @@ def _limits(result: FitReport, lang: Lang) -> str:
 
 def _fewest(result: FitReport, lang: Lang) -> str:
     from vramplan.cli.render import table
-    from vramplan.solve import MAX_GPUS
+    from vramplan.planner.report import MAX_GPUS
 
     header = [translate(f"fit.col_{name}", lang)
               for name in ("sharding", "offload", "gpus", "peak")]

@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TextIO
 
-    from vramplan.inference import InferenceEstimate, InferenceVerdict
+    from vramplan.inference.estimate import InferenceEstimate, InferenceVerdict
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang) -> None:

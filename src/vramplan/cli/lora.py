@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TextIO
 
-    from vramplan.lora_calc import LoraResult
+    from vramplan.lora_calculator import LoraResult
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang) -> None:
@@ -35,8 +35,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
 def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
     from vramplan.cli.models import model_for_estimate
     from vramplan.errors import MissingValue
-    from vramplan.lora import LORA_RANK, parse_lora_targets
-    from vramplan.lora_calc import estimate_lora, lora_inputs
+    from vramplan.lora_calculator import estimate_lora, lora_inputs
+    from vramplan.model.lora_targets import LORA_RANK, parse_lora_targets
 
     model = model_for_estimate(args.model, args.config)
     if model is None:
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
 def report(result: LoraResult, lang: Lang) -> str:
     """The human-readable LoRA report."""
     from vramplan.cli.render import table
-    from vramplan.lora_calc import AdapterDtype
+    from vramplan.lora_calculator import AdapterDtype
     from vramplan.units import format_number
 
     inputs = result.inputs

@@ -15,8 +15,8 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms o
 if TYPE_CHECKING:
     from typing import TextIO
 
-    from vramplan.architecture import Architecture
-    from vramplan.hf_config import SafetensorsCheck
+    from vramplan.model.architecture import Architecture
+    from vramplan.model.hf_config import SafetensorsCheck
     from vramplan.presets.models import ModelPreset
 
 
@@ -87,7 +87,7 @@ def _resolve(name: str | None, config: str | None) -> tuple[ModelPreset | None, 
     if name is not None and config is not None:
         raise ConflictingOptions("model", "config")
     if config is not None:
-        from vramplan.hf_config import load_config
+        from vramplan.model.hf_config import load_config
 
         return None, load_config(config)
     if name is None:
@@ -99,7 +99,7 @@ def _resolve(name: str | None, config: str | None) -> tuple[ModelPreset | None, 
 
 
 def _safetensors_check(path: str, arch: Architecture) -> SafetensorsCheck | None:
-    from vramplan.hf_config import DTYPE_BYTES, check_safetensors_index
+    from vramplan.model.hf_config import DTYPE_BYTES, check_safetensors_index
 
     if arch.dtype is None or arch.dtype not in DTYPE_BYTES:
         return None
@@ -224,8 +224,8 @@ def params_for_estimate(params: str | None, model: tuple[ModelPreset | None, Arc
     """N in billions: `--params` when given (checked against the model, if any), else the model's
     exact count; `model_option` names the option the model came from (`model` or `config`) and
     `model_text` is what the user typed there."""
+    from vramplan.bounds import PARAMS_BILLION
     from vramplan.errors import MissingValue
-    from vramplan.inputs import PARAMS_BILLION
 
     if params is None:
         if model is None:
@@ -233,7 +233,7 @@ def params_for_estimate(params: str | None, model: tuple[ModelPreset | None, Arc
         return model[1].params_total / 10**9
     params_billion = PARAMS_BILLION.parse(params)
     if model is not None:
-        from vramplan.architecture import check_params_agree  # only when a model is given
+        from vramplan.model.architecture import check_params_agree  # only when a model is given
 
         check_params_agree(model[1], params_billion, params, model=model_text,
                            other=model_option)

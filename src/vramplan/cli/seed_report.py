@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from vramplan.cli.render import table
-from vramplan.fit import GpuVerdict
 from vramplan.i18n import Lang, has_message, translate
-from vramplan.seed import SeedEstimate
+from vramplan.seed import GpuVerdict, SeedEstimate
 from vramplan.units import format_gb, format_gib, format_number
 
 

@@ -28,7 +28,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
 
 
 def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
-    from vramplan.inputs import NumberField
+    from vramplan.bounds import NumberField
 
     port = NumberField("port", *PORT_RANGE, minimum_inclusive=True).parse_int(args.port)
     import uvicorn  # lazy: the other commands never load the web stack

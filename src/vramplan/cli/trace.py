@@ -60,7 +60,7 @@ def missing_packages() -> list[str]:
 
 
 def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
-    from vramplan.inputs import NumberField
+    from vramplan.bounds import NumberField
 
     missing = missing_packages()
     if missing:

@@ -3,7 +3,7 @@
 Each preset keeps the architecture keys of the model's published Hugging Face config.json verbatim
 (tokenizer ids, dropout and other keys that do not shape the weights are left out), so that
 `transformers.AutoConfig.for_model(config["model_type"], **config)` rebuilds the same model, and
-`architecture_of` reads it through `vramplan.hf_config` like any user's config.json.
+`architecture_of` reads it through `vramplan.model.hf_config` like any user's config.json.
 
 `source` is the official config.json. Where this session could not read that page itself,
 `read_from` names the stored copy the values were read from: a copy of the official file on the
@@ -24,7 +24,7 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing on th
 if TYPE_CHECKING:
     from typing import Any
 
-    from vramplan.architecture import Architecture
+    from vramplan.model.architecture import Architecture
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +160,7 @@ def _llama1(*, hidden: int, inter: int, layers: int, heads: int, eps: float) -> 
     The huggyllama files read (30b, 65b) carry the legacy `max_sequence_length` 2048 and no
     `max_position_embeddings`, which LlamaConfig then defaults to 2048; copies saved by transformers
     write that default out (7b and 13b were read from such copies), and it is kept here because
-    `vramplan.hf_config` requires the key."""
+    `vramplan.model.hf_config` requires the key."""
     return {
         "architectures": ["LlamaForCausalLM"],
         "model_type": "llama",
@@ -1318,7 +1318,7 @@ def find_model(name: str) -> ModelPreset:
 
 
 def architecture_of(preset: ModelPreset) -> Architecture:
-    """The preset's architecture, read from its config through `vramplan.hf_config`."""
-    from vramplan.hf_config import parse_config
+    """The preset's architecture, read from its config through `vramplan.model.hf_config`."""
+    from vramplan.model.hf_config import parse_config
 
     return parse_config(preset.config)

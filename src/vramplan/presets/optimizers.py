@@ -11,7 +11,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import NamedTuple
 
-from vramplan.components import Component
+from vramplan.parts import Component
 
 
 class OptimizerPreset(StrEnum):
@@ -32,7 +32,7 @@ class PerParamPart(NamedTuple):
     """One physical component of the per-parameter memory, in bytes per parameter."""
 
     key: str
-    """Message key of the part's label (see `vramplan.locales.core`)."""
+    """Message key of the part's label (see `vramplan.i18n.catalogue.core`)."""
     component: Component
     bytes_per_param: float
 

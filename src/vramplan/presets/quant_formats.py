@@ -1,8 +1,8 @@
 """Weight storage formats for inference: floats, bitsandbytes, GPTQ, AWQ and GGUF, with sources.
 
 Data only: how each format stores a weight matrix (bits, block or group sizes, the scale and zero
-tensors it adds) and which tensors it leaves in higher precision. `vramplan.quant_storage` turns
-this into bytes per tensor.
+tensors it adds) and which tensors it leaves in higher precision. `vramplan.model.weight_storage`
+turns this into bytes per tensor.
 
 Sources (read in the public repositories):
 - bitsandbytes `functional.py`, `quantize_4bit`: packed uint8 holding 2 values, one fp32 absmax per

@@ -62,7 +62,7 @@ def resolve_model(model: str | None,
         raise MissingValue("model")
     if isinstance(config, Mapping):
         return str(config.get("_name_or_path") or config.get("model_type") or "config"), config
-    from vramplan.hf_config import read_config_file
+    from vramplan.model.hf_config import read_config_file
 
     keys = read_config_file(config)
     return str(keys.get("_name_or_path") or Path(config).name), keys

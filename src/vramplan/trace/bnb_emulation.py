@@ -25,7 +25,7 @@ from typing import Any, cast
 import torch
 from torch import nn
 
-from vramplan.setup import Quant
+from vramplan.vocab import Quant
 
 BLOCK_4BIT = 64
 """functional.py quantize_4bit: blocksize=64 (the default used by transformers' bnb config)."""

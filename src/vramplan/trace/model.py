@@ -15,9 +15,9 @@ import torch
 from torch import nn
 
 from vramplan.errors import OutOfRange, UnknownName
-from vramplan.setup import Checkpointing, Method, Precision
 from vramplan.trace.bnb_emulation import quantize_linears
 from vramplan.trace.setup import TraceSetup, UnsupportedAttention
+from vramplan.vocab import Checkpointing, Method, Precision
 
 _LLAMA_NAMES = {"q": ("q_proj",), "k": ("k_proj",), "v": ("v_proj",), "o": ("o_proj",),
                 "gate": ("gate_proj",), "up": ("up_proj",), "down": ("down_proj",)}

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from vramplan.setup import Optimizer, OptimizerImpl, Precision
 from vramplan.trace.bnb_emulation import Adam8bitEmulated
 from vramplan.trace.setup import TraceSetup
+from vramplan.vocab import Optimizer, OptimizerImpl, Precision
 
 LEARNING_RATE = 1e-5
 SGD_MOMENTUM = 0.9

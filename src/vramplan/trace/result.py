@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from vramplan.components import Component
+from vramplan.parts import Component
 from vramplan.trace.setup import TraceSetup
 
 

@@ -10,13 +10,13 @@ from typing import Any
 import torch
 from torch import nn
 
-from vramplan.setup import Optimizer, Precision
 from vramplan.trace.bnb_emulation import LABEL_4BIT, LABEL_8BIT, LABEL_PAGED, Linear4bitEmulated
 from vramplan.trace.model import apply_method, build_model
 from vramplan.trace.optim import OptimizerSide, make_optimizer_side
 from vramplan.trace.result import Category, CudaPeaks, Phase, TraceResult
 from vramplan.trace.setup import Device, TraceSetup
 from vramplan.trace.tracker import StorageTracker
+from vramplan.vocab import Optimizer, Precision
 
 Progress = Callable[[str], None]
 """Called with a stage name: `build`, `step1`, `step2`, `cuda`."""

@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName, VramplanError
-from vramplan.setup import (
+from vramplan.vocab import (
     Attention,
     Checkpointing,
     Method,
@@ -21,7 +21,7 @@ from vramplan.setup import (
     Precision,
     Quant,
 )
-from vramplan.setup import choice as setup_choice
+from vramplan.vocab import choice as setup_choice
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -33,7 +33,7 @@ NOT_TRACEABLE: frozenset[StrEnum] = frozenset({
     Checkpointing.SELECTIVE,     # transformers checkpoints whole blocks only
     Attention.FLASH,             # flash-attn kernels need CUDA; sdpa and eager run on the CPU
 })
-"""Values of the shared setup vocabulary (vramplan.setup) that a trace cannot run. StrEnum members
+"""Values of the shared setup vocabulary (vramplan.vocab) that a trace cannot run. StrEnum members
 compare as their strings (Optimizer.NONE == Quant.NONE), so test with `_traceable`, not `in`."""
 
 

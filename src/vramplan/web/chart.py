@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from vramplan.components import Component
+from vramplan.parts import Component
 from vramplan.presets.gpus import Gpu
 from vramplan.seed import SeedEstimate
 

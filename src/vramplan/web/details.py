@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vramplan.fit import GpuVerdict, verdict
 from vramplan.presets.gpus import find_gpu
 from vramplan.presets.optimizers import OPTIMIZERS, OptimizerPreset, PerParamPart
-from vramplan.seed import SeedEstimate, estimate_seed, seed_inputs
+from vramplan.seed import GpuVerdict, SeedEstimate, estimate_seed, seed_inputs, verdict
 from vramplan.web.view import DATACENTER_GPU
 
 EXAMPLE_PARAMS_BILLION = 7.0

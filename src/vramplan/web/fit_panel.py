@@ -1,6 +1,6 @@
 """The page's "Activations" estimate and "Will it fit?" section: query text -> typed inputs ->
 the core -> what the templates show. Formatting and geometry only; every number comes from
-`vramplan.training` and `vramplan.solve`.
+`vramplan.training.estimate` and `vramplan.planner.report`.
 
 Query fields are named like `vramplan fit`'s options: `gpu`, `gpus`, `sharding`, `offload`,
 `precision`, `checkpointing`, `margin`, and, shared with the Activations group, `batch`,
@@ -16,18 +16,18 @@ from functools import cached_property
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
+from vramplan.bounds import parse_decimal
+from vramplan.distributed.sharding import Offload, Scheme
 from vramplan.errors import MissingValue, UnknownName, VramplanError
-from vramplan.fit_inputs import FitFields, fit_setup
 from vramplan.i18n import Lang, has_message, translate
-from vramplan.inputs import parse_decimal
+from vramplan.planner.report import MAX_GPUS, FitReport, fit_report, usable_share_from_percent
 from vramplan.presets.gpus import GPUS, find_gpu
 from vramplan.presets.models import ModelPreset, architecture_of, find_model
 from vramplan.presets.optimizers import OptimizerPreset
-from vramplan.setup import Checkpointing, Method, Optimizer, Precision, Quant, choice
-from vramplan.sharding import Offload, Scheme
-from vramplan.solve import MAX_GPUS, FitReport, fit_report, usable_share_from_percent
-from vramplan.training import BATCH, SEQ_LEN, activations_for_simple_mode
+from vramplan.requests.training import FitFields, fit_setup
+from vramplan.training.estimate import BATCH, SEQ_LEN, activations_for_simple_mode
 from vramplan.units import bytes_to_gb, format_number
+from vramplan.vocab import Checkpointing, Method, Optimizer, Precision, Quant, choice
 from vramplan.web.chart import Segment, stack, units_per_byte
 from vramplan.web.view import PageRequest, typeset
 

@@ -17,13 +17,15 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from vramplan.bounds import parse_decimal
+from vramplan.distributed.sharding import Offload, Scheme
 from vramplan.errors import MissingValue
-from vramplan.fit_inputs import FitFields, fit_setup
-from vramplan.inputs import parse_decimal
+from vramplan.planner.report import fit_report, usable_share_from_percent
 from vramplan.presets.gpus import find_gpu
 from vramplan.presets.models import MODELS, architecture_of, find_model
+from vramplan.requests.training import FitFields, fit_setup
 from vramplan.serialize import SCHEMA_VERSION, fit_to_json, memory
-from vramplan.setup import (
+from vramplan.vocab import (
     Attention,
     Checkpointing,
     Framework,
@@ -35,8 +37,6 @@ from vramplan.setup import (
     Precision,
     Quant,
 )
-from vramplan.sharding import Offload, Scheme
-from vramplan.solve import fit_report, usable_share_from_percent
 from vramplan.web.api import FastJSONResponse, query_parameters, read_query
 from vramplan.web.fit_panel import TRAINING_METHODS, simple_activations_query
 from vramplan.web.schemas import ErrorOut, GpuName, LangQuery, OptionalNumberText, _text

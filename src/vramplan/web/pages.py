@@ -14,8 +14,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from vramplan.errors import VramplanError
-from vramplan.hf_config import parse_config_text
 from vramplan.i18n import Lang
+from vramplan.model.hf_config import parse_config_text
 from vramplan.presets.models import MODELS
 from vramplan.presets.optimizers import OptimizerPreset
 from vramplan.web.details import worked_example
@@ -113,7 +113,7 @@ _CARRIED = ("optimizer", "bytes_per_param", "activations")
 @router.post("/config")
 async def read_pasted_config(request: Request) -> Response:
     """The config.json form (works without JavaScript): count its parameters exactly with
-    `vramplan.hf_config`, then show the page with that count in the params field."""
+    `vramplan.model.hf_config`, then show the page with that count in the params field."""
     body = await request.body()
     fields = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
     path_lang = Lang.EN if fields.get("lang") == Lang.EN.value else Lang.FR

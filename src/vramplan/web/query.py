@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import NamedTuple, TypeVar
 
+from vramplan.bounds import ACTIVATIONS_GB, BYTES_PER_PARAM, PARAMS_BILLION
 from vramplan.errors import MissingValue, VramplanError
-from vramplan.inputs import ACTIVATIONS_GB, BYTES_PER_PARAM, PARAMS_BILLION
 from vramplan.presets.models import ModelPreset, architecture_of, find_model
 from vramplan.presets.optimizers import OptimizerPreset
 from vramplan.seed import SeedInputs, resolve_optimizer, seed_inputs

@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
+from vramplan.bounds import ACTIVATIONS_GB, BYTES_PER_PARAM, NUMBER_PATTERN, PARAMS_BILLION
 from vramplan.i18n import Lang
-from vramplan.inputs import ACTIVATIONS_GB, BYTES_PER_PARAM, NUMBER_PATTERN, PARAMS_BILLION
 from vramplan.presets.gpus import GPUS
 from vramplan.presets.optimizers import OptimizerPreset
 from vramplan.web.query import CUSTOM
@@ -22,7 +22,7 @@ GPU_NAMES = [name for gpu in GPUS for name in (gpu.name, *gpu.aliases)]
 """Names `gpu` accepts (any case), for the schema's `enum`; `find_gpu` does the checking."""
 LANGS = [lang.value for lang in Lang]
 NUMBER_TEXT = rf"^\s*(?:{NUMBER_PATTERN})\s*$"
-"""Query-string numbers, as `vramplan.inputs.parse_decimal` reads them (documentation only: the
+"""Query-string numbers, as `vramplan.bounds.parse_decimal` reads them (documentation only: the
 parser checks, so a bad value gets its own message rather than a pattern mismatch)."""
 OPTIONAL_NUMBER_TEXT = rf"^\s*(?:{NUMBER_PATTERN})?\s*$"
 

@@ -14,8 +14,8 @@ from urllib.parse import urlencode
 
 from vramplan.errors import MissingValue, VramplanError
 from vramplan.i18n import Lang, translate
-from vramplan.inference import KvDtype
-from vramplan.lora import LoraTarget
+from vramplan.inference.estimate import KvDtype
+from vramplan.model.lora_targets import LoraTarget
 from vramplan.presets.gpus import GPUS
 from vramplan.presets.inference_engines import Engine
 from vramplan.sister_api import inference_payload, lora_payload

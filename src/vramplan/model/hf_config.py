@@ -18,15 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
-from vramplan.architecture import (
-    Architecture,
-    MlpKind,
-    NormKind,
-    PositionKind,
-    QkNormKind,
-)
 from vramplan.errors import VramplanError
 from vramplan.i18n import Lang, translate
+from vramplan.model.architecture import Architecture, MlpKind, NormKind, PositionKind, QkNormKind
 
 CONFIG_FILE = "config.json"
 SAFETENSORS_INDEX_FILE = "model.safetensors.index.json"

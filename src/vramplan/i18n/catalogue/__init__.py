@@ -8,7 +8,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from vramplan.i18n import Lang
-from vramplan.locales import core, fit, inference, models, trace, training, web, web_fit, web_sister
+from vramplan.i18n.catalogue import (
+    core,
+    fit,
+    inference,
+    models,
+    trace,
+    training,
+    web,
+    web_fit,
+    web_sister,
+)
 
 Messages = Mapping[str, Mapping[Lang, str]]
 

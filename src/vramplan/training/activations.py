@@ -30,9 +30,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vramplan.architecture import Architecture, MlpKind, NormKind
-from vramplan.lora import LoraTarget
-from vramplan.setup import Attention, Checkpointing, Framework
+from vramplan.model.architecture import Architecture, MlpKind, NormKind
+from vramplan.model.lora_targets import LoraTarget
+from vramplan.vocab import Attention, Checkpointing, Framework
 
 FP32 = 4
 DROPOUT_MASK_BYTES = 1

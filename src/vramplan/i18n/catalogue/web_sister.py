@@ -1,7 +1,7 @@
 """Messages of the sister calculators' pages (`/inference`, `/lora`), in French and English.
 
-The numbers' labels come from `vramplan.locales.inference` (`infer.*`, `lora.*`), shared with the
-CLI; this module holds what only the pages say.
+The numbers' labels come from `vramplan.i18n.catalogue.inference` (`infer.*`, `lora.*`),
+shared with the CLI; this module holds what only the pages say.
 """
 
 from __future__ import annotations

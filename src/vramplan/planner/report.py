@@ -12,16 +12,16 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Generic, TypeVar
 
-from vramplan.architecture import Architecture
+from vramplan.bounds import NumberField
+from vramplan.distributed.per_gpu import PerGpuEstimate, default_parallelism, estimate_per_gpu
+from vramplan.distributed.sharding import Offload, Parallelism, Scheme
 from vramplan.errors import VramplanError
-from vramplan.inputs import NumberField
-from vramplan.lora import BLOCK_TARGETS
-from vramplan.per_gpu import PerGpuEstimate, default_parallelism, estimate_per_gpu
+from vramplan.model.architecture import Architecture
+from vramplan.model.lora_targets import BLOCK_TARGETS
 from vramplan.presets.gpus import Gpu
-from vramplan.setup import Attention, Checkpointing, Loss, Method, Optimizer, Quant
-from vramplan.sharding import Offload, Parallelism, Scheme
-from vramplan.training import TrainingSetup
+from vramplan.training.estimate import TrainingSetup
 from vramplan.units import ceil_div
+from vramplan.vocab import Attention, Checkpointing, Loss, Method, Optimizer, Quant
 
 S = TypeVar("S")
 

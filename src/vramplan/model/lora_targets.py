@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from vramplan.architecture import Architecture, LinearSpec
+from vramplan.bounds import NumberField
 from vramplan.errors import OutOfRange, UnknownName
-from vramplan.inputs import NumberField
+from vramplan.model.architecture import Architecture, LinearSpec
 
 
 class LoraTarget(StrEnum):

@@ -2,7 +2,8 @@
 peak over the step's phases, with the breakdown at that moment.
 
 Pure: typed inputs (`TrainingSetup`, an `Architecture`) to a typed `TrainingEstimate`; bytes are
-integers. Every term names its source in a comment; activations are in `vramplan.activations`.
+integers. Every term names its source in a comment; activations are in
+`vramplan.training.activations`.
 
 Phases (the peak is the largest; see docs/memory-model.md):
 - `backward_start`: the loss has just been computed and backward begins. Every saved activation is
@@ -18,7 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from vramplan.activations import (
+from vramplan.bounds import NumberField
+from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
+from vramplan.model.architecture import Architecture
+from vramplan.model.lora_targets import LORA_RANK, LoraTarget, lora_breakdown
+from vramplan.model.weight_storage import bnb_4bit_bytes, bnb_int8_bytes
+from vramplan.parts import Component
+from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
+from vramplan.training.activations import (
     LITGPT_LM_HEAD_CHUNK,
     LITGPT_LORA_DROPOUT,
     BlockSpec,
@@ -34,14 +42,8 @@ from vramplan.activations import (
     quantized_base_inputs,
     total_per_token,
 )
-from vramplan.architecture import Architecture
-from vramplan.components import Component
-from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
-from vramplan.inputs import NumberField
-from vramplan.lora import LORA_RANK, LoraTarget, lora_breakdown
-from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
-from vramplan.quant_storage import bnb_4bit_bytes, bnb_int8_bytes
-from vramplan.setup import (
+from vramplan.units import ceil_div
+from vramplan.vocab import (
     Attention,
     Checkpointing,
     Framework,
@@ -53,7 +55,6 @@ from vramplan.setup import (
     Precision,
     Quant,
 )
-from vramplan.units import ceil_div
 
 BATCH = NumberField("batch", minimum=1, maximum=1_000_000, minimum_inclusive=True)
 SEQ_LEN = NumberField("seq_len", minimum=1, maximum=10_000_000, minimum_inclusive=True)
@@ -130,7 +131,7 @@ class TrainingSetup:
     """The frozen weights of the trained blocks are views of a tensor that requires a gradient
     (FSDP1 flat parameters mixing frozen and trainable parameters): autograd saves what full
     fine-tuning saves and computes every weight's gradient; the optimizer still updates only the
-    trainable ones. `vramplan.per_gpu` sets it for FSDP1."""
+    trainable ones. `vramplan.distributed.per_gpu` sets it for FSDP1."""
 
 
 DEFAULT_LORA_RANK = 8

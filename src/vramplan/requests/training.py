@@ -9,11 +9,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vramplan.architecture import Architecture
-from vramplan.inputs import NumberField
-from vramplan.lora import LORA_RANK, parse_lora_targets
-from vramplan.per_gpu import default_parallelism
-from vramplan.setup import (
+from vramplan.bounds import NumberField
+from vramplan.distributed.per_gpu import default_parallelism
+from vramplan.distributed.sharding import (
+    GPUS,
+    GPUS_PER_NODE,
+    PIPELINE_PARALLEL,
+    TENSOR_PARALLEL,
+    Offload,
+    Scheme,
+)
+from vramplan.model.architecture import Architecture
+from vramplan.model.lora_targets import LORA_RANK, parse_lora_targets
+from vramplan.planner.report import FitSetup
+from vramplan.training.estimate import BATCH, SEQ_LEN, TrainingSetup, check_setup
+from vramplan.vocab import (
     Attention,
     Checkpointing,
     Framework,
@@ -26,16 +36,6 @@ from vramplan.setup import (
     Quant,
     choice,
 )
-from vramplan.sharding import (
-    GPUS,
-    GPUS_PER_NODE,
-    PIPELINE_PARALLEL,
-    TENSOR_PARALLEL,
-    Offload,
-    Scheme,
-)
-from vramplan.solve import FitSetup
-from vramplan.training import BATCH, SEQ_LEN, TrainingSetup, check_setup
 
 GRAD_ACCUM = NumberField("grad_accum", minimum=1, maximum=1_000_000, minimum_inclusive=True)
 

@@ -1,8 +1,8 @@
 """The LoRA parameter calculator: trainable parameters, their share of the model, the adapter file,
 DoRA and rsLoRA, and what the adapter adds to training memory.
 
-Built on `vramplan.lora`, which counts r x (d_in + d_out) per adapted matrix from the architecture's
-real shapes (GQA-sized k and v). Pure: no I/O.
+Built on `vramplan.model.lora_targets`, which counts r x (d_in + d_out) per adapted matrix
+from the architecture's real shapes (GQA-sized k and v). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import json
 from dataclasses import dataclass
 from enum import StrEnum
 
-from vramplan.architecture import Architecture
-from vramplan.lora import LORA_RANK, LoraMatrix, LoraTarget, lora_breakdown
+from vramplan.model.architecture import Architecture
+from vramplan.model.lora_targets import LORA_RANK, LoraMatrix, LoraTarget, lora_breakdown
 
 
 class AdapterDtype(StrEnum):
@@ -82,7 +82,7 @@ ADAM_TRAINING_BYTES_PER_PARAM = 16
 class LoraResult:
     inputs: LoraInputs
     matrices: tuple[LoraMatrix, ...]
-    """One entry per adapted kind of matrix (from `vramplan.lora`)."""
+    """One entry per adapted kind of matrix (from `vramplan.model.lora_targets`)."""
 
     @property
     def lora_params(self) -> int:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from vramplan.architecture import Architecture, LinearSpec
+from vramplan.model.architecture import Architecture, LinearSpec
 from vramplan.presets.quant_formats import (
     BNB_BLOCKSIZE,
     BNB_DQ_BLOCKSIZE,

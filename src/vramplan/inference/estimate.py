@@ -28,14 +28,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 from fractions import Fraction
 
-from vramplan.architecture import Architecture, MlpKind
+from vramplan.bounds import NumberField
 from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName
-from vramplan.inputs import NumberField
+from vramplan.model.architecture import Architecture, MlpKind
+from vramplan.model.weight_storage import WeightGroup, WeightsLayout, weights_layout
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.gpus import Gpu
 from vramplan.presets.inference_engines import ENGINES, Engine, EngineProfile
 from vramplan.presets.quant_formats import FormatFamily, QuantFormat
-from vramplan.quant_storage import WeightGroup, WeightsLayout, weights_layout
 
 
 class ComputeDtype(StrEnum):

@@ -1,10 +1,10 @@
 """The model spec: one vocabulary for decoder-only transformers, and exact parameter counting.
 
 Every family (Llama, Mistral, Mixtral, Qwen2, Gemma, Phi, Falcon, GPT-2, GPT-NeoX, ...) is
-described by the same fields; `vramplan.hf_config` translates a Hugging Face `config.json` into
-them. Counts are exact, to the parameter, and match `sum(p.numel() for p in model.parameters())`
-of the transformers model (tied weights counted once); `tests/test_param_counts_meta.py` checks
-that for every preset.
+described by the same fields; `vramplan.model.hf_config` translates a Hugging Face `config.json`
+into them. Counts are exact, to the parameter, and match
+`sum(p.numel() for p in model.parameters())` of the transformers model (tied weights counted
+once); `tests/test_param_counts_meta.py` checks that for every preset.
 
 The block layout follows the transformers modules: a block holds an attention (q, k, v, o), an MLP
 (gate, up, down; or a router and experts), and its norms. Fused projections (`query_key_value`,
@@ -194,7 +194,7 @@ class Architecture:
     looks positions up at `position_ids + self.offset`)."""
     embedding_dropout: float = 0.0
     """Dropout rate on the embeddings' output in training (GPT-2 `embd_pdrop`, GPT-NeoX
-    `hidden_dropout`, ...; `vramplan.hf_config` reads each family's key)."""
+    `hidden_dropout`, ...; `vramplan.model.hf_config` reads each family's key)."""
     attention_dropout: float = 0.0
     """Dropout rate on the attention probabilities in training (GPT-2 `attn_pdrop`, Llama
     `attention_dropout`, ...): eager attention's `nn.functional.dropout(attn_weights, ...)`, or the

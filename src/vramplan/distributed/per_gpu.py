@@ -1,20 +1,16 @@
 """One training setup on N GPUs: the per-GPU peak, phase by phase.
 
-Starts from the single-GPU estimate (`vramplan.training`), shards its model states
-(`vramplan.sharding`) and keeps its activations: data parallelism splits the global batch, not a
-micro-batch, so each GPU holds the activations and temporaries of its own micro-batch whatever the
-scheme. Pure: no I/O.
+Starts from the single-GPU estimate (`vramplan.training.estimate`), shards its model
+states (`vramplan.distributed.sharding`) and keeps its activations: data parallelism splits the
+global batch, not a micro-batch, so each GPU holds the activations and temporaries of its own
+micro-batch whatever the scheme. Pure: no I/O.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from vramplan.architecture import Architecture
-from vramplan.components import Component
-from vramplan.lora import LoraTarget
-from vramplan.setup import Checkpointing, Framework, Method, Metric
-from vramplan.sharding import (
+from vramplan.distributed.sharding import (
     FsdpVersion,
     ModelStates,
     Offload,
@@ -24,7 +20,10 @@ from vramplan.sharding import (
     ShardedStates,
     shard_model_states,
 )
-from vramplan.training import (
+from vramplan.model.architecture import Architecture
+from vramplan.model.lora_targets import LoraTarget
+from vramplan.parts import Component
+from vramplan.training.estimate import (
     DEFAULT_LORA_TARGETS,
     Part,
     PeakOverPhases,
@@ -39,6 +38,7 @@ from vramplan.training import (
     weight_itemsize,
 )
 from vramplan.units import ceil_div
+from vramplan.vocab import Checkpointing, Framework, Method, Metric
 
 ACTIVATION_OFFLOAD_BLOCKS_ON_GPU = 2
 """With activation offloading, the saved tensors of the block in use and of the one being copied

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from vramplan.bounds import NumberField
 from vramplan.errors import ConflictingOptions, OutOfRange
-from vramplan.inputs import NumberField
 from vramplan.units import BYTES_PER_MIB, ceil_div
 
 
@@ -485,8 +485,8 @@ def _gradient_transient_units(plan: Parallelism) -> int:
     the kept one (AccumulateGrad). FSDP2 keeps per-parameter gradients and copies them into one
     reduce-scatter input (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py
     `foreach_reduce`): two units as well when it reduces, one (added in place) under no_sync.
-    The first micro-batch under no_sync keeps the flat gradient itself: `vramplan.per_gpu`
-    counts it among the kept gradients."""
+    The first micro-batch under no_sync keeps the flat gradient itself:
+    `vramplan.distributed.per_gpu` counts it among the kept gradients."""
     if plan.fsdp_version is FsdpVersion.FSDP2 and plan.accumulate_without_sync:
         return 1
     return 2

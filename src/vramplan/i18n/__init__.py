@@ -1,6 +1,6 @@
 """Languages and message lookup. French first, English too.
 
-Messages are data in `vramplan.locales` (one module per feature); this module only picks the
+Messages are data in `vramplan.i18n.catalogue` (one module per feature); this module only picks the
 language and fills the placeholders. Number formatting lives in `vramplan.units`.
 """
 
@@ -37,14 +37,14 @@ def detect_lang(environ: Mapping[str, str]) -> Lang:
 
 def has_message(key: str) -> bool:
     """Whether the catalogue has a message for `key`."""
-    from vramplan.locales import CATALOG
+    from vramplan.i18n.catalogue import CATALOG
 
     return key in CATALOG
 
 
 def translate(key: str, lang: Lang, /, **params: object) -> str:
     """The message `key` in `lang`, with `{placeholders}` filled from `params`."""
-    from vramplan.locales import CATALOG
+    from vramplan.i18n.catalogue import CATALOG
 
     try:
         template = CATALOG[key][lang]

@@ -2,8 +2,8 @@
 
 Names and values are those of the measured-case format (`../shared/validation/FORMAT.md`), so that a
 case row, a CLI flag, a JSON field and a web form value are the same word. The detailed model
-(`vramplan.training`), sharding (`vramplan.sharding`, which owns `Scheme` and `Offload`) and
-inference import them from here.
+(`vramplan.training.estimate`), sharding (`vramplan.distributed.sharding`, which owns
+`Scheme` and `Offload`) and inference import them from here.
 """
 
 from __future__ import annotations

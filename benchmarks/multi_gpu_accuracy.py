@@ -12,8 +12,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from vramplan.distributed.sharding import Scheme
 from vramplan.validate import read_cases, score_cases
+from vramplan.vocab import Scheme
 
 DEFAULT_CASES = Path(__file__).resolve().parents[1] / "src" / "vramplan" / "data" / "cases.csv"
 

@@ -18,7 +18,8 @@ from vramplan.training.activations import (
     quantized_base_inputs,
     total_per_token,
 )
-from vramplan.training.estimate import TrainingSetup, block_spec, estimate_training
+from vramplan.training.estimate import block_spec, estimate_training
+from vramplan.training.setup import TrainingSetup
 from vramplan.vocab import Attention, Checkpointing, Framework, Method, Precision
 
 LLAMA = architecture_of(find_model("llama-2-7b"))

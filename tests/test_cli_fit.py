@@ -9,10 +9,9 @@ import pytest
 
 from vramplan.cli.main import main
 from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
-from vramplan.distributed.sharding import Scheme
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.training.estimate import TrainingSetup
-from vramplan.vocab import Metric, Precision
+from vramplan.training.setup import TrainingSetup
+from vramplan.vocab import Metric, Precision, Scheme
 
 FULL_7B = ("fit", "--model", "llama-2-7b", "--gpu", "a100-80gb", "--precision", "mixed",
            "--batch", "4", "--seq-len", "2048")

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchmarks.deepspeed_reference import deepspeed_reference_zero2, deepspeed_reference_zero3
 from vramplan.distributed.per_gpu import (
     PerGpuEstimate,
     default_parallelism,
@@ -16,23 +17,20 @@ from vramplan.distributed.per_gpu import (
 )
 from vramplan.distributed.sharding import (
     FsdpVersion,
-    ModelStates,
-    Offload,
     Parallelism,
     PipelineSchedule,
-    Scheme,
     ShardedStates,
-    deepspeed_reference_zero2,
-    deepspeed_reference_zero3,
     shard_model_states,
 )
 from vramplan.errors import ConflictingOptions, OutOfRange
 from vramplan.parts import Component
 from vramplan.presets.gpus import find_gpu
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.training.estimate import Phase, TrainingSetup, estimate_training
+from vramplan.training.estimate import Phase, estimate_training
+from vramplan.training.setup import TrainingSetup
+from vramplan.training.states import ModelStates
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB
-from vramplan.vocab import Checkpointing, Framework, Method, Precision
+from vramplan.vocab import Checkpointing, Framework, Method, Offload, Precision, Scheme
 
 
 def mixed_adam(params: int, largest_layer: int = 0, block: int = 0, root: int = 0,

@@ -42,7 +42,8 @@ from vramplan.model.hf_config import parse_config
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.trace import make_setup
 from vramplan.trace.run import run_trace
-from vramplan.training.estimate import TrainingSetup, estimate_training
+from vramplan.training.estimate import estimate_training
+from vramplan.training.setup import TrainingSetup
 from vramplan.vocab import Attention, Checkpointing, Framework, Method, Precision
 
 pytestmark = pytest.mark.trace

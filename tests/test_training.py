@@ -13,13 +13,9 @@ from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
 from vramplan.model.lora_targets import LoraTarget
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.training.estimate import (
-    Phase,
-    TrainingSetup,
-    activation_bytes,
-    estimate_training,
-    model_states,
-)
+from vramplan.training.estimate import Phase, activation_bytes, estimate_training
+from vramplan.training.setup import TrainingSetup
+from vramplan.training.states import model_states
 from vramplan.vocab import Checkpointing, Framework, Method, Metric, Optimizer, Precision, Quant
 
 LLAMA = architecture_of(find_model("llama-2-7b"))

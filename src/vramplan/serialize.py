@@ -18,7 +18,10 @@ if TYPE_CHECKING:
     from vramplan.inference.estimate import InferenceEstimate, InferenceVerdict
     from vramplan.lora_calculator import LoraResult
     from vramplan.model.architecture import Architecture, LinearSpec
-    from vramplan.planner.report import Change, FitReport, FitSetup, FitVerdict, SchemeAnswer
+    from vramplan.planner.changes import Change
+    from vramplan.planner.report import FitReport
+    from vramplan.planner.search import SchemeAnswer
+    from vramplan.planner.verdict import FitVerdict
     from vramplan.presets.gpus import Gpu
     from vramplan.presets.models import ModelPreset
     from vramplan.seed import GpuVerdict, SeedEstimate
@@ -440,7 +443,7 @@ def _scheme_answer_to_json(answer: SchemeAnswer) -> JSON:
             "gpus": answer.gpus, **peak}
 
 
-def change_to_json(change: Change[FitSetup]) -> JSON:
+def change_to_json(change: Change) -> JSON:
     cost = change.cost
     return {"change": change.kind.value, "detail": change.detail, "fits": change.fits,
             **memory("peak", change.peak_bytes), **memory("saved", change.saved_bytes),

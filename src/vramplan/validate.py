@@ -28,12 +28,13 @@ from vramplan.distributed.per_gpu import (
     default_scheme,
     estimate_per_gpu,
 )
-from vramplan.distributed.sharding import Offload, PipelineSchedule, Scheme
+from vramplan.distributed.sharding import PipelineSchedule
 from vramplan.errors import MissingValue, UnknownName, VramplanError
 from vramplan.i18n import Lang
 from vramplan.model.lora_targets import LoraTarget, parse_lora_targets
 from vramplan.presets.gpus import Gpu, find_gpu
-from vramplan.training.estimate import TrainingSetup, estimate_training
+from vramplan.training.estimate import estimate_training
+from vramplan.training.setup import TrainingSetup
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
 from vramplan.vocab import (
     Attention,
@@ -42,10 +43,12 @@ from vramplan.vocab import (
     Loss,
     Method,
     Metric,
+    Offload,
     Optimizer,
     OptimizerImpl,
     Precision,
     Quant,
+    Scheme,
     choice,
 )
 
@@ -425,7 +428,7 @@ def _outcome(case: Case) -> Outcome:
 
 def training_setup_of(case: Case) -> TrainingSetup:
     """The detailed model's inputs for a training row."""
-    uses_lora = case.method in (Method.LORA, Method.QLORA)
+    uses_lora = case.method.uses_lora
     return TrainingSetup(
         method=case.method, precision=case.precision, optimizer=case.optimizer,
         optimizer_impl=case.optimizer_impl, quant=case.quant,

@@ -28,6 +28,11 @@ class Method(StrEnum):
     INFERENCE = "inference"
     """No training: generation with a KV cache."""
 
+    @property
+    def uses_lora(self) -> bool:
+        """Adapters train on a frozen base (LoRA and QLoRA)."""
+        return self in (Method.LORA, Method.QLORA)
+
 
 class Precision(StrEnum):
     """How weights, gradients and master copies are held."""
@@ -122,6 +127,41 @@ class Loss(StrEnum):
     """Logits for every token at once, softmax over the vocabulary."""
     CHUNKED = "chunked"
     """Chunked (or fused) cross-entropy."""
+
+
+class Scheme(StrEnum):
+    """How data-parallel GPUs share the model states (case column `sharding`)."""
+
+    NONE = "none"
+    """One GPU, nothing shared."""
+    DDP = "ddp"
+    """PyTorch DistributedDataParallel: every GPU holds everything, plus gradient buckets."""
+    ZERO1 = "zero1"
+    """DeepSpeed ZeRO stage 1: optimizer states (and fp32 master weights) sharded."""
+    ZERO2 = "zero2"
+    """DeepSpeed ZeRO stage 2: optimizer states and gradients sharded."""
+    ZERO3 = "zero3"
+    """DeepSpeed ZeRO stage 3: optimizer states, gradients and parameters sharded."""
+    FSDP = "fsdp"
+    """PyTorch FSDP, FULL_SHARD (FSDP1) or fully_shard (FSDP2): everything sharded."""
+    FSDP_GRAD_OP = "fsdp-grad-op"
+    """PyTorch FSDP, SHARD_GRAD_OP: parameters stay gathered from forward to backward."""
+    HSDP = "hsdp"
+    """PyTorch FSDP, HYBRID_SHARD: full shard within a node, replicated across nodes."""
+
+
+class Offload(StrEnum):
+    """What lives in host (CPU) memory instead of GPU memory (cases.csv `offload`)."""
+
+    NONE = "none"
+    """Nothing offloaded."""
+    OPTIMIZER = "optimizer"
+    """Optimizer states, fp32 master weights and fp32 gradients on the host; the step runs on the
+    CPU (DeepSpeed ZeRO-Offload, `offload_optimizer`)."""
+    PARAMS_OPTIMIZER = "params-optimizer"
+    """Parameters too (DeepSpeed `offload_param` with ZeRO-3; FSDP `CPUOffload(offload_params)`)."""
+    ACTIVATIONS = "activations"
+    """Activations saved for backward go to host memory (activation offloading)."""
 
 
 class Framework(StrEnum):

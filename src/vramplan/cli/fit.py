@@ -15,7 +15,10 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms o
 if TYPE_CHECKING:
     from typing import TextIO
 
-    from vramplan.planner.report import Change, FitReport, FitSetup, SchemeAnswer
+    from vramplan.planner.changes import Change
+    from vramplan.planner.report import FitReport
+    from vramplan.planner.search import SchemeAnswer
+    from vramplan.planner.setup import FitSetup
 
 _TRAINING_OPTIONS = (
     # (option, default, metavar)
@@ -61,7 +64,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
 
 def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
     from vramplan.errors import MissingValue
-    from vramplan.planner.report import fit_report, usable_share_from_percent
+    from vramplan.planner.report import fit_report
+    from vramplan.planner.verdict import usable_share_from_percent
     from vramplan.presets.gpus import find_gpu
 
     if args.gpu is None:
@@ -205,7 +209,7 @@ def _limits(result: FitReport, lang: Lang) -> str:
 
 def _fewest(result: FitReport, lang: Lang) -> str:
     from vramplan.cli.render import table
-    from vramplan.planner.report import MAX_GPUS
+    from vramplan.planner.search import MAX_GPUS
 
     header = [translate(f"fit.col_{name}", lang)
               for name in ("sharding", "offload", "gpus", "peak")]
@@ -227,7 +231,7 @@ def _cheapest(answer: SchemeAnswer | None, result: FitReport, lang: Lang) -> str
                      offload=answer.offload.value)
 
 
-def _change_rows(changes: tuple[Change[FitSetup], ...], lang: Lang) -> list[list[str]]:
+def _change_rows(changes: tuple[Change, ...], lang: Lang) -> list[list[str]]:
     return [[translate(f"change.{c.kind.value}", lang), c.detail, _gib(c.peak_bytes, lang),
              _gib(c.saved_bytes, lang), translate("fit.yes" if c.fits else "fit.no", lang),
              translate(f"speed.{c.cost.speed.value}", lang),
@@ -253,7 +257,7 @@ def _changes(result: FitReport, lang: Lang) -> str:
     return text + "\n" + translate("fit.sources", lang) + "\n" + sources
 
 
-def _combined(changes: tuple[Change[FitSetup], ...], lang: Lang) -> str:
+def _combined(changes: tuple[Change, ...], lang: Lang) -> str:
     from vramplan.cli.render import table
 
     return (translate("fit.combined", lang) + "\n"

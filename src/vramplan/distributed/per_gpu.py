@@ -12,33 +12,29 @@ from dataclasses import dataclass, replace
 
 from vramplan.distributed.sharding import (
     FsdpVersion,
-    ModelStates,
-    Offload,
     Parallelism,
     PipelineSchedule,
-    Scheme,
     ShardedStates,
     shard_model_states,
 )
 from vramplan.model.architecture import Architecture
-from vramplan.model.lora_targets import LoraTarget
 from vramplan.parts import Component
 from vramplan.training.estimate import (
-    DEFAULT_LORA_TARGETS,
     Part,
     PeakOverPhases,
     Phase,
     PhaseMemory,
     TrainingEstimate,
-    TrainingSetup,
     estimate_training,
+)
+from vramplan.training.setup import (
+    TrainingSetup,
     gradients_kept,
     optimizer_states_exist,
-    total_params,
-    weight_itemsize,
 )
+from vramplan.training.states import ModelStates, lora_in_blocks, total_params
 from vramplan.units import ceil_div
-from vramplan.vocab import Checkpointing, Framework, Method, Metric
+from vramplan.vocab import Checkpointing, Framework, Method, Metric, Offload, Scheme
 
 ACTIVATION_OFFLOAD_BLOCKS_ON_GPU = 2
 """With activation offloading, the saved tensors of the block in use and of the one being copied
@@ -144,61 +140,9 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
     computes every weight's gradient and saves what full fine-tuning saves."""
     fsdp1 = parallelism.scheme in (Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP) \
         and parallelism.fsdp_version is FsdpVersion.FSDP1
-    if fsdp1 and setup.method is Method.LORA and _lora_in_blocks(setup):
+    if fsdp1 and setup.method is Method.LORA and lora_in_blocks(setup):
         return replace(setup, frozen_weights_need_grad=True)
     return setup
-
-
-def _lora_in_blocks(setup: TrainingSetup) -> bool:
-    targets = setup.lora_targets or DEFAULT_LORA_TARGETS
-    return bool(targets - {LoraTarget.HEAD})
-
-
-def _root_trains(setup: TrainingSetup) -> bool:
-    """The root unit (embeddings, final norm, head) holds a trainable parameter."""
-    if setup.method is Method.FULL:
-        return True
-    uses_lora = setup.method in (Method.LORA, Method.QLORA)
-    return uses_lora and LoraTarget.HEAD in setup.lora_targets
-
-
-def _flat_gradient_params(arch: Architecture, single: TrainingEstimate) -> int:
-    """Parameters of the FSDP units (each block, and the root: embeddings, final norm, head)
-    that hold a trainable parameter."""
-    setup, trainable = single.setup, single.states.trainable_params
-    root = max(total_params(arch, setup) - arch.params_blocks, 0)
-    if setup.method is Method.FULL:
-        return total_params(arch, setup)
-    if setup.method is Method.FREEZE:
-        return min(setup.train_layers, arch.n_layers) * arch.params_per_block
-    blocks = arch.params_blocks if _lora_in_blocks(setup) else 0
-    return blocks + (root if _root_trains(setup) else 0) + trainable
-
-
-def replica_states(arch: Architecture, single: TrainingEstimate) -> ModelStates:
-    """The single-GPU model states with the sizes that shape sharding buffers."""
-    states, setup = single.states, single.setup
-    itemsize = weight_itemsize(setup.precision)
-    stored = total_params(arch, setup)
-    largest_linear = max(lin.params_each for lin in arch.block_linears())
-    return ModelStates(
-        trainable_params=states.trainable_params,
-        frozen_params=states.frozen_params,
-        trainable_weight_bytes=states.trainable_weight_bytes,
-        frozen_weight_bytes=states.frozen_weight_bytes,
-        gradient_bytes=states.gradient_bytes,
-        master_weight_bytes=states.master_weight_bytes,
-        optimizer_state_bytes=states.optimizer_state_bytes,
-        weight_itemsize=itemsize,
-        gradient_itemsize=itemsize,
-        largest_layer_params=max(arch.params_token_embedding, arch.head_linear().params,
-                                 largest_linear),
-        block_params=arch.params_per_block,
-        root_params=max(stored - arch.params_blocks, 0),
-        root_trains=_root_trains(single.setup),
-        head_params=arch.head_linear().params,
-        flat_gradient_params=_flat_gradient_params(arch, single),
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,8 +196,7 @@ def estimate_per_gpu(arch: Architecture, setup: TrainingSetup,
     """The per-GPU peak of `setup` on `arch` spread over GPUs as `parallelism` says (for
     pipeline parallelism, on the most loaded stage)."""
     single = estimate_training(arch, _autograd_setup(setup, parallelism))
-    states = replica_states(arch, single)
-    estimates = [_stage_estimate(arch, single, states, stage, parallelism)
+    estimates = [_stage_estimate(arch, single, single.states, stage, parallelism)
                  for stage in pipeline_stages(arch, setup, parallelism)]
     return max(estimates, key=lambda estimate: estimate.total_bytes)
 
@@ -290,6 +233,7 @@ def stage_states(states: ModelStates, stage: Stage) -> ModelStates:
         gradient_bytes=share(states.gradient_bytes),
         master_weight_bytes=share(states.master_weight_bytes),
         optimizer_state_bytes=share(states.optimizer_state_bytes),
+        managed_optimizer_bytes=share(states.managed_optimizer_bytes),
         weight_itemsize=states.weight_itemsize, gradient_itemsize=states.gradient_itemsize,
         largest_layer_params=ceil_div(states.largest_layer_params, tp),
         block_params=ceil_div(states.block_params, tp),

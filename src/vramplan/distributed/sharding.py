@@ -17,42 +17,9 @@ from enum import StrEnum
 
 from vramplan.bounds import NumberField
 from vramplan.errors import ConflictingOptions, OutOfRange
+from vramplan.training.states import ModelStates
 from vramplan.units import BYTES_PER_MIB, ceil_div
-
-
-class Scheme(StrEnum):
-    """How data-parallel GPUs share the model states (CLI `--sharding`, cases.csv `sharding`)."""
-
-    NONE = "none"
-    """One GPU, nothing shared."""
-    DDP = "ddp"
-    """PyTorch DistributedDataParallel: every GPU holds everything, plus gradient buckets."""
-    ZERO1 = "zero1"
-    """DeepSpeed ZeRO stage 1: optimizer states (and fp32 master weights) sharded."""
-    ZERO2 = "zero2"
-    """DeepSpeed ZeRO stage 2: optimizer states and gradients sharded."""
-    ZERO3 = "zero3"
-    """DeepSpeed ZeRO stage 3: optimizer states, gradients and parameters sharded."""
-    FSDP = "fsdp"
-    """PyTorch FSDP, FULL_SHARD (FSDP1) or fully_shard (FSDP2): everything sharded."""
-    FSDP_GRAD_OP = "fsdp-grad-op"
-    """PyTorch FSDP, SHARD_GRAD_OP: parameters stay gathered from forward to backward."""
-    HSDP = "hsdp"
-    """PyTorch FSDP, HYBRID_SHARD: full shard within a node, replicated across nodes."""
-
-
-class Offload(StrEnum):
-    """What lives in host (CPU) memory instead of GPU memory (cases.csv `offload`)."""
-
-    NONE = "none"
-    """Nothing offloaded."""
-    OPTIMIZER = "optimizer"
-    """Optimizer states, fp32 master weights and fp32 gradients on the host; the step runs on the
-    CPU (DeepSpeed ZeRO-Offload, `offload_optimizer`)."""
-    PARAMS_OPTIMIZER = "params-optimizer"
-    """Parameters too (DeepSpeed `offload_param` with ZeRO-3; FSDP `CPUOffload(offload_params)`)."""
-    ACTIVATIONS = "activations"
-    """Activations saved for backward go to host memory (activation offloading)."""
+from vramplan.vocab import Offload, Scheme
 
 
 class PipelineSchedule(StrEnum):
@@ -112,62 +79,6 @@ class CommBuffers:
     fsdp_prefetch_units: int = 1
     """Wrapped units gathered ahead of the one computing: FSDP1 `BackwardPrefetch.BACKWARD_PRE`
     (default) and `limit_all_gathers=True` keep at most two units gathered; FSDP2 prefetches one."""
-
-
-@dataclass(frozen=True, slots=True)
-class ModelStates:
-    """The model states of one replica: what one GPU holds without sharding. Bytes are integers.
-
-    The parameter counts size the transient buffers; the bytes are what is sharded.
-    """
-
-    trainable_params: int
-    frozen_params: int
-    trainable_weight_bytes: int
-    frozen_weight_bytes: int
-    """Frozen weights as stored (quantized storage counts its real bytes)."""
-    gradient_bytes: int
-    master_weight_bytes: int
-    optimizer_state_bytes: int
-    weight_itemsize: int
-    """Bytes per element of the weights as computed with (2 for bf16/fp16, 4 for fp32)."""
-    gradient_itemsize: int
-    """Bytes per element of the gradients."""
-    largest_layer_params: int
-    """Parameters of the largest single module (DeepSpeed's `largest_layer_params`): usually
-    the embedding table or the head."""
-    block_params: int
-    """Parameters of one wrapped unit (a transformer block, the FSDP auto-wrap unit)."""
-    root_params: int
-    """Parameters outside the wrapped units (embeddings, head, final norm): FSDP's root unit."""
-    root_trains: bool | None = None
-    """The root unit holds a trainable parameter (full fine-tuning, an adapter on the head).
-    None: when nothing is frozen."""
-    head_params: int = 0
-    """Parameters of the output head (the embedding's, when tied): its gradient is the first
-    of the root unit's, made at the start of backward."""
-    flat_gradient_params: int | None = None
-    """Parameters of the wrapped units (blocks and root) that hold at least one trainable
-    parameter: an FSDP1 flat parameter gets a gradient for every one of its elements when any of
-    them trains, and none when none does. None: every unit holds a trainable parameter."""
-
-    @property
-    def params(self) -> int:
-        return self.trainable_params + self.frozen_params
-
-    @property
-    def weight_bytes(self) -> int:
-        return self.trainable_weight_bytes + self.frozen_weight_bytes
-
-    @property
-    def total_bytes(self) -> int:
-        return (self.weight_bytes + self.gradient_bytes + self.master_weight_bytes
-                + self.optimizer_state_bytes)
-
-    @property
-    def master_itemsize(self) -> int:
-        """Bytes per trainable parameter of the master copy (4 for fp32, 0 without one)."""
-        return self.master_weight_bytes // self.trainable_params if self.trainable_params else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -514,59 +425,3 @@ def _fsdp_gradient_bytes(states: ModelStates, plan: Parallelism) -> int:
 def _share(total_bytes: int, part_params: int, all_params: int) -> int:
     """The bytes of `part_params` parameters out of `all_params` holding `total_bytes`."""
     return total_bytes * part_params // all_params if all_params else 0
-
-
-# --- DeepSpeed's own estimators, kept apart so that ours can be compared with theirs ----------
-
-
-@dataclass(frozen=True, slots=True)
-class DeepSpeedReference:
-    """What DeepSpeed's estimator prints for one option set: bytes per GPU and per node's CPU."""
-
-    gpu_bytes: int
-    cpu_bytes: int
-    options: str
-
-
-def deepspeed_reference_zero2(total_params: int, *, gpus_per_node: int = 1, nodes: int = 1,
-                              cpu_offload: bool = True,
-                              additional_buffer_factor: float = 1.5) -> DeepSpeedReference:
-    """DeepSpeed's `estimate_zero2_model_states_mem_needs` (deepspeed/runtime/zero/
-    stage_1_and_2.py), transcribed: GPU = 2P with offload, else 4P + 16P/N; CPU = P x max(4N, 16)
-    x 1.5 with offload, else P x 4 x gpus_per_node x 1.5. It counts full 16-bit gradients on
-    every GPU and no buffer, and ignores activations."""
-    total_gpus = nodes * gpus_per_node
-    if cpu_offload:
-        gpu = 2 * total_params
-        cpu = total_params * max(4 * total_gpus, 16) * additional_buffer_factor
-    else:
-        gpu = 4 * total_params + int(16 * total_params / total_gpus)
-        cpu = total_params * 4 * gpus_per_node * additional_buffer_factor
-    options = f"offload_optimizer={'cpu' if cpu_offload else 'none'}"
-    return DeepSpeedReference(int(gpu), int(cpu), options)
-
-
-def deepspeed_reference_zero3(total_params: int, largest_layer_params: int, *,
-                              gpus_per_node: int = 1, nodes: int = 1, cpu_offload: bool = True,
-                              cpu_offload_params: bool = True, zero_init: bool = True,
-                              additional_buffer_factor: float = 1.5) -> DeepSpeedReference:
-    """DeepSpeed's `estimate_zero3_model_states_mem_needs` (deepspeed/runtime/zero/stage3.py),
-    transcribed: GPU = 4 x largest layer (+ 2P/N with optimizer offload, + 18P/N without); CPU
-    from 18 (or 16) bytes/param per node, x 1.5."""
-    total_gpus = nodes * gpus_per_node
-    gpus_factor = 1 / nodes
-    largest_layer_memory = 4 * largest_layer_params
-    if cpu_offload:
-        per_param = 18 if cpu_offload_params else 16
-        gpu = largest_layer_memory + (0 if cpu_offload_params
-                                      else int(2 * total_params / total_gpus))
-        factor = per_param * gpus_factor if zero_init else max(4 * gpus_per_node,
-                                                               per_param * gpus_factor)
-        cpu = total_params * factor * additional_buffer_factor
-    else:
-        gpu = largest_layer_memory + int(18 * total_params / total_gpus)
-        cpu_params = largest_layer_params if zero_init else total_params
-        cpu = cpu_params * 4 * gpus_per_node * additional_buffer_factor
-    options = (f"offload_param={'cpu' if cpu_offload_params else 'none'}, "
-               f"offload_optimizer={'cpu' if cpu_offload else 'none'}, zero_init={int(zero_init)}")
-    return DeepSpeedReference(int(gpu), int(cpu), options)

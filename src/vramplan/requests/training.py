@@ -11,18 +11,11 @@ from dataclasses import dataclass
 
 from vramplan.bounds import NumberField
 from vramplan.distributed.per_gpu import default_parallelism
-from vramplan.distributed.sharding import (
-    GPUS,
-    GPUS_PER_NODE,
-    PIPELINE_PARALLEL,
-    TENSOR_PARALLEL,
-    Offload,
-    Scheme,
-)
+from vramplan.distributed.sharding import GPUS, GPUS_PER_NODE, PIPELINE_PARALLEL, TENSOR_PARALLEL
 from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import LORA_RANK, parse_lora_targets
-from vramplan.planner.report import FitSetup
-from vramplan.training.estimate import BATCH, SEQ_LEN, TrainingSetup, check_setup
+from vramplan.planner.setup import FitSetup
+from vramplan.training.setup import BATCH, SEQ_LEN, TrainingSetup, check_setup
 from vramplan.vocab import (
     Attention,
     Checkpointing,
@@ -30,10 +23,12 @@ from vramplan.vocab import (
     Loss,
     Method,
     Metric,
+    Offload,
     Optimizer,
     OptimizerImpl,
     Precision,
     Quant,
+    Scheme,
     choice,
 )
 
@@ -87,7 +82,7 @@ def fit_setup(arch: Architecture, model: str, fields: FitFields) -> FitSetup:
     framework = choice(Framework, "framework", fields.framework, Framework.HF)
     accumulation = (_int(GRAD_ACCUM, fields.grad_accum, 1) > 1
                     if _given(fields.grad_accum) is not None else framework is Framework.LITGPT)
-    uses_lora = method in (Method.LORA, Method.QLORA)
+    uses_lora = method.uses_lora
     targets = _given(fields.lora_targets)
     rank = _given(fields.lora_r)
     loss = _given(fields.loss)

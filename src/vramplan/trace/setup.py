@@ -88,7 +88,7 @@ class TraceSetup:
 
     @property
     def uses_lora(self) -> bool:
-        return self.method in (Method.LORA, Method.QLORA)
+        return self.method.uses_lora
 
     @property
     def paged(self) -> bool:

@@ -19,16 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from vramplan.bounds import NumberField
-from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
 from vramplan.model.architecture import Architecture
-from vramplan.model.lora_targets import LORA_RANK, LoraTarget, lora_breakdown
-from vramplan.model.weight_storage import bnb_4bit_bytes, bnb_int8_bytes
+from vramplan.model.lora_targets import LoraTarget
 from vramplan.parts import Component
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.training.activations import (
     LITGPT_LM_HEAD_CHUNK,
-    LITGPT_LORA_DROPOUT,
     BlockSpec,
     HeadSpec,
     LossMemory,
@@ -42,32 +38,35 @@ from vramplan.training.activations import (
     quantized_base_inputs,
     total_per_token,
 )
+from vramplan.training.setup import (
+    DEFAULT_LORA_RANK,
+    DEFAULT_LORA_TARGETS,
+    TrainingSetup,
+    check_setup,
+    compute_itemsize,
+    gradients_kept,
+    lora_dropout_active,
+    model_dropout_active,
+    optimizer_states_exist,
+    weight_itemsize,
+)
+from vramplan.training.states import (
+    ModelStates,
+    head_is_separate,
+    model_states,
+    optimizer_step_temporaries,
+    trainable_tensors,
+)
 from vramplan.units import ceil_div
 from vramplan.vocab import (
-    Attention,
     Checkpointing,
     Framework,
     Loss,
     Method,
     Metric,
-    Optimizer,
-    OptimizerImpl,
     Precision,
     Quant,
 )
-
-BATCH = NumberField("batch", minimum=1, maximum=1_000_000, minimum_inclusive=True)
-SEQ_LEN = NumberField("seq_len", minimum=1, maximum=10_000_000, minimum_inclusive=True)
-TRAIN_LAYERS = NumberField("train_layers", minimum=1, maximum=100_000, minimum_inclusive=True)
-
-BNB_8BIT_BLOCK = 256
-"""bitsandbytes 8-bit optimizers: one fp32 absmax per 256 values (`Optimizer8bit`, blockwise
-state, bitsandbytes/optim/optimizer.py `init_state`, `blocksize=256`)."""
-BNB_PAGED_MIN_ELEMENTS = 100_000
-"""bitsandbytes `Optimizer8bit.get_state_buffer`: `if not self.is_paged or p.numel() < 1e5`, the
-state is a plain `torch.zeros_like(p)` on the device; only larger ones are paged."""
-BNB_MIN_8BIT_SIZE = 4096
-"""bitsandbytes keeps 32-bit states for tensors under `min_8bit_size=4096` elements (same file)."""
 
 ALLOCATOR_OVERHEAD = 0.05
 """`reserved` over `allocated`: the caching allocator rounds blocks up (512 B; 2 MiB segments for
@@ -99,67 +98,6 @@ class Phase(StrEnum):
     earlier micro-batches and the buffers of a backward), a lower bound."""
 
 
-@dataclass(frozen=True, slots=True)
-class TrainingSetup:
-    """One training run on one GPU. Empty choices (None) mean the framework's default."""
-
-    method: Method = Method.FULL
-    precision: Precision = Precision.BF16_TRUE
-    optimizer: Optimizer = Optimizer.ADAMW
-    optimizer_impl: OptimizerImpl | None = None
-    quant: Quant = Quant.NONE
-    lora_rank: int | None = None
-    lora_targets: frozenset[LoraTarget] = frozenset()
-    batch: int = 1
-    seq_len: int = 2048
-    checkpointing: Checkpointing = Checkpointing.NONE
-    attention: Attention = Attention.SDPA
-    loss: Loss | None = None
-    framework: Framework = Framework.HF
-    metric: Metric = Metric.ALLOCATED
-    train_layers: int = 1
-    """Method `freeze`: how many of the last blocks train."""
-    lora_dropout: float | None = None
-    """None: the framework's default (litgpt 0.05, peft 0.0)."""
-    gradient_accumulation: bool = True
-    """Gradients of earlier micro-batches stay during forward and backward (litgpt always
-    accumulates: global batch / micro-batch > 1 in every recipe)."""
-    steady_state: bool = True
-    """The peak step follows a micro-batch of the same shape (batches padded to a length cap),
-    so what a loop keeps from the previous step counts. False: the largest batch comes first."""
-    frozen_weights_need_grad: bool = False
-    """The frozen weights of the trained blocks are views of a tensor that requires a gradient
-    (FSDP1 flat parameters mixing frozen and trainable parameters): autograd saves what full
-    fine-tuning saves and computes every weight's gradient; the optimizer still updates only the
-    trainable ones. `vramplan.distributed.per_gpu` sets it for FSDP1."""
-
-
-DEFAULT_LORA_RANK = 8
-"""litgpt `lora_r` and peft `LoraConfig.r` default."""
-DEFAULT_LORA_TARGETS = frozenset({LoraTarget.Q, LoraTarget.V})
-"""litgpt (lora_query, lora_value) and peft's defaults for Llama-style models."""
-
-
-def check_setup(setup: TrainingSetup) -> TrainingSetup:
-    """`setup` if its fields go together; otherwise an error naming the clash."""
-    BATCH.check_int(setup.batch)
-    SEQ_LEN.check_int(setup.seq_len)
-    TRAIN_LAYERS.check_int(setup.train_layers)
-    if setup.method is Method.INFERENCE:
-        raise ConflictingOptions("method", "optimizer", setup.method.value)
-    if setup.lora_rank is not None:
-        LORA_RANK.check_int(setup.lora_rank)
-    uses_lora = setup.method in (Method.LORA, Method.QLORA)
-    if not uses_lora and (setup.lora_rank is not None or setup.lora_targets):
-        raise ConflictingOptions("lora_r", "method", setup.method.value)
-    if setup.method is Method.QLORA and setup.quant is Quant.NONE:
-        raise MissingValue("quant")
-    if setup.quant is not Quant.NONE and setup.method is not Method.QLORA:
-        raise ConflictingOptions("quant", "method", setup.method.value)
-    if setup.lora_dropout is not None and not 0 <= setup.lora_dropout < 1:
-        raise OutOfRange("lora_dropout", str(setup.lora_dropout))
-    return setup
-
 
 # --- results ----------------------------------------------------------------------------------
 
@@ -187,27 +125,6 @@ class PhaseMemory:
         for part in self.parts:
             totals[part.component] = totals.get(part.component, 0) + part.memory_bytes
         return totals
-
-
-@dataclass(frozen=True, slots=True)
-class ModelStatesBytes:
-    """Model states of one replica, by component."""
-
-    trainable_params: int
-    frozen_params: int
-    trainable_weight_bytes: int
-    frozen_weight_bytes: int
-    gradient_bytes: int
-    master_weight_bytes: int
-    optimizer_state_bytes: int
-    managed_optimizer_bytes: int
-    """Paged optimizers' states, in CUDA unified memory: outside PyTorch's allocator, so outside
-    `allocated` and `reserved` (bitsandbytes paged optimizers, cudaMallocManaged)."""
-
-    @property
-    def total_bytes(self) -> int:
-        return (self.trainable_weight_bytes + self.frozen_weight_bytes + self.gradient_bytes
-                + self.master_weight_bytes + self.optimizer_state_bytes)
 
 
 
@@ -253,7 +170,7 @@ class TrainingEstimate(PeakOverPhases):
     """The detailed estimate. `peak` is the phase with the most allocated memory."""
 
     setup: TrainingSetup
-    states: ModelStatesBytes
+    states: ModelStates
     block_saved: tuple[Saved, ...]
     """What one (non-first) block saves, per token: the activation breakdown by operation."""
     activations_bytes: int
@@ -325,227 +242,7 @@ def activation_bytes(arch: Architecture, setup: TrainingSetup) -> int:
 
 # --- model states -----------------------------------------------------------------------------
 
-def weight_itemsize(precision: Precision) -> int:
-    """Bytes per stored weight: fp32 under `amp` and `fp32`, 16-bit otherwise."""
-    return 4 if precision in (Precision.AMP, Precision.FP32) else 2
-
-
-def compute_itemsize(precision: Precision) -> int:
-    """Bytes per element of matmul outputs: fp32 only in `fp32` (autocast computes in 16-bit)."""
-    return 4 if precision is Precision.FP32 else 2
-
-
-def optimizer_state_itemsize(precision: Precision) -> int:
-    """torch optimizers keep states like the parameter they update: the fp32 master copy in
-    `mixed`, the bf16 weight itself in `bf16-true` (torch.optim.AdamW `zeros_like(p)`)."""
-    return 2 if precision is Precision.BF16_TRUE else 4
-
-
-@dataclass(frozen=True, slots=True)
-class TensorGroup:
-    """`count` trainable tensors of `rows` x `cols` (cols = 1 for vectors)."""
-
-    rows: int
-    cols: int
-    count: int
-
-    @property
-    def elements(self) -> int:
-        return self.rows * self.cols
-
-
-def trainable_tensors(arch: Architecture, setup: TrainingSetup) -> tuple[TensorGroup, ...]:
-    """Every trainable tensor: what optimizers allocate state for."""
-    if setup.method in (Method.LORA, Method.QLORA):
-        rank = setup.lora_rank or DEFAULT_LORA_RANK
-        targets = setup.lora_targets or DEFAULT_LORA_TARGETS
-        groups: list[TensorGroup] = []
-        for matrix in lora_breakdown(arch, rank, targets):
-            groups += [TensorGroup(rank, matrix.in_features, matrix.copies),
-                       TensorGroup(matrix.out_features, rank, matrix.copies)]
-        return tuple(groups)
-    layers = arch.n_layers
-    if setup.method is Method.FREEZE:
-        layers = min(setup.train_layers, arch.n_layers)
-    block = tuple(TensorGroup(g.rows, g.cols, g.count * layers) for g in _block_tensors(arch))
-    if setup.method is Method.FREEZE:
-        return block
-    h, vocab = arch.hidden_size, arch.vocab_size
-    outside = [TensorGroup(vocab, h, 1)]
-    if arch.final_norm and arch.norm_params:
-        outside.append(TensorGroup(arch.norm_params, 1, 1))
-    if arch.params_position_embedding:
-        outside.append(TensorGroup(arch.position_table_rows, h, 1))
-    if _head_is_separate(arch, setup):
-        outside.append(TensorGroup(vocab, h, 1))
-    if arch.head_bias:
-        outside.append(TensorGroup(vocab, 1, 1))
-    return block + tuple(outside)
-
-
-def _block_tensors(arch: Architecture) -> list[TensorGroup]:
-    tensors = []
-    for linear in arch.block_linears():
-        tensors.append(TensorGroup(linear.out_features, linear.in_features, linear.count))
-        if linear.bias:
-            tensors.append(TensorGroup(linear.out_features, 1, linear.count))
-    if arch.norm_params:
-        per_norm = int(arch.norm_weight) + int(arch.norm_bias)
-        tensors.append(TensorGroup(arch.hidden_size, 1, arch.norms_per_block * per_norm))
-    if arch.params_qk_norm:
-        tensors.append(TensorGroup(arch.params_qk_norm, 1, 1))
-    return tensors
-
-
-def _head_is_separate(arch: Architecture, setup: TrainingSetup) -> bool:
-    """litgpt's GPT holds `lm_head` and `transformer.wte` as two modules and never ties them
-    (litgpt/model.py GPT.__init__): a tied checkpoint is loaded into both, so the head's weight
-    is stored twice. transformers ties them (one tensor)."""
-    return not arch.tied_embeddings or setup.framework is Framework.LITGPT
-
-
-def total_params(arch: Architecture, setup: TrainingSetup) -> int:
-    """Parameters as the framework stores them (litgpt duplicates a tied head)."""
-    extra = arch.hidden_size * arch.vocab_size if (
-        arch.tied_embeddings and _head_is_separate(arch, setup)) else 0
-    return arch.params_total + extra
-
-
-def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStatesBytes:
-    """Weights (trainable and frozen, quantized storage counted exactly), gradients, master
-    copies and optimizer states."""
-    tensors = trainable_tensors(arch, setup)
-    trainable = sum(g.elements * g.count for g in tensors)
-    w = weight_itemsize(setup.precision)
-    base = total_params(arch, setup)
-    if setup.method in (Method.LORA, Method.QLORA):
-        frozen_params = base
-        frozen_bytes = _frozen_base_bytes(arch, setup)
-    else:
-        frozen_params = base - trainable
-        frozen_bytes = frozen_params * w
-    master = 4 * trainable if setup.precision is Precision.MIXED else 0
-    state = optimizer_state_bytes(tensors, setup)
-    paged = setup.optimizer in (Optimizer.PAGED_ADAMW, Optimizer.PAGED_ADAMW_8BIT)
-    managed = 0
-    if paged:
-        # bitsandbytes pages only buffers of 1e5 values or more: smaller ones (most LoRA
-        # matrices) stay ordinary device tensors (optimizer.py `get_state_buffer`)
-        large = tuple(g for g in tensors if g.elements >= BNB_PAGED_MIN_ELEMENTS)
-        managed = optimizer_state_bytes(large, setup)
-    return ModelStatesBytes(
-        trainable_params=trainable,
-        frozen_params=frozen_params,
-        trainable_weight_bytes=trainable * w,
-        frozen_weight_bytes=frozen_bytes,
-        gradient_bytes=trainable * w,
-        master_weight_bytes=master,
-        optimizer_state_bytes=state - managed,
-        managed_optimizer_bytes=managed,
-    )
-
-
-def _frozen_base_bytes(arch: Architecture, setup: TrainingSetup) -> int:
-    """The frozen base: in the weight dtype, or with its linear layers quantized (bitsandbytes
-    keeps biases, embeddings and norms in 16-bit). litgpt (Fabric BitsandbytesPrecision) replaces
-    every nn.Linear, the head included; transformers skips the head (`llm_int8_skip_modules`,
-    `get_keys_to_not_convert`)."""
-    w = weight_itemsize(setup.precision)
-    base = total_params(arch, setup)
-    if setup.quant is Quant.NONE:
-        return base * w
-    matrices = [(lin.in_features, lin.out_features, lin.count * arch.n_layers)
-                for lin in arch.block_linears()]
-    if setup.framework is Framework.LITGPT:
-        matrices.append((arch.hidden_size, arch.vocab_size, 1))
-    quantized_params = sum(i * o * n for i, o, n in matrices)
-    stored = sum(_quantized_matrix_bytes(setup.quant, i, o) * n for i, o, n in matrices)
-    return stored + (base - quantized_params) * 2
-
-
-def _quantized_matrix_bytes(quant: Quant, in_features: int, out_features: int) -> int:
-    if quant is Quant.INT8:
-        return bnb_int8_bytes(in_features, out_features)
-    double = quant in (Quant.NF4_DQ, Quant.FP4_DQ)
-    return bnb_4bit_bytes(in_features * out_features, double)
-
-
-def optimizer_state_bytes(tensors: tuple[TensorGroup, ...], setup: TrainingSetup) -> int:
-    """Optimizer states for the trainable tensors."""
-    s = optimizer_state_itemsize(setup.precision)
-    kind = setup.optimizer
-    if kind is Optimizer.ADAMW:
-        return sum(2 * s * g.elements * g.count for g in tensors)
-    if kind is Optimizer.PAGED_ADAMW:
-        # bitsandbytes 32-bit optimizers keep fp32 states whatever the parameter's dtype
-        # (Optimizer2State.init_state: `dtype = torch.float32` when optim_bits == 32)
-        return sum(2 * 4 * g.elements * g.count for g in tensors)
-    if kind in (Optimizer.ADAMW_8BIT, Optimizer.PAGED_ADAMW_8BIT):
-        return sum(2 * _bnb_8bit_state(g.elements) * g.count for g in tensors)
-    if kind is Optimizer.SGD_MOMENTUM:
-        return sum(s * g.elements * g.count for g in tensors)
-    if kind is Optimizer.ADAFACTOR:
-        # factored second moment only (beta1=None): row and column statistics of a matrix, the
-        # full vector for 1-D tensors (Shazeer & Stern 2018, section 3; transformers Adafactor
-        # `exp_avg_sq_row`, `exp_avg_sq_col`)
-        return sum(s * _adafactor_elements(g) * g.count for g in tensors)
-    return 0
-
-
-def _bnb_8bit_state(elements: int) -> int:
-    if elements < BNB_MIN_8BIT_SIZE:
-        return 4 * elements
-    return elements + 4 * ceil_div(elements, BNB_8BIT_BLOCK)
-
-
-def _adafactor_elements(group: TensorGroup) -> int:
-    return group.rows + group.cols if group.cols > 1 else group.rows
-
-
-def optimizer_step_temporaries(arch: Architecture, setup: TrainingSetup) -> int:
-    """Memory the optimizer step allocates and frees.
-
-    torch AdamW `foreach` (the default on CUDA) computes `exp_avg_sq_sqrt =
-    torch._foreach_sqrt(exp_avg_sqs)` for every parameter at once: one state-sized temporary
-    (torch/optim/adamw.py `_multi_tensor_adamw`); `for-loop` needs it for one tensor at a time;
-    `fused` and bitsandbytes' kernels update in place."""
-    tensors = trainable_tensors(arch, setup)
-    if not tensors:
-        return 0
-    s = optimizer_state_itemsize(setup.precision)
-    impl = setup.optimizer_impl or OptimizerImpl.FOREACH
-    if setup.optimizer not in (Optimizer.ADAMW, Optimizer.ADAFACTOR):
-        return 0
-    largest = max(g.elements for g in tensors)
-    if setup.optimizer is Optimizer.ADAFACTOR:
-        return 2 * s * largest  # per-parameter loop: grad**2 and the update
-    if impl is OptimizerImpl.FOREACH:
-        return s * sum(g.elements * g.count for g in tensors)
-    if impl in (OptimizerImpl.FOR_LOOP, OptimizerImpl.IN_BACKWARD):
-        return s * largest
-    return 0
-
-
 # --- activations ------------------------------------------------------------------------------
-
-def lora_dropout_active(setup: TrainingSetup) -> bool:
-    if setup.lora_dropout is not None:
-        return setup.lora_dropout > 0
-    # litgpt default 0.05; peft LoraConfig default 0.0
-    return setup.framework is Framework.LITGPT and LITGPT_LORA_DROPOUT > 0
-
-
-_MODEL_DROPOUT_FRAMEWORKS = frozenset({Framework.HF, Framework.GENERIC})
-"""Frameworks that train the transformers modules, whose dropout layers run at the rates of
-config.json in train mode (`nn.Dropout(config.resid_pdrop)`, ...). litgpt's GPT (litgpt/model.py)
-has no dropout layer besides LoRA's. torchtune, DeepSpeed and Megatron keep the model without
-dropout, as before: torchtune and Megatron build their own modules with their own settings, and
-what model a DeepSpeed engine wraps is not known here."""
-
-
-def model_dropout_active(setup: TrainingSetup) -> bool:
-    return setup.framework in _MODEL_DROPOUT_FRAMEWORKS
-
 
 def _embedding_trains(setup: TrainingSetup) -> bool:
     """The embedding's output needs a gradient: its weight trains (full fine-tuning only;
@@ -555,7 +252,7 @@ def _embedding_trains(setup: TrainingSetup) -> bool:
 
 def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
     """How a trained block behaves under `setup` (the last block, for `freeze`)."""
-    uses_lora = setup.method in (Method.LORA, Method.QLORA)
+    uses_lora = setup.method.uses_lora
     targets = (setup.lora_targets or DEFAULT_LORA_TARGETS) if uses_lora else frozenset()
     return BlockSpec(
         framework=setup.framework,
@@ -642,7 +339,7 @@ def dequantized_bytes_per_value(setup: TrainingSetup) -> int:
 
 
 def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
-    uses_lora = setup.method in (Method.LORA, Method.QLORA)
+    uses_lora = setup.method.uses_lora
     head_quantized = setup.method is Method.QLORA and setup.framework is Framework.LITGPT
     # litgpt's LoRA scripts chunk the head by 128 tokens; elsewhere `chunked` means a fused
     # linear cross-entropy
@@ -665,7 +362,7 @@ def _gradients_before_first_block(arch: Architecture, setup: TrainingSetup) -> i
     block's and the embedding's (the embedding's dense gradient comes last)."""
     tensors = trainable_tensors(arch, setup)
     total = sum(g.elements * g.count for g in tensors)
-    if setup.method in (Method.LORA, Method.QLORA):
+    if setup.method.uses_lora:
         done = total * (arch.n_layers - 1) // arch.n_layers
     elif setup.method is Method.FREEZE:
         layers = _blocks_with_graph(arch, setup)
@@ -678,7 +375,7 @@ def _gradients_before_first_block(arch: Architecture, setup: TrainingSetup) -> i
 
 
 def _tied_in_framework(arch: Architecture, setup: TrainingSetup) -> bool:
-    return arch.tied_embeddings and not _head_is_separate(arch, setup)
+    return arch.tied_embeddings and not head_is_separate(arch, setup)
 
 
 def _autocast_weight_copies(arch: Architecture, setup: TrainingSetup) -> int:
@@ -697,7 +394,7 @@ def _autocast_weight_copies(arch: Architecture, setup: TrainingSetup) -> int:
     head_calls = ceil_div(setup.seq_len, LITGPT_LM_HEAD_CHUNK) if chunked else 1
     head = head_calls * arch.hidden_size * arch.vocab_size
     copies = block * _blocks_with_graph(arch, setup) + head
-    if setup.method in (Method.LORA, Method.QLORA):
+    if setup.method.uses_lora:
         first_block_unsaved = sum(per_block.get(role, 0) for role in ("q", "k", "v"))
         if arch.parallel_block:
             first_block_unsaved += sum(n for role, n in per_block.items()
@@ -720,20 +417,12 @@ def _previous_graph_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockS
     return (quantized_base_inputs(arch, spec) * arch.n_layers + head) * tokens
 
 
-def gradients_kept(setup: TrainingSetup) -> bool:
-    """Gradients of earlier micro-batches exist when the peak micro-batch starts: with gradient
-    accumulation in the steady state. When the largest batch comes first (`steady_state`
-    False) it is the first micro-batch of the run, and its gradients are made by its own
-    backward."""
-    return setup.gradient_accumulation and setup.steady_state
-
-
 def _logits_in_step(setup: TrainingSetup, loss: LossMemory) -> int:
     """litgpt's loop variable `logits` still holds the (fp32) logits during optimizer.step()."""
     return loss.logits_alive_bytes if setup.framework is Framework.LITGPT else 0
 
 
-def _persistent_parts(states: ModelStatesBytes, setup: TrainingSetup,
+def _persistent_parts(states: ModelStates, setup: TrainingSetup,
                       with_gradients: bool | None = None,
                       in_step: bool = False) -> tuple[Part, ...]:
     grads = gradients_kept(setup) if with_gradients is None else with_gradients
@@ -752,20 +441,12 @@ def _persistent_parts(states: ModelStatesBytes, setup: TrainingSetup,
     )
 
 
-def optimizer_states_exist(setup: TrainingSetup) -> bool:
-    """Optimizer states exist before the peak micro-batch runs: not in the run's first
-    micro-batch (largest batch first), as optimizers create them at their first step
-    (torch/optim/adamw.py `_init_group`: "State initialization" when `len(state) == 0`;
-    bitsandbytes `Optimizer8bit.init_state` likewise)."""
-    return setup.steady_state
-
-
 def activations_for_simple_mode(arch: Architecture, batch: int, seq_len: int,
                                 method: Method = Method.FULL) -> int:
     """The simple mode's A from batch and sequence length: the activation memory at the peak
     (saved tensors, logits and loss, backward temporaries) of one step in mixed precision with
     SDPA, as transformers runs it, in bytes. The web page's Activations panel calls this."""
-    uses_lora = method in (Method.LORA, Method.QLORA)
+    uses_lora = method.uses_lora
     setup = TrainingSetup(method=method, precision=Precision.MIXED, batch=batch, seq_len=seq_len,
                           framework=Framework.HF, gradient_accumulation=False,
                           quant=Quant.NF4 if method is Method.QLORA else Quant.NONE,

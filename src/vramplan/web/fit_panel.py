@@ -17,17 +17,28 @@ from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from vramplan.bounds import parse_decimal
-from vramplan.distributed.sharding import Offload, Scheme
 from vramplan.errors import MissingValue, UnknownName, VramplanError
 from vramplan.i18n import Lang, has_message, translate
-from vramplan.planner.report import MAX_GPUS, FitReport, fit_report, usable_share_from_percent
+from vramplan.planner.report import FitReport, fit_report
+from vramplan.planner.search import MAX_GPUS
+from vramplan.planner.verdict import usable_share_from_percent
 from vramplan.presets.gpus import GPUS, find_gpu
 from vramplan.presets.models import ModelPreset, architecture_of, find_model
 from vramplan.presets.optimizers import OptimizerPreset
 from vramplan.requests.training import FitFields, fit_setup
-from vramplan.training.estimate import BATCH, SEQ_LEN, activations_for_simple_mode
+from vramplan.training.estimate import activations_for_simple_mode
+from vramplan.training.setup import BATCH, SEQ_LEN
 from vramplan.units import bytes_to_gb, format_number
-from vramplan.vocab import Checkpointing, Method, Optimizer, Precision, Quant, choice
+from vramplan.vocab import (
+    Checkpointing,
+    Method,
+    Offload,
+    Optimizer,
+    Precision,
+    Quant,
+    Scheme,
+    choice,
+)
 from vramplan.web.chart import Segment, stack, units_per_byte
 from vramplan.web.view import PageRequest, typeset
 

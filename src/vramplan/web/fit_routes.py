@@ -18,9 +18,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from vramplan.bounds import parse_decimal
-from vramplan.distributed.sharding import Offload, Scheme
 from vramplan.errors import MissingValue
-from vramplan.planner.report import fit_report, usable_share_from_percent
+from vramplan.planner.report import fit_report
+from vramplan.planner.verdict import usable_share_from_percent
 from vramplan.presets.gpus import find_gpu
 from vramplan.presets.models import MODELS, architecture_of, find_model
 from vramplan.requests.training import FitFields, fit_setup
@@ -32,10 +32,12 @@ from vramplan.vocab import (
     Loss,
     Method,
     Metric,
+    Offload,
     Optimizer,
     OptimizerImpl,
     Precision,
     Quant,
+    Scheme,
 )
 from vramplan.web.api import FastJSONResponse, query_parameters, read_query
 from vramplan.web.fit_panel import TRAINING_METHODS, simple_activations_query

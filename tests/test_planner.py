@@ -9,30 +9,23 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vramplan.distributed.per_gpu import default_parallelism
-from vramplan.distributed.sharding import Offload, Scheme
 from vramplan.errors import OutOfRange
-from vramplan.planner.report import (
-    CHANGE_COSTS,
-    DEFAULT_USABLE_SHARE,
-    Change,
-    ChangeKind,
-    FitSetup,
-    FitVerdict,
+from vramplan.planner.changes import CHANGE_COSTS, Change, ChangeKind, rank_changes
+from vramplan.planner.report import fit_report
+from vramplan.planner.search import (
     fewest_gpus,
-    fit_report,
     largest_fitting,
     max_micro_batch,
     max_sequence,
-    peak_bytes,
-    rank_changes,
     smallest_fitting,
-    usable_share_from_percent,
 )
+from vramplan.planner.setup import FitSetup, peak_bytes
+from vramplan.planner.verdict import DEFAULT_USABLE_SHARE, FitVerdict, usable_share_from_percent
 from vramplan.presets.gpus import find_gpu
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.training.estimate import TrainingSetup
+from vramplan.training.setup import TrainingSetup
 from vramplan.units import BYTES_PER_GIB
-from vramplan.vocab import Metric, Precision
+from vramplan.vocab import Metric, Offload, Precision, Scheme
 
 
 def test_default_margin_is_fujii_et_al_80_percent() -> None:

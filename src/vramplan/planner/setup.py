@@ -1,0 +1,45 @@
+"""What the planner varies: a model, a training setup and how it spreads over GPUs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from vramplan.distributed.per_gpu import PerGpuEstimate, default_parallelism, estimate_per_gpu
+from vramplan.distributed.sharding import Parallelism
+from vramplan.model.architecture import Architecture
+from vramplan.training.setup import TrainingSetup
+from vramplan.vocab import Offload, Scheme
+
+
+@dataclass(frozen=True, slots=True)
+class FitSetup:
+    """A model, a training setup and how it spreads over GPUs."""
+
+    arch: Architecture
+    training: TrainingSetup
+    parallelism: Parallelism
+    model: str = ""
+    """The model's registry name, for display."""
+
+
+def estimate_fit_setup(setup: FitSetup) -> PerGpuEstimate:
+    return estimate_per_gpu(setup.arch, setup.training, setup.parallelism)
+
+
+def peak_bytes(setup: FitSetup) -> int:
+    """The per-GPU peak in the setup's metric."""
+    return estimate_fit_setup(setup).total_bytes
+
+
+def with_training(setup: FitSetup, **fields: object) -> FitSetup:
+    return replace(setup, training=replace(setup.training, **fields))  # type: ignore[arg-type]
+
+
+def with_parallelism(setup: FitSetup, scheme: Scheme, gpus: int,
+                      offload: Offload) -> FitSetup:
+    """`setup` on `gpus` GPUs with `scheme`, keeping its tensor and pipeline parallelism."""
+    current = setup.parallelism
+    plan = default_parallelism(setup.training, scheme, gpus, offload, current.gpus_per_node,
+                               tensor_parallel=current.tensor_parallel,
+                               pipeline_parallel=current.pipeline_parallel)
+    return replace(setup, parallelism=plan)

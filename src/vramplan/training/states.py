@@ -1,0 +1,309 @@
+"""Model states: weights (trained and frozen, quantized storage counted exactly), gradients,
+fp32 master copies and optimizer states, from the trainable tensors of a setup."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vramplan.model.architecture import Architecture
+from vramplan.model.lora_targets import LoraTarget, lora_breakdown
+from vramplan.model.weight_storage import bnb_4bit_bytes, bnb_int8_bytes
+from vramplan.training.setup import (
+    DEFAULT_LORA_RANK,
+    DEFAULT_LORA_TARGETS,
+    TrainingSetup,
+    optimizer_state_itemsize,
+    weight_itemsize,
+)
+from vramplan.units import ceil_div
+from vramplan.vocab import Framework, Method, Optimizer, OptimizerImpl, Precision, Quant
+
+BNB_8BIT_BLOCK = 256
+"""bitsandbytes 8-bit optimizers: one fp32 absmax per 256 values (`Optimizer8bit`, blockwise
+state, bitsandbytes/optim/optimizer.py `init_state`, `blocksize=256`)."""
+BNB_PAGED_MIN_ELEMENTS = 100_000
+"""bitsandbytes `Optimizer8bit.get_state_buffer`: `if not self.is_paged or p.numel() < 1e5`, the
+state is a plain `torch.zeros_like(p)` on the device; only larger ones are paged."""
+BNB_MIN_8BIT_SIZE = 4096
+"""bitsandbytes keeps 32-bit states for tensors under `min_8bit_size=4096` elements (same file)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelStates:
+    """The model states of one replica: what one GPU holds without sharding. Bytes are integers.
+
+    The bytes are what sharding splits; the parameter counts of the units (blocks, the root)
+    size the transient buffers of sharded training (`vramplan.distributed.sharding`).
+    """
+
+    trainable_params: int
+    frozen_params: int
+    trainable_weight_bytes: int
+    frozen_weight_bytes: int
+    """Frozen weights as stored (quantized storage counts its real bytes)."""
+    gradient_bytes: int
+    master_weight_bytes: int
+    optimizer_state_bytes: int
+    """Optimizer states on the device, in PyTorch's allocator."""
+    weight_itemsize: int
+    """Bytes per element of the weights as computed with (2 for bf16/fp16, 4 for fp32)."""
+    gradient_itemsize: int
+    """Bytes per element of the gradients."""
+    largest_layer_params: int
+    """Parameters of the largest single module (DeepSpeed's `largest_layer_params`): usually
+    the embedding table or the head."""
+    block_params: int
+    """Parameters of one wrapped unit (a transformer block, the FSDP auto-wrap unit)."""
+    root_params: int
+    """Parameters outside the wrapped units (embeddings, head, final norm): FSDP's root unit."""
+    root_trains: bool | None = None
+    """The root unit holds a trainable parameter (full fine-tuning, an adapter on the head).
+    None: when nothing is frozen."""
+    head_params: int = 0
+    """Parameters of the output head (the embedding's, when tied): its gradient is the first
+    of the root unit's, made at the start of backward."""
+    flat_gradient_params: int | None = None
+    """Parameters of the wrapped units (blocks and root) that hold at least one trainable
+    parameter: an FSDP1 flat parameter gets a gradient for every one of its elements when any of
+    them trains, and none when none does. None: every unit holds a trainable parameter."""
+
+    managed_optimizer_bytes: int = 0
+    """Paged optimizers' states, in CUDA unified memory: outside PyTorch's allocator, so outside
+    `allocated` and `reserved` (bitsandbytes paged optimizers, cudaMallocManaged)."""
+
+    @property
+    def params(self) -> int:
+        return self.trainable_params + self.frozen_params
+
+    @property
+    def weight_bytes(self) -> int:
+        return self.trainable_weight_bytes + self.frozen_weight_bytes
+
+    @property
+    def total_bytes(self) -> int:
+        return (self.weight_bytes + self.gradient_bytes + self.master_weight_bytes
+                + self.optimizer_state_bytes)
+
+    @property
+    def master_itemsize(self) -> int:
+        """Bytes per trainable parameter of the master copy (4 for fp32, 0 without one)."""
+        return self.master_weight_bytes // self.trainable_params if self.trainable_params else 0
+
+
+@dataclass(frozen=True, slots=True)
+class TensorGroup:
+    """`count` trainable tensors of `rows` x `cols` (cols = 1 for vectors)."""
+
+    rows: int
+    cols: int
+    count: int
+
+    @property
+    def elements(self) -> int:
+        return self.rows * self.cols
+
+
+def trainable_tensors(arch: Architecture, setup: TrainingSetup) -> tuple[TensorGroup, ...]:
+    """Every trainable tensor: what optimizers allocate state for."""
+    if setup.method.uses_lora:
+        rank = setup.lora_rank or DEFAULT_LORA_RANK
+        targets = setup.lora_targets or DEFAULT_LORA_TARGETS
+        groups: list[TensorGroup] = []
+        for matrix in lora_breakdown(arch, rank, targets):
+            groups += [TensorGroup(rank, matrix.in_features, matrix.copies),
+                       TensorGroup(matrix.out_features, rank, matrix.copies)]
+        return tuple(groups)
+    layers = arch.n_layers
+    if setup.method is Method.FREEZE:
+        layers = min(setup.train_layers, arch.n_layers)
+    block = tuple(TensorGroup(g.rows, g.cols, g.count * layers) for g in _block_tensors(arch))
+    if setup.method is Method.FREEZE:
+        return block
+    h, vocab = arch.hidden_size, arch.vocab_size
+    outside = [TensorGroup(vocab, h, 1)]
+    if arch.final_norm and arch.norm_params:
+        outside.append(TensorGroup(arch.norm_params, 1, 1))
+    if arch.params_position_embedding:
+        outside.append(TensorGroup(arch.position_table_rows, h, 1))
+    if head_is_separate(arch, setup):
+        outside.append(TensorGroup(vocab, h, 1))
+    if arch.head_bias:
+        outside.append(TensorGroup(vocab, 1, 1))
+    return block + tuple(outside)
+
+
+def _block_tensors(arch: Architecture) -> list[TensorGroup]:
+    tensors = []
+    for linear in arch.block_linears():
+        tensors.append(TensorGroup(linear.out_features, linear.in_features, linear.count))
+        if linear.bias:
+            tensors.append(TensorGroup(linear.out_features, 1, linear.count))
+    if arch.norm_params:
+        per_norm = int(arch.norm_weight) + int(arch.norm_bias)
+        tensors.append(TensorGroup(arch.hidden_size, 1, arch.norms_per_block * per_norm))
+    if arch.params_qk_norm:
+        tensors.append(TensorGroup(arch.params_qk_norm, 1, 1))
+    return tensors
+
+
+def head_is_separate(arch: Architecture, setup: TrainingSetup) -> bool:
+    """litgpt's GPT holds `lm_head` and `transformer.wte` as two modules and never ties them
+    (litgpt/model.py GPT.__init__): a tied checkpoint is loaded into both, so the head's weight
+    is stored twice. transformers ties them (one tensor)."""
+    return not arch.tied_embeddings or setup.framework is Framework.LITGPT
+
+
+def total_params(arch: Architecture, setup: TrainingSetup) -> int:
+    """Parameters as the framework stores them (litgpt duplicates a tied head)."""
+    extra = arch.hidden_size * arch.vocab_size if (
+        arch.tied_embeddings and head_is_separate(arch, setup)) else 0
+    return arch.params_total + extra
+
+
+def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
+    """Weights (trainable and frozen, quantized storage counted exactly), gradients, master
+    copies and optimizer states."""
+    tensors = trainable_tensors(arch, setup)
+    trainable = sum(g.elements * g.count for g in tensors)
+    w = weight_itemsize(setup.precision)
+    base = total_params(arch, setup)
+    if setup.method.uses_lora:
+        frozen_params = base
+        frozen_bytes = _frozen_base_bytes(arch, setup)
+    else:
+        frozen_params = base - trainable
+        frozen_bytes = frozen_params * w
+    master = 4 * trainable if setup.precision is Precision.MIXED else 0
+    state = optimizer_state_bytes(tensors, setup)
+    paged = setup.optimizer in (Optimizer.PAGED_ADAMW, Optimizer.PAGED_ADAMW_8BIT)
+    managed = 0
+    if paged:
+        # bitsandbytes pages only buffers of 1e5 values or more: smaller ones (most LoRA
+        # matrices) stay ordinary device tensors (optimizer.py `get_state_buffer`)
+        large = tuple(g for g in tensors if g.elements >= BNB_PAGED_MIN_ELEMENTS)
+        managed = optimizer_state_bytes(large, setup)
+    return ModelStates(
+        trainable_params=trainable,
+        frozen_params=frozen_params,
+        trainable_weight_bytes=trainable * w,
+        frozen_weight_bytes=frozen_bytes,
+        gradient_bytes=trainable * w,
+        master_weight_bytes=master,
+        optimizer_state_bytes=state - managed,
+        managed_optimizer_bytes=managed,
+        weight_itemsize=w,
+        gradient_itemsize=w,
+        largest_layer_params=max(arch.params_token_embedding, arch.head_linear().params,
+                                 *(lin.params_each for lin in arch.block_linears())),
+        block_params=arch.params_per_block,
+        root_params=max(base - arch.params_blocks, 0),
+        root_trains=root_trains(setup),
+        head_params=arch.head_linear().params,
+        flat_gradient_params=_flat_gradient_params(arch, setup, trainable),
+    )
+
+
+def lora_in_blocks(setup: TrainingSetup) -> bool:
+    """An adapter sits inside the blocks (not only on the head)."""
+    targets = setup.lora_targets or DEFAULT_LORA_TARGETS
+    return bool(targets - {LoraTarget.HEAD})
+
+
+def root_trains(setup: TrainingSetup) -> bool:
+    """The root unit (embeddings, final norm, head) holds a trainable parameter."""
+    if setup.method is Method.FULL:
+        return True
+    return setup.method.uses_lora and LoraTarget.HEAD in setup.lora_targets
+
+
+def _flat_gradient_params(arch: Architecture, setup: TrainingSetup, trainable: int) -> int:
+    """Parameters of the FSDP units (each block, and the root: embeddings, final norm, head)
+    that hold a trainable parameter."""
+    root = max(total_params(arch, setup) - arch.params_blocks, 0)
+    if setup.method is Method.FULL:
+        return total_params(arch, setup)
+    if setup.method is Method.FREEZE:
+        return min(setup.train_layers, arch.n_layers) * arch.params_per_block
+    blocks = arch.params_blocks if lora_in_blocks(setup) else 0
+    return blocks + (root if root_trains(setup) else 0) + trainable
+
+
+def _frozen_base_bytes(arch: Architecture, setup: TrainingSetup) -> int:
+    """The frozen base: in the weight dtype, or with its linear layers quantized (bitsandbytes
+    keeps biases, embeddings and norms in 16-bit). litgpt (Fabric BitsandbytesPrecision) replaces
+    every nn.Linear, the head included; transformers skips the head (`llm_int8_skip_modules`,
+    `get_keys_to_not_convert`)."""
+    w = weight_itemsize(setup.precision)
+    base = total_params(arch, setup)
+    if setup.quant is Quant.NONE:
+        return base * w
+    matrices = [(lin.in_features, lin.out_features, lin.count * arch.n_layers)
+                for lin in arch.block_linears()]
+    if setup.framework is Framework.LITGPT:
+        matrices.append((arch.hidden_size, arch.vocab_size, 1))
+    quantized_params = sum(i * o * n for i, o, n in matrices)
+    stored = sum(_quantized_matrix_bytes(setup.quant, i, o) * n for i, o, n in matrices)
+    return stored + (base - quantized_params) * 2
+
+
+def _quantized_matrix_bytes(quant: Quant, in_features: int, out_features: int) -> int:
+    if quant is Quant.INT8:
+        return bnb_int8_bytes(in_features, out_features)
+    double = quant in (Quant.NF4_DQ, Quant.FP4_DQ)
+    return bnb_4bit_bytes(in_features * out_features, double)
+
+
+def optimizer_state_bytes(tensors: tuple[TensorGroup, ...], setup: TrainingSetup) -> int:
+    """Optimizer states for the trainable tensors."""
+    s = optimizer_state_itemsize(setup.precision)
+    kind = setup.optimizer
+    if kind is Optimizer.ADAMW:
+        return sum(2 * s * g.elements * g.count for g in tensors)
+    if kind is Optimizer.PAGED_ADAMW:
+        # bitsandbytes 32-bit optimizers keep fp32 states whatever the parameter's dtype
+        # (Optimizer2State.init_state: `dtype = torch.float32` when optim_bits == 32)
+        return sum(2 * 4 * g.elements * g.count for g in tensors)
+    if kind in (Optimizer.ADAMW_8BIT, Optimizer.PAGED_ADAMW_8BIT):
+        return sum(2 * _bnb_8bit_state(g.elements) * g.count for g in tensors)
+    if kind is Optimizer.SGD_MOMENTUM:
+        return sum(s * g.elements * g.count for g in tensors)
+    if kind is Optimizer.ADAFACTOR:
+        # factored second moment only (beta1=None): row and column statistics of a matrix, the
+        # full vector for 1-D tensors (Shazeer & Stern 2018, section 3; transformers Adafactor
+        # `exp_avg_sq_row`, `exp_avg_sq_col`)
+        return sum(s * _adafactor_elements(g) * g.count for g in tensors)
+    return 0
+
+
+def _bnb_8bit_state(elements: int) -> int:
+    if elements < BNB_MIN_8BIT_SIZE:
+        return 4 * elements
+    return elements + 4 * ceil_div(elements, BNB_8BIT_BLOCK)
+
+
+def _adafactor_elements(group: TensorGroup) -> int:
+    return group.rows + group.cols if group.cols > 1 else group.rows
+
+
+def optimizer_step_temporaries(arch: Architecture, setup: TrainingSetup) -> int:
+    """Memory the optimizer step allocates and frees.
+
+    torch AdamW `foreach` (the default on CUDA) computes `exp_avg_sq_sqrt =
+    torch._foreach_sqrt(exp_avg_sqs)` for every parameter at once: one state-sized temporary
+    (torch/optim/adamw.py `_multi_tensor_adamw`); `for-loop` needs it for one tensor at a time;
+    `fused` and bitsandbytes' kernels update in place."""
+    tensors = trainable_tensors(arch, setup)
+    if not tensors:
+        return 0
+    s = optimizer_state_itemsize(setup.precision)
+    impl = setup.optimizer_impl or OptimizerImpl.FOREACH
+    if setup.optimizer not in (Optimizer.ADAMW, Optimizer.ADAFACTOR):
+        return 0
+    largest = max(g.elements for g in tensors)
+    if setup.optimizer is Optimizer.ADAFACTOR:
+        return 2 * s * largest  # per-parameter loop: grad**2 and the update
+    if impl is OptimizerImpl.FOREACH:
+        return s * sum(g.elements * g.count for g in tensors)
+    if impl in (OptimizerImpl.FOR_LOOP, OptimizerImpl.IN_BACKWARD):
+        return s * largest
+    return 0

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from vramplan.cli.main import main
-from vramplan.inference.estimate import KvDtype, estimate_inference, inference_inputs
+from vramplan.inference.estimate import estimate_inference
+from vramplan.inference.setup import KvDtype, inference_inputs
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.presets.quant_formats import find_format
 

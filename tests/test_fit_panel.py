@@ -103,7 +103,7 @@ def test_page_shows_the_verdict_chart_and_ranked_changes_in_french(client: Any) 
                                    "seq_len": "4096"}).text
     report = _report("llama-3.1-8b", "h100-80gb", batch="4", seq_len="4096",
                      precision="mixed", optimizer="adamw")
-    peak = format_gib(report.verdict.peak_bytes, "fr")
+    peak = format_gib(report.verdict.required_bytes, "fr")
     assert f"Ça ne tient pas : {peak}" in html.replace("\u00a0:", " :")
     assert "64\u00a0Gio utilisables (80\u00a0% de 80\u00a0Gio)" in html.replace(" %", "\u00a0%")
     assert html.count('class="seg seg-') >= len([p for p in report.estimate.peak.parts

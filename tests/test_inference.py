@@ -9,22 +9,20 @@ from typing import Any
 import pytest
 
 from vramplan.errors import ConflictingOptions, OutOfRange
-from vramplan.inference.estimate import (
+from vramplan.inference.estimate import InferenceEstimate, InferencePart, estimate_inference
+from vramplan.inference.limits import inference_limits
+from vramplan.inference.setup import (
     AttentionKernel,
     ComputeDtype,
-    Engine,
-    InferenceEstimate,
     InferenceInputs,
-    InferencePart,
     KvDtype,
-    estimate_inference,
-    estimate_inference_case,
     inference_inputs,
-    inference_limits,
 )
 from vramplan.presets.gpus import find_gpu
+from vramplan.presets.inference_engines import Engine
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.presets.quant_formats import find_format
+from vramplan.validate import estimate_inference_case
 
 GiB = 2**30
 
@@ -111,8 +109,8 @@ def test_eager_attention_adds_the_score_matrix() -> None:
 def test_vllm_caps_the_card_at_gpu_memory_utilization() -> None:
     est = _estimate(context=2048, engine=Engine.VLLM)
     gpu = find_gpu("a100-80gb")
-    assert est.usable_bytes(gpu) == int(80 * GiB * 0.9)
-    assert _estimate(context=2048).usable_bytes(gpu) == 80 * GiB
+    assert est.verdict(gpu).usable_bytes == int(80 * GiB * 0.9)
+    assert _estimate(context=2048).verdict(gpu).usable_bytes == 80 * GiB
 
 
 def test_inverse_finds_the_edge() -> None:
@@ -122,12 +120,12 @@ def test_inverse_finds_the_edge() -> None:
     assert 0 < limits.max_context < limits.context_cap
     at = dataclasses.replace(inputs, context=limits.max_context)
     beyond = dataclasses.replace(inputs, context=limits.max_context + 1)
-    assert estimate_inference(at).fits(gpu)
-    assert not estimate_inference(beyond).fits(gpu)
+    assert estimate_inference(at).verdict(gpu).fits
+    assert not estimate_inference(beyond).verdict(gpu).fits
     at_batch = dataclasses.replace(inputs, batch=limits.max_batch)
     over_batch = dataclasses.replace(inputs, batch=limits.max_batch + 1)
-    assert estimate_inference(at_batch).fits(gpu)
-    assert not estimate_inference(over_batch).fits(gpu)
+    assert estimate_inference(at_batch).verdict(gpu).fits
+    assert not estimate_inference(over_batch).verdict(gpu).fits
 
 
 def test_inverse_reports_zero_when_the_weights_alone_do_not_fit() -> None:
@@ -188,4 +186,4 @@ def test_litgpt_bf16_34b_is_out_of_memory_on_a100_40gb() -> None:
     # Same table: CodeLlama 34B in bf16 "OOM" on one A100 40GB.
     est = estimate_inference_case("codellama-34b", "bf16-true", "none", batch=1, seq_len=None,
                                   new_tokens=50, framework="litgpt")
-    assert not est.fits(find_gpu("a100-40gb"))
+    assert not est.verdict(find_gpu("a100-40gb")).fits

@@ -8,23 +8,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from vramplan.bisection import largest_fitting, smallest_fitting
 from vramplan.distributed.per_gpu import default_parallelism
 from vramplan.errors import OutOfRange
 from vramplan.planner.changes import CHANGE_COSTS, Change, ChangeKind, rank_changes
 from vramplan.planner.report import fit_report
-from vramplan.planner.search import (
-    fewest_gpus,
-    largest_fitting,
-    max_micro_batch,
-    max_sequence,
-    smallest_fitting,
-)
+from vramplan.planner.search import fewest_gpus, max_micro_batch, max_sequence
 from vramplan.planner.setup import FitSetup, peak_bytes
-from vramplan.planner.verdict import DEFAULT_USABLE_SHARE, FitVerdict, usable_share_from_percent
+from vramplan.planner.verdict import DEFAULT_USABLE_SHARE, usable_share_from_percent
 from vramplan.presets.gpus import find_gpu
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.setup import TrainingSetup
 from vramplan.units import BYTES_PER_GIB
+from vramplan.verdict import GpuVerdict
 from vramplan.vocab import Metric, Offload, Precision, Scheme
 
 
@@ -35,12 +31,12 @@ def test_default_margin_is_fujii_et_al_80_percent() -> None:
 
 def test_verdict_applies_the_margin() -> None:
     gpu = find_gpu("a100-80gb")  # 80 GiB
-    at_75 = FitVerdict(gpu, 60 * BYTES_PER_GIB)
-    at_90 = FitVerdict(gpu, 72 * BYTES_PER_GIB)
+    at_75 = GpuVerdict(gpu, 60 * BYTES_PER_GIB, DEFAULT_USABLE_SHARE)
+    at_90 = GpuVerdict(gpu, 72 * BYTES_PER_GIB, DEFAULT_USABLE_SHARE)
     assert at_75.fits and at_75.fits_at_capacity
     assert not at_90.fits and at_90.fits_at_capacity
     assert at_90.headroom_bytes == 64 * BYTES_PER_GIB - 72 * BYTES_PER_GIB
-    assert FitVerdict(gpu, 72 * BYTES_PER_GIB, usable_share=1.0).fits
+    assert GpuVerdict(gpu, 72 * BYTES_PER_GIB, usable_share=1.0).fits
 
 
 def test_margin_percent_is_checked() -> None:
@@ -60,7 +56,7 @@ def test_largest_fitting_fits_and_the_next_step_does_not(
     def peak(value: int) -> int:
         return base + slope * value
 
-    answer = largest_fitting(peak, usable, 1, high)
+    answer = largest_fitting(lambda v: peak(v) <= usable, 1, high)
     if answer is None:
         assert peak(1) > usable
     else:
@@ -76,7 +72,7 @@ def test_smallest_fitting_fits_and_one_fewer_does_not(
     def peak(gpus: int) -> int:
         return fixed + sharded * 1000 // gpus
 
-    answer = smallest_fitting(peak, usable, 1, high)
+    answer = smallest_fitting(lambda v: peak(v) <= usable, 1, high)
     if answer is None:
         assert peak(high) > usable
     else:
@@ -84,7 +80,7 @@ def test_smallest_fitting_fits_and_one_fewer_does_not(
         assert answer == 1 or peak(answer - 1) > usable
 
 
-def _change(kind: ChangeKind, saved: int, fits: bool) -> Change[str]:
+def _change(kind: ChangeKind, saved: int, fits: bool) -> Change:
     return Change(kind=kind, setup="", detail="", peak_bytes=100 - saved, saved_bytes=saved,
                   fits=fits)
 
@@ -127,7 +123,7 @@ def _with(setup: FitSetup, **fields: object) -> FitSetup:
                                              ("llama-2-7b", "h100-80gb")])
 def test_largest_micro_batch_fits_and_one_more_does_not(model: str, gpu: str) -> None:
     setup = _fit_setup(model, scheme=Scheme.FSDP, gpus=8, seq_len=1024)
-    usable = FitVerdict(find_gpu(gpu), 0).usable_bytes
+    usable = GpuVerdict(find_gpu(gpu), 0, DEFAULT_USABLE_SHARE).usable_bytes
     batch = max_micro_batch(setup, usable)
     assert batch is not None
     assert peak_bytes(_with(setup, batch=batch)) <= usable
@@ -136,7 +132,7 @@ def test_largest_micro_batch_fits_and_one_more_does_not(model: str, gpu: str) ->
 
 def test_longest_sequence_fits_and_one_more_token_does_not() -> None:
     setup = _fit_setup("tinyllama-1.1b", batch=8)
-    usable = FitVerdict(find_gpu("rtx-4090"), 0).usable_bytes
+    usable = GpuVerdict(find_gpu("rtx-4090"), 0, DEFAULT_USABLE_SHARE).usable_bytes
     seq = max_sequence(setup, usable)
     assert seq is not None and seq < setup.arch.max_position_embeddings
     assert peak_bytes(_with(setup, seq_len=seq)) <= usable
@@ -146,7 +142,7 @@ def test_longest_sequence_fits_and_one_more_token_does_not() -> None:
 @pytest.mark.parametrize("scheme", [Scheme.ZERO3, Scheme.FSDP, Scheme.ZERO2])
 def test_fewest_gpus_fit_and_one_fewer_does_not(scheme: Scheme) -> None:
     setup = _fit_setup("llama-2-13b", precision=Precision.MIXED, batch=1, seq_len=2048)
-    usable = FitVerdict(find_gpu("a100-80gb"), 0).usable_bytes
+    usable = GpuVerdict(find_gpu("a100-80gb"), 0, DEFAULT_USABLE_SHARE).usable_bytes
     answer = fewest_gpus(setup, scheme, Offload.NONE, usable)
     assert answer.gpus is not None and answer.gpus > 1
     assert answer.peak_bytes is not None and answer.peak_bytes <= usable

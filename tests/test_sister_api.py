@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from vramplan.cli.main import main
 from vramplan.errors import MissingValue, NotANumber, UnknownName
-from vramplan.inference.estimate import InferencePart, estimate_inference, inference_inputs
+from vramplan.inference.estimate import InferencePart, estimate_inference
+from vramplan.inference.setup import inference_inputs
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.presets.quant_formats import find_format
 from vramplan.sister_api import inference_payload, lora_payload

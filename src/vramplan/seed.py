@@ -12,9 +12,8 @@ from typing import NamedTuple
 from vramplan.bounds import ACTIVATIONS_GB, BYTES_PER_PARAM, PARAMS_BILLION
 from vramplan.errors import ConflictingOptions, UnknownName
 from vramplan.parts import Component
-from vramplan.presets.gpus import Gpu
 from vramplan.presets.optimizers import OPTIMIZERS, OptimizerPreset, OptimizerSpec, PerParamPart
-from vramplan.units import PARAMS_PER_BILLION, ceil_div, gb_to_bytes
+from vramplan.units import PARAMS_PER_BILLION, gb_to_bytes
 
 
 # Records on the CLI's start path are NamedTuples, not dataclasses: importing dataclasses
@@ -124,34 +123,3 @@ def estimate_seed(inputs: SeedInputs) -> SeedEstimate:
         inputs, params, bytes_per_param, breakdown, model_states,
         gb_to_bytes(inputs.activations_gb),  # activations_bytes
     )
-
-
-# --- GPU verdicts: does V fit on one card, by how much, on how many at the least -------------
-class GpuVerdict(NamedTuple):
-    """How `required_bytes` compares with one GPU's memory, computed once by `verdict`."""
-
-    gpu: Gpu
-    required_bytes: int
-    fits: bool
-    headroom_bytes: int
-    """Capacity left (positive) or missing (negative)."""
-    usage_share: float
-    """Required memory as a share of the card's capacity (1.0 = exactly full)."""
-    min_gpus_lower_bound: int
-    """Fewest such cards that could hold the total if it were split evenly with no overhead.
-
-    A lower bound only: real sharding replicates some tensors and adds buffers.
-    """
-
-
-def verdict(gpu: Gpu, required_bytes: int) -> GpuVerdict:
-    """Does `required_bytes` fit on one `gpu`, by how much, and on how many at the least."""
-    capacity = gpu.capacity_bytes
-    return GpuVerdict(
-        gpu, required_bytes, required_bytes <= capacity, capacity - required_bytes,
-        required_bytes / capacity, max(1, ceil_div(required_bytes, capacity)),
-    )
-
-
-def verdicts(required_bytes: int, gpus: tuple[Gpu, ...]) -> tuple[GpuVerdict, ...]:
-    return tuple([verdict(gpu, required_bytes) for gpu in gpus])

@@ -15,19 +15,20 @@ if TYPE_CHECKING:
     from typing import Any
 
     from vramplan.distributed.per_gpu import PerGpuEstimate
-    from vramplan.inference.estimate import InferenceEstimate, InferenceVerdict
+    from vramplan.inference.estimate import InferenceEstimate
+    from vramplan.inference.limits import InferenceVerdict
     from vramplan.lora_calculator import LoraResult
     from vramplan.model.architecture import Architecture, LinearSpec
     from vramplan.planner.changes import Change
     from vramplan.planner.report import FitReport
     from vramplan.planner.search import SchemeAnswer
-    from vramplan.planner.verdict import FitVerdict
     from vramplan.presets.gpus import Gpu
     from vramplan.presets.models import ModelPreset
-    from vramplan.seed import GpuVerdict, SeedEstimate
+    from vramplan.seed import SeedEstimate
     from vramplan.trace.result import Breakdown, TraceResult
     from vramplan.training.estimate import PhaseMemory, TrainingEstimate
     from vramplan.validate import ValidationReport
+    from vramplan.verdict import GpuVerdict
 
 SCHEMA_VERSION = 1
 
@@ -275,8 +276,8 @@ def inference_to_json(estimate: InferenceEstimate,
     }
 
 
-def inference_verdict_to_json(verdict: InferenceVerdict) -> JSON:
-    limits = verdict.limits
+def inference_verdict_to_json(line: InferenceVerdict) -> JSON:
+    verdict, limits = line.verdict, line.limits
     return {
         "gpu": verdict.gpu.name,
         "display_name": verdict.gpu.display_name,
@@ -422,13 +423,13 @@ def per_gpu_to_json(estimate: PerGpuEstimate) -> JSON:
     }
 
 
-def fit_verdict_to_json(verdict: FitVerdict) -> JSON:
+def fit_verdict_to_json(verdict: GpuVerdict) -> JSON:
     return {
         "gpu": verdict.gpu.name, "display_name": verdict.gpu.display_name,
         **memory("capacity", verdict.capacity_bytes),
         "usable_share": verdict.usable_share,
         **memory("usable", verdict.usable_bytes),
-        **memory("peak", verdict.peak_bytes),
+        **memory("peak", verdict.required_bytes),
         "fits": verdict.fits, "fits_at_capacity": verdict.fits_at_capacity,
         **memory("headroom", verdict.headroom_bytes),
         "usage_share": verdict.usage_share,

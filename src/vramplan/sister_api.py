@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from vramplan.inference.estimate import InferenceEstimate, InferenceVerdict
+    from vramplan.inference.estimate import InferenceEstimate
+    from vramplan.inference.limits import InferenceVerdict
     from vramplan.model.architecture import Architecture
 
 _TRUE = frozenset({"1", "true", "on", "yes"})
@@ -52,15 +53,15 @@ def inference_request(query: Mapping[str, str], arch: Architecture,
                       model_name: str) -> tuple[InferenceEstimate, tuple[InferenceVerdict, ...]]:
     """The estimate and the GPU verdicts for the inference fields of `query` (text, defaults as
     listed above) and a model already resolved; the CLI calls it with its options' values."""
-    from vramplan.inference.estimate import (
+    from vramplan.inference.estimate import estimate_inference
+    from vramplan.inference.limits import inference_verdicts
+    from vramplan.inference.setup import (
         BATCH,
         CONTEXT,
         PROMPT,
         TENSOR_PARALLEL,
         AttentionKernel,
-        estimate_inference,
         inference_inputs,
-        inference_verdicts,
         resolve_compute_dtype,
         resolve_engine,
         resolve_kv_dtype,

@@ -31,8 +31,13 @@ from vramplan.distributed.per_gpu import (
 from vramplan.distributed.sharding import PipelineSchedule
 from vramplan.errors import MissingValue, UnknownName, VramplanError
 from vramplan.i18n import Lang
+from vramplan.inference.estimate import InferenceEstimate, estimate_inference
+from vramplan.inference.setup import AttentionKernel, ComputeDtype, KvDtype, inference_inputs
 from vramplan.model.lora_targets import LoraTarget, parse_lora_targets
 from vramplan.presets.gpus import Gpu, find_gpu
+from vramplan.presets.inference_engines import Engine
+from vramplan.presets.models import architecture_of, find_model
+from vramplan.presets.quant_formats import find_format
 from vramplan.training.estimate import estimate_training
 from vramplan.training.setup import TrainingSetup
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
@@ -478,12 +483,45 @@ def _score_multi_gpu(case: Case) -> CaseScore:
 
 
 def _score_inference(case: Case) -> CaseScore:
-    from vramplan.inference.estimate import estimate_inference_case
-
     estimate = estimate_inference_case(
         case.model, case.precision.value, case.quant.value, batch=case.batch,
         seq_len=case.seq_len, new_tokens=case.new_tokens, framework=case.framework.value,
         gpus=case.gpus, attention=case.attention.value)
-    # inference.py: compare `allocated_bytes` with allocated/reserved, `device_bytes` with device
+    # compare `allocated_bytes` with allocated/reserved, `device_bytes` with device
     value = estimate.device_bytes if case.metric is Metric.DEVICE else estimate.allocated_bytes
     return CaseScore(case, _outcome(case), value, estimate.device_bytes, "", "inference")
+
+
+# --- inference rows -----------------------------------------------------------------------------
+
+UNPUBLISHED_PROMPT_TOKENS = 8
+"""Prompt length assumed when a measured case does not publish it: the published runs used short
+prompts ('Hello, my name is', 'What food do llamas eat?'), 5 to 8 tokens with their tokenizers."""
+
+_CASE_DTYPES = {"bf16-true": ComputeDtype.BF16, "mixed": ComputeDtype.BF16,
+                "fp16-true": ComputeDtype.FP16, "16-true": ComputeDtype.FP16,
+                "fp32": ComputeDtype.FP32, "amp": ComputeDtype.FP32}
+_CASE_ENGINES = {"litgpt": Engine.LITGPT, "hf": Engine.HF, "vllm": Engine.VLLM,
+                 "llama.cpp": Engine.LLAMA_CPP, "generic": Engine.GENERIC}
+
+
+def estimate_inference_case(model: str, precision: str, quant: str, *, batch: int,
+                            seq_len: int | None, new_tokens: int | None, framework: str = "",
+                            gpus: int = 1, attention: str = "") -> InferenceEstimate:
+    """Estimate one `method=inference` row of a cases file (columns as in docs/cases-format.md):
+    `seq_len` is the prompt length (UNPUBLISHED_PROMPT_TOKENS when empty), the cache holds prompt
+    plus `new_tokens`, the KV cache and activations are in the precision's dtype, `quant` picks the
+    weight format (`none` keeps the precision's dtype), `gpus` is the tensor-parallel degree.
+    Compare `allocated_bytes` with metric `allocated`/`reserved`, `device_bytes` with `device`."""
+    if precision not in _CASE_DTYPES:
+        raise UnknownName("precision", precision, list(_CASE_DTYPES))
+    dtype = _CASE_DTYPES[precision]
+    weights = find_format(dtype.value if quant in ("", "none") else quant)
+    engine = _CASE_ENGINES.get(framework or "generic", Engine.GENERIC)
+    prompt = seq_len or UNPUBLISHED_PROMPT_TOKENS
+    kv = {ComputeDtype.FP32: KvDtype.FP32, ComputeDtype.BF16: KvDtype.BF16}.get(dtype, KvDtype.FP16)
+    kernel = AttentionKernel.EAGER if attention == "eager" else AttentionKernel.FLASH
+    return estimate_inference(inference_inputs(
+        architecture_of(find_model(model)), weights, context=prompt + (new_tokens or 0),
+        batch=batch, prompt=prompt, kv_dtype=kv, compute_dtype=dtype, engine=engine,
+        tensor_parallel=gpus, attention=kernel, model_name=model))

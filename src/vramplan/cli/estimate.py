@@ -48,8 +48,9 @@ def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
     from vramplan.cli.models import model_for_estimate, params_for_estimate
     from vramplan.cli.render import to_json_text
     from vramplan.presets.gpus import COMMON_GPUS, find_gpu
-    from vramplan.seed import estimate_seed, resolve_optimizer, seed_inputs, verdicts
+    from vramplan.seed import estimate_seed, resolve_optimizer, seed_inputs
     from vramplan.serialize import seed_to_json
+    from vramplan.verdict import verdicts
 
     model = model_for_estimate(args.model, args.config)
     option = "model" if args.model is not None else "config"

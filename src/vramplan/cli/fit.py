@@ -189,7 +189,7 @@ def _verdict(result: FitReport, lang: Lang) -> str:
     verdict = result.verdict
     key = ("fit.fits" if verdict.fits else
            "fit.fits_tight" if verdict.fits_at_capacity else "fit.does_not_fit")
-    line = translate(key, lang, peak=format_gib(verdict.peak_bytes, lang),
+    line = translate(key, lang, peak=format_gib(verdict.required_bytes, lang),
                      usable=format_gib(verdict.usable_bytes, lang),
                      share=format_number(verdict.usable_share * 100, lang, 1),
                      capacity=format_gib(verdict.capacity_bytes, lang, 0))

@@ -11,7 +11,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TextIO
 
-    from vramplan.inference.estimate import InferenceEstimate, InferenceVerdict
+    from vramplan.inference.estimate import InferenceEstimate
+    from vramplan.inference.limits import InferenceVerdict
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang) -> None:
@@ -146,13 +147,14 @@ def _verdict_table(estimate: InferenceEstimate, verdicts: tuple[InferenceVerdict
               translate("report.col_headroom", lang),
               *(translate(f"infer.col_{name}", lang) for name in limit_columns)]
     rows = []
-    for v in verdicts:
+    for line in verdicts:
+        v = line.verdict
         row = [v.gpu.display_name, format_gib(v.gpu.capacity_bytes, lang, 0),
                format_gib(v.usable_bytes, lang), translate("report.yes" if v.fits else "report.no",
                                                            lang),
                format_gib(v.headroom_bytes, lang)]
-        if v.limits is not None:
-            row += [format_number(getattr(v.limits, name), lang, 0) for name in limit_columns]
+        if line.limits is not None:
+            row += [format_number(getattr(line.limits, name), lang, 0) for name in limit_columns]
         rows.append(row)
     return (translate("infer.verdict", lang, reserve=reserve) + "\n"
             + table(rows, header, right_align=frozenset({1, 2, 4, 5})))

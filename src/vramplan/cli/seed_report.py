@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from vramplan.cli.render import table
 from vramplan.i18n import Lang, has_message, translate
-from vramplan.seed import GpuVerdict, SeedEstimate
+from vramplan.seed import SeedEstimate
 from vramplan.units import format_gb, format_gib, format_number
+from vramplan.verdict import GpuVerdict
 
 
 def report(estimate: SeedEstimate, results: tuple[GpuVerdict, ...], lang: Lang) -> str:

@@ -23,75 +23,18 @@ The model of one run, per GPU (tensor parallelism over `tensor_parallel` GPUs):
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from fractions import Fraction
 
-from vramplan.bounds import NumberField
-from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName
+from vramplan.inference.setup import AttentionKernel, ComputeDtype, InferenceInputs
 from vramplan.model.architecture import Architecture, MlpKind
 from vramplan.model.weight_storage import WeightGroup, WeightsLayout, weights_layout
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.gpus import Gpu
-from vramplan.presets.inference_engines import ENGINES, Engine, EngineProfile
-from vramplan.presets.quant_formats import FormatFamily, QuantFormat
-
-
-class ComputeDtype(StrEnum):
-    """Dtype of activations and of the tensors a format leaves unquantized."""
-
-    BF16 = "bf16"
-    """bfloat16 (2 bytes)."""
-    FP16 = "fp16"
-    """float16 (2 bytes)."""
-    FP32 = "fp32"
-    """float32 (4 bytes)."""
-
-    @property
-    def bytes(self) -> int:
-        return 4 if self is ComputeDtype.FP32 else 2
-
-
-class KvDtype(StrEnum):
-    """Storage of the KV cache."""
-
-    FP32 = "fp32"
-    """4 bytes per value."""
-    FP16 = "fp16"
-    """2 bytes per value (the default of every engine)."""
-    BF16 = "bf16"
-    """2 bytes per value."""
-    FP8 = "fp8"
-    """1 byte per value (vLLM `kv_cache_dtype="fp8"`, e4m3/e5m2; per-tensor scales only)."""
-    INT8 = "int8"
-    """1 byte per value; per-group scales not counted (under 2% at group 64 in fp16)."""
-    INT4 = "int4"
-    """Half a byte per value; per-group scales not counted (HF QuantizedCache, quanto/HQQ)."""
-    Q8_0 = "q8_0"
-    """llama.cpp `--cache-type-k q8_0`: blocks of 32 int8 plus an fp16 scale, 34 bytes per 32."""
-    Q4_0 = "q4_0"
-    """llama.cpp `--cache-type-k q4_0`: 18 bytes per 32 values."""
-
-    @property
-    def bytes_per_value(self) -> Fraction:
-        return _KV_BYTES[self]
-
-
-_KV_BYTES = {
-    KvDtype.FP32: Fraction(4), KvDtype.FP16: Fraction(2), KvDtype.BF16: Fraction(2),
-    KvDtype.FP8: Fraction(1), KvDtype.INT8: Fraction(1), KvDtype.INT4: Fraction(1, 2),
-    KvDtype.Q8_0: Fraction(34, 32), KvDtype.Q4_0: Fraction(18, 32),  # ggml-common.h block_q8_0/q4_0
-}
-
-
-class AttentionKernel(StrEnum):
-    """How attention is computed during prefill."""
-
-    FLASH = "flash"
-    """FlashAttention / SDPA memory-efficient kernels: no score matrix is stored."""
-    EAGER = "eager"
-    """Explicit softmax(QK^T): a batch x heads x chunk x context score matrix in fp32."""
+from vramplan.presets.inference_engines import EngineProfile
+from vramplan.presets.quant_formats import FormatFamily
+from vramplan.verdict import GpuVerdict
 
 
 class InferencePart(StrEnum):
@@ -110,66 +53,6 @@ class InferencePart(StrEnum):
     activations."""
     ENGINE_BUFFERS = "engine_buffers"
     """Fixed engine tensors: LitGPT's causal mask and rotary tables."""
-
-
-CONTEXT = NumberField("context", minimum=1, maximum=10_000_000, minimum_inclusive=True)
-BATCH = NumberField("batch", minimum=1, maximum=1_000_000, minimum_inclusive=True)
-PROMPT = NumberField("prompt", minimum=1, maximum=10_000_000, minimum_inclusive=True)
-TENSOR_PARALLEL = NumberField("tensor_parallel", minimum=1, maximum=1024, minimum_inclusive=True)
-
-
-@dataclass(frozen=True, slots=True)
-class InferenceInputs:
-    """One inference setup. Build it with `inference_inputs` (validated)."""
-
-    arch: Architecture
-    weights: QuantFormat
-    context: int
-    """Tokens cached per sequence: prompt plus generated tokens."""
-    batch: int = 1
-    """Concurrent sequences."""
-    prompt: int | None = None
-    """Prompt tokens processed in prefill (None: the whole context, the worst case)."""
-    kv_dtype: KvDtype = KvDtype.FP16
-    compute_dtype: ComputeDtype = ComputeDtype.BF16
-    engine: Engine = Engine.GENERIC
-    tensor_parallel: int = 1
-    attention: AttentionKernel = AttentionKernel.FLASH
-    model_name: str = ""
-
-    @property
-    def prompt_tokens(self) -> int:
-        return self.context if self.prompt is None else self.prompt
-
-    @property
-    def profile(self) -> EngineProfile:
-        return ENGINES[self.engine]
-
-
-def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, batch: int = 1,
-                     prompt: int | None = None, kv_dtype: KvDtype = KvDtype.FP16,
-                     compute_dtype: ComputeDtype = ComputeDtype.BF16,
-                     engine: Engine = Engine.GENERIC, tensor_parallel: int = 1,
-                     attention: AttentionKernel = AttentionKernel.FLASH,
-                     model_name: str = "") -> InferenceInputs:
-    """Validated inputs: counts in range, prompt within the context, a GGUF file only on
-    llama.cpp and llama.cpp only with GGUF."""
-    CONTEXT.check_int(context)
-    BATCH.check_int(batch)
-    TENSOR_PARALLEL.check_int(tensor_parallel)
-    if prompt is not None:
-        PROMPT.check_int(prompt)
-        if prompt > context:
-            raise OutOfRange("prompt", str(prompt))
-    is_gguf = weights.family is FormatFamily.GGUF
-    if is_gguf != (engine is Engine.LLAMA_CPP) and engine is not Engine.GENERIC:
-        raise ConflictingOptions("weights", "engine", weights.name)
-    if is_gguf and engine is Engine.GENERIC:
-        engine = Engine.LLAMA_CPP
-    if kv_dtype in (KvDtype.Q8_0, KvDtype.Q4_0) and engine is not Engine.LLAMA_CPP:
-        raise ConflictingOptions("kv_dtype", "engine", kv_dtype.value)
-    return InferenceInputs(arch, weights, context, batch, prompt, kv_dtype, compute_dtype, engine,
-                           tensor_parallel, attention, model_name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,14 +92,10 @@ class InferenceEstimate:
         """The engine's own cap on the card (vLLM `gpu_memory_utilization`), if any."""
         return self.inputs.profile.memory_utilization
 
-    def usable_bytes(self, gpu: Gpu) -> int:
-        """What this engine lets the run use on `gpu`: the card's capacity, times the engine's
-        utilization share when it has one."""
+    def verdict(self, gpu: Gpu) -> GpuVerdict:
+        """The device total against `gpu`, under the engine's own cap when it has one."""
         share = self.engine_reserve_share
-        return gpu.capacity_bytes if share is None else int(gpu.capacity_bytes * share)
-
-    def fits(self, gpu: Gpu) -> bool:
-        return self.device_bytes <= self.usable_bytes(gpu)
+        return GpuVerdict(gpu, self.device_bytes, 1.0 if share is None else share)
 
 
 # --- the parts ----------------------------------------------------------------------------------
@@ -353,150 +232,3 @@ def _engine_buffer_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
 
 def _ceil_fraction(value: Fraction) -> int:
     return -(-value.numerator // value.denominator)
-
-
-# --- inverse ------------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class InferenceLimits:
-    """The largest setups that fit one GPU model (per GPU, with the CUDA context and the engine's
-    cap)."""
-
-    gpu: Gpu
-    max_context: int
-    """Longest context for the given batch (0: not even one token; capped at the model's
-    max_position_embeddings)."""
-    max_batch: int
-    """Most concurrent sequences at the given context (0: not even one)."""
-    context_cap: int
-
-
-def _fits_with(inputs: InferenceInputs, gpu: Gpu, context: int, batch: int,
-               prompt: int | None) -> bool:
-    changed = dataclasses.replace(inputs, context=context, batch=batch, prompt=prompt)
-    return estimate_inference(changed).fits(gpu)
-
-
-def _largest(fits: Callable[[int], bool], high: int) -> int:
-    """Largest k in [1, high] with fits(k), assuming monotonicity; 0 if none."""
-    if not fits(1):
-        return 0
-    low = 1
-    while low < high:
-        mid = (low + high + 1) // 2
-        if fits(mid):
-            low = mid
-        else:
-            high = mid - 1
-    return low
-
-
-MAX_BATCH_SEARCH = 1_000_000
-"""Upper end of the concurrent-sequence search."""
-
-
-def inference_limits(inputs: InferenceInputs, gpu: Gpu) -> InferenceLimits:
-    """Longest context at `inputs.batch` and most sequences at `inputs.context` that fit `gpu`
-    (memory grows with both, so a bisection finds the edge). The prompt follows the context when it
-    was left to default; a fixed prompt longer than the context searched is cut to it."""
-    cap = inputs.arch.max_position_embeddings
-
-    def with_context(context: int) -> bool:
-        prompt = None if inputs.prompt is None else min(inputs.prompt, context)
-        return _fits_with(inputs, gpu, context, inputs.batch, prompt)
-
-    def with_batch(batch: int) -> bool:
-        return _fits_with(inputs, gpu, inputs.context, batch, inputs.prompt)
-
-    return InferenceLimits(gpu, _largest(with_context, cap), _largest(with_batch, MAX_BATCH_SEARCH),
-                           cap)
-
-
-def resolve_engine(name: str) -> Engine:
-    try:
-        return Engine(name.strip().lower())
-    except ValueError:
-        raise UnknownName("engine", name, [e.value for e in Engine]) from None
-
-
-def resolve_kv_dtype(name: str) -> KvDtype:
-    try:
-        return KvDtype(name.strip().lower())
-    except ValueError:
-        raise UnknownName("kv_dtype", name, [k.value for k in KvDtype]) from None
-
-
-def resolve_compute_dtype(name: str) -> ComputeDtype:
-    try:
-        return ComputeDtype(name.strip().lower())
-    except ValueError:
-        raise UnknownName("dtype", name, [d.value for d in ComputeDtype]) from None
-
-
-# --- measured cases -----------------------------------------------------------------------------
-
-UNPUBLISHED_PROMPT_TOKENS = 8
-"""Prompt length assumed when a measured case does not publish it: the published runs used short
-prompts ('Hello, my name is', 'What food do llamas eat?'), 5 to 8 tokens with their tokenizers."""
-
-_CASE_DTYPES = {"bf16-true": ComputeDtype.BF16, "mixed": ComputeDtype.BF16,
-                "fp16-true": ComputeDtype.FP16, "16-true": ComputeDtype.FP16,
-                "fp32": ComputeDtype.FP32, "amp": ComputeDtype.FP32}
-_CASE_ENGINES = {"litgpt": Engine.LITGPT, "hf": Engine.HF, "vllm": Engine.VLLM,
-                 "llama.cpp": Engine.LLAMA_CPP, "generic": Engine.GENERIC}
-
-
-def estimate_inference_case(model: str, precision: str, quant: str, *, batch: int,
-                            seq_len: int | None, new_tokens: int | None, framework: str = "",
-                            gpus: int = 1, attention: str = "") -> InferenceEstimate:
-    """Estimate one `method=inference` row of a cases file (columns as in docs/cases-format.md):
-    `seq_len` is the prompt length (UNPUBLISHED_PROMPT_TOKENS when empty), the cache holds prompt
-    plus `new_tokens`, the KV cache and activations are in the precision's dtype, `quant` picks the
-    weight format (`none` keeps the precision's dtype), `gpus` is the tensor-parallel degree.
-    Compare `allocated_bytes` with metric `allocated`/`reserved`, `device_bytes` with `device`."""
-    from vramplan.presets.models import architecture_of, find_model
-    from vramplan.presets.quant_formats import find_format
-
-    if precision not in _CASE_DTYPES:
-        raise UnknownName("precision", precision, list(_CASE_DTYPES))
-    dtype = _CASE_DTYPES[precision]
-    weights = find_format(dtype.value if quant in ("", "none") else quant)
-    engine = _CASE_ENGINES.get(framework or "generic", Engine.GENERIC)
-    prompt = seq_len or UNPUBLISHED_PROMPT_TOKENS
-    kv = {ComputeDtype.FP32: KvDtype.FP32, ComputeDtype.BF16: KvDtype.BF16}.get(dtype, KvDtype.FP16)
-    kernel = AttentionKernel.EAGER if attention == "eager" else AttentionKernel.FLASH
-    return estimate_inference(inference_inputs(
-        architecture_of(find_model(model)), weights, context=prompt + (new_tokens or 0),
-        batch=batch, prompt=prompt, kv_dtype=kv, compute_dtype=dtype, engine=engine,
-        tensor_parallel=gpus, attention=kernel, model_name=model))
-
-
-# --- verdicts -----------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class InferenceVerdict:
-    """How one estimate compares with one GPU model (per GPU of a tensor-parallel group)."""
-
-    gpu: Gpu
-    required_bytes: int
-    """The device total (allocated peak plus CUDA context)."""
-    usable_bytes: int
-    """The card's capacity, or the engine's share of it (vLLM gpu_memory_utilization)."""
-    limits: InferenceLimits | None = None
-
-    @property
-    def fits(self) -> bool:
-        return self.required_bytes <= self.usable_bytes
-
-    @property
-    def headroom_bytes(self) -> int:
-        return self.usable_bytes - self.required_bytes
-
-
-def inference_verdicts(estimate: InferenceEstimate, gpus: tuple[Gpu, ...],
-                       with_limits: bool = False) -> tuple[InferenceVerdict, ...]:
-    """One verdict per GPU; with `with_limits`, also the longest context and most sequences."""
-    return tuple(
-        InferenceVerdict(gpu, estimate.device_bytes, estimate.usable_bytes(gpu),
-                         inference_limits(estimate.inputs, gpu) if with_limits else None)
-        for gpu in gpus)

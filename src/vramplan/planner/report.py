@@ -11,8 +11,9 @@ from vramplan.distributed.per_gpu import PerGpuEstimate
 from vramplan.planner.changes import Change, combined_changes, rank_changes, single_changes
 from vramplan.planner.search import SchemeAnswer, fewest_gpus, max_micro_batch, max_sequence
 from vramplan.planner.setup import FitSetup, estimate_fit_setup
-from vramplan.planner.verdict import DEFAULT_USABLE_SHARE, FitVerdict
+from vramplan.planner.verdict import DEFAULT_USABLE_SHARE
 from vramplan.presets.gpus import Gpu
+from vramplan.verdict import GpuVerdict
 from vramplan.vocab import Offload, Scheme
 
 
@@ -22,7 +23,7 @@ class FitReport:
 
     setup: FitSetup
     estimate: PerGpuEstimate
-    verdict: FitVerdict
+    verdict: GpuVerdict
     max_batch: int | None
     """Largest micro-batch that fits (None: not even 1)."""
     max_seq_len: int | None
@@ -50,7 +51,7 @@ def fit_report(setup: FitSetup, gpu: Gpu,
                usable_share: float = DEFAULT_USABLE_SHARE) -> FitReport:
     """Verdict, inverse solving and changes for `setup` on GPUs of type `gpu`."""
     estimate = estimate_fit_setup(setup)
-    verdict = FitVerdict(gpu, estimate.total_bytes, usable_share)
+    verdict = GpuVerdict(gpu, estimate.total_bytes, usable_share)
     usable = verdict.usable_bytes
     answers = tuple(fewest_gpus(setup, scheme, offload, usable)
                     for scheme, offload in _SCHEME_CANDIDATES)

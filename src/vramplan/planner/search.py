@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
+from vramplan.bisection import largest_fitting, smallest_fitting
 from vramplan.planner.setup import FitSetup, peak_bytes, with_parallelism, with_training
 from vramplan.vocab import Offload, Scheme
 
@@ -12,39 +12,6 @@ MAX_BATCH = 4096
 """Upper end of the micro-batch search."""
 MAX_GPUS = 4096
 """Upper end of the GPU-count search."""
-
-
-def largest_fitting(peak_at: Callable[[int], int], usable_bytes: int, low: int,
-                    high: int) -> int | None:
-    """The largest value v in [low, high] with peak_at(v) <= usable_bytes, for a peak that never
-    decreases as v grows (micro-batch, sequence length); None when even `low` does not fit.
-    Binary search: O(log(high - low)) estimates."""
-    if peak_at(low) > usable_bytes:
-        return None
-    lo, hi = low, high
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if peak_at(mid) <= usable_bytes:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def smallest_fitting(peak_at: Callable[[int], int], usable_bytes: int, low: int,
-                     high: int) -> int | None:
-    """The smallest value v in [low, high] with peak_at(v) <= usable_bytes, for a peak that never
-    increases as v grows (GPU count under sharding); None when even `high` does not fit."""
-    if peak_at(high) > usable_bytes:
-        return None
-    lo, hi = low, high
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if peak_at(mid) <= usable_bytes:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,15 +26,15 @@ class SchemeAnswer:
 
 def max_micro_batch(setup: FitSetup, usable_bytes: int, below: int = MAX_BATCH) -> int | None:
     """Largest micro-batch in [1, below] that fits."""
-    return largest_fitting(lambda b: peak_bytes(with_training(setup, batch=b)), usable_bytes,
-                           1, below)
+    return largest_fitting(
+        lambda b: peak_bytes(with_training(setup, batch=b)) <= usable_bytes, 1, below)
 
 
 def max_sequence(setup: FitSetup, usable_bytes: int, below: int | None = None) -> int | None:
     """Longest sequence in [1, below] that fits (default: the model's context length)."""
     high = below if below is not None else setup.arch.max_position_embeddings
-    return largest_fitting(lambda n: peak_bytes(with_training(setup, seq_len=n)), usable_bytes,
-                           1, high)
+    return largest_fitting(
+        lambda n: peak_bytes(with_training(setup, seq_len=n)) <= usable_bytes, 1, high)
 
 
 def fewest_gpus(setup: FitSetup, scheme: Scheme, offload: Offload,
@@ -81,7 +48,7 @@ def fewest_gpus(setup: FitSetup, scheme: Scheme, offload: Offload,
         return peak_bytes(with_parallelism(setup, scheme, copies * model_parallel, offload))
 
     high = 1 if scheme is Scheme.NONE else max(MAX_GPUS // model_parallel, 1)
-    copies = smallest_fitting(peak_at, usable_bytes, 1, high)
+    copies = smallest_fitting(lambda n: peak_at(n) <= usable_bytes, 1, high)
     if copies is None:
         return SchemeAnswer(scheme, offload, None, None)
     return SchemeAnswer(scheme, offload, copies * model_parallel, peak_at(copies))

@@ -20,8 +20,9 @@ from pydantic import BaseModel, ValidationError
 from vramplan import __version__
 from vramplan.presets.gpus import COMMON_GPUS, GPUS, find_gpu
 from vramplan.presets.models import MODELS, architecture_of
-from vramplan.seed import SeedInputs, estimate_seed, seed_inputs, verdicts
+from vramplan.seed import SeedInputs, estimate_seed, seed_inputs
 from vramplan.serialize import gpu_to_json, preset_to_json, seed_to_json
+from vramplan.verdict import verdicts
 from vramplan.web.errors import from_validation
 from vramplan.web.lang import parse_lang
 from vramplan.web.query import SeedForm, read_seed

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from vramplan.presets.gpus import find_gpu
 from vramplan.presets.optimizers import OPTIMIZERS, OptimizerPreset, PerParamPart
-from vramplan.seed import GpuVerdict, SeedEstimate, estimate_seed, seed_inputs, verdict
+from vramplan.seed import SeedEstimate, estimate_seed, seed_inputs
+from vramplan.verdict import GpuVerdict
 from vramplan.web.view import DATACENTER_GPU
 
 EXAMPLE_PARAMS_BILLION = 7.0
@@ -47,7 +48,7 @@ def worked_example() -> WorkedExample:
         adam_parts=OPTIMIZERS[adam].parts,
         model_states=estimate_seed(seed_inputs(EXAMPLE_PARAMS_BILLION, adam)),
         with_activations=with_activations,
-        datacenter=verdict(find_gpu(DATACENTER_GPU), with_activations.total_bytes),
+        datacenter=GpuVerdict(find_gpu(DATACENTER_GPU), with_activations.total_bytes),
         lora_frozen=estimate_seed(
             seed_inputs(EXAMPLE_PARAMS_BILLION, bytes_per_param=FROZEN_BYTES_PER_PARAM)
         ),

@@ -110,7 +110,7 @@ class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class FitVerdictOut(_Out):
+class GpuVerdictOut(_Out):
     gpu: str
     display_name: str
     capacity_bytes: int
@@ -164,7 +164,7 @@ class FitOut(_Out):
     setup: dict[str, Any]
     lora_targets: list[str]
     per_gpu: dict[str, Any] = Field(description="Per-GPU peak, its parts, every phase, host.")
-    verdict: FitVerdictOut
+    verdict: GpuVerdictOut
     max_batch: int | None
     max_seq_len: int | None
     fewest_gpus: list[SchemeAnswerOut]

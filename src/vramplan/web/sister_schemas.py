@@ -12,14 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from vramplan.inference.estimate import (
-    BATCH,
-    CONTEXT,
-    PROMPT,
-    TENSOR_PARALLEL,
-    ComputeDtype,
-    KvDtype,
-)
+from vramplan.inference.setup import BATCH, CONTEXT, PROMPT, TENSOR_PARALLEL, ComputeDtype, KvDtype
 from vramplan.model.lora_targets import LORA_RANK, LoraTarget
 from vramplan.presets.inference_engines import Engine
 from vramplan.web.schemas import NUMBER_TEXT, OPTIONAL_NUMBER_TEXT, GpuName, LangQuery

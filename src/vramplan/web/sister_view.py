@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 from vramplan.errors import MissingValue, VramplanError
 from vramplan.i18n import Lang, translate
-from vramplan.inference.estimate import KvDtype
+from vramplan.inference.setup import KvDtype
 from vramplan.model.lora_targets import LoraTarget
 from vramplan.presets.gpus import GPUS
 from vramplan.presets.inference_engines import Engine

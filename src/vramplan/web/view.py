@@ -16,8 +16,9 @@ from vramplan.errors import VramplanError
 from vramplan.i18n import Lang, translate
 from vramplan.presets.gpus import GPUS, Gpu, find_gpu
 from vramplan.presets.optimizers import OptimizerPreset
-from vramplan.seed import GpuVerdict, SeedEstimate, estimate_seed, verdicts
+from vramplan.seed import SeedEstimate, estimate_seed
 from vramplan.units import bytes_to_gb, format_gb, format_gib, format_number, unit_label
+from vramplan.verdict import GpuVerdict, verdicts
 from vramplan.web.chart import BarChart, parts, stacked_bar
 from vramplan.web.query import SeedForm, SeedReading, params_text, read_seed
 

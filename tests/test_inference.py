@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from vramplan.errors import ConflictingOptions, OutOfRange
-from vramplan.inference.estimate import InferenceEstimate, InferencePart, estimate_inference
+from vramplan.inference.estimate import InferenceEstimate, estimate_inference
 from vramplan.inference.limits import inference_limits
 from vramplan.inference.setup import (
     AttentionKernel,
@@ -18,6 +18,7 @@ from vramplan.inference.setup import (
     KvDtype,
     inference_inputs,
 )
+from vramplan.parts import PartKind
 from vramplan.presets.gpus import find_gpu
 from vramplan.presets.inference_engines import Engine
 from vramplan.presets.models import architecture_of, find_model
@@ -40,47 +41,47 @@ def _estimate(model: str = "llama-2-7b", weights: str = "bf16", context: int = 4
 
 def test_kv_cache_llama_2_7b_by_hand() -> None:
     # 2 (K, V) x 32 layers x 32 heads x 128 dims x 4096 tokens x 2 bytes = 2 GiB
-    assert _estimate().bytes_of(InferencePart.KV_CACHE) == 2 * 32 * 32 * 128 * 4096 * 2 == 2 * GiB
+    assert _estimate().bytes_of(PartKind.KV_CACHE) == 2 * 32 * 32 * 128 * 4096 * 2 == 2 * GiB
 
 
 def test_kv_cache_gqa_counts_kv_heads_only() -> None:
     # Llama 3.1 8B: 8 KV heads of 128 dims, 32 layers: 128 KiB per token in fp16
     est = _estimate("llama-3.1-8b", context=8192, batch=2)
     assert est.kv_bytes_per_token == 2 * 32 * 8 * 128 * 2
-    assert est.bytes_of(InferencePart.KV_CACHE) == 2 * 32 * 8 * 128 * 2 * 8192 * 2
+    assert est.bytes_of(PartKind.KV_CACHE) == 2 * 32 * 8 * 128 * 2 * 8192 * 2
 
 
 def test_sliding_window_layers_cache_only_the_window() -> None:
     # Gemma 2 9B: 21 of 42 layers attend to a 4096-token window; 8 KV heads of 256 dims.
     hf = _estimate("gemma-2-9b", context=8192, engine=Engine.HF)
     per_token_layer = 2 * 8 * 256 * 2
-    assert hf.bytes_of(InferencePart.KV_CACHE) == per_token_layer * (21 * 8192 + 21 * 4096)
+    assert hf.bytes_of(PartKind.KV_CACHE) == per_token_layer * (21 * 8192 + 21 * 4096)
     litgpt = _estimate("gemma-2-9b", context=8192, engine=Engine.LITGPT)
     # LitGPT allocates every layer for the whole context, with all 16 query heads (GQA expanded)
-    assert litgpt.bytes_of(InferencePart.KV_CACHE) == 2 * 16 * 256 * 2 * 42 * 8192
+    assert litgpt.bytes_of(PartKind.KV_CACHE) == 2 * 16 * 256 * 2 * 42 * 8192
 
 
 @pytest.mark.parametrize(("kv", "ratio"), [(KvDtype.FP8, 0.5), (KvDtype.INT4, 0.25),
                                            (KvDtype.FP32, 2.0)])
 def test_kv_dtype_scales_the_cache(kv: KvDtype, ratio: float) -> None:
-    base = _estimate("mistral-7b-v0.1", context=2048).bytes_of(InferencePart.KV_CACHE)
+    base = _estimate("mistral-7b-v0.1", context=2048).bytes_of(PartKind.KV_CACHE)
     other = _estimate("mistral-7b-v0.1", context=2048, kv_dtype=kv)
-    assert other.bytes_of(InferencePart.KV_CACHE) == base * ratio
+    assert other.bytes_of(PartKind.KV_CACHE) == base * ratio
 
 
 def test_llama_cpp_q8_0_cache_is_34_bytes_per_32_values() -> None:
     est = _estimate("llama-2-7b", "q4_k_m", context=4096, kv_dtype=KvDtype.Q8_0)
     assert est.inputs.engine is Engine.LLAMA_CPP
-    assert est.bytes_of(InferencePart.KV_CACHE) == 2 * 32 * 32 * 128 * 4096 * 34 // 32
+    assert est.bytes_of(PartKind.KV_CACHE) == 2 * 32 * 32 * 128 * 4096 * 34 // 32
 
 
 def test_tensor_parallel_splits_weights_and_kv_heads() -> None:
     one = _estimate("llama-3.1-70b", context=8192)
     four = _estimate("llama-3.1-70b", context=8192, tensor_parallel=4)
-    assert four.bytes_of(InferencePart.KV_CACHE) * 4 == one.bytes_of(InferencePart.KV_CACHE)
+    assert four.bytes_of(PartKind.KV_CACHE) * 4 == one.bytes_of(PartKind.KV_CACHE)
     other = sum(p.bytes for p in one.weights.parts if p.group.value == "other")
-    assert four.bytes_of(InferencePart.WEIGHTS) == pytest.approx(
-        (one.bytes_of(InferencePart.WEIGHTS) - other) / 4 + other, abs=4)
+    assert four.bytes_of(PartKind.WEIGHTS) == pytest.approx(
+        (one.bytes_of(PartKind.WEIGHTS) - other) / 4 + other, abs=4)
 
 
 def test_more_gpus_than_kv_heads_replicates_one_head_per_gpu() -> None:
@@ -102,8 +103,8 @@ def test_eager_attention_adds_the_score_matrix() -> None:
     flash = _estimate(context=2048)
     eager = _estimate(context=2048, attention=AttentionKernel.EAGER)
     scores = 1 * 32 * 2048 * 2048 * 4
-    assert (eager.bytes_of(InferencePart.ACTIVATIONS)
-            - flash.bytes_of(InferencePart.ACTIVATIONS)) == scores
+    assert (eager.bytes_of(PartKind.PREFILL_ACTIVATIONS)
+            - flash.bytes_of(PartKind.PREFILL_ACTIVATIONS)) == scores
 
 
 def test_vllm_caps_the_card_at_gpu_memory_utilization() -> None:
@@ -150,7 +151,7 @@ def test_bad_inputs_name_their_field() -> None:
 def test_compute_dtype_fp32_doubles_unquantized_tensors() -> None:
     bf16 = _estimate("phi-2", "nf4", context=512)
     fp32 = _estimate("phi-2", "nf4", context=512, compute_dtype=ComputeDtype.FP32)
-    assert fp32.bytes_of(InferencePart.WEIGHTS) > bf16.bytes_of(InferencePart.WEIGHTS)
+    assert fp32.bytes_of(PartKind.WEIGHTS) > bf16.bytes_of(PartKind.WEIGHTS)
 
 
 # Published peaks of `litgpt generate` (torch.cuda.max_memory_allocated, GB = 1e9 bytes):

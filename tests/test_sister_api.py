@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from vramplan.cli.main import main
 from vramplan.errors import MissingValue, NotANumber, UnknownName
-from vramplan.inference.estimate import InferencePart, estimate_inference
+from vramplan.inference.estimate import estimate_inference
 from vramplan.inference.setup import inference_inputs
+from vramplan.parts import PartKind
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.presets.quant_formats import find_format
 from vramplan.sister_api import inference_payload, lora_payload
@@ -67,5 +68,5 @@ def test_more_context_never_needs_less_memory(context: int, more: int, batch: in
     small = estimate_inference(inference_inputs(arch, fmt, context, batch=batch))
     large = estimate_inference(inference_inputs(arch, fmt, context + more, batch=batch))
     assert large.allocated_bytes >= small.allocated_bytes
-    assert large.bytes_of(InferencePart.KV_CACHE) >= small.bytes_of(InferencePart.KV_CACHE)
-    assert large.bytes_of(InferencePart.WEIGHTS) == small.bytes_of(InferencePart.WEIGHTS)
+    assert large.bytes_of(PartKind.KV_CACHE) >= small.bytes_of(PartKind.KV_CACHE)
+    assert large.bytes_of(PartKind.WEIGHTS) == small.bytes_of(PartKind.WEIGHTS)

@@ -23,7 +23,8 @@ pytest.importorskip("peft")
 
 from vramplan.cli.main import main  # noqa: E402
 from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName  # noqa: E402
-from vramplan.trace import Category, Phase, TraceResult, make_setup  # noqa: E402
+from vramplan.parts import PartKind  # noqa: E402
+from vramplan.trace import Phase, TraceResult, make_setup  # noqa: E402
 from vramplan.trace.run import run_trace  # noqa: E402
 from vramplan.trace.tracker import allocation_bytes  # noqa: E402
 
@@ -130,12 +131,12 @@ def test_full_fp32_adamw_holds_4n_weights_4n_grads_8n_states_at_the_step(impl: s
     n = sum(shapes.values())
     assert result.params_total == result.params_trainable == n
     at_step = result.phase(Phase.OPTIMIZER_STEP).breakdown
-    assert at_step[Category.WEIGHTS_TRAINABLE] == 4 * n
-    assert at_step[Category.WEIGHTS_FROZEN] == ROPE_BUFFERS
-    assert at_step[Category.GRADIENTS] == 4 * n
+    assert at_step[PartKind.TRAINABLE_WEIGHTS] == 4 * n
+    assert at_step[PartKind.FROZEN_WEIGHTS] == ROPE_BUFFERS
+    assert at_step[PartKind.GRADIENTS] == 4 * n
     step_counters = len(shapes) * allocation_bytes(4)  # one fp32 scalar `step` per tensor
-    assert at_step[Category.OPTIMIZER_STATES] == 8 * n + step_counters
-    assert at_step[Category.MASTER_WEIGHTS] == 0
+    assert at_step[PartKind.OPTIMIZER_STATES] == 8 * n + step_counters
+    assert at_step[PartKind.MASTER_WEIGHTS] == 0
 
 
 def test_mixed_precision_keeps_bf16_weights_and_fp32_masters() -> None:
@@ -143,10 +144,10 @@ def test_mixed_precision_keeps_bf16_weights_and_fp32_masters() -> None:
     n = sum(llama_shapes().values())
     at_step = result.phase(Phase.OPTIMIZER_STEP).breakdown
     bf16 = sum(allocation_bytes(2 * values) for values in llama_shapes().values())
-    assert at_step[Category.WEIGHTS_TRAINABLE] == bf16  # norms: 256 bytes, rounded to 512
-    assert at_step[Category.MASTER_WEIGHTS] == 4 * n
-    assert at_step[Category.GRADIENTS] == 4 * n  # bf16 grads became the masters' fp32 grads
-    assert at_step[Category.OPTIMIZER_STATES] == 8 * n + len(llama_shapes()) * 512
+    assert at_step[PartKind.TRAINABLE_WEIGHTS] == bf16  # norms: 256 bytes, rounded to 512
+    assert at_step[PartKind.MASTER_WEIGHTS] == 4 * n
+    assert at_step[PartKind.GRADIENTS] == 4 * n  # bf16 grads became the masters' fp32 grads
+    assert at_step[PartKind.OPTIMIZER_STATES] == 8 * n + len(llama_shapes()) * 512
 
 
 def test_lora_holds_gradients_only_for_adapters() -> None:
@@ -159,9 +160,9 @@ def test_lora_holds_gradients_only_for_adapters() -> None:
     adapter_values = (rank * HIDDEN, HIDDEN * rank, rank * HIDDEN, kv * rank)  # q: A, B; v: A, B
     adapter_bytes = LAYERS * sum(allocation_bytes(2 * values) for values in adapter_values)
     at_step = result.phase(Phase.OPTIMIZER_STEP).breakdown
-    assert at_step[Category.GRADIENTS] == adapter_bytes
-    assert at_step[Category.WEIGHTS_TRAINABLE] == adapter_bytes
-    assert at_step[Category.OPTIMIZER_STATES] == 2 * adapter_bytes + 4 * LAYERS * 512
+    assert at_step[PartKind.GRADIENTS] == adapter_bytes
+    assert at_step[PartKind.TRAINABLE_WEIGHTS] == adapter_bytes
+    assert at_step[PartKind.OPTIMIZER_STATES] == 2 * adapter_bytes + 4 * LAYERS * 512
 
 
 def test_freeze_trains_only_the_last_block() -> None:
@@ -180,7 +181,7 @@ def test_qlora_stores_packed_4bit_weights_with_their_constants() -> None:
     kept = sum(allocation_bytes(2 * n) for name, n in shapes.items()
                if name in ("embed", "head", "final_norm") or "norm" in name)
     at_step = result.phase(Phase.OPTIMIZER_STEP).breakdown
-    assert at_step[Category.WEIGHTS_FROZEN] == packed + kept + ROPE_BUFFERS
+    assert at_step[PartKind.FROZEN_WEIGHTS] == packed + kept + ROPE_BUFFERS
     assert result.params_total == sum(shapes.values()) + result.params_trainable
     assert "bitsandbytes 4-bit" in result.emulated[0]
 
@@ -193,14 +194,14 @@ def test_8bit_adam_states_are_uint8_with_fp32_block_statistics() -> None:
             expected += 2 * allocation_bytes(n) + 2 * allocation_bytes(4 * -(-n // 256))
         else:
             expected += 2 * allocation_bytes(4 * n)
-    assert result.phase(Phase.OPTIMIZER_STEP).breakdown[Category.OPTIMIZER_STATES] == expected
+    assert result.phase(Phase.OPTIMIZER_STEP).breakdown[PartKind.OPTIMIZER_STATES] == expected
 
 
 def test_paged_optimizer_states_are_reported_apart_from_the_peak() -> None:
     paged = trace(method="lora", optimizer="paged-adamw")
     plain = trace(method="lora", optimizer="adamw", precision="fp32")
     assert paged.paged_bytes > 0
-    assert paged.phase(Phase.OPTIMIZER_STEP).breakdown[Category.OPTIMIZER_STATES] == 0
+    assert paged.phase(Phase.OPTIMIZER_STEP).breakdown[PartKind.OPTIMIZER_STATES] == 0
     assert plain.paged_bytes == 0
 
 
@@ -210,7 +211,7 @@ def test_paged_optimizer_states_are_reported_apart_from_the_peak() -> None:
 def test_checkpointing_saves_fewer_activations() -> None:
     plain = trace(seq_len=64, method="lora")
     checkpointed = trace(seq_len=64, method="lora", checkpointing="full")
-    saved = Category.SAVED_ACTIVATIONS
+    saved = PartKind.ACTIVATIONS
     assert (checkpointed.phase(Phase.LOSS).breakdown[saved]
             < plain.phase(Phase.LOSS).breakdown[saved])
 
@@ -218,7 +219,7 @@ def test_checkpointing_saves_fewer_activations() -> None:
 def test_eager_attention_saves_the_score_matrix_sdpa_does_not() -> None:
     eager = trace(seq_len=128, method="lora", attention="eager")
     sdpa = trace(seq_len=128, method="lora", attention="sdpa")
-    saved = Category.SAVED_ACTIVATIONS
+    saved = PartKind.ACTIVATIONS
     difference = (eager.phase(Phase.LOSS).breakdown[saved]
                   - sdpa.phase(Phase.LOSS).breakdown[saved])
     scores = 2 * HEADS * 128 * 128 * 2  # batch 2, bf16 probabilities of one layer
@@ -235,7 +236,7 @@ def test_dropout_saves_cuda_s_one_byte_mask_and_says_so() -> None:
     dropped = trace({**GPT2, "attn_pdrop": 0.0}, seq_len=64, precision="bf16-true",
                     attention="sdpa")
     assert LABEL_DROPOUT in dropped.emulated and LABEL_DROPOUT not in plain.emulated
-    saved = Category.SAVED_ACTIVATIONS
+    saved = PartKind.ACTIVATIONS
     extra = (dropped.phase(Phase.LOSS).breakdown[saved]
              - plain.phase(Phase.LOSS).breakdown[saved])
     masks = 2 * 64 * 64 * (1 + 2 * GPT2["n_layer"])  # batch x tokens x hidden, one byte each

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
 from vramplan.model.lora_targets import LoraTarget
+from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.estimate import Phase, activation_bytes, estimate_training
@@ -100,7 +101,7 @@ def test_full_checkpointing_keeps_far_less_than_none() -> None:
 
 def test_amp_keeps_16_bit_copies_of_the_weights() -> None:
     amp = estimate_training(LLAMA, dataclasses.replace(LITGPT_LORA, precision=Precision.AMP))
-    copies = sum(p.memory_bytes for p in amp.peak.parts if p.key == "part.autocast_copies")
+    copies = sum(p.memory_bytes for p in amp.peak.parts if p.kind is PartKind.AUTOCAST_COPIES)
     assert copies > 2 * 6e9
 
 

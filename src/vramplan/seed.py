@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from vramplan.bounds import ACTIVATIONS_GB, BYTES_PER_PARAM, PARAMS_BILLION
 from vramplan.errors import ConflictingOptions, UnknownName
-from vramplan.parts import Component
+from vramplan.parts import Component, PartKind
 from vramplan.presets.optimizers import OPTIMIZERS, OptimizerPreset, OptimizerSpec, PerParamPart
 from vramplan.units import PARAMS_PER_BILLION, gb_to_bytes
 
@@ -32,11 +32,13 @@ class SeedInputs(NamedTuple):
 class BreakdownItem(NamedTuple):
     """One line of the per-parameter breakdown, with its total over all parameters."""
 
-    key: str
-    """Message key of the label (`part.weights_16bit`, ...)."""
-    component: Component
+    kind: PartKind
     bytes_per_param: float
     memory_bytes: int
+
+    @property
+    def component(self) -> Component:
+        return self.kind.component
 
 
 class SeedEstimate(NamedTuple):
@@ -90,7 +92,7 @@ def _seed_parts(spec: OptimizerSpec) -> tuple[PerParamPart, ...]:
     """The preset's physical parts, then its planning margin when the seed's figure is rounder."""
     margin = spec.margin_bytes_per_param
     if margin > 0:
-        planning = PerParamPart("part.planning_margin", Component.PLANNING_MARGIN, margin)
+        planning = PerParamPart(PartKind.PLANNING_MARGIN, margin)
         return (*spec.parts, planning)
     return spec.parts
 
@@ -111,7 +113,7 @@ def estimate_seed(inputs: SeedInputs) -> SeedEstimate:
     else:
         raise ValueError("SeedInputs needs an optimizer or a bytes_per_param")
     breakdown = tuple([
-        BreakdownItem(p.key, p.component, p.bytes_per_param, round(params * p.bytes_per_param))
+        BreakdownItem(p.kind, p.bytes_per_param, round(params * p.bytes_per_param))
         for p in parts
     ])
     model_states = (

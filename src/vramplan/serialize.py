@@ -86,7 +86,7 @@ def seed_to_json(estimate: SeedEstimate, verdicts: tuple[GpuVerdict, ...]) -> JS
         "bytes_per_param": float(estimate.bytes_per_param),
         "breakdown": [
             {
-                "part": item.key.removeprefix("part."),
+                "part": item.kind.value,
                 "component": item.component.value,
                 "bytes_per_param": float(item.bytes_per_param),
                 **memory("memory", item.memory_bytes),
@@ -203,8 +203,8 @@ def trace_to_json(result: TraceResult) -> JSON:
     setup = result.setup
 
     def breakdown(parts: Breakdown) -> list[JSON]:
-        return [{"category": category.value, "component": category.component.value,
-                 **memory("memory", n_bytes)} for category, n_bytes in parts.bytes_by_category]
+        return [{"part": part.value, "component": part.component.value,
+                 **memory("memory", n_bytes)} for part, n_bytes in parts.bytes_by_part]
 
     return {
         "schema_version": SCHEMA_VERSION,
@@ -349,7 +349,7 @@ def training_to_json(estimate: TrainingEstimate) -> JSON:
         **memory("managed_optimizer", estimate.states.managed_optimizer_bytes),
         "phases": [
             {"phase": phase.phase.value, **memory("total", phase.total_bytes),
-             "parts": [{"part": part.key.removeprefix("part."),
+             "parts": [{"part": part.kind.value,
                         "component": part.component.value, **memory("memory", part.memory_bytes)}
                        for part in phase.parts]}
             for phase in estimate.phases
@@ -394,7 +394,7 @@ def validation_to_json(report: ValidationReport) -> JSON:
 
 def _phase_to_json(phase: PhaseMemory) -> JSON:
     return {"phase": phase.phase.value, **memory("total", phase.total_bytes),
-            "parts": [{"part": part.key.removeprefix("part."), "component": part.component.value,
+            "parts": [{"part": part.kind.value, "component": part.component.value,
                        **memory("memory", part.memory_bytes)} for part in phase.parts]}
 
 

@@ -164,7 +164,7 @@ def _breakdown(result: FitReport, lang: Lang) -> str:
 
     estimate = result.estimate
     peak = estimate.peak
-    rows = [[_label(part.key, lang), _gb(part.memory_bytes, lang),
+    rows = [[translate(part.kind.label_key, lang), _gb(part.memory_bytes, lang),
              format_gib(part.memory_bytes, lang)]
             for part in peak.parts if part.memory_bytes]
     overhead = estimate.total_bytes - estimate.allocated_bytes

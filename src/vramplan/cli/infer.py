@@ -121,7 +121,7 @@ def _parts_table(estimate: InferenceEstimate, lang: Lang) -> str:
     from vramplan.cli.render import table
     from vramplan.units import format_gb, format_gib, format_number
 
-    rows = [[translate(f"infer.part.{item.part.value}", lang), format_gb(item.bytes, lang),
+    rows = [[translate(item.part.label_key, lang), format_gb(item.bytes, lang),
              format_gib(item.bytes, lang)] for item in estimate.items
             if item.bytes or item.part.value in ("weights", "kv_cache")]
     totals = [[translate(key, lang), format_gb(n, lang), format_gib(n, lang)] for key, n in (

@@ -34,7 +34,7 @@ def _inputs_table(estimate: SeedEstimate, lang: Lang) -> str:
     lines = table(rows, indent="")
     if estimate.breakdown:
         parts = [
-            [translate(item.key, lang),
+            [translate(item.kind.label_key, lang),
              translate("report.bytes_value", lang, n=format_number(item.bytes_per_param, lang, 4)),
              format_gb(item.memory_bytes, lang)]
             for item in estimate.breakdown

@@ -167,8 +167,8 @@ def _breakdown_table(parts: Breakdown, lang: Lang) -> str:
     from vramplan.cli.render import table
     from vramplan.units import format_gb, format_gib
 
-    rows = [[translate(f"trace.category.{category.value}", lang), format_gb(n_bytes, lang),
-             format_gib(n_bytes, lang)] for category, n_bytes in parts.bytes_by_category]
+    rows = [[translate(part.label_key, lang), format_gb(n_bytes, lang),
+             format_gib(n_bytes, lang)] for part, n_bytes in parts.bytes_by_part]
     rows.append([translate("trace.total", lang), format_gb(parts.total_bytes, lang),
                  format_gib(parts.total_bytes, lang)])
     return table(rows, right_align=frozenset({1, 2}))

@@ -18,7 +18,7 @@ from vramplan.distributed.sharding import (
     shard_model_states,
 )
 from vramplan.model.architecture import Architecture
-from vramplan.parts import Component
+from vramplan.parts import PartKind
 from vramplan.training.estimate import (
     Part,
     PeakOverPhases,
@@ -265,9 +265,8 @@ def _activation_split(arch: Architecture, single: TrainingEstimate, stage: Stage
     return on_gpu, total - on_gpu
 
 
-_LOSS_PARTS = frozenset({"part.logits_loss"})
-_STATE_PARTS = frozenset({"part.trainable_weights", "part.frozen_weights", "part.gradients",
-                          "part.master_weights", "part.optimizer_states"})
+_STATE_PARTS = frozenset({PartKind.TRAINABLE_WEIGHTS, PartKind.FROZEN_WEIGHTS, PartKind.GRADIENTS,
+                          PartKind.MASTER_WEIGHTS, PartKind.OPTIMIZER_STATES})
 
 
 def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates, stage: Stage,
@@ -275,17 +274,17 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
     """`phase` with its model states replaced by this GPU's share and the buffers added."""
     parts = [*_sharded_parts(phase.phase, single.setup, sharded)]
     for part in phase.parts:
-        if part.key in _STATE_PARTS:
+        if part.kind in _STATE_PARTS:
             continue
         n_bytes = part.memory_bytes
-        if part.key == "part.activations":
+        if part.kind is PartKind.ACTIVATIONS:
             n_bytes = gpu_activations
-        elif part.key == "part.step_temporaries":
+        elif part.kind is PartKind.STEP_TEMPORARIES:
             n_bytes = _scaled(n_bytes, sharded.optimizer_states_bytes,
                               single.states.optimizer_state_bytes)
-        elif part.key in _LOSS_PARTS and not stage.has_loss:
+        elif part.kind is PartKind.LOGITS_LOSS and not stage.has_loss:
             n_bytes = 0  # the head and the loss live on the last pipeline stage
-        elif part.key == "part.autocast_copies":
+        elif part.kind is PartKind.AUTOCAST_COPIES:
             # one 16-bit copy of each of the stage's weights, split like the weights
             whole = single.states.trainable_params + single.states.frozen_params
             n_bytes = ceil_div(n_bytes * stage.params, whole * stage.tensor_parallel)
@@ -293,7 +292,7 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
             # logits are split over the vocabulary (Megatron's vocab-parallel cross-entropy),
             # temporaries over the tensor-parallel GPUs
             n_bytes = ceil_div(n_bytes, stage.tensor_parallel)
-        parts.append(Part(part.key, part.component, n_bytes))
+        parts.append(Part(part.kind, n_bytes))
     return PhaseMemory(phase.phase, tuple(parts))
 
 
@@ -311,13 +310,13 @@ def _sharded_parts(phase: Phase, setup: TrainingSetup,
         Phase.OPTIMIZER_STEP: sharded.step_buffers_bytes,
     }.get(phase, sharded.forward_buffers_bytes)
     return (
-        Part("part.weights_per_gpu", Component.WEIGHTS, sharded.weights_bytes),
-        Part("part.gradients", Component.GRADIENTS, _gradients(phase, setup, sharded)),
-        Part("part.master_weights", Component.MASTER_WEIGHTS, sharded.master_weights_bytes),
-        Part("part.optimizer_states", Component.OPTIMIZER_STATES,
+        Part(PartKind.WEIGHTS_PER_GPU, sharded.weights_bytes),
+        Part(PartKind.GRADIENTS, _gradients(phase, setup, sharded)),
+        Part(PartKind.MASTER_WEIGHTS, sharded.master_weights_bytes),
+        Part(PartKind.OPTIMIZER_STATES,
              sharded.optimizer_states_bytes if _after_a_step(phase, setup) else 0),
-        Part("part.comm_buffers", Component.GRADIENTS, sharded.persistent_buffers_bytes),
-        Part("part.sharding_buffers", Component.WEIGHTS, buffers),
+        Part(PartKind.COMM_BUFFERS, sharded.persistent_buffers_bytes),
+        Part(PartKind.SHARDING_BUFFERS, buffers),
     )
 
 

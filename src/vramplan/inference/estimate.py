@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from enum import StrEnum
 from fractions import Fraction
 
 from vramplan.inference.setup import AttentionKernel, ComputeDtype, InferenceInputs
 from vramplan.model.architecture import Architecture, MlpKind
 from vramplan.model.weight_storage import WeightGroup, WeightsLayout, weights_layout
+from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.gpus import Gpu
 from vramplan.presets.inference_engines import EngineProfile
@@ -37,27 +37,10 @@ from vramplan.presets.quant_formats import FormatFamily
 from vramplan.verdict import GpuVerdict
 
 
-class InferencePart(StrEnum):
-    """Parts of the inference estimate, in the order the page stacks them."""
-
-    WEIGHTS = "weights"
-    """Model weights in their storage format (GPU part only)."""
-    KV_CACHE = "kv_cache"
-    """Keys and values of every cached token."""
-    ACTIVATIONS = "activations"
-    """Live tensors of one block during prefill (and eager attention scores)."""
-    LOGITS = "logits"
-    """Output logits the engine keeps."""
-    QUANT_TRANSIENT = "quant_transient"
-    """Temporary 16-bit copy of the largest quantized matrix (bitsandbytes), beyond the
-    activations."""
-    ENGINE_BUFFERS = "engine_buffers"
-    """Fixed engine tensors: LitGPT's causal mask and rotary tables."""
-
-
 @dataclass(frozen=True, slots=True)
 class InferenceItem:
-    part: InferencePart
+    part: PartKind
+    """One of the inference parts (weights, KV cache, prefill activations, logits, ...)."""
     bytes: int
     """Per GPU."""
 
@@ -74,7 +57,7 @@ class InferenceEstimate:
     """KV cache of one more token of one sequence, per GPU (full-attention layers only)."""
     cuda_context_bytes: int = CUDA_CONTEXT_BYTES
 
-    def bytes_of(self, part: InferencePart) -> int:
+    def bytes_of(self, part: PartKind) -> int:
         return sum(item.bytes for item in self.items if item.part is part)
 
     @property
@@ -109,12 +92,12 @@ def estimate_inference(inputs: InferenceInputs) -> InferenceEstimate:
     prefill = _activations_bytes(arch, inputs)
     transient = _quant_transient_bytes(layout, inputs) // tp
     items = (
-        InferenceItem(InferencePart.WEIGHTS, _weights_per_gpu(layout, tp)),
-        InferenceItem(InferencePart.KV_CACHE, kv_cache_bytes(arch, inputs)),
-        InferenceItem(InferencePart.ACTIVATIONS, prefill),
-        InferenceItem(InferencePart.LOGITS, _logits_bytes(arch, inputs)),
-        InferenceItem(InferencePart.QUANT_TRANSIENT, max(0, transient - prefill)),
-        InferenceItem(InferencePart.ENGINE_BUFFERS, _engine_buffer_bytes(arch, inputs)),
+        InferenceItem(PartKind.WEIGHTS, _weights_per_gpu(layout, tp)),
+        InferenceItem(PartKind.KV_CACHE, kv_cache_bytes(arch, inputs)),
+        InferenceItem(PartKind.PREFILL_ACTIVATIONS, prefill),
+        InferenceItem(PartKind.LOGITS, _logits_bytes(arch, inputs)),
+        InferenceItem(PartKind.QUANT_TRANSIENT, max(0, transient - prefill)),
+        InferenceItem(PartKind.ENGINE_BUFFERS, _engine_buffer_bytes(arch, inputs)),
     )
     return InferenceEstimate(inputs, layout, items, kv_bytes_per_token(arch, inputs))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import NamedTuple
 
-from vramplan.parts import Component
+from vramplan.parts import Component, PartKind
 
 
 class OptimizerPreset(StrEnum):
@@ -31,10 +31,12 @@ class OptimizerPreset(StrEnum):
 class PerParamPart(NamedTuple):
     """One physical component of the per-parameter memory, in bytes per parameter."""
 
-    key: str
-    """Message key of the part's label (see `vramplan.i18n.catalogue.core`)."""
-    component: Component
+    kind: PartKind
     bytes_per_param: float
+
+    @property
+    def component(self) -> Component:
+        return self.kind.component
 
 
 class OptimizerSpec(NamedTuple):
@@ -58,9 +60,9 @@ class OptimizerSpec(NamedTuple):
         return self.bytes_per_param - self.physical_bytes_per_param
 
 
-_WEIGHT_16 = PerParamPart("part.weights_16bit", Component.WEIGHTS, 2)
-_GRAD_16 = PerParamPart("part.gradients_16bit", Component.GRADIENTS, 2)
-_MASTER_32 = PerParamPart("part.master_fp32", Component.MASTER_WEIGHTS, 4)
+_WEIGHT_16 = PerParamPart(PartKind.WEIGHTS_16BIT, 2)
+_GRAD_16 = PerParamPart(PartKind.GRADIENTS_16BIT, 2)
+_MASTER_32 = PerParamPart(PartKind.MASTER_FP32, 4)
 
 OPTIMIZERS: dict[OptimizerPreset, OptimizerSpec] = {
     # Rajbhandari et al. 2020, "ZeRO: Memory Optimizations Toward Training Trillion Parameter
@@ -73,8 +75,8 @@ OPTIMIZERS: dict[OptimizerPreset, OptimizerSpec] = {
             _WEIGHT_16,
             _GRAD_16,
             _MASTER_32,
-            PerParamPart("part.adam_m_fp32", Component.OPTIMIZER_STATES, 4),
-            PerParamPart("part.adam_v_fp32", Component.OPTIMIZER_STATES, 4),
+            PerParamPart(PartKind.ADAM_M_FP32, 4),
+            PerParamPart(PartKind.ADAM_V_FP32, 4),
         ),
         source="Rajbhandari et al. 2020, ZeRO, arXiv:1910.02054, section 3.1 (16 bytes/param)",
     ),
@@ -89,8 +91,8 @@ OPTIMIZERS: dict[OptimizerPreset, OptimizerSpec] = {
             _WEIGHT_16,
             _GRAD_16,
             _MASTER_32,
-            PerParamPart("part.adam_m_8bit", Component.OPTIMIZER_STATES, 1),
-            PerParamPart("part.adam_v_8bit", Component.OPTIMIZER_STATES, 1),
+            PerParamPart(PartKind.ADAM_M_8BIT, 1),
+            PerParamPart(PartKind.ADAM_V_8BIT, 1),
         ),
         source=(
             "seed calculator (≈ 12, a round figure); components from Dettmers et al. 2022, "
@@ -106,7 +108,7 @@ OPTIMIZERS: dict[OptimizerPreset, OptimizerSpec] = {
         parts=(
             _WEIGHT_16,
             _GRAD_16,
-            PerParamPart("part.sgd_momentum_fp32", Component.OPTIMIZER_STATES, 4),
+            PerParamPart(PartKind.SGD_MOMENTUM_FP32, 4),
         ),
         source=(
             "seed calculator (≈ 8); components: torch.optim.SGD momentum_buffer, "

@@ -11,10 +11,10 @@ import sys
 import types
 from typing import Any
 
-from vramplan.trace.result import Breakdown, Category, CudaPeaks, Phase, PhasePeak, TraceResult
+from vramplan.trace.result import Breakdown, CudaPeaks, Phase, PhasePeak, TraceResult
 from vramplan.trace.setup import TraceSetup, make_setup
 
-__all__ = ["Breakdown", "Category", "CudaPeaks", "Phase", "PhasePeak", "TraceResult",
+__all__ = ["Breakdown", "CudaPeaks", "Phase", "PhasePeak", "TraceResult",
            "TraceSetup", "make_setup", "trace"]
 
 

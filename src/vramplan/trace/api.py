@@ -1,7 +1,7 @@
 """The Python API: `vramplan.trace(model="llama-3.1-8b", method="lora", ...)` -> TraceResult.
 
 The analytic memory model uses it as its referee: `result.peak_bytes`, `result.breakdown` (bytes per
-`Category`, or `.by_component()` in the estimator's components) and `result.phases`.
+traced part, `PartKind`, or `.by_component()` in the estimator's components) and `result.phases`.
 """
 
 from __future__ import annotations

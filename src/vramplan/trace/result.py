@@ -5,42 +5,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from vramplan.parts import Component
+from vramplan.parts import Component, PartKind
 from vramplan.trace.setup import TraceSetup
 
-
-class Category(StrEnum):
-    """What a live allocation holds. Each maps onto one estimator `Component`."""
-
-    WEIGHTS_TRAINABLE = "weights_trainable"
-    """Parameters that receive gradients."""
-    WEIGHTS_FROZEN = "weights_frozen"
-    """Frozen parameters, buffers, and 4-bit base weights with their quantization constants."""
-    GRADIENTS = "gradients"
-    """`.grad` of trainable weights (and the fp32 gradients of master copies)."""
-    MASTER_WEIGHTS = "master_weights"
-    """fp32 master copies of 16-bit trainable weights (precision `mixed`)."""
-    OPTIMIZER_STATES = "optimizer_states"
-    """Optimizer state tensors, step counters included."""
-    SAVED_ACTIVATIONS = "saved_activations"
-    """Tensors autograd saved in forward for backward (checkpoint inputs included)."""
-    TEMPORARIES = "temporaries"
-    """Everything else live: the batch, outputs in flight, kernels' intermediate results."""
-
-    @property
-    def component(self) -> Component:
-        return _COMPONENTS[self]
-
-
-_COMPONENTS = {
-    Category.WEIGHTS_TRAINABLE: Component.WEIGHTS,
-    Category.WEIGHTS_FROZEN: Component.WEIGHTS,
-    Category.GRADIENTS: Component.GRADIENTS,
-    Category.MASTER_WEIGHTS: Component.MASTER_WEIGHTS,
-    Category.OPTIMIZER_STATES: Component.OPTIMIZER_STATES,
-    Category.SAVED_ACTIVATIONS: Component.ACTIVATIONS,
-    Category.TEMPORARIES: Component.ACTIVATIONS,
-}
+TRACED_PARTS = (
+    PartKind.TRAINABLE_WEIGHTS,
+    PartKind.FROZEN_WEIGHTS,
+    PartKind.GRADIENTS,
+    PartKind.MASTER_WEIGHTS,
+    PartKind.OPTIMIZER_STATES,
+    PartKind.ACTIVATIONS,
+    PartKind.TEMPORARIES,
+)
+"""What a live allocation of a traced step holds, in order of precedence (an earlier part wins:
+a weight saved for backward stays a weight). Frozen weights include buffers and 4-bit base
+weights with their quantization constants; optimizer states include step counters; activations
+are every tensor autograd saved for backward, checkpoint inputs included."""
 
 
 class Phase(StrEnum):
@@ -55,22 +35,22 @@ class Phase(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Breakdown:
-    """Live bytes per category at one instant; the categories sum to `total_bytes`."""
+    """Live bytes per traced part at one instant; the parts sum to `total_bytes`."""
 
-    bytes_by_category: tuple[tuple[Category, int], ...]
+    bytes_by_part: tuple[tuple[PartKind, int], ...]
 
     @property
     def total_bytes(self) -> int:
-        return sum(n for _, n in self.bytes_by_category)
+        return sum(n for _, n in self.bytes_by_part)
 
-    def __getitem__(self, category: Category) -> int:
-        return dict(self.bytes_by_category)[category]
+    def __getitem__(self, part: PartKind) -> int:
+        return dict(self.bytes_by_part)[part]
 
     def by_component(self) -> dict[Component, int]:
         """The same bytes grouped as the estimator's components."""
         grouped: dict[Component, int] = {}
-        for category, n_bytes in self.bytes_by_category:
-            grouped[category.component] = grouped.get(category.component, 0) + n_bytes
+        for part, n_bytes in self.bytes_by_part:
+            grouped[part.component] = grouped.get(part.component, 0) + n_bytes
         return grouped
 
 

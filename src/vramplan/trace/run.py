@@ -10,10 +10,11 @@ from typing import Any
 import torch
 from torch import nn
 
+from vramplan.parts import PartKind
 from vramplan.trace.bnb_emulation import LABEL_4BIT, LABEL_8BIT, LABEL_PAGED, Linear4bitEmulated
 from vramplan.trace.model import apply_method, build_model
 from vramplan.trace.optim import OptimizerSide, make_optimizer_side
-from vramplan.trace.result import Category, CudaPeaks, Phase, TraceResult
+from vramplan.trace.result import CudaPeaks, Phase, TraceResult
 from vramplan.trace.setup import Device, TraceSetup
 from vramplan.trace.tracker import StorageTracker
 from vramplan.vocab import Optimizer, Precision
@@ -182,7 +183,7 @@ def _one_step(model: nn.Module, side: OptimizerSide, setup: TraceSetup,
     loss.backward()
     del loss, input_ids, labels
     tracker.start_phase(Phase.OPTIMIZER_STEP)
-    side.step(lambda grad: tracker.reclassify([grad], Category.GRADIENTS))
+    side.step(lambda grad: tracker.reclassify([grad], PartKind.GRADIENTS))
     tracker.start_phase(Phase.ZERO_GRAD)
     side.zero_grad()
 
@@ -198,7 +199,7 @@ def _saved_for_backward(tracker: StorageTracker) -> contextlib.AbstractContextMa
     `detach()` shares the storage and keeps no graph (no reference cycle through grad_fn)."""
 
     def pack(tensor: torch.Tensor) -> torch.Tensor:
-        tracker.classify(tensor, Category.SAVED_ACTIVATIONS)
+        tracker.classify(tensor, PartKind.ACTIVATIONS)
         return tensor.detach()
 
     def unpack(tensor: torch.Tensor) -> torch.Tensor:
@@ -210,11 +211,11 @@ def _saved_for_backward(tracker: StorageTracker) -> contextlib.AbstractContextMa
 def _classify_persistent(tracker: StorageTracker, model: nn.Module, side: OptimizerSide) -> None:
     for param in model.parameters():
         trainable = param.requires_grad
-        tracker.classify(param, Category.WEIGHTS_TRAINABLE if trainable
-                         else Category.WEIGHTS_FROZEN)
+        tracker.classify(param, PartKind.TRAINABLE_WEIGHTS if trainable
+                         else PartKind.FROZEN_WEIGHTS)
     for buffer in model.buffers():
-        tracker.classify(buffer, Category.WEIGHTS_FROZEN)
-    tracker.reclassify(side.masters, Category.MASTER_WEIGHTS)
+        tracker.classify(buffer, PartKind.FROZEN_WEIGHTS)
+    tracker.reclassify(side.masters, PartKind.MASTER_WEIGHTS)
 
 
 def _classify_gradients_as_accumulated(tracker: StorageTracker, side: OptimizerSide) -> None:
@@ -222,7 +223,7 @@ def _classify_gradients_as_accumulated(tracker: StorageTracker, side: OptimizerS
 
     def accumulated(param: torch.Tensor) -> None:
         if param.grad is not None:
-            tracker.reclassify([param.grad], Category.GRADIENTS)
+            tracker.reclassify([param.grad], PartKind.GRADIENTS)
 
     for param in side.params:
         param.register_post_accumulate_grad_hook(accumulated)  # type: ignore[no-untyped-call]
@@ -237,7 +238,7 @@ def _classify_optimizer_state(tracker: StorageTracker, side: OptimizerSide,
                 tracker.exclude(tensor)
     tracker.reclassify([t for t in states if t.untyped_storage().nbytes() > 0
                         and not (setup.paged and not _is_shared_map(t))],
-                       Category.OPTIMIZER_STATES)
+                       PartKind.OPTIMIZER_STATES)
 
 
 def _is_shared_map(tensor: torch.Tensor) -> bool:

@@ -22,12 +22,13 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-from vramplan.trace.result import Breakdown, Category, Phase, PhasePeak
+from vramplan.parts import PartKind
+from vramplan.trace.result import TRACED_PARTS, Breakdown, Phase, PhasePeak
 
 ALLOCATOR_BLOCK_BYTES = 512
 """c10/cuda/CUDACachingAllocator.cpp: kMinBlockSize = 512; round_size rounds up to a multiple."""
 
-_RANK = {category: rank for rank, category in enumerate(Category)}
+_RANK = {part: rank for rank, part in enumerate(TRACED_PARTS)}
 """Earlier categories win: a weight saved for backward stays a weight."""
 
 
@@ -42,7 +43,7 @@ def allocation_bytes(n_bytes: int) -> int:
 class _Entry:
     ref: weakref.ref[torch.UntypedStorage]
     n_bytes: int
-    category: Category
+    category: PartKind
 
 
 class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
@@ -53,14 +54,14 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
         self._live: dict[int, _Entry] = {}
         self._excluded: set[int] = set()
         self.excluded_bytes = 0
-        self.totals = dict.fromkeys(Category, 0)
+        self.totals = dict.fromkeys(TRACED_PARTS, 0)
         self.current = 0
         self.phase: Phase | None = None
         self.recording = False
         self.peak = 0
         self.peak_phase: Phase | None = None
         self.peak_totals = dict(self.totals)
-        self._phase_peaks: dict[Phase, tuple[int, dict[Category, int]]] = {}
+        self._phase_peaks: dict[Phase, tuple[int, dict[PartKind, int]]] = {}
 
     # --- the dispatch hook -------------------------------------------------------------------
 
@@ -75,7 +76,7 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
 
     # --- registering and classifying storages ------------------------------------------------
 
-    def track(self, tensor: torch.Tensor, category: Category = Category.TEMPORARIES) -> None:
+    def track(self, tensor: torch.Tensor, category: PartKind = PartKind.TEMPORARIES) -> None:
         """Count `tensor`'s storage from now until it is freed (once, however many views)."""
         storage = tensor.untyped_storage()
         key = id(storage)
@@ -91,14 +92,14 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
             self._add(entry.category, n_bytes - entry.n_bytes)
             entry.n_bytes = n_bytes
 
-    def classify(self, tensor: torch.Tensor, category: Category) -> None:
+    def classify(self, tensor: torch.Tensor, category: PartKind) -> None:
         """Give `tensor`'s storage the role `category`, unless it already has an earlier one."""
         self.track(tensor, category)
         entry = self._live.get(id(tensor.untyped_storage()))
         if entry is not None and _RANK[category] < _RANK[entry.category]:
             self._move(entry, category)
 
-    def reclassify(self, tensors: Iterable[torch.Tensor], category: Category) -> None:
+    def reclassify(self, tensors: Iterable[torch.Tensor], category: PartKind) -> None:
         """Set the role of each storage to `category`, whatever it was."""
         for tensor in tensors:
             self.track(tensor, category)
@@ -131,11 +132,11 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
                 self._add(entry.category, -entry.n_bytes)
         return freed
 
-    def _add(self, category: Category, n_bytes: int) -> None:
+    def _add(self, category: PartKind, n_bytes: int) -> None:
         self.totals[category] += n_bytes
         self.current += n_bytes
 
-    def _move(self, entry: _Entry, category: Category) -> None:
+    def _move(self, entry: _Entry, category: PartKind) -> None:
         self.totals[entry.category] -= entry.n_bytes
         self.totals[category] += entry.n_bytes
         entry.category = category
@@ -179,5 +180,5 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
         return self.peak_phase
 
 
-def breakdown(totals: dict[Category, int]) -> Breakdown:
-    return Breakdown(tuple((category, totals[category]) for category in Category))
+def breakdown(totals: dict[PartKind, int]) -> Breakdown:
+    return Breakdown(tuple((category, totals[category]) for category in TRACED_PARTS))

@@ -21,7 +21,7 @@ from enum import StrEnum
 
 from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import LoraTarget
-from vramplan.parts import Component
+from vramplan.parts import Component, PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.training.activations import (
     LITGPT_LM_HEAD_CHUNK,
@@ -105,10 +105,12 @@ class Phase(StrEnum):
 class Part:
     """One named term of a phase, in bytes."""
 
-    key: str
-    """Message key of the label (`part.frozen_weights`, ...)."""
-    component: Component
+    kind: PartKind
     memory_bytes: int
+
+    @property
+    def component(self) -> Component:
+        return self.kind.component
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,32 +203,30 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
     persistent = _persistent_parts(states, setup)
     transient = _backward_transient(arch, setup, spec, saved) * tokens + _dequant_bytes(arch,
                                                                                       setup)
-    acts = (Part("part.activations", Component.ACTIVATIONS, activations),
-            Part("part.autocast_copies", Component.ACTIVATIONS, autocast_copies))
+    acts = (Part(PartKind.ACTIVATIONS, activations),
+            Part(PartKind.AUTOCAST_COPIES, autocast_copies))
     phases = (
         PhaseMemory(Phase.LOSS_FORWARD, (
             *persistent, *acts,
-            Part("part.logits_loss", Component.ACTIVATIONS, loss.forward_peak_bytes),
-            Part("part.previous_graph", Component.ACTIVATIONS,
-                 _previous_graph_bytes(arch, setup, spec)))),
+            Part(PartKind.LOGITS_LOSS, loss.forward_peak_bytes),
+            Part(PartKind.PREVIOUS_GRAPH, _previous_graph_bytes(arch, setup, spec)))),
         PhaseMemory(Phase.BACKWARD_START, (
             *persistent, *acts,
-            Part("part.logits_loss", Component.ACTIVATIONS, loss.backward_peak_bytes))),
+            Part(PartKind.LOGITS_LOSS, loss.backward_peak_bytes))),
         PhaseMemory(Phase.BACKWARD_BLOCKS, (
             *persistent, *acts,
-            Part("part.logits_loss", Component.ACTIVATIONS, loss.logits_alive_bytes),
-            Part("part.backward_temporaries", Component.ACTIVATIONS, transient))),
+            Part(PartKind.LOGITS_LOSS, loss.logits_alive_bytes),
+            Part(PartKind.BACKWARD_TEMPORARIES, transient))),
         PhaseMemory(Phase.BACKWARD_END, (
             *_persistent_parts(states, setup, with_gradients=gradients_kept(setup)),
-            Part("part.gradients", Component.GRADIENTS,
+            Part(PartKind.GRADIENTS,
                  0 if gradients_kept(setup) else _gradients_before_first_block(arch, setup)),
-            Part("part.logits_loss", Component.ACTIVATIONS, loss.logits_alive_bytes),
-            Part("part.backward_temporaries", Component.ACTIVATIONS, transient))),
+            Part(PartKind.LOGITS_LOSS, loss.logits_alive_bytes),
+            Part(PartKind.BACKWARD_TEMPORARIES, transient))),
         PhaseMemory(Phase.OPTIMIZER_STEP, (
             *_persistent_parts(states, setup, with_gradients=True, in_step=True),
-            Part("part.logits_loss", Component.ACTIVATIONS, _logits_in_step(setup, loss)),
-            Part("part.step_temporaries", Component.OPTIMIZER_STATES,
-                 optimizer_step_temporaries(arch, setup)))),
+            Part(PartKind.LOGITS_LOSS, _logits_in_step(setup, loss)),
+            Part(PartKind.STEP_TEMPORARIES, optimizer_step_temporaries(arch, setup)))),
     )
     return TrainingEstimate(setup=setup, states=states, block_saved=saved,
                             activations_bytes=activations, loss=loss, phases=phases)
@@ -432,11 +432,11 @@ def _persistent_parts(states: ModelStates, setup: TrainingSetup,
         # gradient becomes an fp32 one (Megatron's `main_grad`, DeepSpeed's fp32 partition)
         gradient_bytes = 4 * states.trainable_params
     return (
-        Part("part.trainable_weights", Component.WEIGHTS, states.trainable_weight_bytes),
-        Part("part.frozen_weights", Component.WEIGHTS, states.frozen_weight_bytes),
-        Part("part.gradients", Component.GRADIENTS, gradient_bytes),
-        Part("part.master_weights", Component.MASTER_WEIGHTS, states.master_weight_bytes),
-        Part("part.optimizer_states", Component.OPTIMIZER_STATES,
+        Part(PartKind.TRAINABLE_WEIGHTS, states.trainable_weight_bytes),
+        Part(PartKind.FROZEN_WEIGHTS, states.frozen_weight_bytes),
+        Part(PartKind.GRADIENTS, gradient_bytes),
+        Part(PartKind.MASTER_WEIGHTS, states.master_weight_bytes),
+        Part(PartKind.OPTIMIZER_STATES,
              states.optimizer_state_bytes if in_step or optimizer_states_exist(setup) else 0),
     )
 

@@ -209,8 +209,9 @@ def fit_chart(report: FitReport) -> FitChart:
     """The per-GPU peak's parts (as `vramplan fit` lists them) on one byte scale, with lines at
     the usable share and at the capacity."""
     estimate, verdict = report.estimate, report.verdict
-    named = [(part.key, part.memory_bytes) for part in estimate.peak.parts if part.memory_bytes]
-    styles = {part.key: part.component.value for part in estimate.peak.parts}
+    named = [(part.kind.label_key, part.memory_bytes)
+             for part in estimate.peak.parts if part.memory_bytes]
+    styles = {part.kind.label_key: part.component.value for part in estimate.peak.parts}
     overhead = estimate.total_bytes - estimate.allocated_bytes
     if overhead:
         named.append(("fit.allocator", overhead))

@@ -234,7 +234,7 @@ def inference_chart(payload: JSON) -> InferenceChart:
 
 
 def part_label(name: str, lang: Lang) -> str:
-    key = "sister.infer.part.cuda_context" if name == CUDA_CONTEXT else f"infer.part.{name}"
+    key = "sister.infer.part.cuda_context" if name == CUDA_CONTEXT else f"part.{name}"
     return translate(key, lang)
 
 

@@ -153,19 +153,7 @@ MESSAGES = {
         "Not counted: CUDA context, cuBLAS/attention workspaces, allocator fragmentation "
         "(see docs/trace.md).",
     },
-    "trace.category.weights_trainable": {FR: "poids entraînables", EN: "trainable weights"},
-    "trace.category.weights_frozen": {FR: "poids gelés", EN: "frozen weights"},
-    "trace.category.gradients": {FR: "gradients", EN: "gradients"},
-    "trace.category.master_weights": {
-        FR: "copie maîtresse fp32",
-        EN: "fp32 master copy",
-    },
-    "trace.category.optimizer_states": {FR: "états de l'optimiseur", EN: "optimizer states"},
-    "trace.category.saved_activations": {
-        FR: "activations gardées pour la rétropropagation",
-        EN: "activations saved for backward",
-    },
-    "trace.category.temporaries": {FR: "temporaires", EN: "temporaries"},
+    "part.temporaries": {FR: "temporaires", EN: "temporaries"},
     "trace.phase.forward": {FR: "propagation avant", EN: "forward"},
     "trace.phase.loss": {FR: "perte", EN: "loss"},
     "trace.phase.backward": {FR: "rétropropagation", EN: "backward"},

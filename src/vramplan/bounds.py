@@ -1,13 +1,14 @@
-"""Reading user numbers: `7.5` and `7,5` alike, never NaN, infinite or out of range.
+"""Every number a user can give, with its accepted range, and the reading of typed numbers.
 
-Every interface (CLI, JSON API, web form) validates through these functions, so a value is accepted
-or refused the same way everywhere, with the same message.
+`7.5` and `7,5` read alike; NaN, infinities and values out of range are refused with an error that
+names the field. Every interface (CLI, JSON API, web form, case files, the Python API) checks
+numbers through these bounds, so a value is accepted or refused the same way everywhere.
 """
 
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from vramplan.errors import NotAnInteger, NotANumber, NotFinite, OutOfRange
 
@@ -15,21 +16,22 @@ NUMBER_PATTERN = r"[+-]?(?:[0-9]+(?:[.,][0-9]*)?|[.,][0-9]+)(?:[eE][+-]?[0-9]+)?
 """The numbers users may type, as a regular expression (for API schemas): a plain decimal number
 with `.` or `,` as the decimal mark and ASCII digits; no thousands separators, no `_`. Python's
 float() reads exactly these once `,` becomes `.` and the text holds only these characters, which
-is how `parse_decimal` checks them (no regex to compile on the CLI's start path)."""
+is how `parse_decimal` checks them."""
 _NUMBER_CHARACTERS = frozenset("0123456789+-.,eE")
 _NON_FINITE_WORDS = frozenset({"nan", "inf", "infinity"})
 
 
-# Records on the CLI's start path are NamedTuples, not dataclasses: importing dataclasses
-# (and inspect) and building frozen dataclasses took ~10 ms of a ~46 ms start
-# (benchmarks/cli_startup.py). They are immutable and typed all the same.
-class NumberField(NamedTuple):
-    """A numeric input and its accepted range. `name` is the API/query name of the field."""
+@dataclass(frozen=True, slots=True)
+class NumberField:
+    """A numeric input and its accepted range. `name` is the field's name in every interface
+    (the case format's column, the API's parameter, the CLI's option without dashes)."""
 
     name: str
     minimum: float
     maximum: float
-    minimum_inclusive: bool = False
+    minimum_inclusive: bool = True
+    integer: bool = False
+    """Only whole numbers (`2`; `2.0` and `2,5` are refused)."""
 
     def check(self, value: float, raw: str | None = None) -> float:
         """`value` if finite and in range; otherwise an error naming the field and `raw`."""
@@ -46,7 +48,7 @@ class NumberField(NamedTuple):
         return self.check(parse_decimal(self.name, raw), raw.strip())
 
     def parse_int(self, raw: str) -> int:
-        """Parse a whole number (`2`, `2.0` is refused) and check it."""
+        """Parse a whole number (`2`; `2.0` is refused) and check it."""
         text = raw.strip()
         digits = text[1:] if text[:1] in ("+", "-") else text
         if not (digits.isascii() and digits.isdigit()):
@@ -75,8 +77,40 @@ def _show(value: float) -> str:
     return str(int(value)) if float(value).is_integer() and abs(value) < 1e16 else repr(value)
 
 
-# Ranges of the seed calculator's fields. The upper limits only catch typing slips: the largest
-# published dense models are under 2,000 billion parameters, and no format uses 1,000 bytes/param.
-PARAMS_BILLION = NumberField("params", minimum=0, maximum=100_000)
-BYTES_PER_PARAM = NumberField("bytes_per_param", minimum=0, maximum=1_000)
-ACTIVATIONS_GB = NumberField("activations", minimum=0, maximum=1_000_000, minimum_inclusive=True)
+def _whole(name: str, minimum: int, maximum: int) -> NumberField:
+    return NumberField(name, minimum, maximum, minimum_inclusive=True, integer=True)
+
+
+# --- the seed calculator ------------------------------------------------------------------------
+# The upper limits only catch typing slips: the largest published dense models are under 2,000
+# billion parameters, and no format uses 1,000 bytes per parameter.
+PARAMS_BILLION = NumberField("params", minimum=0, maximum=100_000, minimum_inclusive=False)
+BYTES_PER_PARAM = NumberField("bytes_per_param", minimum=0, maximum=1_000,
+                              minimum_inclusive=False)
+ACTIVATIONS_GB = NumberField("activations", minimum=0, maximum=1_000_000)
+
+# --- a training or inference run ----------------------------------------------------------------
+BATCH = _whole("batch", 1, 1_000_000)
+"""Sequences per micro-batch (training) or concurrent sequences (inference)."""
+SEQ_LEN = _whole("seq_len", 1, 10_000_000)
+"""Tokens per training sequence."""
+TRAIN_LAYERS = _whole("train_layers", 1, 100_000)
+"""Method `freeze`: how many of the last blocks train."""
+LORA_RANK = _whole("lora_r", 1, 65_536)
+GRAD_ACCUM = _whole("grad_accum", 1, 1_000_000)
+CONTEXT = _whole("context", 1, 10_000_000)
+"""Tokens cached per sequence in inference (prompt plus generated tokens)."""
+PROMPT = _whole("prompt", 1, 10_000_000)
+"""Prompt tokens processed in prefill."""
+
+# --- GPUs ---------------------------------------------------------------------------------------
+GPUS = _whole("gpus", 1, 1_000_000)
+GPUS_PER_NODE = _whole("gpus_per_node", 1, 1_024)
+TENSOR_PARALLEL = _whole("tensor_parallel", 1, 1_024)
+PIPELINE_PARALLEL = _whole("pipeline_parallel", 1, 100_000)
+USABLE_SHARE = NumberField("margin", minimum=0, maximum=100, minimum_inclusive=False)
+"""The usable share of a GPU's memory, in percent (`--margin 80`; 100 = no margin)."""
+
+# --- the server ---------------------------------------------------------------------------------
+PORT = _whole("port", 1, 65_535)
+"""TCP ports a server may listen on (0 would pick a random one, which nobody could find)."""

@@ -11,8 +11,9 @@ import json
 from dataclasses import dataclass
 from enum import StrEnum
 
+from vramplan.bounds import LORA_RANK
 from vramplan.model.architecture import Architecture
-from vramplan.model.lora_targets import LORA_RANK, LoraMatrix, LoraTarget, lora_breakdown
+from vramplan.model.lora_targets import LoraMatrix, LoraTarget, lora_breakdown
 
 
 class AdapterDtype(StrEnum):

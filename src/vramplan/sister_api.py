@@ -53,13 +53,10 @@ def inference_request(query: Mapping[str, str], arch: Architecture,
                       model_name: str) -> tuple[InferenceEstimate, tuple[InferenceVerdict, ...]]:
     """The estimate and the GPU verdicts for the inference fields of `query` (text, defaults as
     listed above) and a model already resolved; the CLI calls it with its options' values."""
+    from vramplan.bounds import BATCH, CONTEXT, PROMPT, TENSOR_PARALLEL
     from vramplan.inference.estimate import estimate_inference
     from vramplan.inference.limits import inference_verdicts
     from vramplan.inference.setup import (
-        BATCH,
-        CONTEXT,
-        PROMPT,
-        TENSOR_PARALLEL,
         AttentionKernel,
         inference_inputs,
         resolve_compute_dtype,
@@ -94,8 +91,9 @@ def inference_request(query: Mapping[str, str], arch: Architecture,
 
 def lora_payload(query: Mapping[str, str]) -> dict[str, Any]:
     """`vramplan lora --json` for these query fields."""
+    from vramplan.bounds import LORA_RANK
     from vramplan.lora_calculator import estimate_lora, lora_inputs
-    from vramplan.model.lora_targets import LORA_RANK, parse_lora_targets
+    from vramplan.model.lora_targets import parse_lora_targets
     from vramplan.serialize import lora_to_json
 
     name, arch = _model(query)

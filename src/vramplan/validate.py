@@ -70,7 +70,7 @@ WITHIN_SHARE_PCT = 10.0
 """The summary's `within_10pct_share` threshold."""
 
 _COUNT = NumberField("count", minimum=1, maximum=100_000_000, minimum_inclusive=True)
-_MEASURED = NumberField("measured", minimum=0, maximum=1e9)
+_MEASURED = NumberField("measured", minimum=0, maximum=1e9, minimum_inclusive=False)
 
 E = TypeVar("E", bound=StrEnum)
 

@@ -105,8 +105,8 @@ def _activations_from_shape(args: argparse.Namespace,
         raise ConflictingOptions("activations", "seq_len", args.activations)
     if model is None:
         raise MissingValue("model")
+    from vramplan.bounds import BATCH, SEQ_LEN
     from vramplan.training.estimate import activations_for_simple_mode
-    from vramplan.training.setup import BATCH, SEQ_LEN
     from vramplan.units import bytes_to_gb
     from vramplan.vocab import Method, choice
 

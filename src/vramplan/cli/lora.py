@@ -33,10 +33,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
 
 
 def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
+    from vramplan.bounds import LORA_RANK
     from vramplan.cli.models import model_for_estimate
     from vramplan.errors import MissingValue
     from vramplan.lora_calculator import estimate_lora, lora_inputs
-    from vramplan.model.lora_targets import LORA_RANK, parse_lora_targets
+    from vramplan.model.lora_targets import parse_lora_targets
 
     model = model_for_estimate(args.model, args.config)
     if model is None:

@@ -10,8 +10,6 @@ TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms o
 if TYPE_CHECKING:
     from typing import TextIO
 
-PORT_RANGE = (1, 65_535)
-"""TCP ports a server may listen on (0 would pick a random one, which nobody could find)."""
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = "8000"
 
@@ -28,9 +26,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
 
 
 def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
-    from vramplan.bounds import NumberField
+    from vramplan.bounds import PORT
 
-    port = NumberField("port", *PORT_RANGE, minimum_inclusive=True).parse_int(args.port)
+    port = PORT.parse_int(args.port)
     import uvicorn  # lazy: the other commands never load the web stack
 
     from vramplan.web.app import create_app

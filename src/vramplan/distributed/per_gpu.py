@@ -27,11 +27,7 @@ from vramplan.training.estimate import (
     TrainingEstimate,
     estimate_training,
 )
-from vramplan.training.setup import (
-    TrainingSetup,
-    gradients_kept,
-    optimizer_states_exist,
-)
+from vramplan.training.setup import TrainingSetup, gradients_kept, optimizer_states_exist
 from vramplan.training.states import ModelStates, lora_in_blocks, total_params
 from vramplan.units import ceil_div
 from vramplan.vocab import Checkpointing, Framework, Method, Metric, Offload, Scheme

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from vramplan.bounds import NumberField
+from vramplan.bounds import GPUS, GPUS_PER_NODE, PIPELINE_PARALLEL, TENSOR_PARALLEL
 from vramplan.errors import ConflictingOptions, OutOfRange
 from vramplan.training.states import ModelStates
 from vramplan.units import BYTES_PER_MIB, ceil_div
@@ -48,12 +48,6 @@ _SHARDED = frozenset({Scheme.ZERO3, Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSD
 _DEEPSPEED = frozenset({Scheme.ZERO1, Scheme.ZERO2, Scheme.ZERO3})
 _FSDP = frozenset({Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP})
 
-GPUS = NumberField("gpus", minimum=1, maximum=1_000_000, minimum_inclusive=True)
-GPUS_PER_NODE = NumberField("gpus_per_node", minimum=1, maximum=1_024, minimum_inclusive=True)
-TENSOR_PARALLEL = NumberField("tensor_parallel", minimum=1, maximum=1_024,
-                              minimum_inclusive=True)
-PIPELINE_PARALLEL = NumberField("pipeline_parallel", minimum=1, maximum=100_000,
-                                minimum_inclusive=True)
 
 
 @dataclass(frozen=True, slots=True)

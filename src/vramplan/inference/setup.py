@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from fractions import Fraction
 
-from vramplan.bounds import NumberField
+from vramplan.bounds import BATCH, CONTEXT, PROMPT, TENSOR_PARALLEL
 from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName
 from vramplan.model.architecture import Architecture
 from vramplan.presets.inference_engines import ENGINES, Engine, EngineProfile
@@ -70,10 +70,6 @@ class AttentionKernel(StrEnum):
     """Explicit softmax(QK^T): a batch x heads x chunk x context score matrix in fp32."""
 
 
-CONTEXT = NumberField("context", minimum=1, maximum=10_000_000, minimum_inclusive=True)
-BATCH = NumberField("batch", minimum=1, maximum=1_000_000, minimum_inclusive=True)
-PROMPT = NumberField("prompt", minimum=1, maximum=10_000_000, minimum_inclusive=True)
-TENSOR_PARALLEL = NumberField("tensor_parallel", minimum=1, maximum=1024, minimum_inclusive=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from vramplan.bounds import NumberField
 from vramplan.errors import OutOfRange, UnknownName
 from vramplan.model.architecture import Architecture, LinearSpec
 
@@ -49,7 +48,6 @@ BLOCK_TARGETS = frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.
 """What `all` stands for: litgpt's lora_query/key/value/projection/mlp, peft's `all-linear`
 without the head."""
 
-LORA_RANK = NumberField("lora_r", minimum=1, maximum=65_536, minimum_inclusive=True)
 
 
 @dataclass(frozen=True, slots=True)

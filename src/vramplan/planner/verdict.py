@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vramplan.bounds import NumberField
+from vramplan.bounds import USABLE_SHARE
 
 DEFAULT_USABLE_SHARE = 0.80
 """Plan to use at most 80% of a GPU's memory: over 454 training runs on A100 and H100, "when the
@@ -10,8 +10,6 @@ estimated memory usage is below 80% of the available GPU memory, the training ne
 out-of-memory errors" (Fujii, Watanabe & Yokota 2024, "Accelerating Large Language Model Training
 with 4D Parallelism and Memory Consumption Estimator", arXiv:2411.06465, abstract)."""
 
-USABLE_SHARE = NumberField("margin", minimum=0, maximum=100)
-"""The usable share of a GPU's memory, in percent (CLI `--margin 80`; 100 = no margin)."""
 
 
 def usable_share_from_percent(percent: float) -> float:

@@ -9,13 +9,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vramplan.bounds import NumberField
+from vramplan.bounds import (
+    BATCH,
+    GPUS,
+    GPUS_PER_NODE,
+    GRAD_ACCUM,
+    LORA_RANK,
+    PIPELINE_PARALLEL,
+    SEQ_LEN,
+    TENSOR_PARALLEL,
+    NumberField,
+)
 from vramplan.distributed.per_gpu import default_parallelism
-from vramplan.distributed.sharding import GPUS, GPUS_PER_NODE, PIPELINE_PARALLEL, TENSOR_PARALLEL
 from vramplan.model.architecture import Architecture
-from vramplan.model.lora_targets import LORA_RANK, parse_lora_targets
+from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.planner.setup import FitSetup
-from vramplan.training.setup import BATCH, SEQ_LEN, TrainingSetup, check_setup
+from vramplan.training.setup import TrainingSetup, check_setup
 from vramplan.vocab import (
     Attention,
     Checkpointing,
@@ -31,8 +40,6 @@ from vramplan.vocab import (
     Scheme,
     choice,
 )
-
-GRAD_ACCUM = NumberField("grad_accum", minimum=1, maximum=1_000_000, minimum_inclusive=True)
 
 
 @dataclass(frozen=True, slots=True)

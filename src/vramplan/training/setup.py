@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vramplan.bounds import NumberField
+from vramplan.bounds import BATCH, LORA_RANK, SEQ_LEN, TRAIN_LAYERS
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
-from vramplan.model.lora_targets import LORA_RANK, LoraTarget
+from vramplan.model.lora_targets import LoraTarget
 from vramplan.training.activations import LITGPT_LORA_DROPOUT
 from vramplan.vocab import (
     Attention,
@@ -21,10 +21,6 @@ from vramplan.vocab import (
     Precision,
     Quant,
 )
-
-BATCH = NumberField("batch", minimum=1, maximum=1_000_000, minimum_inclusive=True)
-SEQ_LEN = NumberField("seq_len", minimum=1, maximum=10_000_000, minimum_inclusive=True)
-TRAIN_LAYERS = NumberField("train_layers", minimum=1, maximum=100_000, minimum_inclusive=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
-from vramplan.bounds import parse_decimal
+from vramplan.bounds import BATCH, SEQ_LEN, parse_decimal
 from vramplan.errors import MissingValue, UnknownName, VramplanError
 from vramplan.i18n import Lang, has_message, translate
 from vramplan.planner.report import FitReport, fit_report
@@ -27,7 +27,6 @@ from vramplan.presets.models import ModelPreset, architecture_of, find_model
 from vramplan.presets.optimizers import OptimizerPreset
 from vramplan.requests.training import FitFields, fit_setup
 from vramplan.training.estimate import activations_for_simple_mode
-from vramplan.training.setup import BATCH, SEQ_LEN
 from vramplan.units import bytes_to_gb, format_number
 from vramplan.vocab import (
     Checkpointing,

@@ -12,8 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from vramplan.inference.setup import BATCH, CONTEXT, PROMPT, TENSOR_PARALLEL, ComputeDtype, KvDtype
-from vramplan.model.lora_targets import LORA_RANK, LoraTarget
+from vramplan.bounds import BATCH, CONTEXT, LORA_RANK, PROMPT, TENSOR_PARALLEL
+from vramplan.inference.setup import ComputeDtype, KvDtype
+from vramplan.model.lora_targets import LoraTarget
 from vramplan.presets.inference_engines import Engine
 from vramplan.web.schemas import NUMBER_TEXT, OPTIONAL_NUMBER_TEXT, GpuName, LangQuery
 

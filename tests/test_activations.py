@@ -8,7 +8,6 @@ import dataclasses
 import pytest
 
 from vramplan.model.hf_config import parse_config
-from vramplan.model.lora_targets import LoraTarget
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.activations import (
     BlockSpec,
@@ -20,7 +19,7 @@ from vramplan.training.activations import (
 )
 from vramplan.training.estimate import block_spec, estimate_training
 from vramplan.training.setup import TrainingSetup
-from vramplan.vocab import Attention, Checkpointing, Framework, Method, Precision
+from vramplan.vocab import Attention, Checkpointing, Framework, LoraTarget, Method, Precision
 
 LLAMA = architecture_of(find_model("llama-2-7b"))
 Q_V = frozenset({LoraTarget.Q, LoraTarget.V})

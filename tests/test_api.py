@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from vramplan.cli.main import main
-from vramplan.web.schemas import ErrorOut, EstimateOut, GpusOut, ModelsOut
+from vramplan.web.api.schemas import ErrorOut, EstimateOut, GpusOut, ModelsOut
 
 
 def cli_json(*argv: str) -> Any:
@@ -63,10 +63,13 @@ def test_query_accepts_french_decimals(client: TestClient) -> None:
     assert french["params_billion"] == 7.5
 
 
-def test_optimizer_custom_means_bytes_per_param(client: TestClient) -> None:
-    custom = client.get("/api/v1/estimate",
-                        params={"params": "7", "optimizer": "custom", "bytes_per_param": "10"})
+def test_a_custom_figure_is_bytes_per_param_alone(client: TestClient) -> None:
+    custom = client.get("/api/v1/estimate", params={"params": "7", "bytes_per_param": "10"})
     assert custom.json() == cli_json("estimate", "--params", "7", "--bytes-per-param", "10")
+    # the page's "custom value" choice is the page's own: the API names the optimizers
+    refused = error_of(client.get("/api/v1/estimate", params={"params": "7",
+                                                              "optimizer": "custom"}))
+    assert (refused["code"], refused["field"]) == ("unknown_name", "optimizer")
 
 
 def test_gpus_equal_the_cli_json(client: TestClient) -> None:
@@ -125,7 +128,7 @@ def test_post_refuses_broken_json(client: TestClient) -> None:
     ({"params": "0"}, "out_of_range", "params"),
     ({"params": ""}, "missing", "params"),
     ({"activations": "20"}, "missing", "params"),
-    ({"params": "7", "optimizer": "custom"}, "missing", "bytes_per_param"),
+    ({"params": "7", "params ": "8"}, "unknown_field", "params "),
     ({"params": "7", "optimizer": "adam-8bit", "bytes_per_param": "10"}, "conflicting",
      "optimizer"),
     ({"params": "7", "activation": "20"}, "unknown_field", "activation"),
@@ -146,7 +149,7 @@ def test_error_message_in_the_requested_language(client: TestClient) -> None:
     assert by_query["lang"] == "fr" and english["lang"] == "en"
     assert by_query["message"] == (
         "params : « abc » n'est pas un nombre ; indiquez le nombre de paramètres en milliards, "
-        "plus de 0 et au plus 100 000 (par exemple 7 ou 7,5)"
+        "plus de 0 et au plus 100\u202f000 (par exemple 7 ou 7,5)"
     )
     assert english["message"].startswith("params: 'abc' is not a number")
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from test_browser import OUTPUT, Session, base_url, browser
-from vramplan.sister_api import inference_payload, lora_payload
+from tests.helpers import inference_json, lora_json
 
 __all__ = ["base_url", "browser"]  # the module-scoped fixtures of test_browser.py, reused here
 
@@ -34,7 +34,7 @@ def total(page: object) -> object:
 
 def device_gb(query: dict[str, str], lang: str) -> str:
     """The total per GPU the page must show, from the same request layer as the API."""
-    value = f"{inference_payload({**query, 'limits': '1'})['device_gb']:.2f}"
+    value = f"{inference_json({**query, 'limits': '1'})['device_gb']:.2f}"
     value = value.rstrip("0").rstrip(".")
     return (value.replace(".", ",") + f"{NBSP}Go") if lang == "fr" else f"{value}{NBSP}GB"
 
@@ -102,11 +102,11 @@ def test_lora_ticking_a_target_updates_live(session: Session) -> None:
     expect(trainable).to_have_text("4,194,304")  # 8 × (4096 + 4096) × 2 × 32, Hu et al. 2021
     screenshot(page, "lora-en.png")
     page.check("input[name=lora_targets][value=k]")
-    expected = lora_payload({"model": "llama-2-7b", "lora_r": "8", "lora_targets": "q,k,v"})
+    expected = lora_json({"model": "llama-2-7b", "lora_r": "8", "lora_targets": "q,k,v"})
     expect(trainable).to_have_text(f"{expected['trainable_params']:,}")
     assert "lora_targets=k" in page.url  # type: ignore[attr-defined]
     page.fill("#lora_r", "16")
-    doubled = lora_payload({"model": "llama-2-7b", "lora_r": "16", "lora_targets": "q,k,v"})
+    doubled = lora_json({"model": "llama-2-7b", "lora_r": "16", "lora_targets": "q,k,v"})
     expect(trainable).to_have_text(f"{doubled['trainable_params']:,}")
     link = page.locator("[data-training-link]")
     expect(link).to_have_attribute("href", "/en/?model=llama-2-7b&method=lora&lora_r=16"
@@ -126,7 +126,7 @@ def test_lora_bad_rank_and_no_target(session: Session) -> None:
     expect(page.locator("#lora_targets-error")).to_contain_text("valeur manquante")
     page.check("input[name=lora_targets][value=all]")
     expect(page.locator("#lora_targets-error")).to_have_text("")
-    expected = lora_payload({"model": "llama-3.1-8b", "lora_r": "8", "lora_targets": "all"})
+    expected = lora_json({"model": "llama-3.1-8b", "lora_r": "8", "lora_targets": "all"})
     expect(page.locator('[data-result="trainable"]')).to_have_text(
         f"{expected['trainable_params']:,}".replace(",", NNBSP))
 
@@ -157,7 +157,7 @@ def test_sister_pages_work_without_javascript(browser: object, base_url: str) ->
     page.fill("#lora_r", "8")
     page.click("button[type=submit]")
     expect(page.locator('[data-result="trainable"]')).to_have_text(
-        f"{lora_payload({'model': 'llama-3.1-8b', 'lora_r': '8'})['trainable_params']:,}")
+        f"{lora_json({'model': 'llama-3.1-8b', 'lora_r': '8'})['trainable_params']:,}")
     assert "lora_targets=q&lora_targets=v" in page.url  # type: ignore[attr-defined]
     page = session.open("/")
     page.click("a[href='/inference']")  # the main page's "Calculateurs associés" link

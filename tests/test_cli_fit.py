@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from typing import Any
 
 import pytest
 
@@ -88,7 +89,16 @@ def test_report_in_english_and_french() -> None:
     (("fit", "--model", "llama-2-7b", "--gpu", "a100", "--margin", "150"), "--margin"),
     (("fit", "--model", "llama-2-7b", "--gpu", "a100", "--batch", "0"), "--batch"),
     (("fit", "--model", "llama-2-7b", "--gpu", "h900"), "--gpu"),
-    (("fit", "--model", "llama-2-7b", "--gpu", "a100", "--method", "qlora"), "--quant"),
+    (("fit", "--model", "llama-2-7b", "--gpu", "a100", "--method", "lora", "--quant", "nf4"),
+     "--quant nf4 applies only with --method qlora"),
+    (("fit", "--model", "llama-2-7b", "--gpu", "a100", "--lora-targets", "abc"),
+     "--lora-targets: unknown name 'abc'"),
+    (("fit", "--model", "llama-2-7b", "--gpu", "a100", "--lora-r", "16"),
+     "--lora-r 16 applies only with --method lora, qlora"),
+    (("fit", "--model", "llama-2-7b", "--gpu", "a100", "--tp", "3"),
+     "--tensor-parallel: 3 does not divide the model's 32 attention heads"),
+    (("fit", "--model", "llama-2-7b", "--gpu", "a100", "--pp", "100"),
+     "--pipeline-parallel: 100 stages for 32 layers"),
 ])
 def test_bad_input_exits_2_naming_the_option(argv: tuple[str, ...], option: str) -> None:
     status, out, err = run(*argv, "--lang", "en")
@@ -111,15 +121,20 @@ def test_help_lists_every_option(lang: str, capsys: pytest.CaptureFixture[str]) 
 
 def test_fit_inputs_defaults_and_errors_are_shared_with_the_api() -> None:
     from vramplan.errors import UnknownName
-    from vramplan.requests.training import FitFields, fit_setup
+    from vramplan.requests.reading import read
+    from vramplan.requests.training import fit_request
+    from vramplan.requests.vocabulary import FIT
 
-    arch = architecture_of(find_model("tinyllama-1.1b"))
-    setup = fit_setup(arch, "tinyllama-1.1b", FitFields(gpus="", sharding="", batch=" "))
-    assert setup.parallelism.scheme is Scheme.NONE and setup.training.batch == 1
-    assert setup.training.metric is Metric.DEVICE
-    assert fit_setup(arch, "x", FitFields(gpus="4")).parallelism.scheme is Scheme.DDP
+    def setup(**texts: str) -> Any:
+        query = {"model": "tinyllama-1.1b", "gpu": "h100", **texts}
+        return fit_request(read(FIT, query, text=True)).setup
+
+    defaulted = setup(gpus="", sharding="", batch=" ")
+    assert defaulted.parallelism.scheme is Scheme.NONE and defaulted.training.batch == 1
+    assert defaulted.training.metric is Metric.DEVICE
+    assert setup(gpus="4").parallelism.scheme is Scheme.DDP
     with pytest.raises(UnknownName) as error:
-        fit_setup(arch, "x", FitFields(offload="disk"))
+        setup(offload="disk")
     assert error.value.field == "offload"
 
 

@@ -10,9 +10,10 @@ import pytest
 
 from vramplan.cli.main import main
 from vramplan.inference.estimate import estimate_inference
-from vramplan.inference.setup import KvDtype, inference_inputs
+from vramplan.inference.setup import inference_inputs
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.presets.quant_formats import find_format
+from vramplan.vocab import KvDtype
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -42,7 +43,7 @@ def test_json_matches_the_core() -> None:
 
 def test_max_context_and_max_batch_in_json() -> None:
     _, out, _ = run("infer", "--model", "mistral-7b-v0.1", "--weights", "awq-4bit-g128",
-                    "--engine", "vllm", "--gpu", "l4", "--max-batch", "--json")
+                    "--engine", "vllm", "--gpu", "l4", "--limits", "--json")
     verdict = json.loads(out)["verdicts"][0]
     assert verdict["gpu"] == "l4-24gb"
     assert verdict["usable_bytes"] == int(24 * 2**30 * 0.9)
@@ -52,7 +53,7 @@ def test_max_context_and_max_batch_in_json() -> None:
 
 def test_report_in_english_and_french() -> None:
     status, out, _ = run("infer", "--model", "llama-2-7b", "--weights", "q4_k_m",
-                         "--gpu", "rtx-4090", "--max-context", "--lang", "en")
+                         "--gpu", "rtx-4090", "--limits", "--lang", "en")
     assert status == 0
     assert "llama.cpp" in out
     assert "Q6_K" in out and "host (CPU) memory" in out
@@ -80,10 +81,18 @@ def test_bad_input_exits_2_with_the_option_named(argv: tuple[str, ...], needle: 
     assert "Traceback" not in err
 
 
-def test_max_context_and_max_batch_are_exclusive() -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        run("infer", "--model", "llama-2-7b", "--max-context", "--max-batch")
-    assert exit_info.value.code == 2
+def test_a_context_beyond_the_trained_one_is_counted_with_a_warning() -> None:
+    status, out, _ = run("infer", "--model", "llama-2-7b", "--context", "8192", "--json")
+    assert status == 0 and json.loads(out)["beyond_trained_context"] is True
+    _, text, _ = run("infer", "--model", "llama-2-7b", "--context", "8192", "--lang", "en")
+    assert text.startswith("warning: a context of 8192 tokens exceeds the 4096 tokens")
+    status, out, _ = run("infer", "--model", "llama-2-7b", "--context", "4096", "--json")
+    assert json.loads(out)["beyond_trained_context"] is False
+
+
+def test_tensor_parallel_must_divide_the_heads() -> None:
+    status, _, err = run("infer", "--model", "llama-2-7b", "--tp", "3", "--lang", "en")
+    assert status == 2 and "--tensor-parallel: 3 does not divide the model's 32" in err
 
 
 def test_config_json_gives_the_same_estimate_as_the_preset(tmp_path: Path) -> None:

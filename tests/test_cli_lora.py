@@ -17,7 +17,8 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 
 def test_json() -> None:
-    status, out, err = run("lora", "--model", "llama-2-7b", "--rank", "8", "--targets", "q;v",
+    status, out, err = run("lora", "--model", "llama-2-7b", "--lora-r", "8", "--lora-targets",
+                           "q;v",
                            "--json")
     assert (status, err) == (0, "")
     payload = json.loads(out)
@@ -30,7 +31,7 @@ def test_json() -> None:
 
 
 def test_dora_and_rslora_in_both_languages() -> None:
-    status, out, _ = run("lora", "--model", "llama-3.1-8b", "--targets", "all", "--dora",
+    status, out, _ = run("lora", "--model", "llama-3.1-8b", "--lora-targets", "all", "--dora",
                          "--rslora", "--lang", "en")
     assert status == 0
     assert "DoRA magnitude vectors" in out and "same memory" in out
@@ -40,10 +41,12 @@ def test_dora_and_rslora_in_both_languages() -> None:
 
 
 @pytest.mark.parametrize(("argv", "needle"), [
-    (("--model", "llama-2-7b", "--rank", "0"), "--lora-r"),
-    (("--model", "llama-2-7b", "--rank", "1.5"), "--lora-r"),
-    (("--model", "llama-2-7b", "--targets", "qq"), "--lora-targets"),
-    (("--rank", "8"), "--model"),
+    (("--model", "llama-2-7b", "--lora-r", "0"), "--lora-r"),
+    (("--model", "llama-2-7b", "--lora-r", "1.5"), "--lora-r"),
+    (("--model", "llama-2-7b", "--lora-targets", "qq"), "--lora-targets"),
+    (("--model", "llama-2-7b", "--lora-targets", "q,q"), "--lora-targets"),
+    (("--model", "llama-2-7b", "--lora-targets", "q,v,,"), "--lora-targets"),
+    (("--lora-r", "8"), "--model"),
 ])
 def test_bad_input_exits_2(argv: tuple[str, ...], needle: str) -> None:
     status, out, err = run("lora", *argv, "--lang", "en")

@@ -78,7 +78,9 @@ def test_model_from_a_config_folder_with_the_safetensors_check() -> None:
     (("model", "--config", str(FIXTURES / "falcon-7b-refinedweb")),
      "model_type 'RefinedWebModel' is not supported"),
     (("estimate", "--model", "llama-2-7b", "--params", "13"),
-     "--params 13 (billion) disagrees with --model llama-2-7b, which has 6.738 billion"),
+     "--params and --model cannot be used together: give one or the other"),
+    (("estimate", "--model", "llama-2-70b", "--params", "70"),
+     "--params and --model cannot be used together: give one or the other"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv: tuple[str, ...], fragment: str) -> None:
     status, out, err = run(*argv, "--lang", "en")
@@ -100,9 +102,3 @@ def test_estimate_with_a_config_folder() -> None:
     status, out, _ = run("estimate", "--config", str(FIXTURES / "llama-2-7b"), "--lang", "en")
     assert status == 0
     assert out.startswith("Model: llama (6,738,415,616)")
-
-
-def test_params_still_override_a_model_when_they_agree() -> None:
-    status, out, _ = run("estimate", "--model", "llama-2-70b", "--params", "70", "--json")
-    assert status == 0
-    assert json.loads(out)["params"] == 70_000_000_000

@@ -15,10 +15,11 @@ from vramplan.cli.main import main
 from vramplan.planner.report import fit_report
 from vramplan.presets.gpus import find_gpu
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.requests.training import FitFields, fit_setup
+from vramplan.requests.reading import read
+from vramplan.requests.training import fit_request
+from vramplan.requests.vocabulary import FIT
 from vramplan.training.estimate import activations_for_simple_mode
 from vramplan.units import bytes_to_gb, format_gib
-from vramplan.vocab import Method
 
 NBSP = "\u00a0"
 
@@ -72,17 +73,16 @@ def test_api_fit_errors_have_the_one_shape(client: Any) -> None:
 
 def test_api_activations_is_the_cli_estimate(client: Any) -> None:
     response = client.get("/api/v1/activations", params={
-        "model": "llama-3.2-1b", "batch": "2", "seq_len": "1024", "method": "lora"})
+        "model": "llama-3.2-1b", "batch": "2", "seq_len": "1024"})
     assert response.status_code == 200
     body = response.json()
-    expected = activations_for_simple_mode(architecture_of(find_model("llama-3.2-1b")), 2, 1024,
-                                           Method.LORA)
+    expected = activations_for_simple_mode(architecture_of(find_model("llama-3.2-1b")), 2, 1024)
     assert body["activations_bytes"] == expected
     estimate = cli_json("estimate", "--model", "llama-3.2-1b", "--batch", "2", "--seq-len",
-                        "1024", "--method", "lora")
+                        "1024")
     assert estimate["activations_bytes"] == round(bytes_to_gb(expected) * 10**9)
     refused = client.get("/api/v1/activations", params={"model": "llama-3.2-1b",
-                                                        "method": "inference"})
+                                                        "method": "lora"})
     assert refused.status_code == 422 and refused.json()["error"]["field"] == "method"
 
 
@@ -94,8 +94,8 @@ def test_openapi_documents_both_routes(client: Any) -> None:
 
 
 def _report(model: str, gpu: str, share: float = 0.8, **texts: str) -> Any:
-    setup = fit_setup(architecture_of(find_model(model)), model, FitFields(**texts))
-    return fit_report(setup, find_gpu(gpu), share)
+    fit = fit_request(read(FIT, {"model": model, "gpu": gpu, **texts}, text=True))
+    return fit_report(fit.setup, find_gpu(gpu), share)
 
 
 def test_page_shows_the_verdict_chart_and_ranked_changes_in_french(client: Any) -> None:

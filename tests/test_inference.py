@@ -11,19 +11,13 @@ import pytest
 from vramplan.errors import ConflictingOptions, OutOfRange
 from vramplan.inference.estimate import InferenceEstimate, estimate_inference
 from vramplan.inference.limits import inference_limits
-from vramplan.inference.setup import (
-    AttentionKernel,
-    ComputeDtype,
-    InferenceInputs,
-    KvDtype,
-    inference_inputs,
-)
+from vramplan.inference.setup import InferenceInputs, inference_inputs
 from vramplan.parts import PartKind
 from vramplan.presets.gpus import find_gpu
-from vramplan.presets.inference_engines import Engine
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.presets.quant_formats import find_format
 from vramplan.validate import estimate_inference_case
+from vramplan.vocab import Attention, ComputeDtype, Engine, KvDtype
 
 GiB = 2**30
 
@@ -101,7 +95,7 @@ def test_memory_grows_with_context_and_batch(field: str) -> None:
 
 def test_eager_attention_adds_the_score_matrix() -> None:
     flash = _estimate(context=2048)
-    eager = _estimate(context=2048, attention=AttentionKernel.EAGER)
+    eager = _estimate(context=2048, attention=Attention.EAGER)
     scores = 1 * 32 * 2048 * 2048 * 4
     assert (eager.bytes_of(PartKind.PREFILL_ACTIVATIONS)
             - flash.bytes_of(PartKind.PREFILL_ACTIVATIONS)) == scores

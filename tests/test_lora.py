@@ -8,12 +8,12 @@ import pytest
 from vramplan.errors import OutOfRange, UnknownName
 from vramplan.model.lora_targets import (
     BLOCK_TARGETS,
-    LoraTarget,
     lora_breakdown,
     lora_params,
     parse_lora_targets,
 )
 from vramplan.presets.models import architecture_of, find_model
+from vramplan.vocab import LoraTarget
 
 Q_V = frozenset({LoraTarget.Q, LoraTarget.V})
 

@@ -138,7 +138,7 @@ def test_empty_parameters_show_exactly_the_seed_sentence(client: TestClient) -> 
     ("params", "abc", "Paramètres : « abc » n'est pas un nombre"),
     ("params", "-3", "Paramètres : -3 est hors limites"),
     ("activations", "x", "Mémoire d'activations : « x » n'est pas un nombre"),
-    ("optimizer", "adamw", "Mémoire par paramètre : « adamw » est inconnu"),
+    ("optimizer", "lion", "Mémoire par paramètre : « lion » est inconnu"),
 ])
 def test_bad_value_gets_an_inline_message(client: TestClient, field: str, value: str,
                                           message: str) -> None:

@@ -306,7 +306,7 @@ def test_offload_never_adds_gpu_model_states(states: ModelStates, scheme: Scheme
 def _litgpt_lora(batch: int = 1, seq_len: int = 1304) -> TrainingSetup:
     """litgpt finetune/lora.py defaults as in tutorials/resource-tables.md: bf16-true, AdamW,
     r=8 on q and v, Block activation checkpointing under FSDP, gradient accumulation."""
-    from vramplan.model.lora_targets import LoraTarget
+    from vramplan.vocab import LoraTarget
 
     return TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, lora_rank=8,
                          lora_targets=frozenset({LoraTarget.Q, LoraTarget.V}), batch=batch,

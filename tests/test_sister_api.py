@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers import inference_json, lora_json
 from vramplan.cli.main import main
 from vramplan.errors import MissingValue, NotANumber, UnknownName
 from vramplan.inference.estimate import estimate_inference
@@ -16,7 +17,6 @@ from vramplan.inference.setup import inference_inputs
 from vramplan.parts import PartKind
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.presets.quant_formats import find_format
-from vramplan.sister_api import inference_payload, lora_payload
 
 
 def _cli_json(*argv: str) -> dict[str, object]:
@@ -28,19 +28,19 @@ def _cli_json(*argv: str) -> dict[str, object]:
 def test_inference_payload_equals_the_cli() -> None:
     query = {"model": "qwen2.5-7b", "weights": "gptq-4bit-g128", "context": "16384",
              "batch": "3", "kv_dtype": "fp8", "engine": "vllm", "gpu": "l40s", "limits": "1"}
-    assert inference_payload(query) == _cli_json(
+    assert inference_json(query) == _cli_json(
         "infer", "--model", "qwen2.5-7b", "--weights", "gptq-4bit-g128", "--context", "16384",
-        "--batch", "3", "--kv-dtype", "fp8", "--engine", "vllm", "--gpu", "l40s", "--max-batch")
+        "--batch", "3", "--kv-dtype", "fp8", "--engine", "vllm", "--gpu", "l40s", "--limits")
 
 
 def test_lora_payload_equals_the_cli() -> None:
     query = {"model": "gemma-2-9b", "lora_r": "32", "lora_targets": "all;head", "dora": "on"}
-    assert lora_payload(query) == _cli_json("lora", "--model", "gemma-2-9b", "--rank", "32",
-                                            "--targets", "all;head", "--dora")
+    assert lora_json(query) == _cli_json("lora", "--model", "gemma-2-9b", "--lora-r", "32",
+                                            "--lora-targets", "all;head", "--dora")
 
 
 def test_empty_fields_take_the_defaults() -> None:
-    payload = inference_payload({"model": "llama-2-7b", "weights": "", "context": " "})
+    payload = inference_json({"model": "llama-2-7b", "weights": "", "context": " "})
     assert (payload["weights"], payload["context"], payload["batch"]) == ("bf16", 4096, 1)
 
 
@@ -54,7 +54,7 @@ def test_empty_fields_take_the_defaults() -> None:
 def test_errors_name_the_query_field(query: dict[str, str], error: type[Exception],
                                      field: str) -> None:
     with pytest.raises(error) as raised:
-        inference_payload(query)
+        inference_json(query)
     assert raised.value.field == field  # type: ignore[attr-defined]
 
 

@@ -14,8 +14,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.helpers import inference_json, lora_json
 from vramplan.cli.main import main
-from vramplan.sister_api import inference_payload, lora_payload
 from vramplan.web.sister_view import InferenceForm, chart_parts, inference_chart
 
 NBSP = "\u00a0"
@@ -71,7 +71,7 @@ def test_pages_in_both_languages(client: TestClient, path: str, lang: str, title
 
 def test_inference_results_on_first_paint(client: TestClient) -> None:
     page = client.get("/inference").text
-    payload = inference_payload(InferenceForm().api_query())
+    payload = inference_json(InferenceForm().api_query())
     assert result(page, "total") == f"{payload['device_gb']:.2f}".replace(".", ",") + f"{NBSP}Go"
     shown = text(page)
     assert "Tient sur NVIDIA GeForce RTX 4090" in shown
@@ -83,7 +83,7 @@ def test_inference_query_in_english(client: TestClient) -> None:
     page = client.get("/en/inference", params={
         "model": "mistral-7b-v0.1", "weights": "q4_k_m", "context": "8192", "batch": "1",
         "kv_dtype": "fp16", "gpu": "rtx-4090-24gb", "engine": "", "tensor_parallel": "1"}).text
-    payload = inference_payload({"model": "mistral-7b-v0.1", "weights": "q4_k_m",
+    payload = inference_json({"model": "mistral-7b-v0.1", "weights": "q4_k_m",
                                  "context": "8192", "gpu": "rtx-4090-24gb", "limits": "1"})
     assert result(page, "total") == f"{payload['device_gb']:.2f}{NBSP}GB"
     verdict = payload["verdicts"][0]
@@ -95,7 +95,7 @@ def test_inference_query_in_english(client: TestClient) -> None:
 
 
 def test_chart_stacks_the_device_total() -> None:
-    payload = inference_payload({"model": "llama-3.1-8b", "weights": "nf4", "limits": "1"})
+    payload = inference_json({"model": "llama-3.1-8b", "weights": "nf4", "limits": "1"})
     chart = inference_chart(payload)
     assert sum(size for _, size in chart_parts(payload)) == payload["device_bytes"]
     last = chart.segments[-1]
@@ -122,7 +122,7 @@ def test_lora_targets_as_one_text_or_boxes_agree(client: TestClient) -> None:
     joined = client.get("/lora", params={"model": "llama-2-7b", "lora_targets": "q,k",
                                          "dora": "1"}).text
     assert result(boxes, "trainable") == result(joined, "trainable")
-    expected = lora_payload({"model": "llama-2-7b", "lora_targets": "q,k", "dora": "1"})
+    expected = lora_json({"model": "llama-2-7b", "lora_targets": "q,k", "dora": "1"})
     assert result(boxes, "trainable") == f"{expected['trainable_params']:,}".replace(",", NNBSP)
     assert "Vecteurs de magnitude DoRA" in text(boxes)
 
@@ -161,7 +161,7 @@ def test_bad_value_gets_its_message_next_to_the_field(client: TestClient) -> Non
     page = response.text
     assert error_of(page, "context") == (
         "Contexte : « abc » n'est pas un nombre ; indiquez le contexte en jetons (invite + "
-        "jetons générés), un entier de 1 à 10 000 000")
+        "génération), un nombre entier de 1 à 10 000 000")
     assert re.search(r'id="context"[^>]*aria-invalid="true"', page)
     assert "Corrigez la valeur signalée" in text(page)
     assert 'value="abc"' in page  # kept as typed
@@ -210,7 +210,7 @@ INFER_CASES = [
      ["--model", "llama-3.1-70b", "--weights", "awq-4bit-g128", "--engine", "vllm", "--tp", "2"]),
     ({"model": "mistral-7b-v0.1", "weights": "q4_k_m", "gpu": "rtx-4090", "limits": "1"},
      ["--model", "mistral-7b-v0.1", "--weights", "q4_k_m", "--gpu", "rtx-4090",
-      "--max-context"]),
+      "--limits"]),
     ({"model": "qwen2.5-7b", "kv_dtype": "fp8", "batch": "4", "gpu": "h100"},
      ["--model", "qwen2.5-7b", "--kv-dtype", "fp8", "--batch", "4", "--gpu", "h100"]),
 ]
@@ -237,11 +237,11 @@ def test_inference_post_equals_get(client: TestClient) -> None:
 
 LORA_CASES = [
     ({"model": "llama-2-7b", "lora_r": "8", "lora_targets": "q,v"},
-     ["--model", "llama-2-7b", "--rank", "8", "--targets", "q,v"]),
+     ["--model", "llama-2-7b", "--lora-r", "8", "--lora-targets", "q,v"]),
     ({"model": "llama-3.1-8b", "lora_r": "16", "lora_targets": "all", "dora": "1"},
-     ["--model", "llama-3.1-8b", "--rank", "16", "--targets", "all", "--dora"]),
+     ["--model", "llama-3.1-8b", "--lora-r", "16", "--lora-targets", "all", "--dora"]),
     ({"model": "mistral-7b-v0.1", "lora_r": "64", "lora_targets": "all;head", "rslora": "1"},
-     ["--model", "mistral-7b-v0.1", "--rank", "64", "--targets", "all;head", "--rslora"]),
+     ["--model", "mistral-7b-v0.1", "--lora-r", "64", "--lora-targets", "all;head", "--rslora"]),
 ]
 
 
@@ -257,8 +257,8 @@ def test_lora_post_equals_cli(client: TestClient) -> None:
     posted = client.post("/api/v1/lora", json={"model": "llama-2-7b", "lora_r": 8,
                                                 "lora_targets": ["q", "v"], "dora": True})
     assert posted.status_code == 200
-    assert posted.json() == cli_json("lora", "--model", "llama-2-7b", "--rank", "8",
-                                     "--targets", "q,v", "--dora")
+    assert posted.json() == cli_json("lora", "--model", "llama-2-7b", "--lora-r", "8",
+                                     "--lora-targets", "q,v", "--dora")
 
 
 @pytest.mark.parametrize("case", [
@@ -270,9 +270,13 @@ def test_lora_post_equals_cli(client: TestClient) -> None:
     ("get", "/api/v1/lora", {"params": {"model": "llama-2-7b", "lora_targets": "q,zz"}},
      "unknown_name", "lora_targets"),
     ("post", "/api/v1/lora", {"json": {"model": "llama-2-7b", "lora_r": "8"}},
-     "not_a_number", "lora_r"),
+     "not_an_integer", "lora_r"),
     ("post", "/api/v1/lora", {"json": {"model": "llama-2-7b", "lora_r": True}},
-     "not_a_number", "lora_r"),
+     "not_an_integer", "lora_r"),
+    ("post", "/api/v1/lora", {"json": {"model": "llama-2-7b", "dora": "yes"}},
+     "not_a_flag", "dora"),
+    ("get", "/api/v1/lora", {"params": {"model": "llama-2-7b", "rslora": "nan"}},
+     "not_a_flag", "rslora"),
     ("post", "/api/v1/inference", {"json": {"model": "llama-3.1-8b", "foo": 1}},
      "unknown_field", "foo"),
     ("post", "/api/v1/inference", {"json": [1]}, "not_json", "body"),
@@ -319,5 +323,5 @@ def test_fields_left_out_of_a_shared_url_show_their_defaults(client: TestClient)
     assert '<option value="fp16" selected>' in page
     assert '<option value="" selected>' not in page.split('id="kv_dtype"')[1].split("</select>")[0]
     lora = client.get("/lora", params={"model": "llama-2-7b", "lora_targets": "q"}).text
-    assert re.search(r'id="lora_r"[^>]*value="16"', lora)
+    assert re.search(r'id="lora_r"[^>]*value="8"', lora)
     assert not re.search(r'name="dora" value="1" checked', lora)

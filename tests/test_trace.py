@@ -258,7 +258,7 @@ def test_bad_setups_raise_named_errors() -> None:
     with pytest.raises(ConflictingOptions):
         make_setup("tiny", LLAMA, method="full", lora_r=8)
     with pytest.raises(UnknownName) as unknown:
-        make_setup("tiny", LLAMA, attention="flash")
+        make_setup("tiny", LLAMA, attention="ring")
     assert "sdpa" in str(unknown.value)
     with pytest.raises(UnknownName):
         make_setup("tiny", LLAMA, method="lora", lora_targets="q,x")
@@ -348,7 +348,7 @@ def test_python_api_and_light_imports() -> None:
 
 
 @pytest.mark.parametrize(("field", "value"), [
-    ("checkpointing", "selective"), ("attention", "flash"), ("quant", "int8"),
+    ("checkpointing", "selective"), ("quant", "int8"),
     ("method", "inference"),
 ])
 def test_values_of_the_shared_vocabulary_a_trace_cannot_run_are_refused(field: str,

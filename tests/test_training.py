@@ -10,14 +10,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
-from vramplan.model.lora_targets import LoraTarget
 from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.estimate import Phase, activation_bytes, estimate_training
 from vramplan.training.setup import TrainingSetup
 from vramplan.training.states import model_states
-from vramplan.vocab import Checkpointing, Framework, Method, Metric, Optimizer, Precision, Quant
+from vramplan.vocab import (
+    Checkpointing,
+    Framework,
+    LoraTarget,
+    Method,
+    Metric,
+    Optimizer,
+    Precision,
+    Quant,
+)
 
 LLAMA = architecture_of(find_model("llama-2-7b"))
 Q_V = frozenset({LoraTarget.Q, LoraTarget.V})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from vramplan.i18n import Lang, has_message, translate
+from vramplan.i18n import Lang, translate
 
 
 class VramplanError(Exception):
@@ -24,17 +24,26 @@ class VramplanError(Exception):
         super().__init__(self.message(Lang.EN))
 
     def message(self, lang: Lang, label: Callable[[str], str] | None = None) -> str:
-        """The one-line message in `lang`; `label` turns a field name into the interface's own
-        (`params` -> `--params` on the CLI)."""
+        """The one-line message in `lang`, ending with what the field accepts (the request
+        vocabulary's hint); `label` turns a field name into the interface's own (`params` ->
+        `--params` on the CLI)."""
         label = label or (lambda field: field)
         params: dict[str, object] = {**self.params, "value": self.value}
         params["field"] = label(self.field)
         other = params.get("other")
         if isinstance(other, str):
             params["other"] = label(other)
-        accepted_key = f"accepted.{self.field}"
-        params["accepted"] = translate(accepted_key, lang) if has_message(accepted_key) else ""
+        if "accepted" not in self.params:
+            params["accepted"] = _vocabulary_hint(self.field, lang)
         return translate(self.key, lang, **params)
+
+
+def _vocabulary_hint(field: str, lang: Lang) -> str:
+    """What `field` accepts, from the request vocabulary (imported here, not at the top: the
+    vocabulary's fields raise these errors)."""
+    from vramplan.requests.vocabulary import hint
+
+    return hint(field, lang)
 
 
 class NotANumber(VramplanError):
@@ -64,13 +73,18 @@ class UnknownName(VramplanError):
 
 
 class ConflictingOptions(VramplanError):
-    """Two fields that cannot be given together."""
+    """Fields that cannot be given together. With a `reason`, the message is
+    `error.conflict.<reason>`, which says why and what to give instead; without one, the two
+    exclude each other ("give one or the other")."""
 
     key = "error.conflicting"
 
-    def __init__(self, field: str, other: str, value: str = "") -> None:
+    def __init__(self, field: str, other: str, value: str = "", reason: str = "",
+                 **params: object) -> None:
         self.other = other
-        super().__init__(field, value, other=other)
+        if reason:
+            self.key = f"error.conflict.{reason}"
+        super().__init__(field, value, other=other, **params)
 
 
 class MissingValue(VramplanError):
@@ -80,3 +94,12 @@ class MissingValue(VramplanError):
 
     def __init__(self, field: str) -> None:
         super().__init__(field, "")
+
+
+class UnknownField(VramplanError):
+    """A field (option, query parameter, body key, column) the request does not know."""
+
+    key = "error.unknown_field"
+
+    def __init__(self, field: str, choices: Sequence[str]) -> None:
+        super().__init__(field, field, choices=", ".join(choices))

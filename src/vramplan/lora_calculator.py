@@ -13,7 +13,8 @@ from enum import StrEnum
 
 from vramplan.bounds import LORA_RANK
 from vramplan.model.architecture import Architecture
-from vramplan.model.lora_targets import LoraMatrix, LoraTarget, lora_breakdown
+from vramplan.model.lora_targets import LoraMatrix, lora_breakdown
+from vramplan.vocab import LoraTarget
 
 
 class AdapterDtype(StrEnum):

@@ -241,14 +241,17 @@ def trace_to_json(result: TraceResult) -> JSON:
 # --- inference (vramplan infer, /api/infer) ------------------------------------------------------
 
 def inference_to_json(estimate: InferenceEstimate,
-                      verdicts: tuple[InferenceVerdict, ...] = ()) -> JSON:
+                      verdicts: tuple[InferenceVerdict, ...] = (), *,
+                      beyond_context: bool = False) -> JSON:
     """The `vramplan infer --json` object: inputs, weights by tensor group, parts per GPU, totals,
-    and one verdict per GPU (with `max_context`/`max_batch` when the limits were asked for)."""
+    and one verdict per GPU (with `max_context`/`max_batch` when the limits were asked for).
+    `beyond_context`: the context exceeds what the model was trained for."""
     inputs = estimate.inputs
     return {
         "schema_version": SCHEMA_VERSION,
         "mode": "inference",
         "model": inputs.model_name or None,
+        "beyond_trained_context": beyond_context,
         "weights": inputs.weights.name,
         "weights_family": inputs.weights.family.value,
         "engine": inputs.engine.value,

@@ -32,10 +32,9 @@ from vramplan.distributed.sharding import PipelineSchedule
 from vramplan.errors import MissingValue, UnknownName, VramplanError
 from vramplan.i18n import Lang
 from vramplan.inference.estimate import InferenceEstimate, estimate_inference
-from vramplan.inference.setup import AttentionKernel, ComputeDtype, KvDtype, inference_inputs
-from vramplan.model.lora_targets import LoraTarget, parse_lora_targets
+from vramplan.inference.setup import inference_inputs
+from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.gpus import Gpu, find_gpu
-from vramplan.presets.inference_engines import Engine
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.presets.quant_formats import find_format
 from vramplan.training.estimate import estimate_training
@@ -44,7 +43,11 @@ from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
 from vramplan.vocab import (
     Attention,
     Checkpointing,
+    ComputeDtype,
+    Engine,
     Framework,
+    KvDtype,
+    LoraTarget,
     Loss,
     Method,
     Metric,
@@ -520,7 +523,7 @@ def estimate_inference_case(model: str, precision: str, quant: str, *, batch: in
     engine = _CASE_ENGINES.get(framework or "generic", Engine.GENERIC)
     prompt = seq_len or UNPUBLISHED_PROMPT_TOKENS
     kv = {ComputeDtype.FP32: KvDtype.FP32, ComputeDtype.BF16: KvDtype.BF16}.get(dtype, KvDtype.FP16)
-    kernel = AttentionKernel.EAGER if attention == "eager" else AttentionKernel.FLASH
+    kernel = Attention.EAGER if attention == "eager" else Attention.SDPA
     return estimate_inference(inference_inputs(
         architecture_of(find_model(model)), weights, context=prompt + (new_tokens or 0),
         batch=batch, prompt=prompt, kv_dtype=kv, compute_dtype=dtype, engine=engine,

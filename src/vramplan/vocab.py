@@ -9,6 +9,7 @@ case row, a CLI flag, a JSON field and a web form value are the same word. The d
 from __future__ import annotations
 
 from enum import StrEnum
+from fractions import Fraction
 from typing import TypeVar
 
 from vramplan.errors import UnknownName
@@ -190,6 +191,100 @@ class Metric(StrEnum):
     """torch.cuda.max_memory_reserved: what the caching allocator holds."""
     DEVICE = "device"
     """nvidia-smi / NVML: reserved plus the CUDA context."""
+
+
+class Device(StrEnum):
+    """Where a traced training step runs."""
+
+    CPU = "cpu"
+    """Fake tensors on the CPU: no memory is allocated, every allocation is counted."""
+    CUDA = "cuda"
+    """A real step on a CUDA GPU with random weights, beside the fake count."""
+
+
+class LoraTarget(StrEnum):
+    """A module that can get an adapter (the case format's `lora_targets` names)."""
+
+    Q = "q"
+    """Query projection."""
+    K = "k"
+    """Key projection."""
+    V = "v"
+    """Value projection."""
+    O = "o"  # noqa: E741 - the attention output projection is called `o` everywhere
+    """Attention output projection."""
+    GATE = "gate"
+    """MLP gate projection (gated MLPs only)."""
+    UP = "up"
+    """MLP up projection."""
+    DOWN = "down"
+    """MLP down projection."""
+    HEAD = "head"
+    """The output head (vocabulary projection)."""
+    ALL = "all"
+    """Every linear layer of the blocks (not the head, not MoE routers)."""
+
+
+class Engine(StrEnum):
+    """The program that runs the model."""
+
+    GENERIC = "generic"
+    """A plain PyTorch decode loop: static KV cache for the whole context, last-token logits."""
+    HF = "hf"
+    """Hugging Face transformers `generate`."""
+    LITGPT = "litgpt"
+    """Lightning-AI litgpt `generate/base.py` (bitsandbytes through Lightning Fabric)."""
+    VLLM = "vllm"
+    """vLLM: pre-allocates `gpu_memory_utilization` of the card, paged KV cache."""
+    LLAMA_CPP = "llama.cpp"
+    """llama.cpp with GGUF weights, fully offloaded to the GPU."""
+
+
+class ComputeDtype(StrEnum):
+    """Dtype of activations and of the tensors a format leaves unquantized."""
+
+    BF16 = "bf16"
+    """bfloat16 (2 bytes)."""
+    FP16 = "fp16"
+    """float16 (2 bytes)."""
+    FP32 = "fp32"
+    """float32 (4 bytes)."""
+
+    @property
+    def bytes(self) -> int:
+        return 4 if self is ComputeDtype.FP32 else 2
+
+
+class KvDtype(StrEnum):
+    """Storage of the KV cache."""
+
+    FP32 = "fp32"
+    """4 bytes per value."""
+    FP16 = "fp16"
+    """2 bytes per value (the default of every engine)."""
+    BF16 = "bf16"
+    """2 bytes per value."""
+    FP8 = "fp8"
+    """1 byte per value (vLLM `kv_cache_dtype="fp8"`, e4m3/e5m2; per-tensor scales only)."""
+    INT8 = "int8"
+    """1 byte per value; per-group scales not counted (under 2% at group 64 in fp16)."""
+    INT4 = "int4"
+    """Half a byte per value; per-group scales not counted (HF QuantizedCache, quanto/HQQ)."""
+    Q8_0 = "q8_0"
+    """llama.cpp `--cache-type-k q8_0`: blocks of 32 int8 plus an fp16 scale, 34 bytes per 32."""
+    Q4_0 = "q4_0"
+    """llama.cpp `--cache-type-k q4_0`: 18 bytes per 32 values."""
+
+    @property
+    def bytes_per_value(self) -> Fraction:
+        return _KV_BYTES[self]
+
+
+_KV_BYTES = {
+    KvDtype.FP32: Fraction(4), KvDtype.FP16: Fraction(2), KvDtype.BF16: Fraction(2),
+    KvDtype.FP8: Fraction(1), KvDtype.INT8: Fraction(1), KvDtype.INT4: Fraction(1, 2),
+    KvDtype.Q8_0: Fraction(34, 32), KvDtype.Q4_0: Fraction(18, 32),  # ggml-common.h block_q8_0/q4_0
+}
 
 
 E = TypeVar("E", bound=StrEnum)

@@ -1,108 +1,43 @@
-"""`vramplan fit`: will a training run fit on N GPUs of a type, and what to change if not.
-
-Like every command module, it imports only argparse and the message catalogue at module level; the
-core is imported inside `run` (see tests/test_cli_startup.py).
-"""
+"""`vramplan fit`: will a training run fit on N GPUs of a type, and what to change if not."""
 
 from __future__ import annotations
 
 import argparse
+from typing import TextIO
 
-from vramplan.cli.options import add_common_flags
+from vramplan.cli.options import add_common_flags, add_fields, read_options
+from vramplan.cli.render import table, to_json_text
 from vramplan.i18n import Lang, has_message, translate
-
-TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms of CLI start-up
-if TYPE_CHECKING:
-    from typing import TextIO
-
-    from vramplan.planner.changes import Change
-    from vramplan.planner.report import FitReport
-    from vramplan.planner.search import SchemeAnswer
-    from vramplan.planner.setup import FitSetup
-
-_TRAINING_OPTIONS = (
-    # (option, default, metavar)
-    ("--method", "full", "METHOD"), ("--precision", "bf16-true", "PRECISION"),
-    ("--optimizer", "adamw", "OPTIMIZER"), ("--optimizer-impl", None, "IMPL"),
-    ("--quant", "none", "QUANT"), ("--lora-r", None, "R"), ("--lora-targets", None, "LIST"),
-    ("--batch", "1", "N"), ("--seq-len", "2048", "TOKENS"),
-    ("--checkpointing", "none", "MODE"), ("--attention", "sdpa", "KERNEL"),
-    ("--loss", None, "LOSS"), ("--framework", "hf", "NAME"), ("--metric", "device", "METRIC"),
-    ("--grad-accum", None, "STEPS"),
-)
+from vramplan.planner.changes import Change
+from vramplan.planner.report import FitReport, fit_report
+from vramplan.planner.search import MAX_GPUS, SchemeAnswer
+from vramplan.requests.training import fit_request
+from vramplan.requests.vocabulary import FIT, TRAINING_FIELDS
+from vramplan.serialize import fit_to_json
+from vramplan.units import format_gb, format_gib, format_number
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang,
+             detailed: bool = True) -> None:
     parser = commands.add_parser(
         "fit", help=translate("help.fit", lang), description=translate("help.fit", lang),
         epilog=translate("help.fit_examples", lang),
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", metavar="NAME", help=translate("help.model_option", lang))
-    parser.add_argument("--config", metavar="PATH", help=translate("help.config_option", lang))
-    parser.add_argument("--gpu", metavar="NAME", help=translate("help.fit_gpu", lang))
-    parser.add_argument("--gpus", default="1", metavar="N", help=translate("help.fit_gpus", lang))
-    parser.add_argument("--gpus-per-node", default="8", metavar="N",
-                        help=translate("help.fit_gpus_per_node", lang))
-    parser.add_argument("--sharding", metavar="SCHEME", help=translate("help.fit_sharding", lang))
-    parser.add_argument("--offload", default="none", metavar="WHAT",
-                        help=translate("help.fit_offload", lang))
-    parser.add_argument("--margin", default="80", metavar="PERCENT",
-                        help=translate("help.fit_margin", lang))
-    parser.add_argument("--tp", "--tensor-parallel", dest="tensor_parallel", default="1",
-                        metavar="N", help=translate("help.fit_tp", lang))
-    parser.add_argument("--pp", "--pipeline-parallel", dest="pipeline_parallel", default="1",
-                        metavar="N", help=translate("help.fit_pp", lang))
+    add_fields(parser, tuple(f for f in FIT.fields if f not in TRAINING_FIELDS), lang, detailed)
     training = parser.add_argument_group(translate("help.fit_training", lang))
-    for option, default, metavar in _TRAINING_OPTIONS:
-        name = option.removeprefix("--").replace("-", "_")
-        help_key = "help.fit_grad_accum" if name == "grad_accum" else f"help.fit_opt.{name}"
-        training.add_argument(option, default=default, metavar=metavar,
-                              help=translate(help_key, lang))
+    add_fields(training, TRAINING_FIELDS, lang, detailed)
     add_common_flags(parser, lang)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
-    from vramplan.errors import MissingValue
-    from vramplan.planner.report import fit_report
-    from vramplan.planner.verdict import usable_share_from_percent
-    from vramplan.presets.gpus import find_gpu
-
-    if args.gpu is None:
-        raise MissingValue("gpu")
-    setup = fit_setup_from_args(args)
-    share = usable_share_from_percent(_percent(args.margin))
-    report_ = fit_report(setup, find_gpu(args.gpu), share)
+    request = fit_request(read_options(args, FIT))
+    result = fit_report(request.setup, request.gpu, request.usable_share)
     if args.json:
-        from vramplan.cli.render import to_json_text
-        from vramplan.serialize import fit_to_json
-
-        out.write(to_json_text(fit_to_json(report_)) + "\n")
+        out.write(to_json_text(fit_to_json(result)) + "\n")
     else:
-        out.write(report(report_, lang) + "\n")
+        out.write(report(result, lang) + "\n")
     return 0
-
-
-def _percent(raw: str) -> float:
-    from vramplan.bounds import parse_decimal
-
-    return parse_decimal("margin", raw)
-
-
-def fit_setup_from_args(args: argparse.Namespace) -> FitSetup:
-    """The typed setup named by the command line, checked by `vramplan.requests.training`."""
-    from dataclasses import fields
-
-    from vramplan.cli.models import model_for_estimate
-    from vramplan.errors import MissingValue
-    from vramplan.requests.training import FitFields, fit_setup
-
-    model = model_for_estimate(args.model, args.config)
-    if model is None:
-        raise MissingValue("model")
-    preset, arch = model
-    texts = FitFields(**{f.name: getattr(args, f.name) for f in fields(FitFields)})
-    return fit_setup(arch, preset.name if preset is not None else (args.config or ""), texts)
 
 
 # --- the human-readable report --------------------------------------------------------------------
@@ -125,15 +60,11 @@ def report(result: FitReport, lang: Lang) -> str:
 
 
 def _gb(n_bytes: int, lang: Lang) -> str:
-    from vramplan.units import format_gb
-
     return format_gb(n_bytes, lang)
 
 
 def _gib(n_bytes: int, lang: Lang) -> str:
     """GPU memory is sold in GiB ("80 GB" = 80 GiB): comparisons with a card are shown in GiB."""
-    from vramplan.units import format_gib
-
     return format_gib(n_bytes, lang)
 
 
@@ -159,9 +90,6 @@ def _title(result: FitReport, lang: Lang) -> str:
 
 
 def _breakdown(result: FitReport, lang: Lang) -> str:
-    from vramplan.cli.render import table
-    from vramplan.units import format_gib
-
     estimate = result.estimate
     peak = estimate.peak
     rows = [[translate(part.kind.label_key, lang), _gb(part.memory_bytes, lang),
@@ -184,8 +112,6 @@ def _breakdown(result: FitReport, lang: Lang) -> str:
 
 
 def _verdict(result: FitReport, lang: Lang) -> str:
-    from vramplan.units import format_gib, format_number
-
     verdict = result.verdict
     key = ("fit.fits" if verdict.fits else
            "fit.fits_tight" if verdict.fits_at_capacity else "fit.does_not_fit")
@@ -197,8 +123,6 @@ def _verdict(result: FitReport, lang: Lang) -> str:
 
 
 def _limits(result: FitReport, lang: Lang) -> str:
-    from vramplan.units import format_number
-
     def shown(value: int | None) -> str:
         return format_number(value, lang, 0) if value is not None else translate(
             "fit.none_fits", lang)
@@ -208,9 +132,6 @@ def _limits(result: FitReport, lang: Lang) -> str:
 
 
 def _fewest(result: FitReport, lang: Lang) -> str:
-    from vramplan.cli.render import table
-    from vramplan.planner.search import MAX_GPUS
-
     header = [translate(f"fit.col_{name}", lang)
               for name in ("sharding", "offload", "gpus", "peak")]
     rows = [[a.scheme.value, a.offload.value,
@@ -245,8 +166,6 @@ def _change_header(lang: Lang) -> list[str]:
 
 
 def _changes(result: FitReport, lang: Lang) -> str:
-    from vramplan.cli.render import table
-
     if not result.changes:
         return translate("fit.no_changes", lang)
     text = translate("fit.changes", lang) + "\n"
@@ -258,8 +177,6 @@ def _changes(result: FitReport, lang: Lang) -> str:
 
 
 def _combined(changes: tuple[Change, ...], lang: Lang) -> str:
-    from vramplan.cli.render import table
-
     return (translate("fit.combined", lang) + "\n"
             + table(_change_rows(changes, lang), _change_header(lang),
                     right_align=frozenset({2, 3})))

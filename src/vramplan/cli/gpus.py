@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from typing import TextIO
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang,
+             detailed: bool = True) -> None:
     parser = commands.add_parser("gpus", help=translate("help.gpus", lang),
                                  description=translate("help.gpus", lang))
     add_common_flags(parser, lang)

@@ -3,78 +3,44 @@
 from __future__ import annotations
 
 import argparse
+from typing import TextIO
 
-from vramplan.cli.options import add_common_flags
+from vramplan.cli.options import add_common_flags, add_fields, read_options
+from vramplan.cli.render import table, to_json_text
 from vramplan.i18n import Lang, translate
+from vramplan.inference.estimate import InferenceEstimate, estimate_inference
+from vramplan.inference.limits import InferenceVerdict, inference_verdicts
+from vramplan.requests.inference import inference_request
+from vramplan.requests.vocabulary import INFERENCE
+from vramplan.serialize import inference_to_json
+from vramplan.units import format_gb, format_gib, format_number
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import TextIO
-
-    from vramplan.inference.estimate import InferenceEstimate
-    from vramplan.inference.limits import InferenceVerdict
+LIMIT_COLUMNS = ("max_context", "max_batch")
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang,
+             detailed: bool = True) -> None:
     parser = commands.add_parser(
         "infer", help=translate("help.infer", lang), description=translate("help.infer", lang),
         epilog=translate("help.infer_examples", lang),
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", metavar="NAME", help=translate("help.infer_model", lang))
-    parser.add_argument("--config", metavar="PATH", help=translate("help.config_option", lang))
-    parser.add_argument("--weights", metavar="FORMAT",
-                        help=translate("help.infer_weights", lang))
-    parser.add_argument("--context", metavar="TOKENS",
-                        help=translate("help.infer_context", lang))
-    parser.add_argument("--prompt", metavar="TOKENS", help=translate("help.infer_prompt", lang))
-    parser.add_argument("--batch", metavar="N",
-                        help=translate("help.infer_batch", lang))
-    parser.add_argument("--kv-dtype", metavar="DTYPE",
-                        help=translate("help.infer_kv_dtype", lang))
-    parser.add_argument("--dtype", metavar="DTYPE",
-                        help=translate("help.infer_dtype", lang))
-    parser.add_argument("--engine", metavar="ENGINE", help=translate("help.infer_engine", lang))
-    parser.add_argument("--tp", "--tensor-parallel", dest="tensor_parallel", metavar="N",
-                        help=translate("help.infer_tp", lang))
-    parser.add_argument("--attention", metavar="KERNEL",
-                        help=translate("help.infer_attention", lang))
-    parser.add_argument("--gpu", metavar="NAME", help=translate("help.gpu", lang))
-    limits = parser.add_mutually_exclusive_group()
-    limits.add_argument("--max-context", action="store_true",
-                        help=translate("help.infer_max_context", lang))
-    limits.add_argument("--max-batch", action="store_true",
-                        help=translate("help.infer_max_batch", lang))
+    add_fields(parser, INFERENCE.fields, lang, detailed)
     add_common_flags(parser, lang)
     parser.set_defaults(handler=run)
 
 
-INFERENCE_FIELDS = ("weights", "context", "prompt", "batch", "kv_dtype", "dtype", "engine",
-                    "tensor_parallel", "attention", "gpu")
-"""Options read by `vramplan.sister_api.inference_request`, the pages' and API's reader too."""
-
-
 def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
-    from vramplan.cli.models import model_for_estimate
-    from vramplan.errors import MissingValue
-    from vramplan.sister_api import inference_request
-
-    model = model_for_estimate(args.model, args.config)
-    if model is None:
-        raise MissingValue("model")
-    preset, arch = model
-    query = {field: str(value) for field in INFERENCE_FIELDS
-             if (value := getattr(args, field)) is not None}
-    if args.max_context or args.max_batch:
-        query["limits"] = "1"
-    name = preset.name if preset is not None else (args.config or "")
-    estimate, verdicts = inference_request(query, arch, name)
+    request = inference_request(read_options(args, INFERENCE))
+    estimate = estimate_inference(request.inputs)
+    verdicts = inference_verdicts(estimate, request.gpus, request.limits)
     if args.json:
-        from vramplan.cli.render import to_json_text
-        from vramplan.serialize import inference_to_json
-
-        out.write(to_json_text(inference_to_json(estimate, verdicts)) + "\n")
+        payload = inference_to_json(estimate, verdicts, beyond_context=request.beyond_context)
+        out.write(to_json_text(payload) + "\n")
     else:
-        columns = ("max_context",) if args.max_context else ("max_batch",) if args.max_batch else ()
+        columns = LIMIT_COLUMNS if request.limits else ()
+        if request.beyond_context:
+            out.write(translate("infer.beyond_context", lang, context=request.inputs.context,
+                                trained=request.model.arch.max_position_embeddings) + "\n\n")
         out.write(report(estimate, verdicts, lang, columns) + "\n")
     return 0
 
@@ -92,8 +58,6 @@ def report(estimate: InferenceEstimate, verdicts: tuple[InferenceVerdict, ...], 
 
 
 def _title(estimate: InferenceEstimate, lang: Lang) -> str:
-    from vramplan.units import format_number
-
     inputs = estimate.inputs
     title = translate("infer.title", lang, model=inputs.model_name or "?",
                       weights=inputs.weights.name, engine=inputs.profile.display_name)
@@ -106,9 +70,6 @@ def _title(estimate: InferenceEstimate, lang: Lang) -> str:
 
 
 def _weights_table(estimate: InferenceEstimate, lang: Lang) -> str:
-    from vramplan.cli.render import table
-    from vramplan.units import format_gb, format_number
-
     rows = [[translate(f"infer.group.{part.group.value}", lang), part.storage,
              format_number(part.params, lang, 0), format_gb(part.bytes, lang),
              "" if part.on_gpu else translate("infer.host", lang)]
@@ -118,9 +79,6 @@ def _weights_table(estimate: InferenceEstimate, lang: Lang) -> str:
 
 
 def _parts_table(estimate: InferenceEstimate, lang: Lang) -> str:
-    from vramplan.cli.render import table
-    from vramplan.units import format_gb, format_gib, format_number
-
     rows = [[translate(item.part.label_key, lang), format_gb(item.bytes, lang),
              format_gib(item.bytes, lang)] for item in estimate.items
             if item.bytes or item.part.value in ("weights", "kv_cache")]
@@ -136,9 +94,6 @@ def _parts_table(estimate: InferenceEstimate, lang: Lang) -> str:
 
 def _verdict_table(estimate: InferenceEstimate, verdicts: tuple[InferenceVerdict, ...],
                    lang: Lang, limit_columns: tuple[str, ...]) -> str:
-    from vramplan.cli.render import table
-    from vramplan.units import format_gib, format_number
-
     share = estimate.engine_reserve_share
     reserve = "" if share is None else translate(
         "infer.reserve", lang, share=format_number(100 * share, lang, 0))

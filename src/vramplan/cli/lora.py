@@ -3,54 +3,32 @@
 from __future__ import annotations
 
 import argparse
+from typing import TextIO
 
-from vramplan.cli.options import add_common_flags
+from vramplan.cli.options import add_common_flags, add_fields, read_options
+from vramplan.cli.render import table, to_json_text
 from vramplan.i18n import Lang, translate
+from vramplan.lora_calculator import AdapterDtype, LoraResult, estimate_lora
+from vramplan.requests.lora import lora_request
+from vramplan.requests.vocabulary import LORA
+from vramplan.serialize import lora_to_json
+from vramplan.units import format_number
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import TextIO
 
-    from vramplan.lora_calculator import LoraResult
-
-
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang,
+             detailed: bool = True) -> None:
     parser = commands.add_parser(
         "lora", help=translate("help.lora", lang), description=translate("help.lora", lang),
         epilog=translate("help.lora_examples", lang),
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", metavar="NAME", help=translate("help.infer_model", lang))
-    parser.add_argument("--config", metavar="PATH", help=translate("help.config_option", lang))
-    parser.add_argument("--rank", "--lora-r", "-r", dest="rank", default="16", metavar="R",
-                        help=translate("help.lora_rank", lang))
-    parser.add_argument("--targets", "--lora-targets", dest="targets", default="q,v",
-                        metavar="LIST",
-                        help=translate("help.lora_targets", lang))
-    parser.add_argument("--dora", action="store_true", help=translate("help.lora_dora", lang))
-    parser.add_argument("--rslora", action="store_true", help=translate("help.lora_rslora", lang))
+    add_fields(parser, LORA.fields, lang, detailed)
     add_common_flags(parser, lang)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
-    from vramplan.bounds import LORA_RANK
-    from vramplan.cli.models import model_for_estimate
-    from vramplan.errors import MissingValue
-    from vramplan.lora_calculator import estimate_lora, lora_inputs
-    from vramplan.model.lora_targets import parse_lora_targets
-
-    model = model_for_estimate(args.model, args.config)
-    if model is None:
-        raise MissingValue("model")
-    preset, arch = model
-    result = estimate_lora(lora_inputs(
-        arch, LORA_RANK.parse_int(args.rank), parse_lora_targets(args.targets),
-        dora=args.dora, rslora=args.rslora,
-        model_name=preset.name if preset is not None else ""))
+    result = estimate_lora(lora_request(read_options(args, LORA)))
     if args.json:
-        from vramplan.cli.render import to_json_text
-        from vramplan.serialize import lora_to_json
-
         out.write(to_json_text(lora_to_json(result)) + "\n")
     else:
         out.write(report(result, lang) + "\n")
@@ -59,10 +37,6 @@ def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
 
 def report(result: LoraResult, lang: Lang) -> str:
     """The human-readable LoRA report."""
-    from vramplan.cli.render import table
-    from vramplan.lora_calculator import AdapterDtype
-    from vramplan.units import format_number
-
     inputs = result.inputs
     title = translate("lora.title", lang, model=inputs.model_name or "?", rank=inputs.rank)
     rows = [[m.target.value, f"{m.in_features} → {m.out_features}",
@@ -95,6 +69,4 @@ def report(result: LoraResult, lang: Lang) -> str:
 
 def _megabytes(n_bytes: int, lang: Lang) -> str:
     """Decimal megabytes (10**6 bytes), the size adapters are usually quoted in."""
-    from vramplan.units import format_number
-
     return translate("lora.megabytes", lang, value=format_number(n_bytes / 10**6, lang, 2))

@@ -3,29 +3,27 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
+from types import ModuleType
+from typing import Any, NoReturn, TextIO
 
 from vramplan import __version__
-from vramplan.cli import estimate, fit, gpus, infer, lora, models, serve, trace, validate
 from vramplan.cli.options import error_text
 from vramplan.errors import UnknownName, VramplanError
 from vramplan.i18n import Lang, detect_lang, translate
 
-TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms of CLI start-up
-if TYPE_CHECKING:
-    from typing import Any, NoReturn, TextIO
-
-COMMANDS = (estimate, gpus, models, serve, trace, infer, lora, validate, fit)
-"""Each command module has `register(subparsers, lang)`, which sets `handler` on its parser."""
-
-COMMAND_OWNERS = {
-    "estimate": estimate, "gpus": gpus, "models": models, "model": models, "serve": serve,
-    "trace": trace, "infer": infer, "lora": lora, "validate": validate, "fit": fit,
+COMMAND_MODULES = {
+    "estimate": "estimate", "gpus": "gpus", "models": "models", "model": "models",
+    "serve": "serve", "trace": "trace", "infer": "infer", "lora": "lora",
+    "validate": "validate", "fit": "fit",
 }
-"""Which module registers each command name. A run builds only its own command's parser: the
-options and translated help of all commands cost about as much as the rest of the start-up."""
+"""The module of `vramplan.cli` that registers each command name, with `register(subparsers,
+lang, detailed)`. A run imports and builds only its own command: each command loads the part of
+the core it needs, and the options' help (whose hints format numbers with Babel's locale data) is
+written only when help is asked for."""
 
 EXIT_USAGE = 2
 """Exit status for bad input, as argparse uses."""
@@ -56,14 +54,6 @@ class _Parser(argparse.ArgumentParser):
         text = _translated_argparse_error(message, self.lang)
         self.exit(EXIT_USAGE, translate("cli.error_prefix", self.lang) + text + "\n")
 
-    def _get_formatter(self) -> argparse.HelpFormatter:
-        # argparse's default width comes from shutil.get_terminal_size, and importing shutil
-        # (with bz2 and lzma) costs ~3 ms of every start; argparse builds a formatter for every
-        # option it adds, help or not. Same rule as shutil: $COLUMNS, else the terminal, else 80.
-        # every HelpFormatter takes `width`; typeshed's _FormatterClass protocol names only `prog`
-        return self.formatter_class(  # type: ignore[call-arg]
-            prog=self.prog, width=_terminal_columns() - 2)
-
 
 _ARGPARSE_ERRORS = (
     (r"unrecognized arguments: (?P<args>.*)", "cli.unrecognized"),
@@ -87,16 +77,6 @@ def _translated_argparse_error(message: str, lang: Lang) -> str:
     return message
 
 
-def _terminal_columns() -> int:
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 80
-    except (OSError, ValueError):
-        return 80
-
-
 def _requested_lang(argv: Sequence[str]) -> Lang:
     """`--lang` if given (read before parsing, so help is in that language), else the locale."""
     for i, arg in enumerate(argv):
@@ -113,8 +93,15 @@ def _requested_lang(argv: Sequence[str]) -> Lang:
     return detect_lang(os.environ)
 
 
-def build_parser(lang: Lang, only: str | None = None) -> argparse.ArgumentParser:
-    """The parser, with every command, or with command `only` alone (for a run of that command)."""
+def command_module(name: str) -> ModuleType:
+    """The CLI module that registers command `name`."""
+    return importlib.import_module(f"vramplan.cli.{COMMAND_MODULES[name]}")
+
+
+def build_parser(lang: Lang, only: str | None = None,
+                 detailed: bool = True) -> argparse.ArgumentParser:
+    """The parser, with every command, or with command `only` alone (for a run of that command);
+    `detailed`: with each option's help."""
     _Parser.lang = lang
     parser = _Parser(prog="vramplan", description=translate("help.description", lang),
                      epilog=translate("help.examples", lang),
@@ -124,15 +111,15 @@ def build_parser(lang: Lang, only: str | None = None) -> argparse.ArgumentParser
     parser.add_argument("--lang", choices=[lang.value for lang in Lang],
                         help=translate("help.lang", lang))
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    owner = COMMAND_OWNERS.get(only or "")
-    for command in (owner,) if owner is not None else COMMANDS:
-        command.register(commands, lang)
+    names = [only] if only in COMMAND_MODULES else list(dict.fromkeys(COMMAND_MODULES.values()))
+    for module in dict.fromkeys(command_module(name) for name in names):
+        module.register(commands, lang, detailed)
     return parser
 
 
 def _requested_command(argv: Sequence[str]) -> str | None:
     """The command named in `argv` (its first known command name), None for none."""
-    return next((arg for arg in argv if arg in COMMAND_OWNERS), None)
+    return next((arg for arg in argv if arg in COMMAND_MODULES), None)
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
@@ -145,7 +132,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     except VramplanError as error:
         err.write(translate("cli.error_prefix", Lang.EN) + error_text(error, Lang.EN) + "\n")
         return EXIT_USAGE
-    parser = build_parser(lang, _requested_command(argv))
+    command = _requested_command(argv)
+    wants_help = command is not None and any(arg in ("-h", "--help") for arg in argv)
+    parser = build_parser(lang, command, detailed=wants_help)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(out)

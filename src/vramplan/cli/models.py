@@ -1,26 +1,27 @@
-"""`vramplan models` (the registry) and `vramplan model NAME` (one architecture, exact counts).
-
-Also `model_for_estimate`, which `vramplan estimate --model/--config` calls to fill N. Like every
-command module, only argparse and the message catalogue are imported at module level.
-"""
+"""`vramplan models` (the registry) and `vramplan model NAME` (one architecture, exact counts)."""
 
 from __future__ import annotations
 
 import argparse
+from typing import TextIO
 
-from vramplan.cli.options import add_common_flags
+from vramplan.cli.options import add_common_flags, add_fields, read_options
+from vramplan.cli.render import table, to_json_text
+from vramplan.errors import ConflictingOptions
 from vramplan.i18n import Lang, translate
+from vramplan.model.architecture import Architecture
+from vramplan.model.hf_config import DTYPE_BYTES, SafetensorsCheck, check_safetensors_index
+from vramplan.presets.models import MODELS, ModelPreset, architecture_of
+from vramplan.requests.models import model_choice
+from vramplan.requests.vocabulary import CONFIG, MODEL, Form
+from vramplan.serialize import model_to_json, preset_to_json
+from vramplan.units import format_number
 
-TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms of CLI start-up
-if TYPE_CHECKING:
-    from typing import TextIO
-
-    from vramplan.model.architecture import Architecture
-    from vramplan.model.hf_config import SafetensorsCheck
-    from vramplan.presets.models import ModelPreset
+MODEL_FORM = Form("model", (MODEL, CONFIG))
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang,
+             detailed: bool = True) -> None:
     listing = commands.add_parser("models", help=translate("help.models", lang),
                                   description=translate("help.models", lang))
     add_common_flags(listing, lang)
@@ -29,7 +30,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
     detail = commands.add_parser("model", help=translate("help.model", lang),
                                  description=translate("help.model", lang))
     detail.add_argument("name", nargs="?", metavar="NAME", help=translate("help.model_name", lang))
-    detail.add_argument("--config", metavar="PATH", help=translate("help.model_config", lang))
+    add_fields(detail, MODEL_FORM.fields, lang, detailed)
     add_common_flags(detail, lang)
     detail.set_defaults(handler=run_model)
 
@@ -38,17 +39,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
 
 
 def run_models(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
-    from vramplan.cli.render import to_json_text
-    from vramplan.presets.models import MODELS, architecture_of
-    from vramplan.serialize import preset_to_json
-
     rows = [(preset, architecture_of(preset)) for preset in MODELS]
     if args.json:
         payload = {"models": [preset_to_json(preset, arch) for preset, arch in rows]}
         out.write(to_json_text(payload) + "\n")
         return 0
-    from vramplan.cli.render import table
-
     header = [translate(f"models.col_{name}", lang)
               for name in ("name", "family", "params", "source")]
     lines = [[preset.name, preset.family, _billions(arch.params_total, lang), preset.source]
@@ -58,8 +53,6 @@ def run_models(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
 
 
 def _billions(params: int, lang: Lang) -> str:
-    from vramplan.units import format_number
-
     return translate("report.billion", lang, n=format_number(params / 10**9, lang, 2))
 
 
@@ -67,11 +60,14 @@ def _billions(params: int, lang: Lang) -> str:
 
 
 def run_model(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
-    from vramplan.cli.render import to_json_text
-    from vramplan.serialize import model_to_json
-
-    preset, arch = _resolve(args.name, args.config)
-    check = _safetensors_check(args.config, arch) if args.config is not None else None
+    if args.name is not None:
+        if args.model is not None:
+            raise ConflictingOptions(MODEL.name, MODEL.name, args.model, "model_twice",
+                                     name=args.name)
+        args.model = args.name
+    choice = model_choice(read_options(args, MODEL_FORM))
+    preset, arch = choice.preset, choice.arch
+    check = _safetensors_check(choice.text, arch) if preset is None else None
     if args.json:
         payload = model_to_json(preset, arch)
         payload["safetensors_check"] = _check_to_json(check)
@@ -81,26 +77,7 @@ def run_model(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
     return 0
 
 
-def _resolve(name: str | None, config: str | None) -> tuple[ModelPreset | None, Architecture]:
-    from vramplan.errors import ConflictingOptions, MissingValue
-
-    if name is not None and config is not None:
-        raise ConflictingOptions("model", "config")
-    if config is not None:
-        from vramplan.model.hf_config import load_config
-
-        return None, load_config(config)
-    if name is None:
-        raise MissingValue("model")
-    from vramplan.presets.models import architecture_of, find_model
-
-    preset = find_model(name)
-    return preset, architecture_of(preset)
-
-
 def _safetensors_check(path: str, arch: Architecture) -> SafetensorsCheck | None:
-    from vramplan.model.hf_config import DTYPE_BYTES, check_safetensors_index
-
     if arch.dtype is None or arch.dtype not in DTYPE_BYTES:
         return None
     return check_safetensors_index(path, arch, DTYPE_BYTES[arch.dtype])
@@ -122,8 +99,6 @@ def _check_to_json(check: SafetensorsCheck | None) -> dict[str, object] | None:
 def model_report(preset: ModelPreset | None, arch: Architecture, lang: Lang,
                  check: SafetensorsCheck | None = None) -> str:
     """The human-readable spec and counts of one model."""
-    from vramplan.cli.render import table
-
     name = preset.display_name if preset is not None else arch.family
     parts = [_labelled("report.model", name, lang), translate("model.spec", lang),
              table(_spec_rows(arch, lang)), translate("model.counts", lang),
@@ -148,8 +123,6 @@ def _yes_no(value: bool, lang: Lang) -> str:
 
 
 def _spec_rows(arch: Architecture, lang: Lang) -> list[list[str]]:
-    from vramplan.units import format_number
-
     def n(value: int) -> str:
         return format_number(value, lang, 0)
 
@@ -179,8 +152,6 @@ def _spec_rows(arch: Architecture, lang: Lang) -> list[list[str]]:
 
 
 def _count_rows(arch: Architecture, lang: Lang) -> list[list[str]]:
-    from vramplan.units import format_number
-
     rows = [[translate(f"count.{group.value}", lang), format_number(count, lang, 0)]
             for group, count in arch.params_by_component().items() if count]
     rows += [
@@ -195,8 +166,6 @@ def _count_rows(arch: Architecture, lang: Lang) -> list[list[str]]:
 
 
 def _check_text(check: SafetensorsCheck, lang: Lang) -> str:
-    from vramplan.units import format_number
-
     total = format_number(check.total_size_bytes, lang, 0)
     line = translate("model.safetensors", lang, total=total,
                      dtype_bytes=check.dtype_bytes,
@@ -208,42 +177,11 @@ def _check_text(check: SafetensorsCheck, lang: Lang) -> str:
     return f"{line} ; {verdict}" if lang is Lang.FR else f"{line}; {verdict}"
 
 
-# --- vramplan estimate --model / --config -----------------------------------------------------
-
-
-def model_for_estimate(model: str | None, config: str | None
-                       ) -> tuple[ModelPreset | None, Architecture] | None:
-    """The model named by `estimate --model` or `--config` (None when neither is given)."""
-    if model is None and config is None:
-        return None
-    return _resolve(model, config)
-
-
-def params_for_estimate(params: str | None, model: tuple[ModelPreset | None, Architecture] | None,
-                        model_option: str, model_text: str) -> float:
-    """N in billions: `--params` when given (checked against the model, if any), else the model's
-    exact count; `model_option` names the option the model came from (`model` or `config`) and
-    `model_text` is what the user typed there."""
-    from vramplan.bounds import PARAMS_BILLION
-    from vramplan.errors import MissingValue
-
-    if params is None:
-        if model is None:
-            raise MissingValue("params")
-        return model[1].params_total / 10**9
-    params_billion = PARAMS_BILLION.parse(params)
-    if model is not None:
-        from vramplan.model.architecture import check_params_agree  # only when a model is given
-
-        check_params_agree(model[1], params_billion, params, model=model_text,
-                           other=model_option)
-    return params_billion
+# --- the model line of other reports ------------------------------------------------------
 
 
 def model_line(preset: ModelPreset | None, arch: Architecture, lang: Lang) -> str:
     """One line naming the model an estimate used, with its exact count."""
-    from vramplan.units import format_number
-
     name = preset.display_name if preset is not None else arch.family
     count = format_number(arch.params_total, lang, 0)
     return _labelled("report.model", f"{name} ({count})", lang)

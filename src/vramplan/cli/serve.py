@@ -14,7 +14,8 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = "8000"
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang,
+             detailed: bool = True) -> None:
     parser = commands.add_parser("serve", help=translate("help.serve", lang),
                                  description=translate("help.serve", lang))
     parser.add_argument("--host", default=DEFAULT_HOST, help=translate("help.host", lang))

@@ -8,46 +8,28 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TextIO
 
-from vramplan.cli.options import add_common_flags
+from vramplan.cli.options import add_common_flags, add_fields, read_options
+from vramplan.cli.render import table, to_json_text
 from vramplan.i18n import Lang, translate
-
-TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at start-up
-if TYPE_CHECKING:
-    from typing import TextIO
-
-    from vramplan.trace.result import Breakdown, TraceResult
-    from vramplan.trace.setup import TraceSetup
+from vramplan.requests.trace import trace_setup
+from vramplan.requests.vocabulary import TRACE
+from vramplan.serialize import trace_to_json
+from vramplan.trace.result import Breakdown, TraceResult
+from vramplan.trace.setup import TraceSetup
+from vramplan.units import format_gb, format_gib, format_number
 
 EXTRA_PACKAGES = ("torch", "transformers", "peft", "numpy")
 """What `pip install 'vramplan[trace]'` brings (pyproject.toml [project.optional-dependencies])."""
 EXIT_USAGE = 2
 
-_CHOICES = {
-    "method": ("full", "freeze", "lora", "qlora"),
-    "precision": ("mixed", "amp", "bf16-true", "fp32"),
-    "optimizer": ("adamw", "adamw-8bit", "paged-adamw", "paged-adamw-8bit", "sgd-momentum", "sgd",
-                  "adafactor"),
-    "optimizer_impl": ("foreach", "fused", "for-loop"),
-    "quant": ("none", "nf4", "nf4-dq", "fp4", "fp4-dq"),
-    "checkpointing": ("none", "full"),
-    "attention": ("eager", "sdpa"),
-    "device": ("cpu", "cuda"),
-}
-"""Shown in --help; the values are checked (with a helpful error) by vramplan.trace.setup."""
 
-
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang,
+             detailed: bool = True) -> None:
     parser = commands.add_parser("trace", help=translate("help.trace", lang),
                                  description=translate("help.trace", lang))
-    parser.add_argument("--model", metavar="NAME", help=translate("trace.help.model", lang))
-    parser.add_argument("--config", metavar="PATH", help=translate("trace.help.config", lang))
-    for field, choices in _CHOICES.items():
-        parser.add_argument("--" + field.replace("_", "-"), metavar="|".join(choices),
-                            help=translate(f"trace.help.{field}", lang))
-    for field in ("lora_r", "lora_targets", "train_layers", "batch", "seq_len"):
-        parser.add_argument("--" + field.replace("_", "-"), metavar=field.upper().split("_")[-1],
-                            help=translate(f"trace.help.{field}", lang))
+    add_fields(parser, TRACE.fields, lang, detailed)
     add_common_flags(parser, lang)
     parser.set_defaults(handler=run)
 
@@ -60,33 +42,15 @@ def missing_packages() -> list[str]:
 
 
 def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
-    from vramplan.bounds import NumberField
-
+    setup = trace_setup(read_options(args, TRACE))
     missing = missing_packages()
     if missing:
         sys.stderr.write(translate("trace.missing_extra", lang, missing=", ".join(missing)) + "\n")
         return EXIT_USAGE
-    sizes = {"batch": NumberField("batch", 1, 1_000_000, minimum_inclusive=True),
-             "seq_len": NumberField("seq_len", 1, 10_000_000, minimum_inclusive=True),
-             "lora_r": NumberField("lora_r", 1, 65_536, minimum_inclusive=True),
-             "train_layers": NumberField("train_layers", 1, 100_000, minimum_inclusive=True)}
-    numbers = {name: None if getattr(args, name) is None else field.parse_int(getattr(args, name))
-               for name, field in sizes.items()}
-    from vramplan.trace.api import setup_for
-
-    setup = setup_for(args.model, args.config, method=args.method, precision=args.precision,
-                      optimizer=args.optimizer, optimizer_impl=args.optimizer_impl,
-                      quant=args.quant, lora_r=numbers["lora_r"], lora_targets=args.lora_targets,
-                      train_layers=numbers["train_layers"], batch=numbers["batch"] or 1,
-                      seq_len=numbers["seq_len"] or 512, checkpointing=args.checkpointing,
-                      attention=args.attention, device=args.device)
     result = _run_with_progress(setup, lang)
     if result is None:
         return EXIT_USAGE
     if args.json:
-        from vramplan.cli.render import to_json_text
-        from vramplan.serialize import trace_to_json
-
         out.write(to_json_text(trace_to_json(result)) + "\n")
     else:
         out.write(report(result, lang) + "\n")
@@ -97,7 +61,7 @@ def _run_with_progress(setup: TraceSetup, lang: Lang) -> TraceResult | None:
     import time
 
     from vramplan.trace.run import run_trace
-    from vramplan.trace.setup import Device
+    from vramplan.vocab import Device
 
     if setup.device is Device.CUDA:
         import torch
@@ -120,8 +84,6 @@ def _run_with_progress(setup: TraceSetup, lang: Lang) -> TraceResult | None:
 
 def report(result: TraceResult, lang: Lang) -> str:
     """The human-readable trace: setup, peak, breakdown at the peak, peak of each phase."""
-    from vramplan.units import format_gb, format_gib, format_number
-
     kind = translate("trace.kind.real" if result.real else "trace.kind.fake", lang)
     lines = [translate("trace.title", lang, model=result.setup.model_name, kind=kind),
              _setup_line(result),
@@ -164,9 +126,6 @@ def _setup_line(result: TraceResult) -> str:
 
 
 def _breakdown_table(parts: Breakdown, lang: Lang) -> str:
-    from vramplan.cli.render import table
-    from vramplan.units import format_gb, format_gib
-
     rows = [[translate(part.label_key, lang), format_gb(n_bytes, lang),
              format_gib(n_bytes, lang)] for part, n_bytes in parts.bytes_by_part]
     rows.append([translate("trace.total", lang), format_gb(parts.total_bytes, lang),
@@ -175,9 +134,6 @@ def _breakdown_table(parts: Breakdown, lang: Lang) -> str:
 
 
 def _phase_table(result: TraceResult, lang: Lang) -> str:
-    from vramplan.cli.render import table
-    from vramplan.units import format_gb, format_gib
-
     rows = [[translate(f"trace.phase.{peak.phase.value}", lang), format_gb(peak.peak_bytes, lang),
              format_gib(peak.peak_bytes, lang)] for peak in result.phases]
     return table(rows, right_align=frozenset({1, 2}))

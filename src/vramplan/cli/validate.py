@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from typing import TextIO
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang,
+             detailed: bool = True) -> None:
     parser = commands.add_parser("validate", help=translate("help.validate", lang),
                                  description=translate("help.validate", lang))
     parser.add_argument("file", metavar="FILE.csv", help=translate("help.validate_file", lang))

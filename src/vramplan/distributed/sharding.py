@@ -179,20 +179,26 @@ def check_parallelism(plan: Parallelism) -> Parallelism:
     TENSOR_PARALLEL.check_int(plan.tensor_parallel)
     PIPELINE_PARALLEL.check_int(plan.pipeline_parallel)
     if plan.gpus % plan.model_parallel:
-        raise ConflictingOptions("gpus", "tensor_parallel", str(plan.gpus))
+        raise ConflictingOptions("gpus", "tensor_parallel", str(plan.gpus), "gpus_multiple",
+                                 model_parallel=plan.model_parallel)
     if plan.scheme is Scheme.NONE and plan.data_parallel > 1:
-        raise ConflictingOptions("sharding", "gpus", plan.scheme.value)
+        raise ConflictingOptions("sharding", "gpus", plan.scheme.value, "one_copy",
+                                 gpus=plan.gpus, copies=plan.data_parallel)
     if plan.scheme is Scheme.HSDP and plan.model_parallel > 1:
-        raise ConflictingOptions("sharding", "tensor_parallel", plan.scheme.value)
+        raise ConflictingOptions("sharding", "tensor_parallel", plan.scheme.value,
+                                 "hsdp_model_parallel")
     if plan.scheme is Scheme.HSDP and plan.gpus > plan.gpus_per_node \
             and plan.gpus % plan.gpus_per_node:
-        raise ConflictingOptions("gpus", "gpus_per_node", str(plan.gpus))
+        raise ConflictingOptions("gpus", "gpus_per_node", str(plan.gpus), "hsdp_nodes",
+                                 per_node=plan.gpus_per_node)
     if plan.offload is Offload.PARAMS_OPTIMIZER and plan.scheme not in _SHARDED:
-        raise ConflictingOptions("offload", "sharding", plan.offload.value)
+        raise ConflictingOptions("offload", "sharding", plan.offload.value, "offload_params",
+                                 scheme=plan.scheme.value)
     if plan.offload is Offload.OPTIMIZER and plan.scheme not in _DEEPSPEED:
         # FSDP's CPUOffload moves parameters, gradients and the step together; optimizer-only
         # offload is DeepSpeed's ZeRO-Offload (stages 1 to 3).
-        raise ConflictingOptions("offload", "sharding", plan.offload.value)
+        raise ConflictingOptions("offload", "sharding", plan.offload.value, "offload_optimizer",
+                                 scheme=plan.scheme.value)
     return plan
 
 

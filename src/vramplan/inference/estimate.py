@@ -26,7 +26,7 @@ import dataclasses
 from dataclasses import dataclass
 from fractions import Fraction
 
-from vramplan.inference.setup import AttentionKernel, ComputeDtype, InferenceInputs
+from vramplan.inference.setup import InferenceInputs
 from vramplan.model.architecture import Architecture, MlpKind
 from vramplan.model.weight_storage import WeightGroup, WeightsLayout, weights_layout
 from vramplan.parts import PartKind
@@ -35,6 +35,7 @@ from vramplan.presets.gpus import Gpu
 from vramplan.presets.inference_engines import EngineProfile
 from vramplan.presets.quant_formats import FormatFamily
 from vramplan.verdict import GpuVerdict
+from vramplan.vocab import Attention, ComputeDtype
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +170,7 @@ def _activations_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
     act_bytes = 4 if inputs.profile.activations_fp32 else inputs.compute_dtype.bytes
     tokens = inputs.batch * _chunk(inputs)
     working = tokens * max(attention, mlp) * act_bytes
-    if inputs.attention is AttentionKernel.EAGER:
+    if inputs.attention is Attention.EAGER:
         heads = max(1, arch.n_heads // tp)
         working += inputs.batch * heads * _chunk(inputs) * inputs.context * 4
     return working

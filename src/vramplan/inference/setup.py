@@ -4,72 +4,13 @@ KV cache's dtype, the engine and its tensor parallelism."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
-from fractions import Fraction
 
 from vramplan.bounds import BATCH, CONTEXT, PROMPT, TENSOR_PARALLEL
 from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName
 from vramplan.model.architecture import Architecture
-from vramplan.presets.inference_engines import ENGINES, Engine, EngineProfile
+from vramplan.presets.inference_engines import ENGINES, EngineProfile
 from vramplan.presets.quant_formats import FormatFamily, QuantFormat
-
-
-class ComputeDtype(StrEnum):
-    """Dtype of activations and of the tensors a format leaves unquantized."""
-
-    BF16 = "bf16"
-    """bfloat16 (2 bytes)."""
-    FP16 = "fp16"
-    """float16 (2 bytes)."""
-    FP32 = "fp32"
-    """float32 (4 bytes)."""
-
-    @property
-    def bytes(self) -> int:
-        return 4 if self is ComputeDtype.FP32 else 2
-
-
-class KvDtype(StrEnum):
-    """Storage of the KV cache."""
-
-    FP32 = "fp32"
-    """4 bytes per value."""
-    FP16 = "fp16"
-    """2 bytes per value (the default of every engine)."""
-    BF16 = "bf16"
-    """2 bytes per value."""
-    FP8 = "fp8"
-    """1 byte per value (vLLM `kv_cache_dtype="fp8"`, e4m3/e5m2; per-tensor scales only)."""
-    INT8 = "int8"
-    """1 byte per value; per-group scales not counted (under 2% at group 64 in fp16)."""
-    INT4 = "int4"
-    """Half a byte per value; per-group scales not counted (HF QuantizedCache, quanto/HQQ)."""
-    Q8_0 = "q8_0"
-    """llama.cpp `--cache-type-k q8_0`: blocks of 32 int8 plus an fp16 scale, 34 bytes per 32."""
-    Q4_0 = "q4_0"
-    """llama.cpp `--cache-type-k q4_0`: 18 bytes per 32 values."""
-
-    @property
-    def bytes_per_value(self) -> Fraction:
-        return _KV_BYTES[self]
-
-
-_KV_BYTES = {
-    KvDtype.FP32: Fraction(4), KvDtype.FP16: Fraction(2), KvDtype.BF16: Fraction(2),
-    KvDtype.FP8: Fraction(1), KvDtype.INT8: Fraction(1), KvDtype.INT4: Fraction(1, 2),
-    KvDtype.Q8_0: Fraction(34, 32), KvDtype.Q4_0: Fraction(18, 32),  # ggml-common.h block_q8_0/q4_0
-}
-
-
-class AttentionKernel(StrEnum):
-    """How attention is computed during prefill."""
-
-    FLASH = "flash"
-    """FlashAttention / SDPA memory-efficient kernels: no score matrix is stored."""
-    EAGER = "eager"
-    """Explicit softmax(QK^T): a batch x heads x chunk x context score matrix in fp32."""
-
-
+from vramplan.vocab import Attention, ComputeDtype, Engine, KvDtype
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +29,9 @@ class InferenceInputs:
     compute_dtype: ComputeDtype = ComputeDtype.BF16
     engine: Engine = Engine.GENERIC
     tensor_parallel: int = 1
-    attention: AttentionKernel = AttentionKernel.FLASH
+    attention: Attention = Attention.SDPA
+    """`eager` keeps the score matrix (fp32, batch x heads x chunk x context) during prefill;
+    `sdpa` and `flash` run fused kernels that keep none."""
     model_name: str = ""
 
     @property
@@ -104,7 +47,7 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
                      prompt: int | None = None, kv_dtype: KvDtype = KvDtype.FP16,
                      compute_dtype: ComputeDtype = ComputeDtype.BF16,
                      engine: Engine = Engine.GENERIC, tensor_parallel: int = 1,
-                     attention: AttentionKernel = AttentionKernel.FLASH,
+                     attention: Attention = Attention.SDPA,
                      model_name: str = "") -> InferenceInputs:
     """Validated inputs: counts in range, prompt within the context, a GGUF file only on
     llama.cpp and llama.cpp only with GGUF."""

@@ -16,13 +16,12 @@ No I/O here: this module is pure.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
-from vramplan.errors import ConflictingOptions, OutOfRange
-from vramplan.i18n import Lang
+from vramplan.errors import OutOfRange
 
 
 class MlpKind(StrEnum):
@@ -416,50 +415,3 @@ class Architecture:
 def _check_positive(name: str, value: int) -> None:
     if value <= 0:
         raise OutOfRange(name, str(value))
-
-
-# --- a typed N against a model's exact count ------------------------------------------------------
-
-NAME_ROUNDING = 0.02
-"""Relative gap still read as rounding: model names round their size (Llama-2-70B has 68.98 billion
-parameters, 1.5 % less), so `--params 70` with `--model llama-2-70b` is not a contradiction."""
-
-
-class ParamsDisagree(ConflictingOptions):
-    """A parameter count given together with a model whose exact count it contradicts."""
-
-    key = "error.params_disagree"
-
-    def __init__(self, field: str, other: str, value: str, model: str, model_params: int
-                 ) -> None:
-        self.other = other
-        self.model_params = model_params
-        super(ConflictingOptions, self).__init__(field, value, other=other, model=model)
-
-    def message(self, lang: Lang, label: Callable[[str], str] | None = None) -> str:
-        from vramplan.units import format_number
-
-        self.params["model_billion"] = format_number(self.model_params / 10**9, lang, 3)
-        return super().message(lang, label)
-
-
-def params_agree(exact_params: int, params_billion: float, decimals: int | None) -> bool:
-    """Whether a typed count (in billions, with `decimals` digits after the mark, None if unknown)
-    is the exact count rounded: within half a unit of the last digit typed, or within
-    `NAME_ROUNDING` of it."""
-    exact_billion = exact_params / 10**9
-    gap = abs(params_billion - exact_billion)
-    last_digit = 0.5 * 10.0 ** -decimals if decimals is not None else 0.0
-    return gap <= max(last_digit, NAME_ROUNDING * exact_billion)
-
-
-def check_params_agree(arch: Architecture, params_billion: float, raw: str, *, model: str,
-                       field: str = "params", other: str = "model") -> None:
-    """Raise `ParamsDisagree` when `raw` (the user's text for `field`) contradicts `arch`, the
-    architecture of `model` (a preset name or a config path), given as `other`."""
-    text = raw.strip().replace(",", ".")
-    decimals: int | None = None  # 1e3 and the like: only the name rounding applies
-    if "e" not in text.lower():
-        decimals = len(text.split(".", 1)[1]) if "." in text else 0
-    if not params_agree(arch.params_total, params_billion, decimals):
-        raise ParamsDisagree(field, other, raw.strip(), model, arch.params_total)

@@ -13,35 +13,12 @@ Stable API (the LoRA calculator builds on it): `parse_lora_targets`, `lora_break
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import StrEnum
 
 from vramplan.errors import OutOfRange, UnknownName
 from vramplan.model.architecture import Architecture, LinearSpec
-
-
-class LoraTarget(StrEnum):
-    """A module that can get an adapter (the case format's `lora_targets` names)."""
-
-    Q = "q"
-    """Query projection."""
-    K = "k"
-    """Key projection."""
-    V = "v"
-    """Value projection."""
-    O = "o"  # noqa: E741 - the attention output projection is called `o` everywhere
-    """Attention output projection."""
-    GATE = "gate"
-    """MLP gate projection (gated MLPs only)."""
-    UP = "up"
-    """MLP up projection."""
-    DOWN = "down"
-    """MLP down projection."""
-    HEAD = "head"
-    """The output head (vocabulary projection)."""
-    ALL = "all"
-    """Every linear layer of the blocks (not the head, not MoE routers)."""
-
+from vramplan.vocab import LoraTarget
 
 BLOCK_TARGETS = frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.O,
                            LoraTarget.GATE, LoraTarget.UP, LoraTarget.DOWN})
@@ -69,6 +46,14 @@ class LoraMatrix:
     @property
     def params(self) -> int:
         return self.copies * self.params_each
+
+
+def expand_targets(targets: Iterable[LoraTarget]) -> frozenset[LoraTarget]:
+    """The targets as a set, `all` expanded to the block linears."""
+    expanded: set[LoraTarget] = set()
+    for target in targets:
+        expanded |= BLOCK_TARGETS if target is LoraTarget.ALL else {target}
+    return frozenset(expanded)
 
 
 def parse_lora_targets(raw: str) -> frozenset[LoraTarget]:

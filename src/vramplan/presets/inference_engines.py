@@ -6,22 +6,8 @@ Data only. Each field cites the code or documentation it comes from.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
-
-class Engine(StrEnum):
-    """The program that runs the model."""
-
-    GENERIC = "generic"
-    """A plain PyTorch decode loop: static KV cache for the whole context, last-token logits."""
-    HF = "hf"
-    """Hugging Face transformers `generate`."""
-    LITGPT = "litgpt"
-    """Lightning-AI litgpt `generate/base.py` (bitsandbytes through Lightning Fabric)."""
-    VLLM = "vllm"
-    """vLLM: pre-allocates `gpu_memory_utilization` of the card, paged KV cache."""
-    LLAMA_CPP = "llama.cpp"
-    """llama.cpp with GGUF weights, fully offloaded to the GPU."""
+from vramplan.vocab import Engine
 
 
 @dataclass(frozen=True, slots=True)

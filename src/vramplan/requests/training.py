@@ -1,128 +1,173 @@
-"""Text fields to a typed `FitSetup`: one validation for the CLI, the JSON API and the page.
+"""The training request: a model, a training setup, how it spreads over GPUs, and for `fit` the
+GPU type and the safety margin.
 
-Every field is the text a user typed (CLI option, query parameter, form value), with the names and
-values of the measured-case format; an empty or missing field means its default. Bad values raise
-a `VramplanError` naming the field.
+Defaults that depend on other fields are decided here, from what the user gave:
+- `quant`: nf4 under QLoRA (the case format's empty cell), none otherwise;
+- `gpus`: tensor_parallel x pipeline_parallel;
+- `sharding`: none without data parallelism, ddp with it; zero2 when the optimizer is offloaded,
+  zero3 when the parameters are too (ZeRO-Offload and ZeRO-Infinity are DeepSpeed's);
+- `grad_accum`: 1, except litgpt, whose recipes always accumulate.
+A clash between fields names only the fields the user gave; a clash with a default says which
+field to give.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from vramplan.bounds import (
+from vramplan.distributed.per_gpu import default_parallelism
+from vramplan.distributed.sharding import Parallelism, check_parallelism
+from vramplan.errors import VramplanError
+from vramplan.model.architecture import Architecture
+from vramplan.model.lora_targets import expand_targets
+from vramplan.planner.setup import FitSetup
+from vramplan.planner.verdict import usable_share_from_percent
+from vramplan.presets.gpus import Gpu, find_gpu
+from vramplan.requests.fields import Field
+from vramplan.requests.models import ModelChoice, model_choice
+from vramplan.requests.reading import Inputs
+from vramplan.requests.vocabulary import (
+    ATTENTION,
     BATCH,
+    CHECKPOINTING,
+    FRAMEWORK,
+    GPU,
     GPUS,
     GPUS_PER_NODE,
     GRAD_ACCUM,
-    LORA_RANK,
+    LORA_R,
+    LORA_TARGETS,
+    LOSS,
+    MARGIN,
+    METHOD,
+    METRIC,
+    OFFLOAD,
+    OPTIMIZER,
+    OPTIMIZER_IMPL,
     PIPELINE_PARALLEL,
+    PRECISION,
+    QUANT,
     SEQ_LEN,
+    SHARDING,
     TENSOR_PARALLEL,
-    NumberField,
+    TRAIN_LAYERS,
 )
-from vramplan.distributed.per_gpu import default_parallelism
-from vramplan.model.architecture import Architecture
-from vramplan.model.lora_targets import parse_lora_targets
-from vramplan.planner.setup import FitSetup
 from vramplan.training.setup import TrainingSetup, check_setup
-from vramplan.vocab import (
-    Attention,
-    Checkpointing,
-    Framework,
-    Loss,
-    Method,
-    Metric,
-    Offload,
-    Optimizer,
-    OptimizerImpl,
-    Precision,
-    Quant,
-    Scheme,
-    choice,
-)
+from vramplan.vocab import Framework, LoraTarget, Method, Offload, Quant, Scheme
+
+
+class NeedsMethod(VramplanError):
+    """A field that applies to other methods only (`--quant` without QLoRA, `--lora-r` without
+    LoRA, `--train-layers` without freeze)."""
+
+    key = "error.needs_method"
+
+
+class SplitsHeads(VramplanError):
+    """A tensor-parallel size that does not divide the attention heads."""
+
+    key = "error.tp_heads"
+
+
+class TooManyStages(VramplanError):
+    """More pipeline stages than layers."""
+
+    key = "error.pp_layers"
 
 
 @dataclass(frozen=True, slots=True)
-class FitFields:
-    """The text of every field (None or empty: the default)."""
+class FitRequest:
+    """What `vramplan fit` answers: a setup on a GPU type, with a safety margin."""
 
-    gpus: str | None = None
-    gpus_per_node: str | None = None
-    sharding: str | None = None
-    """Default: `none` on one GPU, `ddp` on more."""
-    offload: str | None = None
-    method: str | None = None
-    precision: str | None = None
-    optimizer: str | None = None
-    optimizer_impl: str | None = None
-    quant: str | None = None
-    lora_r: str | None = None
-    lora_targets: str | None = None
-    batch: str | None = None
-    seq_len: str | None = None
-    checkpointing: str | None = None
-    attention: str | None = None
-    loss: str | None = None
-    framework: str | None = None
-    metric: str | None = None
-    """Default `device`: reserved memory plus the CUDA context, what the card must hold."""
-    grad_accum: str | None = None
-    """Default: 1, except litgpt, whose recipes always accumulate."""
-    tensor_parallel: str | None = None
-    """Megatron-LM tensor parallelism (default 1); `gpus` must be a multiple of tp x pp."""
-    pipeline_parallel: str | None = None
-    """Megatron-LM pipeline stages (default 1)."""
+    setup: FitSetup
+    gpu: Gpu
+    usable_share: float
 
 
-def _given(text: str | None) -> str | None:
-    return text if text is not None and text.strip() else None
-
-
-def _int(field: NumberField, text: str | None, default: int) -> int:
-    given = _given(text)
-    return field.parse_int(given) if given is not None else default
-
-
-def fit_setup(arch: Architecture, model: str, fields: FitFields) -> FitSetup:
-    """The typed setup named by `fields` for `arch` (called `model` in reports)."""
-    method = choice(Method, "method", fields.method, Method.FULL)
-    framework = choice(Framework, "framework", fields.framework, Framework.HF)
-    accumulation = (_int(GRAD_ACCUM, fields.grad_accum, 1) > 1
-                    if _given(fields.grad_accum) is not None else framework is Framework.LITGPT)
-    uses_lora = method.uses_lora
-    targets = _given(fields.lora_targets)
-    rank = _given(fields.lora_r)
-    loss = _given(fields.loss)
-    impl = _given(fields.optimizer_impl)
-    training = check_setup(TrainingSetup(
+def training_setup(inputs: Inputs) -> TrainingSetup:
+    """The single-GPU part of the run, checked."""
+    method = inputs.require(METHOD)
+    framework = inputs.require(FRAMEWORK)
+    _only_for(inputs, QUANT, method is Method.QLORA, Method.QLORA)
+    _only_for(inputs, LORA_R, method.uses_lora, Method.LORA, Method.QLORA)
+    _only_for(inputs, LORA_TARGETS, method.uses_lora, Method.LORA, Method.QLORA)
+    _only_for(inputs, TRAIN_LAYERS, method is Method.FREEZE, Method.FREEZE)
+    quant = inputs.get(QUANT) or (Quant.NF4 if method is Method.QLORA else Quant.NONE)
+    if method is Method.QLORA and quant is Quant.NONE:
+        raise NeedsMethod(QUANT.name, quant.value, other=METHOD.name, methods=Method.LORA.value)
+    steps = inputs.get(GRAD_ACCUM)
+    targets: tuple[LoraTarget, ...] = inputs.require(LORA_TARGETS)
+    return check_setup(TrainingSetup(
         method=method,
-        precision=choice(Precision, "precision", fields.precision, Precision.BF16_TRUE),
-        optimizer=choice(Optimizer, "optimizer", fields.optimizer, Optimizer.ADAMW),
-        optimizer_impl=choice(OptimizerImpl, "optimizer_impl", impl, OptimizerImpl.FOREACH)
-        if impl is not None else None,
-        quant=choice(Quant, "quant", fields.quant, Quant.NONE),
-        lora_rank=LORA_RANK.parse_int(rank) if rank is not None else None,
-        lora_targets=parse_lora_targets(targets) if targets is not None and uses_lora
-        else frozenset(),
-        batch=_int(BATCH, fields.batch, 1),
-        seq_len=_int(SEQ_LEN, fields.seq_len, 2048),
-        checkpointing=choice(Checkpointing, "checkpointing", fields.checkpointing,
-                             Checkpointing.NONE),
-        attention=choice(Attention, "attention", fields.attention, Attention.SDPA),
-        loss=choice(Loss, "loss", loss, Loss.STANDARD) if loss is not None else None,
+        precision=inputs.require(PRECISION),
+        optimizer=inputs.require(OPTIMIZER),
+        optimizer_impl=inputs.get(OPTIMIZER_IMPL),
+        quant=quant,
+        lora_rank=inputs.require(LORA_R) if method.uses_lora else None,
+        lora_targets=expand_targets(targets) if method.uses_lora else frozenset(),
+        train_layers=inputs.require(TRAIN_LAYERS),
+        batch=inputs.require(BATCH),
+        seq_len=inputs.require(SEQ_LEN),
+        checkpointing=inputs.require(CHECKPOINTING),
+        attention=inputs.require(ATTENTION),
+        loss=inputs.get(LOSS),
         framework=framework,
-        metric=choice(Metric, "metric", fields.metric, Metric.DEVICE),
-        gradient_accumulation=accumulation,
+        metric=inputs.require(METRIC),
+        gradient_accumulation=steps > 1 if steps is not None else framework is Framework.LITGPT,
     ))
-    gpus = _int(GPUS, fields.gpus, 1)
-    model_parallel = (_int(TENSOR_PARALLEL, fields.tensor_parallel, 1)
-                      * _int(PIPELINE_PARALLEL, fields.pipeline_parallel, 1))
-    default_scheme = Scheme.NONE if gpus == model_parallel else Scheme.DDP
-    scheme = choice(Scheme, "sharding", fields.sharding, default_scheme)
-    plan = default_parallelism(training, scheme, gpus,
-                               choice(Offload, "offload", fields.offload, Offload.NONE),
-                               _int(GPUS_PER_NODE, fields.gpus_per_node, 8),
-                               tensor_parallel=_int(TENSOR_PARALLEL, fields.tensor_parallel, 1),
-                               pipeline_parallel=_int(PIPELINE_PARALLEL,
-                                                      fields.pipeline_parallel, 1))
-    return FitSetup(arch=arch, training=training, parallelism=plan, model=model)
+
+
+def _only_for(inputs: Inputs, field: Field[Any], applies: bool, *methods: Method) -> None:
+    if inputs.given(field) and not applies:
+        value = inputs.get(field)
+        shown = ",".join(str(v) for v in value) if isinstance(value, tuple) else str(value)
+        raise NeedsMethod(field.name, shown, other=METHOD.name,
+                          methods=", ".join(m.value for m in methods))
+
+
+def parallelism(inputs: Inputs, training: TrainingSetup,
+                arch: Architecture | None = None) -> Parallelism:
+    """How the run spreads over GPUs; with `arch`, tensor and pipeline parallelism are checked
+    against the model's heads and layers."""
+    tp, pp = inputs.require(TENSOR_PARALLEL), inputs.require(PIPELINE_PARALLEL)
+    if arch is not None:
+        _check_model_parallel(inputs, arch, tp, pp)
+    gpus = inputs.get(GPUS) or tp * pp
+    offload = inputs.require(OFFLOAD)
+    plan = default_parallelism(training, inputs.get(SHARDING) or _default_scheme(gpus, tp * pp,
+                                                                                   offload),
+                               gpus, offload, inputs.require(GPUS_PER_NODE),
+                               tensor_parallel=tp, pipeline_parallel=pp)
+    return check_parallelism(plan)
+
+
+def _default_scheme(gpus: int, model_parallel: int, offload: Offload) -> Scheme:
+    if offload is Offload.OPTIMIZER:
+        return Scheme.ZERO2
+    if offload is Offload.PARAMS_OPTIMIZER:
+        return Scheme.ZERO3
+    return Scheme.NONE if gpus == model_parallel else Scheme.DDP
+
+
+def _check_model_parallel(inputs: Inputs, arch: Architecture, tp: int, pp: int) -> None:
+    """Megatron-LM splits attention heads over tensor-parallel ranks (`num_attention_heads` must
+    be divisible by the tensor-parallel size, megatron/core/transformer/transformer_config.py) and
+    gives every pipeline stage at least one layer."""
+    if arch.n_heads % tp:
+        raise SplitsHeads(TENSOR_PARALLEL.name, str(tp), heads=arch.n_heads)
+    if pp > arch.n_layers:
+        raise TooManyStages(PIPELINE_PARALLEL.name, str(pp), layers=arch.n_layers)
+
+
+def fit_request(inputs: Inputs) -> FitRequest:
+    """The setup, the GPU type (required) and the usable share of its memory."""
+    model = model_choice(inputs)
+    training = training_setup(inputs)
+    setup = fit_setup(model, training, parallelism(inputs, training, model.arch))
+    return FitRequest(setup, find_gpu(inputs.require(GPU)),
+                      usable_share_from_percent(inputs.require(MARGIN)))
+
+
+def fit_setup(model: ModelChoice, training: TrainingSetup, plan: Parallelism) -> FitSetup:
+    return FitSetup(arch=model.arch, training=training, parallelism=plan, model=model.name)

@@ -62,7 +62,7 @@ def build_model(setup: TraceSetup) -> nn.Module:
     with default_dtype(dtype):
         try:
             model: nn.Module = AutoModelForCausalLM.from_config(  # type: ignore[no-untyped-call]
-                config, attn_implementation=setup.attention.value, dtype=dtype)
+                config, attn_implementation=setup.attn_implementation, dtype=dtype)
         except ValueError as error:
             if "does not support an attention implementation" not in str(error):
                 raise

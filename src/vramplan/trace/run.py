@@ -15,9 +15,9 @@ from vramplan.trace.bnb_emulation import LABEL_4BIT, LABEL_8BIT, LABEL_PAGED, Li
 from vramplan.trace.model import apply_method, build_model
 from vramplan.trace.optim import OptimizerSide, make_optimizer_side
 from vramplan.trace.result import CudaPeaks, Phase, TraceResult
-from vramplan.trace.setup import Device, TraceSetup
+from vramplan.trace.setup import TraceSetup
 from vramplan.trace.tracker import StorageTracker
-from vramplan.vocab import Optimizer, Precision
+from vramplan.vocab import Attention, Device, Optimizer, Precision
 
 Progress = Callable[[str], None]
 """Called with a stage name: `build`, `step1`, `step2`, `cuda`."""
@@ -63,6 +63,7 @@ def _with_cuda(result: TraceResult, cuda: CudaPeaks | None) -> TraceResult:
 
 
 LABEL_DROPOUT = "dropout as on CUDA (native_dropout's one-byte mask, not CPU's noise tensor)"
+LABEL_FLASH = "FlashAttention as PyTorch's fused SDPA kernel (the same saved tensors)"
 
 
 def _trace_on(setup: TraceSetup, device: str, *, fake: bool, notify: Progress) -> TraceResult:
@@ -271,6 +272,8 @@ def _emulations(setup: TraceSetup) -> tuple[str, ...]:
         labels.append(LABEL_8BIT)
     if setup.paged:
         labels.append(LABEL_PAGED)
+    if setup.attention is Attention.FLASH:
+        labels.append(LABEL_FLASH)
     return tuple(labels)
 
 

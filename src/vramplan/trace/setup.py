@@ -15,6 +15,7 @@ from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName, Vrampla
 from vramplan.vocab import (
     Attention,
     Checkpointing,
+    Device,
     Method,
     Optimizer,
     OptimizerImpl,
@@ -31,7 +32,6 @@ NOT_TRACEABLE: frozenset[StrEnum] = frozenset({
     OptimizerImpl.IN_BACKWARD,   # not one of torch.optim's step implementations
     Quant.INT8,                  # only bitsandbytes' 4-bit storage is emulated
     Checkpointing.SELECTIVE,     # transformers checkpoints whole blocks only
-    Attention.FLASH,             # flash-attn kernels need CUDA; sdpa and eager run on the CPU
 })
 """Values of the shared setup vocabulary (vramplan.vocab) that a trace cannot run. StrEnum members
 compare as their strings (Optimizer.NONE == Quant.NONE), so test with `_traceable`, not `in`."""
@@ -39,15 +39,6 @@ compare as their strings (Optimizer.NONE == Quant.NONE), so test with `_traceabl
 
 def _traceable(member: StrEnum) -> bool:
     return not any(member is refused for refused in NOT_TRACEABLE)
-
-
-class Device(StrEnum):
-    """Where the step runs."""
-
-    CPU = "cpu"
-    """Fake tensors on the CPU: no memory is allocated, every allocation is counted."""
-    CUDA = "cuda"
-    """A real step on a CUDA GPU with random weights, beside the fake count."""
 
 
 class UnsupportedAttention(VramplanError):
@@ -84,11 +75,19 @@ class TraceSetup:
     seq_len: int = 512
     checkpointing: Checkpointing = Checkpointing.NONE
     attention: Attention = Attention.SDPA
+    """`flash` runs transformers' `sdpa`: flash-attn's kernels need CUDA, and PyTorch's fused SDPA
+    kernels save what FlashAttention saves (q, k, v, the output and the log-sum-exp per row; Dao
+    et al. 2022, arXiv:2205.14135, section 3.1)."""
     device: Device = Device.CPU
 
     @property
     def uses_lora(self) -> bool:
         return self.method.uses_lora
+
+    @property
+    def attn_implementation(self) -> str:
+        """transformers' `attn_implementation` for the attention kernel."""
+        return "sdpa" if self.attention is Attention.FLASH else self.attention.value
 
     @property
     def paged(self) -> bool:

@@ -31,8 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vramplan.model.architecture import Architecture, MlpKind, NormKind
-from vramplan.model.lora_targets import LoraTarget
-from vramplan.vocab import Attention, Checkpointing, Framework
+from vramplan.vocab import Attention, Checkpointing, Framework, LoraTarget
 
 FP32 = 4
 DROPOUT_MASK_BYTES = 1

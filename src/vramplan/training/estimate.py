@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from vramplan.model.architecture import Architecture
-from vramplan.model.lora_targets import LoraTarget
 from vramplan.parts import Component, PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.training.activations import (
@@ -61,6 +60,7 @@ from vramplan.units import ceil_div
 from vramplan.vocab import (
     Checkpointing,
     Framework,
+    LoraTarget,
     Loss,
     Method,
     Metric,

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 from vramplan.bounds import BATCH, LORA_RANK, SEQ_LEN, TRAIN_LAYERS
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
-from vramplan.model.lora_targets import LoraTarget
 from vramplan.training.activations import LITGPT_LORA_DROPOUT
 from vramplan.vocab import (
     Attention,
     Checkpointing,
     Framework,
+    LoraTarget,
     Loss,
     Method,
     Metric,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vramplan.model.architecture import Architecture
-from vramplan.model.lora_targets import LoraTarget, lora_breakdown
+from vramplan.model.lora_targets import lora_breakdown
 from vramplan.model.weight_storage import bnb_4bit_bytes, bnb_int8_bytes
 from vramplan.training.setup import (
     DEFAULT_LORA_RANK,
@@ -16,7 +16,7 @@ from vramplan.training.setup import (
     weight_itemsize,
 )
 from vramplan.units import ceil_div
-from vramplan.vocab import Framework, Method, Optimizer, OptimizerImpl, Precision, Quant
+from vramplan.vocab import Framework, LoraTarget, Method, Optimizer, OptimizerImpl, Precision, Quant
 
 BNB_8BIT_BLOCK = 256
 """bitsandbytes 8-bit optimizers: one fp32 absmax per 256 values (`Optimizer8bit`, blockwise

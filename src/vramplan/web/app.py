@@ -15,7 +15,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from vramplan import __version__
 from vramplan.errors import VramplanError
 from vramplan.i18n import Lang
-from vramplan.web import api, fit_routes, pages, sister
+from vramplan.web import pages, sister
+from vramplan.web.api import ROUTERS
 from vramplan.web.errors import (
     MethodNotAllowed,
     NotFound,
@@ -82,8 +83,8 @@ def create_app() -> FastAPI:
     )
     app.add_middleware(SecurityHeaders)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    app.include_router(api.router)
-    app.include_router(fit_routes.router)
+    for router in ROUTERS:
+        app.include_router(router)
     app.include_router(pages.router)
     app.include_router(sister.router)
     app.add_exception_handler(VramplanError, _on_error)  # type: ignore[arg-type]
@@ -119,7 +120,7 @@ async def _on_error(request: Request, error: VramplanError) -> Response:
 
 
 async def _on_validation(request: Request, error: RequestValidationError) -> Response:
-    return _respond(request, from_validation(error.errors(), api.FIELDS_BY_LOCATION))
+    return _respond(request, from_validation(error.errors()))
 
 
 async def _on_http(request: Request, error: HTTPException) -> Response:

@@ -7,30 +7,16 @@ Our own `VramplanError`s, FastAPI's request validation errors and Starlette's 40
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from vramplan.errors import (
     MissingValue,
-    NotANumber,
-    NotFinite,
-    OutOfRange,
-    UnknownName,
     VramplanError,
 )
 from vramplan.i18n import Lang
-from vramplan.presets.optimizers import OptimizerPreset
 
 HTTP_UNPROCESSABLE = 422
-
-
-class UnknownField(VramplanError):
-    """A body field or query parameter the API does not know."""
-
-    key = "error.unknown_field"
-
-    def __init__(self, field: str, choices: Sequence[str]) -> None:
-        super().__init__(field, field, choices=", ".join(choices))
 
 
 class NotJson(VramplanError):
@@ -55,7 +41,7 @@ class MethodNotAllowed(VramplanError):
     status = 405
 
     def __init__(self, method: str) -> None:
-        super().__init__("method", method)
+        super().__init__("http_method", method)
 
 
 def status_of(error: VramplanError) -> int:
@@ -76,46 +62,23 @@ def error_json(error: VramplanError, lang: Lang) -> dict[str, Any]:
     }
 
 
-_CHOICES = {"optimizer": [preset.value for preset in OptimizerPreset]}
-_NUMBER_ERRORS = ("float_type", "float_parsing", "int_type", "int_parsing")
-_RANGE_ERRORS = ("greater_than", "greater_than_equal", "less_than", "less_than_equal")
-_BY_KIND: dict[str, Callable[[str, str], VramplanError]] = {
-    "missing": lambda field, value: MissingValue(field),
-    "json_invalid": lambda field, value: NotJson(value),
-    "finite_number": NotFinite,
-    **{kind: NotANumber for kind in _NUMBER_ERRORS},
-    **{kind: OutOfRange for kind in _RANGE_ERRORS},
-}
+def from_validation(errors: Sequence[Any]) -> VramplanError:
+    """The first of pydantic's errors (FastAPI's `RequestValidationError.errors()`) as ours: the
+    routes read queries and bodies through the request vocabulary, so only a value of the wrong
+    kind in a path or a query reaches this."""
+    first = errors[0] if errors else {}
+    location = [str(part) for part in first.get("loc", ())] or ["request"]
+    field = location[-1]
+    if first.get("type") == "missing":
+        return MissingValue(field)
+    return VramplanError(field, _shown(first.get("input")))
 
 
-def from_validation(errors: Sequence[Any], fields: Mapping[str, Sequence[str]]) -> VramplanError:
-    """The first of pydantic's errors (FastAPI's `RequestValidationError.errors()`) as ours.
-
-    `fields` maps a location (`body`, `query`) to the names it accepts, listed when an unknown
-    name is sent.
-    """
-    first = errors[0]
-    kind = str(first.get("type", ""))
-    location = [str(part) for part in first.get("loc", ())] or ["body"]
-    field = location[1] if len(location) > 1 else location[0]
-    value = _shown(first.get("input"), in_body=location[0] == "body")
-    if kind in _BY_KIND:
-        return _BY_KIND[kind](field, value)
-    if field == "body":
-        return NotJson(value)
-    if kind == "extra_forbidden":
-        return UnknownField(field, fields.get(location[0], ()))
-    if kind == "enum" and field in _CHOICES:
-        return UnknownName(field, value, _CHOICES[field])
-    return VramplanError(field, value)
+def _shown(value: object) -> str:
+    """A received value as text, at most `EXCERPT_CHARACTERS` long."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
+    return text[:EXCERPT_CHARACTERS] + ("…" if len(text) > EXCERPT_CHARACTERS else "")
 
 
-def _shown(value: object, in_body: bool) -> str:
-    """A received value as the user wrote it: query text as it is, body values as JSON (so the
-    string `"7"` shows its quotes)."""
-    if isinstance(value, str) and not in_body:
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(value)
+EXCERPT_CHARACTERS = 80
+"""An error quotes at most this much of what it received."""

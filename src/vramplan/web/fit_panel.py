@@ -16,27 +16,23 @@ from functools import cached_property
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
-from vramplan.bounds import BATCH, SEQ_LEN, parse_decimal
-from vramplan.errors import MissingValue, UnknownName, VramplanError
+from vramplan.errors import VramplanError
 from vramplan.i18n import Lang, has_message, translate
 from vramplan.planner.report import FitReport, fit_report
 from vramplan.planner.search import MAX_GPUS
-from vramplan.planner.verdict import usable_share_from_percent
 from vramplan.presets.gpus import GPUS, find_gpu
-from vramplan.presets.models import ModelPreset, architecture_of, find_model
-from vramplan.presets.optimizers import OptimizerPreset
-from vramplan.requests.training import FitFields, fit_setup
+from vramplan.presets.models import ModelPreset, architecture_of
+from vramplan.requests.reading import read, read_all
+from vramplan.requests.training import fit_request
+from vramplan.requests.vocabulary import ACTIVATIONS_FORM, BATCH, FIT, GPU, SEQ_LEN
 from vramplan.training.estimate import activations_for_simple_mode
 from vramplan.units import bytes_to_gb, format_number
 from vramplan.vocab import (
     Checkpointing,
     Method,
     Offload,
-    Optimizer,
     Precision,
-    Quant,
     Scheme,
-    choice,
 )
 from vramplan.web.chart import Segment, stack, units_per_byte
 from vramplan.web.view import PageRequest, typeset
@@ -45,14 +41,6 @@ _T = TypeVar("_T")
 
 DEFAULT_GPU = "h100-80gb"
 """The seed's "80 GB accelerator"."""
-SEED_OPTIMIZERS: dict[str, Optimizer] = {
-    OptimizerPreset.ADAM_MIXED.value: Optimizer.ADAMW,
-    OptimizerPreset.ADAM_8BIT.value: Optimizer.ADAMW_8BIT,
-    OptimizerPreset.SGD_MOMENTUM.value: Optimizer.SGD_MOMENTUM,
-}
-"""The training optimizer each seed preset names; a custom B has none, and the fit uses AdamW.
-QLoRA on the page quantizes the base to NF4 (bitsandbytes' default 4-bit type, without double
-quantization, as `activations_for_simple_mode`)."""
 TRAINING_METHODS = (Method.FULL, Method.FREEZE, Method.LORA, Method.QLORA)
 """Methods that train (`inference` is the sister calculator's)."""
 
@@ -127,32 +115,12 @@ class SimpleActivations:
         return text.replace(".", ",") if lang is Lang.FR else text
 
 
-def _shape(batch: str, seq_len: str, method: str) -> tuple[int, int, Method]:
-    """Batch, sequence length and method as `vramplan estimate` reads them (defaults 1, 2048,
-    full; `inference` is refused)."""
-    chosen = choice(Method, "method", method, Method.FULL)
-    if chosen not in TRAINING_METHODS:
-        raise UnknownName("method", method, [m.value for m in TRAINING_METHODS])
-    batch_n = BATCH.parse_int(batch) if batch.strip() else 1
-    seq_n = SEQ_LEN.parse_int(seq_len) if seq_len.strip() else 2048
-    return batch_n, seq_n, chosen
-
-
-def simple_activations(model: ModelPreset, batch: str, seq_len: str,
-                       method: str) -> SimpleActivations:
-    """As `vramplan estimate --model M --batch B --seq-len T --method X` computes A."""
-    batch_n, seq_n, chosen = _shape(batch, seq_len, method)
-    size = activations_for_simple_mode(architecture_of(model), batch_n, seq_n, chosen)
-    return SimpleActivations(model, batch_n, seq_n, chosen, size)
-
-
-def simple_activations_query(query: Mapping[str, str]) -> SimpleActivations:
-    """The API's reading: `model` is required."""
-    name = query.get("model", "").strip()
-    if not name:
-        raise MissingValue("model")
-    return simple_activations(find_model(name), query.get("batch", ""),
-                              query.get("seq_len", ""), query.get("method", ""))
+def simple_activations(model: ModelPreset, batch: str, seq_len: str) -> SimpleActivations:
+    """As `vramplan estimate --model M --batch B --seq-len T` computes A."""
+    inputs = read(ACTIVATIONS_FORM, {"batch": batch, "seq_len": seq_len}, text=True)
+    batch_n, seq_n = inputs.require(BATCH), inputs.require(SEQ_LEN)
+    size = activations_for_simple_mode(architecture_of(model), batch_n, seq_n)
+    return SimpleActivations(model, batch_n, seq_n, Method.FULL, size)
 
 
 PAGE_PATHS = {Lang.FR: "/", Lang.EN: "/en/"}
@@ -172,9 +140,9 @@ def activations_context(request: PageRequest) -> Mapping[str, Any]:
     errors: dict[str, str] = {}
     try:
         if model is not None:
-            result = simple_activations(model, form.batch, form.seq_len, form.method)
-        else:
-            _shape(form.batch, form.seq_len, form.method)  # a bad value shows even without model
+            result = simple_activations(model, form.batch, form.seq_len)
+        else:  # a bad value shows even without a model
+            read(ACTIVATIONS_FORM, {"batch": form.batch, "seq_len": form.seq_len}, text=True)
     except VramplanError as error:
         errors[error.field] = error_text(error, request.lang)
     field = result.field_text(request.lang) if result else ""
@@ -234,16 +202,15 @@ class FitState:
     def report(self) -> FitReport | None:
         seed = self.request.seed_reading
         model = seed.model
-        # the GPU and the margin are checked even before a model is picked
-        gpu = self._attempt("gpu", lambda: find_gpu(self.form.gpu or DEFAULT_GPU))
-        share = self._attempt("margin", self._share)
-        if model is None or "model" in seed.errors or "optimizer" in seed.errors:
+        inputs, self.errors = read_all(FIT, self.fit_values(), text=True)
+        # the GPU is checked even before a model is picked
+        gpu = self._attempt("gpu", lambda: find_gpu(inputs.require(GPU)))
+        if model is None or self.errors or "model" in seed.errors or "optimizer" in seed.errors:
             return None
-        setup = self._attempt(None, lambda: fit_setup(architecture_of(model), model.name,
-                                                      self.fit_fields()))
-        if gpu is None or share is None or setup is None:
+        fit = self._attempt(None, lambda: fit_request(inputs))
+        if gpu is None or fit is None:
             return None
-        return fit_report(setup, gpu, share)
+        return fit_report(fit.setup, fit.gpu, fit.usable_share)
 
     @property
     def needs_model(self) -> bool:
@@ -254,19 +221,18 @@ class FitState:
     def custom_optimizer(self) -> bool:
         return self.request.seed_form.is_custom
 
-    def _share(self) -> float:
-        return usable_share_from_percent(parse_decimal("margin", self.form.margin or "80"))
-
-    def fit_fields(self) -> FitFields:
-        """The `vramplan fit` fields the page's inputs name."""
-        form = self.form
-        seed_optimizer = self.request.seed_form.optimizer.lower()
-        optimizer = SEED_OPTIMIZERS.get(seed_optimizer, Optimizer.ADAMW)
-        return FitFields(gpus=form.gpus, sharding=form.sharding, offload=form.offload,
-                         method=form.method, precision=form.precision,
-                         quant=Quant.NF4.value if form.method.lower() == Method.QLORA else None,
-                         optimizer=optimizer.value, batch=form.batch, seq_len=form.seq_len,
-                         checkpointing=form.checkpointing)
+    def fit_values(self) -> dict[str, str]:
+        """The `vramplan fit` fields the page's inputs name (its optimizer is the seed's
+        memory-per-parameter preset, whose name the optimizer field reads; a custom figure has no
+        optimizer, and the fit uses AdamW)."""
+        form, seed = self.form, self.request.seed_form
+        model = self.request.seed_reading.model
+        return {"model": model.name if model else "", "gpu": form.gpu or DEFAULT_GPU,
+                "gpus": form.gpus, "sharding": form.sharding, "offload": form.offload,
+                "method": form.method, "precision": form.precision,
+                "optimizer": "" if seed.is_custom else seed.optimizer, "batch": form.batch,
+                "seq_len": form.seq_len, "checkpointing": form.checkpointing,
+                "margin": form.margin}
 
     def _attempt(self, name: str | None, compute: Callable[[], _T]) -> _T | None:
         """`compute()`, or None with its error recorded under `name` (default: its field)."""
@@ -283,12 +249,7 @@ class FitState:
 
 def api_query(state: FitState) -> str:
     """The `/api/v1/fit` query (and `vramplan fit` options) of what the page shows."""
-    model = state.request.seed_reading.model
-    texts = state.fit_fields()
-    query = {"model": model.name if model else "", "gpu": state.form.gpu,
-             "margin": state.form.margin,
-             **{f.name: getattr(texts, f.name) or "" for f in fields(FitFields)}}
-    return urlencode({name: value for name, value in query.items() if value})
+    return urlencode({name: value for name, value in state.fit_values().items() if value})
 
 
 def _percent(share: float, lang: Lang) -> str:

@@ -1,39 +1,32 @@
-"""Reading the seed calculator's query parameters, for the page and the API's GET alike.
-
-Query strings are text: each number is read with the same `NumberField` rules as the CLI, so `7,5`
-and `7.5` both mean 7.5. Parameter names are the CLI's options without dashes: `params`,
-`optimizer`, `bytes_per_param`, `activations` (and `gpu` on the API).
-"""
+"""The seed page's form: the fields as typed, read through the seed calculator's vocabulary
+(`vramplan.requests.vocabulary.SEED`), the same reading as the CLI's and the API's."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
-from vramplan.bounds import ACTIVATIONS_GB, BYTES_PER_PARAM, PARAMS_BILLION
 from vramplan.errors import MissingValue, VramplanError
 from vramplan.presets.models import ModelPreset, architecture_of, find_model
 from vramplan.presets.optimizers import OptimizerPreset
-from vramplan.seed import SeedInputs, resolve_optimizer, seed_inputs
+from vramplan.requests.reading import Inputs, read_all
+from vramplan.requests.seed import seed_request
+from vramplan.requests.vocabulary import MODEL, SEED
+from vramplan.seed import SeedInputs
 from vramplan.units import PARAMS_PER_BILLION
 
 CUSTOM = "custom"
 """The page's `optimizer` value for "custom value": same as omitting `optimizer` and giving
 `bytes_per_param`, as on the CLI."""
 
-_T = TypeVar("_T")
-_A = TypeVar("_A")
-
 SEED_FIELDS = ("model", "params", "optimizer", "bytes_per_param", "activations")
 """`model` is the page's model picker: a registry preset whose exact count replaces `params`."""
 
 
 class SeedForm(NamedTuple):
-    """The seed fields as typed, before any parsing. The defaults are the seed page's.
-
-    A NamedTuple, not a frozen dataclass: built at every API estimate, it costs half as much."""
+    """The seed fields as typed, before any parsing. The defaults are the seed page's."""
 
     params: str = "7"
     optimizer: str = OptimizerPreset.ADAM_MIXED.value
@@ -70,30 +63,40 @@ class SeedReading:
         missing = self.errors.get("params")
         return isinstance(missing, MissingValue)
 
-    def require(self) -> SeedInputs:
-        """The inputs, or the first field's error raised (the API answers one error at a time)."""
-        if self.inputs is None:
-            raise next(iter(self.errors.values()), MissingValue("params"))
-        return self.inputs
-
 
 def read_seed(form: SeedForm) -> SeedReading:
-    """Parse every field, collecting one error per field, then validate them together."""
-    errors: dict[str, VramplanError] = {}
-    model = _attempt(errors, "model", _model, form.model)
+    """Read every field through the seed calculator's vocabulary (`vramplan.requests`),
+    collecting one error per field. Page rules: a picked model sets N (the params field then
+    shows its exact count); `custom` means the figure typed in `bytes_per_param`."""
+    values = {"model": form.model, "optimizer": "" if form.is_custom else form.optimizer,
+              "bytes_per_param": form.bytes_per_param if form.is_custom else "",
+              "activations": form.activations,
+              "params": "" if form.model else form.params}
+    inputs, errors = read_all(SEED, values, text=True)
+    model = _attempt_model(inputs, errors)
+    if form.optimizer == CUSTOM and not form.bytes_per_param:
+        errors["bytes_per_param"] = MissingValue("bytes_per_param")
+    if not form.model and not form.params:
+        errors.setdefault("params", MissingValue("params"))
     model_params = params_total(model) if model is not None else None
-    params = (model_params / PARAMS_PER_BILLION if model_params is not None
-              else _attempt(errors, "params", _required_params, form.params))
-    optimizer = _attempt(errors, "optimizer", _optimizer, form.optimizer)
-    bytes_per_param = _attempt(errors, "bytes_per_param", _custom_bytes, form)
-    activations = _attempt(errors, "activations", _activations, form.activations)
-    if errors or params is None or activations is None:
+    if errors:
         return SeedReading(None, errors, model, model_params)
     try:
-        inputs = seed_inputs(params, optimizer, bytes_per_param, activations)
+        seed = seed_request(inputs)
     except VramplanError as error:
         return SeedReading(None, {error.field: error}, model, model_params)
-    return SeedReading(inputs, {}, model, model_params)
+    return SeedReading(seed.inputs, {}, model, model_params)
+
+
+def _attempt_model(inputs: Inputs, errors: dict[str, VramplanError]) -> ModelPreset | None:
+    name = inputs.get(MODEL)
+    if name is None or "model" in errors:
+        return None
+    try:
+        return find_model(name)
+    except VramplanError as error:
+        errors["model"] = error
+        return None
 
 
 @cache
@@ -106,37 +109,3 @@ def params_text(params: int) -> str:
     """A count in billions as the params field shows it: plain decimals, no grouping, so that
     it reads back exactly (8030261248 -> `8.030261248`)."""
     return f"{params / PARAMS_PER_BILLION:.12f}".rstrip("0").rstrip(".")
-
-
-def _attempt(errors: dict[str, VramplanError], name: str, parse: Callable[[_A], _T],
-             raw: _A) -> _T | None:
-    """`parse(raw)`, or None with its error recorded under `name`."""
-    try:
-        return parse(raw)
-    except VramplanError as error:
-        errors[name] = error
-        return None
-
-
-def _model(raw: str) -> ModelPreset | None:
-    return find_model(raw) if raw else None
-
-
-def _activations(raw: str) -> float:
-    return ACTIVATIONS_GB.parse(raw) if raw else 0.0
-
-
-def _required_params(raw: str) -> float:
-    if not raw:
-        raise MissingValue("params")
-    return PARAMS_BILLION.parse(raw)
-
-
-def _optimizer(raw: str) -> OptimizerPreset | None:
-    return None if raw in ("", CUSTOM) else resolve_optimizer(raw)
-
-
-def _custom_bytes(form: SeedForm) -> float | None:
-    if form.optimizer == CUSTOM and not form.bytes_per_param:
-        raise MissingValue("bytes_per_param")
-    return BYTES_PER_PARAM.parse(form.bytes_per_param) if form.bytes_per_param else None

@@ -4,35 +4,22 @@
   `/lora`, `/en/lora`: "Calculateur de paramètres LoRA". With JavaScript off the form's GET renders
   the whole page; with it on, the page's script fetches `/inference/fragment` (or
   `/lora/fragment`) with the same query and swaps the HTML in.
-- `GET`/`POST /api/v1/inference` and `/api/v1/lora`: the objects `vramplan infer --json` and
-  `vramplan lora --json` print, built by `vramplan.sister_api` (the same code as the CLI's).
+The results are the objects `vramplan infer --json` and `vramplan lora --json` print, which
+`/api/v1/inference` and `/api/v1/lora` answer too (`vramplan.requests.answers`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from pydantic import BaseModel, ValidationError
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from vramplan.i18n import Lang
-from vramplan.sister_api import inference_payload, lora_payload
-from vramplan.web.api import FastJSONResponse, query_fields, query_parameters, validated
-from vramplan.web.errors import from_validation
 from vramplan.web.pages import HOME, model_choices, page_lang
-from vramplan.web.schemas import ErrorOut, LangQuery
-from vramplan.web.sister_schemas import (
-    InferenceOut,
-    InferenceQuery,
-    InferenceRequest,
-    LoraOut,
-    LoraQuery,
-    LoraRequest,
-)
 from vramplan.web.sister_view import (
     ENGINE_CHOICES,
     KV_CHOICES,
@@ -197,92 +184,3 @@ def lora_fragment(request: Request) -> HTMLResponse:
 def trailing_slash(request: Request) -> Response:
     suffix = "?" + request.url.query if request.url.query else ""
     return RedirectResponse(request.url.path.rstrip("/") + suffix, status_code=308)
-
-
-# --- JSON API ------------------------------------------------------------------------------------
-
-_Q = TypeVar("_Q", bound=LangQuery)
-_B = TypeVar("_B", bound=BaseModel)
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    422: {"model": ErrorOut, "description": "A bad value: the message names field and value."},
-}
-
-
-def _read_query(request: Request, model: type[_Q]) -> dict[str, str]:
-    """The query's fields, checked against `model` (names, `lang`); values stay text for
-    `sister_api`, which reads them like the CLI does."""
-    fields = query_fields(request)
-    validated(fields, model)
-    fields.pop("lang", None)
-    return fields
-
-
-async def _read_body(request: Request, model: type[_B]) -> _B:
-    """The body as `model`, strictly (its schema is in the OpenAPI document, inline)."""
-    body = await request.body()
-    try:
-        return model.model_validate_json(body)
-    except ValidationError as invalid:
-        errors = [{**error, "loc": ("body", *error["loc"])} for error in invalid.errors()]
-        raise from_validation(errors, {"body": tuple(model.model_fields)}) from None
-
-
-def _body_doc(model: type[BaseModel], query: type[BaseModel]) -> dict[str, Any]:
-    return {
-        **query_parameters(query),
-        "requestBody": {"required": True, "content": {
-            "application/json": {"schema": model.model_json_schema()}}},
-    }
-
-
-def _as_query(body: BaseModel) -> dict[str, str]:
-    """A body's fields as the query text `sister_api` reads (lists joined by commas, flags as
-    `1`/`0`): the same values, so the same object as the GET and the CLI."""
-    query = {}
-    for name, value in body.model_dump(exclude_none=True).items():
-        if isinstance(value, bool):
-            query[name] = "1" if value else "0"
-        elif isinstance(value, list):
-            query[name] = ",".join(value)
-        else:
-            query[name] = str(value)
-    return query
-
-
-@router.get("/api/v1/inference", tags=["v1"], response_model=None,
-            responses={200: {"model": InferenceOut}, **_ERRORS},
-            openapi_extra=query_parameters(InferenceQuery))
-async def get_inference(request: Request) -> JSONResponse:
-    """Inference VRAM (weights, KV cache, prefill, CUDA context) and GPU verdicts, as
-    `vramplan infer --json` prints them, from query-string text."""
-    return FastJSONResponse(inference_payload(_read_query(request, InferenceQuery)))
-
-
-@router.post("/api/v1/inference", tags=["v1"], response_model=None,
-             responses={200: {"model": InferenceOut}, **_ERRORS},
-             openapi_extra=_body_doc(InferenceRequest, LangQuery))
-async def post_inference(request: Request) -> JSONResponse:
-    """Inference VRAM from a strict JSON body (JSON integers and booleans, known fields)."""
-    _read_query(request, LangQuery)
-    body = await _read_body(request, InferenceRequest)
-    return FastJSONResponse(inference_payload(_as_query(body)))
-
-
-@router.get("/api/v1/lora", tags=["v1"], response_model=None,
-            responses={200: {"model": LoraOut}, **_ERRORS},
-            openapi_extra=query_parameters(LoraQuery))
-async def get_lora(request: Request) -> JSONResponse:
-    """LoRA trainable parameters (exact), share of the model and adapter file sizes, as
-    `vramplan lora --json` prints them, from query-string text."""
-    return FastJSONResponse(lora_payload(_read_query(request, LoraQuery)))
-
-
-@router.post("/api/v1/lora", tags=["v1"], response_model=None,
-             responses={200: {"model": LoraOut}, **_ERRORS},
-             openapi_extra=_body_doc(LoraRequest, LangQuery))
-async def post_lora(request: Request) -> JSONResponse:
-    """LoRA parameters from a strict JSON body (`lora_targets` a list of names)."""
-    _read_query(request, LangQuery)
-    body = await _read_body(request, LoraRequest)
-    return FastJSONResponse(lora_payload(_as_query(body)))
-

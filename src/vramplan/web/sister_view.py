@@ -1,7 +1,8 @@
 """What the sister pages (`/inference`, `/lora`) show: their forms as typed, and their results.
 
 The results are the very JSON objects of `vramplan infer --json` and `vramplan lora --json`, built
-by `vramplan.sister_api`; this module only reads them for display (labels, the chart's geometry).
+by `vramplan.requests.answers`; this module only reads them for display (labels, the chart's
+geometry).
 Nothing is computed here that the core does not already say.
 """
 
@@ -14,12 +15,12 @@ from urllib.parse import urlencode
 
 from vramplan.errors import MissingValue, VramplanError
 from vramplan.i18n import Lang, translate
-from vramplan.inference.setup import KvDtype
-from vramplan.model.lora_targets import LoraTarget
 from vramplan.presets.gpus import GPUS
-from vramplan.presets.inference_engines import Engine
-from vramplan.sister_api import inference_payload, lora_payload
+from vramplan.requests.answers import inference_answer, lora_answer
+from vramplan.requests.reading import read
+from vramplan.requests.vocabulary import INFERENCE, LORA, LORA_R, LORA_TARGETS
 from vramplan.units import format_gb, format_gib
+from vramplan.vocab import Engine, KvDtype, LoraTarget
 from vramplan.web.chart import Segment, stack, units_per_byte
 from vramplan.web.view import CONSUMER_GPU, DATACENTER_GPU, typeset
 
@@ -79,8 +80,8 @@ class LoraForm:
     """The LoRA page's fields as typed; the defaults are `vramplan lora`'s."""
 
     model: str = LORA_DEFAULT_MODEL
-    lora_r: str = "16"
-    lora_targets: str = "q,v"
+    lora_r: str = str(LORA_R.default)
+    lora_targets: str = LORA_TARGETS.default_text() or ""
     dora: str = ""
     rslora: str = ""
 
@@ -159,7 +160,7 @@ def error_text(error: VramplanError, lang: Lang) -> str:
 
 def read_inference(form: InferenceForm, lang: Lang) -> Reading:
     try:
-        return Reading(inference_payload(form.api_query()))
+        return Reading(inference_answer(read(INFERENCE, form.api_query(), text=True)))
     except MissingValue as error:
         if error.field == "model":
             return Reading(None, empty=True)
@@ -178,7 +179,7 @@ def read_lora(form: LoraForm, lang: Lang) -> Reading:
     except MissingValue as missing:
         errors[missing.field] = error_text(missing, lang)
     try:
-        payload = lora_payload(form.api_query())
+        payload = lora_answer(read(LORA, form.api_query(), text=True))
     except VramplanError as error:
         errors.setdefault(error.field, error_text(error, lang))
         return Reading(None, errors)

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from vramplan.i18n import Lang
 from vramplan.i18n.catalogue import (
     core,
+    fields,
     fit,
     inference,
     models,
@@ -33,7 +34,6 @@ def _merge(*parts: Messages) -> dict[str, Mapping[Lang, str]]:
     return merged
 
 
-CATALOG: Mapping[str, Mapping[Lang, str]] = _merge(core.MESSAGES, web.MESSAGES, models.MESSAGES,
-                                                   trace.MESSAGES, inference.MESSAGES,
-                                                   training.MESSAGES, fit.MESSAGES,
-                                                   web_sister.MESSAGES, web_fit.MESSAGES)
+CATALOG: Mapping[str, Mapping[Lang, str]] = _merge(
+    core.MESSAGES, fields.MESSAGES, web.MESSAGES, models.MESSAGES, trace.MESSAGES,
+    inference.MESSAGES, training.MESSAGES, fit.MESSAGES, web_sister.MESSAGES, web_fit.MESSAGES)

@@ -40,20 +40,6 @@ MESSAGES = {
         FR: "{field} : valeur manquante ; {accepted}",
         EN: "{field}: a value is required; {accepted}",
     },
-    "accepted.params": {
-        FR: "indiquez le nombre de paramètres en milliards, plus de 0 et au plus 100 000 "
-        "(par exemple 7 ou 7,5)",
-        EN: "give the parameter count in billions, more than 0 and at most 100,000 "
-        "(e.g. 7 or 7.5)",
-    },
-    "accepted.bytes_per_param": {
-        FR: "indiquez les octets par paramètre, plus de 0 et au plus 1 000 (par exemple 16)",
-        EN: "give the bytes per parameter, more than 0 and at most 1,000 (e.g. 16)",
-    },
-    "accepted.activations": {
-        FR: "indiquez la mémoire d'activations en Go, de 0 à 1 000 000 (par exemple 20)",
-        EN: "give the activation memory in GB, from 0 to 1,000,000 (e.g. 20)",
-    },
     # --- parts of the memory per parameter ----------------------------------------------------
     "part.weights_16bit": {FR: "poids fp16/bf16", EN: "fp16/bf16 weights"},
     "part.gradients_16bit": {FR: "gradients fp16/bf16", EN: "fp16/bf16 gradients"},

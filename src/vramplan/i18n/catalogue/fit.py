@@ -55,10 +55,6 @@ MESSAGES = {
         FR: "étages de pipeline Megatron-LM, ordonnancement 1F1B (défaut 1)",
         EN: "Megatron-LM pipeline stages, 1F1B schedule (default 1)",
     },
-    "accepted.pipeline_parallel": {
-        FR: "indiquez un nombre entier d'étages, au moins 1",
-        EN: "give a whole number of stages, at least 1",
-    },
     "help.fit_grad_accum": {
         FR: "pas d'accumulation de gradients (défaut : 1, litgpt accumule toujours)",
         EN: "gradient accumulation steps (default: 1; litgpt always accumulates)",
@@ -100,28 +96,6 @@ MESSAGES = {
     "help.fit_opt.metric": {FR: "allocated, reserved, device (défaut device)",
                              EN: "allocated, reserved, device (default device)"},
     # --- errors ----------------------------------------------------------------------------------
-    "accepted.gpus_per_node": {
-        FR: "indiquez un nombre entier de GPU par nœud, de 1 à 1 024",
-        EN: "give a whole number of GPUs per node, from 1 to 1,024",
-    },
-    "accepted.sharding": {
-        FR: "none (un seul GPU), ddp, zero1, zero2, zero3, fsdp, fsdp-grad-op ou hsdp",
-        EN: "none (one GPU only), ddp, zero1, zero2, zero3, fsdp, fsdp-grad-op or hsdp",
-    },
-    "accepted.offload": {
-        FR: "none ; optimizer avec zero1, zero2 ou zero3 ; params-optimizer avec zero3, fsdp, "
-        "fsdp-grad-op ou hsdp ; activations avec tout schéma",
-        EN: "none; optimizer with zero1, zero2 or zero3; params-optimizer with zero3, fsdp, "
-        "fsdp-grad-op or hsdp; activations with any scheme",
-    },
-    "accepted.margin": {
-        FR: "indiquez un pourcentage, plus de 0 et au plus 100 (par exemple 80)",
-        EN: "give a percentage, more than 0 and at most 100 (e.g. 80)",
-    },
-    "accepted.grad_accum": {
-        FR: "indiquez un nombre entier de pas, au moins 1",
-        EN: "give a whole number of steps, at least 1",
-    },
     # --- report ----------------------------------------------------------------------------------
     "fit.title": {
         FR: "Est-ce que ça tient ? {model} sur {gpus} × {gpu}, {sharding}",

@@ -9,19 +9,6 @@ FR, EN = Lang.FR, Lang.EN
 
 MESSAGES = {
     # --- what each field accepts --------------------------------------------------------------
-    "accepted.context": {
-        FR: "indiquez le contexte en jetons (invite + jetons générés), un entier de 1 à 10 000 000",
-        EN: "give the context in tokens (prompt + generated tokens), a whole number from 1 to "
-        "10,000,000",
-    },
-    "accepted.prompt": {
-        FR: "indiquez les jetons d'invite traités au préremplissage, un entier de 1 au contexte",
-        EN: "give the prompt tokens processed in prefill, a whole number from 1 to the context",
-    },
-    "accepted.tensor_parallel": {
-        FR: "indiquez le nombre de GPU du parallélisme de tenseurs, un entier de 1 à 1 024",
-        EN: "give the number of tensor-parallel GPUs, a whole number from 1 to 1,024",
-    },
     "accepted.weights": {
         FR: "un format de poids : fp32, bf16, fp16, fp8, int8, nf4, nf4-dq, fp4, fp4-dq, "
         "gptq-4bit-g128 (2, 3, 4 ou 8 bits ; groupes 32, 64, 128, 256, 1024 ou -1), "
@@ -227,5 +214,12 @@ MESSAGES = {
         "activations en plus, non comptées ici.",
         EN: "DoRA recomputes the norm of the adapted weights at every pass: more compute and "
         "extra activations, not counted here.",
+    },
+    "infer.beyond_context": {
+        FR: "attention : un contexte de {context} jetons dépasse les {trained} jetons pour "
+        "lesquels le modèle a été entraîné (max_position_embeddings) ; la mémoire est comptée, "
+        "la qualité n'est pas garantie",
+        EN: "warning: a context of {context} tokens exceeds the {trained} tokens the model was "
+        "trained for (max_position_embeddings); the memory is counted, the quality is not assured",
     },
 }

@@ -41,12 +41,6 @@ MESSAGES = {
         FR: "{field} : « {value} » ne contient pas un objet JSON (attendu : {{\"model_type\": …}})",
         EN: "{field}: '{value}' does not hold a JSON object (expected {{\"model_type\": ...}})",
     },
-    "error.params_disagree": {
-        FR: "{field} {value} (milliards) contredit {other} {model}, qui a {model_billion} "
-        "milliards de paramètres : retirez l'un des deux",
-        EN: "{field} {value} (billion) disagrees with {other} {model}, which has {model_billion} "
-        "billion parameters: drop one of them",
-    },
     "accepted.model": {
         FR: "donnez un nom de `vramplan models` ou un identifiant Hugging Face (par exemple "
         "llama-3.1-8b)",

@@ -82,26 +82,6 @@ MESSAGES = {
         EN: "{field}: transformers has no '{value}' attention for {model_class}; "
         "try --attention eager",
     },
-    "accepted.train_layers": {
-        FR: "indiquez un nombre entier de blocs, de 1 au nombre de blocs du modèle",
-        EN: "give a whole number of blocks, from 1 to the model's number of blocks",
-    },
-    "accepted.lora_targets": {
-        FR: "q, k, v, o, gate, up, down, head ou all, séparés par des virgules",
-        EN: "q, k, v, o, gate, up, down, head or all, comma-separated",
-    },
-    "accepted.batch": {
-        FR: "indiquez un nombre entier de séquences, de 1 à 1 000 000",
-        EN: "give a whole number of sequences, from 1 to 1,000,000",
-    },
-    "accepted.seq_len": {
-        FR: "indiquez un nombre entier de jetons, de 1 à 10 000 000",
-        EN: "give a whole number of tokens, from 1 to 10,000,000",
-    },
-    "accepted.lora_r": {
-        FR: "indiquez un rang entier, de 1 à 65 536",
-        EN: "give a whole rank, from 1 to 65,536",
-    },
     # --- progress (stderr) --------------------------------------------------------------------
     "trace.progress.build": {
         FR: "construction de {model} (transformers, tenseurs factices)…",

@@ -122,9 +122,9 @@ MESSAGES = {
         EN: "what is trained: full, freeze, lora, qlora (default full)",
     },
     "report.activations_from": {
-        FR: "A estimé pour {model}, micro-lot {batch} × {seq_len} jetons ({method}, "
-        "bf16, SDPA) : activations, logits et perte au pic",
-        EN: "A estimated for {model}, micro-batch {batch} x {seq_len} tokens ({method}, bf16, "
-        "SDPA): activations, logits and loss at the peak",
+        FR: "A estimé pour {model}, micro-lot {batch} × {seq_len} jetons (entraînement complet, "
+        "précision mixte, SDPA) : activations, logits et perte au pic",
+        EN: "A estimated for {model}, micro-batch {batch} x {seq_len} tokens (full fine-tuning, "
+        "mixed precision, SDPA): activations, logits and loss at the peak",
     },
 }

@@ -362,7 +362,7 @@ MESSAGES = {
         FR: "voir /api/docs pour les adresses de l'API",
         EN: "see /api/docs for the API's addresses",
     },
-    "accepted.method": {FR: "voir /api/docs", EN: "see /api/docs"},
+    "accepted.http_method": {FR: "voir /api/docs", EN: "see /api/docs"},
     "accepted.port": {
         FR: "indiquez un port TCP entier de 1 à 65 535 (par exemple 8000)",
         EN: "give a whole TCP port from 1 to 65,535 (e.g. 8000)",

@@ -1,0 +1,303 @@
+"""The request vocabulary's words: each field's one-sentence description (`field.<name>`), the
+noun phrase its range hint starts with (`what.<name>`), the generated hints' patterns
+(`accepted.*`) and the errors of reading a request.
+
+The CLI shows the description with the default and the hint; the API documents its parameters
+with the English description; errors end with the hint.
+"""
+
+from __future__ import annotations
+
+from vramplan.i18n import Lang
+
+FR, EN = Lang.FR, Lang.EN
+
+MESSAGES = {
+    # --- descriptions -----------------------------------------------------------------------------
+    "field.model": {
+        FR: "modèle du catalogue (voir `vramplan models`), par son nom, un alias ou son "
+        "identifiant Hugging Face",
+        EN: "model from the registry (see `vramplan models`), by name, alias or Hugging Face "
+        "repo id",
+    },
+    "field.config": {
+        FR: "config.json Hugging Face (fichier ou dossier du modèle) au lieu d'un modèle du "
+        "catalogue",
+        EN: "Hugging Face config.json (file or model folder) instead of a registry model",
+    },
+    "field.gpu": {
+        FR: "type de GPU (voir `vramplan gpus`)",
+        EN: "GPU type (see `vramplan gpus`)",
+    },
+    "field.params": {
+        FR: "nombre de paramètres N, en milliards (exclut --model)",
+        EN: "parameter count N, in billions (excludes --model)",
+    },
+    "field.optimizer": {
+        FR: "optimiseur ; adam-mixed et adam-8bit, les préréglages du calculateur de base, "
+        "valent adamw et adamw-8bit",
+        EN: "optimizer; adam-mixed and adam-8bit, the seed calculator's presets, mean adamw and "
+        "adamw-8bit",
+    },
+    "field.bytes_per_param": {
+        FR: "mémoire par paramètre B personnalisée, en octets (exclut --optimizer)",
+        EN: "custom memory per parameter B, in bytes (excludes --optimizer)",
+    },
+    "field.activations": {
+        FR: "mémoire d'activations A, en Go (10^9 octets)",
+        EN: "activation memory A, in GB (10^9 bytes)",
+    },
+    "field.method": {FR: "ce qui est entraîné", EN: "what is trained"},
+    "field.precision": {
+        FR: "précision des poids, gradients et copies maîtresses",
+        EN: "precision of weights, gradients and master copies",
+    },
+    "field.optimizer_impl": {
+        FR: "implémentation du pas de l'optimiseur (défaut : celle du cadre, foreach sur CUDA)",
+        EN: "how the optimizer step runs (default: the framework's, foreach on CUDA)",
+    },
+    "field.quant": {
+        FR: "stockage des poids de base gelés sous QLoRA (défaut nf4)",
+        EN: "storage of the frozen base weights under QLoRA (default nf4)",
+    },
+    "field.lora_r": {FR: "rang LoRA r", EN: "LoRA rank r"},
+    "field.lora_targets": {
+        FR: "modules adaptés, séparés par des virgules (noms de peft acceptés : q_proj, "
+        "all-linear…)",
+        EN: "adapted modules, comma-separated (peft's names accepted: q_proj, all-linear…)",
+    },
+    "field.train_layers": {
+        FR: "freeze : nombre de derniers blocs entraînés",
+        EN: "freeze: number of last blocks that train",
+    },
+    "field.batch": {
+        FR: "séquences par micro-lot (entraînement) ou simultanées (inférence)",
+        EN: "sequences per micro-batch (training) or at once (inference)",
+    },
+    "field.seq_len": {FR: "jetons par séquence d'entraînement", EN: "tokens per training sequence"},
+    "field.checkpointing": {FR: "recalcul des activations", EN: "activation checkpointing"},
+    "field.attention": {FR: "noyau d'attention", EN: "attention kernel"},
+    "field.loss": {
+        FR: "calcul de la perte (défaut : celui du cadre)",
+        EN: "how the loss is computed (default: the framework's)",
+    },
+    "field.framework": {
+        FR: "cadre d'entraînement, pour ses réglages par défaut",
+        EN: "training stack, for its defaults",
+    },
+    "field.metric": {
+        FR: "pic lu : allocated (tenseurs), reserved (allocateur), device (nvidia-smi)",
+        EN: "peak read: allocated (tensors), reserved (allocator), device (nvidia-smi)",
+    },
+    "field.grad_accum": {
+        FR: "pas d'accumulation de gradients (défaut : 1 ; litgpt accumule toujours)",
+        EN: "gradient accumulation steps (default: 1; litgpt always accumulates)",
+    },
+    "field.gpus": {
+        FR: "nombre de GPU (défaut : parallélisme de tenseur × de pipeline)",
+        EN: "number of GPUs (default: tensor × pipeline parallelism)",
+    },
+    "field.gpus_per_node": {
+        FR: "GPU par nœud (HSDP, mémoire hôte)",
+        EN: "GPUs per node (HSDP, host memory)",
+    },
+    "field.sharding": {
+        FR: "partage des états entre GPU (défaut : none sans parallélisme de données, ddp avec ; "
+        "zero2 ou zero3 avec un déchargement)",
+        EN: "how GPUs share the states (default: none without data parallelism, ddp with it; "
+        "zero2 or zero3 with an offload)",
+    },
+    "field.offload": {FR: "ce qui va en mémoire hôte", EN: "what lives in host memory"},
+    "field.tensor_parallel": {
+        FR: "parallélisme de tenseur (Megatron-LM, vLLM)",
+        EN: "tensor parallelism (Megatron-LM, vLLM)",
+    },
+    "field.pipeline_parallel": {
+        FR: "étages de pipeline (Megatron-LM, ordonnancement 1F1B)",
+        EN: "pipeline stages (Megatron-LM, 1F1B schedule)",
+    },
+    "field.margin": {
+        FR: "part utilisable de la mémoire du GPU, en pourcentage (Fujii et al. 2024 ; 100 = sans "
+        "marge)",
+        EN: "usable share of the GPU's memory, in percent (Fujii et al. 2024; 100 = no margin)",
+    },
+    "field.weights": {
+        FR: "format des poids : bf16, int8, nf4, gptq-4bit-g128, awq-4bit-g128, q4_k_m…",
+        EN: "weight format: bf16, int8, nf4, gptq-4bit-g128, awq-4bit-g128, q4_k_m…",
+    },
+    "field.context": {
+        FR: "jetons par séquence dans le cache : invite + génération",
+        EN: "tokens per sequence in the cache: prompt + generated",
+    },
+    "field.prompt": {
+        FR: "jetons d'invite traités au préremplissage (défaut : tout le contexte)",
+        EN: "prompt tokens processed in prefill (default: the whole context)",
+    },
+    "field.kv_dtype": {FR: "type du cache KV", EN: "KV cache dtype"},
+    "field.dtype": {
+        FR: "type des activations et des tenseurs non quantifiés",
+        EN: "dtype of activations and unquantized tensors",
+    },
+    "field.engine": {
+        FR: "moteur d'inférence (défaut : generic ; llama.cpp pour GGUF)",
+        EN: "inference engine (default: generic; llama.cpp for GGUF)",
+    },
+    "field.limits": {
+        FR: "ajoute le plus long contexte et le plus grand lot qui tiennent sur chaque GPU",
+        EN: "add the longest context and the largest batch that fit each GPU",
+    },
+    "field.dora": {
+        FR: "DoRA : un vecteur de magnitude par matrice adaptée",
+        EN: "DoRA: one magnitude vector per adapted matrix",
+    },
+    "field.rslora": {
+        FR: "rsLoRA : facteur alpha/√r (aucun changement de mémoire)",
+        EN: "rsLoRA: alpha/√r scaling (no memory change)",
+    },
+    "field.device": {
+        FR: "cpu : tenseurs factices ; cuda : aussi un vrai pas sur le GPU (poids aléatoires)",
+        EN: "cpu: fake tensors; cuda: also a real step on the GPU (random weights)",
+    },
+    "field.default": {FR: "défaut : {default}", EN: "default: {default}"},
+    # --- what a number counts (the start of its hint) ------------------------------------------
+    "what.params": {FR: "le nombre de paramètres en milliards",
+                    EN: "the parameter count in billions"},
+    "what.bytes_per_param": {FR: "les octets par paramètre", EN: "the bytes per parameter"},
+    "what.activations": {FR: "la mémoire d'activations en Go",
+                         EN: "the activation memory in GB"},
+    "what.lora_r": {FR: "le rang", EN: "the rank"},
+    "what.train_layers": {FR: "le nombre de blocs entraînés", EN: "the number of trained blocks"},
+    "what.batch": {FR: "le nombre de séquences", EN: "the number of sequences"},
+    "what.seq_len": {FR: "le nombre de jetons", EN: "the number of tokens"},
+    "what.grad_accum": {FR: "le nombre de pas", EN: "the number of steps"},
+    "what.gpus": {FR: "le nombre de GPU", EN: "the number of GPUs"},
+    "what.gpus_per_node": {FR: "le nombre de GPU par nœud", EN: "the number of GPUs per node"},
+    "what.tensor_parallel": {FR: "le nombre de GPU du parallélisme de tenseur",
+                             EN: "the number of tensor-parallel GPUs"},
+    "what.pipeline_parallel": {FR: "le nombre d'étages", EN: "the number of stages"},
+    "what.margin": {FR: "un pourcentage", EN: "a percentage"},
+    "what.context": {FR: "le contexte en jetons (invite + génération)",
+                     EN: "the context in tokens (prompt + generated)"},
+    "what.prompt": {FR: "les jetons d'invite", EN: "the prompt tokens"},
+    "what.port": {FR: "le port TCP", EN: "the TCP port"},
+    # --- hints, generated from ranges and choices ------------------------------------------------
+    "accepted.whole": {
+        FR: "indiquez {what}, un nombre entier de {minimum} à {maximum}",
+        EN: "give {what}, a whole number from {minimum} to {maximum}",
+    },
+    "accepted.decimal": {
+        FR: "indiquez {what}, de {minimum} à {maximum}",
+        EN: "give {what}, from {minimum} to {maximum}",
+    },
+    "accepted.decimal_above": {
+        FR: "indiquez {what}, plus de {minimum} et au plus {maximum}",
+        EN: "give {what}, more than {minimum} and at most {maximum}",
+    },
+    "accepted.example": {FR: " (par exemple {example})", EN: " (e.g. {example})"},
+    "accepted.or": {FR: " ou ", EN: " or "},
+    "accepted.one_of": {FR: "valeurs acceptées : {choices}", EN: "accepted: {choices}"},
+    "accepted.list_of": {
+        FR: "une ou plusieurs valeurs parmi {choices}, séparées par des virgules, sans doublon",
+        EN: "one or more of {choices}, comma-separated, without repeats",
+    },
+    "accepted.flag": {
+        FR: "true ou false (aussi 1/0, yes/no, on/off)",
+        EN: "true or false (also 1/0, yes/no, on/off)",
+    },
+    "accepted.gpu": {
+        FR: "donnez un GPU de `vramplan gpus` (par exemple h100-80gb ou rtx-4090)",
+        EN: "give a GPU from `vramplan gpus` (e.g. h100-80gb or rtx-4090)",
+    },
+    "accepted.config": {
+        FR: "donnez le chemin d'un config.json ou du dossier d'un modèle qui en contient un",
+        EN: "give the path of a config.json or of a model folder holding one",
+    },
+    "accepted.see_help": {
+        FR: "voir `vramplan --help` ou /api/docs",
+        EN: "see `vramplan --help` or /api/docs",
+    },
+    # --- errors of reading a request -----------------------------------------------------------
+    "error.not_a_flag": {
+        FR: "{field} : « {value} » n'est ni vrai ni faux ; {accepted}",
+        EN: "{field}: '{value}' is neither true nor false; {accepted}",
+    },
+    "error.not_text": {
+        FR: "{field} : {value} n'est pas un nom ; {accepted}",
+        EN: "{field}: {value} is not a name; {accepted}",
+    },
+    "error.empty_list_item": {
+        FR: "{field} : « {value} » contient un nom vide ; {accepted}",
+        EN: "{field}: '{value}' holds an empty name; {accepted}",
+    },
+    "error.repeated_list_item": {
+        FR: "{field} : « {value} » répète un nom ; {accepted}",
+        EN: "{field}: '{value}' repeats a name; {accepted}",
+    },
+    "error.no_seed_figure": {
+        FR: "{field} : la règle de base n'a pas de chiffre pour {value} ; donnez la mémoire par "
+        "paramètre ({other}) ou utilisez `vramplan fit`, qui modélise {value}",
+        EN: "{field}: the seed rule has no figure for {value}; give the memory per parameter "
+        "({other}) or use `vramplan fit`, which models {value}",
+    },
+    "error.needs_method": {
+        FR: "{field} {value} ne s'applique qu'avec {other} {methods} ; retirez {field} ou "
+        "changez {other}",
+        EN: "{field} {value} applies only with {other} {methods}; leave {field} out or change "
+        "{other}",
+    },
+    "error.tp_heads": {
+        FR: "{field} : {value} ne divise pas les {heads} têtes d'attention du modèle ; donnez un "
+        "diviseur de {heads}",
+        EN: "{field}: {value} does not divide the model's {heads} attention heads; give a "
+        "divisor of {heads}",
+    },
+    "error.pp_layers": {
+        FR: "{field} : {value} étages pour {layers} couches ; donnez au plus {layers}",
+        EN: "{field}: {value} stages for {layers} layers; give at most {layers}",
+    },
+    "error.conflict.gpus_multiple": {
+        FR: "{field} : {value} GPU ne contiennent pas un nombre entier de copies d'un modèle "
+        "réparti sur {model_parallel} GPU (tenseur × pipeline) ; donnez un multiple de "
+        "{model_parallel}",
+        EN: "{field}: {value} GPUs do not hold a whole number of copies of a model split over "
+        "{model_parallel} GPUs (tensor × pipeline); give a multiple of {model_parallel}",
+    },
+    "error.conflict.one_copy": {
+        FR: "{field} none garde une seule copie des états, mais {gpus} GPU en font {copies} ; "
+        "donnez ddp, un étage ZeRO ou fsdp",
+        EN: "{field} none keeps one copy of the states, but {gpus} GPUs make {copies}; give "
+        "ddp, a ZeRO stage or fsdp",
+    },
+    "error.conflict.hsdp_model_parallel": {
+        FR: "{field} hsdp ne se combine pas avec le parallélisme de tenseur ou de pipeline",
+        EN: "{field} hsdp does not combine with tensor or pipeline parallelism",
+    },
+    "error.conflict.hsdp_nodes": {
+        FR: "{field} : hsdp partage au sein d'un nœud de {per_node} GPU et réplique entre les "
+        "nœuds ; donnez un multiple de {per_node} (ou {other})",
+        EN: "{field}: hsdp shards within a node of {per_node} GPUs and replicates across nodes; "
+        "give a multiple of {per_node} (or {other})",
+    },
+    "error.conflict.offload_params": {
+        FR: "{field} {value} décharge des paramètres partagés : il faut {other} zero3, fsdp, "
+        "fsdp-grad-op ou hsdp (pas {scheme})",
+        EN: "{field} {value} offloads sharded parameters: it needs {other} zero3, fsdp, "
+        "fsdp-grad-op or hsdp (not {scheme})",
+    },
+    "error.conflict.offload_optimizer": {
+        FR: "{field} {value} est ZeRO-Offload de DeepSpeed : il faut {other} zero1, zero2 ou "
+        "zero3 (pas {scheme}) ; FSDP décharge paramètres et optimiseur ensemble "
+        "(params-optimizer)",
+        EN: "{field} {value} is DeepSpeed's ZeRO-Offload: it needs {other} zero1, zero2 or "
+        "zero3 (not {scheme}); FSDP offloads parameters and optimizer together "
+        "(params-optimizer)",
+    },
+    "error.repeated_parameter": {
+        FR: "{field} est donné plusieurs fois ; donnez-le une seule fois",
+        EN: "{field} is given more than once; give it once",
+    },
+    "error.conflict.model_twice": {
+        FR: "le modèle est donné deux fois ({name} et {field} {value}) ; donnez-le une fois",
+        EN: "the model is given twice ({name} and {field} {value}); give it once",
+    },
+}

@@ -1,0 +1,219 @@
+"""Every field of every calculator, described once, and the forms that group them.
+
+The CLI's options, the JSON API's query and body models, the web forms, the case files' columns
+and the Python API's keywords are all built from these descriptions: a field has one name, one
+default and one set of accepted values wherever it appears. Names are the measured-case format's
+(`../shared/validation/FORMAT.md`): `lora_r`, `seq_len`, `tensor_parallel`.
+
+Defaults that depend on other fields (the quantization of QLoRA, the sharding on several GPUs,
+the GPU count under model parallelism) are None here and decided by the request builders in
+`vramplan.requests`, which say so in their docstrings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from vramplan import bounds
+from vramplan.i18n import Lang, has_message, translate
+from vramplan.requests.fields import (
+    ChoiceField,
+    DecimalField,
+    Field,
+    FlagField,
+    IntField,
+    ListField,
+    NameField,
+)
+from vramplan.vocab import (
+    Attention,
+    Checkpointing,
+    ComputeDtype,
+    Device,
+    Engine,
+    Framework,
+    KvDtype,
+    LoraTarget,
+    Loss,
+    Method,
+    Metric,
+    Offload,
+    Optimizer,
+    OptimizerImpl,
+    Precision,
+    Quant,
+    Scheme,
+)
+
+# --- the model and the GPU ------------------------------------------------------------------------
+
+MODEL = NameField("model", metavar="NAME", hint_key="accepted.model")
+"""A registry preset, one of its aliases, or its Hugging Face repo id."""
+CONFIG = NameField("config", metavar="PATH", hint_key="accepted.config")
+"""A local config.json (or the folder holding one): the CLI and the Python API only, since a
+server must not read paths its clients name."""
+GPU = NameField("gpu", metavar="NAME", hint_key="accepted.gpu")
+"""A GPU of the catalogue (`vramplan gpus`), by name or alias."""
+
+# --- the seed rule: M = N·B, V = M + A ------------------------------------------------------------
+
+PARAMS = DecimalField("params", metavar="N", bounds=bounds.PARAMS_BILLION, examples=("7", "7.5"))
+OPTIMIZER = ChoiceField(
+    "optimizer", default=Optimizer.ADAMW, metavar="NAME", enum=Optimizer,
+    excluded=frozenset({Optimizer.NONE}),
+    # the seed page's preset names: Adam in mixed precision and 8-bit Adam
+    value_aliases={"adam-mixed": Optimizer.ADAMW, "adam-8bit": Optimizer.ADAMW_8BIT})
+BYTES_PER_PARAM = DecimalField("bytes_per_param", metavar="B", bounds=bounds.BYTES_PER_PARAM,
+                               examples=("16",))
+ACTIVATIONS = DecimalField("activations", default=0.0, metavar="A", bounds=bounds.ACTIVATIONS_GB,
+                           examples=("20",))
+
+# --- a training run -----------------------------------------------------------------------------
+
+METHOD = ChoiceField("method", default=Method.FULL, metavar="METHOD", enum=Method,
+                     excluded=frozenset({Method.INFERENCE}))
+PRECISION = ChoiceField("precision", default=Precision.BF16_TRUE, metavar="PRECISION",
+                        enum=Precision)
+OPTIMIZER_IMPL = ChoiceField("optimizer_impl", metavar="IMPL", enum=OptimizerImpl)
+"""Default: the framework's (torch's foreach on CUDA)."""
+QUANT = ChoiceField("quant", metavar="QUANT", enum=Quant)
+"""Default: nf4 for QLoRA (bitsandbytes' 4-bit type, as the case format's empty cell), none
+otherwise."""
+LORA_R = IntField("lora_r", default=8, metavar="R", bounds=bounds.LORA_RANK)
+"""peft `LoraConfig.r` and litgpt `lora_r` default to 8."""
+_LORA_TARGET = ChoiceField(
+    "lora_targets", metavar="NAME", enum=LoraTarget,
+    # peft's module names for Llama-style models, and its `all-linear`
+    value_aliases={"q_proj": LoraTarget.Q, "k_proj": LoraTarget.K, "v_proj": LoraTarget.V,
+                   "o_proj": LoraTarget.O, "gate_proj": LoraTarget.GATE,
+                   "up_proj": LoraTarget.UP, "down_proj": LoraTarget.DOWN,
+                   "lm_head": LoraTarget.HEAD, "all-linear": LoraTarget.ALL})
+LORA_TARGETS = ListField("lora_targets", default=(LoraTarget.Q, LoraTarget.V), metavar="LIST",
+                         item=_LORA_TARGET)
+"""peft's default for Llama-style models, and litgpt's (lora_query, lora_value)."""
+TRAIN_LAYERS = IntField("train_layers", default=1, metavar="N", bounds=bounds.TRAIN_LAYERS)
+BATCH = IntField("batch", default=1, metavar="N", bounds=bounds.BATCH)
+SEQ_LEN = IntField("seq_len", default=2048, metavar="TOKENS", bounds=bounds.SEQ_LEN)
+CHECKPOINTING = ChoiceField("checkpointing", default=Checkpointing.NONE, metavar="MODE",
+                            enum=Checkpointing)
+ATTENTION = ChoiceField("attention", default=Attention.SDPA, metavar="KERNEL", enum=Attention)
+LOSS = ChoiceField("loss", metavar="LOSS", enum=Loss)
+"""Default: the framework's (litgpt's LoRA scripts chunk the head; standard elsewhere)."""
+FRAMEWORK = ChoiceField("framework", default=Framework.HF, metavar="NAME", enum=Framework)
+METRIC = ChoiceField("metric", default=Metric.DEVICE, metavar="METRIC", enum=Metric)
+"""`device`: what the card must hold (reserved memory plus the CUDA context)."""
+GRAD_ACCUM = IntField("grad_accum", metavar="STEPS", bounds=bounds.GRAD_ACCUM)
+"""Default: 1, except litgpt, whose recipes always accumulate."""
+
+# --- GPUs ---------------------------------------------------------------------------------------
+
+GPUS = IntField("gpus", metavar="N", bounds=bounds.GPUS)
+"""Default: tensor_parallel x pipeline_parallel (one GPU without model parallelism)."""
+GPUS_PER_NODE = IntField("gpus_per_node", default=8, metavar="N", bounds=bounds.GPUS_PER_NODE)
+SHARDING = ChoiceField("sharding", metavar="SCHEME", enum=Scheme)
+"""Default: none without data parallelism, ddp with it; zero2 with `offload optimizer`, zero3
+with `offload params-optimizer`."""
+OFFLOAD = ChoiceField("offload", default=Offload.NONE, metavar="WHAT", enum=Offload)
+TENSOR_PARALLEL = IntField("tensor_parallel", default=1, aliases=("tp",), metavar="N",
+                           bounds=bounds.TENSOR_PARALLEL)
+PIPELINE_PARALLEL = IntField("pipeline_parallel", default=1, aliases=("pp",), metavar="N",
+                             bounds=bounds.PIPELINE_PARALLEL)
+MARGIN = DecimalField("margin", default=80.0, metavar="PERCENT", bounds=bounds.USABLE_SHARE,
+                      examples=("80",))
+"""Plan to use 80 % of a GPU's memory (`vramplan.planner.verdict.DEFAULT_USABLE_SHARE`)."""
+
+# --- inference ----------------------------------------------------------------------------------
+
+WEIGHTS = NameField("weights", default="bf16", metavar="FORMAT", hint_key="accepted.weights")
+CONTEXT = IntField("context", default=4096, metavar="TOKENS", bounds=bounds.CONTEXT)
+PROMPT = IntField("prompt", metavar="TOKENS", bounds=bounds.PROMPT)
+"""Default: the whole context (the worst case)."""
+KV_DTYPE = ChoiceField("kv_dtype", default=KvDtype.FP16, metavar="DTYPE", enum=KvDtype)
+DTYPE = ChoiceField("dtype", default=ComputeDtype.BF16, metavar="DTYPE", enum=ComputeDtype)
+ENGINE = ChoiceField("engine", metavar="ENGINE", enum=Engine)
+"""Default: generic, or llama.cpp for GGUF weights."""
+LIMITS = FlagField("limits", default=False)
+
+# --- LoRA calculator, trace ---------------------------------------------------------------------
+
+DORA = FlagField("dora", default=False)
+RSLORA = FlagField("rslora", default=False)
+DEVICE = ChoiceField("device", default=Device.CPU, metavar="DEVICE", enum=Device)
+
+
+# --- forms -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Form:
+    """The fields of one calculator, in the order interfaces list them."""
+
+    name: str
+    fields: tuple[Field[Any], ...]
+
+    def field(self, name: str) -> Field[Any] | None:
+        """The field called `name` (or one of its aliases)."""
+        return next((f for f in self.fields if name in f.names), None)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+    def without(self, *excluded: Field[Any]) -> Form:
+        return Form(self.name, tuple(f for f in self.fields if f not in excluded))
+
+
+TRAINING_FIELDS: tuple[Field[Any], ...] = (
+    METHOD, PRECISION, OPTIMIZER, OPTIMIZER_IMPL, QUANT, LORA_R, LORA_TARGETS, TRAIN_LAYERS,
+    BATCH, SEQ_LEN, CHECKPOINTING, ATTENTION, LOSS, FRAMEWORK, METRIC, GRAD_ACCUM)
+"""What trains and how: the single-GPU part of a training run."""
+PARALLELISM_FIELDS: tuple[Field[Any], ...] = (
+    GPUS, GPUS_PER_NODE, SHARDING, OFFLOAD, TENSOR_PARALLEL, PIPELINE_PARALLEL)
+
+SEED = Form("estimate", (PARAMS, MODEL, CONFIG, OPTIMIZER, BYTES_PER_PARAM, ACTIVATIONS, BATCH,
+                         SEQ_LEN, GPU))
+"""The seed calculator: N (or a model), B (an optimizer or a custom figure), A (as a figure, or
+from a model's batch and sequence length), and the GPU to compare with."""
+FIT = Form("fit", (MODEL, CONFIG, GPU, *PARALLELISM_FIELDS, MARGIN, *TRAINING_FIELDS))
+INFERENCE = Form("infer", (MODEL, CONFIG, WEIGHTS, CONTEXT, PROMPT, BATCH, KV_DTYPE, DTYPE,
+                           ENGINE, TENSOR_PARALLEL, ATTENTION, GPU, LIMITS))
+LORA = Form("lora", (MODEL, CONFIG, LORA_R, LORA_TARGETS, DORA, RSLORA))
+TRACE = Form("trace", (MODEL, CONFIG, *(f for f in TRAINING_FIELDS
+                                         if f not in (LOSS, FRAMEWORK, METRIC, GRAD_ACCUM)),
+                       DEVICE))
+"""A trace runs transformers' model as transformers trains it: no framework, loss or metric."""
+ACTIVATIONS_FORM = Form("activations", (MODEL, BATCH, SEQ_LEN))
+"""The web page's and API's activation estimate for the seed rule's A."""
+
+FORMS = (SEED, FIT, INFERENCE, LORA, TRACE, ACTIVATIONS_FORM)
+LOCAL_ONLY = frozenset({CONFIG.name})
+"""Fields the web API and pages do not take (a path on the server's disk)."""
+
+
+def all_fields() -> tuple[Field[Any], ...]:
+    """Every distinct field of every form."""
+    seen: dict[str, Field[Any]] = {}
+    for form in FORMS:
+        for field in form.fields:
+            seen.setdefault(field.name, field)
+    return tuple(seen.values())
+
+
+def find_field(name: str, forms: Iterable[Form] = FORMS) -> Field[Any] | None:
+    for form in forms:
+        found = form.field(name)
+        if found is not None:
+            return found
+    return None
+
+
+def hint(name: str, lang: Lang) -> str:
+    """What field `name` accepts, in `lang`: the field's generated hint, else the catalogue's
+    `accepted.<name>`, else a pointer to the help (never empty)."""
+    field = find_field(name)
+    if field is not None:
+        return field.accepted(lang)
+    key = f"accepted.{name}"
+    return translate(key if has_message(key) else "accepted.see_help", lang)

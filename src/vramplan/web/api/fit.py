@@ -1,0 +1,47 @@
+"""`/api/v1/fit` and `/api/v1/activations`.
+
+- `fit`: the object `vramplan fit --json` prints (`serialize.fit_to_json`), for the same fields.
+- `activations`: the seed rule's A from a model, batch and sequence length, as
+  `vramplan estimate --model M --batch B --seq-len T` computes it (one full fine-tuning step in
+  mixed precision with SDPA).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
+
+from vramplan.requests.answers import fit_answer
+from vramplan.requests.models import model_choice
+from vramplan.requests.reading import Inputs
+from vramplan.requests.vocabulary import ACTIVATIONS_FORM, BATCH, FIT, SEQ_LEN
+from vramplan.serialize import SCHEMA_VERSION, memory
+from vramplan.training.estimate import activations_for_simple_mode
+from vramplan.web.api.common import ERRORS, FastJSONResponse, calculator_router, query_reader
+from vramplan.web.api.schemas import ActivationsOut, FitOut
+
+router = APIRouter(prefix="/api/v1", tags=["v1"])
+
+
+fit_router = calculator_router(
+    "/fit", FIT, fit_answer, FitOut,
+    get_doc="Will a training run fit on GPUs of a type, and what to change if not, from "
+    "query-string text.",
+    post_doc="The same from a JSON body (JSON numbers and lists of names, known fields).")
+
+
+@router.get("/activations", response_model=None,
+            responses={200: {"model": ActivationsOut}, **ERRORS})
+def get_activations(
+        inputs: Annotated[Inputs, Depends(query_reader(ACTIVATIONS_FORM))]) -> JSONResponse:
+    """The seed rule's activation memory A from batch and sequence length (detailed model: full
+    fine-tuning, mixed precision, SDPA, no checkpointing)."""
+    model = model_choice(inputs)
+    batch, seq_len = inputs.require(BATCH), inputs.require(SEQ_LEN)
+    size = activations_for_simple_mode(model.arch, batch, seq_len)
+    return FastJSONResponse({
+        "schema_version": SCHEMA_VERSION, "model": model.name, "batch": batch,
+        "seq_len": seq_len, "method": "full", "precision": "mixed", "attention": "sdpa",
+        "checkpointing": "none", **memory("activations", size)})

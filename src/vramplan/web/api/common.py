@@ -71,10 +71,13 @@ def _description(field: VocabularyField[Any]) -> str:
 def query_model(form: Form) -> type[BaseModel]:
     """A FastAPI query model of the form: every field (and alias) a string, and `lang`. Other
     names pass through to the form's reader, which refuses them listing the form's own."""
-    fields: dict[str, Any] = {"lang": (str | None, Field(None, description=LANG_DESCRIPTION))}
+    fields: dict[str, Any] = {"lang": (str | None, Field(
+        None, description=LANG_DESCRIPTION,
+        json_schema_extra={"enum": ["", *(lang.value for lang in Lang)]}))}
     for field in api_fields(form):
         schema = field.json_schema()
-        example = {"enum": schema["enum"]} if "enum" in schema else {}
+        # an empty value is a field not given (as a web form sends it): its default applies
+        example = {"enum": ["", *schema["enum"]]} if "enum" in schema else {}
         for name in field.names:
             fields[name] = (str | None, Field(None, description=_description(field),
                                               json_schema_extra=example or None))
@@ -110,8 +113,9 @@ def query_reader(form: Form) -> Callable[..., Inputs]:
         if repeated is not None:
             raise RepeatedParameter(repeated, str(request.query_params[repeated]))
         values = query.model_dump(exclude_none=True)
-        if "lang" in values:
-            parse_lang(values.pop("lang"))
+        lang = values.pop("lang", "")
+        if lang.strip():
+            parse_lang(lang)
         return read(form, values, text=True)
 
     read_form_query.__signature__ = inspect.Signature([  # type: ignore[attr-defined]

@@ -190,3 +190,14 @@ def test_help_words_are_french() -> None:
                           capture_output=True, text=True, check=False)
     assert done.stdout.startswith("utilisation : vramplan estimate")
     assert "affiche cette aide et quitte" in done.stdout
+
+
+def test_serve_without_the_web_extra_says_what_to_install(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import vramplan.cli.serve as command
+
+    monkeypatch.setattr(command, "missing_packages", lambda names: ["fastapi", "uvicorn"])
+    status, out, err = run("serve", "--lang", "en")
+    assert (status, out) == (2, "")
+    assert err == ("vramplan: error: this command needs the [web] extra (fastapi, uvicorn "
+                   "missing): pip install 'vramplan[web]'\n")

@@ -326,14 +326,15 @@ def test_cli_device_cuda_without_a_gpu_exits_2(capsys: pytest.CaptureFixture[str
     assert "no CUDA GPU" in capsys.readouterr().err
 
 
-def test_cli_without_the_extra_says_what_to_install(monkeypatch: pytest.MonkeyPatch,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_without_the_extra_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     import vramplan.cli.trace as command
 
-    monkeypatch.setattr(command, "missing_packages", lambda: ["torch", "peft"])
-    status, out = run_cli("trace", "--model", "llama-3.1-8b")
-    assert (status, out) == (2, "")
-    assert "pip install 'vramplan[trace]'" in capsys.readouterr().err
+    monkeypatch.setattr(command, "missing_packages", lambda names: ["torch", "peft"])
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["trace", "--model", "llama-3.1-8b", "--lang", "en"], out, err)
+    assert (status, out.getvalue()) == (2, "")
+    assert err.getvalue() == ("vramplan: error: this command needs the [trace] extra (torch, "
+                              "peft missing): pip install 'vramplan[trace]'\n")
 
 
 def test_python_api_and_light_imports() -> None:

@@ -103,3 +103,20 @@ class UnknownField(VramplanError):
 
     def __init__(self, field: str, choices: Sequence[str]) -> None:
         super().__init__(field, field, choices=", ".join(choices))
+
+
+class MissingExtra(VramplanError):
+    """A command whose optional packages are not installed: the message names the extra to
+    install (`pip install 'vramplan[web]'`)."""
+
+    key = "error.missing_extra"
+
+    def __init__(self, extra: str, missing: Sequence[str]) -> None:
+        super().__init__("extra", extra, missing=", ".join(missing))
+
+
+def missing_packages(names: Sequence[str]) -> list[str]:
+    """Those of `names` that cannot be imported (found without importing them)."""
+    from importlib.util import find_spec
+
+    return [name for name in names if find_spec(name) is None]

@@ -8,8 +8,8 @@ every comparison happens in bytes.
 from __future__ import annotations
 
 from functools import cache
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms of CLI start-up
 if TYPE_CHECKING:
     from babel import Locale
     from babel.numbers import NumberPattern

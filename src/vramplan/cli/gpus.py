@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from typing import TextIO
 
 from vramplan.cli.options import add_common_flags
+from vramplan.cli.render import table, to_json_text
 from vramplan.i18n import Lang, translate
-
-TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms of CLI start-up
-if TYPE_CHECKING:
-    from typing import TextIO
+from vramplan.presets.gpus import GPUS
+from vramplan.serialize import gpu_to_json
+from vramplan.units import format_gib
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang,
@@ -21,11 +22,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
 
 
 def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
-    from vramplan.cli.render import table, to_json_text
-    from vramplan.presets.gpus import GPUS
-    from vramplan.serialize import gpu_to_json
-    from vramplan.units import format_gib
-
     if args.json:
         out.write(to_json_text({"gpus": [gpu_to_json(gpu) for gpu in GPUS]}) + "\n")
         return 0

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms of CLI start-up
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 
 def table(rows: Sequence[Sequence[str]], header: Sequence[str] | None = None,

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from typing import TextIO
 
+from vramplan.bounds import PORT
+from vramplan.errors import MissingExtra, missing_packages
 from vramplan.i18n import Lang, translate
-
-TYPE_CHECKING = False  # as typing.TYPE_CHECKING; importing typing costs ~2 ms of CLI start-up
-if TYPE_CHECKING:
-    from typing import TextIO
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = "8000"
+WEB_PACKAGES = ("fastapi", "uvicorn", "jinja2", "pydantic", "orjson")
+"""What `pip install 'vramplan[web]'` brings (pyproject.toml [project.optional-dependencies])."""
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang,
@@ -27,14 +28,29 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
 
 
 def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
-    from vramplan.bounds import PORT
-
     port = PORT.parse_int(args.port)
-    import uvicorn  # lazy: the other commands never load the web stack
+    missing = missing_packages(WEB_PACKAGES)
+    if missing:
+        raise MissingExtra("web", missing)
+    import uvicorn  # the web stack, imported by this command only
 
     from vramplan.web.app import create_app
 
+    if not _loopback(args.host):
+        out.write(translate("serve.public", lang, host=args.host) + "\n")
     out.write(translate("serve.listening", lang, host=args.host, port=port) + "\n")
     out.flush()
     uvicorn.run(create_app(), host=args.host, port=port, log_level="info")
     return 0
+
+
+def _loopback(host: str) -> bool:
+    """Whether `host` is this machine only (127.0.0.0/8, ::1, localhost)."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -12,6 +12,7 @@ from typing import TextIO
 
 from vramplan.cli.options import add_common_flags, add_fields, read_options
 from vramplan.cli.render import table, to_json_text
+from vramplan.errors import MissingExtra, missing_packages
 from vramplan.i18n import Lang, translate
 from vramplan.requests.trace import trace_setup
 from vramplan.requests.vocabulary import TRACE
@@ -34,19 +35,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
     parser.set_defaults(handler=run)
 
 
-def missing_packages() -> list[str]:
-    """The [trace] extra's packages that cannot be imported (found without importing them)."""
-    from importlib.util import find_spec
-
-    return [name for name in EXTRA_PACKAGES if find_spec(name) is None]
-
-
 def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
     setup = trace_setup(read_options(args, TRACE))
-    missing = missing_packages()
+    missing = missing_packages(EXTRA_PACKAGES)
     if missing:
-        sys.stderr.write(translate("trace.missing_extra", lang, missing=", ".join(missing)) + "\n")
-        return EXIT_USAGE
+        raise MissingExtra("trace", missing)
     result = _run_with_progress(setup, lang)
     if result is None:
         return EXIT_USAGE

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import TextIO
 
 from vramplan.cli.options import add_common_flags
+from vramplan.cli.render import to_json_text
+from vramplan.cli.validate_report import render
 from vramplan.i18n import Lang, translate
-
-TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing at CLI start-up
-if TYPE_CHECKING:
-    from typing import TextIO
+from vramplan.serialize import validation_to_json
+from vramplan.validate import CaseFileError, parse_cases, score_cases
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang,
@@ -22,12 +24,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
 
 
 def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
-    from pathlib import Path
-
-    from vramplan.cli.render import to_json_text
-    from vramplan.serialize import validation_to_json
-    from vramplan.validate import CaseFileError, parse_cases, score_cases
-
     path = Path(args.file)
     try:
         text = path.read_text(encoding="utf-8")
@@ -38,7 +34,5 @@ def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
     if args.json:
         out.write(to_json_text(validation_to_json(report)) + "\n")
     else:
-        from vramplan.cli.validate_report import render
-
         out.write(render(report, path.name, lang) + "\n")
     return 0

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing on the CLI path
 if TYPE_CHECKING:
     from typing import Any
 

@@ -181,4 +181,10 @@ MESSAGES = {
                              EN: "{arg} and {other} cannot be used together"},
     "cli.required": {FR: "ces arguments sont requis : {args}",
                      EN: "these arguments are required: {args}"},
+    "error.missing_extra": {
+        FR: "cette commande a besoin de l'extra [{value}] ({missing} manquant) : "
+        "pip install 'vramplan[{value}]'",
+        EN: "this command needs the [{value}] extra ({missing} missing): "
+        "pip install 'vramplan[{value}]'",
+    },
 }

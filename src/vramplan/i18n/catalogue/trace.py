@@ -66,12 +66,6 @@ MESSAGES = {
         EN: "cpu: fake tensors; cuda: also a real step on the GPU (random weights)",
     },
     # --- errors -------------------------------------------------------------------------------
-    "trace.missing_extra": {
-        FR: "vramplan trace a besoin de l'extra [trace] (torch, transformers, peft, numpy) : "
-        "pip install 'vramplan[trace]' ; il manque : {missing}",
-        EN: "vramplan trace needs the [trace] extra (torch, transformers, peft, numpy): "
-        "pip install 'vramplan[trace]'; missing: {missing}",
-    },
     "trace.no_cuda": {
         FR: "--device cuda : aucun GPU CUDA visible par torch ; utilisez --device cpu",
         EN: "--device cuda: torch sees no CUDA GPU; use --device cpu",

@@ -382,4 +382,10 @@ MESSAGES = {
         "pour arrêter",
         EN: "Calculator at http://{host}:{port}/ (English: /en/, API: /api/docs) — Ctrl+C to stop",
     },
+    "serve.public": {
+        FR: "attention : {host} n'est pas l'adresse de bouclage ; le calculateur sera joignable "
+        "depuis d'autres machines du réseau",
+        EN: "warning: {host} is not a loopback address; the calculator will be reachable from "
+        "other machines on the network",
+    },
 }

@@ -77,10 +77,11 @@ def query_model(form: Form) -> type[BaseModel]:
     for field in api_fields(form):
         schema = field.json_schema()
         # an empty value is a field not given (as a web form sends it): its default applies
-        example = {"enum": ["", *schema["enum"]]} if "enum" in schema else {}
+        extra: dict[str, Any] | None = (
+            {"enum": ["", *schema["enum"]]} if "enum" in schema else None)
         for name in field.names:
             fields[name] = (str | None, Field(None, description=_description(field),
-                                              json_schema_extra=example or None))
+                                              json_schema_extra=extra))
     model: type[BaseModel] = create_model(
         f"{form.name.capitalize()}Query", __config__=ConfigDict(extra="allow"), **fields)
     return model

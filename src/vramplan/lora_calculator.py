@@ -14,6 +14,7 @@ from enum import StrEnum
 from vramplan.bounds import LORA_RANK
 from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import LoraMatrix, lora_breakdown
+from vramplan.units import ceil_div
 from vramplan.vocab import LoraTarget
 
 
@@ -180,4 +181,4 @@ def _safetensors_header_bytes(result: LoraResult, dtype: AdapterDtype) -> int:
                         "data_offsets": [offset, offset + size]}
         offset += size
     text = json.dumps(header, separators=(",", ":"))
-    return 8 + -(-len(text.encode()) // 8) * 8
+    return 8 + ceil_div(len(text.encode()), 8) * 8

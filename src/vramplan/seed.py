@@ -7,19 +7,17 @@ bytes, so M in GB is simply N·B: 7 billion x 16 bytes = 112 GB; with 20 GB of a
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from vramplan.bounds import ACTIVATIONS_GB, BYTES_PER_PARAM, PARAMS_BILLION
-from vramplan.errors import ConflictingOptions, UnknownName
+from vramplan.errors import ConflictingOptions
 from vramplan.parts import Component, PartKind
 from vramplan.presets.optimizers import OPTIMIZERS, OptimizerPreset, OptimizerSpec, PerParamPart
 from vramplan.units import PARAMS_PER_BILLION, gb_to_bytes
 
 
-# Records on the CLI's start path are NamedTuples, not dataclasses: importing dataclasses
-# (and inspect) and building frozen dataclasses took ~10 ms of a ~46 ms start
-# (benchmarks/cli_startup.py). They are immutable and typed all the same.
-class SeedInputs(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class SeedInputs:
     """The seed calculator's inputs. Exactly one of `optimizer` or a custom `bytes_per_param`."""
 
     params_billion: float
@@ -29,7 +27,8 @@ class SeedInputs(NamedTuple):
     activations_gb: float = 0.0
 
 
-class BreakdownItem(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class BreakdownItem:
     """One line of the per-parameter breakdown, with its total over all parameters."""
 
     kind: PartKind
@@ -41,7 +40,8 @@ class BreakdownItem(NamedTuple):
         return self.kind.component
 
 
-class SeedEstimate(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class SeedEstimate:
     """The seed rule's result. Bytes are integers; convert only to display."""
 
     inputs: SeedInputs
@@ -61,14 +61,6 @@ class SeedEstimate(NamedTuple):
         return self.model_states_bytes + self.activations_bytes
 
 
-def resolve_optimizer(name: str) -> OptimizerPreset:
-    """The preset called `name`, or an error listing the presets."""
-    try:
-        return OptimizerPreset(name.strip().lower())
-    except ValueError:
-        raise UnknownName("optimizer", name, [p.value for p in OptimizerPreset]) from None
-
-
 def seed_inputs(
     params_billion: float,
     optimizer: OptimizerPreset | None = None,
@@ -82,9 +74,9 @@ def seed_inputs(
         BYTES_PER_PARAM.check(bytes_per_param)
     elif optimizer is None:
         optimizer = OptimizerPreset.ADAM_MIXED
-    return SeedInputs(  # params_billion, optimizer, bytes_per_param, activations_gb
-        PARAMS_BILLION.check(params_billion), optimizer, bytes_per_param,
-        ACTIVATIONS_GB.check(activations_gb),
+    return SeedInputs(
+        params_billion=PARAMS_BILLION.check(params_billion), optimizer=optimizer,
+        bytes_per_param=bytes_per_param, activations_gb=ACTIVATIONS_GB.check(activations_gb),
     )
 
 
@@ -112,16 +104,15 @@ def estimate_seed(inputs: SeedInputs) -> SeedEstimate:
         parts = ()
     else:
         raise ValueError("SeedInputs needs an optimizer or a bytes_per_param")
-    breakdown = tuple([
+    breakdown = tuple(
         BreakdownItem(p.kind, p.bytes_per_param, round(params * p.bytes_per_param))
         for p in parts
-    ])
+    )
     model_states = (
         sum(item.memory_bytes for item in breakdown) if breakdown
         else round(params * bytes_per_param)
     )
-    # Positional: keyword construction of a NamedTuple costs twice as much (API hot path).
     return SeedEstimate(
-        inputs, params, bytes_per_param, breakdown, model_states,
-        gb_to_bytes(inputs.activations_gb),  # activations_bytes
+        inputs=inputs, params=params, bytes_per_param=bytes_per_param, breakdown=breakdown,
+        model_states_bytes=model_states, activations_bytes=gb_to_bytes(inputs.activations_gb),
     )

@@ -34,6 +34,7 @@ from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.gpus import Gpu
 from vramplan.presets.inference_engines import EngineProfile
 from vramplan.presets.quant_formats import FormatFamily
+from vramplan.units import ceil_div
 from vramplan.verdict import GpuVerdict
 from vramplan.vocab import Attention, ComputeDtype
 
@@ -121,7 +122,7 @@ def _weights_per_gpu(layout: WeightsLayout, tp: int) -> int:
     arXiv:1909.08053; vLLM VocabParallelEmbedding)."""
     split = sum(layout.bytes_of(group) for group in
                 (WeightGroup.LINEARS, WeightGroup.HEAD, WeightGroup.EMBEDDING))
-    return -(-split // tp) + layout.bytes_of(WeightGroup.OTHER)
+    return ceil_div(split, tp) + layout.bytes_of(WeightGroup.OTHER)
 
 
 def _kv_heads_per_gpu(arch: Architecture, inputs: InferenceInputs) -> int:
@@ -200,7 +201,7 @@ def _quant_transient_bytes(layout: WeightsLayout, inputs: InferenceInputs) -> in
         return 0
     if family is FormatFamily.BNB_INT8:
         return 4 * n
-    load = 2 * n + (n + 1) // 2 + 4 * (-(-n // 64))
+    load = 2 * n + ceil_div(n, 2) + 4 * ceil_div(n, 64)
     casts = inputs.profile.bnb_quant_dtype_fp16 and inputs.compute_dtype is not ComputeDtype.FP16
     prefill = (4 if casts else 2) * n if inputs.prompt_tokens > 1 else 0
     return max(load, prefill)
@@ -215,4 +216,4 @@ def _engine_buffer_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
 
 
 def _ceil_fraction(value: Fraction) -> int:
-    return -(-value.numerator // value.denominator)
+    return ceil_div(value.numerator, value.denominator)

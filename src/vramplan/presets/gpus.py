@@ -8,15 +8,13 @@ does not.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from vramplan.units import BYTES_PER_GIB
 
 
-# Records on the CLI's start path are NamedTuples, not dataclasses: importing dataclasses
-# (and inspect) and building frozen dataclasses took ~10 ms of a ~46 ms start
-# (benchmarks/cli_startup.py). They are immutable and typed all the same.
-class Gpu(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Gpu:
     """One accelerator model."""
 
     name: str

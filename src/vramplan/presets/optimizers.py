@@ -8,8 +8,8 @@ shown as a planning margin rather than hidden.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import NamedTuple
 
 from vramplan.parts import Component, PartKind
 
@@ -25,10 +25,8 @@ class OptimizerPreset(StrEnum):
     """SGD with momentum: the seed's ~8 bytes/param."""
 
 
-# Records on the CLI's start path are NamedTuples, not dataclasses: importing dataclasses
-# (and inspect) and building frozen dataclasses took ~10 ms of a ~46 ms start
-# (benchmarks/cli_startup.py). They are immutable and typed all the same.
-class PerParamPart(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class PerParamPart:
     """One physical component of the per-parameter memory, in bytes per parameter."""
 
     kind: PartKind
@@ -39,7 +37,8 @@ class PerParamPart(NamedTuple):
         return self.kind.component
 
 
-class OptimizerSpec(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class OptimizerSpec:
     """A preset: the seed's figure, the parts behind it, and where both come from."""
 
     preset: OptimizerPreset

@@ -25,6 +25,7 @@ from typing import Any, cast
 import torch
 from torch import nn
 
+from vramplan.units import ceil_div
 from vramplan.vocab import Quant
 
 BLOCK_4BIT = 64
@@ -41,10 +42,6 @@ DYNAMIC_MAP_ENTRIES = 256
 LABEL_4BIT = "bitsandbytes 4-bit weights (storage and dequantization emulated)"
 LABEL_8BIT = "bitsandbytes 8-bit optimizer states (storage emulated, update not computed)"
 LABEL_PAGED = "bitsandbytes paged optimizer states (managed memory, reported apart)"
-
-
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 class _SharedMaps:
@@ -86,7 +83,7 @@ class Linear4bitEmulated(nn.Module):
         self.out_features = out_features
         self.compute_dtype = compute_dtype
         n = in_features * out_features
-        blocks = _ceil_div(n, BLOCK_4BIT)
+        blocks = ceil_div(n, BLOCK_4BIT)
         # Params4bit: packed uint8 of shape ((n + 1) // 2, 1), frozen.
         self.weight = nn.Parameter(torch.zeros(((n + 1) // 2, 1), dtype=torch.uint8),
                                    requires_grad=False)
@@ -95,7 +92,7 @@ class Linear4bitEmulated(nn.Module):
         self.nested = quant in (Quant.NF4_DQ, Quant.FP4_DQ)
         if self.nested:
             self.register_buffer("absmax", torch.zeros(blocks, dtype=torch.uint8))
-            self.register_buffer("absmax2", torch.zeros(_ceil_div(blocks, BLOCK_NESTED),
+            self.register_buffer("absmax2", torch.zeros(ceil_div(blocks, BLOCK_NESTED),
                                                         dtype=torch.float32))
             self.register_buffer("offset", torch.zeros((), dtype=torch.float32))
             self.register_buffer("code2", maps.get("dynamic"))
@@ -174,7 +171,7 @@ class Adam8bitEmulated(torch.optim.Optimizer):
             state["state1"] = torch.zeros_like(param, dtype=torch.float32)
             state["state2"] = torch.zeros_like(param, dtype=torch.float32)
             return
-        blocks = _ceil_div(param.numel(), BLOCK_8BIT_OPTIMIZER)
+        blocks = ceil_div(param.numel(), BLOCK_8BIT_OPTIMIZER)
         state["state1"] = torch.zeros_like(param, dtype=torch.uint8)
         state["qmap1"] = self._maps.get("dynamic")
         state["state2"] = torch.zeros_like(param, dtype=torch.uint8)

@@ -24,6 +24,7 @@ from torch.utils._pytree import tree_leaves
 
 from vramplan.parts import PartKind
 from vramplan.trace.result import TRACED_PARTS, Breakdown, Phase, PhasePeak
+from vramplan.units import ceil_div
 
 ALLOCATOR_BLOCK_BYTES = 512
 """c10/cuda/CUDACachingAllocator.cpp: kMinBlockSize = 512; round_size rounds up to a multiple."""
@@ -36,7 +37,7 @@ def allocation_bytes(n_bytes: int) -> int:
     """Bytes the CUDA caching allocator hands out for a request of `n_bytes` (0 stays 0)."""
     if n_bytes <= 0:
         return 0
-    return -(-n_bytes // ALLOCATOR_BLOCK_BYTES) * ALLOCATOR_BLOCK_BYTES
+    return ceil_div(n_bytes, ALLOCATOR_BLOCK_BYTES) * ALLOCATOR_BLOCK_BYTES
 
 
 @dataclass(slots=True)

@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vramplan.model.architecture import Architecture, MlpKind, NormKind
+from vramplan.units import ceil_div
 from vramplan.vocab import Attention, Checkpointing, Framework, LoraTarget
 
 FP32 = 4
@@ -471,7 +472,7 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
         # fused linear + cross-entropy (Liger-Kernel FusedLinearCrossEntropyFunction): logits
         # exist one chunk at a time, chunk = ceil(tokens / ceil(vocab / hidden)) rows, fp32 with
         # their gradient; the gradient of the hidden states is computed in forward and kept
-        chunk = -(-tokens // -(-vocab // h))
+        chunk = ceil_div(tokens, ceil_div(vocab, h))
         peak = 2 * FP32 * vocab * chunk + c * h * tokens + head.head_dequant_bytes
         return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=peak,
                           backward_peak_bytes=peak)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import NamedTuple
 
 from vramplan.errors import MissingValue, VramplanError
 from vramplan.presets.models import ModelPreset, architecture_of, find_model
@@ -25,7 +24,8 @@ SEED_FIELDS = ("model", "params", "optimizer", "bytes_per_param", "activations")
 """`model` is the page's model picker: a registry preset whose exact count replaces `params`."""
 
 
-class SeedForm(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class SeedForm:
     """The seed fields as typed, before any parsing. The defaults are the seed page's."""
 
     params: str = "7"

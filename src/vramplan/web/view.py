@@ -3,6 +3,7 @@ and the seed calculator's state. Formatting only: every number comes from the co
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property, partial
@@ -158,8 +159,8 @@ class PageRequest:
         if count is None:
             return self.seed_form
         text = params_text(count)
-        return self.seed_form._replace(
-            params=text.replace(".", ",") if self.lang is Lang.FR else text)
+        shown = text.replace(".", ",") if self.lang is Lang.FR else text
+        return dataclasses.replace(self.seed_form, params=shown)
 
     @cached_property
     def field_errors(self) -> dict[str, str]:

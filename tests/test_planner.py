@@ -81,7 +81,7 @@ def test_smallest_fitting_fits_and_one_fewer_does_not(
 
 
 def _change(kind: ChangeKind, saved: int, fits: bool) -> Change:
-    return Change(kind=kind, setup="", detail="", peak_bytes=100 - saved, saved_bytes=saved,
+    return Change(kind=kind, setup=None, settings=(), peak_bytes=100 - saved, saved_bytes=saved,
                   fits=fits)
 
 

@@ -6,9 +6,10 @@ documented in docs/json.md and checked by tests; add fields, never rename or dro
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import TYPE_CHECKING
 
+from vramplan.planner.changes import Change, settings_text
 from vramplan.units import bytes_to_gb, bytes_to_gib
 
 if TYPE_CHECKING:
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
     from vramplan.inference.limits import InferenceVerdict
     from vramplan.lora_calculator import LoraResult
     from vramplan.model.architecture import Architecture, LinearSpec
-    from vramplan.planner.changes import Change
     from vramplan.planner.report import FitReport
     from vramplan.planner.search import SchemeAnswer
     from vramplan.presets.gpus import Gpu
@@ -35,17 +35,10 @@ SCHEMA_VERSION = 1
 JSON = dict[str, "Any"]
 
 
-_MEMORY_KEYS: dict[str, tuple[str, str, str]] = {}
-"""The three field names of each prefix, built once (an API estimate fills twelve such groups)."""
-
-
 def memory(prefix: str, n_bytes: int) -> JSON:
     """`{prefix}_bytes`, `{prefix}_gb` and `{prefix}_gib` for one quantity."""
-    keys = _MEMORY_KEYS.get(prefix)
-    if keys is None:
-        keys = _MEMORY_KEYS[prefix] = (f"{prefix}_bytes", f"{prefix}_gb", f"{prefix}_gib")
-    in_bytes, in_gb, in_gib = keys
-    return {in_bytes: n_bytes, in_gb: bytes_to_gb(n_bytes), in_gib: bytes_to_gib(n_bytes)}
+    return {f"{prefix}_bytes": n_bytes, f"{prefix}_gb": bytes_to_gb(n_bytes),
+            f"{prefix}_gib": bytes_to_gib(n_bytes)}
 
 
 def gpu_to_json(gpu: Gpu) -> JSON:
@@ -449,7 +442,10 @@ def _scheme_answer_to_json(answer: SchemeAnswer) -> JSON:
 
 def change_to_json(change: Change) -> JSON:
     cost = change.cost
-    return {"change": change.kind.value, "detail": change.detail, "fits": change.fits,
+    return {"change": change.kind.value, "detail": settings_text(change.settings),
+            "settings": {name: value.value if isinstance(value, StrEnum) else value
+                         for name, value in change.settings},
+            "fits": change.fits,
             **memory("peak", change.peak_bytes), **memory("saved", change.saved_bytes),
             "speed_cost": cost.speed.value, "quality_cost": cost.quality.value,
             "source": cost.source}

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from vramplan.cli.options import add_common_flags, add_fields, read_options
+from vramplan.cli.options import add_common_flags, add_fields, option_label, read_options
 from vramplan.cli.render import table, to_json_text
 from vramplan.i18n import Lang, has_message, translate
-from vramplan.planner.changes import Change
+from vramplan.planner.changes import Change, settings_text
 from vramplan.planner.report import FitReport, fit_report
 from vramplan.planner.search import MAX_GPUS, SchemeAnswer
 from vramplan.requests.training import fit_request
@@ -153,7 +153,8 @@ def _cheapest(answer: SchemeAnswer | None, result: FitReport, lang: Lang) -> str
 
 
 def _change_rows(changes: tuple[Change, ...], lang: Lang) -> list[list[str]]:
-    return [[translate(f"change.{c.kind.value}", lang), c.detail, _gib(c.peak_bytes, lang),
+    return [[translate(f"change.{c.kind.value}", lang),
+             settings_text(c.settings, option_label, " "), _gib(c.peak_bytes, lang),
              _gib(c.saved_bytes, lang), translate("fit.yes" if c.fits else "fit.no", lang),
              translate(f"speed.{c.cost.speed.value}", lang),
              translate(f"quality.{c.cost.quality.value}", lang)]

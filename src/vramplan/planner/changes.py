@@ -12,7 +12,17 @@ from vramplan.model.lora_targets import BLOCK_TARGETS
 from vramplan.planner.search import max_micro_batch, max_sequence
 from vramplan.planner.setup import FitSetup, peak_bytes, with_parallelism, with_training
 from vramplan.units import ceil_div
-from vramplan.vocab import Attention, Checkpointing, Loss, Method, Offload, Optimizer, Quant, Scheme
+from vramplan.vocab import (
+    Attention,
+    Checkpointing,
+    LoraTarget,
+    Loss,
+    Method,
+    Offload,
+    Optimizer,
+    Quant,
+    Scheme,
+)
 
 
 class SpeedCost(StrEnum):
@@ -138,8 +148,9 @@ class Change:
     kind: ChangeKind
     setup: FitSetup
     """The setup after the change."""
-    detail: str
-    """What exactly changes, as `field=value` pairs (`batch=2, accumulation=x4`)."""
+    settings: tuple[Setting, ...]
+    """What exactly changes: the request vocabulary's fields and their new values
+    (`(("batch", 2), ("grad_accum", 4))`), worded by each interface."""
     peak_bytes: int
     saved_bytes: int
     """Peak before minus peak after (negative: the change costs memory)."""
@@ -173,49 +184,53 @@ QLoRA paper recommends ("LoRA on all linear transformer block layers are require
 finetuning performance", Dettmers et al. 2023, arXiv:2305.14314, section 4)."""
 
 
-_ChangeFn = Callable[[FitSetup, int], "tuple[FitSetup, str] | None"]
+Setting = tuple[str, "int | StrEnum"]
+"""A field of the request vocabulary and its value (`("batch", 2)`, `("sharding", Scheme.FSDP)`)."""
+_Applied = tuple[FitSetup, tuple[Setting, ...]] | None
+_ChangeFn = Callable[[FitSetup, int], _Applied]
 
 
-def _attention(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+def _attention(setup: FitSetup, usable: int) -> _Applied:
     if setup.training.attention is not Attention.EAGER:
         return None
-    return with_training(setup, attention=Attention.SDPA), "attention=sdpa"
+    return with_training(setup, attention=Attention.SDPA), (("attention", Attention.SDPA),)
 
 
-def _chunked_loss(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+def _chunked_loss(setup: FitSetup, usable: int) -> _Applied:
     if setup.training.loss is Loss.CHUNKED:
         return None
-    return with_training(setup, loss=Loss.CHUNKED), "loss=chunked"
+    return with_training(setup, loss=Loss.CHUNKED), (("loss", Loss.CHUNKED),)
 
 
-def _checkpointing(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+def _checkpointing(setup: FitSetup, usable: int) -> _Applied:
     if setup.training.checkpointing is Checkpointing.FULL:
         return None
-    return with_training(setup, checkpointing=Checkpointing.FULL), "checkpointing=full"
+    return (with_training(setup, checkpointing=Checkpointing.FULL),
+            (("checkpointing", Checkpointing.FULL),))
 
 
 _EIGHT_BIT = {Optimizer.ADAMW: Optimizer.ADAMW_8BIT,
               Optimizer.PAGED_ADAMW: Optimizer.PAGED_ADAMW_8BIT}
 
 
-def _optimizer_8bit(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+def _optimizer_8bit(setup: FitSetup, usable: int) -> _Applied:
     target = _EIGHT_BIT.get(setup.training.optimizer)
     if target is None:
         return None
-    return with_training(setup, optimizer=target), f"optimizer={target.value}"
+    return with_training(setup, optimizer=target), (("optimizer", target),)
 
 
-def _micro_batch(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+def _micro_batch(setup: FitSetup, usable: int) -> _Applied:
     batch = setup.training.batch
     if batch == 1 or peak_bytes(setup) <= usable:
         return None  # nothing to gain from a smaller micro-batch when the run fits
     smaller = max_micro_batch(setup, usable, below=batch - 1) or 1
     accumulation = ceil_div(batch, smaller)
     changed = with_training(setup, batch=smaller, gradient_accumulation=True)
-    return changed, f"batch={smaller}; gradient_accumulation=x{accumulation}"
+    return changed, (("batch", smaller), ("grad_accum", accumulation))
 
 
-def _sharding(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+def _sharding(setup: FitSetup, usable: int) -> _Applied:
     plan = setup.parallelism
     if plan.data_parallel == 1:
         return None
@@ -223,10 +238,10 @@ def _sharding(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
                if s is not plan.scheme]
     candidates = [with_parallelism(setup, s, plan.gpus, Offload.NONE) for s in options]
     best = min(candidates, key=peak_bytes)
-    return best, f"sharding={best.parallelism.scheme.value}"
+    return best, (("sharding", best.parallelism.scheme),)
 
 
-def _offload_optimizer(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+def _offload_optimizer(setup: FitSetup, usable: int) -> _Applied:
     plan = setup.parallelism
     if plan.offload is not Offload.NONE or plan.scheme in (Scheme.FSDP, Scheme.FSDP_GRAD_OP,
                                                           Scheme.HSDP):
@@ -234,28 +249,29 @@ def _offload_optimizer(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | N
     scheme = plan.scheme if plan.scheme in (Scheme.ZERO1, Scheme.ZERO2, Scheme.ZERO3) \
         else Scheme.ZERO2
     changed = with_parallelism(setup, scheme, plan.gpus, Offload.OPTIMIZER)
-    return changed, f"sharding={scheme.value}; offload={Offload.OPTIMIZER.value}"
+    return changed, (("sharding", scheme), ("offload", Offload.OPTIMIZER))
 
 
-def _offload_params(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+def _offload_params(setup: FitSetup, usable: int) -> _Applied:
     plan = setup.parallelism
     if plan.offload is Offload.PARAMS_OPTIMIZER:
         return None
     scheme = plan.scheme if plan.scheme in (Scheme.FSDP, Scheme.HSDP, Scheme.ZERO3) \
         else Scheme.ZERO3
     changed = with_parallelism(setup, scheme, plan.gpus, Offload.PARAMS_OPTIMIZER)
-    return changed, f"sharding={scheme.value}; offload={Offload.PARAMS_OPTIMIZER.value}"
+    return changed, (("sharding", scheme), ("offload", Offload.PARAMS_OPTIMIZER))
 
 
-def _lora(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+def _lora(setup: FitSetup, usable: int) -> _Applied:
     if setup.training.method not in (Method.FULL, Method.FREEZE):
         return None
     changed = with_training(setup, method=Method.LORA, lora_rank=LORA_RANK_SUGGESTED,
                              lora_targets=BLOCK_TARGETS)
-    return changed, f"method=lora; lora_r={LORA_RANK_SUGGESTED}; lora_targets=all"
+    return changed, (("method", Method.LORA), ("lora_r", LORA_RANK_SUGGESTED),
+                     ("lora_targets", LoraTarget.ALL))
 
 
-def _qlora(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+def _qlora(setup: FitSetup, usable: int) -> _Applied:
     training = setup.training
     if training.method is Method.QLORA:
         return None
@@ -265,17 +281,17 @@ def _qlora(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
         rank, targets = LORA_RANK_SUGGESTED, BLOCK_TARGETS
     changed = with_training(setup, method=Method.QLORA, quant=Quant.NF4_DQ, lora_rank=rank,
                              lora_targets=targets)
-    return changed, f"method=qlora; quant={Quant.NF4_DQ.value}; lora_r={rank}"
+    return changed, (("method", Method.QLORA), ("quant", Quant.NF4_DQ), ("lora_r", rank))
 
 
-def _shorter_sequence(setup: FitSetup, usable: int) -> tuple[FitSetup, str] | None:
+def _shorter_sequence(setup: FitSetup, usable: int) -> _Applied:
     seq = setup.training.seq_len
     if seq == 1 or peak_bytes(setup) <= usable:
         return None  # truncating data is only worth it to make the run fit
     shorter = max_sequence(setup, usable, below=seq - 1)
     if shorter is None:
         return None
-    return with_training(setup, seq_len=shorter), f"seq_len={shorter}"
+    return with_training(setup, seq_len=shorter), (("seq_len", shorter),)
 
 
 CHANGES: dict[ChangeKind, _ChangeFn] = {
@@ -306,9 +322,9 @@ def single_changes(setup: FitSetup, before_bytes: int, usable_bytes: int,
             continue  # a combination the setup does not accept (e.g. quantizing an fp32 base)
         if result is None:
             continue
-        changed, detail = result
+        changed, settings = result
         after = peak_bytes(changed)
-        found.append(Change(kind, changed, detail, after, before_bytes - after,
+        found.append(Change(kind, changed, settings, after, before_bytes - after,
                             after <= usable_bytes))
     return found
 
@@ -326,3 +342,13 @@ def combined_changes(setup: FitSetup, usable_bytes: int) -> tuple[Change, ...]:
         steps.append(step)
         current, before = step.setup, step.peak_bytes
     return tuple(steps)
+
+
+def settings_text(settings: tuple[Setting, ...], label: Callable[[str], str] = str,
+                  separator: str = "; ") -> str:
+    """The settings as `field=value` pairs, each field worded by `label` (`--batch` on the CLI)."""
+    return separator.join(f"{label(name)}={_value_text(value)}" for name, value in settings)
+
+
+def _value_text(value: int | StrEnum) -> str:
+    return value.value if isinstance(value, StrEnum) else str(value)

@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 
 from vramplan.errors import VramplanError
 from vramplan.i18n import Lang, has_message, translate
+from vramplan.planner.changes import settings_text
 from vramplan.planner.report import FitReport, fit_report
 from vramplan.planner.search import MAX_GPUS
 from vramplan.presets.gpus import GPUS, find_gpu
@@ -280,6 +281,7 @@ def fit_context(request: PageRequest) -> Mapping[str, Any]:
             "checkpointing": [mode.value for mode in Checkpointing],
             "method": [method.value for method in TRAINING_METHODS],
         },
+        "settings_text": settings_text,
         "part_label": lambda key: typeset(translate(key, request.lang), request.lang)
         if has_message(key) else key.removeprefix("part."),
     }

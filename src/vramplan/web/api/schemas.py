@@ -145,7 +145,9 @@ class SchemeAnswerOut(_Out):
 
 class ChangeOut(_Out):
     change: str
-    detail: str
+    detail: str = Field(description="The settings as `field=value` pairs.")
+    settings: dict[str, Any] = Field(
+        description="The fields of the request that change, with their new values.")
     fits: bool
     peak_bytes: int
     peak_gb: float

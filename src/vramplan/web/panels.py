@@ -3,8 +3,8 @@ it in place, and `GET /fragments/{name}` renders it alone, which the page's scri
 the inputs change.
 
 To add one (say "fit"): write `templates/partials/fit.html` (it sees the page's context plus what
-`context` returns), add `Panel("fit", "web.fit_title", fit_context)` to `PANELS`, and its strings
-to `vramplan/locales/web.py`. Inputs of its own go in the form (or outside it with
+`context` returns), add `Panel("fit", "web_fit.title", fit_context)` to `PANELS`, and its strings
+to `vramplan/i18n/catalogue/web.py`. Inputs of its own go in the form (or outside it with
 `form="calculator"`) so they travel in the shared URL query.
 """
 

@@ -131,26 +131,6 @@ MESSAGES = {
         FR: "estime la VRAM d'entraînement : M = N·B, V = M + A",
         EN: "estimate training VRAM: M = N·B, V = M + A",
     },
-    "help.params": {
-        FR: "nombre de paramètres N, en milliards (7 ou 7,5)",
-        EN: "parameter count N, in billions (7 or 7.5)",
-    },
-    "help.optimizer": {
-        FR: "préréglage de mémoire par paramètre (par défaut : adam-mixed)",
-        EN: "memory-per-parameter preset (default: adam-mixed)",
-    },
-    "help.bytes_per_param": {
-        FR: "mémoire par paramètre B personnalisée, en octets (exclut --optimizer)",
-        EN: "custom memory per parameter B, in bytes (excludes --optimizer)",
-    },
-    "help.activations": {
-        FR: "mémoire d'activations A, en Go (10^9 octets ; par défaut 0)",
-        EN: "activation memory A, in GB (10^9 bytes; default 0)",
-    },
-    "help.gpu": {
-        FR: "GPU à comparer (voir `vramplan gpus`) ; par défaut, les cartes courantes",
-        EN: "GPU to compare with (see `vramplan gpus`); default: the common cards",
-    },
     "help.gpus": {FR: "liste le catalogue de GPU", EN: "list the GPU catalogue"},
     "help.examples": {
         FR: "exemples :\n"

@@ -24,77 +24,10 @@ MESSAGES = {
         "  vramplan fit --model llama-2-13b --method lora --gpu a100-40gb --gpus 4 "
         "--sharding fsdp --framework litgpt --checkpointing full --json",
     },
-    "help.fit_gpu": {FR: "type de GPU (voir `vramplan gpus`)",
-                     EN: "GPU type (see `vramplan gpus`)"},
-    "help.fit_gpus": {FR: "nombre de GPU (défaut 1)", EN: "number of GPUs (default 1)"},
-    "help.fit_gpus_per_node": {
-        FR: "GPU par nœud (HSDP, mémoire hôte ; défaut 8)",
-        EN: "GPUs per node (HSDP, host memory; default 8)",
-    },
-    "help.fit_sharding": {
-        FR: "partage entre GPU : none, ddp, zero1, zero2, zero3, fsdp, fsdp-grad-op, hsdp "
-        "(défaut : none sur 1 GPU, ddp au-delà)",
-        EN: "how GPUs share the states: none, ddp, zero1, zero2, zero3, fsdp, fsdp-grad-op, hsdp "
-        "(default: none on 1 GPU, ddp above)",
-    },
-    "help.fit_offload": {
-        FR: "déchargement vers la mémoire hôte : none, optimizer, params-optimizer, activations",
-        EN: "offload to host memory: none, optimizer, params-optimizer, activations",
-    },
-    "help.fit_margin": {
-        FR: "part utilisable de la mémoire du GPU, en pourcentage (défaut 80, Fujii et al. 2024 ; "
-        "100 = sans marge)",
-        EN: "usable share of the GPU's memory, in percent (default 80, Fujii et al. 2024; "
-        "100 = no margin)",
-    },
-    "help.fit_tp": {
-        FR: "parallélisme de tenseur Megatron-LM (défaut 1 ; avec parallélisme de séquence)",
-        EN: "Megatron-LM tensor parallelism (default 1; with sequence parallelism)",
-    },
-    "help.fit_pp": {
-        FR: "étages de pipeline Megatron-LM, ordonnancement 1F1B (défaut 1)",
-        EN: "Megatron-LM pipeline stages, 1F1B schedule (default 1)",
-    },
-    "help.fit_grad_accum": {
-        FR: "pas d'accumulation de gradients (défaut : 1, litgpt accumule toujours)",
-        EN: "gradient accumulation steps (default: 1; litgpt always accumulates)",
-    },
     "help.fit_training": {
         FR: "réglages d'entraînement, mêmes valeurs que le format des cas mesurés",
         EN: "training settings, same values as the measured-case format",
     },
-    "help.fit_opt.method": {FR: "full, freeze, lora, qlora (défaut full)",
-                             EN: "full, freeze, lora, qlora (default full)"},
-    "help.fit_opt.precision": {FR: "mixed, amp, bf16-true, fp32 (défaut bf16-true)",
-                             EN: "mixed, amp, bf16-true, fp32 (default bf16-true)"},
-    "help.fit_opt.optimizer": {
-        FR: "adamw, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd-momentum, sgd, adafactor "
-        "(défaut adamw)",
-        EN: "adamw, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd-momentum, sgd, adafactor "
-        "(default adamw)"},
-    "help.fit_opt.optimizer_impl": {FR: "foreach, fused, for-loop, in-backward (défaut foreach)",
-                             EN: "foreach, fused, for-loop, in-backward (default foreach)"},
-    "help.fit_opt.quant": {FR: "none, nf4, nf4-dq, fp4, fp4-dq, int8 (défaut none)",
-                             EN: "none, nf4, nf4-dq, fp4, fp4-dq, int8 (default none)"},
-    "help.fit_opt.lora_r": {FR: "8, 16, 64… (défaut 8)",
-                             EN: "8, 16, 64… (default 8)"},
-    "help.fit_opt.lora_targets": {FR: "q,k,v,o,gate,up,down,head, all (défaut q,v)",
-                             EN: "q,k,v,o,gate,up,down,head, all (default q,v)"},
-    "help.fit_opt.batch": {FR: "1, 2, 4… (défaut 1)",
-                             EN: "1, 2, 4… (default 1)"},
-    "help.fit_opt.seq_len": {FR: "512, 2048… (défaut 2048)",
-                             EN: "512, 2048… (default 2048)"},
-    "help.fit_opt.checkpointing": {FR: "none, full, selective (défaut none)",
-                             EN: "none, full, selective (default none)"},
-    "help.fit_opt.attention": {FR: "eager, sdpa, flash (défaut sdpa)",
-                             EN: "eager, sdpa, flash (default sdpa)"},
-    "help.fit_opt.loss": {FR: "standard, chunked (défaut celui du cadre)",
-                             EN: "standard, chunked (default: the framework's)"},
-    "help.fit_opt.framework": {
-        FR: "hf, litgpt, torchtune, deepspeed, megatron, generic (défaut hf)",
-        EN: "hf, litgpt, torchtune, deepspeed, megatron, generic (default hf)"},
-    "help.fit_opt.metric": {FR: "allocated, reserved, device (défaut device)",
-                             EN: "allocated, reserved, device (default device)"},
     # --- errors ----------------------------------------------------------------------------------
     # --- report ----------------------------------------------------------------------------------
     "fit.title": {

@@ -26,58 +26,6 @@ MESSAGES = {
         EN: "estimate inference VRAM: weights by format, KV cache, prefill, engine reserve; "
         "longest context and largest batch",
     },
-    "help.infer_model": {
-        FR: "modèle du catalogue (voir `vramplan models`)",
-        EN: "model from the registry (see `vramplan models`)",
-    },
-    "help.infer_weights": {
-        FR: "format des poids (par défaut bf16) : bf16, int8, nf4, nf4-dq, gptq-4bit-g128, "
-        "awq-4bit-g128, q4_k_m…",
-        EN: "weight format (default bf16): bf16, int8, nf4, nf4-dq, gptq-4bit-g128, "
-        "awq-4bit-g128, q4_k_m…",
-    },
-    "help.infer_context": {
-        FR: "jetons par séquence dans le cache : invite + génération (par défaut 4096)",
-        EN: "tokens per sequence in the cache: prompt + generated (default 4096)",
-    },
-    "help.infer_prompt": {
-        FR: "jetons d'invite traités au préremplissage (par défaut : tout le contexte)",
-        EN: "prompt tokens processed in prefill (default: the whole context)",
-    },
-    "help.infer_batch": {
-        FR: "séquences simultanées (par défaut 1)",
-        EN: "concurrent sequences (default 1)",
-    },
-    "help.infer_kv_dtype": {
-        FR: "type du cache KV : fp16, bf16, fp32, fp8, int8, int4, q8_0, q4_0 (par défaut fp16)",
-        EN: "KV cache dtype: fp16, bf16, fp32, fp8, int8, int4, q8_0, q4_0 (default fp16)",
-    },
-    "help.infer_dtype": {
-        FR: "type des activations et des tenseurs non quantifiés : bf16, fp16, fp32 (par défaut "
-        "bf16)",
-        EN: "dtype of activations and unquantized tensors: bf16, fp16, fp32 (default bf16)",
-    },
-    "help.infer_engine": {
-        FR: "moteur : generic, hf, litgpt, vllm, llama.cpp (par défaut generic ; llama.cpp pour "
-        "GGUF)",
-        EN: "engine: generic, hf, litgpt, vllm, llama.cpp (default generic; llama.cpp for GGUF)",
-    },
-    "help.infer_tp": {
-        FR: "GPU en parallélisme de tenseurs (par défaut 1)",
-        EN: "tensor-parallel GPUs (default 1)",
-    },
-    "help.infer_attention": {
-        FR: "noyau d'attention : flash (par défaut) ou eager (matrice des scores en fp32)",
-        EN: "attention kernel: flash (default) or eager (fp32 score matrix)",
-    },
-    "help.infer_max_context": {
-        FR: "affiche le plus long contexte qui tient sur chaque GPU",
-        EN: "show the longest context that fits each GPU",
-    },
-    "help.infer_max_batch": {
-        FR: "affiche le plus grand nombre de séquences qui tient sur chaque GPU",
-        EN: "show the most concurrent sequences that fit each GPU",
-    },
     "help.infer_examples": {
         FR: "exemples :\n"
         "  vramplan infer --model llama-3.1-8b --weights nf4 --context 8192\n"
@@ -149,19 +97,6 @@ MESSAGES = {
         "mémoire d'entraînement",
         EN: "count LoRA parameters: exact number, share of the model, adapter file size, "
         "training memory",
-    },
-    "help.lora_rank": {FR: "rang r (par défaut 16)", EN: "rank r (default 16)"},
-    "help.lora_targets": {
-        FR: "modules adaptés : q,k,v,o,gate,up,down,head ou all (par défaut q,v)",
-        EN: "adapted modules: q,k,v,o,gate,up,down,head or all (default q,v)",
-    },
-    "help.lora_dora": {
-        FR: "DoRA : ajoute un vecteur de magnitude par matrice adaptée",
-        EN: "DoRA: adds one magnitude vector per adapted matrix",
-    },
-    "help.lora_rslora": {
-        FR: "rsLoRA : facteur alpha/√r (aucun changement de mémoire)",
-        EN: "rsLoRA: alpha/√r scaling (no memory change)",
     },
     "help.lora_examples": {
         FR: "exemples :\n"

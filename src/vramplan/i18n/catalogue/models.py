@@ -78,18 +78,6 @@ MESSAGES = {
         FR: "nom du modèle ou identifiant Hugging Face (par exemple llama-3.1-8b)",
         EN: "model name or Hugging Face repo id (e.g. llama-3.1-8b)",
     },
-    "help.model_option": {
-        FR: "modèle connu dont le nombre exact de paramètres donne N (voir `vramplan models`)",
-        EN: "known model whose exact parameter count sets N (see `vramplan models`)",
-    },
-    "help.config_option": {
-        FR: "config.json Hugging Face (fichier ou dossier du modèle) qui donne N",
-        EN: "Hugging Face config.json (file or model folder) that sets N",
-    },
-    "help.model_config": {
-        FR: "lit un config.json (fichier ou dossier) au lieu d'un modèle connu",
-        EN: "read a config.json (file or folder) instead of a known model",
-    },
     # --- tables ---------------------------------------------------------------------------------
     "models.col_name": {FR: "nom", EN: "name"},
     "models.col_family": {FR: "famille", EN: "family"},

@@ -13,58 +13,6 @@ MESSAGES = {
         "sans GPU",
         EN: "measure the memory of a real PyTorch training step, on fake tensors, without a GPU",
     },
-    "trace.help.model": {
-        FR: "modèle connu (voir `vramplan models`)",
-        EN: "known model (see `vramplan models`)",
-    },
-    "trace.help.config": {
-        FR: "config.json Hugging Face (fichier ou dossier du modèle) au lieu d'un modèle connu",
-        EN: "Hugging Face config.json (file or model folder) instead of a known model",
-    },
-    "trace.help.method": {
-        FR: "ce qui est entraîné (défaut full)",
-        EN: "what is trained (default full)",
-    },
-    "trace.help.precision": {
-        FR: "précision des poids, gradients et copies maîtresses (défaut bf16-true)",
-        EN: "precision of weights, gradients and master copies (default bf16-true)",
-    },
-    "trace.help.optimizer": {FR: "optimiseur (défaut adamw)", EN: "optimizer (default adamw)"},
-    "trace.help.optimizer_impl": {
-        FR: "implémentation de l'optimiseur torch (défaut : foreach, celle de torch sur CUDA)",
-        EN: "torch optimizer implementation (default: foreach, torch's default on CUDA)",
-    },
-    "trace.help.quant": {
-        FR: "stockage 4 bits des poids de base (qlora ; défaut nf4)",
-        EN: "4-bit storage of the base weights (qlora; default nf4)",
-    },
-    "trace.help.lora_r": {FR: "rang LoRA (défaut 8)", EN: "LoRA rank (default 8)"},
-    "trace.help.lora_targets": {
-        FR: "modules adaptés, séparés par des virgules : q,k,v,o,gate,up,down,head ou all "
-        "(défaut q,v)",
-        EN: "adapted modules, comma-separated: q,k,v,o,gate,up,down,head or all (default q,v)",
-    },
-    "trace.help.train_layers": {
-        FR: "freeze : nombre de derniers blocs entraînés (défaut 1)",
-        EN: "freeze: number of last blocks that train (default 1)",
-    },
-    "trace.help.batch": {FR: "micro-lot par GPU (défaut 1)", EN: "micro-batch per GPU (default 1)"},
-    "trace.help.seq_len": {
-        FR: "jetons par séquence (défaut 512)",
-        EN: "tokens per sequence (default 512)",
-    },
-    "trace.help.checkpointing": {
-        FR: "recalcul des activations (celui de transformers ; défaut none)",
-        EN: "activation checkpointing (transformers' own; default none)",
-    },
-    "trace.help.attention": {
-        FR: "noyau d'attention (défaut sdpa)",
-        EN: "attention kernel (default sdpa)",
-    },
-    "trace.help.device": {
-        FR: "cpu : tenseurs factices ; cuda : aussi un vrai pas sur le GPU (poids aléatoires)",
-        EN: "cpu: fake tensors; cuda: also a real step on the GPU (random weights)",
-    },
     # --- errors -------------------------------------------------------------------------------
     "trace.no_cuda": {
         FR: "--device cuda : aucun GPU CUDA visible par torch ; utilisez --device cpu",
@@ -95,7 +43,6 @@ MESSAGES = {
     },
     "trace.kind.fake": {FR: "factices", EN: "fake"},
     "trace.kind.real": {FR: "réels", EN: "real"},
-    "trace.setup": {FR: "Configuration", EN: "Setup"},
     "trace.params": {
         FR: "Paramètres : {total} (entraînables : {trainable})",
         EN: "Parameters: {total} (trainable: {trainable})",
@@ -104,7 +51,6 @@ MESSAGES = {
         FR: "Pic : {gb} ({gib}), pendant la phase {phase}",
         EN: "Peak: {gb} ({gib}), during {phase}",
     },
-    "trace.at_peak": {FR: "Au pic", EN: "At the peak"},
     "trace.per_phase": {FR: "Pic de chaque phase", EN: "Peak of each phase"},
     "trace.total": {FR: "total", EN: "total"},
     "trace.paged": {

@@ -109,18 +109,6 @@ MESSAGES = {
     "validate.kind_per_gpu": {FR: "multi-GPU", EN: "multi-GPU"},
     "validate.kind_inference": {FR: "inférence", EN: "inference"},
     # --- vramplan estimate: activations from batch and sequence -------------------------------
-    "help.estimate_model": {
-        FR: "remplir A depuis un modèle du registre (avec --batch et --seq-len)",
-        EN: "fill A from a registry model (with --batch and --seq-len)",
-    },
-    "help.estimate_batch": {FR: "taille du micro-lot (défaut 1)",
-                            EN: "micro-batch size (default 1)"},
-    "help.estimate_seq_len": {FR: "longueur de séquence en jetons",
-                              EN: "sequence length in tokens"},
-    "help.estimate_method": {
-        FR: "ce qui est entraîné : full, freeze, lora, qlora (défaut full)",
-        EN: "what is trained: full, freeze, lora, qlora (default full)",
-    },
     "report.activations_from": {
         FR: "A estimé pour {model}, micro-lot {batch} × {seq_len} jetons (entraînement complet, "
         "précision mixte, SDPA) : activations, logits et perte au pic",

@@ -119,7 +119,10 @@ def test_page_in_english_fits_with_qlora_on_a_big_card(client: Any) -> None:
     html = client.get("/en/", params={"model": "llama-3.1-8b", "method": "qlora",
                                       "gpu": "b200-180gb"}).text
     assert "It fits:" in html and "Will it fit?" in html
-    assert 'data-change="' in html or "No change reduces the memory." in html
+    report = _report("llama-3.1-8b", "b200-180gb", method="qlora", precision="mixed")
+    rows = re.findall(r'<tr data-change="([a-z_0-9]+)">', html)
+    assert rows == [c.kind.value for c in report.changes]
+    assert ("No change reduces the memory." in html) == (not report.changes)
     assert "Changes combined" not in html  # it fits: nothing to combine
 
 

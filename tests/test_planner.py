@@ -24,11 +24,6 @@ from vramplan.verdict import GpuVerdict
 from vramplan.vocab import Metric, Offload, Precision, Scheme
 
 
-def test_default_margin_is_fujii_et_al_80_percent() -> None:
-    # Fujii et al. 2024, arXiv:2411.06465: no OOM in 454 runs when the estimate is below 80%.
-    assert DEFAULT_USABLE_SHARE == 0.80
-
-
 def test_verdict_applies_the_margin() -> None:
     gpu = find_gpu("a100-80gb")  # 80 GiB
     at_75 = GpuVerdict(gpu, 60 * BYTES_PER_GIB, DEFAULT_USABLE_SHARE)

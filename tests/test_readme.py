@@ -29,8 +29,11 @@ def _examples() -> list[tuple[str, list[str]]]:
 EXAMPLES = _examples()
 
 
-def test_the_readme_has_examples() -> None:
-    assert len(EXAMPLES) >= 4
+def test_the_readme_examples_are_found() -> None:
+    """The parser finds the README's examples (a broken one would leave nothing to check)."""
+    commands = {command for command, _ in EXAMPLES}
+    assert {"vramplan estimate --params 7 --activations 20",
+            "vramplan estimate --params 7 --activations 20 --lang fr"} <= commands
 
 
 @pytest.mark.parametrize(("command", "expected"), EXAMPLES, ids=[c for c, _ in EXAMPLES])

@@ -1,6 +1,6 @@
 """Trace benchmark: wall time and peak RSS of `vramplan trace` on Llama-3.1-8B and 70B.
 
-Goal (issue 5): tracing Llama-3.1-8B at batch 1 x 2048 tokens takes under 30 s and under 2 GB of
+Goal: tracing Llama-3.1-8B at batch 1 x 2048 tokens takes under 30 s and under 2 GB of
 resident memory on the 2-core development machine. Each case runs `vramplan trace --json` in a
 fresh process (interpreter start and imports included); the peak RSS is the child's ru_maxrss.
 Run: `.venv/bin/python benchmarks/trace_bench.py [--cases 8b-lora,8b-full,70b-lora]`.

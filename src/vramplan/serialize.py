@@ -385,7 +385,7 @@ def validation_to_json(report: ValidationReport) -> JSON:
     }
 
 
-# --- vramplan fit (issue 7): per-GPU estimate, verdict with margin, inverse solving, changes ------
+# --- vramplan fit: per-GPU estimate, verdict with margin, inverse solving, changes ------
 
 
 def _phase_to_json(phase: PhaseMemory) -> JSON:

@@ -5,7 +5,7 @@ Each preset keeps the architecture keys of the model's published Hugging Face co
 `transformers.AutoConfig.for_model(config["model_type"], **config)` rebuilds the same model, and
 `architecture_of` reads it through `vramplan.model.hf_config` like any user's config.json.
 
-`source` is the official config.json. Where this session could not read that page itself,
+`source` is the official config.json. Where that page itself could not be read,
 `read_from` names the stored copy the values were read from: a copy of the official file on the
 Hub (a fine-tune or quantization whose `_name_or_path` is the official repo, with the same
 architecture keys), or Lightning-AI/litgpt `litgpt/config.py`, which carries the same values with
@@ -1133,7 +1133,7 @@ MODELS: tuple[ModelPreset, ...] = (
         read_from="bigcode/starcoder's config (same architecture, arXiv:2308.07124)",
     ),
     # OpenAI GPT-2 (Radford et al. 2019)
-    # No copy of gpt2's own config.json was read in this session: its sizes follow the published
+    # No copy of gpt2's own config.json could be read: its sizes follow the published
     # count of 124,439,808 parameters, which tests/test_architecture.py checks.
     _preset(
         "gpt2",
@@ -1141,7 +1141,7 @@ MODELS: tuple[ModelPreset, ...] = (
         "GPT-2 124M",
         _gpt2(768, 12, 12),
         aliases=("gpt2-124m", "gpt-2"),
-        read_from="not read in this session (see the comment in presets/models.py)",
+        read_from="not read (see the comment in presets/models.py)",
     ),
     _preset(
         "gpt2-medium",

@@ -112,7 +112,7 @@ _MODEL_DROPOUT_FRAMEWORKS = frozenset({Framework.HF, Framework.GENERIC})
 """Frameworks that train the transformers modules, whose dropout layers run at the rates of
 config.json in train mode (`nn.Dropout(config.resid_pdrop)`, ...). litgpt's GPT (litgpt/model.py)
 has no dropout layer besides LoRA's. torchtune, DeepSpeed and Megatron keep the model without
-dropout, as before: torchtune and Megatron build their own modules with their own settings, and
+dropout: torchtune and Megatron build their own modules with their own settings, and
 what model a DeepSpeed engine wraps is not known here."""
 
 

@@ -3,8 +3,9 @@ plus the page's weight.
 
 It reports the estimate's throughput as a share of the no-op's (a former goal of 80 % is retired:
 it was met in spirit, 0.78-0.96 depending on the load generator, and chasing it cost clarity),
-the p99 latency, and the page's HTML + CSS + JS (goal: under 100 KB). Run: `.venv/bin/python benchmarks/api_throughput.py [--seconds 2]
-[--rounds 10] [--connections 16] [--pin]`.
+the p99 latency, and the page's HTML + CSS + JS (goal: under 100 KB).
+Run: `.venv/bin/python benchmarks/api_throughput.py [--seconds 2] [--rounds 10] [--connections 16]
+[--pin]`.
 
 The app runs in its own uvicorn process (no access log) on a free 127.0.0.1 port; the load comes
 from `wrk` (Debian package `wrk`) when installed, else from an asyncio httpx client sending a

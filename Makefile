@@ -10,12 +10,20 @@ BIN    := $(VENV)/bin
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
 
-# Every extra: web (page + API), trace (torch 2.13.0 CPU, from local disk here), dev (test tools).
-$(VENV)/.installed: pyproject.toml | $(BIN)/activate
-	$(BIN)/pip install --quiet -e '.[web,trace,dev]'
+# What serving needs: the core and the web extra.
+$(VENV)/.web: pyproject.toml | $(BIN)/activate
+	$(BIN)/pip install --quiet -e '.[web]'
 	touch $@
 
-serve: $(VENV)/.installed
+# Every extra: web (page + API), trace, dev (test tools). The tested torch goes first, so that the
+# trace extra's range (torch>=2.4) installs nothing larger: 2.13.0, a CPU build from local disk.
+TORCH ?= torch==2.13.0
+$(VENV)/.installed: pyproject.toml | $(BIN)/activate
+	$(BIN)/pip install --quiet '$(TORCH)'
+	$(BIN)/pip install --quiet -e '.[web,trace,dev]'
+	touch $@ $(VENV)/.web
+
+serve: $(VENV)/.web
 	$(BIN)/vramplan serve
 
 # Debian's chromium drives the browser tests through Playwright (no browser download).

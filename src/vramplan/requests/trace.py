@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from vramplan.requests.models import model_choice
 from vramplan.requests.reading import Inputs
 from vramplan.requests.training import training_setup
@@ -23,20 +26,15 @@ from vramplan.requests.vocabulary import (
 from vramplan.trace.setup import TraceSetup, make_setup
 
 
-def trace_setup(inputs: Inputs) -> TraceSetup:
+def trace_setup(inputs: Inputs, config: Mapping[str, Any] | None = None) -> TraceSetup:
     """The setup a trace runs; the fields are checked as `vramplan fit` checks them (the same
-    defaults: QLoRA's nf4, LoRA's rank 8 on q and v), then as a trace can run them."""
+    defaults: QLoRA's nf4, LoRA's rank 8 on q and v), then as a trace can run them. The model is
+    `model` or `config`, or `config` given here as a config.json mapping (the Python API)."""
     training_setup(inputs)  # the same checks and messages as fit
-    model = model_choice(inputs)
-    if model.preset is not None:
-        config = dict(model.preset.config)
-    else:
-        from vramplan.model.hf_config import read_config_file  # reads the file again
-
-        config = read_config_file(model.text)
+    name, keys = _model_config(inputs) if config is None else _named(config)
     method = inputs.require(METHOD)
     return make_setup(
-        model.name, config, method=method, precision=inputs.require(PRECISION),
+        name, keys, method=method, precision=inputs.require(PRECISION),
         optimizer=inputs.require(OPTIMIZER), optimizer_impl=inputs.get(OPTIMIZER_IMPL),
         quant=inputs.get(QUANT),
         lora_r=inputs.require(LORA_R) if method.uses_lora else None,
@@ -45,3 +43,16 @@ def trace_setup(inputs: Inputs) -> TraceSetup:
         train_layers=inputs.require(TRAIN_LAYERS), batch=inputs.require(BATCH),
         seq_len=inputs.require(SEQ_LEN), checkpointing=inputs.require(CHECKPOINTING),
         attention=inputs.require(ATTENTION), device=inputs.require(DEVICE))
+
+
+def _model_config(inputs: Inputs) -> tuple[str, dict[str, Any]]:
+    model = model_choice(inputs)
+    if model.preset is not None:
+        return model.name, dict(model.preset.config)
+    from vramplan.model.hf_config import read_config_file  # the file was read: read its keys
+
+    return model.name, read_config_file(model.text)
+
+
+def _named(config: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    return str(config.get("_name_or_path") or config.get("model_type") or "config"), dict(config)

@@ -19,6 +19,8 @@ float() reads exactly these once `,` becomes `.` and the text holds only these c
 is how `parse_decimal` checks them."""
 _NUMBER_CHARACTERS = frozenset("0123456789+-.,eE")
 _NON_FINITE_WORDS = frozenset({"nan", "inf", "infinity"})
+MAX_DIGITS = 18
+"""Digits of the largest whole number any field accepts (every range ends below 10**18)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,8 @@ class NumberField:
         if not (digits.isascii() and digits.isdigit()):
             parse_decimal(self.name, text)  # the clearer error for text that is no number at all
             raise NotAnInteger(self.name, text)
+        if len(digits.lstrip("0")) > MAX_DIGITS:  # out of every range, before int() reads it
+            raise OutOfRange(self.name, text)
         return int(self.check(int(text), text))
 
     def check_int(self, value: int) -> int:
@@ -102,6 +106,11 @@ CONTEXT = _whole("context", 1, 10_000_000)
 """Tokens cached per sequence in inference (prompt plus generated tokens)."""
 PROMPT = _whole("prompt", 1, 10_000_000)
 """Prompt tokens processed in prefill."""
+
+TOKENS = _whole("tokens", 1, 2**30)
+"""Tokens held at once: batch x seq_len in training, batch x context in inference. Above a
+billion no GPU memory is in sight, and every byte count of the estimates stays far inside a
+64-bit integer (the JSON answers' range)."""
 
 # --- GPUs ---------------------------------------------------------------------------------------
 GPUS = _whole("gpus", 1, 1_000_000)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from vramplan.i18n import Lang, translate
+from vramplan.text import shown
 
 
 class VramplanError(Exception):
@@ -19,7 +20,8 @@ class VramplanError(Exception):
 
     def __init__(self, field: str, value: str, **params: object) -> None:
         self.field = field
-        self.value = value
+        self.value = shown(value)
+        """The value received, as a message quotes it (printable, at most an excerpt)."""
         self.params = params
         super().__init__(self.message(Lang.EN))
 

@@ -10,7 +10,7 @@ from vramplan.inference.setup import InferenceInputs, inference_inputs
 from vramplan.presets.gpus import COMMON_GPUS, Gpu, find_gpu
 from vramplan.presets.quant_formats import find_format
 from vramplan.requests.models import ModelChoice, model_choice
-from vramplan.requests.reading import Inputs
+from vramplan.requests.reading import Inputs, check_tokens
 from vramplan.requests.vocabulary import (
     ATTENTION,
     BATCH,
@@ -53,6 +53,7 @@ def inference_request(inputs: Inputs) -> InferenceRequest:
     `ModelConfig.verify_with_parallel_config`, "Total number of attention heads must be
     divisible by tensor parallel size")."""
     model = model_choice(inputs)
+    check_tokens(inputs, BATCH, CONTEXT)
     tp = inputs.require(TENSOR_PARALLEL)
     if model.arch.n_heads % tp:
         raise SplitsKvHeads(TENSOR_PARALLEL.name, str(tp), heads=model.arch.n_heads)

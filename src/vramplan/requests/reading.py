@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from vramplan.bounds import TOKENS
 from vramplan.errors import ConflictingOptions, MissingValue, UnknownField, VramplanError
 from vramplan.requests.fields import Field
 from vramplan.requests.vocabulary import Form
@@ -83,3 +84,17 @@ def read_all(form: Form, raw: Mapping[str, object], *,
 
 def _empty(value: object) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
+
+
+class TooManyTokens(VramplanError):
+    """More tokens at once than `bounds.TOKENS` allows."""
+
+    key = "error.too_many_tokens"
+
+
+def check_tokens(inputs: Inputs, batch: Field[int], length: Field[int]) -> None:
+    """`batch` x `length` tokens within `bounds.TOKENS` (named by the longer field)."""
+    count = inputs.require(batch) * inputs.require(length)
+    if count > TOKENS.maximum:
+        raise TooManyTokens(length.name, str(inputs.require(length)), batch=batch.name,
+                            tokens=f"{count:,}", maximum=f"{int(TOKENS.maximum):,}")

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from vramplan.errors import ConflictingOptions, MissingValue, VramplanError
 from vramplan.presets.gpus import COMMON_GPUS, Gpu, find_gpu
 from vramplan.presets.optimizers import OptimizerPreset
-from vramplan.requests.models import ModelChoice, optional_model
-from vramplan.requests.reading import Inputs
+from vramplan.requests.models import ModelChoice, model_choice, optional_model
+from vramplan.requests.reading import Inputs, check_tokens
 from vramplan.requests.vocabulary import (
     ACTIVATIONS,
     BATCH,
@@ -93,6 +93,7 @@ def _activations_shape(inputs: Inputs, model: ModelChoice | None) -> tuple[int, 
         raise ConflictingOptions(ACTIVATIONS.name, shape_field.name)
     if model is None:
         raise MissingValue("model")
+    check_tokens(inputs, BATCH, SEQ_LEN)
     return inputs.require(BATCH), inputs.require(SEQ_LEN)
 
 
@@ -100,3 +101,25 @@ def _activations_gb(model: ModelChoice, batch: int, seq_len: int) -> float:
     from vramplan.training.estimate import activations_for_simple_mode
 
     return bytes_to_gb(activations_for_simple_mode(model.arch, batch, seq_len))
+
+
+@dataclass(frozen=True, slots=True)
+class SimpleActivations:
+    """The seed rule's A for a model's batch and sequence length."""
+
+    model: ModelChoice
+    batch: int
+    seq_len: int
+    activations_bytes: int
+
+
+def simple_activations(inputs: Inputs) -> SimpleActivations:
+    """A from `model`, `batch` and `seq_len` (the `activations` form of the page and the API):
+    one full fine-tuning step in mixed precision with SDPA (`activations_for_simple_mode`)."""
+    from vramplan.training.estimate import activations_for_simple_mode
+
+    model = model_choice(inputs)
+    check_tokens(inputs, BATCH, SEQ_LEN)
+    batch, seq_len = inputs.require(BATCH), inputs.require(SEQ_LEN)
+    return SimpleActivations(model, batch, seq_len,
+                             activations_for_simple_mode(model.arch, batch, seq_len))

@@ -26,7 +26,7 @@ from vramplan.planner.verdict import usable_share_from_percent
 from vramplan.presets.gpus import Gpu, find_gpu
 from vramplan.requests.fields import Field
 from vramplan.requests.models import ModelChoice, model_choice
-from vramplan.requests.reading import Inputs
+from vramplan.requests.reading import Inputs, check_tokens
 from vramplan.requests.vocabulary import (
     ATTENTION,
     BATCH,
@@ -96,6 +96,7 @@ def training_setup(inputs: Inputs) -> TrainingSetup:
     quant = inputs.get(QUANT) or (Quant.NF4 if method is Method.QLORA else Quant.NONE)
     if method is Method.QLORA and quant is Quant.NONE:
         raise NeedsMethod(QUANT.name, quant.value, other=METHOD.name, methods=Method.LORA.value)
+    check_tokens(inputs, BATCH, SEQ_LEN)
     steps = inputs.get(GRAD_ACCUM)
     targets: tuple[LoraTarget, ...] = inputs.require(LORA_TARGETS)
     return check_setup(TrainingSetup(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -18,6 +19,8 @@ from vramplan.i18n import Lang
 from vramplan.web import pages, sister
 from vramplan.web.api import ROUTERS
 from vramplan.web.errors import (
+    BodyTooLarge,
+    InternalError,
     MethodNotAllowed,
     NotFound,
     NotJson,
@@ -47,12 +50,18 @@ SECURITY_HEADERS = (
     ("cross-origin-opener-policy", "same-origin"),
 )
 
+BODY_LIMIT_BYTES = 64 * 1024
+"""The largest request body: a calculator's JSON fields take under a kilobyte, a pasted config.json
+a few (the largest published ones, with a layer list, under 20 KB)."""
+
 DESCRIPTION = """Training VRAM by the seed rule M = N·B, V = M + A, with GPU verdicts.
 
 The estimate object is the one `vramplan estimate --json` prints (docs/json.md). POST bodies are
 strict JSON (numbers are JSON numbers; unknown fields are refused); GET query strings are text,
 read like the CLI's options (`7,5` = `7.5`). Every 4xx answer is `{"error": {...}}` with a message
-in the language of `lang` or Accept-Language."""
+in the language of `lang` or Accept-Language; a body over 64 KiB answers 413 in the same shape."""
+
+LOG = logging.getLogger("vramplan.web")
 
 
 class SecurityHeaders:
@@ -76,11 +85,51 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+class BodyLimit:
+    """Refuses a request body over `BODY_LIMIT_BYTES`: at once when its Content-Length says so
+    (nothing of it is read), else as soon as the bytes read pass the limit, in the one error
+    shape either way."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if _declared_length(scope) > BODY_LIMIT_BYTES:
+            error = BodyTooLarge(BODY_LIMIT_BYTES)
+            response = JSONResponse(error_json(error, error_lang(Request(scope))),
+                                    status_code=status_of(error), headers={"connection": "close"})
+            await response(scope, receive, send)
+            return
+        received = 0
+
+        async def receive_within_limit() -> Message:
+            nonlocal received
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > BODY_LIMIT_BYTES:
+                raise BodyTooLarge(BODY_LIMIT_BYTES)  # answered by the VramplanError handler
+            return message
+
+        await self.app(scope, receive_within_limit, send)
+
+
+def _declared_length(scope: Scope) -> int:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            text = value.decode("latin-1").strip()
+            return int(text) if text.isdigit() and len(text) < 20 else BODY_LIMIT_BYTES + 1
+    return 0
+
+
 def create_app() -> FastAPI:
     app = FastAPI(
         title="vramplan", version=__version__, description=DESCRIPTION,
         docs_url=None, redoc_url=None, openapi_url="/openapi.json",
     )
+    app.add_middleware(BodyLimit)
     app.add_middleware(SecurityHeaders)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     for router in ROUTERS:
@@ -90,6 +139,7 @@ def create_app() -> FastAPI:
     app.add_exception_handler(VramplanError, _on_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _on_validation)  # type: ignore[arg-type]
     app.add_exception_handler(HTTPException, _on_http)  # type: ignore[arg-type]
+    app.add_exception_handler(Exception, _on_unexpected)
     return app
 
 
@@ -135,3 +185,13 @@ async def _on_http(request: Request, error: HTTPException) -> Response:
         return _respond(request, NotJson())
     ours = VramplanError("request", str(error.detail))
     return JSONResponse(error_json(ours, error_lang(request)), status_code=error.status_code)
+
+
+async def _on_unexpected(request: Request, error: Exception) -> Response:
+    """Any error no handler expects: logged with its traceback on the server, answered 500 in the
+    one error shape with the security headers (Starlette sends this response from outside the
+    app's middleware, so the headers are set here), the connection kept usable."""
+    LOG.error("unexpected error on %s %s", request.method, request.url.path, exc_info=error)
+    ours = InternalError()
+    return JSONResponse(error_json(ours, error_lang(request)), status_code=500,
+                        headers=dict(SECURITY_HEADERS))

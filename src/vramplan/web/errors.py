@@ -15,6 +15,7 @@ from vramplan.errors import (
     VramplanError,
 )
 from vramplan.i18n import Lang
+from vramplan.text import excerpt
 
 HTTP_UNPROCESSABLE = 422
 
@@ -26,6 +27,26 @@ class NotJson(VramplanError):
 
     def __init__(self, value: str = "") -> None:
         super().__init__("body", value)
+
+
+class BodyTooLarge(VramplanError):
+    """A request body over the app's limit."""
+
+    key = "error.body_too_large"
+    status = 413
+
+    def __init__(self, limit: int) -> None:
+        super().__init__("body", "", limit=f"{limit // 1024} KiB")
+
+
+class InternalError(VramplanError):
+    """An error the server did not expect (logged there)."""
+
+    key = "error.internal"
+    status = 500
+
+    def __init__(self) -> None:
+        super().__init__("request", "")
 
 
 class NotFound(VramplanError):
@@ -50,16 +71,23 @@ def status_of(error: VramplanError) -> int:
 
 
 def error_json(error: VramplanError, lang: Lang) -> dict[str, Any]:
-    """The error shape (`vramplan.web.schemas.ErrorOut`)."""
+    """The error shape (`vramplan.web.api.schemas.ErrorOut`): the value received is quoted as a
+    short excerpt, and any text in it that is not valid Unicode is replaced."""
     return {
         "error": {
             "code": error.key.removeprefix("error."),
-            "field": error.field,
-            "value": error.value,
-            "message": error.message(lang),
+            "field": _clean(error.field),
+            "value": _clean(error.value),
+            "message": _clean(error.message(lang)),
             "lang": lang.value,
         }
     }
+
+
+def _clean(text: str) -> str:
+    """`text` with lone surrogates (`"\\ud800"` in a JSON string) replaced: UTF-8 cannot hold
+    them."""
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def from_validation(errors: Sequence[Any]) -> VramplanError:
@@ -77,8 +105,6 @@ def from_validation(errors: Sequence[Any]) -> VramplanError:
 def _shown(value: object) -> str:
     """A received value as text, at most `EXCERPT_CHARACTERS` long."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
-    return text[:EXCERPT_CHARACTERS] + ("…" if len(text) > EXCERPT_CHARACTERS else "")
+    return excerpt(text)
 
 
-EXCERPT_CHARACTERS = 80
-"""An error quotes at most this much of what it received."""

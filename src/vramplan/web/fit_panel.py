@@ -22,11 +22,11 @@ from vramplan.planner.changes import settings_text
 from vramplan.planner.report import FitReport, fit_report
 from vramplan.planner.search import MAX_GPUS
 from vramplan.presets.gpus import GPUS, find_gpu
-from vramplan.presets.models import ModelPreset, architecture_of
+from vramplan.presets.models import ModelPreset
 from vramplan.requests.reading import read, read_all
+from vramplan.requests.seed import simple_activations as seed_activations
 from vramplan.requests.training import fit_request
-from vramplan.requests.vocabulary import ACTIVATIONS_FORM, BATCH, FIT, GPU, SEQ_LEN
-from vramplan.training.estimate import activations_for_simple_mode
+from vramplan.requests.vocabulary import ACTIVATIONS_FORM, FIT, GPU
 from vramplan.units import bytes_to_gb, format_number
 from vramplan.vocab import (
     Checkpointing,
@@ -118,10 +118,11 @@ class SimpleActivations:
 
 def simple_activations(model: ModelPreset, batch: str, seq_len: str) -> SimpleActivations:
     """As `vramplan estimate --model M --batch B --seq-len T` computes A."""
-    inputs = read(ACTIVATIONS_FORM, {"batch": batch, "seq_len": seq_len}, text=True)
-    batch_n, seq_n = inputs.require(BATCH), inputs.require(SEQ_LEN)
-    size = activations_for_simple_mode(architecture_of(model), batch_n, seq_n)
-    return SimpleActivations(model, batch_n, seq_n, Method.FULL, size)
+    inputs = read(ACTIVATIONS_FORM, {"model": model.name, "batch": batch, "seq_len": seq_len},
+                  text=True)
+    result = seed_activations(inputs)
+    return SimpleActivations(model, result.batch, result.seq_len, Method.FULL,
+                             result.activations_bytes)
 
 
 PAGE_PATHS = {Lang.FR: "/", Lang.EN: "/en/"}

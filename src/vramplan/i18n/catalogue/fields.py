@@ -300,4 +300,10 @@ MESSAGES = {
         FR: "le modèle est donné deux fois ({name} et {field} {value}) ; donnez-le une fois",
         EN: "the model is given twice ({name} and {field} {value}); give it once",
     },
+    "error.too_many_tokens": {
+        FR: "{field} : {batch} × {field} font {tokens} jetons à la fois, plus que {maximum} ; "
+        "donnez une séquence plus courte ou un lot plus petit",
+        EN: "{field}: {batch} × {field} make {tokens} tokens at once, over {maximum}; give a "
+        "shorter sequence or a smaller batch",
+    },
 }

@@ -388,4 +388,15 @@ MESSAGES = {
         EN: "warning: {host} is not a loopback address; the calculator will be reachable from "
         "other machines on the network",
     },
+    "error.body_too_large": {
+        FR: "{field} : la requête dépasse {limit} ; envoyez les champs du calculateur, ou un "
+        "config.json, qui tiennent en quelques kilo-octets",
+        EN: "{field}: the request is over {limit}; send the calculator's fields, or a "
+        "config.json, which take a few kilobytes",
+    },
+    "error.internal": {
+        FR: "erreur inattendue du serveur ; elle est consignée. Réessayez, ou signalez-la avec "
+        "la requête",
+        EN: "unexpected server error; it is logged. Try again, or report it with the request",
+    },
 }

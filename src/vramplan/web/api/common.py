@@ -30,8 +30,9 @@ from vramplan.i18n import Lang, translate
 from vramplan.requests.fields import Field as VocabularyField
 from vramplan.requests.reading import Inputs, read
 from vramplan.requests.vocabulary import LOCAL_ONLY, Form
+from vramplan.text import EXCERPT_CHARACTERS, excerpt
 from vramplan.web.api.schemas import ErrorOut
-from vramplan.web.errors import EXCERPT_CHARACTERS, NotJson
+from vramplan.web.errors import NotJson
 from vramplan.web.lang import parse_lang
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -160,8 +161,7 @@ async def read_body(request: Request, form: Form) -> Inputs:
 
 
 def _excerpt(raw: bytes) -> str:
-    text = raw[: 4 * EXCERPT_CHARACTERS].decode("utf-8", "replace")
-    return text[:EXCERPT_CHARACTERS] + ("…" if len(raw) > EXCERPT_CHARACTERS else "")
+    return excerpt(raw[: 4 * EXCERPT_CHARACTERS].decode("utf-8", "replace"))
 
 
 def calculator_router(path: str, form: Form, answer: Callable[[Inputs], JSON],

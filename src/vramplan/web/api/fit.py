@@ -14,11 +14,10 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from vramplan.requests.answers import fit_answer
-from vramplan.requests.models import model_choice
 from vramplan.requests.reading import Inputs
-from vramplan.requests.vocabulary import ACTIVATIONS_FORM, BATCH, FIT, SEQ_LEN
+from vramplan.requests.seed import simple_activations
+from vramplan.requests.vocabulary import ACTIVATIONS_FORM, FIT
 from vramplan.serialize import SCHEMA_VERSION, memory
-from vramplan.training.estimate import activations_for_simple_mode
 from vramplan.web.api.common import ERRORS, FastJSONResponse, calculator_router, query_reader
 from vramplan.web.api.schemas import ActivationsOut, FitOut
 
@@ -38,10 +37,8 @@ def get_activations(
         inputs: Annotated[Inputs, Depends(query_reader(ACTIVATIONS_FORM))]) -> JSONResponse:
     """The seed rule's activation memory A from batch and sequence length (detailed model: full
     fine-tuning, mixed precision, SDPA, no checkpointing)."""
-    model = model_choice(inputs)
-    batch, seq_len = inputs.require(BATCH), inputs.require(SEQ_LEN)
-    size = activations_for_simple_mode(model.arch, batch, seq_len)
+    result = simple_activations(inputs)
     return FastJSONResponse({
-        "schema_version": SCHEMA_VERSION, "model": model.name, "batch": batch,
-        "seq_len": seq_len, "method": "full", "precision": "mixed", "attention": "sdpa",
-        "checkpointing": "none", **memory("activations", size)})
+        "schema_version": SCHEMA_VERSION, "model": result.model.name, "batch": result.batch,
+        "seq_len": result.seq_len, "method": "full", "precision": "mixed", "attention": "sdpa",
+        "checkpointing": "none", **memory("activations", result.activations_bytes)})

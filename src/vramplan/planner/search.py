@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vramplan.bisection import largest_fitting, smallest_fitting
+from vramplan.bisection import inverse_guess, largest_fitting, linear_guess, smallest_fitting
 from vramplan.planner.setup import FitSetup, peak_bytes, with_parallelism, with_training
 from vramplan.vocab import Offload, Scheme
 
@@ -26,15 +26,22 @@ class SchemeAnswer:
 
 def max_micro_batch(setup: FitSetup, usable_bytes: int, below: int = MAX_BATCH) -> int | None:
     """Largest micro-batch in [1, below] that fits."""
-    return largest_fitting(
-        lambda b: peak_bytes(with_training(setup, batch=b)) <= usable_bytes, 1, below)
+    def peak_at(batch: int) -> int:
+        return peak_bytes(with_training(setup, batch=batch))
+
+    guess = linear_guess(peak_at, usable_bytes, 1, min(2, below))
+    return largest_fitting(lambda b: peak_at(b) <= usable_bytes, 1, below, guess)
 
 
 def max_sequence(setup: FitSetup, usable_bytes: int, below: int | None = None) -> int | None:
     """Longest sequence in [1, below] that fits (default: the model's context length)."""
     high = below if below is not None else setup.arch.max_position_embeddings
-    return largest_fitting(
-        lambda n: peak_bytes(with_training(setup, seq_len=n)) <= usable_bytes, 1, high)
+
+    def peak_at(seq_len: int) -> int:
+        return peak_bytes(with_training(setup, seq_len=seq_len))
+
+    guess = linear_guess(peak_at, usable_bytes, 1, high)
+    return largest_fitting(lambda n: peak_at(n) <= usable_bytes, 1, high, guess)
 
 
 def fewest_gpus(setup: FitSetup, scheme: Scheme, offload: Offload,
@@ -48,7 +55,8 @@ def fewest_gpus(setup: FitSetup, scheme: Scheme, offload: Offload,
         return peak_bytes(with_parallelism(setup, scheme, copies * model_parallel, offload))
 
     high = 1 if scheme is Scheme.NONE else max(MAX_GPUS // model_parallel, 1)
-    copies = smallest_fitting(lambda n: peak_at(n) <= usable_bytes, 1, high)
+    guess = inverse_guess(peak_at, usable_bytes, 1, high) if high > 1 else None
+    copies = smallest_fitting(lambda n: peak_at(n) <= usable_bytes, 1, high, guess)
     if copies is None:
         return SchemeAnswer(scheme, offload, None, None)
     return SchemeAnswer(scheme, offload, copies * model_parallel, peak_at(copies))

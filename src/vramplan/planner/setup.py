@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from vramplan.distributed.per_gpu import PerGpuEstimate, default_parallelism, estimate_per_gpu
 from vramplan.distributed.sharding import Parallelism
@@ -26,8 +27,11 @@ def estimate_fit_setup(setup: FitSetup) -> PerGpuEstimate:
     return estimate_per_gpu(setup.arch, setup.training, setup.parallelism)
 
 
+@lru_cache(maxsize=4096)
 def peak_bytes(setup: FitSetup) -> int:
-    """The per-GPU peak in the setup's metric."""
+    """The per-GPU peak in the setup's metric. A report looks at the same setups more than once
+    (a change, then the same change among the combined ones; a search's last step), so each is
+    estimated once."""
     return estimate_fit_setup(setup).total_bytes
 
 

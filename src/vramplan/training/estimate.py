@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 
 from vramplan.model.architecture import Architecture
 from vramplan.parts import Component, PartKind
@@ -113,12 +114,12 @@ class Part:
         return self.kind.component
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class PhaseMemory:
     phase: Phase
     parts: tuple[Part, ...]
 
-    @property
+    @cached_property
     def total_bytes(self) -> int:
         return sum(part.memory_bytes for part in self.parts)
 

@@ -75,6 +75,15 @@ def test_smallest_fitting_fits_and_one_fewer_does_not(
         assert answer == 1 or peak(answer - 1) > usable
 
 
+@given(st.integers(1, 5000), st.integers(0, 5001), st.integers(-10, 6000))
+def test_a_guess_never_changes_the_answer(high: int, edge: int, guess: int) -> None:
+    """Whatever the guess (right, wrong, out of range), the edge found is the bisection's."""
+    assert largest_fitting(lambda v: v <= edge, 1, high, guess) == \
+        largest_fitting(lambda v: v <= edge, 1, high)
+    assert smallest_fitting(lambda v: v >= edge, 1, high, guess) == \
+        smallest_fitting(lambda v: v >= edge, 1, high)
+
+
 def _change(kind: ChangeKind, saved: int, fits: bool) -> Change:
     return Change(kind=kind, setup=None, settings=(), peak_bytes=100 - saved, saved_bytes=saved,
                   fits=fits)

@@ -89,8 +89,8 @@ def _whole(name: str, minimum: int, maximum: int) -> NumberField:
 # The upper limits only catch typing slips: the largest published dense models are under 2,000
 # billion parameters, and no format uses 1,000 bytes per parameter.
 PARAMS_BILLION = NumberField("params", minimum=0, maximum=100_000, minimum_inclusive=False)
-BYTES_PER_PARAM = NumberField("bytes_per_param", minimum=0, maximum=1_000,
-                              minimum_inclusive=False)
+BYTES_PER_PARAM = NumberField("bytes_per_param", minimum=0.01, maximum=1_000)
+"""From 0.01 (no format stores less than a bit, 0.125 bytes, per parameter) to 1,000."""
 ACTIVATIONS_GB = NumberField("activations", minimum=0, maximum=1_000_000)
 
 # --- a training or inference run ----------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vramplan.bounds import ACTIVATIONS_GB, BYTES_PER_PARAM, PARAMS_BILLION
-from vramplan.errors import ConflictingOptions
+from vramplan.errors import ConflictingOptions, OutOfRange
 from vramplan.parts import Component, PartKind
 from vramplan.presets.optimizers import OPTIMIZERS, OptimizerPreset, OptimizerSpec, PerParamPart
 from vramplan.units import PARAMS_PER_BILLION, gb_to_bytes
@@ -74,6 +74,8 @@ def seed_inputs(
         BYTES_PER_PARAM.check(bytes_per_param)
     elif optimizer is None:
         optimizer = OptimizerPreset.ADAM_MIXED
+    if round(PARAMS_BILLION.check(params_billion) * PARAMS_PER_BILLION) < 1:
+        raise OutOfRange(PARAMS_BILLION.name, repr(params_billion))  # not even one parameter
     return SeedInputs(
         params_billion=PARAMS_BILLION.check(params_billion), optimizer=optimizer,
         bytes_per_param=bytes_per_param, activations_gb=ACTIVATIONS_GB.check(activations_gb),

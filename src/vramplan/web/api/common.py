@@ -16,14 +16,13 @@ Every bad value answers 422 in the one error shape (`vramplan.web.errors`).
 
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, create_model
-from starlette.concurrency import run_in_threadpool
 
 from vramplan.errors import VramplanError
 from vramplan.i18n import Lang, translate
@@ -32,6 +31,7 @@ from vramplan.requests.reading import Inputs, read
 from vramplan.requests.vocabulary import LOCAL_ONLY, Form
 from vramplan.text import EXCERPT_CHARACTERS, excerpt
 from vramplan.web.api.schemas import ErrorOut
+from vramplan.web.compute import compute
 from vramplan.web.errors import NotJson
 from vramplan.web.lang import parse_lang
 
@@ -104,13 +104,13 @@ def body_doc(form: Form) -> dict[str, Any]:
         "application/json": {"schema": body_schema(form)}}}}
 
 
-def query_reader(form: Form) -> Callable[..., Inputs]:
+def query_reader(form: Form) -> Callable[..., Awaitable[Inputs]]:
     """A FastAPI dependency reading the request's query as the form's typed values: its
     signature carries the form's query model, so FastAPI documents the parameters and refuses
     unknown ones before the route runs."""
     model = query_model(form)
 
-    def read_form_query(request: Request, query: BaseModel) -> Inputs:
+    async def read_form_query(request: Request, query: BaseModel) -> Inputs:
         repeated = _repeated(request)
         if repeated is not None:
             raise RepeatedParameter(repeated, str(request.query_params[repeated]))
@@ -167,21 +167,21 @@ def _excerpt(raw: bytes) -> str:
 def calculator_router(path: str, form: Form, answer: Callable[[Inputs], JSON],
                       response: type[BaseModel], *, get_doc: str, post_doc: str) -> APIRouter:
     """`GET path` from query-string text and `POST path` from a JSON body, both answering
-    `answer(inputs)` (the object the CLI's `--json` prints). The computation runs in a worker
-    thread, never on the event loop."""
+    `answer(inputs)` (the object the CLI's `--json` prints). The computation runs in the
+    computing thread (`vramplan.web.compute`), never on the event loop."""
     router = APIRouter(prefix="/api/v1", tags=["v1"])
     responses: dict[int | str, dict[str, Any]] = {200: {"model": response}, **ERRORS}
 
     @router.get(path, response_model=None, responses=responses, description=get_doc)
-    def get(inputs: Annotated[Inputs, Depends(query_reader(form))]) -> JSONResponse:
-        return FastJSONResponse(answer(inputs))
+    async def get(inputs: Annotated[Inputs, Depends(query_reader(form))]) -> JSONResponse:
+        return FastJSONResponse(await compute(answer, inputs))
 
     @router.post(path, response_model=None, responses=responses, description=post_doc,
                  openapi_extra=body_doc(form))
     async def post(request: Request,
                    _: Annotated[Inputs, Depends(query_reader(LANG_ONLY))]) -> JSONResponse:
         inputs = await read_body(request, form)
-        return FastJSONResponse(await run_in_threadpool(answer, inputs))
+        return FastJSONResponse(await compute(answer, inputs))
 
     get.__name__ = f"get_{form.name}"
     post.__name__ = f"post_{form.name}"

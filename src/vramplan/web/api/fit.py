@@ -20,6 +20,7 @@ from vramplan.requests.vocabulary import ACTIVATIONS_FORM, FIT
 from vramplan.serialize import SCHEMA_VERSION, memory
 from vramplan.web.api.common import ERRORS, FastJSONResponse, calculator_router, query_reader
 from vramplan.web.api.schemas import ActivationsOut, FitOut
+from vramplan.web.compute import compute
 
 router = APIRouter(prefix="/api/v1", tags=["v1"])
 
@@ -33,11 +34,11 @@ fit_router = calculator_router(
 
 @router.get("/activations", response_model=None,
             responses={200: {"model": ActivationsOut}, **ERRORS})
-def get_activations(
+async def get_activations(
         inputs: Annotated[Inputs, Depends(query_reader(ACTIVATIONS_FORM))]) -> JSONResponse:
     """The seed rule's activation memory A from batch and sequence length (detailed model: full
     fine-tuning, mixed precision, SDPA, no checkpointing)."""
-    result = simple_activations(inputs)
+    result = await compute(simple_activations, inputs)
     return FastJSONResponse({
         "schema_version": SCHEMA_VERSION, "model": result.model.name, "batch": result.batch,
         "seq_len": result.seq_len, "method": "full", "precision": "mixed", "attention": "sdpa",

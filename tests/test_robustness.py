@@ -1,0 +1,247 @@
+"""Bad input and hostile requests: every one is answered in the one error shape, never a 500 or a
+traceback. The reproductions of what was found by hand come first, then fuzzing of the request
+vocabulary with hypothesis (every form, text and typed values, the CLI and the API alike)."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pytest
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from vramplan.cli.main import main
+from vramplan.errors import VramplanError
+from vramplan.requests.answers import fit_answer, inference_answer, lora_answer, seed_answer
+from vramplan.requests.fields import (
+    ChoiceField,
+    DecimalField,
+    Field,
+    FlagField,
+    IntField,
+    ListField,
+    NameField,
+)
+from vramplan.requests.reading import read
+from vramplan.requests.vocabulary import FIT, INFERENCE, LORA, SEED, Form
+from vramplan.web.app import BODY_LIMIT_BYTES, SECURITY_HEADERS, create_app
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[TestClient]:
+    """The app as a server sees it: an unexpected error is answered, not raised to the test."""
+    with TestClient(create_app(), raise_server_exceptions=False) as client:
+        yield client
+
+
+def _error(response: Any, status: int = 422) -> dict[str, Any]:
+    assert response.status_code == status, response.text[:300]
+    body = response.json()
+    assert set(body) == {"error"}
+    assert set(body["error"]) == {"code", "field", "value", "message", "lang"}
+    assert len(body["error"]["value"]) <= 81
+    return body["error"]  # type: ignore[no-any-return]
+
+
+# --- what was found by hand ----------------------------------------------------------------------
+
+def test_a_large_body_is_refused_before_it_is_read(server: TestClient) -> None:
+    body = b'{"model": "llama-2-7b", "lora_targets": [' + b'"q",' * 40_000 + b'"v"]}'
+    response = server.post("/api/v1/lora", content=body,
+                           headers={"content-type": "application/json"})
+    assert _error(response, 413)["code"] == "body_too_large"
+    assert all(response.headers[name] == value for name, value in SECURITY_HEADERS)
+
+
+def test_a_large_streamed_body_is_refused_while_it_is_read(server: TestClient) -> None:
+    def chunks() -> Iterator[bytes]:
+        yield b'{"model": "llama-2-7b", "lora_targets": ['
+        for _ in range(BODY_LIMIT_BYTES // 4 + 1):
+            yield b'"q",'
+        yield b'"v"]}'
+
+    response = server.post("/api/v1/lora", content=chunks(),
+                           headers={"content-type": "application/json"})
+    assert _error(response, 413)["code"] == "body_too_large"
+
+
+@pytest.mark.parametrize("path", [
+    "/api/v1/fit?model=llama-2-7b&gpu=h200&batch=1000000&seq_len=10000000",
+    "/api/v1/activations?model=llama-2-7b&batch=1000000&seq_len=10000000",
+    "/api/v1/inference?model=llama-3.1-405b&context=10000000&batch=1000000&kv_dtype=fp32",
+])
+def test_valid_but_huge_inputs_are_refused_by_name(server: TestClient, path: str) -> None:
+    assert _error(server.get(path))["code"] == "too_many_tokens"
+
+
+def test_integers_of_thousands_of_digits(server: TestClient) -> None:
+    huge = "9" * 5000
+    assert _error(server.get(f"/api/v1/fit?model=llama-2-7b&gpu=h100&batch={huge}"))[
+        "code"] == "out_of_range"
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["fit", "--model", "llama-2-7b", "--gpu", "h100", "--batch", huge], out, err) == 2
+    assert "Traceback" not in err.getvalue() and len(err.getvalue()) < 400
+
+
+def test_a_lone_surrogate_in_a_json_string(server: TestClient) -> None:
+    response = server.post("/api/v1/estimate", content=b'{"params": 7, "optimizer": "\\ud800"}',
+                           headers={"content-type": "application/json"})
+    assert _error(response)["field"] == "optimizer"
+
+
+@pytest.mark.parametrize(("query", "field"), [
+    ("/api/v1/lora?model=llama-2-7b&dora=abc", "dora"),
+    ("/api/v1/lora?model=llama-2-7b&rslora=nan", "rslora"),
+    ("/api/v1/inference?model=llama-2-7b&limits=maybe", "limits"),
+    ("/api/v1/estimate?params=7&params=8", "params"),
+    ("/api/v1/fit?model=llama-2-7b&gpu=h100&tp=1024", "tensor_parallel"),
+    ("/api/v1/fit?model=llama-2-7b&gpu=h100&pp=100000", "pipeline_parallel"),
+    ("/api/v1/estimate?params=1e-300", "params"),
+    ("/api/v1/lora?model=llama-2-7b&lora_targets=all,all", "lora_targets"),
+    ("/api/v1/lora?model=llama-2-7b&lora_targets=q,v,,", "lora_targets"),
+    ("/api/v1/fit?model=llama-2-7b&gpu=h100&lora_targets=abc", "lora_targets"),
+    ("/api/v1/fit?model=llama-2-7b&gpu=h100&lora_targets=q", "lora_targets"),
+])
+def test_nonsense_is_refused(server: TestClient, query: str, field: str) -> None:
+    assert _error(server.get(query))["field"] == field
+
+
+def test_an_unexpected_error_is_a_500_in_the_error_shape(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vramplan.web.api import catalogue
+
+    def broken() -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(catalogue, "_models_json", broken)
+    with TestClient(create_app(), raise_server_exceptions=False) as client:
+        response = client.get("/api/v1/models")
+        assert _error(response, 500)["code"] == "internal"
+        assert all(response.headers[name] == value for name, value in SECURITY_HEADERS)
+        assert "boom" not in response.text
+        assert client.get("/api/v1/health").status_code == 200  # still serving
+
+
+def test_control_characters_are_not_printed_raw() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["fit", "--model", "\x1b[31mred", "--gpu", "h100"], out, err) == 2
+    assert "\x1b" not in err.getvalue() and "\\x1b" in err.getvalue()
+
+
+# --- fuzzing the request vocabulary --------------------------------------------------------------
+
+def _text(field: Field[Any]) -> st.SearchStrategy[str]:  # noqa: PLR0911 - one per field kind
+    """Text a user could type in the field: its own values, numbers of every size, junk."""
+    junk = st.text(max_size=30)
+    numbers = st.one_of(st.integers(-10**30, 10**30).map(str),
+                        st.floats(allow_nan=True, allow_infinity=True).map(repr),
+                        st.sampled_from(["0", "1", "-1", "1e400", "nan", "7,5", " 3 "]))
+    if isinstance(field, ChoiceField):
+        return st.one_of(st.sampled_from([m.value for m in field.choices]), junk)
+    if isinstance(field, ListField):
+        names = st.sampled_from([m.value for m in field.item.choices] + ["", "x"])
+        return st.one_of(st.lists(names, max_size=4).map(",".join), junk)
+    if isinstance(field, FlagField):
+        return st.one_of(st.sampled_from(["true", "false", "1", "0", "yes"]), junk)
+    if isinstance(field, IntField | DecimalField):
+        return st.one_of(numbers, junk)
+    if field.name == "model":
+        return st.one_of(st.sampled_from(["llama-2-7b", "qwen2.5-0.5b", "mixtral-8x7b"]), junk)
+    if field.name == "gpu":
+        return st.one_of(st.sampled_from(["h100-80gb", "rtx-4090", "l4"]), junk)
+    if field.name == "weights":
+        return st.one_of(st.sampled_from(["bf16", "nf4", "q4_k_m", "awq-4bit-g128"]), junk)
+    return junk
+
+
+def _typed(field: Field[Any]) -> st.SearchStrategy[Any]:
+    """JSON values of every type, the field's own among them."""
+    anything = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20),
+                         st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=20),
+                         st.lists(st.text(max_size=5), max_size=3))
+    if isinstance(field, NameField):
+        return st.one_of(_text(field), anything)
+    if isinstance(field, IntField):
+        return st.one_of(st.integers(-10, 10**12), anything)
+    return st.one_of(_text(field), anything)
+
+
+def _queries(form: Form, values: Any) -> st.SearchStrategy[dict[str, Any]]:
+    fields = [f for f in form.fields if f.name != "config"]
+    return st.fixed_dictionaries({}, optional={f.name: values(f) for f in fields})
+
+
+ANSWERS = ((SEED, seed_answer), (FIT, fit_answer), (INFERENCE, inference_answer),
+           (LORA, lora_answer))
+
+
+def _answered_or_refused(form: Form, answer: Any, raw: dict[str, Any], text: bool) -> None:
+    try:
+        payload = answer(read(form, raw, text=text))
+    except VramplanError as error:
+        for lang in ("fr", "en"):
+            from vramplan.i18n import Lang
+
+            message = error.message(Lang(lang))
+            assert message and not message.rstrip().endswith((";", ":"))
+        return
+    encoded = orjson.dumps(payload)  # every integer within 64 bits, no NaN
+    assert b"NaN" not in encoded and not any(
+        isinstance(v, float) and not math.isfinite(v) for v in _numbers(payload))
+
+
+def _numbers(value: Any) -> Iterator[Any]:
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _numbers(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _numbers(item)
+    else:
+        yield value
+
+
+FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@pytest.mark.parametrize(("form", "answer"), ANSWERS, ids=[f.name for f, _ in ANSWERS])
+def test_any_text_is_answered_or_refused_by_name(form: Form, answer: Any) -> None:
+    @FUZZ
+    @given(_queries(form, _text))
+    def check(raw: dict[str, Any]) -> None:
+        _answered_or_refused(form, answer, raw, text=True)
+
+    check()
+
+
+@pytest.mark.parametrize(("form", "answer"), ANSWERS, ids=[f.name for f, _ in ANSWERS])
+def test_any_json_value_is_answered_or_refused_by_name(form: Form, answer: Any) -> None:
+    @FUZZ
+    @given(_queries(form, _typed))
+    def check(raw: dict[str, Any]) -> None:
+        _answered_or_refused(form, answer, raw, text=False)
+
+    check()
+
+
+@FUZZ
+@given(st.sampled_from(["estimate", "fit", "infer", "lora", "model", "gpus"]),
+       st.lists(st.sampled_from(["--params", "--model", "--gpu", "--batch", "--seq-len",
+                                 "--method", "--lora-r", "--tp", "--weights", "--context",
+                                 "--limits", "--json", "7", "llama-2-7b", "h100", "0", "-1",
+                                 "1e999", "x", "--lang", "fr", ""]), max_size=8))
+def test_the_cli_answers_or_exits_2_without_a_traceback(command: str, args: list[str]) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        status = main([command, *args], out, err)
+    except SystemExit as exit_:  # argparse's own usage errors
+        status = int(exit_.code or 0)
+    assert status in (0, 2)
+    assert "Traceback" not in err.getvalue()
+    if status == 0 and "--json" in args:
+        json.loads(out.getvalue())

@@ -12,6 +12,7 @@ Run: `.venv/bin/python benchmarks/sharding_parity.py`. Prints two tables:
 from __future__ import annotations
 
 from deepspeed_reference import deepspeed_reference_zero2, deepspeed_reference_zero3
+
 from vramplan.distributed.sharding import Parallelism, shard_model_states
 from vramplan.training.states import ModelStates
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB

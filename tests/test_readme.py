@@ -53,3 +53,18 @@ def test_readme_example_output_is_current(
         expected = expected[1:]
         actual = actual[len(actual) - len(expected):]
     assert actual == expected
+
+
+def _python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+
+
+@pytest.mark.parametrize("block", _python_blocks())
+def test_readme_python_examples_run_as_shown(block: str) -> None:
+    """The README's Python sessions, run as doctests: each output is what the code prints."""
+    import doctest
+
+    test = doctest.DocTestParser().get_doctest(block, {}, "README", "README.md", 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.failures == 0 and runner.tries > 0

@@ -63,11 +63,14 @@ class ConfigFileError(ConfigError):
 
 
 class ConfigKeys:
-    """Typed access to a config mapping; errors name the key and the model_type."""
+    """Typed access to a config mapping; errors name the key and the model_type. A nested
+    config (`text_config`, `vision_config` of a multimodal checkpoint) is read through `sub`, and
+    its errors name the key with its path (`text_config.hidden_size`)."""
 
-    def __init__(self, config: Mapping[str, Any], model_type: str) -> None:
+    def __init__(self, config: Mapping[str, Any], model_type: str, prefix: str = "") -> None:
         self.config = config
         self.model_type = model_type
+        self.prefix = prefix
 
     def _first(self, names: tuple[str, ...]) -> tuple[str, Any]:
         for name in names:
@@ -75,15 +78,46 @@ class ConfigKeys:
                 return name, self.config[name]
         return names[0], None
 
+    def path(self, name: str) -> str:
+        """`name` as errors show it: with the path of the nested config it is in."""
+        return self.prefix + name
+
+    def sub(self, name: str) -> ConfigKeys:
+        """The nested config `name` (a JSON object), required."""
+        value = self.config.get(name)
+        if value is None:
+            raise MissingConfigKey(self.path(name), self.model_type)
+        if not isinstance(value, Mapping):
+            raise InvalidConfigValue(self.path(name), value, "expect.object")
+        return ConfigKeys(value, self.model_type, f"{self.path(name)}.")
+
+    def get_int_list(self, name: str) -> tuple[int, ...]:
+        """A list of non-negative ints (layer indices); absent or null is empty."""
+        value = self.config.get(name)
+        if value is None:
+            return ()
+        valid = isinstance(value, list) and all(
+            isinstance(item, int) and not isinstance(item, bool) and item >= 0 for item in value)
+        if not valid:
+            raise InvalidConfigValue(self.path(name), value, "expect.int_list")
+        return tuple(value)
+
+    def require_key(self, name: str) -> Any:
+        """The value of a key that must be present (null allowed): a class default that is a
+        constant of the reference model would be a guess for another one."""
+        if name not in self.config:
+            raise MissingConfigKey(self.path(name), self.model_type)
+        return self.config[name]
+
     def get_int(self, *names: str, default: int | None = None) -> int:
         """The first present key among `names` (HF aliases), as a positive int."""
         name, value = self._first(names)
         if value is None:
             if default is None:
-                raise MissingConfigKey(name, self.model_type)
+                raise MissingConfigKey(self.path(name), self.model_type)
             return default
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise InvalidConfigValue(name, value, "expect.positive_int")
+            raise InvalidConfigValue(self.path(name), value, "expect.positive_int")
         return value
 
     def get_opt_int(self, *names: str) -> int | None:
@@ -95,7 +129,7 @@ class ConfigKeys:
         if value is None:
             return default
         if not isinstance(value, bool):
-            raise InvalidConfigValue(name, value, "expect.bool")
+            raise InvalidConfigValue(self.path(name), value, "expect.bool")
         return value
 
     def get_float(self, name: str, default: float) -> float:
@@ -104,7 +138,7 @@ class ConfigKeys:
             return default
         number = isinstance(value, int | float) and not isinstance(value, bool)
         if not number or not math.isfinite(value):
-            raise InvalidConfigValue(name, value, "expect.number")
+            raise InvalidConfigValue(self.path(name), value, "expect.number")
         return float(value)
 
     def get_opt_float(self, name: str, default: float | None) -> float | None:
@@ -117,7 +151,7 @@ class ConfigKeys:
             return None
         number = isinstance(value, int | float) and not isinstance(value, bool)
         if not number or not math.isfinite(value) or value <= 0:
-            raise InvalidConfigValue(name, value, "expect.number")
+            raise InvalidConfigValue(self.path(name), value, "expect.number")
         return float(value)
 
     def get_str(self, *names: str, default: str) -> str:
@@ -125,7 +159,7 @@ class ConfigKeys:
         if value is None:
             return default
         if not isinstance(value, str):
-            raise InvalidConfigValue(name, value, "expect.string")
+            raise InvalidConfigValue(self.path(name), value, "expect.string")
         return value
 
     def dtype(self) -> str | None:
@@ -135,21 +169,32 @@ class ConfigKeys:
     def require_false(self, name: str) -> None:
         """Refuse an option that adds parameters this reader does not model (never ignore it)."""
         if self.config.get(name):
-            raise InvalidConfigValue(name, self.config[name], "expect.unsupported_option")
+            raise InvalidConfigValue(self.path(name), self.config[name],
+                                     "expect.unsupported_option")
 
 
 def head_dim_of(keys: ConfigKeys, hidden: int, heads: int) -> int:
+    """An explicit `head_dim`, else hidden_size / num_attention_heads."""
     explicit = keys.get_opt_int("head_dim")
     if explicit is not None:
         return explicit
+    return derived_head_dim(keys, hidden, heads)
+
+
+def derived_head_dim(keys: ConfigKeys, hidden: int, heads: int) -> int:
+    """hidden_size / num_attention_heads, which must divide it."""
     if hidden % heads:
-        raise InvalidConfigValue("num_attention_heads", heads, "expect.divisor", n=hidden)
+        raise InvalidConfigValue(keys.path("num_attention_heads"), heads, "expect.divisor",
+                                 n=hidden)
     return hidden // heads
+
 
 # --- what most families share -------------------------------------------------------------------
 
 def llama_like(keys: ConfigKeys, *, qkv_bias: bool, attn_out_bias: bool, mlp_bias: bool,
-                tied_default: bool, kv_heads_default_mha: bool = False) -> Architecture:
+               tied_default: bool, kv_heads_default_mha: bool = False,
+               vocab_default: int | None = None,
+               max_position_default: int | None = None) -> Architecture:
     """Llama, Mistral, Qwen2, TinyLlama, Code Llama (transformers models/llama/modeling_llama.py,
     mistral/, qwen2/): q/k/v/o, gate/up/down (SwiGLU), two RMSNorms per block, final RMSNorm.
 
@@ -169,7 +214,7 @@ def llama_like(keys: ConfigKeys, *, qkv_bias: bool, attn_out_bias: bool, mlp_bia
         n_kv_heads=keys.get_int("num_key_value_heads",
                                 default=heads if kv_heads_default_mha else None),
         head_dim=head_dim_of(keys, hidden, heads),
-        vocab_size=keys.get_int("vocab_size"),
+        vocab_size=keys.get_int("vocab_size", default=vocab_default),
         tied_embeddings=keys.get_bool("tie_word_embeddings", tied_default),
         mlp=MlpKind.GATED,
         activation=keys.get_str("hidden_act", default="silu"),
@@ -179,7 +224,8 @@ def llama_like(keys: ConfigKeys, *, qkv_bias: bool, attn_out_bias: bool, mlp_bia
         norm=NormKind.RMSNORM,
         norm_bias=False,
         position=PositionKind.ROPE,
-        max_position_embeddings=keys.get_int("max_position_embeddings"),
+        max_position_embeddings=keys.get_int("max_position_embeddings",
+                                             default=max_position_default),
         rope_theta=keys.get_float("rope_theta", 10000.0),
         dtype=keys.dtype(),
         # on the probabilities (`eager_attention_forward`'s dropout, SDPA's dropout_p); 0.0 by
@@ -206,3 +252,49 @@ class Dropout(TypedDict, total=False):
 
 def replace_fields(arch: Architecture, **changes: Any) -> Architecture:
     return replace(arch, **changes)
+
+
+def rotary_factor(rotary_dim: int, head_dim: int) -> float:
+    """The `partial_rotary_factor` whose `Architecture.rotary_dim`, int(head_dim x factor), is
+    `rotary_dim`: the quotient can fall a hair short when multiplied back (30 / 88 x 88 < 30)."""
+    factor = rotary_dim / head_dim
+    while int(head_dim * factor) < rotary_dim:
+        factor = math.nextafter(factor, math.inf)
+    return factor
+
+
+LOCAL_LAYER_TYPES = frozenset({"sliding_attention", "chunked_attention"})
+"""transformers' `layer_types` values of layers whose attention is bounded (a sliding window, or
+Llama 4's chunks); `full_attention` layers see the whole context."""
+_LAYER_TYPES = LOCAL_LAYER_TYPES | {"full_attention"}
+
+
+def local_layer_count(keys: ConfigKeys, n_layers: int, default: Callable[[int], bool]) -> int:
+    """Layers with bounded attention: from the config's `layer_types` when it lists them (the key
+    transformers reads first in every family here), else `default(layer)`, the config class's own
+    rule for a missing `layer_types`."""
+    types = keys.config.get("layer_types")
+    if types is None:
+        return sum(1 for layer in range(n_layers) if default(layer))
+    valid = (isinstance(types, list) and len(types) == n_layers
+             and all(isinstance(kind, str) and kind in _LAYER_TYPES for kind in types))
+    if not valid:
+        raise InvalidConfigValue(keys.path("layer_types"), types, "expect.layer_types",
+                                 n=n_layers)
+    return sum(1 for kind in types if kind in LOCAL_LAYER_TYPES)
+
+
+def checkpoint_format(keys: ConfigKeys) -> str | None:
+    """The weight format named by `quantization_config`, when vramplan knows it: `fp8-block128`
+    (`quant_method` fp8 with `weight_block_size` [128, 128], DeepSeek-V3 and Kimi K2's
+    block-scaled e4m3), `mxfp4` (gpt-oss). Other methods return None: the count is that of the
+    logical, unquantized model either way."""
+    quant = keys.config.get("quantization_config")
+    if not isinstance(quant, Mapping):
+        return None
+    method = quant.get("quant_method")
+    if method == "mxfp4":
+        return "mxfp4"
+    if method == "fp8" and quant.get("weight_block_size") == [128, 128]:
+        return "fp8-block128"
+    return None

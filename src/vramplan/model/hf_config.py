@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vramplan.model import hf_dense_families, hf_moe_families
 from vramplan.model.architecture import Architecture, MlpKind, NormKind, PositionKind, QkNormKind
 from vramplan.model.hf_common import (
     ConfigError,
@@ -29,6 +30,7 @@ from vramplan.model.hf_common import (
     head_dim_of,
     llama_like,
     replace_fields,
+    rotary_factor,
     with_window,
 )
 
@@ -302,7 +304,7 @@ def _gptj(keys: ConfigKeys) -> Architecture:
         position=PositionKind.ROPE,
         max_position_embeddings=keys.get_int("n_positions", "max_position_embeddings"),
         parallel_block=True, shared_block_norm=True, head_bias=True,
-        partial_rotary_factor=_rotary_factor(_gptj_rotary_dim(keys, head_dim), head_dim),
+        partial_rotary_factor=rotary_factor(_gptj_rotary_dim(keys, head_dim), head_dim),
         rope_theta=10000.0,  # create_sinusoidal_positions: a fixed base of 10000
         dtype=keys.dtype(),
         **_gpt2_dropout(keys, default=0.0),
@@ -368,15 +370,6 @@ def _opt_require_supported_layout(keys: ConfigKeys, hidden: int) -> None:
     keys.require_false("_remove_final_layer_norm")
 
 
-def _rotary_factor(rotary_dim: int, head_dim: int) -> float:
-    """The `partial_rotary_factor` whose `Architecture.rotary_dim`, int(head_dim x factor), is
-    `rotary_dim`: the quotient can fall a hair short when multiplied back (30 / 88 x 88 < 30)."""
-    factor = rotary_dim / head_dim
-    while int(head_dim * factor) < rotary_dim:
-        factor = math.nextafter(factor, math.inf)
-    return factor
-
-
 def _stablelm(keys: ConfigKeys) -> Architecture:
     """models/stablelm/modeling_stablelm.py (StableLM-3B-4E1T, StableLM 2): LayerNorms with bias,
     SwiGLU, optional q/k/v bias and per-head q/k LayerNorms (no bias), one shared norm when
@@ -422,6 +415,8 @@ _READERS: dict[str, Callable[[ConfigKeys], Architecture]] = {
     "opt": _opt,
     "stablelm": _stablelm,
     "olmo": _olmo,
+    **hf_dense_families.READERS,
+    **hf_moe_families.READERS,
 }
 SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted(_READERS))
 """The `model_type` values `parse_config` reads."""

@@ -16,6 +16,9 @@ Data only: no file I/O at import; the name lookup is built once.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 from vramplan.presets.model_preset import ModelPreset, copy_on_hub, hub_config_url, make_preset
 from vramplan.presets.models_2024_2026 import MODELS_2024_2026
 
@@ -25,7 +28,7 @@ if TYPE_CHECKING:
 
     from vramplan.model.architecture import Architecture
 
-__all__ = ["MODELS", "ModelPreset", "architecture_of", "find_model"]
+__all__ = ["MODELS", "ModelPreset", "architecture_of", "find_model", "find_preset", "preset_names"]
 
 _hub, _copy, _preset = hub_config_url, copy_on_hub, make_preset
 
@@ -1253,14 +1256,31 @@ _BY_NAME: dict[str, ModelPreset] = {
 }
 
 
-def find_model(name: str) -> ModelPreset:
-    """The preset called `name`: its name, an alias or its Hugging Face repo id, any case."""
-    from vramplan.errors import UnknownName
+def find_preset(name: str) -> ModelPreset | None:
+    """The preset called `name` (its name, an alias or its Hugging Face repo id, any case), or
+    None."""
+    return _BY_NAME.get(_normalize(name))
 
-    try:
-        return _BY_NAME[_normalize(name)]
-    except KeyError:
-        raise UnknownName("model", name, [preset.name for preset in MODELS]) from None
+
+def find_model(name: str) -> ModelPreset:
+    """The preset called `name`: its name, an alias or its Hugging Face repo id, any case. An
+    unknown name raises `UnknownModel` with up to three close names."""
+    preset = find_preset(name)
+    if preset is None:
+        from vramplan.model.resolve import UnknownModel, suggest_models
+
+        raise UnknownModel(name.strip(), suggest_models(name))
+    return preset
+
+
+def preset_names() -> Mapping[str, str]:
+    """Every lowercase name a preset answers to (names, aliases, repo ids with and without the
+    owner), with the preset's name."""
+    return _NAMES
+
+
+_NAMES: Mapping[str, str] = MappingProxyType(
+    {key: preset.name for key, preset in _BY_NAME.items()})
 
 
 def architecture_of(preset: ModelPreset) -> Architecture:

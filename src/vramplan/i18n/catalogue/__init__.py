@@ -13,6 +13,7 @@ from vramplan.i18n.catalogue import (
     fit,
     inference,
     models,
+    models_hub,
     trace,
     training,
     web,
@@ -36,4 +37,5 @@ def _merge(*parts: Messages) -> dict[str, Mapping[Lang, str]]:
 CATALOG: Mapping[str, Mapping[Lang, str]] = _merge(core.MESSAGES, web.MESSAGES, models.MESSAGES,
                                                    trace.MESSAGES, inference.MESSAGES,
                                                    training.MESSAGES, fit.MESSAGES,
-                                                   web_sister.MESSAGES, web_fit.MESSAGES)
+                                                   web_sister.MESSAGES, web_fit.MESSAGES,
+                                                   models_hub.MESSAGES)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from vramplan.model.architecture import Architecture
     from vramplan.model.hf_config import SafetensorsCheck
+    from vramplan.model.resolve import ResolvedModel
     from vramplan.presets.models import ModelPreset
 
 
@@ -70,10 +71,13 @@ def run_model(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
     from vramplan.cli.render import to_json_text
     from vramplan.serialize import model_to_json
 
-    preset, arch = _resolve(args.name, args.config)
+    resolved = _resolved(args.name, args.config)
+    preset, arch = resolved.preset, resolved.arch
     check = _safetensors_check(args.config, arch) if args.config is not None else None
     if args.json:
         payload = model_to_json(preset, arch)
+        payload["config"] = dict(resolved.config)
+        payload["source"] = resolved.source
         payload["safetensors_check"] = _check_to_json(check)
         out.write(to_json_text(payload) + "\n")
         return 0
@@ -81,21 +85,26 @@ def run_model(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
     return 0
 
 
-def _resolve(name: str | None, config: str | None) -> tuple[ModelPreset | None, Architecture]:
+def _resolved(name: str | None, config: str | None) -> ResolvedModel:
+    """A preset, a Hugging Face repo id or a local config.json (`vramplan.model.resolve`)."""
     from vramplan.errors import ConflictingOptions, MissingValue
 
     if name is not None and config is not None:
         raise ConflictingOptions("model", "config")
     if config is not None:
-        from vramplan.model.hf_config import load_config
+        from vramplan.model.resolve import resolve_config_path
 
-        return None, load_config(config)
+        return resolve_config_path(config)
     if name is None:
         raise MissingValue("model")
-    from vramplan.presets.models import architecture_of, find_model
+    from vramplan.model.resolve import resolve_model
 
-    preset = find_model(name)
-    return preset, architecture_of(preset)
+    return resolve_model(name)
+
+
+def _resolve(name: str | None, config: str | None) -> tuple[ModelPreset | None, Architecture]:
+    resolved = _resolved(name, config)
+    return resolved.preset, resolved.arch
 
 
 def _safetensors_check(path: str, arch: Architecture) -> SafetensorsCheck | None:

@@ -74,6 +74,7 @@ CONTEXT = NumberField("context", minimum=1, maximum=10_000_000, minimum_inclusiv
 BATCH = NumberField("batch", minimum=1, maximum=1_000_000, minimum_inclusive=True)
 PROMPT = NumberField("prompt", minimum=1, maximum=10_000_000, minimum_inclusive=True)
 TENSOR_PARALLEL = NumberField("tensor_parallel", minimum=1, maximum=1024, minimum_inclusive=True)
+IMAGES = NumberField("images", minimum=0, maximum=10_000, minimum_inclusive=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,10 +95,28 @@ class InferenceInputs:
     tensor_parallel: int = 1
     attention: AttentionKernel = AttentionKernel.FLASH
     model_name: str = ""
+    images: int = 0
+    """Images per sequence (vision-language models): each adds the tower's tokens per image to
+    the context and the prompt."""
+    mtp: bool = False
+    """The multi-token-prediction modules are loaded (speculative decoding with them, vLLM's and
+    SGLang's MTP drafts): their weights and their layers' KV cache."""
+
+    @property
+    def image_tokens(self) -> int:
+        """Tokens the images add to each sequence."""
+        vision = self.arch.vision
+        return self.images * vision.tokens_per_image if vision is not None else 0
+
+    @property
+    def cached_tokens(self) -> int:
+        """Tokens cached per sequence: the context and the image tokens."""
+        return self.context + self.image_tokens
 
     @property
     def prompt_tokens(self) -> int:
-        return self.context if self.prompt is None else self.prompt
+        """Tokens of the prefill: the prompt (the whole context by default) and the images."""
+        return (self.context if self.prompt is None else self.prompt) + self.image_tokens
 
     @property
     def profile(self) -> EngineProfile:
@@ -109,10 +128,17 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
                      compute_dtype: ComputeDtype = ComputeDtype.BF16,
                      engine: Engine = Engine.GENERIC, tensor_parallel: int = 1,
                      attention: AttentionKernel = AttentionKernel.FLASH,
-                     model_name: str = "") -> InferenceInputs:
+                     model_name: str = "", images: int = 0, mtp: bool = False
+                     ) -> InferenceInputs:
     """Validated inputs: counts in range, prompt within the context, a GGUF file only on
-    llama.cpp and llama.cpp only with GGUF."""
+    llama.cpp and llama.cpp only with GGUF, images only for a model with a vision tower, MTP
+    modules only for a checkpoint that has some."""
     CONTEXT.check_int(context)
+    IMAGES.check_int(images)
+    if images and arch.vision is None:
+        raise ConflictingOptions("images", "model", str(images))
+    if mtp and not arch.mtp_layers:
+        raise ConflictingOptions("mtp", "model", "true")
     BATCH.check_int(batch)
     TENSOR_PARALLEL.check_int(tensor_parallel)
     if prompt is not None:
@@ -127,7 +153,7 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
     if kv_dtype in (KvDtype.Q8_0, KvDtype.Q4_0) and engine is not Engine.LLAMA_CPP:
         raise ConflictingOptions("kv_dtype", "engine", kv_dtype.value)
     return InferenceInputs(arch, weights, context, batch, prompt, kv_dtype, compute_dtype, engine,
-                           tensor_parallel, attention, model_name)
+                           tensor_parallel, attention, model_name, images, mtp)
 
 
 def resolve_engine(name: str) -> Engine:

@@ -107,4 +107,15 @@ MESSAGES = {
     "spec.vision_label": {FR: "tour de vision", EN: "vision tower"},
     "spec.mtp_layers": {FR: "modules MTP du checkpoint", EN: "MTP modules in the checkpoint"},
     "spec.checkpoint_format": {FR: "format des poids publiés", EN: "published weight format"},
+    "infer.group.vision": {FR: "tour de vision et projecteur", EN: "vision tower and projector"},
+    # --- infer options --------------------------------------------------------------------------
+    "help.infer_images": {
+        FR: "images par séquence (modèles vision-langage) : leurs jetons s'ajoutent au contexte",
+        EN: "images per sequence (vision-language models): their tokens join the context",
+    },
+    "help.infer_mtp": {
+        FR: "charge les modules MTP du checkpoint (décodage spéculatif) : leurs poids et leur "
+        "cache KV",
+        EN: "load the checkpoint's MTP modules (speculative decoding): their weights and KV cache",
+    },
 }

@@ -4,7 +4,8 @@ JSON the CLI's `--json` prints. The JSON API routes and the pages call these; er
 
 Inference fields: model (required), weights (bf16), context (4096), prompt (= context), batch (1),
 kv_dtype (fp16), dtype (bf16), engine (generic; llama.cpp for GGUF), tensor_parallel (1),
-attention (flash), gpu (common cards), limits (`1` adds max_context and max_batch per GPU).
+attention (flash), gpu (common cards), limits (`1` adds max_context and max_batch per GPU),
+images (0), mtp (`1` loads the MTP modules).
 LoRA fields: model (required), lora_r (16), lora_targets (q,v), dora, rslora (`1`/`true`/`on`).
 """
 
@@ -32,13 +33,13 @@ def _value(query: Mapping[str, str], name: str, default: str) -> str:
 
 def _model(query: Mapping[str, str]) -> tuple[str, Any]:
     from vramplan.errors import MissingValue
-    from vramplan.presets.models import architecture_of, find_model
+    from vramplan.model.resolve import resolve_model
 
     name = query.get("model", "").strip()
     if not name:
         raise MissingValue("model")
-    preset = find_model(name)
-    return preset.name, architecture_of(preset)
+    resolved = resolve_model(name)
+    return resolved.name, resolved.arch
 
 
 def inference_payload(query: Mapping[str, str]) -> dict[str, Any]:
@@ -58,6 +59,7 @@ def inference_request(query: Mapping[str, str], arch: Architecture,
     from vramplan.inference.setup import (
         BATCH,
         CONTEXT,
+        IMAGES,
         PROMPT,
         TENSOR_PARALLEL,
         AttentionKernel,
@@ -85,7 +87,8 @@ def inference_request(query: Mapping[str, str], arch: Architecture,
         compute_dtype=resolve_compute_dtype(_value(query, "dtype", "bf16")),
         **({"engine": resolve_engine(engine)} if engine else {}),
         tensor_parallel=TENSOR_PARALLEL.parse_int(_value(query, "tensor_parallel", "1")),
-        attention=AttentionKernel(attention), model_name=model_name)
+        attention=AttentionKernel(attention), model_name=model_name,
+        images=IMAGES.parse_int(_value(query, "images", "0")), mtp=_flag(query, "mtp"))
     gpu = query.get("gpu", "").strip()
     gpus = (find_gpu(gpu),) if gpu else COMMON_GPUS
     estimate = estimate_inference(inputs)

@@ -38,6 +38,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
                         help=translate("help.infer_tp", lang))
     parser.add_argument("--attention", metavar="KERNEL",
                         help=translate("help.infer_attention", lang))
+    parser.add_argument("--images", metavar="N", help=translate("help.infer_images", lang))
+    parser.add_argument("--mtp", action="store_true", default=None,
+                        help=translate("help.infer_mtp", lang))
     parser.add_argument("--gpu", metavar="NAME", help=translate("help.gpu", lang))
     limits = parser.add_mutually_exclusive_group()
     limits.add_argument("--max-context", action="store_true",
@@ -49,7 +52,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
 
 
 INFERENCE_FIELDS = ("weights", "context", "prompt", "batch", "kv_dtype", "dtype", "engine",
-                    "tensor_parallel", "attention", "gpu")
+                    "tensor_parallel", "attention", "gpu", "images", "mtp")
 """Options read by `vramplan.sister_api.inference_request`, the pages' and API's reader too."""
 
 
@@ -66,7 +69,7 @@ def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
              if (value := getattr(args, field)) is not None}
     if args.max_context or args.max_batch:
         query["limits"] = "1"
-    name = preset.name if preset is not None else (args.config or "")
+    name = preset.name if preset is not None else (args.config or args.model or "")
     estimate, verdicts = inference_request(query, arch, name)
     if args.json:
         from vramplan.cli.render import to_json_text

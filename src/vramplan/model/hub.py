@@ -100,7 +100,7 @@ def _download_within(ref: RepoRef, seconds: float) -> str:
 
     def call() -> None:
         try:
-            outcome.append(_download(ref))
+            outcome.append(_download_with_fresh_connection_on_failure(ref))
         except BaseException as error:  # handed to the caller's thread
             outcome.append(error)
 
@@ -116,6 +116,24 @@ def _download_within(ref: RepoRef, seconds: float) -> str:
     if isinstance(result, BaseException):
         raise result
     return result
+
+
+def _download_with_fresh_connection_on_failure(ref: RepoRef) -> str:
+    """huggingface_hub keeps one HTTP client and its pooled connections for the process
+    (`get_session`); a pooled connection that died in between (the server closed it, the
+    process's descriptors changed) fails at the transport level, not as an HTTP answer: the pool
+    is dropped (`close_session`) and the call made once more."""
+    try:
+        return _download(ref)
+    except HubError:
+        raise
+    except Exception as error:
+        if not type(error).__module__.startswith(("httpx", "httpcore")):
+            raise
+        from huggingface_hub import close_session
+
+        close_session()
+        return _download(ref)
 
 
 def _download(ref: RepoRef) -> str:

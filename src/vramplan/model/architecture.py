@@ -66,6 +66,9 @@ class QkNormKind(StrEnum):
     PER_HEAD = "per_head"
     """One norm per head (StableLM `qk_layernorm`) or over all heads at once (OLMo 2): the scales
     cover (n_heads + n_kv_heads) x head_dim."""
+    L2_PER_HEAD = "l2_per_head"
+    """An L2 norm over each head's head_dim without a scale (Llama 4's `Llama4TextL2Norm`, on the
+    layers that apply RoPE): no parameters."""
 
 
 class LocalAttention(StrEnum):
@@ -289,6 +292,25 @@ class Architecture:
     mtp_loaded: bool = False
     """The MTP modules are loaded and counted (speculative decoding with them, as vLLM's and
     SGLang's MTP drafts do); off by default, as in transformers."""
+    norm_scale_fp32: bool = False
+    """The RMSNorm multiplies by its scale in fp32 and casts after (Gemma's `output * (1.0 +
+    self.weight.float())`, OLMo 2's and gpt-oss's `(self.weight * hidden_states).to(input_dtype)`),
+    so the normalized input it keeps for the scale's gradient is fp32; Llama's casts first
+    (`self.weight * hidden_states.to(input_dtype)`)."""
+    norm_python_layernorm: bool = False
+    """The LayerNorm is written out in fp32 Python (Cohere's `CohereLayerNorm`: two centered
+    copies, the inverse deviation, the normalized input), not `nn.LayerNorm`."""
+    router_fp32: bool = False
+    """The router computes in fp32 from an fp32 copy of its input (DeepSeek-V3's and GLM-4.5's
+    `F.linear(hidden_states.type(torch.float32), self.weight.type(torch.float32))`)."""
+    swiglu_limit: float | None = None
+    """gpt-oss's experts clamp gate and up to this limit and gate with `gate * sigmoid(alpha *
+    gate)`, `(up + 1) * glu` (`GptOssExperts._apply_gate`): four intermediate-wide tensors kept
+    where act(gate) * up keeps one."""
+    experts_see_every_token: bool = False
+    """transformers' Llama 4 runs every token through every expert, scaled by a zero score when not
+    routed (`Llama4TextMoe.forward`: `hidden_states.repeat(num_experts, 1)`, then `torch.bmm`), so
+    its training activations grow with n_experts, not experts_per_token."""
     checkpoint_format: str | None = None
     """The weight format the checkpoint is published in when it is not a plain float dtype
     (`quantization_config`): `fp8-block128` (DeepSeek-V3, Kimi K2), `mxfp4` (gpt-oss); a name of
@@ -369,6 +391,16 @@ class Architecture:
     def layer_is_moe(self, layer: int) -> bool:
         """Whether layer `layer` (0-based) holds the router and the experts."""
         return self.is_moe and layer not in self.dense_layers
+
+    def kind_view(self, moe: bool) -> Architecture:
+        """The same architecture with every block of one kind: its dense blocks (no router, no
+        experts) or its MoE blocks; for code that models one block at a time."""
+        from dataclasses import replace
+
+        if moe:
+            return replace(self, dense_layers=())
+        return replace(self, n_experts=1, experts_per_token=1, n_shared_experts=0,
+                       moe_intermediate_size=None, router_bias=False, dense_layers=())
 
     @property
     def rotary_dim(self) -> int:

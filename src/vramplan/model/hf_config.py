@@ -109,7 +109,9 @@ def _gemma(keys: ConfigKeys) -> Architecture:
     # GemmaMLP uses `hidden_activation` and falls back to gelu_pytorch_tanh when it is null,
     # whatever `hidden_act` says (the first Gemma configs carry hidden_act "gelu").
     activation = keys.get_str("hidden_activation", default="gelu_pytorch_tanh")
-    return replace_fields(base, activation=activation, embedding_scale=math.sqrt(base.hidden_size))
+    # GemmaRMSNorm: `output * (1.0 + self.weight.float())`, cast after (modeling_gemma.py)
+    return replace_fields(base, activation=activation, embedding_scale=math.sqrt(base.hidden_size),
+                          norm_scale_fp32=True)
 
 
 def _gemma2(keys: ConfigKeys) -> Architecture:

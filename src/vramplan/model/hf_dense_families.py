@@ -74,7 +74,7 @@ def _gemma3_text(keys: ConfigKeys) -> Architecture:
     return replace_fields(
         base, activation=keys.get_str("hidden_activation", default="gelu_pytorch_tanh"),
         embedding_scale=math.sqrt(base.hidden_size), sandwich_norms=True,
-        qk_norm=QkNormKind.PER_HEAD_SHARED, sliding_window=window,
+        qk_norm=QkNormKind.PER_HEAD_SHARED, norm_scale_fp32=True, sliding_window=window,
         sliding_window_layers=layers if window else 0,
         attn_logit_softcapping=keys.get_opt_float("attn_logit_softcapping", None),
         final_logit_softcapping=keys.get_opt_float("final_logit_softcapping", None))
@@ -101,7 +101,9 @@ def _olmo2(keys: ConfigKeys) -> Architecture:
     bias = keys.get_bool("attention_bias", False)
     base = llama_like(keys, qkv_bias=bias, attn_out_bias=bias, mlp_bias=False,
                       tied_default=False, kv_heads_default_mha=True)
-    return replace_fields(base, qk_norm=QkNormKind.PER_HEAD, norms_after_sublayers=True)
+    # Olmo2RMSNorm: `(self.weight * hidden_states).to(input_dtype)`, the scale in fp32
+    return replace_fields(base, qk_norm=QkNormKind.PER_HEAD, norms_after_sublayers=True,
+                          norm_scale_fp32=True)
 
 
 def _cohere(keys: ConfigKeys) -> Architecture:
@@ -115,7 +117,7 @@ def _cohere(keys: ConfigKeys) -> Architecture:
                       tied_default=True, kv_heads_default_mha=True)
     qk_norm = QkNormKind.PER_HEAD if keys.get_bool("use_qk_norm", False) else QkNormKind.NONE
     return replace_fields(base, norm=NormKind.LAYERNORM, norm_bias=False, parallel_block=True,
-                          shared_block_norm=True, qk_norm=qk_norm)
+                          shared_block_norm=True, qk_norm=qk_norm, norm_python_layernorm=True)
 
 
 def _cohere2(keys: ConfigKeys) -> Architecture:
@@ -133,7 +135,7 @@ def _cohere2(keys: ConfigKeys) -> Architecture:
     return replace_fields(
         base, head_dim=derived_head_dim(keys, hidden, heads),
         norm=NormKind.LAYERNORM, norm_bias=False, parallel_block=True, shared_block_norm=True,
-        sliding_window=window,
+        norm_python_layernorm=True, sliding_window=window,
         sliding_window_layers=local_layer_count(keys, base.n_layers,
                                                 lambda layer: bool((layer + 1) % pattern)))
 

@@ -90,7 +90,11 @@ def _llama4_text(keys: ConfigKeys) -> Architecture:
         n_experts=keys.get_int("num_local_experts"),
         experts_per_token=keys.get_int("num_experts_per_tok"), n_shared_experts=1,
         dense_layers=dense, sliding_window=chunk, sliding_window_layers=local if chunk else 0,
-        local_attention=LocalAttention.CHUNKED)
+        local_attention=LocalAttention.CHUNKED, experts_see_every_token=True,
+        # its eager_attention_forward: `softmax(attn_weights, dim=-1)` in the scores' dtype
+        eager_softmax_fp32=False,
+        qk_norm=(QkNormKind.L2_PER_HEAD if keys.get_bool("use_qk_norm", True)
+                 else QkNormKind.NONE))
 
 
 def _deepseek_v3(keys: ConfigKeys) -> Architecture:
@@ -115,7 +119,7 @@ def _deepseek_v3(keys: ConfigKeys) -> Architecture:
                                   "num_key_value_heads": heads}, keys.model_type),
                       qkv_bias=bias, attn_out_bias=bias, mlp_bias=False, tied_default=False)
     return replace_fields(
-        base, latent_attention=mla,
+        base, latent_attention=mla, router_fp32=True,
         partial_rotary_factor=rotary_factor(mla.qk_rope_head_dim, mla.qk_head_dim),
         n_experts=keys.get_int("n_routed_experts", "num_local_experts"),
         experts_per_token=keys.get_int("num_experts_per_tok"),
@@ -154,8 +158,10 @@ def _gpt_oss(keys: ConfigKeys) -> Architecture:
     keys.get_int("head_dim")  # required (llama_like would derive it)
     bias = keys.get_bool("attention_bias", True)
     base = llama_like(keys, qkv_bias=bias, attn_out_bias=bias, mlp_bias=True, tied_default=False)
+    # GptOssRMSNorm: `(self.weight * hidden_states).to(input_dtype)`, the scale in fp32
     return replace_fields(
-        base, attention_sinks=True, router_bias=True,
+        base, attention_sinks=True, router_bias=True, norm_scale_fp32=True,
+        swiglu_limit=keys.get_float("swiglu_limit", 7.0),
         n_experts=keys.get_int("num_local_experts", "num_experts"),
         experts_per_token=keys.get_int("num_experts_per_tok", "experts_per_token"),
         sliding_window=keys.get_int("sliding_window"),
@@ -176,7 +182,7 @@ def _glm4_moe(keys: ConfigKeys) -> Architecture:
     qk_norm = (QkNormKind.PER_HEAD_SHARED if keys.get_bool("use_qk_norm", False)
                else QkNormKind.NONE)
     return replace_fields(
-        base, qk_norm=qk_norm,
+        base, qk_norm=qk_norm, router_fp32=True,
         partial_rotary_factor=keys.get_float("partial_rotary_factor", 0.5),
         n_experts=keys.get_int("n_routed_experts", "num_local_experts"),
         experts_per_token=keys.get_int("num_experts_per_tok"),

@@ -54,6 +54,8 @@ TENSOR_PARALLEL = NumberField("tensor_parallel", minimum=1, maximum=1_024,
                               minimum_inclusive=True)
 PIPELINE_PARALLEL = NumberField("pipeline_parallel", minimum=1, maximum=100_000,
                                 minimum_inclusive=True)
+EXPERT_PARALLEL = NumberField("expert_parallel", minimum=1, maximum=1_000_000,
+                              minimum_inclusive=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +103,11 @@ class Parallelism:
     """Pipeline stages: consecutive layers on different GPUs."""
     pipeline_schedule: PipelineSchedule = PipelineSchedule.ONE_F_ONE_B
     buffers: CommBuffers = field(default_factory=CommBuffers)
+    expert_parallel: int = 1
+    """Expert parallelism: the routed experts of every MoE layer split over this many GPUs of the
+    data-parallel group, each holding n_experts / expert_parallel of them and exchanging tokens
+    all-to-all (Lepikhin et al. 2020, GShard, arXiv:2006.16668; Rajbhandari et al. 2022,
+    DeepSpeed-MoE, arXiv:2201.05596)."""
 
     @property
     def ranks_per_node(self) -> int:
@@ -184,8 +191,11 @@ def check_parallelism(plan: Parallelism) -> Parallelism:
     GPUS_PER_NODE.check_int(plan.gpus_per_node)
     TENSOR_PARALLEL.check_int(plan.tensor_parallel)
     PIPELINE_PARALLEL.check_int(plan.pipeline_parallel)
+    EXPERT_PARALLEL.check_int(plan.expert_parallel)
     if plan.gpus % plan.model_parallel:
         raise ConflictingOptions("gpus", "tensor_parallel", str(plan.gpus))
+    if plan.data_parallel % plan.expert_parallel:
+        raise ConflictingOptions("expert_parallel", "gpus", str(plan.expert_parallel))
     if plan.scheme is Scheme.NONE and plan.data_parallel > 1:
         raise ConflictingOptions("sharding", "gpus", plan.scheme.value)
     if plan.scheme is Scheme.HSDP and plan.model_parallel > 1:

@@ -52,6 +52,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
                         metavar="N", help=translate("help.fit_tp", lang))
     parser.add_argument("--pp", "--pipeline-parallel", dest="pipeline_parallel", default="1",
                         metavar="N", help=translate("help.fit_pp", lang))
+    parser.add_argument("--ep", "--expert-parallel", dest="expert_parallel", default="1",
+                        metavar="N", help=translate("help.fit_ep", lang))
     training = parser.add_argument_group(translate("help.fit_training", lang))
     for option, default, metavar in _TRAINING_OPTIONS:
         name = option.removeprefix("--").replace("-", "_")
@@ -102,7 +104,8 @@ def fit_setup_from_args(args: argparse.Namespace) -> FitSetup:
         raise MissingValue("model")
     preset, arch = model
     texts = FitFields(**{f.name: getattr(args, f.name) for f in fields(FitFields)})
-    return fit_setup(arch, preset.name if preset is not None else (args.config or ""), texts)
+    return fit_setup(arch, preset.name if preset is not None else (args.config or args.model or ""),
+                     texts)
 
 
 # --- the human-readable report --------------------------------------------------------------------

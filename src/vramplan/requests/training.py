@@ -11,7 +11,13 @@ from dataclasses import dataclass
 
 from vramplan.bounds import NumberField
 from vramplan.distributed.per_gpu import default_parallelism
-from vramplan.distributed.sharding import GPUS, GPUS_PER_NODE, PIPELINE_PARALLEL, TENSOR_PARALLEL
+from vramplan.distributed.sharding import (
+    EXPERT_PARALLEL,
+    GPUS,
+    GPUS_PER_NODE,
+    PIPELINE_PARALLEL,
+    TENSOR_PARALLEL,
+)
 from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import LORA_RANK, parse_lora_targets
 from vramplan.planner.setup import FitSetup
@@ -65,6 +71,9 @@ class FitFields:
     """Megatron-LM tensor parallelism (default 1); `gpus` must be a multiple of tp x pp."""
     pipeline_parallel: str | None = None
     """Megatron-LM pipeline stages (default 1)."""
+    expert_parallel: str | None = None
+    """Expert parallelism of a mixture of experts (default 1): a divisor of the data-parallel
+    GPUs."""
 
 
 def _given(text: str | None) -> str | None:
@@ -117,5 +126,6 @@ def fit_setup(arch: Architecture, model: str, fields: FitFields) -> FitSetup:
                                _int(GPUS_PER_NODE, fields.gpus_per_node, 8),
                                tensor_parallel=_int(TENSOR_PARALLEL, fields.tensor_parallel, 1),
                                pipeline_parallel=_int(PIPELINE_PARALLEL,
-                                                      fields.pipeline_parallel, 1))
+                                                      fields.pipeline_parallel, 1),
+                               expert_parallel=_int(EXPERT_PARALLEL, fields.expert_parallel, 1))
     return FitSetup(arch=arch, training=training, parallelism=plan, model=model)

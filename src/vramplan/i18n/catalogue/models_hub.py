@@ -108,6 +108,16 @@ MESSAGES = {
     "spec.mtp_layers": {FR: "modules MTP du checkpoint", EN: "MTP modules in the checkpoint"},
     "spec.checkpoint_format": {FR: "format des poids publiés", EN: "published weight format"},
     "infer.group.vision": {FR: "tour de vision et projecteur", EN: "vision tower and projector"},
+    "help.fit_ep": {
+        FR: "parallélisme d'experts (mélanges d'experts) : chaque GPU garde 1/N des experts de "
+        "chaque couche ; un diviseur des GPU de données (défaut 1)",
+        EN: "expert parallelism (mixtures of experts): each GPU keeps 1/N of every layer's "
+        "experts; a divisor of the data-parallel GPUs (default 1)",
+    },
+    "accepted.expert_parallel": {
+        FR: "un diviseur du nombre de GPU de données, pour un modèle à mélange d'experts",
+        EN: "a divisor of the data-parallel GPUs, for a mixture-of-experts model",
+    },
     # --- infer options --------------------------------------------------------------------------
     "help.infer_images": {
         FR: "images par séquence (modèles vision-langage) : leurs jetons s'ajoutent au contexte",

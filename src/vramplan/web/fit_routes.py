@@ -87,6 +87,8 @@ class FitQuery(LangQuery):
         "2024, arXiv:2411.06465)." + _TEXT)
     tensor_parallel: OptionalNumberText | None = Field(None, description="Default 1." + _TEXT)
     pipeline_parallel: OptionalNumberText | None = Field(None, description="Default 1." + _TEXT)
+    expert_parallel: OptionalNumberText | None = Field(
+        None, description="Expert parallelism of a mixture of experts; default 1." + _TEXT)
     method: _choice(_values(Method)) | None = Field(None)  # type: ignore[valid-type]
     precision: _choice(_values(Precision)) | None = Field(None)  # type: ignore[valid-type]
     optimizer: _choice(_values(Optimizer)) | None = Field(None)  # type: ignore[valid-type]

@@ -56,6 +56,10 @@ def build_model(setup: TraceSetup) -> nn.Module:
     model_type = config_keys.pop("model_type", None)
     if not isinstance(model_type, str):
         raise UnknownName("model_type", str(model_type), ["a transformers model_type"])
+    from vramplan.model.hf_moe_families import TRANSFORMERS_MODEL_TYPE
+
+    model_type = TRANSFORMERS_MODEL_TYPE.get(model_type, model_type)  # kimi_k2: deepseek_v3
+    config_keys.pop("quantization_config", None)  # the logical model, in the setup's dtype
     for key in ("torch_dtype", "dtype", "architectures", "transformers_version"):
         config_keys.pop(key, None)
     try:

@@ -275,3 +275,14 @@ def test_a_hub_failure_is_one_line_and_exit_status_2(hub: str) -> None:
     assert main(["model", "acme/gated-qwen3", "--lang", "en"], out, err) == 2
     assert err.getvalue().count("\n") == 1
     assert "gated on the Hugging Face Hub" in err.getvalue()
+
+
+def test_model_json_of_a_preset_has_the_config_it_was_read_from() -> None:
+    from vramplan.presets.models import find_model
+
+    out = io.StringIO()
+    assert main(["model", "deepseek-v3", "--json"], out, out) == 0
+    payload = json.loads(out.getvalue())
+    assert payload["config"] == dict(find_model("deepseek-v3").config)
+    assert payload["counts"]["params"] == 671_026_404_352
+    assert payload["source"] == "https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json"

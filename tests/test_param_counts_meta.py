@@ -240,3 +240,41 @@ def test_every_lora_target_names_modules_of_the_real_model(preset: ModelPreset) 
     model = _meta_model(preset)
     for target in targets:
         assert lora_target_modules(model, preset.family, (target,)), target  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", ["deepseek-v3-mla-dense-first", "glm4-moe-qk-norm"])
+def test_mtp_module_matches_transformers_mtp_model(name: str) -> None:
+    # transformers builds MTP modules only in MtpModel (modeling_layers.py), for
+    # generate(use_mtp=True); vramplan counts them when loaded (`mtp_loaded`)
+    from vramplan.model.hf_config import parse_config
+
+    config = VARIANTS[name]
+    keys = {key: value for key, value in config.items() if key != "model_type"}
+    main = _meta_build(str(config["model_type"]), keys)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.device("meta"):
+            mtp = transformers.modeling_layers.MtpModel(main, 2)
+    own = {id(p) for p in main.parameters()}  # type: ignore[attr-defined]
+    mtp_params = sum(p.numel() for p in mtp.parameters() if id(p) not in own)
+    arch = parse_config({**config, "num_nextn_predict_layers": 2})
+    assert arch.mtp_layers * arch.params_mtp_module == mtp_params
+
+
+@pytest.mark.parametrize("name", ["gemma3-vision-untied", "llama4-interleaved-vision"])
+def test_vision_tower_and_projector_match_transformers(name: str) -> None:
+    from vramplan.model.hf_config import parse_config
+
+    config = VARIANTS[name]
+    keys = {key: value for key, value in config.items() if key != "model_type"}
+    model = _meta_build(str(config["model_type"]), keys)
+    core = getattr(model, "model", model)
+    tower = getattr(core, "vision_tower", None) or getattr(core, "vision_model", None)
+    if tower is None:  # Llama4ForConditionalGeneration holds them itself
+        tower = model.vision_model  # type: ignore[attr-defined]
+        core = model
+    projector = core.multi_modal_projector
+    vision = parse_config(config).vision
+    assert vision is not None
+    assert vision.params_tower == sum(p.numel() for p in tower.parameters())
+    assert vision.params_projector == sum(p.numel() for p in projector.parameters())

@@ -28,6 +28,9 @@ LITERAL_KEY = re.compile(rf"""["'](?P<key>(?:{NAMESPACE})\.[A-Za-z0-9_.]*[A-Za-z
 """A string literal that is a whole catalogue key: `"error.missing"`, `t('web.results')`; a
 prefix the code completes (`'fit.col_' ~ col`) ends with `_` or `.` and is not one."""
 FILE_NAMES = (".html", ".json")
+DATA = ("presets",)
+"""Folders of data, not messages: a model preset's strings are config.json values and module
+names (`model.embed_tokens`)."""
 
 
 def _placeholders(template: str) -> set[str]:
@@ -45,7 +48,7 @@ def test_both_languages_with_the_same_placeholders(key: str) -> None:
 def _literal_keys() -> set[str]:
     found: set[str] = set()
     for path in SOURCES.rglob("*"):
-        if path.suffix in (".py", ".html") and "i18n" not in path.parts:
+        if path.suffix in (".py", ".html") and not {"i18n", *DATA} & set(path.parts):
             found |= {m["key"] for m in LITERAL_KEY.finditer(path.read_text(encoding="utf-8"))}
     return {key for key in found if not key.endswith(FILE_NAMES)}
 

@@ -201,3 +201,24 @@ def test_serve_without_the_web_extra_says_what_to_install(
     assert (status, out) == (2, "")
     assert err == ("vramplan: error: this command needs the [web] extra (fastapi, uvicorn "
                    "missing): pip install 'vramplan[web]'\n")
+
+
+def _help_example_commands() -> list[str]:
+    from vramplan.i18n.catalogue import CATALOG
+
+    return sorted({line.strip() for key, texts in CATALOG.items() if key.endswith("examples")
+                   for text in texts.values() for line in text.splitlines()
+                   if line.strip().startswith("vramplan ")})
+
+
+@pytest.mark.parametrize("command", _help_example_commands())
+def test_every_help_example_parses(command: str) -> None:
+    """The examples `--help` shows name options the commands have (parsed, not run)."""
+    import shlex
+
+    from vramplan.cli.main import build_parser
+    from vramplan.i18n import Lang
+
+    argv = shlex.split(command, comments=True)[1:]
+    args = build_parser(Lang.EN).parse_args(argv)
+    assert args.command == argv[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 from typing import Any
@@ -12,7 +13,7 @@ from vramplan.cli.main import main
 from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.setup import TrainingSetup
-from vramplan.vocab import Metric, Precision, Scheme
+from vramplan.vocab import LoraTarget, Method, Metric, Precision, Scheme
 
 FULL_7B = ("fit", "--model", "llama-2-7b", "--gpu", "a100-80gb", "--precision", "mixed",
            "--batch", "4", "--seq-len", "2048")
@@ -150,3 +151,32 @@ def test_tensor_and_pipeline_parallel_keep_their_degrees_in_the_search() -> None
     status, _, err = run("fit", "--model", "llama-2-70b", "--gpu", "h100", "--gpus", "12",
                          "--tp", "8", "--lang", "en")
     assert status == 2 and "--gpus" in err
+
+
+def test_expert_parallelism_from_the_command_line_equals_the_core() -> None:
+    """`--ep 4` (alias of `--expert-parallel`) on a mixture of experts: the per-GPU peak is the
+    core's with `expert_parallel=4`, and smaller than without it (each GPU keeps a quarter of
+    the routed experts under DDP)."""
+    argv = ("fit", "--model", "qwen3-30b-a3b", "--gpu", "h200", "--gpus", "8", "--sharding",
+            "ddp", "--method", "lora", "--json")
+    with_ep = json.loads(run(*argv, "--ep", "4")[1])
+    without = json.loads(run(*argv)[1])
+    setup = TrainingSetup(method=Method.LORA, metric=Metric.DEVICE, gradient_accumulation=False,
+                          lora_rank=8, lora_targets=frozenset({LoraTarget.Q, LoraTarget.V}))
+    core = estimate_per_gpu(architecture_of(find_model("qwen3-30b-a3b")), setup,
+                            dataclasses.replace(default_parallelism(setup, Scheme.DDP, 8),
+                                                expert_parallel=4))
+    assert with_ep["per_gpu"]["total_bytes"] == core.total_bytes
+    assert with_ep["per_gpu"]["total_bytes"] < without["per_gpu"]["total_bytes"]
+
+
+@pytest.mark.parametrize(("extra", "needle"), [
+    (("--ep", "3"), "--expert-parallel"),
+    (("--ep", "0"), "--expert-parallel"),
+])
+def test_expert_parallelism_must_divide_the_data_parallel_gpus(extra: tuple[str, ...],
+                                                               needle: str) -> None:
+    status, out, err = run("fit", "--model", "qwen3-30b-a3b", "--gpu", "h200", "--gpus", "8",
+                           *extra)
+    assert (status, out) == (2, "")
+    assert needle in err and "Traceback" not in err

@@ -71,7 +71,7 @@ def test_model_from_a_config_folder_with_the_safetensors_check() -> None:
 
 
 @pytest.mark.parametrize(("argv", "fragment"), [
-    (("model", "gpt-5"), "--model: unknown name 'gpt-5'"),
+    (("model", "gpt-5"), "--model: 'gpt-5' is neither a known model nor a Hugging Face repo id"),
     (("model",), "--model: a value is required"),
     (("model", "gpt2", "--config", "x"), "--model and --config cannot be used together"),
     (("model", "--config", "/no/such/dir"), "--config: '/no/such/dir' does not exist"),

@@ -307,3 +307,92 @@ def test_dropout_rates_read_per_family(config: dict[str, object],
     arch = parse_config(config)
     assert (arch.embedding_dropout, arch.attention_dropout, arch.attention_output_dropout,
             arch.mlp_output_dropout) == rates
+
+
+# --- the 2024-2026 families ---------------------------------------------------------------------
+
+
+def test_every_family_of_issue_15_is_supported() -> None:
+    assert {"qwen3", "qwen3_moe", "gemma3", "gemma3_text", "llama4", "deepseek_v3", "kimi_k2",
+            "gpt_oss", "olmo2", "glm4_moe", "cohere", "cohere2", "granite", "starcoder2",
+            "smollm3"} <= set(SUPPORTED_MODEL_TYPES)
+
+
+@pytest.mark.parametrize(("name", "key"), [
+    ("qwen3-8b", "head_dim"),             # Qwen3Config's 128 is one model's
+    ("gemma-3-1b", "head_dim"),
+    ("gpt-oss-20b", "sliding_window"),
+    ("deepseek-v3", "q_lora_rank"),       # null is allowed, absent is not
+    ("deepseek-v3", "first_k_dense_replace"),
+    ("qwen3-30b-a3b", "num_experts"),
+])
+def test_a_class_default_of_one_model_is_required(name: str, key: str) -> None:
+    with pytest.raises(MissingConfigKey) as raised:
+        parse_config(_config(name, **{key: ...}))
+    assert raised.value.value == key
+
+
+def test_a_nested_key_is_named_with_its_path() -> None:
+    config = json.loads(json.dumps(dict(find_model("gemma-3-27b").config)))
+    del config["text_config"]["hidden_size"]
+    with pytest.raises(MissingConfigKey) as raised:
+        parse_config(config)
+    assert raised.value.message(Lang.EN) == (
+        "config: the key 'text_config.hidden_size' is missing (it is required for model_type "
+        "'gemma3')")
+
+
+def test_a_siglip_tower_with_its_pooling_head_is_refused_not_miscounted() -> None:
+    config = json.loads(json.dumps(dict(find_model("gemma-3-4b").config)))
+    config["vision_config"]["vision_use_head"] = True
+    with pytest.raises(InvalidConfigValue) as raised:
+        parse_config(config)
+    assert raised.value.value == "vision_config.vision_use_head"
+
+
+@pytest.mark.parametrize("layer_types", [["full_attention"], ["sliding_attention", "linear"],
+                                         "sliding_attention"])
+def test_layer_types_must_list_every_layer_by_a_known_type(layer_types: object) -> None:
+    with pytest.raises(InvalidConfigValue) as raised:
+        parse_config(_config("gpt-oss-20b", layer_types=layer_types, num_hidden_layers=2))
+    assert raised.value.value == "layer_types"
+
+
+def test_layer_types_decide_the_local_layers() -> None:
+    types = ["sliding_attention", "full_attention"] * 12
+    arch = parse_config(_config("gpt-oss-20b", layer_types=types))
+    assert (arch.sliding_window, arch.sliding_window_layers) == (128, 12)
+    alternated = parse_config(_config("gpt-oss-20b", layer_types=...))  # the class's own rule
+    assert alternated.sliding_window_layers == 12
+
+
+def test_the_families_read_their_layout() -> None:
+    gemma = parse_config(dict(find_model("gemma-3-27b").config))
+    assert (gemma.sliding_window, gemma.sliding_window_layers) == (1024, 52)  # 5 of every 6
+    assert gemma.vocab_size == 262_208 and gemma.max_position_embeddings == 131_072
+    assert gemma.vision is not None and gemma.vision.tokens_per_image == 256
+    maverick = parse_config(dict(find_model("llama-4-maverick-17b-128e-instruct").config))
+    assert maverick.dense_layers == tuple(range(0, 48, 2))
+    assert (maverick.intermediate_size, maverick.expert_intermediate_size) == (16384, 8192)
+    assert maverick.sliding_window_layers == 36 and maverick.vision is not None
+    v3 = parse_config(dict(find_model("deepseek-v3").config))
+    assert v3.dense_layers == (0, 1, 2) and v3.mtp_layers == 1
+    assert v3.checkpoint_format == "fp8-block128" and v3.latent_attention is not None
+    assert v3.latent_attention.cached_values_per_token == 576
+    kimi = parse_config(dict(find_model("kimi-k2").config))
+    assert (kimi.family, kimi.n_experts, kimi.n_heads, kimi.mtp_layers) == ("kimi_k2", 384, 64, 0)
+    oss = parse_config(dict(find_model("gpt-oss-120b").config))
+    assert oss.attention_sinks and oss.checkpoint_format == "mxfp4" and oss.router_bias
+    olmo = parse_config(dict(find_model("olmo-2-32b").config))
+    assert olmo.norms_after_sublayers and olmo.qk_norm is QkNormKind.PER_HEAD
+    cohere = parse_config(dict(find_model("aya-23-8b").config))
+    assert cohere.parallel_block and cohere.norm is NormKind.LAYERNORM and not cohere.norm_bias
+    assert parse_config(dict(find_model("smollm3-3b").config)).sliding_window is None
+    coder = parse_config(dict(find_model("starcoder2-7b").config))
+    assert coder.mlp is MlpKind.PLAIN and coder.tied_embeddings and coder.sliding_window == 4096
+
+
+def test_qwen3_moe_dense_layers_follow_the_sparse_step_and_mlp_only_layers() -> None:
+    arch = parse_config(_config("qwen3-30b-a3b", decoder_sparse_step=2, mlp_only_layers=[1]))
+    # layers 0, 2, 4, ... fail (i + 1) % 2 == 0; layer 1 is listed
+    assert arch.dense_layers == (0, 1, *range(2, 48, 2))

@@ -182,3 +182,70 @@ def test_litgpt_bf16_34b_is_out_of_memory_on_a100_40gb() -> None:
     est = estimate_inference_case("codellama-34b", "bf16-true", "none", batch=1, seq_len=None,
                                   new_tokens=50, framework="litgpt")
     assert not est.verdict(find_gpu("a100-40gb")).fits
+
+
+# --- the 2025 architectures ---------------------------------------------------------------------
+
+
+def test_latent_attention_caches_the_latent_on_every_gpu() -> None:
+    # DeepSeek-V3: 61 layers x (kv_lora_rank 512 + qk_rope_head_dim 64) values per token, in
+    # fp16 2 bytes; not 2 x 128 heads x 192 (what expanded keys and values would take)
+    one = _estimate("deepseek-v3", "fp8-block128", context=32768)
+    assert one.kv_bytes_per_token == 61 * 576 * 2 == 70_272
+    assert one.bytes_of(PartKind.KV_CACHE) == 70_272 * 32768
+    eight = _estimate("deepseek-v3", "fp8-block128", context=32768, tensor_parallel=8)
+    assert eight.bytes_of(PartKind.KV_CACHE) == one.bytes_of(PartKind.KV_CACHE)
+    assert eight.bytes_of(PartKind.WEIGHTS) < one.bytes_of(PartKind.WEIGHTS) // 7
+
+
+def test_mtp_modules_add_their_weights_and_their_layer_of_cache() -> None:
+    plain = _estimate("deepseek-v3", "bf16", context=4096)
+    mtp = _estimate("deepseek-v3", "bf16", context=4096, mtp=True)
+    arch = architecture_of(find_model("deepseek-v3"))
+    assert arch.params_mtp_module == 11_610_067_968  # as transformers' MtpLayer builds it
+    assert (mtp.bytes_of(PartKind.WEIGHTS) - plain.bytes_of(PartKind.WEIGHTS)
+            == 2 * arch.params_mtp_module)
+    assert mtp.bytes_of(PartKind.KV_CACHE) == 62 * 576 * 2 * 4096
+    with pytest.raises(ConflictingOptions):
+        _inputs("llama-3.1-8b", mtp=True)
+
+
+def test_llama_4_chunked_layers_cache_one_chunk() -> None:
+    # Scout: 12 of 48 layers attend to everything; 36 attend within chunks of 8192 tokens.
+    # 8 KV heads of 128 dims, fp16: 4096 bytes per token and layer.
+    est = _estimate("llama-4-scout-17b-16e-instruct", context=65536, engine=Engine.VLLM)
+    assert est.bytes_of(PartKind.KV_CACHE) == 4096 * (12 * 65536 + 36 * 8192)
+    short = _estimate("llama-4-scout-17b-16e-instruct", context=4096, engine=Engine.VLLM)
+    assert short.bytes_of(PartKind.KV_CACHE) == 4096 * 48 * 4096
+
+
+def test_gpt_oss_sliding_layers_cache_128_tokens() -> None:
+    # gpt-oss-120b: 36 layers, every other one with a 128-token window; 8 KV heads of 64 dims
+    est = _estimate("gpt-oss-120b", "mxfp4", context=131072, engine=Engine.HF)
+    assert est.bytes_of(PartKind.KV_CACHE) == 2 * 8 * 64 * 2 * (18 * 131072 + 18 * 128)
+
+
+def test_images_are_tokens_of_the_context() -> None:
+    # Gemma 3 27B: 256 tokens per image (mm_tokens_per_image); 10 of 62 layers are global
+    text = _estimate("gemma-3-27b", context=2048, engine=Engine.HF)
+    with_images = _estimate("gemma-3-27b", context=2048, engine=Engine.HF, images=4)
+    per_token_layer = 2 * 16 * 128 * 2
+    assert (with_images.bytes_of(PartKind.KV_CACHE) - text.bytes_of(PartKind.KV_CACHE)
+            == per_token_layer * 10 * 4 * 256)
+    with pytest.raises(ConflictingOptions):
+        _inputs("llama-3.1-8b", images=1)
+
+
+def test_the_vision_tower_is_weighed_with_the_model() -> None:
+    from vramplan.model.weight_storage import WeightGroup
+
+    est = _estimate("gemma-3-4b", "nf4", context=1024, engine=Engine.HF)
+    assert est.weights.bytes_of(WeightGroup.VISION) == 2 * (416_866_032 + 2_950_272)
+
+
+def test_moe_weights_hold_every_expert() -> None:
+    # Qwen3-30B-A3B in bf16: all 30.5 billion parameters are loaded, 3.3 billion run per token
+    est = _estimate("qwen3-30b-a3b", context=1024)
+    arch = architecture_of(find_model("qwen3-30b-a3b"))
+    assert est.bytes_of(PartKind.WEIGHTS) == 2 * arch.params_total
+    assert arch.params_active < arch.params_total // 9

@@ -108,3 +108,51 @@ def test_adapter_file_equals_safetensors_byte_for_byte(model: str, rank: int, ta
     data = safetensors_torch.save(tensors, metadata={"format": "pt"})
     assert _result(model, rank, targets, dora).adapter_file(AdapterDtype.BF16).total_bytes == len(
         data)
+
+
+_TINY_MOE = {"hidden_size": 64, "intermediate_size": 96, "num_attention_heads": 4,
+             "num_hidden_layers": 3, "vocab_size": 100, "max_position_embeddings": 64,
+             "num_key_value_heads": 2}
+MOE_PEFT_CASES = {
+    # every layer sparse, no shared expert: `all` is attention by target_modules and the routed
+    # experts' 3-D gate_up_proj and down_proj by target_parameters (one adapter each)
+    "qwen3-moe-all": ({"model_type": "qwen3_moe", **_TINY_MOE, "num_experts": 4,
+                       "num_experts_per_tok": 2, "moe_intermediate_size": 40, "head_dim": 16},
+                      "all", ["q_proj", "k_proj", "v_proj", "o_proj"],
+                      ["mlp.experts.gate_up_proj", "mlp.experts.down_proj"]),
+    # multi-head latent attention: q takes q_a_proj and q_b_proj, k and v share
+    # kv_a_proj_with_mqa and kv_b_proj
+    "deepseek-v3-attention": ({"model_type": "deepseek_v3", **_TINY_MOE,
+                               "num_key_value_heads": 4, "q_lora_rank": 24, "kv_lora_rank": 16,
+                               "qk_rope_head_dim": 8, "qk_nope_head_dim": 16, "v_head_dim": 12,
+                               "n_routed_experts": 4, "num_experts_per_tok": 2,
+                               "n_shared_experts": 1, "moe_intermediate_size": 20,
+                               "first_k_dense_replace": 1, "n_group": 1, "topk_group": 1},
+                              "q,k,v,o", ["q_a_proj", "q_b_proj", "kv_a_proj_with_mqa",
+                                          "kv_b_proj", "o_proj"], []),
+}
+
+
+@pytest.mark.parametrize("case", list(MOE_PEFT_CASES))
+def test_moe_and_latent_attention_adapters_equal_peft(case: str) -> None:
+    # peft's own conversion of target_modules gate_proj/up_proj/down_proj on transformers-5
+    # mixtures of experts (peft/utils/transformers_weight_conversion.py) moves them to
+    # target_parameters with a doubled rank and leaves dense and shared MLPs without adapters;
+    # vramplan counts what target_parameters itself creates, so the MLP names are not given here
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    peft = pytest.importorskip("peft")
+    from vramplan.lora_calculator import lora_inputs as make_inputs
+    from vramplan.model.hf_config import parse_config
+
+    config, targets, modules, parameters = MOE_PEFT_CASES[case]
+    keys = {key: value for key, value in config.items() if key != "model_type"}
+    hf_config = transformers.AutoConfig.for_model(str(config["model_type"]), **keys)
+    with torch.device("meta"):
+        base = transformers.AutoModelForCausalLM.from_config(hf_config)
+    peft_model = peft.get_peft_model(base, peft.LoraConfig(
+        r=4, target_modules=modules, target_parameters=parameters or None))
+    trainable = sum(p.numel() for p in peft_model.parameters() if p.requires_grad)
+    result = estimate_lora(make_inputs(parse_config(config), 4, parse_lora_targets(targets),
+                                       model_name=case))
+    assert result.trainable_params == trainable

@@ -293,7 +293,7 @@ def test_model_picker_fills_parameters_with_the_exact_count(client: TestClient) 
 def test_unknown_model_is_an_inline_error(client: TestClient) -> None:
     html = page(client, model="llama-9", params="7")
     assert element(html, 'data-error-for="model"').startswith(
-        f"Modèle pré-défini{NBSP}: «{NBSP}llama-9{NBSP}» est inconnu")
+        f"Modèle pré-défini{NBSP}: «{NBSP}llama-9{NBSP}» n'est ni un modèle du catalogue")
 
 
 def test_pasted_config_is_counted_and_carried_to_the_page(client: TestClient) -> None:

@@ -27,10 +27,22 @@ def _meta_model(preset: ModelPreset) -> object:
 @functools.cache
 def _meta_model_named(name: str) -> object:
     preset = find_model(name)
-    config = transformers.AutoConfig.for_model(preset.family, **preset.config_kwargs())
+    return _meta_build(preset.transformers_type, preset.config_kwargs())
+
+
+def _meta_build(model_type: str, keys: dict[str, object]) -> object:
+    """The class the checkpoint names in `architectures` (Gemma3ForConditionalGeneration,
+    Llama4ForConditionalGeneration: the vision tower included, as published), else
+    AutoModelForCausalLM; quantization_config left out (counts are of the logical model)."""
+    keys = {key: value for key, value in keys.items() if key != "quantization_config"}
+    config = transformers.AutoConfig.for_model(model_type, **keys)
+    names = keys.get("architectures") or []
+    cls = getattr(transformers, str(names[0]), None) if names else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with torch.device("meta"):
+            if cls is not None:
+                return cls(config)
             return transformers.AutoModelForCausalLM.from_config(config)
 
 
@@ -57,12 +69,18 @@ def _blocks(model: object, n_layers: int) -> object:
     return max(lists, key=lambda blocks: sum(p.numel() for p in blocks.parameters()))
 
 
+def _block_sizes(model: object, n_layers: int) -> list[int]:
+    return [sum(p.numel() for p in block.parameters())
+            for block in _blocks(model, n_layers)]  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize("preset", MODELS, ids=[preset.name for preset in MODELS])
 def test_block_and_embedding_match_transformers(preset: ModelPreset) -> None:
     arch = architecture_of(preset)
     model = _meta_model(preset)
-    block = _blocks(model, arch.n_layers)[0]  # type: ignore[index]
-    assert arch.params_per_block == sum(p.numel() for p in block.parameters())
+    # every block, in order: dense and MoE layers of a mixed model included
+    assert [arch.params_of_layer(i) for i in range(arch.n_layers)] == _block_sizes(
+        model, arch.n_layers)
     embedding = model.get_input_embeddings()  # type: ignore[attr-defined]
     assert arch.params_token_embedding == embedding.weight.numel()
     positions = [m for name, m in model.named_modules()  # type: ignore[attr-defined]
@@ -123,6 +141,71 @@ VARIANTS: dict[str, dict[str, object]] = {
                                  "num_attention_heads": 4, "num_hidden_layers": 2,
                                  "vocab_size": 100, "max_position_embeddings": 32,
                                  "layer_norm_elementwise_affine": False},
+    "qwen3-tied-bias-window": {"model_type": "qwen3", **_TINY, "num_key_value_heads": 2,
+                               "head_dim": 24, "attention_bias": True, "tie_word_embeddings": True,
+                               "use_sliding_window": True, "sliding_window": 8,
+                               "max_window_layers": 1},
+    "qwen3-moe-sparse-step": {"model_type": "qwen3_moe", **_TINY, "num_hidden_layers": 4,
+                              "num_key_value_heads": 2, "num_experts": 4,
+                              "num_experts_per_tok": 2, "moe_intermediate_size": 40,
+                              "decoder_sparse_step": 2, "mlp_only_layers": [3]},
+    "gemma3-text-bias": {"model_type": "gemma3_text", **_TINY, "num_hidden_layers": 7,
+                         "head_dim": 16, "num_key_value_heads": 2, "attention_bias": True,
+                         "sliding_window": 8},
+    "gemma3-vision-untied": {
+        "model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"],
+        "tie_word_embeddings": False, "mm_tokens_per_image": 16,
+        "text_config": {"model_type": "gemma3_text", **_TINY, "head_dim": 16,
+                        "num_key_value_heads": 2, "sliding_window": 8},
+        "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 32,
+                          "intermediate_size": 48, "num_hidden_layers": 2,
+                          "num_attention_heads": 2, "image_size": 32, "patch_size": 8,
+                          "vision_use_head": False}},
+    "llama4-interleaved-vision": {
+        "model_type": "llama4", "architectures": ["Llama4ForConditionalGeneration"],
+        "text_config": {"model_type": "llama4_text", **_TINY, "num_hidden_layers": 4,
+                        "head_dim": 16, "num_key_value_heads": 2, "intermediate_size_mlp": 128,
+                        "num_local_experts": 4, "num_experts_per_tok": 1,
+                        "interleave_moe_layer_step": 2, "attention_chunk_size": 16},
+        "vision_config": {"model_type": "llama4_vision_model", "hidden_size": 32,
+                          "intermediate_size": 128, "num_hidden_layers": 2,
+                          "num_attention_heads": 2, "image_size": 32, "patch_size": 8,
+                          "projector_input_dim": 48, "projector_output_dim": 48,
+                          "vision_output_dim": 48, "pixel_shuffle_ratio": 0.5}},
+    "deepseek-v3-mla-dense-first": {
+        "model_type": "deepseek_v3", **_TINY, "num_hidden_layers": 3, "num_key_value_heads": 4,
+        "q_lora_rank": 24, "kv_lora_rank": 16, "qk_rope_head_dim": 8, "qk_nope_head_dim": 16,
+        "v_head_dim": 12, "n_routed_experts": 8, "num_experts_per_tok": 2, "n_shared_experts": 2,
+        "moe_intermediate_size": 20, "first_k_dense_replace": 1, "n_group": 2, "topk_group": 1,
+        "attention_bias": True},
+    "deepseek-v3-full-rank-queries": {
+        "model_type": "deepseek_v3", **_TINY, "num_key_value_heads": 4, "q_lora_rank": None,
+        "kv_lora_rank": 16, "qk_rope_head_dim": 8, "qk_nope_head_dim": 8, "v_head_dim": 16,
+        "n_routed_experts": 4, "num_experts_per_tok": 2, "n_shared_experts": 1,
+        "moe_intermediate_size": 20, "first_k_dense_replace": 0, "n_group": 1, "topk_group": 1},
+    "gpt-oss-sinks-expert-biases": {"model_type": "gpt_oss", **_TINY, "head_dim": 24,
+                                    "num_key_value_heads": 2, "num_local_experts": 4,
+                                    "num_experts_per_tok": 2, "sliding_window": 8},
+    "olmo2-gqa": {"model_type": "olmo2", **_TINY, "num_key_value_heads": 2,
+                  "attention_bias": True},
+    "glm4-moe-qk-norm": {"model_type": "glm4_moe", **_TINY, "num_hidden_layers": 3,
+                         "num_key_value_heads": 2, "head_dim": 24, "use_qk_norm": True,
+                         "attention_bias": True, "n_routed_experts": 4, "num_experts_per_tok": 2,
+                         "n_shared_experts": 1, "moe_intermediate_size": 20,
+                         "first_k_dense_replace": 1, "partial_rotary_factor": 0.5},
+    "cohere-qk-norm-bias": {"model_type": "cohere", **_TINY, "num_key_value_heads": 2,
+                            "use_qk_norm": True, "attention_bias": True},
+    "cohere2-window-untied": {"model_type": "cohere2", **_TINY, "num_hidden_layers": 4,
+                              "num_key_value_heads": 2, "sliding_window": 8,
+                              "tie_word_embeddings": False},
+    "granite-biases": {"model_type": "granite", **_TINY, "num_key_value_heads": 2,
+                       "attention_bias": True, "mlp_bias": True},
+    "starcoder2-nobias-untied": {"model_type": "starcoder2", **_TINY, "num_key_value_heads": 2,
+                                 "use_bias": False, "tie_word_embeddings": False,
+                                 "sliding_window": 8},
+    "smollm3-untied-biases": {"model_type": "smollm3", **_TINY, "num_key_value_heads": 2,
+                              "mlp_bias": True, "attention_bias": True,
+                              "tie_word_embeddings": False, "pad_token_id": None},
 }
 
 
@@ -131,15 +214,11 @@ def test_every_modelled_option_matches_transformers(config: dict[str, object]) -
     from vramplan.model.hf_config import parse_config
 
     keys = {key: value for key, value in config.items() if key != "model_type"}
-    hf_config = transformers.AutoConfig.for_model(str(config["model_type"]), **keys)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with torch.device("meta"):
-            model = transformers.AutoModelForCausalLM.from_config(hf_config)
+    model = _meta_build(str(config["model_type"]), keys)
     arch = parse_config(config)
     assert arch.params_total == _unique_numel(model)
-    block = _blocks(model, arch.n_layers)[0]  # type: ignore[index]
-    assert arch.params_per_block == sum(p.numel() for p in block.parameters())
+    assert [arch.params_of_layer(i) for i in range(arch.n_layers)] == _block_sizes(
+        model, arch.n_layers)
 
 
 _ONE_PER_FAMILY = {preset.family: preset for preset in reversed(MODELS)}
@@ -161,3 +240,41 @@ def test_every_lora_target_names_modules_of_the_real_model(preset: ModelPreset) 
     model = _meta_model(preset)
     for target in targets:
         assert lora_target_modules(model, preset.family, (target,)), target  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", ["deepseek-v3-mla-dense-first", "glm4-moe-qk-norm"])
+def test_mtp_module_matches_transformers_mtp_model(name: str) -> None:
+    # transformers builds MTP modules only in MtpModel (modeling_layers.py), for
+    # generate(use_mtp=True); vramplan counts them when loaded (`mtp_loaded`)
+    from vramplan.model.hf_config import parse_config
+
+    config = VARIANTS[name]
+    keys = {key: value for key, value in config.items() if key != "model_type"}
+    main = _meta_build(str(config["model_type"]), keys)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.device("meta"):
+            mtp = transformers.modeling_layers.MtpModel(main, 2)
+    own = {id(p) for p in main.parameters()}  # type: ignore[attr-defined]
+    mtp_params = sum(p.numel() for p in mtp.parameters() if id(p) not in own)
+    arch = parse_config({**config, "num_nextn_predict_layers": 2})
+    assert arch.mtp_layers * arch.params_mtp_module == mtp_params
+
+
+@pytest.mark.parametrize("name", ["gemma3-vision-untied", "llama4-interleaved-vision"])
+def test_vision_tower_and_projector_match_transformers(name: str) -> None:
+    from vramplan.model.hf_config import parse_config
+
+    config = VARIANTS[name]
+    keys = {key: value for key, value in config.items() if key != "model_type"}
+    model = _meta_build(str(config["model_type"]), keys)
+    core = getattr(model, "model", model)
+    tower = getattr(core, "vision_tower", None) or getattr(core, "vision_model", None)
+    if tower is None:  # Llama4ForConditionalGeneration holds them itself
+        tower = model.vision_model  # type: ignore[attr-defined]
+        core = model
+    projector = core.multi_modal_projector
+    vision = parse_config(config).vision
+    assert vision is not None
+    assert vision.params_tower == sum(p.numel() for p in tower.parameters())
+    assert vision.params_projector == sum(p.numel() for p in projector.parameters())

@@ -126,3 +126,63 @@ def test_fewer_bits_take_fewer_bytes(ladder: tuple[str, ...]) -> None:
              for f in ladder]
     assert sizes == sorted(sizes, reverse=True)
     assert len(set(sizes)) == len(sizes)
+
+
+# --- the 2025 formats ---------------------------------------------------------------------------
+
+
+def test_gpt_oss_20b_in_mxfp4_is_its_published_checkpoint() -> None:
+    # openai/gpt-oss-20b model.safetensors.index.json: "total_size": 13761264768 (a copy of the
+    # repository's files in a public notebook, next to its config.json, transformers 4.55.0.dev0):
+    # experts in MXFP4 (17 bytes per 32 weights), everything else in bf16.
+    from vramplan.model.weight_storage import weights_layout
+
+    arch = architecture_of(find_model("gpt-oss-20b"))
+    layout = weights_layout(arch, find_format("mxfp4"), 2, quantize_head=False)
+    assert layout.gpu_bytes == 13_761_264_768
+    assert layout.params == arch.params_total
+
+
+def test_mxfp4_converts_only_the_routed_experts() -> None:
+    from vramplan.model.weight_storage import WeightGroup, mxfp4_bytes, weights_layout
+
+    assert mxfp4_bytes(2880, 5760) == 5760 * 90 * 17  # gpt-oss gate_up: 90 blocks a row
+    dense = architecture_of(find_model("llama-3.1-8b"))
+    bf16 = weights_layout(dense, find_format("bf16"), 2, quantize_head=False)
+    mx = weights_layout(dense, find_format("mxfp4"), 2, quantize_head=False)
+    assert mx.gpu_bytes == bf16.gpu_bytes  # no experts: nothing converted
+    assert {part.storage for part in mx.parts if part.group is WeightGroup.LINEARS} == {
+        "bf16/fp16"}
+
+
+def test_fp8_block_scales_of_deepseek_v3_match_its_published_total() -> None:
+    # The published parameter total of deepseek-ai/DeepSeek-V3 (684,531,386,000 safetensors
+    # elements) is the transformers count, plus the MTP module and its copies, the
+    # e_score_correction_bias buffers, and 40,838,232 fp32 weight_scale_inv elements for the main
+    # model: one per 128 x 128 block of every block linear but the routers.
+    from vramplan.model.weight_storage import fp8_block_scales
+
+    arch = architecture_of(find_model("deepseek-v3"))
+    scales = sum(layers * lin.count * fp8_block_scales(lin.in_features, lin.out_features)
+                 for lin, layers in arch.model_linears() if lin.role != "router")
+    assert scales == 40_838_232
+
+
+def test_fp8_block128_bytes_by_hand() -> None:
+    from vramplan.model.weight_storage import fp8_block_bytes
+
+    # DeepSeek-V3 kv_b_proj [32768, 512]: scales [256, 4]
+    assert fp8_block_bytes(512, 32768) == 512 * 32768 + 4 * 256 * 4
+    # a ragged edge rounds up: [576, 7168] -> [5, 56]
+    assert fp8_block_bytes(7168, 576) == 7168 * 576 + 4 * 5 * 56
+
+
+@pytest.mark.parametrize("name", ["mxfp4", "fp8-block128"])
+def test_new_formats_count_every_parameter_once(name: str) -> None:
+    from vramplan.model.weight_storage import weights_layout
+
+    for model in ("deepseek-v3", "gpt-oss-120b", "gemma-3-27b",
+                  "llama-4-maverick-17b-128e-instruct"):
+        arch = architecture_of(find_model(model))
+        layout = weights_layout(arch, find_format(name), 2, quantize_head=False)
+        assert layout.params == arch.params_total, model

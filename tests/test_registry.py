@@ -91,11 +91,34 @@ def test_variants_whose_config_differs_or_was_not_read_are_not_aliases(text: str
         find_model(text)
 
 
-def test_unknown_name_lists_the_names() -> None:
+def test_unknown_name_gets_three_close_names_and_a_hint_not_the_whole_list() -> None:
     with pytest.raises(UnknownName) as raised:
         find_model("llama-9")
     message = raised.value.message(Lang.EN)
-    assert "llama-9" in message and "tinyllama-1.1b" in message
+    assert raised.value.choices == ("llama-7b", "llama-13b", "llama-30b")
+    assert "'llama-9'" in message and "close names: llama-7b, llama-13b, llama-30b" in message
+    assert "repo id (org/name) or a config.json" in message
+    assert "tinyllama-1.1b" not in message
+
+
+@pytest.mark.parametrize(("text", "first"), [
+    ("Qwen2.5-7B-Instruct", "qwen2.5-7b"), ("gemma3-4b", "gemma-3-4b"),
+    ("deepseek v3", "deepseek-v3"),
+    ("meta-llama/Llama-3.2-1B-Instruct", "llama-3.2-1b"), ("mistral-nemo-13b", "mistral-nemo-12b"),
+])
+def test_the_closest_name_comes_first(text: str, first: str) -> None:
+    with pytest.raises(UnknownName) as raised:
+        find_model(text)
+    assert raised.value.choices[0] == first
+
+
+def test_a_name_close_to_nothing_gets_the_hint_alone() -> None:
+    with pytest.raises(UnknownName) as raised:
+        find_model("xyzzy")
+    assert raised.value.choices == ()
+    assert raised.value.message(Lang.EN) == (
+        "model: 'xyzzy' is neither a known model (`vramplan models`) nor a Hugging Face repo id; "
+        "give a repo id (org/name) or a config.json")
 
 
 def test_importing_the_registry_opens_no_file() -> None:

@@ -469,3 +469,64 @@ def test_later_micro_batch_keeps_gradients_without_activations() -> None:
     later = next(p for p in estimate.phases if p.phase is Phase.LATER_MICRO_BATCH)
     assert later.by_component().get(Component.ACTIVATIONS, 0) == 0
     assert later.by_component()[Component.GRADIENTS] == estimate.sharded.gradients_bytes
+
+
+# --- expert parallelism -----------------------------------------------------------------------
+
+
+def _moe_estimate(scheme: Scheme, expert_parallel: int, gpus: int = 8) -> PerGpuEstimate:
+    import dataclasses
+
+    from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
+    from vramplan.training.setup import TrainingSetup
+    from vramplan.vocab import Method, Precision
+
+    arch = architecture_of(find_model("qwen3-30b-a3b"))
+    setup = TrainingSetup(method=Method.FULL, precision=Precision.BF16_TRUE, batch=1,
+                          seq_len=1024)
+    plan = dataclasses.replace(default_parallelism(setup, scheme, gpus),
+                               expert_parallel=expert_parallel)
+    return estimate_per_gpu(arch, setup, plan)
+
+
+def test_expert_parallelism_keeps_a_share_of_the_experts_on_each_gpu() -> None:
+    from vramplan.distributed.per_gpu import routed_expert_share
+
+    arch = architecture_of(find_model("qwen3-30b-a3b"))
+    share = routed_expert_share(arch)
+    # 48 layers x 128 experts x 3 x 2048 x 768 of the 30.5 billion parameters
+    assert share.numerator / share.denominator == pytest.approx(
+        48 * 128 * 3 * 2048 * 768 / arch.params_total)
+    one, eight = _moe_estimate(Scheme.DDP, 1), _moe_estimate(Scheme.DDP, 8)
+    kept = 1 - share * 7 / 8
+    assert eight.sharded.weights_bytes == -(-one.sharded.weights_bytes * kept.numerator
+                                           // kept.denominator)
+    assert eight.total_bytes < one.total_bytes / 2
+
+
+def test_expert_parallelism_changes_nothing_a_full_shard_already_splits() -> None:
+    # ZeRO-3 splits every state over the 8 data-parallel ranks, experts included
+    assert (_moe_estimate(Scheme.ZERO3, 8).sharded.model_states_bytes
+            == _moe_estimate(Scheme.ZERO3, 1).sharded.model_states_bytes)
+    # ZeRO-1 shards optimizer states and masters: EP still splits the replicated weights
+    one, eight = _moe_estimate(Scheme.ZERO1, 1), _moe_estimate(Scheme.ZERO1, 8)
+    assert eight.sharded.optimizer_states_bytes == one.sharded.optimizer_states_bytes
+    assert eight.sharded.weights_bytes < one.sharded.weights_bytes
+
+
+def test_expert_parallelism_needs_experts_and_a_divisor_of_the_data_parallel_ranks() -> None:
+    import dataclasses
+
+    from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
+    from vramplan.distributed.sharding import check_parallelism
+    from vramplan.errors import ConflictingOptions
+    from vramplan.training.setup import TrainingSetup
+
+    setup = TrainingSetup(batch=1, seq_len=128)
+    with pytest.raises(ConflictingOptions):
+        check_parallelism(dataclasses.replace(default_parallelism(setup, Scheme.DDP, 8),
+                                              expert_parallel=3))
+    dense = architecture_of(find_model("llama-3.2-1b"))
+    with pytest.raises(ConflictingOptions):
+        estimate_per_gpu(dense, setup, dataclasses.replace(
+            default_parallelism(setup, Scheme.DDP, 8), expert_parallel=2))

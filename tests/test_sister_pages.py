@@ -197,7 +197,8 @@ def test_empty_model_asks_for_one(client: TestClient, path: str) -> None:
 def test_unknown_model_and_escaping(client: TestClient) -> None:
     page = client.get("/en/lora", params={"model": "<script>x</script>"}).text
     assert "<script>x</script>" not in page
-    assert error_of(page, "model").startswith("Model: unknown name '<script>x</script>'")
+    assert error_of(page, "model").startswith(
+        "Model: '<script>x</script>' is neither a known model")
 
 
 # --- JSON API: the CLI's objects -----------------------------------------------------------------

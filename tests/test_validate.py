@@ -243,7 +243,7 @@ def test_cli_lists_skipped_rows_in_the_users_language(tmp_path: Path) -> None:
     status, out, err = run("validate", str(path), "--lang", "fr")
     assert (status, err) == (0, "")
     assert "lignes non modélisées : 1" in out
-    assert "t2: model : « llama-9 » est inconnu" in out
+    assert "t2: model : « llama-9 » n'est ni un modèle du catalogue" in out
     status, out, _ = run("validate", str(path), "--json")
     assert status == 0
     assert json.loads(out)["summary"]["skipped"][0]["id"] == "t2"

@@ -106,6 +106,8 @@ CONTEXT = _whole("context", 1, 10_000_000)
 """Tokens cached per sequence in inference (prompt plus generated tokens)."""
 PROMPT = _whole("prompt", 1, 10_000_000)
 """Prompt tokens processed in prefill."""
+IMAGES = NumberField("images", minimum=0, maximum=10_000, integer=True)
+"""Images in each sequence's prompt (inference of a vision-language model)."""
 
 TOKENS = _whole("tokens", 1, 2**30)
 """Tokens held at once: batch x seq_len in training, batch x context in inference. Above a
@@ -117,6 +119,8 @@ GPUS = _whole("gpus", 1, 1_000_000)
 GPUS_PER_NODE = _whole("gpus_per_node", 1, 1_024)
 TENSOR_PARALLEL = _whole("tensor_parallel", 1, 1_024)
 PIPELINE_PARALLEL = _whole("pipeline_parallel", 1, 100_000)
+EXPERT_PARALLEL = _whole("expert_parallel", 1, 1_000_000)
+"""GPUs the routed experts of a mixture-of-experts layer are split over."""
 USABLE_SHARE = NumberField("margin", minimum=0, maximum=100, minimum_inclusive=False)
 """The usable share of a GPU's memory, in percent (`--margin 80`; 100 = no margin)."""
 

@@ -6,6 +6,7 @@ documented in docs/json.md and checked by tests; add fields, never rename or dro
 
 from __future__ import annotations
 
+import dataclasses
 from enum import Enum, StrEnum
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from vramplan.inference.limits import InferenceVerdict
     from vramplan.lora_calculator import LoraResult
     from vramplan.model.architecture import Architecture, LinearSpec
+    from vramplan.model.resolve import ResolvedModel
     from vramplan.planner.report import FitReport
     from vramplan.planner.search import SchemeAnswer
     from vramplan.presets.gpus import Gpu
@@ -106,48 +108,27 @@ def linear_to_json(linear: LinearSpec) -> JSON:
 
 
 def architecture_to_json(arch: Architecture) -> JSON:
-    """The spec (every field of `Architecture`, enums as their values) and its derived sizes."""
+    """The spec (every field of `Architecture`, enums as their values, nested specs as objects)
+    and its derived sizes."""
     return {
-        "family": arch.family,
-        "n_layers": arch.n_layers,
-        "hidden_size": arch.hidden_size,
-        "intermediate_size": arch.intermediate_size,
-        "n_heads": arch.n_heads,
-        "n_kv_heads": arch.n_kv_heads,
-        "head_dim": arch.head_dim,
-        "vocab_size": arch.vocab_size,
-        "tied_embeddings": arch.tied_embeddings,
-        "mlp": arch.mlp.value,
-        "activation": arch.activation,
-        "qkv_bias": arch.qkv_bias,
-        "attn_out_bias": arch.attn_out_bias,
-        "mlp_bias": arch.mlp_bias,
-        "norm": arch.norm.value,
-        "norm_bias": arch.norm_bias,
-        "norm_weight": arch.norm_weight,
+        **{field.name: _plain(getattr(arch, field.name)) for field in dataclasses.fields(arch)},
         "norms_per_block": arch.norms_per_block,
-        "qk_norm": arch.qk_norm.value,
-        "position": arch.position.value,
-        "max_position_embeddings": arch.max_position_embeddings,
-        "parallel_block": arch.parallel_block,
-        "shared_block_norm": arch.shared_block_norm,
-        "sandwich_norms": arch.sandwich_norms,
-        "fused_qkv": arch.fused_qkv,
-        "fused_gate_up": arch.fused_gate_up,
-        "head_bias": arch.head_bias,
-        "n_experts": arch.n_experts,
-        "experts_per_token": arch.experts_per_token,
-        "n_shared_experts": arch.n_shared_experts,
         "expert_intermediate_size": arch.expert_intermediate_size,
-        "sliding_window": arch.sliding_window,
-        "sliding_window_layers": arch.sliding_window_layers,
-        "partial_rotary_factor": arch.partial_rotary_factor,
-        "rope_theta": arch.rope_theta,
-        "embedding_scale": arch.embedding_scale,
-        "dtype": arch.dtype,
         "block_linears": [linear_to_json(linear) for linear in arch.block_linears()],
         "head_linear": linear_to_json(arch.head_linear()),
     }
+
+
+def _plain(value: object) -> object:
+    """`value` in JSON's types: an enum's value, a record's fields, a tuple's items."""
+    if isinstance(value, Enum):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: _plain(getattr(value, field.name))
+                for field in dataclasses.fields(value)}
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    return value
 
 
 def param_counts_to_json(arch: Architecture) -> JSON:
@@ -181,14 +162,20 @@ def preset_to_json(preset: ModelPreset, arch: Architecture) -> JSON:
     }
 
 
-def model_to_json(preset: ModelPreset | None, arch: Architecture) -> JSON:
-    """`vramplan model NAME --json`: the preset (None for a user's config.json), spec and counts."""
-    return {
+def model_to_json(preset: ModelPreset | None, arch: Architecture,
+                  resolved: ResolvedModel | None = None) -> JSON:
+    """`vramplan model NAME --json`: the preset (None for a repo id or a user's config.json), spec
+    and counts; with `resolved`, the config.json read and where it came from (`source`)."""
+    payload: JSON = {
         "schema_version": SCHEMA_VERSION,
         "preset": preset_to_json(preset, arch) if preset is not None else None,
         "architecture": architecture_to_json(arch),
         "counts": param_counts_to_json(arch),
     }
+    if resolved is not None:
+        payload["config"] = dict(resolved.config)
+        payload["source"] = resolved.source
+    return payload
 
 
 def trace_to_json(result: TraceResult) -> JSON:

@@ -112,4 +112,4 @@ def _verdict_table(estimate: InferenceEstimate, verdicts: tuple[InferenceVerdict
             row += [format_number(getattr(line.limits, name), lang, 0) for name in limit_columns]
         rows.append(row)
     return (translate("infer.verdict", lang, reserve=reserve) + "\n"
-            + table(rows, header, right_align=frozenset({1, 2, 4, 5})))
+            + table(rows, header, right_align=frozenset({1, 2, 4, 5, 6})))

@@ -9,7 +9,7 @@ from vramplan.cli.options import add_common_flags, add_fields, read_options
 from vramplan.cli.render import table, to_json_text
 from vramplan.errors import ConflictingOptions
 from vramplan.i18n import Lang, translate
-from vramplan.model.architecture import Architecture
+from vramplan.model.architecture import Architecture, LocalAttention
 from vramplan.model.hf_config import DTYPE_BYTES, SafetensorsCheck, check_safetensors_index
 from vramplan.presets.models import MODELS, ModelPreset, architecture_of
 from vramplan.requests.models import model_choice
@@ -67,9 +67,9 @@ def run_model(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
         args.model = args.name
     choice = model_choice(read_options(args, MODEL_FORM))
     preset, arch = choice.preset, choice.arch
-    check = _safetensors_check(choice.text, arch) if preset is None else None
+    check = _safetensors_check(choice.text, arch) if choice.field == CONFIG.name else None
     if args.json:
-        payload = model_to_json(preset, arch)
+        payload = model_to_json(preset, arch, choice.resolved)
         payload["safetensors_check"] = _check_to_json(check)
         out.write(to_json_text(payload) + "\n")
         return 0
@@ -126,14 +126,16 @@ def _spec_rows(arch: Architecture, lang: Lang) -> list[list[str]]:
     def n(value: int) -> str:
         return format_number(value, lang, 0)
 
-    window = (translate("spec.window_layers", lang, window=n(arch.sliding_window),
+    window_key = ("spec.chunk_layers" if arch.local_attention is LocalAttention.CHUNKED
+                  else "spec.window_layers")
+    window = (translate(window_key, lang, window=n(arch.sliding_window),
                         layers=n(arch.sliding_window_layers))
               if arch.sliding_window else translate("spec.none", lang))
     rows = [
         ("spec.family", arch.family),
         ("spec.n_layers", n(arch.n_layers)),
         ("spec.hidden_size", n(arch.hidden_size)),
-        ("spec.intermediate_size", n(arch.expert_intermediate_size)),
+        ("spec.intermediate_size", n(arch.intermediate_size)),
         ("spec.heads", f"{arch.n_heads} / {arch.n_kv_heads}"),
         ("spec.head_dim", n(arch.head_dim)),
         ("spec.vocab_size", n(arch.vocab_size)),
@@ -144,10 +146,29 @@ def _spec_rows(arch: Architecture, lang: Lang) -> list[list[str]]:
         ("spec.max_position_embeddings", n(arch.max_position_embeddings)),
         ("spec.sliding_window", window),
     ]
+    latent = arch.latent_attention
+    if latent is not None:
+        rows.append(("spec.latent_attention", " / ".join(
+            n(size) if size else "-" for size in (latent.kv_lora_rank, latent.q_lora_rank,
+                                                   latent.qk_rope_head_dim, latent.v_head_dim))))
+    if arch.attention_sinks:
+        rows.append(("spec.attention_sinks", _yes_no(True, lang)))
     if arch.is_moe:
-        rows.append(("spec.experts", f"{arch.n_experts} ({arch.experts_per_token})"))
+        rows += [("spec.experts", f"{arch.n_experts} ({arch.experts_per_token})"),
+                 ("spec.expert_size", n(arch.expert_intermediate_size)),
+                 ("spec.moe_layers", f"{n(arch.n_moe_layers)} / {n(arch.n_dense_layers)}")]
+        if arch.n_shared_experts:
+            rows.append(("spec.shared_experts", n(arch.n_shared_experts)))
+    if arch.vision is not None:
+        rows.append(("spec.vision_label", translate(
+            "spec.vision", lang, params=n(arch.vision.params),
+            tokens=n(arch.vision.tokens_per_image))))
+    if arch.mtp_layers:
+        rows.append(("spec.mtp_layers", n(arch.mtp_layers)))
     if arch.dtype:
         rows.append(("spec.dtype", arch.dtype))
+    if arch.checkpoint_format:
+        rows.append(("spec.checkpoint_format", arch.checkpoint_format))
     return [[translate(key, lang), value] for key, value in rows]
 
 
@@ -160,6 +181,8 @@ def _count_rows(arch: Architecture, lang: Lang) -> list[list[str]]:
                            ("count.non_embedding", arch.params_non_embedding),
                            ("count.per_block", arch.params_per_block))
     ]
+    if arch.params_text != arch.params_total:
+        rows.append([translate("count.text", lang), format_number(arch.params_text, lang, 0)])
     if arch.is_moe:
         rows.append([translate("count.active", lang), format_number(arch.params_active, lang, 0)])
     return rows

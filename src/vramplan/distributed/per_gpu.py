@@ -9,6 +9,7 @@ micro-batch whatever the scheme. Pure: no I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from fractions import Fraction
 
 from vramplan.distributed.sharding import (
     FsdpVersion,
@@ -17,6 +18,7 @@ from vramplan.distributed.sharding import (
     ShardedStates,
     shard_model_states,
 )
+from vramplan.errors import ConflictingOptions
 from vramplan.model.architecture import Architecture
 from vramplan.parts import PartKind
 from vramplan.training.estimate import (
@@ -105,7 +107,7 @@ def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
                         offload: Offload = Offload.NONE, gpus_per_node: int = 8, *,
                         tensor_parallel: int = 1, pipeline_parallel: int = 1,
                         pipeline_schedule: PipelineSchedule = PipelineSchedule.ONE_F_ONE_B,
-                        ) -> Parallelism:
+                        expert_parallel: int = 1) -> Parallelism:
     """The parallelism a framework sets up for `scheme`, with its known defaults.
 
     - FSDP version: litgpt wraps `torch.distributed.fsdp.FullyShardedDataParallel` through
@@ -123,7 +125,7 @@ def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
         fsdp_version=FsdpVersion.FSDP1 if fsdp1 else FsdpVersion.FSDP2,
         accumulate_without_sync=no_sync,
         tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_parallel,
-        pipeline_schedule=pipeline_schedule,
+        pipeline_schedule=pipeline_schedule, expert_parallel=expert_parallel,
     )
 
 
@@ -199,7 +201,9 @@ def estimate_per_gpu(arch: Architecture, setup: TrainingSetup,
 
 def _stage_estimate(arch: Architecture, single: TrainingEstimate, states: ModelStates,
                     stage: Stage, parallelism: Parallelism) -> PerGpuEstimate:
-    sharded = shard_model_states(stage_states(states, stage), parallelism)
+    sharded = expert_parallel_states(
+        shard_model_states(stage_states(states, stage), parallelism), routed_expert_share(arch),
+        parallelism)
     acts = _stage_activations(arch, single, stage)
     gpu_acts, host_acts = _activation_split(arch, single, stage, acts,
                                             parallelism.offload is Offload.ACTIVATIONS)
@@ -208,6 +212,51 @@ def _stage_estimate(arch: Architecture, single: TrainingEstimate, states: ModelS
         phases += (_later_micro_batch(single, sharded),)
     return PerGpuEstimate(single=single, stage=stage, sharded=sharded, phases=phases,
                           host_activation_bytes_per_rank=host_acts)
+
+
+def routed_expert_share(arch: Architecture) -> Fraction:
+    """The routed experts' share of the model's parameters (0 for a dense model)."""
+    routed = sum(lin.params * layers for lin, layers in arch.model_linears() if lin.routed)
+    return Fraction(routed, arch.params_total)
+
+
+_SHARDED_COMPONENTS: dict[Scheme, frozenset[str]] = {
+    Scheme.ZERO1: frozenset({"optimizer_states_bytes", "master_weights_bytes"}),
+    Scheme.ZERO2: frozenset({"optimizer_states_bytes", "master_weights_bytes",
+                             "gradients_bytes", "gradients_at_step_bytes"}),
+}
+"""The model states a scheme shards over the data-parallel group (ZeRO stages 1 and 2, Rajbhandari
+et al. 2020, section 5); ZeRO-3 and every FSDP shard all four."""
+_STATE_COMPONENTS = ("weights_bytes", "gradients_bytes", "master_weights_bytes",
+                     "optimizer_states_bytes", "gradients_at_step_bytes")
+
+
+def expert_parallel_states(sharded: ShardedStates, expert_share: Fraction,
+                           parallelism: Parallelism) -> ShardedStates:
+    """Under expert parallelism each GPU holds 1 / expert_parallel of the routed experts. A state
+    the scheme shards over the data-parallel group is already split over every rank there
+    (DeepSpeed-MoE shards expert states over the expert-data-parallel group, data_parallel /
+    expert_parallel ranks, so each still holds 1 / data_parallel of them); a replicated state
+    keeps only its own experts."""
+    ep = parallelism.expert_parallel
+    if ep == 1:
+        return sharded
+    if not expert_share:
+        raise ConflictingOptions("expert_parallel", "model", str(ep), "no_experts")
+    if parallelism.scheme in (Scheme.ZERO3, Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP):
+        return sharded
+    sharded_here = _SHARDED_COMPONENTS.get(parallelism.scheme, frozenset())
+    kept = 1 - expert_share * (ep - 1) / ep
+    # DDP's gradient buckets hold the gradients of what the rank holds
+    components = (*_STATE_COMPONENTS, *(("persistent_buffers_bytes",)
+                                       if parallelism.scheme is Scheme.DDP else ()))
+    changes = {name: _ceil(getattr(sharded, name) * kept) for name in components
+               if name not in sharded_here}
+    return replace(sharded, **changes)  # type: ignore[arg-type]
+
+
+def _ceil(value: Fraction) -> int:
+    return -(-value.numerator // value.denominator)
 
 
 def stage_states(states: ModelStates, stage: Stage) -> ModelStates:

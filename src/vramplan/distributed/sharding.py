@@ -15,7 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from vramplan.bounds import GPUS, GPUS_PER_NODE, PIPELINE_PARALLEL, TENSOR_PARALLEL
+from vramplan.bounds import (
+    EXPERT_PARALLEL,
+    GPUS,
+    GPUS_PER_NODE,
+    PIPELINE_PARALLEL,
+    TENSOR_PARALLEL,
+)
 from vramplan.errors import ConflictingOptions, OutOfRange
 from vramplan.training.states import ModelStates
 from vramplan.units import BYTES_PER_MIB, ceil_div
@@ -95,6 +101,11 @@ class Parallelism:
     """Pipeline stages: consecutive layers on different GPUs."""
     pipeline_schedule: PipelineSchedule = PipelineSchedule.ONE_F_ONE_B
     buffers: CommBuffers = field(default_factory=CommBuffers)
+    expert_parallel: int = 1
+    """Expert parallelism: the routed experts of every MoE layer split over this many GPUs of the
+    data-parallel group, each holding n_experts / expert_parallel of them and exchanging tokens
+    all-to-all (Lepikhin et al. 2020, GShard, arXiv:2006.16668; Rajbhandari et al. 2022,
+    DeepSpeed-MoE, arXiv:2201.05596)."""
 
     @property
     def ranks_per_node(self) -> int:
@@ -178,9 +189,13 @@ def check_parallelism(plan: Parallelism) -> Parallelism:
     GPUS_PER_NODE.check_int(plan.gpus_per_node)
     TENSOR_PARALLEL.check_int(plan.tensor_parallel)
     PIPELINE_PARALLEL.check_int(plan.pipeline_parallel)
+    EXPERT_PARALLEL.check_int(plan.expert_parallel)
     if plan.gpus % plan.model_parallel:
         raise ConflictingOptions("gpus", "tensor_parallel", str(plan.gpus), "gpus_multiple",
                                  model_parallel=plan.model_parallel)
+    if plan.data_parallel % plan.expert_parallel:
+        raise ConflictingOptions("expert_parallel", "gpus", str(plan.expert_parallel),
+                                 "experts_split", data_parallel=plan.data_parallel)
     if plan.scheme is Scheme.NONE and plan.data_parallel > 1:
         raise ConflictingOptions("sharding", "gpus", plan.scheme.value, "one_copy",
                                  gpus=plan.gpus, copies=plan.data_parallel)

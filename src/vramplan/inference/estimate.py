@@ -8,8 +8,11 @@ The model of one run, per GPU (tensor parallelism over `tensor_parallel` GPUs):
                      + engine buffers
     device total   = allocated peak + CUDA context
 - KV cache: 2 (K and V) x layers x kv_heads x head_dim x bytes x batch x cached tokens, where a
-  sliding-window layer caches min(context, window) tokens (Gemma 2, Mistral 7B v0.1) when the
-  engine supports it.
+  local layer caches min(context, window) tokens when the engine supports it: a sliding window
+  (Gemma 2 and 3, Mistral 7B v0.1, gpt-oss, Command R7B) or Llama 4's chunks. Multi-head latent
+  attention (DeepSeek-V3, Kimi K2) caches its compressed latent instead: kv_lora_rank +
+  qk_rope_head_dim values per token and layer, one copy on every tensor-parallel GPU. Image tokens
+  (vision-language models) are cached like text; loaded MTP modules add their layers.
 - Prefill working set: the live tensors of one block while a chunk of the prompt goes through it
   (residual, normed input, q/k/v and attention output, or the MLP's intermediates), plus the
   attention scores with an eager kernel, plus the logits the engine keeps.
@@ -88,7 +91,7 @@ class InferenceEstimate:
 def estimate_inference(inputs: InferenceInputs) -> InferenceEstimate:
     """The per-GPU memory of `inputs`."""
     profile = inputs.profile
-    arch = _as_loaded(inputs.arch, profile)
+    arch = _as_loaded(inputs.arch, profile, inputs.mtp)
     layout = weights_layout(arch, inputs.weights, _stored_bytes(inputs), profile.quantizes_head)
     tp = inputs.tensor_parallel
     prefill = _activations_bytes(arch, inputs)
@@ -104,10 +107,13 @@ def estimate_inference(inputs: InferenceInputs) -> InferenceEstimate:
     return InferenceEstimate(inputs, layout, items, kv_bytes_per_token(arch, inputs))
 
 
-def _as_loaded(arch: Architecture, profile: EngineProfile) -> Architecture:
-    """The architecture as the engine builds it (LitGPT unties the head)."""
+def _as_loaded(arch: Architecture, profile: EngineProfile, mtp: bool) -> Architecture:
+    """The architecture as the engine builds it (LitGPT unties the head; MTP modules loaded for
+    speculative decoding)."""
     if profile.separate_head and arch.tied_embeddings:
-        return dataclasses.replace(arch, tied_embeddings=False)
+        arch = dataclasses.replace(arch, tied_embeddings=False)
+    if mtp:
+        arch = dataclasses.replace(arch, mtp_loaded=True)
     return arch
 
 
@@ -121,7 +127,7 @@ def _weights_per_gpu(layout: WeightsLayout, tp: int) -> int:
     across GPUs and replicates norms and biases (Megatron-LM, Shoeybi et al. 2019,
     arXiv:1909.08053; vLLM VocabParallelEmbedding)."""
     split = sum(layout.bytes_of(group) for group in
-                (WeightGroup.LINEARS, WeightGroup.HEAD, WeightGroup.EMBEDDING))
+                (WeightGroup.LINEARS, WeightGroup.HEAD, WeightGroup.EMBEDDING, WeightGroup.VISION))
     return ceil_div(split, tp) + layout.bytes_of(WeightGroup.OTHER)
 
 
@@ -132,22 +138,44 @@ def _kv_heads_per_gpu(arch: Architecture, inputs: InferenceInputs) -> int:
     return max(1, heads // inputs.tensor_parallel)
 
 
+def kv_values_per_layer_token(arch: Architecture, inputs: InferenceInputs) -> int:
+    """Values one token leaves in one layer's cache, per GPU: a key and a value per KV head, or
+    multi-head latent attention's latent and rotary key. The latent has no heads to split: vLLM's
+    MLA backends keep one KV head of kv_lora_rank + qk_rope_head_dim on every tensor-parallel rank
+    (vllm/model_executor/layers/mla.py, `MLAAttentionSpec`), and transformers caches it before
+    `expand_kv` (modeling_deepseek_v3.py: "Cache read / write is performed while latent KV is
+    still compressed")."""
+    if arch.latent_attention is not None:
+        return arch.latent_attention.cached_values_per_token
+    return _kv_heads_per_gpu(arch, inputs) * (arch.head_dim + arch.v_head_dim)
+
+
+def _cache_layers(arch: Architecture, inputs: InferenceInputs) -> tuple[int, int]:
+    """(full layers, local layers) of the cache: local layers cache at most the window (or chunk)
+    when the engine does; loaded MTP modules are full-attention layers."""
+    window = arch.sliding_window
+    local = arch.sliding_window_layers if window and inputs.profile.kv_sliding_window else 0
+    mtp = arch.mtp_layers if inputs.mtp else 0
+    return arch.n_layers - local + mtp, local
+
+
 def kv_bytes_per_token(arch: Architecture, inputs: InferenceInputs) -> int:
-    """KV bytes of one token of one sequence over all layers, per GPU (sliding layers included:
+    """KV bytes of one token of one sequence over all layers, per GPU (local layers included:
     before the window fills they grow too)."""
-    values = 2 * arch.n_layers * _kv_heads_per_gpu(arch, inputs) * arch.head_dim
+    full, local = _cache_layers(arch, inputs)
+    values = (full + local) * kv_values_per_layer_token(arch, inputs)
     return _ceil_fraction(values * inputs.kv_dtype.bytes_per_value)
 
 
 def kv_cache_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
-    """2 x layers x kv_heads x head_dim x bytes x batch x cached tokens, per GPU; sliding-window
-    layers cache min(context, window) tokens when the engine supports it."""
-    per_layer_token = 2 * _kv_heads_per_gpu(arch, inputs) * arch.head_dim
-    window = arch.sliding_window
-    sliding = arch.sliding_window_layers if window and inputs.profile.kv_sliding_window else 0
-    full = arch.n_layers - sliding
-    tokens = full * inputs.context + sliding * min(inputs.context, window or inputs.context)
-    values = per_layer_token * tokens * inputs.batch
+    """Values per layer and token x bytes x batch x cached tokens, per GPU; local layers cache
+    min(cached tokens, window) tokens when the engine supports it (a sliding window; Llama 4's
+    chunked layers attend within one chunk of `attention_chunk_size` tokens, so one chunk
+    suffices: vLLM `ChunkedLocalAttentionSpec`, transformers' chunked cache layers)."""
+    full, local = _cache_layers(arch, inputs)
+    cached = inputs.cached_tokens
+    tokens = full * cached + local * min(cached, arch.sliding_window or cached)
+    values = kv_values_per_layer_token(arch, inputs) * tokens * inputs.batch
     return _ceil_fraction(values * inputs.kv_dtype.bytes_per_value)
 
 
@@ -165,16 +193,25 @@ def _activations_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
     eager attention kernel."""
     tp = inputs.tensor_parallel
     h = arch.hidden_size
-    attention = 2 * h + (2 * arch.q_dim + 2 * arch.kv_dim) // tp
-    width = arch.expert_intermediate_size * (arch.experts_per_token + arch.n_shared_experts)
+    attention = 2 * h + (arch.q_dim + arch.attn_out_dim + arch.kv_dim + arch.v_dim) // tp
+    width = _mlp_width(arch)
     mlp = 2 * h + (3 if arch.mlp is MlpKind.GATED else 2) * width // tp
     act_bytes = 4 if inputs.profile.activations_fp32 else inputs.compute_dtype.bytes
     tokens = inputs.batch * _chunk(inputs)
     working = tokens * max(attention, mlp) * act_bytes
     if inputs.attention is Attention.EAGER:
         heads = max(1, arch.n_heads // tp)
-        working += inputs.batch * heads * _chunk(inputs) * inputs.context * 4
+        working += inputs.batch * heads * _chunk(inputs) * inputs.cached_tokens * 4
     return working
+
+
+def _mlp_width(arch: Architecture) -> int:
+    """Intermediate width one token goes through: the dense MLP, or the experts it is routed to
+    and the shared experts, whichever layer kind is wider."""
+    if not arch.is_moe:
+        return arch.intermediate_size
+    routed = arch.expert_intermediate_size * (arch.experts_per_token + arch.n_shared_experts)
+    return max(routed, arch.intermediate_size if arch.n_dense_layers else 0)
 
 
 def _logits_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
@@ -212,7 +249,7 @@ def _engine_buffer_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
     rotary dims x 4 bytes)."""
     if not inputs.profile.mask_cache:
         return 0
-    return inputs.context ** 2 + 2 * inputs.context * arch.rotary_dim * 4
+    return inputs.cached_tokens ** 2 + 2 * inputs.cached_tokens * arch.rotary_dim * 4
 
 
 def _ceil_fraction(value: Fraction) -> int:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vramplan.bounds import BATCH, CONTEXT, PROMPT, TENSOR_PARALLEL
-from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName
+from vramplan.bounds import BATCH, CONTEXT, IMAGES, PROMPT, TENSOR_PARALLEL
+from vramplan.errors import ConflictingOptions, OutOfRange
 from vramplan.model.architecture import Architecture
 from vramplan.presets.inference_engines import ENGINES, EngineProfile
 from vramplan.presets.quant_formats import FormatFamily, QuantFormat
@@ -33,10 +33,28 @@ class InferenceInputs:
     """`eager` keeps the score matrix (fp32, batch x heads x chunk x context) during prefill;
     `sdpa` and `flash` run fused kernels that keep none."""
     model_name: str = ""
+    images: int = 0
+    """Images per sequence (vision-language models): each adds the tower's tokens per image to
+    the context and the prompt."""
+    mtp: bool = False
+    """The multi-token-prediction modules are loaded (speculative decoding with them, vLLM's and
+    SGLang's MTP drafts): their weights and their layers' KV cache."""
+
+    @property
+    def image_tokens(self) -> int:
+        """Tokens the images add to each sequence."""
+        vision = self.arch.vision
+        return self.images * vision.tokens_per_image if vision is not None else 0
+
+    @property
+    def cached_tokens(self) -> int:
+        """Tokens cached per sequence: the context and the image tokens."""
+        return self.context + self.image_tokens
 
     @property
     def prompt_tokens(self) -> int:
-        return self.context if self.prompt is None else self.prompt
+        """Tokens of the prefill: the prompt (the whole context by default) and the images."""
+        return (self.context if self.prompt is None else self.prompt) + self.image_tokens
 
     @property
     def profile(self) -> EngineProfile:
@@ -48,10 +66,17 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
                      compute_dtype: ComputeDtype = ComputeDtype.BF16,
                      engine: Engine = Engine.GENERIC, tensor_parallel: int = 1,
                      attention: Attention = Attention.SDPA,
-                     model_name: str = "") -> InferenceInputs:
+                     model_name: str = "", images: int = 0, mtp: bool = False
+                     ) -> InferenceInputs:
     """Validated inputs: counts in range, prompt within the context, a GGUF file only on
-    llama.cpp and llama.cpp only with GGUF."""
+    llama.cpp and llama.cpp only with GGUF, images only for a model with a vision tower, MTP
+    modules only for a checkpoint that has some."""
     CONTEXT.check_int(context)
+    IMAGES.check_int(images)
+    if images and arch.vision is None:
+        raise ConflictingOptions("images", "model", str(images), "no_vision")
+    if mtp and not arch.mtp_layers:
+        raise ConflictingOptions("mtp", "model", "true", "no_mtp")
     BATCH.check_int(batch)
     TENSOR_PARALLEL.check_int(tensor_parallel)
     if prompt is not None:
@@ -65,26 +90,7 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
         engine = Engine.LLAMA_CPP
     if kv_dtype in (KvDtype.Q8_0, KvDtype.Q4_0) and engine is not Engine.LLAMA_CPP:
         raise ConflictingOptions("kv_dtype", "engine", kv_dtype.value)
-    return InferenceInputs(arch, weights, context, batch, prompt, kv_dtype, compute_dtype, engine,
-                           tensor_parallel, attention, model_name)
-
-
-def resolve_engine(name: str) -> Engine:
-    try:
-        return Engine(name.strip().lower())
-    except ValueError:
-        raise UnknownName("engine", name, [e.value for e in Engine]) from None
-
-
-def resolve_kv_dtype(name: str) -> KvDtype:
-    try:
-        return KvDtype(name.strip().lower())
-    except ValueError:
-        raise UnknownName("kv_dtype", name, [k.value for k in KvDtype]) from None
-
-
-def resolve_compute_dtype(name: str) -> ComputeDtype:
-    try:
-        return ComputeDtype(name.strip().lower())
-    except ValueError:
-        raise UnknownName("dtype", name, [d.value for d in ComputeDtype]) from None
+    return InferenceInputs(arch=arch, weights=weights, context=context, batch=batch,
+                           prompt=prompt, kv_dtype=kv_dtype, compute_dtype=compute_dtype,
+                           engine=engine, tensor_parallel=tensor_parallel, attention=attention,
+                           model_name=model_name, images=images, mtp=mtp)

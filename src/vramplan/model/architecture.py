@@ -22,6 +22,7 @@ from enum import StrEnum
 from typing import Literal
 
 from vramplan.errors import OutOfRange
+from vramplan.model.vision import VisionTower
 
 
 class MlpKind(StrEnum):
@@ -64,6 +65,55 @@ class QkNormKind(StrEnum):
     PER_HEAD = "per_head"
     """One norm per head (StableLM `qk_layernorm`) or over all heads at once (OLMo 2): the scales
     cover (n_heads + n_kv_heads) x head_dim."""
+    L2_PER_HEAD = "l2_per_head"
+    """An L2 norm over each head's head_dim without a scale (Llama 4's `Llama4TextL2Norm`, on the
+    layers that apply RoPE): no parameters."""
+
+
+class LocalAttention(StrEnum):
+    """How the attention of a local layer (`Architecture.sliding_window_layers`) is bounded."""
+
+    SLIDING = "sliding"
+    """Each token sees the `sliding_window` tokens before it (Mistral 7B v0.1, Gemma 2 and 3,
+    gpt-oss, Command R7B): a cache of `sliding_window` tokens suffices."""
+    CHUNKED = "chunked"
+    """Tokens see only their own chunk of `sliding_window` tokens (Llama 4
+    `attention_chunk_size`, transformers `chunked_attention` layers): a cache of one chunk
+    suffices."""
+
+
+@dataclass(frozen=True, slots=True)
+class LatentAttention:
+    """Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434, section 2.1; DeepSeek-V3,
+    Kimi K2). transformers models/deepseek_v3/modeling_deepseek_v3.py `DeepseekV3Attention`:
+    queries through a low-rank `q_a_proj` -> RMSNorm -> `q_b_proj` (or one `q_proj` when
+    `q_lora_rank` is null); keys and values compressed by `kv_a_proj_with_mqa` into a latent of
+    `kv_lora_rank` plus one shared rotary key of `qk_rope_head_dim`, normed, then expanded per head
+    by `kv_b_proj`; `o_proj` from n_heads x `v_head_dim`."""
+
+    kv_lora_rank: int
+    qk_rope_head_dim: int
+    qk_nope_head_dim: int
+    v_head_dim: int
+    q_lora_rank: int | None = None
+
+    @property
+    def qk_head_dim(self) -> int:
+        """Width of one head's query and key: the part without and the part with RoPE."""
+        return self.qk_nope_head_dim + self.qk_rope_head_dim
+
+    @property
+    def cached_values_per_token(self) -> int:
+        """Values one token leaves in one layer's cache: the latent and the rotary key
+        (`kv_lora_rank + qk_rope_head_dim`, 576 for DeepSeek-V3), whatever the head count.
+        transformers caches them compressed (`cache.update(kv_nope, k_rot, ...)` before
+        `expand_kv`), as vLLM's MLA backends do."""
+        return self.kv_lora_rank + self.qk_rope_head_dim
+
+    @property
+    def norm_params(self) -> int:
+        """`q_a_layernorm` (when queries are low-rank) and `kv_a_layernorm`: RMSNorm scales."""
+        return (self.q_lora_rank or 0) + self.kv_lora_rank
 
 
 class ParamGroup(StrEnum):
@@ -85,10 +135,17 @@ class ParamGroup(StrEnum):
     """The norm before the head."""
     HEAD = "head"
     """The output projection to the vocabulary (0 when tied to the embedding)."""
+    VISION = "vision"
+    """The vision tower and its projector into the language model (0 for text-only models)."""
+    MTP = "mtp"
+    """Multi-token-prediction modules, when loaded (`Architecture.mtp_loaded`)."""
 
 
-LinearRole = Literal["q", "k", "v", "o", "gate", "up", "down", "router", "head"]
-"""The role of a linear layer; LoRA target names map onto these."""
+LinearRole = Literal["q", "k", "v", "o", "gate", "up", "down", "router", "head",
+                     "q_a", "q_b", "kv_a", "kv_b", "gate_up"]
+"""The role of a linear layer; LoRA target names map onto these. `q_a`, `q_b`, `kv_a` and `kv_b`
+are the projections of multi-head latent attention (`LatentAttention`); `gate_up` is the fused
+3-D parameter of routed experts as LoRA adapters see it (`vramplan.model.lora_targets`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +209,9 @@ class Architecture:
     """One norm feeds both branches of a parallel block (Falcon-7B, Phi-1/2): one norm per block."""
     sandwich_norms: bool = False
     """Extra norms on the attention and MLP outputs (Gemma 2: four norms per block)."""
+    norms_after_sublayers: bool = False
+    """The block's two norms are on the outputs of attention and MLP, none on their inputs (OLMo 2:
+    `post_attention_layernorm` and `post_feedforward_layernorm`, modeling_olmo2.py)."""
     norm_weight: bool = True
     """The norms have a learned scale (OLMo-1's layer norm has neither scale nor bias)."""
     qk_norm: QkNormKind = QkNormKind.NONE
@@ -209,6 +269,51 @@ class Architecture:
     transformers' Llama, OPT, Phi, GPT-NeoX, StarCoder ...; GPT-J on fp32 scores) and casts back;
     False where it runs in the scores' dtype (GPT-2's `eager_attention_forward`:
     `nn.functional.softmax(attn_weights, dim=-1)`)."""
+    latent_attention: LatentAttention | None = None
+    """Multi-head latent attention (DeepSeek-V3, Kimi K2); None for q/k/v/o attention. With it,
+    `head_dim` is the query/key head width (`qk_nope_head_dim + qk_rope_head_dim`) and
+    `n_kv_heads` the heads keys and values are expanded to."""
+    attention_sinks: bool = False
+    """One learned sink logit per head joins each softmax (gpt-oss `self_attn.sinks`, n_heads
+    parameters per block; Xiao et al. 2023, arXiv:2309.17453, learned as in OpenAI's gpt-oss)."""
+    local_attention: LocalAttention = LocalAttention.SLIDING
+    """How the `sliding_window_layers` layers bound their attention."""
+    dense_layers: tuple[int, ...] = ()
+    """In a mixture-of-experts model, the layers (0-based) whose feed-forward is the dense MLP of
+    `intermediate_size`: DeepSeek-V3's `first_k_dense_replace` first layers, Llama 4 Maverick's
+    even layers, Qwen3-MoE's `mlp_only_layers`. The others hold the router and the experts."""
+    vision: VisionTower | None = None
+    """The vision tower and projector of a vision-language checkpoint (Gemma 3 4B+, Llama 4)."""
+    mtp_layers: int = 0
+    """Multi-token-prediction modules in the checkpoint (`num_nextn_predict_layers`: DeepSeek-V3
+    1, GLM-4.5 1), which transformers' `*ForCausalLM` does not build (it builds them only in
+    `MtpModel` for `generate(use_mtp=True)`, modeling_layers.py)."""
+    mtp_loaded: bool = False
+    """The MTP modules are loaded and counted (speculative decoding with them, as vLLM's and
+    SGLang's MTP drafts do); off by default, as in transformers."""
+    norm_scale_fp32: bool = False
+    """The RMSNorm multiplies by its scale in fp32 and casts after (Gemma's `output * (1.0 +
+    self.weight.float())`, OLMo 2's and gpt-oss's `(self.weight * hidden_states).to(input_dtype)`),
+    so the normalized input it keeps for the scale's gradient is fp32; Llama's casts first
+    (`self.weight * hidden_states.to(input_dtype)`)."""
+    norm_python_layernorm: bool = False
+    """The LayerNorm is written out in fp32 Python (Cohere's `CohereLayerNorm`: two centered
+    copies, the inverse deviation, the normalized input), not `nn.LayerNorm`."""
+    router_fp32: bool = False
+    """The router computes in fp32 from an fp32 copy of its input (DeepSeek-V3's and GLM-4.5's
+    `F.linear(hidden_states.type(torch.float32), self.weight.type(torch.float32))`)."""
+    swiglu_limit: float | None = None
+    """gpt-oss's experts clamp gate and up to this limit and gate with `gate * sigmoid(alpha *
+    gate)`, `(up + 1) * glu` (`GptOssExperts._apply_gate`): four intermediate-wide tensors kept
+    where act(gate) * up keeps one."""
+    experts_see_every_token: bool = False
+    """transformers' Llama 4 runs every token through every expert, scaled by a zero score when not
+    routed (`Llama4TextMoe.forward`: `hidden_states.repeat(num_experts, 1)`, then `torch.bmm`), so
+    its training activations grow with n_experts, not experts_per_token."""
+    checkpoint_format: str | None = None
+    """The weight format the checkpoint is published in when it is not a plain float dtype
+    (`quantization_config`): `fp8-block128` (DeepSeek-V3, Kimi K2), `mxfp4` (gpt-oss); a name of
+    `vramplan.presets.quant_formats`."""
 
     def __post_init__(self) -> None:
         for name in ("n_layers", "hidden_size", "intermediate_size", "n_heads", "n_kv_heads",
@@ -219,6 +324,10 @@ class Architecture:
             raise OutOfRange("n_kv_heads", str(self.n_kv_heads))
         if self.experts_per_token > self.n_experts:
             raise OutOfRange("experts_per_token", str(self.experts_per_token))
+        if self.mtp_layers < 0:
+            raise OutOfRange("mtp_layers", str(self.mtp_layers))
+        if any(not 0 <= layer < self.n_layers for layer in self.dense_layers):
+            raise OutOfRange("dense_layers", str(self.dense_layers))
         if not 0 <= self.sliding_window_layers <= self.n_layers:
             raise OutOfRange("sliding_window_layers", str(self.sliding_window_layers))
         if not 0 < self.partial_rotary_factor <= 1:
@@ -239,8 +348,25 @@ class Architecture:
 
     @property
     def kv_dim(self) -> int:
-        """Width of the keys (and of the values): n_kv_heads x head_dim."""
+        """Width of the keys: n_kv_heads x head_dim (under multi-head latent attention, of the keys
+        as expanded per head)."""
         return self.n_kv_heads * self.head_dim
+
+    @property
+    def v_head_dim(self) -> int:
+        """Width of one head's values: `head_dim`, or MLA's `v_head_dim`."""
+        mla = self.latent_attention
+        return mla.v_head_dim if mla is not None else self.head_dim
+
+    @property
+    def v_dim(self) -> int:
+        """Width of the values: n_kv_heads x the value head width."""
+        return self.n_kv_heads * self.v_head_dim
+
+    @property
+    def attn_out_dim(self) -> int:
+        """Width of the attention output before `o_proj`: n_heads x the value head width."""
+        return self.n_heads * self.v_head_dim
 
     @property
     def is_moe(self) -> bool:
@@ -250,6 +376,30 @@ class Architecture:
     def expert_intermediate_size(self) -> int:
         """Width of each expert's MLP (the dense MLP's width for a dense model)."""
         return self.moe_intermediate_size or self.intermediate_size
+
+    @property
+    def n_dense_layers(self) -> int:
+        """Layers with a dense MLP: all of a dense model's, `dense_layers` of a MoE model's."""
+        return len(set(self.dense_layers)) if self.is_moe else self.n_layers
+
+    @property
+    def n_moe_layers(self) -> int:
+        """Layers holding a router and experts."""
+        return self.n_layers - self.n_dense_layers
+
+    def layer_is_moe(self, layer: int) -> bool:
+        """Whether layer `layer` (0-based) holds the router and the experts."""
+        return self.is_moe and layer not in self.dense_layers
+
+    def kind_view(self, moe: bool) -> Architecture:
+        """The same architecture with every block of one kind: its dense blocks (no router, no
+        experts) or its MoE blocks; for code that models one block at a time."""
+        from dataclasses import replace
+
+        if moe:
+            return replace(self, dense_layers=())
+        return replace(self, n_experts=1, experts_per_token=1, n_shared_experts=0,
+                       moe_intermediate_size=None, router_bias=False, dense_layers=())
 
     @property
     def rotary_dim(self) -> int:
@@ -271,8 +421,11 @@ class Architecture:
     # --- linears ---------------------------------------------------------------------------------
 
     def attention_linears(self) -> tuple[LinearSpec, ...]:
-        """q, k, v and o of one block, as logical linears (k and v GQA-sized even when fused)."""
+        """The attention's linears of one block: q, k, v and o as logical linears (k and v
+        GQA-sized even when fused), or the five projections of multi-head latent attention."""
         h = self.hidden_size
+        if self.latent_attention is not None:
+            return self._latent_attention_linears(self.latent_attention)
         return (
             LinearSpec("q", h, self.q_dim, self.qkv_bias),
             LinearSpec("k", h, self.kv_dim, self.qkv_bias),
@@ -280,16 +433,39 @@ class Architecture:
             LinearSpec("o", self.q_dim, h, self.attn_out_bias),
         )
 
+    def _latent_attention_linears(self, mla: LatentAttention) -> tuple[LinearSpec, ...]:
+        """DeepseekV3Attention.__init__: `q_a_proj` and `kv_a_proj_with_mqa` (and `o_proj`) take
+        `attention_bias`; `q_proj`, `q_b_proj` and `kv_b_proj` have no bias."""
+        h, heads, bias = self.hidden_size, self.n_heads, self.qkv_bias
+        q_out = heads * mla.qk_head_dim
+        if mla.q_lora_rank is None:
+            queries: tuple[LinearSpec, ...] = (LinearSpec("q", h, q_out, False),)
+        else:
+            queries = (LinearSpec("q_a", h, mla.q_lora_rank, bias),
+                       LinearSpec("q_b", mla.q_lora_rank, q_out, False))
+        return (
+            *queries,
+            LinearSpec("kv_a", h, mla.kv_lora_rank + mla.qk_rope_head_dim, bias),
+            LinearSpec("kv_b", mla.kv_lora_rank, heads * (mla.qk_nope_head_dim + mla.v_head_dim),
+                       False),
+            LinearSpec("o", heads * mla.v_head_dim, h, self.attn_out_bias),
+        )
+
     def mlp_linears(self) -> tuple[LinearSpec, ...]:
-        """The MLP of one block: the dense MLP, or the router, the routed experts and the shared
-        experts (in that order)."""
+        """The MLP of one block (of a MoE block in a model that has both kinds): the dense MLP,
+        or the router, the routed experts and the shared experts (in that order)."""
         if not self.is_moe:
-            return self._ffn(self.intermediate_size, count=1, routed=False)
+            return self.dense_mlp_linears()
         router = LinearSpec("router", self.hidden_size, self.n_experts, self.router_bias)
         routed = self._ffn(self.expert_intermediate_size, count=self.n_experts, routed=True)
         shared = (self._ffn(self.expert_intermediate_size, count=self.n_shared_experts,
                             routed=False) if self.n_shared_experts else ())
         return (router, *routed, *shared)
+
+    def dense_mlp_linears(self) -> tuple[LinearSpec, ...]:
+        """The dense MLP of `intermediate_size` (every block of a dense model, `dense_layers` of a
+        MoE model)."""
+        return self._ffn(self.intermediate_size, count=1, routed=False)
 
     def _ffn(self, width: int, count: int, routed: bool) -> tuple[LinearSpec, ...]:
         h, bias = self.hidden_size, self.mlp_bias
@@ -300,8 +476,30 @@ class Architecture:
         return (LinearSpec("up", h, width, bias, count, routed), down)
 
     def block_linears(self) -> tuple[LinearSpec, ...]:
-        """Every linear of ONE block: attention, then MLP (router and experts for MoE)."""
+        """Every linear of ONE block: attention, then MLP (router and experts for MoE). In a
+        model with both kinds of block, of a MoE block: `block_kinds()` lists both."""
         return (*self.attention_linears(), *self.mlp_linears())
+
+    def block_kinds(self) -> tuple[BlockKind, ...]:
+        """The kinds of block and how many layers of each: one kind for a dense model or a model
+        whose every layer is MoE; a dense kind and a MoE kind otherwise (dense first)."""
+        attention = self.attention_linears()
+        per_block = self.params_attention_per_block + self.params_norms_per_block
+        kinds = []
+        if self.n_dense_layers:
+            dense = self.dense_mlp_linears()
+            kinds.append(BlockKind(self.n_dense_layers, False, (*attention, *dense),
+                                   per_block + sum(lin.params for lin in dense)))
+        if self.n_moe_layers:
+            moe = self.mlp_linears()
+            kinds.append(BlockKind(self.n_moe_layers, True, (*attention, *moe),
+                                   per_block + sum(lin.params for lin in moe)))
+        return tuple(kinds)
+
+    def model_linears(self) -> tuple[tuple[LinearSpec, int], ...]:
+        """Every block linear of the model with the number of layers it is in."""
+        return tuple((linear, kind.layers) for kind in self.block_kinds()
+                     for linear in kind.linears)
 
     def head_linear(self) -> LinearSpec:
         """The output projection (it exists even when its weight is tied to the embedding)."""
@@ -320,16 +518,26 @@ class Architecture:
 
     @property
     def params_attention_per_block(self) -> int:
-        return sum(lin.params for lin in self.attention_linears()) + self.params_qk_norm
+        """Attention linears, query/key norms, MLA's latent norms and attention sinks."""
+        latent_norms = self.latent_attention.norm_params if self.latent_attention else 0
+        sinks = self.n_heads if self.attention_sinks else 0
+        return (sum(lin.params for lin in self.attention_linears()) + self.params_qk_norm
+                + latent_norms + sinks)
 
     @property
     def params_router_per_block(self) -> int:
+        """The router of a MoE block (0 for a dense model)."""
         return sum(lin.params for lin in self.mlp_linears() if lin.role == "router")
 
     @property
     def params_mlp_per_block(self) -> int:
-        """Dense MLP, or all experts (routed and shared), without the router."""
+        """Dense MLP, or all experts (routed and shared) of a MoE block, without the router."""
         return sum(lin.params for lin in self.mlp_linears() if lin.role != "router")
+
+    @property
+    def params_dense_mlp(self) -> int:
+        """The dense MLP of one block."""
+        return sum(lin.params for lin in self.dense_mlp_linears())
 
     @property
     def params_norms_per_block(self) -> int:
@@ -337,12 +545,17 @@ class Architecture:
 
     @property
     def params_per_block(self) -> int:
-        return (self.params_attention_per_block + self.params_router_per_block
-                + self.params_mlp_per_block + self.params_norms_per_block)
+        """Parameters of one block; of the largest kind when blocks differ (a MoE block)."""
+        return max(kind.params for kind in self.block_kinds())
+
+    def params_of_layer(self, layer: int) -> int:
+        """Parameters of block `layer` (0-based)."""
+        moe = self.layer_is_moe(layer)
+        return next(kind.params for kind in self.block_kinds() if kind.moe is moe)
 
     @property
     def params_blocks(self) -> int:
-        return self.n_layers * self.params_per_block
+        return sum(kind.layers * kind.params for kind in self.block_kinds())
 
     @property
     def params_token_embedding(self) -> int:
@@ -378,6 +591,32 @@ class Architecture:
         return self.norm_params if self.final_norm else 0
 
     @property
+    def params_vision(self) -> int:
+        """The vision tower and its projector (0 for a text-only model)."""
+        return self.vision.params if self.vision is not None else 0
+
+    @property
+    def params_mtp_module(self) -> int:
+        """One multi-token-prediction module as transformers' `MtpLayer` builds it
+        (modeling_layers.py): `enorm` and `hnorm` (hidden-size norms), `eh_proj` (2 x hidden ->
+        hidden, no bias), one decoder block built with `first_k_dense_replace=0` (so a MoE
+        block; `get_mtp_config`, configuration_utils.py) and `post_norm`; the embedding and the
+        head are the main model's."""
+        h = self.hidden_size
+        block = next(kind.params for kind in reversed(self.block_kinds()))
+        return 3 * self.norm_params + 2 * h * h + block
+
+    @property
+    def params_mtp(self) -> int:
+        """The MTP modules when loaded (0 otherwise)."""
+        return self.mtp_layers * self.params_mtp_module if self.mtp_loaded else 0
+
+    @property
+    def params_text(self) -> int:
+        """Every parameter of the language model (no vision tower, no MTP module)."""
+        return self.params_total - self.params_vision - self.params_mtp
+
+    @property
     def params_total(self) -> int:
         """Every parameter, tied weights counted once."""
         return sum(self.params_by_component().values())
@@ -390,12 +629,13 @@ class Architecture:
 
     @property
     def params_active(self) -> int:
-        """Parameters one token goes through: for MoE, only `experts_per_token` routed experts."""
+        """Parameters one token goes through: for MoE, only `experts_per_token` routed experts
+        (the vision tower is counted as loaded)."""
         inactive = sum(
             lin.params_each * (lin.count - self.experts_per_token)
             for lin in self.mlp_linears() if lin.routed
         )
-        return self.params_total - self.n_layers * inactive
+        return self.params_total - self.n_moe_layers * inactive
 
     def params_by_component(self) -> Mapping[ParamGroup, int]:
         """Every parameter, by where it lives; the values sum to `params_total`."""
@@ -404,12 +644,29 @@ class Architecture:
             ParamGroup.EMBEDDING: self.params_token_embedding,
             ParamGroup.POSITION_EMBEDDING: self.params_position_embedding,
             ParamGroup.ATTENTION: n * self.params_attention_per_block,
-            ParamGroup.MLP: n * self.params_mlp_per_block,
-            ParamGroup.ROUTER: n * self.params_router_per_block,
+            ParamGroup.MLP: (self.n_dense_layers * self.params_dense_mlp
+                             + self.n_moe_layers * self.params_mlp_per_block
+                             if self.is_moe else n * self.params_mlp_per_block),
+            ParamGroup.ROUTER: self.n_moe_layers * self.params_router_per_block,
             ParamGroup.NORMS: n * self.params_norms_per_block,
             ParamGroup.FINAL_NORM: self.params_final_norm,
             ParamGroup.HEAD: self.params_head,
+            ParamGroup.VISION: self.params_vision,
+            ParamGroup.MTP: (self.mtp_layers * self.params_mtp_module
+                             if self.mtp_loaded else 0),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class BlockKind:
+    """Blocks of one kind (dense or MoE) and how many layers have it."""
+
+    layers: int
+    moe: bool
+    linears: tuple[LinearSpec, ...]
+    """Every linear of one such block: attention, then its MLP (router and experts)."""
+    params: int
+    """Parameters of one such block (linears, norms, query/key norms, sinks)."""
 
 
 def _check_positive(name: str, value: int) -> None:

@@ -16,32 +16,34 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
-from vramplan.errors import VramplanError
-from vramplan.i18n import Lang, translate
+from vramplan.model import hf_dense_families, hf_moe_families
 from vramplan.model.architecture import Architecture, MlpKind, NormKind, PositionKind, QkNormKind
+from vramplan.model.hf_common import (
+    ConfigError,
+    ConfigFileError,
+    ConfigKeys,
+    Dropout,
+    InvalidConfigValue,
+    MissingConfigKey,
+    head_dim_of,
+    llama_like,
+    replace_fields,
+    rotary_factor,
+    with_window,
+)
+
+__all__ = ["CONFIG_FILE", "DTYPE_BYTES", "SAFETENSORS_INDEX_FILE", "SUPPORTED_MODEL_TYPES",
+           "ConfigError", "ConfigFileError", "InvalidConfigValue", "MissingConfigKey",
+           "MissingModelType", "SafetensorsCheck", "UnsupportedModelType",
+           "check_safetensors_index", "load_config", "parse_config", "parse_config_text",
+           "read_config_file"]
 
 CONFIG_FILE = "config.json"
 SAFETENSORS_INDEX_FILE = "model.safetensors.index.json"
 
 # --- errors ---------------------------------------------------------------------------------------
-
-
-class ConfigError(VramplanError):
-    """A config.json that cannot be turned into an architecture."""
-
-    def __init__(self, value: str, **params: object) -> None:
-        super().__init__("config", value, **params)
-
-
-class MissingConfigKey(ConfigError):
-    """A key the family needs is absent (or null)."""
-
-    key = "error.config_missing_key"
-
-    def __init__(self, config_key: str, model_type: str) -> None:
-        super().__init__(config_key, model_type=model_type)
 
 
 class MissingModelType(ConfigError):
@@ -62,240 +64,72 @@ class UnsupportedModelType(ConfigError):
         super().__init__(model_type, choices=", ".join(SUPPORTED_MODEL_TYPES))
 
 
-class InvalidConfigValue(ConfigError):
-    """A key with a value of the wrong type, or an option that changes the layout in a way this
-    reader does not model."""
-
-    key = "error.config_value"
-
-    def __init__(self, config_key: str, value: object, expected: str, **expected_params: object
-                 ) -> None:
-        self.expected = expected
-        """Message key of what is accepted (`expect.positive_int`, ...)."""
-        self.expected_params = expected_params
-        super().__init__(config_key, got=json.dumps(value))
-
-    def message(self, lang: Lang, label: Callable[[str], str] | None = None) -> str:
-        self.params["expected"] = translate(self.expected, lang, **self.expected_params)
-        return super().message(lang, label)
-
-
-class ConfigFileError(ConfigError):
-    """The path is missing, not JSON, or not a JSON object."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        self.key = f"error.config_file_{reason}"
-        super().__init__(path)
-
-
-# --- a typed view of the mapping ------------------------------------------------------------------
-
-
-class _Keys:
-    """Typed access to a config mapping; errors name the key and the model_type."""
-
-    def __init__(self, config: Mapping[str, Any], model_type: str) -> None:
-        self.config = config
-        self.model_type = model_type
-
-    def _first(self, names: tuple[str, ...]) -> tuple[str, Any]:
-        for name in names:
-            if self.config.get(name) is not None:
-                return name, self.config[name]
-        return names[0], None
-
-    def get_int(self, *names: str, default: int | None = None) -> int:
-        """The first present key among `names` (HF aliases), as a positive int."""
-        name, value = self._first(names)
-        if value is None:
-            if default is None:
-                raise MissingConfigKey(name, self.model_type)
-            return default
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise InvalidConfigValue(name, value, "expect.positive_int")
-        return value
-
-    def get_opt_int(self, *names: str) -> int | None:
-        name, value = self._first(names)
-        return None if value is None else self.get_int(name)
-
-    def get_bool(self, name: str, default: bool) -> bool:
-        value = self.config.get(name)
-        if value is None:
-            return default
-        if not isinstance(value, bool):
-            raise InvalidConfigValue(name, value, "expect.bool")
-        return value
-
-    def get_float(self, name: str, default: float) -> float:
-        value = self.config.get(name)
-        if value is None:
-            return default
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        if not number or not math.isfinite(value):
-            raise InvalidConfigValue(name, value, "expect.number")
-        return float(value)
-
-    def get_opt_float(self, name: str, default: float | None) -> float | None:
-        """`default` when the key is absent (the config class's default), None when it is
-        null, else a positive number."""
-        if name not in self.config:
-            return default
-        value = self.config[name]
-        if value is None:
-            return None
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        if not number or not math.isfinite(value) or value <= 0:
-            raise InvalidConfigValue(name, value, "expect.number")
-        return float(value)
-
-    def get_str(self, *names: str, default: str) -> str:
-        name, value = self._first(names)
-        if value is None:
-            return default
-        if not isinstance(value, str):
-            raise InvalidConfigValue(name, value, "expect.string")
-        return value
-
-    def dtype(self) -> str | None:
-        value = self.config.get("torch_dtype", self.config.get("dtype"))
-        return value if isinstance(value, str) else None
-
-    def require_false(self, name: str) -> None:
-        """Refuse an option that adds parameters this reader does not model (never ignore it)."""
-        if self.config.get(name):
-            raise InvalidConfigValue(name, self.config[name], "expect.unsupported_option")
-
-
-def _head_dim(keys: _Keys, hidden: int, heads: int) -> int:
-    explicit = keys.get_opt_int("head_dim")
-    if explicit is not None:
-        return explicit
-    if hidden % heads:
-        raise InvalidConfigValue("num_attention_heads", heads, "expect.divisor", n=hidden)
-    return hidden // heads
-
-
 # --- one reader per family ------------------------------------------------------------------------
 
 
-def _llama_like(keys: _Keys, *, qkv_bias: bool, attn_out_bias: bool, mlp_bias: bool,
-                tied_default: bool, kv_heads_default_mha: bool = False) -> Architecture:
-    """Llama, Mistral, Qwen2, TinyLlama, Code Llama (transformers models/llama/modeling_llama.py,
-    mistral/, qwen2/): q/k/v/o, gate/up/down (SwiGLU), two RMSNorms per block, final RMSNorm.
-
-    `num_key_value_heads`: LlamaConfig, PhiConfig, Phi3Config and OlmoConfig default it to
-    `num_attention_heads` (`kv_heads_default_mha`); the Mistral, Mixtral, Qwen2, Gemma, Gemma 2 and
-    StableLM classes default it to a constant of their reference model (8, 8, 32, 16, 4, 32), which
-    would be a guess for another model, so there the key is required."""
-    hidden = keys.get_int("hidden_size")
-    heads = keys.get_int("num_attention_heads")
-    layers = keys.get_int("num_hidden_layers")
-    return Architecture(
-        family=keys.model_type,
-        n_layers=layers,
-        hidden_size=hidden,
-        intermediate_size=keys.get_int("intermediate_size"),
-        n_heads=heads,
-        n_kv_heads=keys.get_int("num_key_value_heads",
-                                default=heads if kv_heads_default_mha else None),
-        head_dim=_head_dim(keys, hidden, heads),
-        vocab_size=keys.get_int("vocab_size"),
-        tied_embeddings=keys.get_bool("tie_word_embeddings", tied_default),
-        mlp=MlpKind.GATED,
-        activation=keys.get_str("hidden_act", default="silu"),
-        qkv_bias=qkv_bias,
-        attn_out_bias=attn_out_bias,
-        mlp_bias=mlp_bias,
-        norm=NormKind.RMSNORM,
-        norm_bias=False,
-        position=PositionKind.ROPE,
-        max_position_embeddings=keys.get_int("max_position_embeddings"),
-        rope_theta=keys.get_float("rope_theta", 10000.0),
-        dtype=keys.dtype(),
-        # on the probabilities (`eager_attention_forward`'s dropout, SDPA's dropout_p); 0.0 by
-        # default in LlamaConfig, MistralConfig, MixtralConfig, Qwen2Config, GemmaConfig,
-        # Gemma2Config, Phi3Config, StableLmConfig and OlmoConfig
-        attention_dropout=keys.get_float("attention_dropout", 0.0),
-    )
-
-
-def _with_window(arch: Architecture, window: int | None, first_layer: int = 0) -> Architecture:
-    """`arch` with local attention of `window` tokens on layers `first_layer` and after."""
-    if window is None:
-        return arch
-    return _replace(arch, sliding_window=window,
-                    sliding_window_layers=max(0, arch.n_layers - first_layer))
-
-
-def _llama(keys: _Keys) -> Architecture:
+def _llama(keys: ConfigKeys) -> Architecture:
     bias = keys.get_bool("attention_bias", False)
-    return _llama_like(keys, qkv_bias=bias, attn_out_bias=bias,
-                       mlp_bias=keys.get_bool("mlp_bias", False), tied_default=False,
-                       kv_heads_default_mha=True)
+    return llama_like(keys, qkv_bias=bias, attn_out_bias=bias,
+                      mlp_bias=keys.get_bool("mlp_bias", False), tied_default=False,
+                      kv_heads_default_mha=True)
 
 
-def _mistral(keys: _Keys) -> Architecture:
+def _mistral(keys: ConfigKeys) -> Architecture:
     """models/mistral/: Llama's layout; `sliding_window` (if set) applies to every layer."""
-    base = _llama_like(keys, qkv_bias=False, attn_out_bias=False, mlp_bias=False,
-                       tied_default=False)
-    return _with_window(base, keys.get_opt_int("sliding_window"))
+    base = llama_like(keys, qkv_bias=False, attn_out_bias=False, mlp_bias=False,
+                      tied_default=False)
+    return with_window(base, keys.get_opt_int("sliding_window"))
 
 
-def _qwen2(keys: _Keys) -> Architecture:
+def _qwen2(keys: ConfigKeys) -> Architecture:
     """models/qwen2/modeling_qwen2.py: bias on q/k/v only. configuration_qwen2.py: the sliding
     window is used only when `use_sliding_window`, on layers `max_window_layers` and after."""
-    base = _llama_like(keys, qkv_bias=True, attn_out_bias=False, mlp_bias=False,
-                       tied_default=False)
+    base = llama_like(keys, qkv_bias=True, attn_out_bias=False, mlp_bias=False,
+                      tied_default=False)
     if not keys.get_bool("use_sliding_window", False):
         return base
     first = keys.get_opt_int("max_window_layers") or 0
-    return _with_window(base, keys.get_opt_int("sliding_window"), first)
+    return with_window(base, keys.get_opt_int("sliding_window"), first)
 
 
-def _mixtral(keys: _Keys) -> Architecture:
+def _mixtral(keys: ConfigKeys) -> Architecture:
     """models/mixtral/modeling_mixtral.py: a router (no bias) and `num_local_experts` SwiGLU experts
     of `intermediate_size` in every block."""
     base = _mistral(keys)
-    return _replace(base, n_experts=keys.get_int("num_local_experts"),
-                    experts_per_token=keys.get_int("num_experts_per_tok"))
+    return replace_fields(base, n_experts=keys.get_int("num_local_experts"),
+                          experts_per_token=keys.get_int("num_experts_per_tok"))
 
 
-def _gemma(keys: _Keys) -> Architecture:
+def _gemma(keys: ConfigKeys) -> Architecture:
     """models/gemma/modeling_gemma.py: GeGLU, explicit head_dim, tied head, embeddings scaled by
     sqrt(hidden_size) (no parameter)."""
     bias = keys.get_bool("attention_bias", False)  # GemmaAttention: q/k/v/o
-    base = _llama_like(keys, qkv_bias=bias, attn_out_bias=bias, mlp_bias=False,
-                       tied_default=True)
+    base = llama_like(keys, qkv_bias=bias, attn_out_bias=bias, mlp_bias=False,
+                      tied_default=True)
     # GemmaMLP uses `hidden_activation` and falls back to gelu_pytorch_tanh when it is null,
     # whatever `hidden_act` says (the first Gemma configs carry hidden_act "gelu").
     activation = keys.get_str("hidden_activation", default="gelu_pytorch_tanh")
-    return _replace(base, activation=activation, embedding_scale=math.sqrt(base.hidden_size))
+    # GemmaRMSNorm: `output * (1.0 + self.weight.float())`, cast after (modeling_gemma.py)
+    return replace_fields(base, activation=activation, embedding_scale=math.sqrt(base.hidden_size),
+                          norm_scale_fp32=True)
 
 
-def _gemma2(keys: _Keys) -> Architecture:
+def _gemma2(keys: ConfigKeys) -> Architecture:
     """models/gemma2/modeling_gemma2.py: Gemma plus post-attention and post-feedforward norms (four
     per block); configuration_gemma2.py: the sliding window is on every other layer (0, 2, 4...)."""
     base = _gemma(keys)
     window = keys.get_opt_int("sliding_window")
     # Gemma2Config defaults: attn_logit_softcapping=50.0, final_logit_softcapping=30.0
     # (configuration_gemma2.py); a null value turns soft-capping off
-    return _replace(base, sandwich_norms=True, sliding_window=window,
-                    sliding_window_layers=(base.n_layers + 1) // 2 if window else 0,
-                    attn_logit_softcapping=keys.get_opt_float("attn_logit_softcapping", 50.0),
-                    final_logit_softcapping=keys.get_opt_float("final_logit_softcapping", 30.0))
+    return replace_fields(
+        base, sandwich_norms=True, sliding_window=window,
+        sliding_window_layers=(base.n_layers + 1) // 2 if window else 0,
+        attn_logit_softcapping=keys.get_opt_float("attn_logit_softcapping", 50.0),
+        final_logit_softcapping=keys.get_opt_float("final_logit_softcapping", 30.0))
 
 
-class _Dropout(TypedDict, total=False):
-    """A family's dropout rates, as `Architecture` names them (typed for `**` into it)."""
 
-    embedding_dropout: float
-    attention_dropout: float
-    attention_output_dropout: float
-    mlp_output_dropout: float
-
-
-def _phi(keys: _Keys) -> Architecture:
+def _phi(keys: ConfigKeys) -> Architecture:
     """models/phi/modeling_phi.py (Phi-1, Phi-1.5, Phi-2): parallel block under one LayerNorm,
     biases everywhere, plain GELU MLP, partial rotary, untied head with a bias."""
     keys.require_false("qk_layernorm")
@@ -305,7 +139,7 @@ def _phi(keys: _Keys) -> Architecture:
         family=keys.model_type, n_layers=keys.get_int("num_hidden_layers"), hidden_size=hidden,
         intermediate_size=keys.get_int("intermediate_size"), n_heads=heads,
         n_kv_heads=keys.get_int("num_key_value_heads", default=heads),
-        head_dim=_head_dim(keys, hidden, heads), vocab_size=keys.get_int("vocab_size"),
+        head_dim=head_dim_of(keys, hidden, heads), vocab_size=keys.get_int("vocab_size"),
         tied_embeddings=keys.get_bool("tie_word_embeddings", False), mlp=MlpKind.PLAIN,
         activation=keys.get_str("hidden_act", default="gelu_new"), qkv_bias=True,
         attn_out_bias=True,
@@ -318,7 +152,7 @@ def _phi(keys: _Keys) -> Architecture:
     )
 
 
-def _phi_dropout(keys: _Keys) -> _Dropout:
+def _phi_dropout(keys: ConfigKeys) -> Dropout:
     """modeling_phi.py: `embed_dropout` (embd_pdrop) on the embeddings, `attention_dropout` on
     the probabilities, `resid_dropout` (resid_pdrop) on the attention output and on the MLP
     output (PhiDecoderLayer.forward); PhiConfig defaults all three to 0.0."""
@@ -328,19 +162,19 @@ def _phi_dropout(keys: _Keys) -> _Dropout:
             "attention_output_dropout": resid, "mlp_output_dropout": resid}
 
 
-def _phi3(keys: _Keys) -> Architecture:
+def _phi3(keys: ConfigKeys) -> Architecture:
     """models/phi3/modeling_phi3.py: fused qkv_proj and gate_up_proj, no biases, RMSNorm."""
-    base = _llama_like(keys, qkv_bias=False, attn_out_bias=False, mlp_bias=False,
-                       tied_default=False, kv_heads_default_mha=True)
-    base = _with_window(base, keys.get_opt_int("sliding_window"))  # every layer
+    base = llama_like(keys, qkv_bias=False, attn_out_bias=False, mlp_bias=False,
+                      tied_default=False, kv_heads_default_mha=True)
+    base = with_window(base, keys.get_opt_int("sliding_window"))  # every layer
     # Phi3DecoderLayer: resid_attn_dropout and resid_mlp_dropout (resid_pdrop, Phi3Config 0.0)
     resid = keys.get_float("resid_pdrop", 0.0)
-    return _replace(base, fused_qkv=True, fused_gate_up=True,
-                    partial_rotary_factor=keys.get_float("partial_rotary_factor", 1.0),
-                    attention_output_dropout=resid, mlp_output_dropout=resid)
+    return replace_fields(base, fused_qkv=True, fused_gate_up=True,
+                          partial_rotary_factor=keys.get_float("partial_rotary_factor", 1.0),
+                          attention_output_dropout=resid, mlp_output_dropout=resid)
 
 
-def _falcon(keys: _Keys) -> Architecture:
+def _falcon(keys: ConfigKeys) -> Architecture:
     """models/falcon/modeling_falcon.py: fused query_key_value; multi-query (one k/v head) unless
     `new_decoder_architecture` (then `num_kv_heads` groups and two LayerNorms, ln_attn and ln_mlp);
     parallel attention/MLP under one shared LayerNorm in the original architecture."""
@@ -359,7 +193,7 @@ def _falcon(keys: _Keys) -> Architecture:
     return Architecture(
         family=keys.model_type, n_layers=keys.get_int("num_hidden_layers", "n_layer"),
         hidden_size=hidden, intermediate_size=keys.get_int("ffn_hidden_size", default=4 * hidden),
-        n_heads=heads, n_kv_heads=kv_heads, head_dim=_head_dim(keys, hidden, heads),
+        n_heads=heads, n_kv_heads=kv_heads, head_dim=head_dim_of(keys, hidden, heads),
         vocab_size=keys.get_int("vocab_size"),
         tied_embeddings=keys.get_bool("tie_word_embeddings", True),
         mlp=MlpKind.PLAIN, activation=keys.get_str("activation", default="gelu"), qkv_bias=bias,
@@ -372,7 +206,7 @@ def _falcon(keys: _Keys) -> Architecture:
     )
 
 
-def _falcon_dropout(keys: _Keys, parallel: bool) -> _Dropout:
+def _falcon_dropout(keys: ConfigKeys, parallel: bool) -> Dropout:
     """FalconDecoderLayer.forward: `dropout_add(attention_output, residual, attention_dropout)`
     in a sequential block, then `dropout_add(mlp_output, residual, hidden_dropout)`, where a
     parallel block has added attention_output to mlp_output first (one dropout); FalconAttention
@@ -383,7 +217,7 @@ def _falcon_dropout(keys: _Keys, parallel: bool) -> _Dropout:
             "mlp_output_dropout": keys.get_float("hidden_dropout", 0.0)}
 
 
-def _gpt2(keys: _Keys) -> Architecture:
+def _gpt2(keys: ConfigKeys) -> Architecture:
     """models/gpt2/modeling_gpt2.py: Conv1D c_attn (fused q/k/v) and MLP with biases, LayerNorms,
     learned position embeddings (`n_positions`), tied head."""
     hidden = keys.get_int("n_embd", "hidden_size")
@@ -391,7 +225,7 @@ def _gpt2(keys: _Keys) -> Architecture:
     return Architecture(
         family=keys.model_type, n_layers=keys.get_int("n_layer", "num_hidden_layers"),
         hidden_size=hidden, intermediate_size=keys.get_int("n_inner", default=4 * hidden),
-        n_heads=heads, n_kv_heads=heads, head_dim=_head_dim(keys, hidden, heads),
+        n_heads=heads, n_kv_heads=heads, head_dim=head_dim_of(keys, hidden, heads),
         vocab_size=keys.get_int("vocab_size"),
         tied_embeddings=keys.get_bool("tie_word_embeddings", True),
         mlp=MlpKind.PLAIN, activation=keys.get_str("activation_function", default="gelu_new"),
@@ -403,7 +237,7 @@ def _gpt2(keys: _Keys) -> Architecture:
     )
 
 
-def _gpt2_dropout(keys: _Keys, default: float) -> _Dropout:
+def _gpt2_dropout(keys: ConfigKeys, default: float) -> Dropout:
     """GPT-2, StarCoder and GPT-J: `drop` (embd_pdrop) on the embeddings, `attn_pdrop` on the
     probabilities, `resid_dropout` (resid_pdrop) after the attention's output projection and
     the MLP's `dropout` (resid_pdrop) after its last projection (modeling_gpt2.py GPT2Attention,
@@ -415,16 +249,16 @@ def _gpt2_dropout(keys: _Keys, default: float) -> _Dropout:
             "attention_output_dropout": resid, "mlp_output_dropout": resid}
 
 
-def _gpt_bigcode(keys: _Keys) -> Architecture:
+def _gpt_bigcode(keys: ConfigKeys) -> Architecture:
     """models/gpt_bigcode/modeling_gpt_bigcode.py (StarCoder): GPT-2 layout with multi-query
     attention (one k/v head) in one fused c_attn."""
     base = _gpt2(keys)
     kv_heads = 1 if keys.get_bool("multi_query", True) else base.n_heads
     # its eager_attention_forward: `softmax(attn_weights, dim=-1, dtype=torch.float32)`
-    return _replace(base, n_kv_heads=kv_heads, eager_softmax_fp32=True)
+    return replace_fields(base, n_kv_heads=kv_heads, eager_softmax_fp32=True)
 
 
-def _gpt_neox(keys: _Keys) -> Architecture:
+def _gpt_neox(keys: ConfigKeys) -> Architecture:
     """models/gpt_neox/modeling_gpt_neox.py (Pythia, StableLM-Alpha): fused query_key_value, two
     LayerNorms, parallel residual by default, partial rotary (`rotary_pct`), untied `embed_out`."""
     hidden = keys.get_int("hidden_size")
@@ -433,7 +267,7 @@ def _gpt_neox(keys: _Keys) -> Architecture:
     return Architecture(
         family=keys.model_type, n_layers=keys.get_int("num_hidden_layers"), hidden_size=hidden,
         intermediate_size=keys.get_int("intermediate_size"), n_heads=heads, n_kv_heads=heads,
-        head_dim=_head_dim(keys, hidden, heads), vocab_size=keys.get_int("vocab_size"),
+        head_dim=head_dim_of(keys, hidden, heads), vocab_size=keys.get_int("vocab_size"),
         tied_embeddings=keys.get_bool("tie_word_embeddings", False), mlp=MlpKind.PLAIN,
         activation=keys.get_str("hidden_act", default="gelu"), qkv_bias=bias, attn_out_bias=bias,
         mlp_bias=True, norm=NormKind.LAYERNORM, norm_bias=True, position=PositionKind.ROPE,
@@ -445,7 +279,7 @@ def _gpt_neox(keys: _Keys) -> Architecture:
     )
 
 
-def _gpt_neox_dropout(keys: _Keys) -> _Dropout:
+def _gpt_neox_dropout(keys: ConfigKeys) -> Dropout:
     """modeling_gpt_neox.py: `emb_dropout`, `post_attention_dropout` and `post_mlp_dropout` all
     use `hidden_dropout`; GPTNeoXAttention drops the probabilities with `attention_dropout`
     (GPTNeoXConfig: 0.0 both)."""
@@ -455,13 +289,13 @@ def _gpt_neox_dropout(keys: _Keys) -> _Dropout:
             "attention_output_dropout": hidden, "mlp_output_dropout": hidden}
 
 
-def _gptj(keys: _Keys) -> Architecture:
+def _gptj(keys: ConfigKeys) -> Architecture:
     """models/gptj/modeling_gptj.py (GPT-J-6B): attention and MLP side by side under one LayerNorm
     (ln_1); q/k/v/out_proj without bias, fc_in/fc_out with bias; `rotary_dim` dimensions of each
     head rotated; lm_head with a bias, untied by default (GPTJConfig)."""
     hidden = keys.get_int("n_embd", "hidden_size")
     heads = keys.get_int("n_head", "num_attention_heads")
-    head_dim = _head_dim(keys, hidden, heads)
+    head_dim = head_dim_of(keys, hidden, heads)
     return Architecture(
         family=keys.model_type, n_layers=keys.get_int("n_layer", "num_hidden_layers"),
         hidden_size=hidden, intermediate_size=keys.get_int("n_inner", default=4 * hidden),
@@ -472,14 +306,14 @@ def _gptj(keys: _Keys) -> Architecture:
         position=PositionKind.ROPE,
         max_position_embeddings=keys.get_int("n_positions", "max_position_embeddings"),
         parallel_block=True, shared_block_norm=True, head_bias=True,
-        partial_rotary_factor=_rotary_factor(_gptj_rotary_dim(keys, head_dim), head_dim),
+        partial_rotary_factor=rotary_factor(_gptj_rotary_dim(keys, head_dim), head_dim),
         rope_theta=10000.0,  # create_sinusoidal_positions: a fixed base of 10000
         dtype=keys.dtype(),
         **_gpt2_dropout(keys, default=0.0),
     )
 
 
-def _gptj_rotary_dim(keys: _Keys, head_dim: int) -> int:
+def _gptj_rotary_dim(keys: ConfigKeys, head_dim: int) -> int:
     """GPTJConfig: `rotary_dim` 64 when absent; null rotates the whole head (GPTJAttention)."""
     if "rotary_dim" in keys.config and keys.config["rotary_dim"] is None:
         return head_dim
@@ -489,7 +323,7 @@ def _gptj_rotary_dim(keys: _Keys, head_dim: int) -> int:
     return rotary_dim
 
 
-def _opt(keys: _Keys) -> Architecture:
+def _opt(keys: ConfigKeys) -> Architecture:
     """models/opt/modeling_opt.py (OPT-1.3B to 66B): q/k/v/out_proj and fc1 -> ReLU -> fc2, with
     biases when `enable_bias`; two LayerNorms per block before attention and MLP, a final
     LayerNorm; learned positions in `OPTLearnedPositionalEmbedding`, whose table has 2 rows more
@@ -515,7 +349,7 @@ def _opt(keys: _Keys) -> Architecture:
     )
 
 
-def _opt_dropout(keys: _Keys) -> _Dropout:
+def _opt_dropout(keys: ConfigKeys) -> Dropout:
     """OPTDecoderLayer.forward: `nn.functional.dropout(hidden_states, p=self.dropout)` after
     self_attn and after fc2 (`dropout`, OPTConfig 0.1); OPTAttention drops the probabilities
     with `attention_dropout` (0.0). OPTDecoder keeps `config.dropout` but applies no embedding
@@ -525,7 +359,7 @@ def _opt_dropout(keys: _Keys) -> _Dropout:
             "attention_output_dropout": hidden, "mlp_output_dropout": hidden}
 
 
-def _opt_require_supported_layout(keys: _Keys, hidden: int) -> None:
+def _opt_require_supported_layout(keys: ConfigKeys, hidden: int) -> None:
     """Refuse the OPT layouts this reader does not model: `word_embed_proj_dim` other than
     `hidden_size` (OPT-350M's project_in/project_out), LayerNorms after the residual adds
     (`do_layer_norm_before: false`, OPT-350M), and `_remove_final_layer_norm`."""
@@ -538,23 +372,14 @@ def _opt_require_supported_layout(keys: _Keys, hidden: int) -> None:
     keys.require_false("_remove_final_layer_norm")
 
 
-def _rotary_factor(rotary_dim: int, head_dim: int) -> float:
-    """The `partial_rotary_factor` whose `Architecture.rotary_dim`, int(head_dim x factor), is
-    `rotary_dim`: the quotient can fall a hair short when multiplied back (30 / 88 x 88 < 30)."""
-    factor = rotary_dim / head_dim
-    while int(head_dim * factor) < rotary_dim:
-        factor = math.nextafter(factor, math.inf)
-    return factor
-
-
-def _stablelm(keys: _Keys) -> Architecture:
+def _stablelm(keys: ConfigKeys) -> Architecture:
     """models/stablelm/modeling_stablelm.py (StableLM-3B-4E1T, StableLM 2): LayerNorms with bias,
     SwiGLU, optional q/k/v bias and per-head q/k LayerNorms (no bias), one shared norm when
     `use_parallel_residual`."""
-    base = _llama_like(keys, qkv_bias=keys.get_bool("use_qkv_bias", False), attn_out_bias=False,
-                       mlp_bias=False, tied_default=False)
+    base = llama_like(keys, qkv_bias=keys.get_bool("use_qkv_bias", False), attn_out_bias=False,
+                      mlp_bias=False, tied_default=False)
     parallel = keys.get_bool("use_parallel_residual", False)
-    return _replace(
+    return replace_fields(
         base, norm=NormKind.LAYERNORM, norm_bias=True, parallel_block=parallel,
         shared_block_norm=parallel,
         qk_norm=QkNormKind.PER_HEAD if keys.get_bool("qk_layernorm", False) else QkNormKind.NONE,
@@ -565,22 +390,17 @@ def _stablelm(keys: _Keys) -> Architecture:
     )
 
 
-def _olmo(keys: _Keys) -> Architecture:
+def _olmo(keys: ConfigKeys) -> Architecture:
     """models/olmo/modeling_olmo.py (OLMo 1): LayerNorm without scale or bias (OlmoLayerNorm has no
     parameters), SwiGLU, optional attention bias."""
     bias = keys.get_bool("attention_bias", False)
-    base = _llama_like(keys, qkv_bias=bias, attn_out_bias=bias, mlp_bias=False,
-                       tied_default=False, kv_heads_default_mha=True)
-    return _replace(base, norm=NormKind.LAYERNORM, norm_weight=False)
+    base = llama_like(keys, qkv_bias=bias, attn_out_bias=bias, mlp_bias=False,
+                      tied_default=False, kv_heads_default_mha=True)
+    return replace_fields(base, norm=NormKind.LAYERNORM, norm_weight=False)
 
 
-def _replace(arch: Architecture, **changes: Any) -> Architecture:
-    from dataclasses import replace
 
-    return replace(arch, **changes)
-
-
-_READERS: dict[str, Callable[[_Keys], Architecture]] = {
+_READERS: dict[str, Callable[[ConfigKeys], Architecture]] = {
     "llama": _llama,
     "mistral": _mistral,
     "mixtral": _mixtral,
@@ -597,6 +417,8 @@ _READERS: dict[str, Callable[[_Keys], Architecture]] = {
     "opt": _opt,
     "stablelm": _stablelm,
     "olmo": _olmo,
+    **hf_dense_families.READERS,
+    **hf_moe_families.READERS,
 }
 SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted(_READERS))
 """The `model_type` values `parse_config` reads."""
@@ -611,7 +433,7 @@ def parse_config(config: Mapping[str, Any]) -> Architecture:
         raise MissingModelType
     if not isinstance(model_type, str) or model_type not in _READERS:
         raise UnsupportedModelType(str(model_type))
-    return _READERS[model_type](_Keys(config, model_type))
+    return _READERS[model_type](ConfigKeys(config, model_type))
 
 
 def parse_config_text(text: str, label: str = CONFIG_FILE) -> Architecture:

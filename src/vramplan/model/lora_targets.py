@@ -7,6 +7,17 @@ projections count as their logical parts: litgpt's `LoRAQKVLinear` holds `lora_A
 (litgpt/lora.py), which is the same sum. peft's `LoraLayer` adds one A and one B per targeted
 `nn.Linear`.
 
+Routed experts are no `nn.Linear` in transformers 5: each layer stores them as two 3-D parameters
+(`experts.gate_up_proj`, `experts.down_proj`), which peft adapts through `target_parameters`
+(`ParamWrapper`, peft/tuners/lora/layer.py: `lora_A` of (r x E, in), `lora_B` of (out, r x E)),
+so a gate or up target adapts the fused gate_up parameter once: r x E x (hidden + 2 x width) per
+layer. (Given `target_modules` gate_proj/up_proj/down_proj instead, peft 0.21 converts them for
+these models, peft/utils/transformers_weight_conversion.py: the fused gate_up gets rank 2r, and
+dense and shared MLPs get no adapter; vramplan counts the target_parameters adapters.)
+
+Multi-head latent attention's projections take the q target (`q_a_proj`, `q_b_proj`, or `q_proj`)
+and the k and v targets (`kv_a_proj_with_mqa`, `kv_b_proj`, shared by keys and values).
+
 Stable API (the LoRA calculator builds on it): `parse_lora_targets`, `lora_breakdown`,
 `lora_params`.
 """
@@ -14,7 +25,7 @@ Stable API (the LoRA calculator builds on it): `parse_lora_targets`, `lora_break
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from vramplan.errors import OutOfRange, UnknownName
 from vramplan.model.architecture import Architecture, LinearSpec
@@ -71,18 +82,51 @@ def parse_lora_targets(raw: str) -> frozenset[LoraTarget]:
 
 def lora_breakdown(arch: Architecture, rank: int,
                    targets: frozenset[LoraTarget]) -> tuple[LoraMatrix, ...]:
-    """One entry per adapted kind of linear, in block order, then the head."""
+    """One entry per adapted kind of linear, in block order (dense blocks' first in a model with
+    both kinds), then the head."""
     if rank < 1:
         raise OutOfRange("lora_r", str(rank))
     wanted = BLOCK_TARGETS & targets if LoraTarget.ALL not in targets else BLOCK_TARGETS
-    matrices = [
-        _matrix(linear, rank, arch.n_layers * linear.count)
-        for linear in arch.block_linears()
-        if linear.role != "router" and LoraTarget(linear.role) in wanted
-    ]
+    matrices: list[LoraMatrix] = []
+    for kind in arch.block_kinds():
+        for linear in _adaptable(kind.linears):
+            target = _target_of(linear.role, wanted)
+            if target is not None:
+                matrices.append(_matrix(linear, rank, kind.layers * linear.count, target))
     if LoraTarget.HEAD in targets:
-        matrices.append(_matrix(arch.head_linear(), rank, 1))
+        matrices.append(_matrix(arch.head_linear(), rank, 1, LoraTarget.HEAD))
     return tuple(matrices)
+
+
+_ROLE_TARGETS: dict[str, tuple[LoraTarget, ...]] = {
+    "q": (LoraTarget.Q,), "k": (LoraTarget.K,), "v": (LoraTarget.V,), "o": (LoraTarget.O,),
+    "gate": (LoraTarget.GATE,), "up": (LoraTarget.UP,), "down": (LoraTarget.DOWN,),
+    "q_a": (LoraTarget.Q,), "q_b": (LoraTarget.Q,),
+    "kv_a": (LoraTarget.K, LoraTarget.V), "kv_b": (LoraTarget.K, LoraTarget.V),
+    "gate_up": (LoraTarget.GATE, LoraTarget.UP),
+}
+"""The targets that adapt a linear of each role; a linear shared by two targets is adapted once
+when either is asked for."""
+
+
+def _target_of(role: str, wanted: frozenset[LoraTarget]) -> LoraTarget | None:
+    """The first of `role`'s targets asked for (None: the linear gets no adapter)."""
+    return next((target for target in _ROLE_TARGETS.get(role, ()) if target in wanted), None)
+
+
+def _adaptable(linears: tuple[LinearSpec, ...]) -> tuple[LinearSpec, ...]:
+    """A block's linears as adapters see them: without the router, and with the routed gate and
+    up merged into the one 3-D gate_up parameter they are in transformers 5."""
+    adaptable: list[LinearSpec] = []
+    for linear in linears:
+        if linear.role == "router" or (linear.routed and linear.role == "up"
+                                       and any(other.routed and other.role == "gate"
+                                               for other in linears)):
+            continue
+        fused = linear.routed and linear.role == "gate"
+        adaptable.append(replace(linear, role="gate_up", out_features=2 * linear.out_features)
+                         if fused else linear)
+    return tuple(adaptable)
 
 
 def lora_params(arch: Architecture, rank: int, targets: frozenset[LoraTarget]) -> int:
@@ -90,6 +134,5 @@ def lora_params(arch: Architecture, rank: int, targets: frozenset[LoraTarget]) -
     return sum(matrix.params for matrix in lora_breakdown(arch, rank, targets))
 
 
-def _matrix(linear: LinearSpec, rank: int, copies: int) -> LoraMatrix:
-    return LoraMatrix(LoraTarget(linear.role), linear.in_features, linear.out_features,
-                      copies, rank)
+def _matrix(linear: LinearSpec, rank: int, copies: int, target: LoraTarget) -> LoraMatrix:
+    return LoraMatrix(target, linear.in_features, linear.out_features, copies, rank)

@@ -13,6 +13,12 @@ What stays in higher precision, per format:
   transformers, which keeps `lm_head` in 16 bits (`get_keys_to_not_convert`); embedding, norms and
   biases in the compute dtype.
 - GPTQ/AWQ: the block linears (not MoE routers); embedding, head, norms in fp16.
+- mxfp4: the routed experts only, in blocks of 32 FP4 values and one scale byte; everything else
+  (attention, routers, dense and shared MLPs, expert biases, embedding, head) in the compute dtype.
+- fp8-block128: every block linear (not routers) in FP8 with an fp32 scale per 128 x 128 block;
+  embedding, head, norms and routers in the compute dtype.
+- A vision tower stays in the compute dtype in every format (the GGUF projector file, mmproj, is
+  usually F16).
 - GGUF: per llama.cpp's rules (`llama_tensor_get_type_impl`): the output head usually Q6_K (Q8_0 for
   Falcon), `attn_v`/`ffn_down` upgraded on some layers in the _M mixes, norms and biases F32 (1-D
   tensors are never quantized). The token embedding is kept in host memory by llama.cpp ("there is
@@ -30,8 +36,10 @@ from vramplan.model.architecture import Architecture, LinearSpec
 from vramplan.presets.quant_formats import (
     BNB_BLOCKSIZE,
     BNB_DQ_BLOCKSIZE,
+    FP8_BLOCK,
     GGML_TYPES,
     GGUF_FILE_TYPES,
+    MX_BLOCK,
     FormatFamily,
     GgmlType,
     QuantFormat,
@@ -50,6 +58,8 @@ class WeightGroup(StrEnum):
     """Token (and learned position) embeddings."""
     OTHER = "other"
     """Norms, biases, routers and query/key norms."""
+    VISION = "vision"
+    """The vision tower and its projector (vision-language models)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +148,25 @@ def fp8_bytes(elements: int) -> int:
     return elements + 8
 
 
+def fp8_block_bytes(in_features: int, out_features: int) -> int:
+    """FP8 e4m3 weight (one byte per value) and `weight_scale_inv`, one fp32 per 128 x 128 block
+    (transformers integrations/finegrained_fp8.py `FP8Linear`: [ceil(out/128), ceil(in/128)])."""
+    blocks = ceil_div(out_features, FP8_BLOCK) * ceil_div(in_features, FP8_BLOCK)
+    return in_features * out_features + 4 * blocks
+
+
+def fp8_block_scales(in_features: int, out_features: int) -> int:
+    """The fp32 scales of one matrix in the block-scaled FP8 format."""
+    return ceil_div(out_features, FP8_BLOCK) * ceil_div(in_features, FP8_BLOCK)
+
+
+def mxfp4_bytes(in_features: int, out_features: int) -> int:
+    """Each output row's `in_features` values in blocks of 32: 16 bytes of packed FP4 and one E8M0
+    scale byte (OCP MX v1.0; gpt-oss `*_blocks` [.., rows, in/32, 16] and `*_scales` [.., rows,
+    in/32], transformers integrations/mxfp4.py)."""
+    return out_features * ceil_div(in_features, MX_BLOCK) * (MX_BLOCK // 2 + 1)
+
+
 # --- a whole model --------------------------------------------------------------------------------
 
 def weights_layout(arch: Architecture, fmt: QuantFormat, compute_bytes: int,
@@ -148,62 +177,79 @@ def weights_layout(arch: Architecture, fmt: QuantFormat, compute_bytes: int,
         return _gguf_layout(arch, fmt)
     if fmt.family is FormatFamily.FLOAT:
         return _float_layout(arch, fmt)
+    if fmt.family in (FormatFamily.MXFP4, FormatFamily.FP8_BLOCK):
+        return _selective_layout(arch, fmt, compute_bytes)
     return _linear_quant_layout(arch, fmt, compute_bytes, quantize_head)
 
 
-def _matrices(arch: Architecture) -> list[LinearSpec]:
-    """The block linears of one block, without routers (kept in 16 bits by every format)."""
-    return [lin for lin in arch.block_linears() if lin.role != "router"]
+def _matrices(arch: Architecture) -> list[tuple[LinearSpec, int]]:
+    """The block linears of the model (MTP modules included when loaded), without routers (kept
+    in 16 bits by every format), each with the number of layers it is in."""
+    linears = list(arch.model_linears())
+    if arch.mtp_loaded and arch.mtp_layers:
+        # an MTP module's block is a MoE block (`MtpLayer`); its eh_proj counts with the others
+        linears += [(lin, arch.mtp_layers) for lin in arch.block_kinds()[-1].linears]
+    return [(lin, layers) for lin, layers in linears if lin.role != "router"]
+
+
+def _matrix_params(arch: Architecture) -> int:
+    return sum(layers * lin.count * lin.in_features * lin.out_features
+               for lin, layers in _matrices(arch))
 
 
 def _other_params(arch: Architecture) -> int:
-    """Norms, biases, routers, qk-norms, the head's own bias: everything but weight matrices and
-    embeddings."""
-    matrices = arch.n_layers * sum(lin.count * lin.in_features * lin.out_features
-                                   for lin in _matrices(arch))
+    """Norms, biases, routers, qk-norms, the head's own bias, MTP projections: everything but
+    weight matrices, embeddings and the vision tower."""
     head = 0 if arch.tied_embeddings else arch.hidden_size * arch.vocab_size
-    return arch.params_total - matrices - head - arch.params_embedding
+    return (arch.params_total - _matrix_params(arch) - head - arch.params_embedding
+            - arch.params_vision)
+
+
+def _vision_part(arch: Architecture, size: int, storage: str) -> list[WeightPart]:
+    if not arch.params_vision:
+        return []
+    return [WeightPart(WeightGroup.VISION, storage, arch.params_vision, size * arch.params_vision)]
 
 
 def _float_layout(arch: Architecture, fmt: QuantFormat) -> WeightsLayout:
     size = fmt.float_bytes
-    matrices = arch.n_layers * sum(lin.count * lin.in_features * lin.out_features
-                                   for lin in _matrices(arch))
+    matrices = _matrix_params(arch)
     head = 0 if arch.tied_embeddings else arch.hidden_size * arch.vocab_size
     other = _other_params(arch)
     parts = [WeightPart(WeightGroup.LINEARS, fmt.name, matrices, size * matrices),
              WeightPart(WeightGroup.EMBEDDING, fmt.name, arch.params_embedding,
                         size * arch.params_embedding),
-             WeightPart(WeightGroup.OTHER, fmt.name, other, size * other)]
+             WeightPart(WeightGroup.OTHER, fmt.name, other, size * other),
+             *_vision_part(arch, size, fmt.name)]
     if head:
         parts.insert(1, WeightPart(WeightGroup.HEAD, fmt.name, head, size * head))
     return WeightsLayout(tuple(parts), 0)
 
 
+_MATRIX_BYTES: dict[FormatFamily, Callable[[QuantFormat, int, int], int]] = {
+    FormatFamily.BNB_4BIT: lambda fmt, i, o: bnb_4bit_bytes(i * o, fmt.double_quant),
+    FormatFamily.BNB_INT8: lambda fmt, i, o: bnb_int8_bytes(i, o),
+    FormatFamily.GPTQ: lambda fmt, i, o: gptq_bytes(i, o, fmt.bits, fmt.group_size),
+    FormatFamily.AWQ: lambda fmt, i, o: awq_bytes(i, o, fmt.bits, fmt.group_size),
+    FormatFamily.FP8: lambda fmt, i, o: fp8_bytes(i * o),
+    FormatFamily.FP8_BLOCK: lambda fmt, i, o: fp8_block_bytes(i, o),
+    FormatFamily.MXFP4: lambda fmt, i, o: mxfp4_bytes(i, o),
+}
+"""Bytes of one in x out matrix, per family of per-matrix formats."""
+
+
 def _quantized_matrix_bytes(fmt: QuantFormat, in_features: int, out_features: int) -> int:
-    elements = in_features * out_features
-    if fmt.family is FormatFamily.BNB_4BIT:
-        return bnb_4bit_bytes(elements, fmt.double_quant)
-    if fmt.family is FormatFamily.BNB_INT8:
-        return bnb_int8_bytes(in_features, out_features)
-    if fmt.family is FormatFamily.GPTQ:
-        return gptq_bytes(in_features, out_features, fmt.bits, fmt.group_size)
-    if fmt.family is FormatFamily.AWQ:
-        return awq_bytes(in_features, out_features, fmt.bits, fmt.group_size)
-    if fmt.family is FormatFamily.FP8:
-        return fp8_bytes(elements)
-    raise ValueError(f"not a per-matrix quantized format: {fmt.name}")
+    return _MATRIX_BYTES[fmt.family](fmt, in_features, out_features)
 
 
 def _linear_quant_layout(arch: Architecture, fmt: QuantFormat, compute_bytes: int,
                          quantize_head: bool) -> WeightsLayout:
     matrices = _matrices(arch)
-    per_block = sum(lin.count * _quantized_matrix_bytes(fmt, lin.in_features, lin.out_features)
-                    for lin in matrices)
-    n_matrix = arch.n_layers * sum(lin.count * lin.in_features * lin.out_features
-                                   for lin in matrices)
-    largest = max(lin.in_features * lin.out_features for lin in matrices)
-    parts = [WeightPart(WeightGroup.LINEARS, fmt.name, n_matrix, arch.n_layers * per_block)]
+    quantized = sum(layers * lin.count * _quantized_matrix_bytes(fmt, lin.in_features,
+                                                                 lin.out_features)
+                    for lin, layers in matrices)
+    largest = max(lin.in_features * lin.out_features for lin, _ in matrices)
+    parts = [WeightPart(WeightGroup.LINEARS, fmt.name, _matrix_params(arch), quantized)]
     head_quantized = quantize_head and fmt.family in (FormatFamily.BNB_4BIT,
                                                       FormatFamily.BNB_INT8)
     if head_quantized:
@@ -213,16 +259,53 @@ def _linear_quant_layout(arch: Architecture, fmt: QuantFormat, compute_bytes: in
         parts.append(WeightPart(WeightGroup.HEAD, fmt.name, 0 if arch.tied_embeddings else h * v,
                                 _quantized_matrix_bytes(fmt, h, v)))
         largest = max(largest, h * v)
-    elif not arch.tied_embeddings:
-        head = arch.hidden_size * arch.vocab_size
-        parts.append(WeightPart(WeightGroup.HEAD, _float_name(compute_bytes), head,
-                                compute_bytes * head))
-    other = _other_params(arch)
-    parts += [WeightPart(WeightGroup.EMBEDDING, _float_name(compute_bytes), arch.params_embedding,
-                         compute_bytes * arch.params_embedding),
-              WeightPart(WeightGroup.OTHER, _float_name(compute_bytes), other,
-                         compute_bytes * other)]
+    else:
+        parts += _float_head(arch, compute_bytes)
+    parts += _float_rest(arch, compute_bytes)
     return WeightsLayout(tuple(parts), largest)
+
+
+def _float_head(arch: Architecture, compute_bytes: int) -> list[WeightPart]:
+    if arch.tied_embeddings:
+        return []
+    head = arch.hidden_size * arch.vocab_size
+    return [WeightPart(WeightGroup.HEAD, _float_name(compute_bytes), head, compute_bytes * head)]
+
+
+def _float_rest(arch: Architecture, compute_bytes: int) -> list[WeightPart]:
+    """Embedding, norms and biases, and the vision tower, in the compute dtype."""
+    other = _other_params(arch)
+    name = _float_name(compute_bytes)
+    return [WeightPart(WeightGroup.EMBEDDING, name, arch.params_embedding,
+                       compute_bytes * arch.params_embedding),
+            WeightPart(WeightGroup.OTHER, name, other, compute_bytes * other),
+            *_vision_part(arch, compute_bytes, name)]
+
+
+def _selective_layout(arch: Architecture, fmt: QuantFormat, compute_bytes: int) -> WeightsLayout:
+    """mxfp4 (routed experts only) and fp8-block128 (every block linear): the matrices the format
+    converts, and the others in the compute dtype."""
+    converted: list[tuple[LinearSpec, int]] = []
+    kept: list[tuple[LinearSpec, int]] = []
+    for lin, layers in _matrices(arch):
+        takes = lin.routed if fmt.family is FormatFamily.MXFP4 else True
+        (converted if takes else kept).append((lin, layers))
+    parts = []
+    if converted:
+        parts.append(WeightPart(
+            WeightGroup.LINEARS, fmt.name,
+            sum(layers * lin.count * lin.in_features * lin.out_features
+                for lin, layers in converted),
+            sum(layers * lin.count * _quantized_matrix_bytes(fmt, lin.in_features,
+                                                            lin.out_features)
+                for lin, layers in converted)))
+    if kept:
+        params = sum(layers * lin.count * lin.in_features * lin.out_features
+                     for lin, layers in kept)
+        parts.append(WeightPart(WeightGroup.LINEARS, _float_name(compute_bytes), params,
+                                compute_bytes * params))
+    parts += _float_head(arch, compute_bytes) + _float_rest(arch, compute_bytes)
+    return WeightsLayout(tuple(parts), 0)
 
 
 def _float_name(n_bytes: int) -> str:
@@ -404,23 +487,28 @@ file type's default)."""
 
 _GGUF_CATEGORY = {"q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output",
                   "gate": "ffn_gate", "up": "ffn_up", "down": "ffn_down"}
+"""llama.cpp's tensor categories by role. Multi-head latent attention's tensors (`attn_q_a`,
+`attn_q_b`, `attn_kv_a_mqa`, `attn_kv_b`) have no rule of their own: they keep the file type's
+default; expert tensors (`ffn_*_exps`) and shared experts (`ffn_*_shexp`) fall in the ffn
+categories (llama-quant.cpp matches the name's `ffn_down` and so on)."""
 
 
-def _gguf_block_tensors(arch: Architecture) -> list[tuple[str, int, int, int]]:
+def _gguf_block_tensors(arch: Architecture, linears: tuple[LinearSpec, ...]
+                        ) -> list[tuple[str, int, int, int]]:
     """(category, in_features, out_features, count) of one block as llama.cpp names them: fused
     q/k/v is one `attn_qkv`, fused gate/up one `ffn_up`."""
     tensors: list[tuple[str, int, int, int]] = []
-    linears = _matrices(arch)
+    matrices = [lin for lin in linears if lin.role != "router"]
     if arch.fused_qkv:
-        qkv_out = sum(lin.out_features for lin in linears if lin.role in ("q", "k", "v"))
+        qkv_out = sum(lin.out_features for lin in matrices if lin.role in ("q", "k", "v"))
         tensors.append(("attn_qkv", arch.hidden_size, qkv_out, 1))
-        linears = [lin for lin in linears if lin.role not in ("q", "k", "v")]
+        matrices = [lin for lin in matrices if lin.role not in ("q", "k", "v")]
     if arch.fused_gate_up:
-        gate = next(lin for lin in linears if lin.role == "gate")
+        gate = next(lin for lin in matrices if lin.role == "gate")
         tensors.append(("ffn_up", gate.in_features, 2 * gate.out_features, gate.count))
-        linears = [lin for lin in linears if lin.role not in ("gate", "up")]
-    tensors += [(_GGUF_CATEGORY[lin.role], lin.in_features, lin.out_features, lin.count)
-                for lin in linears]
+        matrices = [lin for lin in matrices if lin.role not in ("gate", "up")]
+    tensors += [(_GGUF_CATEGORY.get(lin.role, "other"), lin.in_features, lin.out_features,
+                 lin.count) for lin in matrices]
     return tensors
 
 
@@ -431,8 +519,9 @@ def _gguf_layout(arch: Architecture, fmt: QuantFormat) -> WeightsLayout:
         n_experts=arch.n_experts,
         is_70b=arch.family == "llama" and arch.n_layers == 80 and arch.n_kv_heads < arch.n_heads)
     by_type: dict[str, list[int]] = {}
+    kinds = {kind.moe: _gguf_block_tensors(arch, kind.linears) for kind in arch.block_kinds()}
     for i in range(arch.n_layers):
-        for category, d_in, d_out, count in _gguf_block_tensors(arch):
+        for category, d_in, d_out, count in kinds[arch.layer_is_moe(i)]:
             ggml = gguf_tensor_type(ftype, category, i, model, d_in)
             entry = by_type.setdefault(ggml, [0, 0])
             entry[0] += count * d_in * d_out
@@ -452,4 +541,5 @@ def _gguf_layout(arch: Architecture, fmt: QuantFormat) -> WeightsLayout:
                             + 4 * arch.params_position_embedding, on_gpu=False))
     other = _other_params(arch)
     parts.append(WeightPart(WeightGroup.OTHER, "F32", other, 4 * other))
+    parts += _vision_part(arch, 2, "F16 (mmproj)")
     return WeightsLayout(tuple(parts), 0)

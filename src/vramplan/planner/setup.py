@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -41,9 +42,15 @@ def with_training(setup: FitSetup, **fields: object) -> FitSetup:
 
 def with_parallelism(setup: FitSetup, scheme: Scheme, gpus: int,
                       offload: Offload) -> FitSetup:
-    """`setup` on `gpus` GPUs with `scheme`, keeping its tensor and pipeline parallelism."""
+    """`setup` on `gpus` GPUs with `scheme`, keeping its tensor, pipeline and expert
+    parallelism."""
     current = setup.parallelism
     plan = default_parallelism(setup.training, scheme, gpus, offload, current.gpus_per_node,
                                tensor_parallel=current.tensor_parallel,
-                               pipeline_parallel=current.pipeline_parallel)
+                               pipeline_parallel=current.pipeline_parallel,
+                               # the largest expert split that still divides the data-parallel
+                               # ranks of the new count
+                               expert_parallel=math.gcd(current.expert_parallel, max(
+                                   gpus // (current.tensor_parallel * current.pipeline_parallel),
+                                   1)))
     return replace(setup, parallelism=plan)

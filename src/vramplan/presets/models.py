@@ -17,74 +17,22 @@ Data only: no file I/O at import; the name lookup is built once.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING
+
+from vramplan.presets.model_preset import ModelPreset, copy_on_hub, hub_config_url, make_preset
+from vramplan.presets.models_2024_2026 import MODELS_2024_2026
 
 if TYPE_CHECKING:
     from typing import Any
 
     from vramplan.model.architecture import Architecture
 
+__all__ = ["MODELS", "ModelPreset", "architecture_of", "find_model", "find_preset", "preset_names"]
 
-@dataclass(frozen=True, slots=True)
-class ModelPreset:
-    """A model of the registry."""
-
-    name: str
-    """Lowercase kebab-case (`llama-3.1-8b`)."""
-    hf_repo: str
-    """The Hugging Face repository id (`meta-llama/Llama-3.1-8B`), accepted as an alias."""
-    source: str
-    """URL of the official config.json."""
-    config: Mapping[str, Any] = field(compare=False)
-    """The architecture keys of that config.json, verbatim (read-only; left out of equality and
-    hashing, so that presets can be set members and cache keys: the name identifies a preset)."""
-    aliases: tuple[str, ...] = ()
-    read_from: str = ""
-    """Where the values were read when not from `source` itself (see the module docstring)."""
-    display_name: str = field(default="")
-
-    @property
-    def family(self) -> str:
-        return str(self.config["model_type"])
-
-    def config_kwargs(self) -> dict[str, Any]:
-        """The config keys without `model_type`, for `AutoConfig.for_model(preset.family,
-        **preset.config_kwargs())` (for_model takes model_type positionally: passing it again in
-        the keywords is a TypeError)."""
-        return {key: value for key, value in self.config.items() if key != "model_type"}
-
-
-def _hub(repo: str, revision: str = "main") -> str:
-    return f"https://huggingface.co/{repo}/blob/{revision}/config.json"
-
+_hub, _copy, _preset = hub_config_url, copy_on_hub, make_preset
 
 _LITGPT = "Lightning-AI/litgpt litgpt/config.py (commit 0006c973)"
-
-
-def _copy(repo: str, revision: str = "main") -> str:
-    return f"copy on the Hub, same architecture keys: {_hub(repo, revision)}"
-
-
-def _preset(
-    name: str,
-    repo: str,
-    display: str,
-    config: dict[str, Any],
-    *,
-    aliases: tuple[str, ...] = (),
-    read_from: str = "",
-) -> ModelPreset:
-    return ModelPreset(
-        name=name,
-        hf_repo=repo,
-        source=_hub(repo),
-        config=MappingProxyType(config),
-        aliases=aliases,
-        read_from=read_from,
-        display_name=display,
-    )
 
 
 # --- shared key sets ----------------------------------------------------------------------------
@@ -1291,6 +1239,7 @@ MODELS: tuple[ModelPreset, ...] = (
         aliases=("gptj-6b",),
         read_from=_copy("hivemind/gpt-j-6B-8bit", "42c6b2b76f655137bc52a80db1b38555b963865a"),
     ),
+    *MODELS_2024_2026,
 )
 """Every preset, in display order."""
 
@@ -1307,14 +1256,31 @@ _BY_NAME: dict[str, ModelPreset] = {
 }
 
 
-def find_model(name: str) -> ModelPreset:
-    """The preset called `name`: its name, an alias or its Hugging Face repo id, any case."""
-    from vramplan.errors import UnknownName
+def find_preset(name: str) -> ModelPreset | None:
+    """The preset called `name` (its name, an alias or its Hugging Face repo id, any case), or
+    None."""
+    return _BY_NAME.get(_normalize(name))
 
-    try:
-        return _BY_NAME[_normalize(name)]
-    except KeyError:
-        raise UnknownName("model", name, [preset.name for preset in MODELS]) from None
+
+def find_model(name: str) -> ModelPreset:
+    """The preset called `name`: its name, an alias or its Hugging Face repo id, any case. An
+    unknown name raises `UnknownModel` with up to three close names."""
+    preset = find_preset(name)
+    if preset is None:
+        from vramplan.model.resolve import UnknownModel, suggest_models
+
+        raise UnknownModel(name.strip(), suggest_models(name))
+    return preset
+
+
+def preset_names() -> Mapping[str, str]:
+    """Every lowercase name a preset answers to (names, aliases, repo ids with and without the
+    owner), with the preset's name."""
+    return _NAMES
+
+
+_NAMES: Mapping[str, str] = MappingProxyType(
+    {key: preset.name for key, preset in _BY_NAME.items()})
 
 
 def architecture_of(preset: ModelPreset) -> Architecture:

@@ -15,6 +15,16 @@ Sources (read in the public repositories):
   int32 (in), bias fp16 (out).
 - AutoAWQ `awq/modules/linear/gemm.py`, `WQLinear_GEMM.__init__`: qweight int32 (in, out/8), qzeros
   int32 (in/g, out/8), scales fp16 (in/g, out); 4 bits only.
+- MXFP4 (OCP "Microscaling Formats (MX) v1.0": blocks of 32 FP4 E2M1 values sharing one E8M0
+  scale byte, 17 bytes per 32 weights); transformers `integrations/mxfp4.py` and
+  `quantizers/quantizer_mxfp4.py` (gpt-oss: `{gate_up,down}_proj_blocks` of 16 bytes per 32 values
+  and `_scales` of one byte each; only the experts are converted, `modules_to_not_convert` keeps
+  self_attn, the router, the embedding and lm_head).
+- Block-scaled FP8 (DeepSeek-V3, arXiv:2412.19437 section 3.3.2; its config's `quantization_config`
+  {`quant_method` fp8, `fmt` e4m3, `weight_block_size` [128, 128]}): transformers
+  `integrations/finegrained_fp8.py` `FP8Linear` keeps `weight` in float8_e4m3fn and
+  `weight_scale_inv` in float32, one per 128 x 128 block (`ceil(out/128) x ceil(in/128)`); the
+  embedding, lm_head, norms and routers are not converted.
 - ggml `ggml/src/ggml-common.h` block structs (bytes per block of 32 or 256 values) and llama.cpp
   `src/llama-quant.cpp` (`llama_ftype_get_default_type`, `llama_tensor_get_type_impl`) for the
   per-tensor types of each GGUF file type ("Q4_K_M" is a mix, not one type).
@@ -45,6 +55,13 @@ class FormatFamily(StrEnum):
     """AWQ (Lin et al. 2023, arXiv:2306.00978) as packed by AutoAWQ (GEMM layout)."""
     GGUF = "gguf"
     """A llama.cpp GGUF file type: a mix of ggml block types chosen per tensor."""
+    MXFP4 = "mxfp4"
+    """OCP microscaling FP4 on the routed experts only (gpt-oss's published format): 4.25 bits
+    per expert weight; attention, routers, embedding and head in the compute dtype."""
+    FP8_BLOCK = "fp8-block"
+    """FP8 e4m3 weights with one fp32 scale per 128 x 128 block on every block linear (DeepSeek-V3,
+    Kimi K2 and Qwen3's FP8 releases); embedding, head, norms and routers in the compute
+    dtype."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,12 +150,19 @@ BNB_BLOCKSIZE = 64
 BNB_DQ_BLOCKSIZE = 256
 """Absmax values per second-level fp32 constant with double quantization
 (`quantize_blockwise(absmax, blocksize=256)` in `quantize_4bit`)."""
+MX_BLOCK = 32
+"""Values per shared E8M0 scale in MXFP4 (OCP MX v1.0, block size k = 32; transformers
+`integrations/mxfp4.py`: blocks of 16 bytes, two FP4 values per byte)."""
+FP8_BLOCK = 128
+"""Side of the square weight block sharing one fp32 scale (`weight_block_size` [128, 128])."""
 
 _FIXED: dict[str, QuantFormat] = {f.name: f for f in (
     QuantFormat("fp32", FormatFamily.FLOAT, float_bytes=4),
     QuantFormat("fp16", FormatFamily.FLOAT, float_bytes=2),
     QuantFormat("bf16", FormatFamily.FLOAT, float_bytes=2),
     QuantFormat("fp8", FormatFamily.FP8, bits=8),
+    QuantFormat("fp8-block128", FormatFamily.FP8_BLOCK, bits=8, group_size=FP8_BLOCK),
+    QuantFormat("mxfp4", FormatFamily.MXFP4, bits=4, group_size=MX_BLOCK),
     QuantFormat("int8", FormatFamily.BNB_INT8, bits=8),
     QuantFormat("nf4", FormatFamily.BNB_4BIT, bits=4, quant_type="nf4"),
     QuantFormat("nf4-dq", FormatFamily.BNB_4BIT, bits=4, quant_type="nf4", double_quant=True),
@@ -160,6 +184,7 @@ ALIASES: dict[str, str] = {
     "bnb.int8": "int8", "llm.int8": "int8", "bnb.nf4": "nf4", "bnb.nf4-dq": "nf4-dq",
     "bnb.fp4": "fp4", "bnb.fp4-dq": "fp4-dq", "nf4dq": "nf4-dq", "fp4dq": "fp4-dq",
     "gptq": "gptq-4bit-g128", "awq": "awq-4bit-g128",
+    "fp8-block": "fp8-block128", "fp8-128x128": "fp8-block128", "mx-fp4": "mxfp4",
 }
 
 

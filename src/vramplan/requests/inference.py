@@ -18,8 +18,10 @@ from vramplan.requests.vocabulary import (
     DTYPE,
     ENGINE,
     GPU,
+    IMAGES,
     KV_DTYPE,
     LIMITS,
+    MTP,
     PROMPT,
     TENSOR_PARALLEL,
     WEIGHTS,
@@ -63,7 +65,8 @@ def inference_request(inputs: Inputs) -> InferenceRequest:
         batch=inputs.require(BATCH), prompt=inputs.get(PROMPT),
         kv_dtype=inputs.require(KV_DTYPE), compute_dtype=inputs.require(DTYPE),
         **({"engine": engine} if engine is not None else {}),
-        tensor_parallel=tp, attention=inputs.require(ATTENTION), model_name=model.name)
+        tensor_parallel=tp, attention=inputs.require(ATTENTION), model_name=model.name,
+        images=inputs.require(IMAGES), mtp=inputs.require(MTP))
     gpu = inputs.get(GPU)
     limits: bool = inputs.require(LIMITS)
     return InferenceRequest(setup, model, (find_gpu(gpu),) if gpu is not None else COMMON_GPUS,

@@ -1,37 +1,56 @@
-"""Which model a request names: a registry preset (`model`), or a local config.json (`config`,
-on the CLI and in the Python API only)."""
+"""Which model a request names: a registry preset or any Hugging Face repo id (`model`), or a
+local config.json (`config`, on the CLI and in the Python API only). Resolution is
+`vramplan.model.resolve`'s, the same for every interface."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from vramplan.errors import ConflictingOptions, MissingValue
 from vramplan.model.architecture import Architecture
-from vramplan.presets.models import ModelPreset, architecture_of, find_model
+from vramplan.model.resolve import ResolvedModel
+from vramplan.presets.models import ModelPreset
 from vramplan.requests.reading import Inputs
 from vramplan.requests.vocabulary import CONFIG, MODEL
 
 
 @dataclass(frozen=True, slots=True)
 class ModelChoice:
-    """The model a request names, and its architecture."""
+    """The model a request names, its architecture and the config.json it was read from."""
 
-    preset: ModelPreset | None
-    """None for a config.json."""
-    arch: Architecture
+    resolved: ResolvedModel
     field: str
     """The field it was given in (`model` or `config`)."""
     text: str
     """What the user gave there."""
 
     @property
+    def preset(self) -> ModelPreset | None:
+        """None for a repo id that is not a preset, or a config.json."""
+        preset: ModelPreset | None = self.resolved.preset
+        return preset
+
+    @property
+    def arch(self) -> Architecture:
+        return self.resolved.arch
+
+    @property
+    def config(self) -> Mapping[str, Any]:
+        return self.resolved.config
+
+    @property
     def name(self) -> str:
-        """How reports name it: the preset's name, or the config's path."""
-        return self.preset.name if self.preset is not None else self.text
+        """How reports name it: the preset's name, the repository (`org/name[@revision]`) or the
+        config's path."""
+        return self.resolved.name
 
     @property
     def display_name(self) -> str:
-        return self.preset.display_name if self.preset is not None else self.arch.family
+        if self.preset is not None:
+            return self.preset.display_name
+        return self.name if self.field == MODEL.name else self.arch.family
 
 
 def model_choice(inputs: Inputs) -> ModelChoice:
@@ -49,10 +68,11 @@ def optional_model(inputs: Inputs) -> ModelChoice | None:
     if name is not None and path is not None:
         raise ConflictingOptions(MODEL.name, CONFIG.name)
     if path is not None:
-        from vramplan.model.hf_config import load_config  # reads a file: only when asked
+        from vramplan.model.resolve import resolve_config_path  # reads a file: only when asked
 
-        return ModelChoice(None, load_config(path), CONFIG.name, path)
+        return ModelChoice(resolve_config_path(path), CONFIG.name, path)
     if name is None:
         return None
-    preset = find_model(name)
-    return ModelChoice(preset, architecture_of(preset), MODEL.name, name)
+    from vramplan.model.resolve import resolve_model
+
+    return ModelChoice(resolve_model(name), MODEL.name, name)

@@ -47,11 +47,7 @@ def trace_setup(inputs: Inputs, config: Mapping[str, Any] | None = None) -> Trac
 
 def _model_config(inputs: Inputs) -> tuple[str, dict[str, Any]]:
     model = model_choice(inputs)
-    if model.preset is not None:
-        return model.name, dict(model.preset.config)
-    from vramplan.model.hf_config import read_config_file  # the file was read: read its keys
-
-    return model.name, read_config_file(model.text)
+    return model.name, dict(model.config)
 
 
 def _named(config: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:

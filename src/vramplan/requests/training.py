@@ -31,6 +31,7 @@ from vramplan.requests.vocabulary import (
     ATTENTION,
     BATCH,
     CHECKPOINTING,
+    EXPERT_PARALLEL,
     FRAMEWORK,
     GPU,
     GPUS,
@@ -139,7 +140,8 @@ def parallelism(inputs: Inputs, training: TrainingSetup,
     plan = default_parallelism(training, inputs.get(SHARDING) or _default_scheme(gpus, tp * pp,
                                                                                    offload),
                                gpus, offload, inputs.require(GPUS_PER_NODE),
-                               tensor_parallel=tp, pipeline_parallel=pp)
+                               tensor_parallel=tp, pipeline_parallel=pp,
+                               expert_parallel=inputs.require(EXPERT_PARALLEL))
     return check_parallelism(plan)
 
 

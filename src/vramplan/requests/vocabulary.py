@@ -120,6 +120,9 @@ TENSOR_PARALLEL = IntField("tensor_parallel", default=1, aliases=("tp",), metava
                            bounds=bounds.TENSOR_PARALLEL)
 PIPELINE_PARALLEL = IntField("pipeline_parallel", default=1, aliases=("pp",), metavar="N",
                              bounds=bounds.PIPELINE_PARALLEL)
+EXPERT_PARALLEL = IntField("expert_parallel", default=1, aliases=("ep",), metavar="N",
+                           bounds=bounds.EXPERT_PARALLEL)
+"""A mixture of experts' experts split over this many of the data-parallel GPUs."""
 MARGIN = DecimalField("margin", default=80.0, metavar="PERCENT", bounds=bounds.USABLE_SHARE,
                       examples=("80",))
 """Plan to use 80 % of a GPU's memory (`vramplan.planner.verdict.DEFAULT_USABLE_SHARE`)."""
@@ -135,6 +138,10 @@ DTYPE = ChoiceField("dtype", default=ComputeDtype.BF16, metavar="DTYPE", enum=Co
 ENGINE = ChoiceField("engine", metavar="ENGINE", enum=Engine)
 """Default: generic, or llama.cpp for GGUF weights."""
 LIMITS = FlagField("limits", default=False)
+IMAGES = IntField("images", default=0, metavar="N", bounds=bounds.IMAGES)
+"""Images in each sequence's prompt (a model with a vision tower)."""
+MTP = FlagField("mtp", default=False)
+"""Also load the model's multi-token-prediction modules (DeepSeek-V3, GLM-4.5...)."""
 
 # --- LoRA calculator, trace ---------------------------------------------------------------------
 
@@ -170,7 +177,7 @@ TRAINING_FIELDS: tuple[Field[Any], ...] = (
     BATCH, SEQ_LEN, CHECKPOINTING, ATTENTION, LOSS, FRAMEWORK, METRIC, GRAD_ACCUM)
 """What trains and how: the single-GPU part of a training run."""
 PARALLELISM_FIELDS: tuple[Field[Any], ...] = (
-    GPUS, GPUS_PER_NODE, SHARDING, OFFLOAD, TENSOR_PARALLEL, PIPELINE_PARALLEL)
+    GPUS, GPUS_PER_NODE, SHARDING, OFFLOAD, TENSOR_PARALLEL, PIPELINE_PARALLEL, EXPERT_PARALLEL)
 
 SEED = Form("estimate", (PARAMS, MODEL, CONFIG, OPTIMIZER, BYTES_PER_PARAM, ACTIVATIONS, BATCH,
                          SEQ_LEN, GPU))
@@ -178,7 +185,7 @@ SEED = Form("estimate", (PARAMS, MODEL, CONFIG, OPTIMIZER, BYTES_PER_PARAM, ACTI
 from a model's batch and sequence length), and the GPU to compare with."""
 FIT = Form("fit", (MODEL, CONFIG, GPU, *PARALLELISM_FIELDS, MARGIN, *TRAINING_FIELDS))
 INFERENCE = Form("infer", (MODEL, CONFIG, WEIGHTS, CONTEXT, PROMPT, BATCH, KV_DTYPE, DTYPE,
-                           ENGINE, TENSOR_PARALLEL, ATTENTION, GPU, LIMITS))
+                           ENGINE, TENSOR_PARALLEL, ATTENTION, IMAGES, MTP, GPU, LIMITS))
 LORA = Form("lora", (MODEL, CONFIG, LORA_R, LORA_TARGETS, DORA, RSLORA))
 TRACE = Form("trace", (MODEL, CONFIG, *(f for f in TRAINING_FIELDS
                                          if f not in (LOSS, FRAMEWORK, METRIC, GRAD_ACCUM)),

@@ -50,14 +50,14 @@ def setup_for(model: str | None, config: Mapping[str, Any] | str | Path | None,
 
 def resolve_model(model: str | None,
                   config: Mapping[str, Any] | str | Path | None) -> tuple[str, Mapping[str, Any]]:
-    """(display name, config.json key/values) of a registry name or a config."""
+    """(display name, config.json key/values) of a registry name, a Hub repo id or a config."""
     if model is not None and config is not None:
         raise ConflictingOptions("model", "config")
     if model is not None:
-        from vramplan.presets.models import find_model
+        from vramplan.model.resolve import resolve_model as resolve_name
 
-        preset = find_model(model)
-        return preset.name, preset.config
+        resolved = resolve_name(model)  # a preset, or a Hugging Face repo id
+        return resolved.name, resolved.config
     if config is None:
         raise MissingValue("model")
     if isinstance(config, Mapping):

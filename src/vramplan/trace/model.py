@@ -36,6 +36,12 @@ LORA_MODULE_NAMES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
     "opt": {**_LLAMA_NAMES, "o": ("out_proj",), "up": ("fc1",), "down": ("fc2",)},
     "phi3": {"q": ("qkv_proj",), "k": ("qkv_proj",), "v": ("qkv_proj",), "o": ("o_proj",),
              "gate": ("gate_up_proj",), "up": ("gate_up_proj",), "down": ("down_proj",)},
+    # multi-head latent attention (modeling_deepseek_v3.py): the query path is q_a/q_b (or one
+    # q_proj), keys and values share kv_a_proj_with_mqa and kv_b_proj
+    "deepseek_v3": {**_LLAMA_NAMES, "q": ("q_a_proj", "q_b_proj", "q_proj"),
+                    "k": ("kv_a_proj_with_mqa", "kv_b_proj"),
+                    "v": ("kv_a_proj_with_mqa", "kv_b_proj")},
+    "starcoder2": {**_LLAMA_NAMES, "up": ("c_fc",), "down": ("c_proj",)},
 }
 """Module-name suffixes of each case-format LoRA target, per `model_type` whose names differ from
 Llama's (read from each family's modeling file in transformers). A fused projection (GPT-2's c_attn,
@@ -50,6 +56,10 @@ def build_model(setup: TraceSetup) -> nn.Module:
     model_type = config_keys.pop("model_type", None)
     if not isinstance(model_type, str):
         raise UnknownName("model_type", str(model_type), ["a transformers model_type"])
+    from vramplan.model.hf_moe_families import TRANSFORMERS_MODEL_TYPE
+
+    model_type = TRANSFORMERS_MODEL_TYPE.get(model_type, model_type)  # kimi_k2: deepseek_v3
+    config_keys.pop("quantization_config", None)  # the logical model, in the setup's dtype
     for key in ("torch_dtype", "dtype", "architectures", "transformers_version"):
         config_keys.pop(key, None)
     try:
@@ -149,7 +159,10 @@ def lora_target_modules(model: nn.Module, model_type: str, targets: tuple[str, .
     block_prefix = next(name for name, module in model.named_modules() if module is blocks)
     linears = [name for name, module in model.named_modules()
                if name.startswith(block_prefix + ".") and _is_linear(module)]
-    names = LORA_MODULE_NAMES.get(model_type, _LLAMA_NAMES)
+    from vramplan.model.hf_moe_families import TRANSFORMERS_MODEL_TYPE
+
+    family = TRANSFORMERS_MODEL_TYPE.get(model_type, model_type)
+    names = LORA_MODULE_NAMES.get(family, _LLAMA_NAMES)
     chosen: list[str] = []
     for target in targets:
         if target == "all":

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vramplan.model.architecture import Architecture, MlpKind, NormKind
+from vramplan.model.architecture import Architecture, MlpKind, NormKind, QkNormKind
 from vramplan.units import ceil_div
 from vramplan.vocab import Attention, Checkpointing, Framework, LoraTarget
 
@@ -103,6 +103,8 @@ def block_saved(arch: Architecture, spec: BlockSpec, seq_len: int,
     """
     ledger = _Ledger()
     r = spec.residual_bytes
+    if arch.norms_after_sublayers:
+        return _post_norm_block(ledger, arch, spec, seq_len, input_needs_grad)
     _norm(ledger, arch, spec, _Tensor("x_in", r), name="norm_1", needs_grad=input_needs_grad)
     n1 = _Tensor("norm_1_out", r)
     _attention(ledger, arch, spec, n1, seq_len=seq_len, input_needs_grad=input_needs_grad)
@@ -121,6 +123,20 @@ def block_saved(arch: Architecture, spec: BlockSpec, seq_len: int,
     if arch.sandwich_norms:
         _norm(ledger, arch, spec, _Tensor("mlp_out", spec.compute_bytes), name="post_mlp_norm",
               needs_grad=True)
+    return ledger.items()
+
+
+def _post_norm_block(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_len: int,
+                     input_needs_grad: bool) -> tuple[Saved, ...]:
+    """OLMo 2's block (modeling_olmo2.py `Olmo2DecoderLayer`): attention reads the block's input
+    itself, its output is normed before the residual add, and the same for the MLP."""
+    r, c = spec.residual_bytes, spec.compute_bytes
+    _attention(ledger, arch, spec, _Tensor("x_in", r), seq_len=seq_len,
+               input_needs_grad=input_needs_grad)
+    _norm(ledger, arch, spec, _Tensor("attn_proj_out", c), name="post_attention_norm",
+          needs_grad=True)
+    _mlp(ledger, arch, spec, _Tensor("x_mid", r), True)
+    _norm(ledger, arch, spec, _Tensor("mlp_out", c), name="post_mlp_norm", needs_grad=True)
     return ledger.items()
 
 
@@ -146,14 +162,51 @@ def _norm(ledger: _Ledger, arch: Architecture, spec: BlockSpec, source: _Tensor,
                 ledger.keep(f"{name}_input_fp32", FP32 * h)
             ledger.keep(f"{name}_rstd", FP32)
         if spec.weights_train:
-            # `weight * x_normed` saves x_normed for the weight's gradient: fp32 in litgpt,
-            # the 16-bit cast in transformers (`self.weight * hidden_states.to(input_dtype)`)
-            normed = FP32 if spec.framework is Framework.LITGPT else spec.residual_bytes
-            ledger.keep(f"{name}_normed", normed * h)
+            # `weight * x_normed` saves x_normed for the weight's gradient: fp32 in litgpt and
+            # where the scale multiplies in fp32 (Gemma, OLMo 2, gpt-oss: `norm_scale_fp32`),
+            # the 16-bit cast in Llama's transformers norm (`self.weight *
+            # hidden_states.to(input_dtype)`)
+            fp32 = spec.framework is Framework.LITGPT or arch.norm_scale_fp32
+            ledger.keep(f"{name}_normed", (FP32 if fp32 else spec.residual_bytes) * h)
+    elif arch.norm_python_layernorm:
+        _python_layernorm(ledger, spec, name, h, needs_grad)
     elif needs_grad or spec.weights_train:
         # native_layer_norm saves its input and its fp32 mean and rstd, whatever trains
         ledger.keep(source.name, source.itemsize * h)
         ledger.keep(f"{name}_stats", 2 * FP32)
+
+
+def _python_layernorm(ledger: _Ledger, spec: BlockSpec, name: str, width: int,
+                      needs_grad: bool) -> None:
+    """Cohere's `CohereLayerNorm` in fp32 Python (modeling_cohere.py): `(x - mean).pow(2)` keeps
+    one centered copy, `(x - mean) * rsqrt(...)` a second (it is computed twice) and the inverse
+    deviation; `weight * x_normed` keeps the fp32 normalized input when the weight trains."""
+    if needs_grad:
+        ledger.keep(f"{name}_centered", FP32 * width)
+        ledger.keep(f"{name}_centered_again", FP32 * width)
+        ledger.keep(f"{name}_rstd", FP32)
+    if spec.weights_train:
+        ledger.keep(f"{name}_normed", FP32 * width)
+
+
+def _qk_norms(ledger: _Ledger, arch: Architecture, spec: BlockSpec, *, q_grad: bool,
+              k_grad: bool) -> None:
+    """RMSNorms on the queries and keys after their projections (Qwen3, Gemma 3, GLM-4.5: over
+    each head's head_dim, one scale shared by all heads; OLMo 2: over the whole projection). Each
+    keeps its fp32 input copy and inverse RMS (per head, or per token over the whole width) when
+    its input needs a gradient, and its normalized input for the scale's gradient."""
+    if arch.qk_norm is QkNormKind.NONE:
+        return
+    per_head = arch.qk_norm in (QkNormKind.PER_HEAD_SHARED, QkNormKind.L2_PER_HEAD)
+    scaled = arch.qk_norm is not QkNormKind.L2_PER_HEAD
+    c = spec.compute_bytes
+    for tag, width, heads, needs_grad in (("q", arch.q_dim, arch.n_heads, q_grad),
+                                           ("k", arch.kv_dim, arch.n_kv_heads, k_grad)):
+        if needs_grad:
+            ledger.keep(f"{tag}_norm_input_fp32", FP32 * width)
+            ledger.keep(f"{tag}_norm_rstd", FP32 * (heads if per_head else 1))
+        if spec.weights_train and scaled:
+            ledger.keep(f"{tag}_norm_normed", (FP32 if arch.norm_scale_fp32 else c) * width)
 
 
 def _linear(ledger: _Ledger, spec: BlockSpec, source: _Tensor, width: int, *, lora: int,
@@ -185,6 +238,10 @@ def _linear(ledger: _Ledger, spec: BlockSpec, source: _Tensor, width: int, *, lo
 
 def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor, *,
                seq_len: int, input_needs_grad: bool) -> None:
+    if arch.latent_attention is not None and spec.framework is not Framework.LITGPT:
+        _latent_attention(ledger, arch, spec, n1, seq_len=seq_len,
+                          input_needs_grad=input_needs_grad)
+        return
     c, q, kv = spec.compute_bytes, arch.q_dim, arch.kv_dim
     qkv_lora = spec.lora_targets & {LoraTarget.Q, LoraTarget.K, LoraTarget.V}
     fused = spec.framework is Framework.LITGPT
@@ -213,6 +270,7 @@ def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor
     # SDPA's kernels save q, k, v and the output whatever needs a gradient; eager matmuls save
     # only the factor the other one's gradient needs (q @ k.T keeps k for dq, q for dk)
     keep_q, keep_k, keep_v = (k_grad, q_grad, q_grad or k_grad) if eager else (True,) * 3
+    _qk_norms(ledger, arch, spec, q_grad=q_grad, k_grad=k_grad)
     if keep_q:
         ledger.keep("q", c * q)
     if keep_k:
@@ -240,6 +298,51 @@ def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor
                   arch.hidden_size)
 
 
+def _latent_attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor, *,
+                      seq_len: int, input_needs_grad: bool) -> None:
+    """Multi-head latent attention as transformers runs it (modeling_deepseek_v3.py
+    `DeepseekV3Attention.forward`): q_a_proj and kv_a_proj_with_mqa read the normed input; the
+    query latent and the key-value latent each go through an RMSNorm (fp32 copy, inverse RMS,
+    and the normalized input when the weights train) into q_b_proj and kv_b_proj; the query is a
+    new tensor (`torch.cat` of its parts), the key a new tensor (`new_empty` + `copy_`), the value a
+    view of kv_b_proj's output, which it keeps alive whole; SDPA keeps q, k, v, its output and the
+    log-sum-exp, o_proj its input."""
+    mla = arch.latent_attention
+    if mla is None:
+        return
+    c, h = spec.compute_bytes, arch.hidden_size
+    targets = spec.lora_targets
+    q_lora = int(LoraTarget.Q in targets)
+    kv_lora = int(bool(targets & {LoraTarget.K, LoraTarget.V}))
+    _linear(ledger, spec, n1, h, lora=q_lora + kv_lora, prefix="latent_a",
+            needs_grad=input_needs_grad, readers=2)
+    if not (input_needs_grad or spec.weights_train or targets & _ATTENTION_TARGETS):
+        return
+    for tag, rank, lora in (("q_latent", mla.q_lora_rank, q_lora),
+                            ("kv_latent", mla.kv_lora_rank, kv_lora)):
+        if rank is None:
+            continue
+        ledger.keep(f"{tag}_norm_input_fp32", FP32 * rank)
+        ledger.keep(f"{tag}_norm_rstd", FP32)
+        if spec.weights_train:
+            ledger.keep(f"{tag}_norm_normed", c * rank)
+        _linear(ledger, spec, _Tensor(f"{tag}_normed_out", c), rank, lora=lora,
+                prefix=f"{tag}_b")
+    heads = arch.n_heads
+    ledger.keep("q", c * arch.q_dim)
+    ledger.keep("k", c * arch.kv_dim)
+    ledger.keep("kv_b_out", c * heads * (mla.qk_nope_head_dim + mla.v_head_dim))
+    attn_out = _Tensor("attn_out", c)
+    ledger.keep(attn_out.name, c * arch.attn_out_dim)
+    if spec.attention is Attention.EAGER:
+        _eager_scores(ledger, arch, spec, seq_len)
+    else:
+        ledger.keep("attn_logsumexp", FP32 * heads)
+    _linear(ledger, spec, attn_out, arch.attn_out_dim, lora=int(LoraTarget.O in targets),
+            prefix="o")
+
+
+_ATTENTION_TARGETS = frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.O})
 _MLP_TARGETS = frozenset({LoraTarget.GATE, LoraTarget.UP, LoraTarget.DOWN})
 
 
@@ -253,6 +356,13 @@ def _eager_scores(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_len:
     probs @ v keeps the probabilities; `probs_grad`: q or k needs one, so the probabilities do."""
     per_row = arch.n_heads * seq_len
     c = spec.compute_bytes
+    if arch.attention_sinks and spec.framework is not Framework.LITGPT:
+        # gpt-oss's eager_attention_forward: the sink logit joins each row (`torch.cat`), the
+        # row's max is subtracted (`max` keeps its int64 indices), softmax runs in the scores'
+        # dtype over seq_len + 1 columns and `probs[..., :-1]`, a view, is what probs @ v keeps
+        ledger.keep("attn_max_indices", 8 * arch.n_heads)
+        ledger.keep("attn_probs", c * arch.n_heads * (seq_len + 1))
+        return
     if spec.framework is Framework.LITGPT and not _softcapped(arch):
         # SDPA's math fallback: the 16-bit probabilities and a scaled copy of q
         ledger.keep("attn_probs", c * per_row)
@@ -290,6 +400,27 @@ def _dropout_mask(ledger: _Ledger, spec: BlockSpec, name: str, rate: float, widt
         ledger.keep(name, DROPOUT_MASK_BYTES * width)
 
 
+def masked_local_layers_bytes(arch: Architecture, spec: BlockSpec, seq_len: int,
+                              layers_with_graph: int) -> int:
+    """Per token, all layers: what a sliding-window or chunked layer adds under SDPA once the
+    sequence reaches its window. transformers then passes an explicit bool mask (masking_utils
+    `_ignore_causal_mask_sdpa`: no `is_causal` shortcut when `kv_length >= local_attention_size`),
+    which `scaled_dot_product_attention` converts to a float mask in the query's dtype
+    (aten/src/ATen/native/transformers/attention.cpp `convert_boolean_attn_mask`) that the kernel
+    keeps for backward, one per layer: batch x T x T; and a mask rules out SDPA's own
+    grouped-query path (sdpa_attention.py `use_gqa_in_sdpa`: `attention_mask is None`), so
+    `repeat_kv` expands k and v to every query head on those layers. Of `layers_with_graph`
+    layers (the trained ones under `freeze`), local ones are taken in the model's proportion."""
+    window = arch.sliding_window
+    local = arch.sliding_window_layers * layers_with_graph // arch.n_layers
+    if (not window or not local or seq_len < window or spec.attention is not Attention.SDPA
+            or spec.framework is Framework.LITGPT or arch.latent_attention is not None):
+        return 0
+    c = spec.compute_bytes
+    expanded = 2 * c * (arch.q_dim - arch.kv_dim)
+    return local * (c * seq_len + expanded)
+
+
 def embedding_dropout_bytes(arch: Architecture, spec: BlockSpec, embedding_trains: bool) -> int:
     """Per token: the mask of the dropout on the embeddings' output, saved only when that output
     needs a gradient (the embedding trains); the dropped output is the first block's input,
@@ -304,6 +435,9 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
     c, h = spec.compute_bytes, arch.hidden_size
     if not (input_needs_grad or spec.weights_train or spec.lora_targets & _MLP_TARGETS):
         return  # the MLP of a parallel first block reads a tensor that needs no gradient
+    if arch.is_moe and spec.framework is not Framework.LITGPT:
+        _moe(ledger, arch, spec, n2, input_needs_grad)
+        return
     active = arch.experts_per_token + arch.n_shared_experts if arch.is_moe else 1
     f = arch.expert_intermediate_size * active
     targets = spec.lora_targets
@@ -329,6 +463,64 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
     _dropout_mask(ledger, spec, "mlp_out_dropout_mask", arch.mlp_output_dropout, h)
     if arch.is_moe:
         ledger.keep("router_probs", FP32 * arch.n_experts)
+
+
+ROUTING_INDEX_VECTORS = 4
+"""int64 vectors of experts_per_token entries a token leaves in a transformers MoE layer's graph:
+the top-k indices, and the sort permutation, its inverse and the gather index of
+`grouped_mm_experts_forward` (integrations/moe.py), which index ops keep for backward."""
+
+
+def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
+         input_needs_grad: bool) -> None:
+    """A transformers 5 mixture-of-experts layer (the `grouped_mm` experts path, the default,
+    integrations/moe.py `grouped_mm_experts_forward`), per token with k routed experts: the
+    router's probabilities (fp32 softmax or sigmoid) and, when it trains, its input (an fp32 copy
+    for DeepSeek's and GLM's routers); the gathered input of each routed copy when the experts
+    train (grouped_mm keeps its input for the weight's gradient); the gate_up output (act(gate)
+    keeps the gate half, a view that keeps it whole; gpt-oss's clamped gate keeps four
+    intermediate-wide tensors); act(gate) * up; the down projection's input when the experts
+    train; its output and the routing weights (`proj_out * sample_weights`: both need a gradient
+    once the layer's input does); the routing indices. Shared experts are a dense MLP on the
+    layer's input. Llama 4's experts see every token (`experts_see_every_token`): n_experts
+    copies of each, and `routed_in * router_scores` keeps the repeated input."""
+    c, h = spec.compute_bytes, arch.hidden_size
+    width = arch.expert_intermediate_size
+    train = spec.weights_train
+    routed = arch.n_experts if arch.experts_see_every_token else arch.experts_per_token
+    if train:
+        ledger.keep(n2.name, n2.itemsize * h)  # the router's (and shared experts') input
+        if arch.router_fp32:
+            ledger.keep("router_input_fp32", FP32 * h)
+    ledger.keep("router_probs", FP32 * arch.n_experts)
+    if arch.experts_see_every_token:
+        # Llama4Router: top-k indices; `routed_in * router_scores` keeps both factors
+        ledger.keep("routing_indices", 8 * arch.experts_per_token)
+        ledger.keep("routed_in_repeated", c * routed * h)
+        ledger.keep("routing_weights", c * routed)
+    else:
+        ledger.keep("routing_indices", 8 * ROUTING_INDEX_VECTORS * arch.experts_per_token)
+    if train:
+        ledger.keep("routed_input", c * routed * h)
+    gated = arch.mlp is MlpKind.GATED
+    ledger.keep("experts_gate_up_out", c * routed * width * (2 if gated else 1))
+    glu_tensors = 4 if arch.swiglu_limit is not None else 1
+    ledger.keep("experts_act_out", c * routed * width * glu_tensors)
+    if train:
+        ledger.keep("experts_down_input", c * routed * width)
+    if not arch.experts_see_every_token:
+        ledger.keep("experts_down_out", c * routed * h)
+        ledger.keep("routing_weights", (FP32 if arch.router_fp32 else c) * routed)
+    if arch.n_shared_experts:
+        shared = width * arch.n_shared_experts
+        targets = spec.lora_targets
+        lora_in = int(LoraTarget.GATE in targets) + int(LoraTarget.UP in targets)
+        _linear(ledger, spec, n2, h, lora=lora_in, prefix="shared_gate_up",
+                needs_grad=input_needs_grad, readers=2)
+        for name in ("shared_gate_out", "shared_act_out", "shared_up_out"):
+            ledger.keep(name, c * shared)
+        _linear(ledger, spec, _Tensor("shared_hidden", c), shared,
+                lora=int(LoraTarget.DOWN in targets), prefix="shared_down")
 
 
 def quantized_base_inputs(arch: Architecture, spec: BlockSpec) -> int:

@@ -35,6 +35,7 @@ from vramplan.training.activations import (
     checkpointed,
     embedding_dropout_bytes,
     head_and_loss,
+    masked_local_layers_bytes,
     quantized_base_inputs,
     total_per_token,
 )
@@ -194,7 +195,7 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
     check_setup(setup)
     states = model_states(arch, setup)
     spec = block_spec(arch, setup)
-    saved = block_saved(arch, spec, setup.seq_len)
+    saved = block_saved(_largest_kind(arch), spec, setup.seq_len)
     tokens = setup.batch * setup.seq_len
     blocks = _blocks_activation_bytes(arch, setup, spec, saved) * tokens
     loss = head_and_loss(arch, spec, _head_spec(arch, setup), setup.batch, setup.seq_len)
@@ -274,14 +275,25 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
 
 def _blocks_activation_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
                              saved: tuple[Saved, ...]) -> int:
-    """Per token, all blocks together, at the start of backward."""
-    per_block = total_per_token(checkpointed(saved, setup.checkpointing))
+    """Per token, all blocks together, at the start of backward (dense and MoE blocks of a mixed
+    model each with their own tensors)."""
     if setup.checkpointing is Checkpointing.FULL:
         # only block inputs stay (torch.utils.checkpoint saves its inputs); one block is
         # recomputed at a time in backward (counted in the backward_blocks phase)
         return block_input_bytes(arch, spec) * _blocks_with_graph(arch, setup)
-    first = _first_trained_block_bytes(arch, setup, spec)
-    return first + per_block * (_blocks_with_graph(arch, setup) - 1)
+    layers = range(arch.n_layers - _blocks_with_graph(arch, setup), arch.n_layers)
+    per_kind = {moe: total_per_token(checkpointed(
+        block_saved(arch.kind_view(moe), spec, setup.seq_len), setup.checkpointing))
+        for moe in {arch.layer_is_moe(layer) for layer in layers}}
+    first = _first_trained_block_bytes(arch.kind_view(arch.layer_is_moe(layers[0])), setup,
+                                       spec)
+    masked = masked_local_layers_bytes(arch, spec, setup.seq_len, len(layers))
+    return first + sum(per_kind[arch.layer_is_moe(layer)] for layer in layers[1:]) + masked
+
+
+def _largest_kind(arch: Architecture) -> Architecture:
+    """The architecture seen as its largest kind of block (the MoE one in a mixed model)."""
+    return arch.kind_view(arch.is_moe)
 
 
 def _blocks_with_graph(arch: Architecture, setup: TrainingSetup) -> int:
@@ -371,7 +383,7 @@ def _gradients_before_first_block(arch: Architecture, setup: TrainingSetup) -> i
     else:
         # a tied embedding is the head: its gradient starts with the head's, early in backward
         embedding = 0 if _tied_in_framework(arch, setup) else arch.params_token_embedding
-        done = total - arch.params_per_block - embedding
+        done = total - arch.params_of_layer(0) - embedding
     return done * weight_itemsize(setup.precision)
 
 
@@ -387,14 +399,19 @@ def _autocast_weight_copies(arch: Architecture, setup: TrainingSetup) -> int:
     block's q/k/v under LoRA (nor its MLP in a parallel block); trainable ones are cached."""
     if setup.precision is not Precision.AMP:
         return 0
-    per_block = {lin.role: lin.params_each * lin.count for lin in arch.block_linears()}
-    block = sum(per_block.values())
+    per_block = {lin.role: lin.params_each * lin.count
+                 for lin in arch.kind_view(arch.layer_is_moe(0)).block_linears()}
+    graph = _blocks_with_graph(arch, setup)
+    linears = {kind.moe: sum(lin.params_each * lin.count for lin in kind.linears)
+               for kind in arch.block_kinds()}
+    block = sum(linears[arch.layer_is_moe(layer)]
+                for layer in range(arch.n_layers - graph, arch.n_layers))
     # the head is cast once per call: litgpt's chunked head calls it once per 128-token chunk,
     # and each chunk's matmul keeps its own copy
     chunked = _head_spec(arch, setup).chunked and setup.framework is Framework.LITGPT
     head_calls = ceil_div(setup.seq_len, LITGPT_LM_HEAD_CHUNK) if chunked else 1
     head = head_calls * arch.hidden_size * arch.vocab_size
-    copies = block * _blocks_with_graph(arch, setup) + head
+    copies = block + head
     if setup.method.uses_lora:
         first_block_unsaved = sum(per_block.get(role, 0) for role in ("q", "k", "v"))
         if arch.parallel_block:

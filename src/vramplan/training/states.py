@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vramplan.model.architecture import Architecture
+from vramplan.model.architecture import Architecture, LinearSpec
 from vramplan.model.lora_targets import lora_breakdown
 from vramplan.model.weight_storage import bnb_4bit_bytes, bnb_int8_bytes
 from vramplan.training.setup import (
@@ -113,10 +113,9 @@ def trainable_tensors(arch: Architecture, setup: TrainingSetup) -> tuple[TensorG
             groups += [TensorGroup(rank, matrix.in_features, matrix.copies),
                        TensorGroup(matrix.out_features, rank, matrix.copies)]
         return tuple(groups)
-    layers = arch.n_layers
-    if setup.method is Method.FREEZE:
-        layers = min(setup.train_layers, arch.n_layers)
-    block = tuple(TensorGroup(g.rows, g.cols, g.count * layers) for g in _block_tensors(arch))
+    block = tuple(TensorGroup(g.rows, g.cols, g.count * layers)
+                  for linears, layers in _trained_block_kinds(arch, setup)
+                  for g in _block_tensors(arch, linears))
     if setup.method is Method.FREEZE:
         return block
     h, vocab = arch.hidden_size, arch.vocab_size
@@ -132,9 +131,26 @@ def trainable_tensors(arch: Architecture, setup: TrainingSetup) -> tuple[TensorG
     return block + tuple(outside)
 
 
-def _block_tensors(arch: Architecture) -> list[TensorGroup]:
+def _trained_block_kinds(arch: Architecture, setup: TrainingSetup
+                         ) -> list[tuple[tuple[LinearSpec, ...], int]]:
+    """The linears of each kind of block whose weights train, with how many such blocks: all of
+    them, or the last `train_layers` under `freeze` (dense and MoE blocks of a mixed model
+    counted apart)."""
+    trained = trained_layers(arch, setup)
+    return [(kind.linears, layers) for kind in arch.block_kinds()
+            if (layers := sum(1 for layer in trained if arch.layer_is_moe(layer) is kind.moe))]
+
+
+def trained_layers(arch: Architecture, setup: TrainingSetup) -> range:
+    """The blocks whose weights train: every block, or the last `train_layers` (`freeze`)."""
+    if setup.method is Method.FREEZE:
+        return range(max(arch.n_layers - setup.train_layers, 0), arch.n_layers)
+    return range(arch.n_layers)
+
+
+def _block_tensors(arch: Architecture, linears: tuple[LinearSpec, ...]) -> list[TensorGroup]:
     tensors = []
-    for linear in arch.block_linears():
+    for linear in linears:
         tensors.append(TensorGroup(linear.out_features, linear.in_features, linear.count))
         if linear.bias:
             tensors.append(TensorGroup(linear.out_features, 1, linear.count))
@@ -143,6 +159,10 @@ def _block_tensors(arch: Architecture) -> list[TensorGroup]:
         tensors.append(TensorGroup(arch.hidden_size, 1, arch.norms_per_block * per_norm))
     if arch.params_qk_norm:
         tensors.append(TensorGroup(arch.params_qk_norm, 1, 1))
+    vectors = (arch.params_attention_per_block - arch.params_qk_norm
+               - sum(lin.params for lin in arch.attention_linears()))
+    if vectors:  # latent attention's q_a/kv_a norms, attention sinks
+        tensors.append(TensorGroup(vectors, 1, 1))
     return tensors
 
 
@@ -223,7 +243,7 @@ def _flat_gradient_params(arch: Architecture, setup: TrainingSetup, trainable: i
     if setup.method is Method.FULL:
         return total_params(arch, setup)
     if setup.method is Method.FREEZE:
-        return min(setup.train_layers, arch.n_layers) * arch.params_per_block
+        return sum(arch.params_of_layer(layer) for layer in trained_layers(arch, setup))
     blocks = arch.params_blocks if lora_in_blocks(setup) else 0
     return blocks + (root if root_trains(setup) else 0) + trainable
 
@@ -237,8 +257,8 @@ def _frozen_base_bytes(arch: Architecture, setup: TrainingSetup) -> int:
     base = total_params(arch, setup)
     if setup.quant is Quant.NONE:
         return base * w
-    matrices = [(lin.in_features, lin.out_features, lin.count * arch.n_layers)
-                for lin in arch.block_linears()]
+    matrices = [(lin.in_features, lin.out_features, lin.count * layers)
+                for lin, layers in arch.model_linears()]
     if setup.framework is Framework.LITGPT:
         matrices.append((arch.hidden_size, arch.vocab_size, 1))
     quantized_params = sum(i * o * n for i, o, n in matrices)

@@ -14,6 +14,7 @@ from vramplan.i18n.catalogue import (
     fit,
     inference,
     models,
+    models_hub,
     trace,
     training,
     web,
@@ -35,5 +36,6 @@ def _merge(*parts: Messages) -> dict[str, Mapping[Lang, str]]:
 
 
 CATALOG: Mapping[str, Mapping[Lang, str]] = _merge(
-    core.MESSAGES, fields.MESSAGES, web.MESSAGES, models.MESSAGES, trace.MESSAGES,
-    inference.MESSAGES, training.MESSAGES, fit.MESSAGES, web_sister.MESSAGES, web_fit.MESSAGES)
+    core.MESSAGES, fields.MESSAGES, web.MESSAGES, models.MESSAGES, models_hub.MESSAGES,
+    trace.MESSAGES, inference.MESSAGES, training.MESSAGES, fit.MESSAGES, web_sister.MESSAGES,
+    web_fit.MESSAGES)

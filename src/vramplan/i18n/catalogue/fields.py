@@ -116,6 +116,12 @@ MESSAGES = {
         FR: "étages de pipeline (Megatron-LM, ordonnancement 1F1B)",
         EN: "pipeline stages (Megatron-LM, 1F1B schedule)",
     },
+    "field.expert_parallel": {
+        FR: "parallélisme d'experts (mélanges d'experts) : chaque GPU garde 1/N des experts de "
+        "chaque couche ; un diviseur des GPU de données",
+        EN: "expert parallelism (mixtures of experts): each GPU keeps 1/N of every layer's "
+        "experts; a divisor of the data-parallel GPUs",
+    },
     "field.margin": {
         FR: "part utilisable de la mémoire du GPU, en pourcentage (Fujii et al. 2024 ; 100 = sans "
         "marge)",
@@ -146,6 +152,15 @@ MESSAGES = {
         FR: "ajoute le plus long contexte et le plus grand lot qui tiennent sur chaque GPU",
         EN: "add the longest context and the largest batch that fit each GPU",
     },
+    "field.images": {
+        FR: "images par séquence (modèles vision-langage) : leurs jetons s'ajoutent au contexte",
+        EN: "images per sequence (vision-language models): their tokens join the context",
+    },
+    "field.mtp": {
+        FR: "charge les modules MTP du checkpoint (décodage spéculatif) : leurs poids et leur "
+        "cache KV",
+        EN: "load the checkpoint's MTP modules (speculative decoding): their weights and KV cache",
+    },
     "field.dora": {
         FR: "DoRA : un vecteur de magnitude par matrice adaptée",
         EN: "DoRA: one magnitude vector per adapted matrix",
@@ -175,10 +190,13 @@ MESSAGES = {
     "what.tensor_parallel": {FR: "le nombre de GPU du parallélisme de tenseur",
                              EN: "the number of tensor-parallel GPUs"},
     "what.pipeline_parallel": {FR: "le nombre d'étages", EN: "the number of stages"},
+    "what.expert_parallel": {FR: "le nombre de GPU entre lesquels les experts sont répartis",
+                             EN: "the number of GPUs the experts are split over"},
     "what.margin": {FR: "un pourcentage", EN: "a percentage"},
     "what.context": {FR: "le contexte en jetons (invite + génération)",
                      EN: "the context in tokens (prompt + generated)"},
     "what.prompt": {FR: "les jetons d'invite", EN: "the prompt tokens"},
+    "what.images": {FR: "le nombre d'images par séquence", EN: "the number of images per sequence"},
     "what.port": {FR: "le port TCP", EN: "the TCP port"},
     # --- hints, generated from ranges and choices ------------------------------------------------
     "accepted.whole": {
@@ -261,6 +279,30 @@ MESSAGES = {
         "{model_parallel}",
         EN: "{field}: {value} GPUs do not hold a whole number of copies of a model split over "
         "{model_parallel} GPUs (tensor × pipeline); give a multiple of {model_parallel}",
+    },
+    "error.conflict.experts_split": {
+        FR: "{field} : {value} GPU d'experts ne divisent pas les {data_parallel} GPU du "
+        "parallélisme de données ; donnez un diviseur de {data_parallel} (ou changez {other})",
+        EN: "{field}: {value} expert-parallel GPUs do not divide the {data_parallel} "
+        "data-parallel GPUs; give a divisor of {data_parallel} (or change {other})",
+    },
+    "error.conflict.no_experts": {
+        FR: "{field} {value} : le modèle n'est pas un mélange d'experts ; donnez 1, ou un modèle "
+        "à experts ({other} qwen3-30b-a3b, deepseek-v3…)",
+        EN: "{field} {value}: the model is not a mixture of experts; give 1, or a model with "
+        "experts ({other} qwen3-30b-a3b, deepseek-v3...)",
+    },
+    "error.conflict.no_vision": {
+        FR: "{field} {value} : le modèle n'a pas de tour de vision ; donnez 0, ou un modèle "
+        "vision-langage ({other} gemma-3-4b, llama-4-scout…)",
+        EN: "{field} {value}: the model has no vision tower; give 0, or a vision-language model "
+        "({other} gemma-3-4b, llama-4-scout...)",
+    },
+    "error.conflict.no_mtp": {
+        FR: "{field} : le checkpoint du modèle n'a pas de module MTP ; retirez {field}, ou donnez "
+        "un modèle qui en a ({other} deepseek-v3, glm-4.5…)",
+        EN: "{field}: the model's checkpoint has no MTP module; drop {field}, or give a model "
+        "that has one ({other} deepseek-v3, glm-4.5...)",
     },
     "error.conflict.one_copy": {
         FR: "{field} none garde une seule copie des états, mais {gpus} GPU en font {copies} ; "

@@ -30,13 +30,13 @@ MESSAGES = {
         FR: "exemples :\n"
         "  vramplan infer --model llama-3.1-8b --weights nf4 --context 8192\n"
         "  vramplan infer --model llama-3.1-70b --weights awq-4bit-g128 --engine vllm --tp 2\n"
-        "  vramplan infer --model mistral-7b-v0.1 --weights q4_k_m --gpu rtx-4090 --max-context\n"
-        "  vramplan infer --model qwen2.5-7b --kv-dtype fp8 --gpu h100 --max-batch --json",
+        "  vramplan infer --model mistral-7b-v0.1 --weights q4_k_m --gpu rtx-4090 --limits\n"
+        "  vramplan infer --model qwen2.5-7b --kv-dtype fp8 --gpu h100 --limits --json",
         EN: "examples:\n"
         "  vramplan infer --model llama-3.1-8b --weights nf4 --context 8192\n"
         "  vramplan infer --model llama-3.1-70b --weights awq-4bit-g128 --engine vllm --tp 2\n"
-        "  vramplan infer --model mistral-7b-v0.1 --weights q4_k_m --gpu rtx-4090 --max-context\n"
-        "  vramplan infer --model qwen2.5-7b --kv-dtype fp8 --gpu h100 --max-batch --json",
+        "  vramplan infer --model mistral-7b-v0.1 --weights q4_k_m --gpu rtx-4090 --limits\n"
+        "  vramplan infer --model qwen2.5-7b --kv-dtype fp8 --gpu h100 --limits --json",
     },
     # --- inference report ---------------------------------------------------------------------
     "infer.title": {
@@ -100,13 +100,13 @@ MESSAGES = {
     },
     "help.lora_examples": {
         FR: "exemples :\n"
-        "  vramplan lora --model llama-2-7b --rank 8 --targets q,v\n"
-        "  vramplan lora --model llama-3.1-8b --rank 16 --targets all --dora\n"
-        "  vramplan lora --model mistral-7b-v0.1 --rank 64 --targets all,head --json",
+        "  vramplan lora --model llama-2-7b --lora-r 8 --lora-targets q,v\n"
+        "  vramplan lora --model llama-3.1-8b --lora-r 16 --lora-targets all --dora\n"
+        "  vramplan lora --model mistral-7b-v0.1 --lora-r 64 --lora-targets all,head --json",
         EN: "examples:\n"
-        "  vramplan lora --model llama-2-7b --rank 8 --targets q,v\n"
-        "  vramplan lora --model llama-3.1-8b --rank 16 --targets all --dora\n"
-        "  vramplan lora --model mistral-7b-v0.1 --rank 64 --targets all,head --json",
+        "  vramplan lora --model llama-2-7b --lora-r 8 --lora-targets q,v\n"
+        "  vramplan lora --model llama-3.1-8b --lora-r 16 --lora-targets all --dora\n"
+        "  vramplan lora --model mistral-7b-v0.1 --lora-r 64 --lora-targets all,head --json",
     },
     "lora.title": {
         FR: "Paramètres LoRA — {model}, rang {rank} : r × (d_entrée + d_sortie) par matrice "

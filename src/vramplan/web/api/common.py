@@ -24,8 +24,9 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from vramplan.errors import VramplanError
+from vramplan.errors import UnknownName, VramplanError
 from vramplan.i18n import Lang, translate
+from vramplan.requests.fields import ChoiceField
 from vramplan.requests.fields import Field as VocabularyField
 from vramplan.requests.reading import Inputs, read
 from vramplan.requests.vocabulary import LOCAL_ONLY, Form
@@ -116,8 +117,10 @@ def query_reader(form: Form) -> Callable[..., Awaitable[Inputs]]:
             raise RepeatedParameter(repeated, str(request.query_params[repeated]))
         values = query.model_dump(exclude_none=True)
         lang = values.pop("lang", "")
-        if lang.strip():
+        if lang:
+            _check_listed("lang", lang, [code.value for code in Lang])
             parse_lang(lang)
+        _check_choices(form, values)
         return read(form, values, text=True)
 
     read_form_query.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
@@ -157,7 +160,22 @@ async def read_body(request: Request, form: Form) -> Inputs:
         from vramplan.errors import UnknownField
 
         raise UnknownField(unknown[0], tuple(sorted(api_names)))
+    _check_choices(form, values)
     return read(form, values, text=False)
+
+
+def _check_choices(form: Form, values: dict[str, Any]) -> None:
+    """The API's schema lists each choice's names (`enum`): a name in another case or with
+    spaces around it, which the CLI and the pages read, is refused here as the schema says."""
+    for name, value in values.items():
+        field = form.field(name)
+        if isinstance(field, ChoiceField) and isinstance(value, str) and value:
+            _check_listed(name, value, field.json_schema()["enum"])
+
+
+def _check_listed(name: str, value: str, names: list[str]) -> None:
+    if value not in names:
+        raise UnknownName(name, value, names)
 
 
 def _excerpt(raw: bytes) -> str:

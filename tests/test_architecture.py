@@ -8,10 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vramplan.errors import OutOfRange
+from vramplan.i18n import Lang
 from vramplan.model.architecture import (
     Architecture,
     MlpKind,
+    ModelOutOfRange,
     NormKind,
     ParamGroup,
     PositionKind,
@@ -119,14 +120,24 @@ def test_tying_removes_exactly_the_head_matrix() -> None:
 
 
 @pytest.mark.parametrize("field", ["n_layers", "hidden_size", "vocab_size", "head_dim"])
-def test_non_positive_sizes_are_refused(field: str) -> None:
-    with pytest.raises(OutOfRange):
-        _tiny(**{field: 0})
+@pytest.mark.parametrize("value", [0, -1, 10**12])
+def test_sizes_out_of_the_model_bounds_are_refused(field: str, value: int) -> None:
+    with pytest.raises(ModelOutOfRange) as raised:
+        _tiny(**{field: value})
+    assert raised.value.params["name"] == field
+
+
+def test_a_model_of_more_than_100_000_billion_parameters_is_refused() -> None:
+    """Every size within its bound, the product beyond the seed calculator's largest N."""
+    with pytest.raises(ModelOutOfRange) as raised:
+        _tiny(n_layers=10_000, hidden_size=1_000_000, intermediate_size=1_000_000)
+    assert raised.value.params["name"] == "params"
 
 
 def test_kv_heads_must_divide_heads() -> None:
-    with pytest.raises(OutOfRange):
+    with pytest.raises(ModelOutOfRange) as raised:
         _tiny(n_kv_heads=3)
+    assert "do not divide" in raised.value.message(Lang.EN)
 
 
 @given(

@@ -245,3 +245,70 @@ def test_the_cli_answers_or_exits_2_without_a_traceback(command: str, args: list
     assert "Traceback" not in err.getvalue()
     if status == 0 and "--json" in args:
         json.loads(out.getvalue())
+
+
+# --- config.json files ---------------------------------------------------------------------------
+
+LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64,
+         "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 4,
+         "num_hidden_layers": 2, "vocab_size": 256, "max_position_embeddings": 512,
+         "rms_norm_eps": 1e-5, "tie_word_embeddings": False}
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    (json.dumps({**LLAMA, "num_hidden_layers": 10**9}), "n_layers is 1000000000, outside 1 to"),
+    (json.dumps({**LLAMA, "hidden_size": 10**18}), "hidden_size is 1000000000000000000"),
+    (json.dumps({**LLAMA, "vocab_size": 10**29}), "vocab_size is 1" + "0" * 29 + ", outside"),
+    (json.dumps({**LLAMA, "num_hidden_layers": 2}).replace(": 2,", ": " + "9" * 5000 + ",", 1),
+     "'num_hidden_layers' is Infinity"),
+    (json.dumps({**LLAMA, "num_key_value_heads": 8}), "8 key/value heads do not divide its 4"),
+    ("[" * 100_000 + "]" * 100_000, "too deeply"),
+])
+def test_a_hostile_config_is_refused_by_name(tmp_path: Any, text: str, needle: str) -> None:
+    """Sizes a reader would loop over or multiply are bounded (`vramplan.bounds` MODEL_*), and
+    the file's JSON cannot exhaust the parser: each command answers at once, exit 2."""
+    path = tmp_path / "config.json"
+    path.write_text(text, encoding="utf-8")
+    for command in (["lora"], ["model"], ["infer"], ["fit", "--gpu", "h100"]):
+        out, err = io.StringIO(), io.StringIO()
+        assert main([*command, "--config", str(path)], out, err) == 2
+        assert needle in err.getvalue() and "--config" in err.getvalue()
+
+
+def test_a_config_with_a_byte_order_mark_is_read(tmp_path: Any) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(LLAMA), encoding="utf-8-sig")
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["model", "--config", str(path), "--json"], out, err) == 0
+    assert json.loads(out.getvalue())["architecture"]["n_layers"] == 2
+
+
+def test_paths_that_are_not_config_files(tmp_path: Any) -> None:
+    """A FIFO would block a reader forever, a name too long raises OSError, a huge file would be
+    read whole: each is refused by name."""
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * (4 * 2**20 + 1))
+    for path, needle in ((fifo, "not a regular file"), (tmp_path / ("a" * 300), "cannot be read"),
+                         (big, "larger than 4 MiB")):
+        out, err = io.StringIO(), io.StringIO()
+        assert main(["model", "--config", str(path)], out, err) == 2
+        assert needle in err.getvalue()
+
+
+def test_a_hub_model_error_names_the_model_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read from a repo id, a bad config.json is the `--model` option's error."""
+    from vramplan.model import resolve
+
+    def bad_repo(ref: Any) -> Any:
+        from vramplan.model.hf_config import parse_config
+
+        return resolve.ResolvedModel(ref.label, parse_config({**LLAMA, "num_key_value_heads": 3}),
+                                     {})
+    monkeypatch.setattr(resolve, "resolve_repo", bad_repo)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["model", "acme/broken"], out, err) == 2
+    assert err.getvalue().startswith("vramplan: error: --model:")

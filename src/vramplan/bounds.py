@@ -93,6 +93,22 @@ BYTES_PER_PARAM = NumberField("bytes_per_param", minimum=0.01, maximum=1_000)
 """From 0.01 (no format stores less than a bit, 0.125 bytes, per parameter) to 1,000."""
 ACTIVATIONS_GB = NumberField("activations", minimum=0, maximum=1_000_000)
 
+# --- a model's architecture (config.json files, presets) ---------------------------------------
+# Typing slips and hostile files reach these limits, real models do not: the largest published
+# models have 126 layers (Llama 3.1 405B), a width of 16,384 (its MLP: 53,248), 262,144 tokens of
+# vocabulary (Gemma 3), 384 routed experts (Kimi K2) and a trained context of 10,485,760 tokens
+# (Llama 4 Scout). Within them every loop over layers stays short and every count of parameters,
+# bytes or FLOPs stays far inside a 64-bit integer.
+MODEL_LAYERS = _whole("layers", 1, 10_000)
+MODEL_WIDTH = _whole("width", 1, 1_000_000)
+"""Hidden and MLP sizes, head and rank widths, image and patch sizes."""
+MODEL_HEADS = _whole("heads", 1, 100_000)
+MODEL_VOCAB = _whole("vocab_size", 1, 100_000_000)
+MODEL_CONTEXT = _whole("max_position_embeddings", 1, 1_000_000_000)
+MODEL_EXPERTS = _whole("experts", 1, 100_000)
+MODEL_PARAMS = 100_000 * 10**9
+"""At most 100,000 billion parameters in all, the seed calculator's largest N."""
+
 # --- a training or inference run ----------------------------------------------------------------
 BATCH = _whole("batch", 1, 1_000_000)
 """Sequences per micro-batch (training) or concurrent sequences (inference)."""

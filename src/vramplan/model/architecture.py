@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
-from vramplan.errors import OutOfRange
+from vramplan import bounds
+from vramplan.errors import VramplanError
 from vramplan.model.vision import VisionTower
 
 
@@ -316,28 +317,37 @@ class Architecture:
     `vramplan.presets.quant_formats`."""
 
     def __post_init__(self) -> None:
-        for name in ("n_layers", "hidden_size", "intermediate_size", "n_heads", "n_kv_heads",
-                     "head_dim", "vocab_size", "max_position_embeddings", "n_experts",
-                     "experts_per_token"):
-            _check_positive(name, getattr(self, name))
+        for name, bound in _RANGES.items():
+            _check(name, getattr(self, name), bound)
+        for name, bound in _OPTIONAL_RANGES.items():
+            if getattr(self, name) is not None:
+                _check(name, getattr(self, name), bound)
+        _check("n_shared_experts", self.n_shared_experts, bounds.MODEL_EXPERTS, minimum=0)
+        _check("mtp_layers", self.mtp_layers, bounds.MODEL_LAYERS, minimum=0)
         if self.n_heads % self.n_kv_heads:
-            raise OutOfRange("n_kv_heads", str(self.n_kv_heads))
+            raise ModelOutOfRange("n_kv_heads", self.n_kv_heads, key="error.model_kv_heads",
+                                  heads=self.n_heads)
         if self.experts_per_token > self.n_experts:
-            raise OutOfRange("experts_per_token", str(self.experts_per_token))
-        if self.mtp_layers < 0:
-            raise OutOfRange("mtp_layers", str(self.mtp_layers))
+            raise ModelOutOfRange("experts_per_token", self.experts_per_token,
+                                  key="error.model_routed", experts=self.n_experts)
         if any(not 0 <= layer < self.n_layers for layer in self.dense_layers):
-            raise OutOfRange("dense_layers", str(self.dense_layers))
-        if not 0 <= self.sliding_window_layers <= self.n_layers:
-            raise OutOfRange("sliding_window_layers", str(self.sliding_window_layers))
+            raise ModelOutOfRange("dense_layers", list(self.dense_layers), minimum=0,
+                                  maximum=self.n_layers - 1)
+        _check("sliding_window_layers", self.sliding_window_layers, bounds.MODEL_LAYERS,
+               minimum=0, maximum=self.n_layers)
         if not 0 < self.partial_rotary_factor <= 1:
-            raise OutOfRange("partial_rotary_factor", str(self.partial_rotary_factor))
-        if self.position_offset < 0:
-            raise OutOfRange("position_offset", str(self.position_offset))
+            raise ModelOutOfRange("partial_rotary_factor", self.partial_rotary_factor,
+                                  minimum=0, maximum=1)
+        _check("position_offset", self.position_offset, bounds.MODEL_CONTEXT, minimum=0)
         for name in ("embedding_dropout", "attention_dropout", "attention_output_dropout",
                      "mlp_output_dropout"):
             if not 0 <= getattr(self, name) <= 1:  # nn.Dropout accepts p in [0, 1]
-                raise OutOfRange(name, str(getattr(self, name)))
+                raise ModelOutOfRange(name, getattr(self, name), minimum=0, maximum=1)
+        _check_latent(self.latent_attention)
+        _check_vision(self.vision)
+        if self.params_total > bounds.MODEL_PARAMS:
+            raise ModelOutOfRange("params", self.params_total, minimum=1,
+                                  maximum=bounds.MODEL_PARAMS)
 
     # --- derived sizes -------------------------------------------------------------------------
 
@@ -669,6 +679,60 @@ class BlockKind:
     """Parameters of one such block (linears, norms, query/key norms, sinks)."""
 
 
-def _check_positive(name: str, value: int) -> None:
-    if value <= 0:
-        raise OutOfRange(name, str(value))
+class ModelOutOfRange(VramplanError):
+    """A size of the model out of `vramplan.bounds`' model ranges, or sizes that do not go
+    together: a config.json typed wrong or built to exhaust the machine. Attributed to the field
+    the model came from (`config` here; `model` for a repo id, see `vramplan.requests.models`)."""
+
+    key = "error.model_out_of_range"
+
+    def __init__(self, name: str, value: object, *, key: str = "", minimum: object = None,
+                 maximum: object = None, **params: object) -> None:
+        if key:
+            self.key = key
+        super().__init__("config", str(value), name=name, minimum=minimum, maximum=maximum,
+                         **params)
+
+
+_RANGES = {
+    "n_layers": bounds.MODEL_LAYERS, "hidden_size": bounds.MODEL_WIDTH,
+    "intermediate_size": bounds.MODEL_WIDTH, "n_heads": bounds.MODEL_HEADS,
+    "n_kv_heads": bounds.MODEL_HEADS, "head_dim": bounds.MODEL_WIDTH,
+    "vocab_size": bounds.MODEL_VOCAB, "max_position_embeddings": bounds.MODEL_CONTEXT,
+    "n_experts": bounds.MODEL_EXPERTS, "experts_per_token": bounds.MODEL_EXPERTS,
+}
+_OPTIONAL_RANGES = {
+    "moe_intermediate_size": bounds.MODEL_WIDTH, "sliding_window": bounds.MODEL_CONTEXT,
+}
+
+
+def _check_latent(latent: LatentAttention | None) -> None:
+    if latent is None:
+        return
+    for name in ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"):
+        _check(name, getattr(latent, name), bounds.MODEL_WIDTH)
+    if latent.q_lora_rank is not None:
+        _check("q_lora_rank", latent.q_lora_rank, bounds.MODEL_WIDTH)
+
+
+def _check_vision(vision: VisionTower | None) -> None:
+    if vision is None:
+        return
+    _check("vision.n_layers", vision.n_layers, bounds.MODEL_LAYERS)
+    _check("vision.n_heads", vision.n_heads, bounds.MODEL_HEADS)
+    for name in ("hidden_size", "intermediate_size", "image_size", "patch_size", "channels",
+                 "text_hidden_size"):
+        _check(f"vision.{name}", getattr(vision, name), bounds.MODEL_WIDTH)
+    _check("vision.tokens_per_image", vision.tokens_per_image, bounds.MODEL_CONTEXT)
+    for name in ("projector_input_dim", "projector_output_dim", "vision_output_dim"):
+        _check(f"vision.{name}", getattr(vision, name), bounds.MODEL_WIDTH, minimum=0)
+
+
+def _check(name: str, value: int, bound: bounds.NumberField, *, minimum: int | None = None,
+           maximum: int | None = None) -> None:
+    """`value` within `bound` (or within [minimum, maximum] where given): a whole number."""
+    low = bound.minimum if minimum is None else minimum
+    high = bound.maximum if maximum is None else maximum
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if not whole or not low <= value <= high:
+        raise ModelOutOfRange(name, value, minimum=int(low), maximum=int(high))

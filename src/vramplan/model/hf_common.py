@@ -53,11 +53,49 @@ class InvalidConfigValue(ConfigError):
 
 
 class ConfigFileError(ConfigError):
-    """The path is missing, not JSON, or not a JSON object."""
+    """The path is missing, not a regular file, unreadable, too large, not JSON, or not a JSON
+    object."""
 
-    def __init__(self, path: str, reason: str) -> None:
+    def __init__(self, path: str, reason: str, **params: object) -> None:
         self.key = f"error.config_file_{reason}"
-        super().__init__(path)
+        self.reason = reason
+        super().__init__(path, **params)
+
+
+# --- JSON text ------------------------------------------------------------------------------------
+
+MAX_CONFIG_BYTES = 4 * 2**20
+"""A config.json is a few kilobytes (DeepSeek-V3's: 1.7 KB; the largest with id2label tables, tens
+of kilobytes); 4 MiB bounds what a reader holds and parses."""
+MAX_INT_DIGITS = 30
+"""Integers with more digits than this are read as infinite: every bound of `vramplan.bounds`
+refuses them with the key's name, and none reaches Python's 4,300-digit conversion limit."""
+
+
+def json_object(text: str | bytes, label: str) -> dict[str, Any]:
+    """The JSON object in `text` (a UTF-8 BOM allowed, as Windows editors write it); `label`
+    names it in errors. Nesting deeper than Python's recursion limit and oversized integers are
+    refused or bounded, never raised as tracebacks."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise ConfigFileError(label, "not_json") from None
+    try:
+        data = json.loads(text.removeprefix("\ufeff"), parse_int=_bounded_int)
+    except json.JSONDecodeError:
+        raise ConfigFileError(label, "not_json") from None
+    except RecursionError:
+        raise ConfigFileError(label, "too_deep") from None
+    if not isinstance(data, dict):
+        raise ConfigFileError(label, "not_object")
+    return data
+
+
+def _bounded_int(digits: str) -> int | float:
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        return -math.inf if digits.startswith("-") else math.inf
+    return int(digits)
 
 # --- a typed view of the mapping ------------------------------------------------------------------
 

@@ -11,7 +11,6 @@ An unsupported `model_type` is an error listing the supported ones.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import Any
 from vramplan.model import hf_dense_families, hf_moe_families
 from vramplan.model.architecture import Architecture, MlpKind, NormKind, PositionKind, QkNormKind
 from vramplan.model.hf_common import (
+    MAX_CONFIG_BYTES,
     ConfigError,
     ConfigFileError,
     ConfigKeys,
@@ -28,6 +28,7 @@ from vramplan.model.hf_common import (
     InvalidConfigValue,
     MissingConfigKey,
     head_dim_of,
+    json_object,
     llama_like,
     replace_fields,
     rotary_factor,
@@ -439,13 +440,7 @@ def parse_config(config: Mapping[str, Any]) -> Architecture:
 def parse_config_text(text: str, label: str = CONFIG_FILE) -> Architecture:
     """The architecture of config.json text pasted or uploaded by a user (pure: no I/O);
     `label` names it in errors."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        raise ConfigFileError(label, "not_json") from None
-    if not isinstance(data, dict):
-        raise ConfigFileError(label, "not_object")
-    return parse_config(data)
+    return parse_config(json_object(text, label))
 
 
 # --- files ----------------------------------------------------------------------------------------
@@ -453,16 +448,31 @@ def parse_config_text(text: str, label: str = CONFIG_FILE) -> Architecture:
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """The JSON object in `path` (a config.json, or a model folder holding one)."""
-    file = _config_path(Path(path))
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigFileError(str(file), "not_found") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        raise ConfigFileError(str(file), "not_json") from None
-    if not isinstance(data, dict):
-        raise ConfigFileError(str(file), "not_object")
-    return data
+        file = _config_path(Path(path))
+    except OSError as error:  # a name too long for the file system, a loop of links...
+        raise ConfigFileError(str(path), "unreadable", cause=_reason(error)) from None
+    return read_json_file(file)
+
+
+def read_json_file(file: Path) -> dict[str, Any]:
+    """The JSON object in the regular file `file`: a FIFO or a device is refused (reading one
+    could wait forever), and at most `MAX_CONFIG_BYTES` are read."""
+    label = str(file)
+    try:
+        if not file.is_file():
+            raise ConfigFileError(label, "not_regular" if file.exists() else "not_found")
+        with file.open("rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as error:
+        raise ConfigFileError(label, "unreadable", cause=_reason(error)) from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigFileError(label, "too_large", limit=f"{MAX_CONFIG_BYTES // 2**20} MiB")
+    return json_object(data, label)
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or type(error).__name__
 
 
 def load_config(path: str | Path) -> Architecture:
@@ -513,10 +523,10 @@ def check_safetensors_index(path: str | Path, arch: Architecture,
     index = folder / SAFETENSORS_INDEX_FILE
     if not index.is_file():
         return None
+    data = read_json_file(index)
     try:
-        data = json.loads(index.read_text(encoding="utf-8"))
         total = data["metadata"]["total_size"]
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
+    except (KeyError, TypeError):
         raise ConfigFileError(str(index), "not_json") from None
     if isinstance(total, bool) or not isinstance(total, int) or total <= 0:
         raise InvalidConfigValue("metadata.total_size", total, "expect.positive_int")

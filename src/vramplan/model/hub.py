@@ -15,7 +15,6 @@ time, offline mode without a cached copy.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import threading
@@ -80,15 +79,16 @@ class HubError(VramplanError):
 
 def fetch_config(ref: RepoRef) -> dict[str, Any]:
     """The JSON object of `ref`'s config.json, from huggingface_hub's cache or the Hub."""
+    from pathlib import Path
+
+    from vramplan.model.hf_common import ConfigFileError
+    from vramplan.model.hf_config import read_json_file
+
     path = _download_within(ref, _timeout())
     try:
-        with open(path, encoding="utf-8") as file:
-            data = json.load(file)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return read_json_file(Path(path))
+    except ConfigFileError:
         raise HubError("not_json", ref) from None
-    if not isinstance(data, dict):
-        raise HubError("not_json", ref)
-    return data
 
 
 def _download_within(ref: RepoRef, seconds: float) -> str:

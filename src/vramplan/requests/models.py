@@ -4,12 +4,13 @@ local config.json (`config`, on the CLI and in the Python API only). Resolution 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from vramplan.errors import ConflictingOptions, MissingValue
-from vramplan.model.architecture import Architecture
+from vramplan.model.architecture import Architecture, ModelOutOfRange
+from vramplan.model.hf_common import ConfigError
 from vramplan.model.resolve import ResolvedModel
 from vramplan.presets.models import ModelPreset
 from vramplan.requests.reading import Inputs
@@ -70,9 +71,19 @@ def optional_model(inputs: Inputs) -> ModelChoice | None:
     if path is not None:
         from vramplan.model.resolve import resolve_config_path  # reads a file: only when asked
 
-        return ModelChoice(resolve_config_path(path), CONFIG.name, path)
+        return ModelChoice(_attributed(resolve_config_path, path, CONFIG.name), CONFIG.name, path)
     if name is None:
         return None
     from vramplan.model.resolve import resolve_model
 
-    return ModelChoice(resolve_model(name), MODEL.name, name)
+    return ModelChoice(_attributed(resolve_model, name, MODEL.name), MODEL.name, name)
+
+
+def _attributed(resolve: Callable[[str], ResolvedModel], text: str, field: str) -> ResolvedModel:
+    """`resolve(text)`; a config.json it cannot read (from a file or a Hub repository) is an
+    error of the field the model was given in."""
+    try:
+        return resolve(text)
+    except (ConfigError, ModelOutOfRange) as error:
+        error.field = field
+        raise

@@ -33,6 +33,43 @@ MESSAGES = {
         EN: "{field}: '{value}' does not exist; give a config.json file or a model folder "
         "holding one",
     },
+    "error.model_out_of_range": {
+        FR: "{field} : le {name} du modèle vaut {value}, hors de l'intervalle {minimum} à "
+        "{maximum} ; vérifiez son config.json",
+        EN: "{field}: the model's {name} is {value}, outside {minimum} to {maximum}; check its "
+        "config.json",
+    },
+    "error.model_kv_heads": {
+        FR: "{field} : les {value} têtes clé/valeur du modèle ne divisent pas ses {heads} têtes "
+        "d'attention ; vérifiez num_key_value_heads dans son config.json",
+        EN: "{field}: the model's {value} key/value heads do not divide its {heads} attention "
+        "heads; check num_key_value_heads in its config.json",
+    },
+    "error.model_routed": {
+        FR: "{field} : le modèle envoie chaque jeton à {value} experts mais n'en a que "
+        "{experts} ; vérifiez num_experts_per_tok dans son config.json",
+        EN: "{field}: the model routes each token to {value} experts but has only {experts}; "
+        "check num_experts_per_tok in its config.json",
+    },
+    "error.config_file_not_regular": {
+        FR: "{field} : « {value} » n'est pas un fichier ordinaire (un tube, un périphérique ou "
+        "une socket) ; donnez un fichier config.json",
+        EN: "{field}: '{value}' is not a regular file (a pipe, a device or a socket); give a "
+        "config.json file",
+    },
+    "error.config_file_unreadable": {
+        FR: "{field} : « {value} » ne peut pas être lu ({cause}) ; donnez un fichier config.json",
+        EN: "{field}: '{value}' cannot be read ({cause}); give a config.json file",
+    },
+    "error.config_file_too_large": {
+        FR: "{field} : « {value} » dépasse {limit} ; un config.json fait quelques kilo-octets",
+        EN: "{field}: '{value}' is larger than {limit}; a config.json is a few kilobytes",
+    },
+    "error.config_file_too_deep": {
+        FR: "{field} : « {value} » imbrique ses tableaux ou objets trop profondément pour un "
+        "config.json",
+        EN: "{field}: '{value}' nests its arrays or objects too deeply for a config.json",
+    },
     "error.config_file_not_json": {
         FR: "{field} : « {value} » n'est pas un fichier JSON lisible",
         EN: "{field}: '{value}' is not a readable JSON file",

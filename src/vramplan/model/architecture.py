@@ -406,6 +406,8 @@ class Architecture:
         experts) or its MoE blocks; for code that models one block at a time."""
         from dataclasses import replace
 
+        if not self.is_moe or (moe and not self.dense_layers):
+            return self  # already all of one kind
         if moe:
             return replace(self, dense_layers=())
         return replace(self, n_experts=1, experts_per_token=1, n_shared_experts=0,

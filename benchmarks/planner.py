@@ -1,0 +1,57 @@
+"""Planner benchmark: the CPU time of one whole fit report (`vramplan fit`'s answer: the verdict,
+the largest batch and sequence, the fewest GPUs per scheme, the ranked changes).
+
+Goal (issue 13): at most 10 ms of CPU on one core for llama-2-70b on an H100 80GB, the planner's
+memo emptied before each report (a fresh report, not one answered from an earlier request's
+estimates). CPU time (`time.process_time`) rather than wall time, so that other processes on a
+shared machine slow the figure less.
+
+Run: `.venv/bin/python benchmarks/planner.py [--runs 30] [--model llama-2-70b] [--gpu h100-80gb]`.
+Prints the median and the fastest report, the number of estimates one report makes, and exits 1
+when the median misses the goal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+from vramplan.planner import setup as planner_setup
+from vramplan.planner.report import FitReport, fit_report
+from vramplan.requests.reading import read
+from vramplan.requests.training import fit_request
+from vramplan.requests.vocabulary import FIT
+
+GOAL_MS = 10.0
+
+
+def one_report(model: str, gpu: str) -> FitReport:
+    planner_setup.peak_bytes.cache_clear()
+    request = fit_request(read(FIT, {"model": model, "gpu": gpu}, text=False))
+    return fit_report(request.setup, request.gpu, request.usable_share)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--model", default="llama-2-70b")
+    parser.add_argument("--gpu", default="h100-80gb")
+    args = parser.parse_args()
+    one_report(args.model, args.gpu)  # imports and presets read once, as in a running server
+    times = []
+    for _ in range(args.runs):
+        start = time.process_time()
+        one_report(args.model, args.gpu)
+        times.append((time.process_time() - start) * 1000)
+    estimates = planner_setup.peak_bytes.cache_info().misses
+    median = statistics.median(times)
+    print(f"fit report {args.model} on {args.gpu}: median {median:.1f} ms CPU, "
+          f"fastest {min(times):.1f} ms ({args.runs} runs, {estimates} estimates per report)")
+    print(f"goal: at most {GOAL_MS:.0f} ms: {'met' if median <= GOAL_MS else 'MISSED'}")
+    return 0 if median <= GOAL_MS else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

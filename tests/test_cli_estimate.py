@@ -200,7 +200,7 @@ def test_serve_without_the_web_extra_says_what_to_install(
     status, out, err = run("serve", "--lang", "en")
     assert (status, out) == (2, "")
     assert err == ("vramplan: error: this command needs the [web] extra (fastapi, uvicorn "
-                   "missing): pip install 'vramplan[web]'\n")
+                   "missing): pip install '.[web]' in vramplan's folder\n")
 
 
 def _help_example_commands() -> list[str]:

@@ -334,7 +334,7 @@ def test_cli_without_the_extra_says_what_to_install(monkeypatch: pytest.MonkeyPa
     status = main(["trace", "--model", "llama-3.1-8b", "--lang", "en"], out, err)
     assert (status, out.getvalue()) == (2, "")
     assert err.getvalue() == ("vramplan: error: this command needs the [trace] extra (torch, "
-                              "peft missing): pip install 'vramplan[trace]'\n")
+                              "peft missing): pip install '.[trace]' in vramplan's folder\n")
 
 
 def test_python_api_and_light_imports() -> None:

@@ -109,7 +109,7 @@ class UnknownField(VramplanError):
 
 class MissingExtra(VramplanError):
     """A command whose optional packages are not installed: the message names the extra to
-    install (`pip install 'vramplan[web]'`)."""
+    install (`pip install '.[web]'`)."""
 
     key = "error.missing_extra"
 

@@ -12,7 +12,7 @@ from vramplan.i18n import Lang, translate
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = "8000"
 WEB_PACKAGES = ("fastapi", "uvicorn", "jinja2", "pydantic", "orjson")
-"""What `pip install 'vramplan[web]'` brings (pyproject.toml [project.optional-dependencies])."""
+"""What `pip install '.[web]'` brings (pyproject.toml [project.optional-dependencies])."""
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang,

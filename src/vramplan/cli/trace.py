@@ -22,7 +22,7 @@ from vramplan.trace.setup import TraceSetup
 from vramplan.units import format_gb, format_gib, format_number
 
 EXTRA_PACKAGES = ("torch", "transformers", "peft", "numpy")
-"""What `pip install 'vramplan[trace]'` brings (pyproject.toml [project.optional-dependencies])."""
+"""What `pip install '.[trace]'` brings (pyproject.toml [project.optional-dependencies])."""
 EXIT_USAGE = 2
 
 

@@ -163,8 +163,8 @@ MESSAGES = {
                      EN: "these arguments are required: {args}"},
     "error.missing_extra": {
         FR: "cette commande a besoin de l'extra [{value}] ({missing} manquant) : "
-        "pip install 'vramplan[{value}]'",
+        "pip install '.[{value}]' dans le dossier de vramplan",
         EN: "this command needs the [{value}] extra ({missing} missing): "
-        "pip install 'vramplan[{value}]'",
+        "pip install '.[{value}]' in vramplan's folder",
     },
 }

@@ -16,7 +16,6 @@ from vramplan.distributed.per_gpu import (
     pipeline_stages,
 )
 from vramplan.distributed.sharding import (
-    FsdpVersion,
     Parallelism,
     PipelineSchedule,
     ShardedStates,
@@ -30,7 +29,15 @@ from vramplan.training.estimate import Phase, estimate_training
 from vramplan.training.setup import TrainingSetup
 from vramplan.training.states import ModelStates
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB
-from vramplan.vocab import Checkpointing, Framework, Method, Offload, Precision, Scheme
+from vramplan.vocab import (
+    Checkpointing,
+    Framework,
+    FsdpVersion,
+    Method,
+    Offload,
+    Precision,
+    Scheme,
+)
 
 
 def mixed_adam(params: int, largest_layer: int = 0, block: int = 0, root: int = 0,

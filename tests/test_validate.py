@@ -161,14 +161,15 @@ def test_offload_on_one_gpu_is_never_silently_ignored() -> None:
     assert "offload" in score.skip_reason
 
 
-@pytest.mark.parametrize(("framework", "scheme", "checkpointing"), [
-    ("litgpt", "fsdp", "full"),  # litgpt's FSDPStrategy, with activation_checkpointing_policy
-    ("torchtune", "fsdp", "none"),
-    ("hf", "ddp", "none"),
-    ("generic", "ddp", "none"),
+@pytest.mark.parametrize(("framework", "scheme", "checkpointing", "single_checkpointing"), [
+    ("litgpt", "fsdp", "full", "none"),  # FSDPStrategy with activation_checkpointing_policy
+    ("torchtune", "fsdp", "full", "full"),  # its configs: enable_activation_checkpointing
+    ("torchtitan", "fsdp", "selective", "selective"),  # per-op selective checkpointing
+    ("hf", "ddp", "none", "none"),
+    ("generic", "ddp", "none", "none"),
 ])
 def test_empty_sharding_on_several_gpus_is_the_frameworks_default(
-        framework: str, scheme: str, checkpointing: str) -> None:
+        framework: str, scheme: str, checkpointing: str, single_checkpointing: str) -> None:
     # the format: "an empty optional cell means the framework's default"
     row = ROW.replace(",none,sdpa,,1,a100-40gb,none,none,litgpt,",
                       f",,sdpa,,2,a100-40gb,,none,{framework},")
@@ -177,7 +178,7 @@ def test_empty_sharding_on_several_gpus_is_the_frameworks_default(
     (score,) = score_cases((case,)).scores
     assert (score.outcome, score.model_kind) == (Outcome.SCORED, "per_gpu")
     (single,) = read_cases("\n".join((HEADER, row.replace(",2,a100-40gb,", ",1,a100-40gb,"))))
-    assert (single.sharding.value, single.checkpointing.value) == ("none", "none")
+    assert (single.sharding.value, single.checkpointing.value) == ("none", single_checkpointing)
 
 
 def test_a_card_missing_from_the_catalogue_is_read_by_the_size_in_its_name() -> None:

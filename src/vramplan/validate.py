@@ -34,6 +34,11 @@ from vramplan.i18n import Lang
 from vramplan.inference.estimate import InferenceEstimate, estimate_inference
 from vramplan.inference.setup import AttentionKernel, ComputeDtype, KvDtype, inference_inputs
 from vramplan.model.lora_targets import LoraTarget, parse_lora_targets
+from vramplan.presets.frameworks import (
+    default_gradient_accumulation,
+    framework_defaults,
+    read_framework,
+)
 from vramplan.presets.gpus import Gpu, find_gpu
 from vramplan.presets.inference_engines import Engine
 from vramplan.presets.models import architecture_of, find_model
@@ -143,6 +148,24 @@ class Case:
     """None for a run that did not fit (`OOM`)."""
     unit: str
     notes: str
+    readings: tuple[Reading, ...] = ()
+    """What was assumed to read the row (an unknown framework name, an unknown length...)."""
+
+
+class Reading(StrEnum):
+    """An assumption made to estimate a row whose cells leave something open. Its message is
+    `reading.<value>` in the catalogue (`vramplan.i18n.catalogue.accuracy`)."""
+
+    UNKNOWN_FRAMEWORK = "unknown_framework"
+    """A framework name outside the vocabulary, read as `generic` (a plain PyTorch loop on
+    transformers modules)."""
+    SEQ_LEN_UNKNOWN = "seq_len_unknown"
+    """A training row without `seq_len`: estimated at one token, a lower bound (only what does
+    not grow with the sequence)."""
+    QUANT_DEFAULT = "quant_default"
+    """A QLoRA row without `quant`: the framework's 4-bit storage."""
+    COMPILED = "compiled"
+    """The notes say the model ran under torch.compile."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +227,18 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
     inference = method is Method.INFERENCE
     gpu_name = get("gpu", "")
     gpus = _optional_count("gpus", get("gpus", "")) or 1
-    framework = choice(Framework, "framework", get("framework"), Framework.GENERIC)
+    framework_read = read_framework(get("framework"))
+    framework = framework_read.framework
+    readings: list[Reading] = []
+    if framework_read.unknown_name is not None:
+        readings.append(Reading.UNKNOWN_FRAMEWORK)
+    seq_len = _seq_len(get("seq_len", ""), inference)
+    if seq_len is None and not inference:
+        readings.append(Reading.SEQ_LEN_UNKNOWN)
+    quant = choice(Quant, "quant", get("quant"), Quant.NONE)
+    if method is Method.QLORA and not get("quant"):
+        quant = framework_defaults(framework).qlora_quant
+        readings.append(Reading.QUANT_DEFAULT)
     # An empty cell is the framework's default (the format's rule): on several GPUs, its
     # data-parallel scheme; with litgpt's FSDP strategy, block checkpointing.
     sharding = choice(Scheme, "sharding", get("sharding"),
@@ -219,12 +253,12 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         optimizer=choice(Optimizer, "optimizer", get("optimizer"),
                          Optimizer.NONE if inference else Optimizer.ADAMW),
         optimizer_impl=_optional_choice(OptimizerImpl, "optimizer_impl", get("optimizer_impl")),
-        quant=choice(Quant, "quant", get("quant"), Quant.NONE),
+        quant=quant,
         lora_r=_optional_count("lora_r", get("lora_r", "")),
         lora_targets=(parse_lora_targets(get("lora_targets", ""))
                       if get("lora_targets") else frozenset()),
         batch=_optional_count("batch", get("batch", "")) or 1,
-        seq_len=_seq_len(get("seq_len", ""), inference),
+        seq_len=seq_len,
         new_tokens=_optional_count("new_tokens", get("new_tokens", "")),
         checkpointing=choice(Checkpointing, "checkpointing", get("checkpointing"),
                              default_checkpointing(framework, sharding)),
@@ -239,6 +273,7 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         measured_bytes=_measured(get("measured", ""), get("unit", "")),
         unit=get("unit", ""),
         notes=get("notes", ""),
+        readings=tuple(readings),
     )
 
 
@@ -284,8 +319,9 @@ def _optional_count(column: str, value: str) -> int | None:
 
 
 def _seq_len(value: str, inference: bool) -> int | None:
-    if not value and not inference:
-        raise MissingValue("seq_len")
+    """The length, or None when the cell is empty: a training row is then estimated at one
+    token, a lower bound (`Reading.SEQ_LEN_UNKNOWN`); an inference row at
+    `UNPUBLISHED_PROMPT_TOKENS`."""
     return _optional_count("seq_len", value)
 
 
@@ -441,6 +477,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         lora_targets=case.lora_targets if uses_lora else frozenset(),
         batch=case.batch, seq_len=case.seq_len or 1, checkpointing=case.checkpointing,
         attention=case.attention, loss=case.loss, framework=case.framework, metric=case.metric,
+        gradient_accumulation=default_gradient_accumulation(case.framework, case.method),
         steady_state=not largest_batch_first(case))
 
 

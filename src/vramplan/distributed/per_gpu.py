@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from vramplan.distributed.sharding import (
-    FsdpVersion,
     Parallelism,
     PipelineSchedule,
     ShardedStates,
@@ -19,6 +18,7 @@ from vramplan.distributed.sharding import (
 )
 from vramplan.model.architecture import Architecture
 from vramplan.parts import PartKind
+from vramplan.presets.frameworks import framework_defaults
 from vramplan.training.estimate import (
     Part,
     PeakOverPhases,
@@ -34,7 +34,15 @@ from vramplan.training.setup import (
 )
 from vramplan.training.states import ModelStates, lora_in_blocks, total_params
 from vramplan.units import ceil_div
-from vramplan.vocab import Checkpointing, Framework, Method, Metric, Offload, Scheme
+from vramplan.vocab import (
+    Checkpointing,
+    Framework,
+    FsdpVersion,
+    Method,
+    Metric,
+    Offload,
+    Scheme,
+)
 
 ACTIVATION_OFFLOAD_BLOCKS_ON_GPU = 2
 """With activation offloading, the saved tensors of the block in use and of the one being copied
@@ -71,23 +79,9 @@ class PerGpuEstimate(PeakOverPhases):
 
 
 DEFAULT_SCHEME: dict[Framework, Scheme] = {
-    # litgpt finetune/lora.py, full.py: `if devices * num_nodes > 1: strategy = FSDPStrategy(
-    # auto_wrap_policy={Block}, activation_checkpointing_policy={Block}, ...)`
-    Framework.LITGPT: Scheme.FSDP,
-    # torchtune's *_distributed recipes shard the model with FSDP2 (`training.shard_model`,
-    # torch.distributed.fsdp.fully_shard)
-    Framework.TORCHTUNE: Scheme.FSDP,
-    # transformers' Trainer launched on several processes wraps the model in
-    # torch.nn.parallel.DistributedDataParallel (Trainer._wrap_model, through accelerate)
-    Framework.HF: Scheme.DDP,
-    # DeepSpeed's `zero_optimization.stage` defaults to 0: plain data parallelism
-    Framework.DEEPSPEED: Scheme.DDP,
-    # Megatron-LM's DistributedDataParallel; its distributed optimizer is opt-in
-    # (--use-distributed-optimizer)
-    Framework.MEGATRON: Scheme.DDP,
-    Framework.GENERIC: Scheme.DDP,
-}
-"""The data-parallel scheme a framework sets up on several GPUs when none is named."""
+    framework: framework_defaults(framework).scheme for framework in Framework}
+"""The data-parallel scheme a framework sets up on several GPUs when none is named (each with
+its source in `vramplan.presets.frameworks`)."""
 
 
 def default_scheme(framework: Framework, gpus: int) -> Scheme:
@@ -99,10 +93,11 @@ def default_scheme(framework: Framework, gpus: int) -> Scheme:
 def default_checkpointing(framework: Framework, scheme: Scheme) -> Checkpointing:
     """Activation checkpointing of a run that names none: litgpt's FSDP strategy checkpoints
     every block (`activation_checkpointing_policy={Block}`, see `DEFAULT_SCHEME`); otherwise
-    none."""
+    the framework's default (`vramplan.presets.frameworks`: torchtune's configs checkpoint every
+    layer, torchtitan's per-op selective checkpointing, none elsewhere)."""
     if framework is Framework.LITGPT and scheme is Scheme.FSDP:
         return Checkpointing.FULL
-    return Checkpointing.NONE
+    return framework_defaults(framework).checkpointing
 
 
 def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
@@ -114,17 +109,18 @@ def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
 
     - FSDP version: litgpt wraps `torch.distributed.fsdp.FullyShardedDataParallel` through
       Lightning Fabric's FSDPStrategy (FSDP1, `use_orig_params=True`); the Hugging Face Trainer
-      goes through accelerate, FSDP1 unless `fsdp_version: 2`; torchtune uses `fully_shard`
-      (FSDP2).
+      goes through accelerate, FSDP1 unless `fsdp_version: 2`; torchtune and torchtitan use
+      `fully_shard` (FSDP2).
     - Gradient accumulation inside `no_sync`: litgpt wraps every accumulating micro-batch in
       `fabric.no_backward_sync(model, enabled=is_accumulating)` (litgpt/finetune/lora.py, full.py),
       which is FSDP's `no_sync()` under FSDPStrategy; accelerate's `accumulate()` does the same.
+    (`vramplan.presets.frameworks` holds each framework's defaults with their sources.)
     """
-    fsdp1 = setup.framework in (Framework.LITGPT, Framework.HF)
-    no_sync = setup.gradient_accumulation and setup.framework in (Framework.LITGPT, Framework.HF)
+    defaults = framework_defaults(setup.framework)
+    no_sync = setup.gradient_accumulation and defaults.accumulate_without_sync
     return Parallelism(
         scheme=scheme, gpus=gpus, gpus_per_node=gpus_per_node, offload=offload,
-        fsdp_version=FsdpVersion.FSDP1 if fsdp1 else FsdpVersion.FSDP2,
+        fsdp_version=defaults.fsdp_version,
         accumulate_without_sync=no_sync,
         tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_parallel,
         pipeline_schedule=pipeline_schedule,

@@ -19,7 +19,7 @@ from vramplan.bounds import NumberField
 from vramplan.errors import ConflictingOptions, OutOfRange
 from vramplan.training.states import ModelStates
 from vramplan.units import BYTES_PER_MIB, ceil_div
-from vramplan.vocab import Offload, Scheme
+from vramplan.vocab import FsdpVersion, Offload, Scheme
 
 
 class PipelineSchedule(StrEnum):
@@ -32,15 +32,6 @@ class PipelineSchedule(StrEnum):
     """One micro-batch at a time, stage after stage: a model split across GPUs by layers with no
     data parallelism, as transformers' `device_map="auto"` does through accelerate's hooks
     (each module runs on its device and moves its output to the next)."""
-
-
-class FsdpVersion(StrEnum):
-    """Which PyTorch FSDP implementation."""
-
-    FSDP1 = "fsdp1"
-    """`FullyShardedDataParallel`: one flat parameter per wrapped unit."""
-    FSDP2 = "fsdp2"
-    """`fully_shard`: per-parameter sharding (DTensor)."""
 
 
 _SHARDED = frozenset({Scheme.ZERO3, Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP})

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from vramplan.bounds import NumberField
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
 from vramplan.model.lora_targets import LORA_RANK, LoraTarget
+from vramplan.presets.frameworks import framework_defaults
 from vramplan.training.activations import LITGPT_LORA_DROPOUT
 from vramplan.vocab import (
     Attention,
@@ -112,16 +113,13 @@ def lora_dropout_active(setup: TrainingSetup) -> bool:
     return setup.framework is Framework.LITGPT and LITGPT_LORA_DROPOUT > 0
 
 
-_MODEL_DROPOUT_FRAMEWORKS = frozenset({Framework.HF, Framework.GENERIC})
-"""Frameworks that train the transformers modules, whose dropout layers run at the rates of
-config.json in train mode (`nn.Dropout(config.resid_pdrop)`, ...). litgpt's GPT (litgpt/model.py)
-has no dropout layer besides LoRA's. torchtune, DeepSpeed and Megatron keep the model without
-dropout, as before: torchtune and Megatron build their own modules with their own settings, and
-what model a DeepSpeed engine wraps is not known here."""
-
-
 def model_dropout_active(setup: TrainingSetup) -> bool:
-    return setup.framework in _MODEL_DROPOUT_FRAMEWORKS
+    """The model's own dropout layers run at config.json's rates: frameworks that train
+    transformers' modules in train mode (`nn.Dropout(config.resid_pdrop)`, ...). litgpt's GPT
+    (litgpt/model.py) has no dropout layer besides LoRA's; torchtune, torchtitan and Megatron
+    build their own modules, and what model a DeepSpeed engine wraps is not known here
+    (`vramplan.presets.frameworks`)."""
+    return framework_defaults(setup.framework).model_dropout
 
 
 def gradients_kept(setup: TrainingSetup) -> bool:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import LoraTarget, lora_breakdown
 from vramplan.model.weight_storage import bnb_4bit_bytes, bnb_int8_bytes
+from vramplan.presets.frameworks import framework_defaults
 from vramplan.training.setup import (
     DEFAULT_LORA_RANK,
     DEFAULT_LORA_TARGETS,
@@ -296,7 +297,7 @@ def optimizer_step_temporaries(arch: Architecture, setup: TrainingSetup) -> int:
     if not tensors:
         return 0
     s = optimizer_state_itemsize(setup.precision)
-    impl = setup.optimizer_impl or OptimizerImpl.FOREACH
+    impl = setup.optimizer_impl or framework_defaults(setup.framework).optimizer_impl
     if setup.optimizer not in (Optimizer.ADAMW, Optimizer.ADAFACTOR):
         return 0
     largest = max(g.elements for g in tensors)

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from vramplan.i18n import Lang
 from vramplan.i18n.catalogue import (
+    accuracy,
     core,
     fit,
     inference,
@@ -36,4 +37,5 @@ def _merge(*parts: Messages) -> dict[str, Mapping[Lang, str]]:
 CATALOG: Mapping[str, Mapping[Lang, str]] = _merge(core.MESSAGES, web.MESSAGES, models.MESSAGES,
                                                    trace.MESSAGES, inference.MESSAGES,
                                                    training.MESSAGES, fit.MESSAGES,
-                                                   web_sister.MESSAGES, web_fit.MESSAGES)
+                                                   web_sister.MESSAGES, web_fit.MESSAGES,
+                                                   accuracy.MESSAGES)

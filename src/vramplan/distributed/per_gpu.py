@@ -19,13 +19,16 @@ from vramplan.distributed.sharding import (
 from vramplan.model.architecture import Architecture
 from vramplan.parts import PartKind
 from vramplan.presets.frameworks import framework_defaults
+from vramplan.training.allocations import Sharding, StepShape, reserved_memory
 from vramplan.training.estimate import (
     Part,
     PeakOverPhases,
     Phase,
     PhaseMemory,
     TrainingEstimate,
+    block_spec,
     estimate_training,
+    loss_rows,
 )
 from vramplan.training.setup import (
     TrainingSetup,
@@ -72,6 +75,19 @@ class PerGpuEstimate(PeakOverPhases):
         return self.single.setup.metric
 
     @property
+    def allocator_cache_bytes(self) -> int:
+        single = self.single
+        shape = StepShape(spec=block_spec(single.arch, single.setup),
+                          loss_rows=loss_rows(single.arch, single.setup))
+        return reserved_memory(single.arch, single.setup, shape,
+                               sharding=program_sharding(single.states, self.sharded)).cache_bytes
+
+    @property
+    def managed_bytes(self) -> int:
+        """Paged optimizer states in unified memory, split like the other states."""
+        return ceil_div(self.single.states.managed_optimizer_bytes, self.sharded.shard_degree)
+
+    @property
     def host_bytes_per_node(self) -> int:
         """Host memory one node needs for everything offloaded by its ranks."""
         ranks = self.parallelism.ranks_per_node
@@ -82,6 +98,45 @@ DEFAULT_SCHEME: dict[Framework, Scheme] = {
     framework: framework_defaults(framework).scheme for framework in Framework}
 """The data-parallel scheme a framework sets up on several GPUs when none is named (each with
 its source in `vramplan.presets.frameworks`)."""
+
+
+_DDP_FIRST_BUCKET_BYTES = 1 * 1024 * 1024
+"""torch/nn/parallel/distributed.py `_DEFAULT_FIRST_BUCKET_BYTES`: the reducer's first bucket is
+1 MiB, the others `bucket_cap_mb` (25 MiB) (`dist._DEFAULT_FIRST_BUCKET_BYTES`,
+`_compute_bucket_assignment_by_size`)."""
+
+
+def program_sharding(states: ModelStates, sharded: ShardedStates) -> Sharding:
+    """How this GPU holds and moves the states, for the step's program of allocations
+    (`vramplan.training.allocations`): what is split over how many GPUs, the units FSDP
+    gathers, the buckets DDP and ZeRO-3 keep."""
+    plan = sharded.parallelism
+    n = max(sharded.shard_degree, 1) * plan.model_parallel
+    offloaded = plan.offload is Offload.PARAMS_OPTIMIZER
+    optimizer_off = offloaded or plan.offload is Offload.OPTIMIZER
+    per_param = states.weight_bytes / states.params if states.params else 0.0
+    unit = round(states.block_params * per_param) // plan.tensor_parallel
+    if plan.scheme in (Scheme.FSDP, Scheme.HSDP, Scheme.FSDP_GRAD_OP):
+        return Sharding(weights=0 if offloaded else n, gradients=n,
+                        states=0 if optimizer_off else n,
+                        flat_units=plan.fsdp_version is FsdpVersion.FSDP1,
+                        gather_bytes=unit, keep_gathered=plan.scheme is Scheme.FSDP_GRAD_OP,
+                        root_gathered_bytes=round(states.root_params * per_param),
+                        unit_grad_bytes=sharded.unit_gradient_bytes)
+    if plan.scheme is Scheme.ZERO3:
+        return Sharding(weights=0 if offloaded else n, gradients=n,
+                        states=0 if optimizer_off else n, gather_bytes=unit,
+                        persistent_bytes=(sharded.persistent_buffers_bytes,))
+    tp = plan.model_parallel
+    if plan.scheme in (Scheme.ZERO1, Scheme.ZERO2):
+        return Sharding(weights=tp, gradients=n if plan.scheme is Scheme.ZERO2 else tp,
+                        states=0 if optimizer_off else n)
+    buckets: tuple[int, ...] = ()
+    if plan.scheme is Scheme.DDP and sharded.persistent_buffers_bytes:
+        cap = plan.buffers.ddp_bucket_cap_bytes
+        rest = sharded.persistent_buffers_bytes - _DDP_FIRST_BUCKET_BYTES
+        buckets = (_DDP_FIRST_BUCKET_BYTES, *([cap] * (rest // cap)), rest % cap)
+    return Sharding(weights=tp, gradients=tp, states=tp, persistent_bytes=buckets)
 
 
 def default_scheme(framework: Framework, gpus: int) -> Scheme:

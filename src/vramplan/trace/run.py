@@ -10,11 +10,12 @@ from typing import Any
 import torch
 from torch import nn
 
+from vramplan.allocator import replay
 from vramplan.parts import PartKind
 from vramplan.trace.bnb_emulation import LABEL_4BIT, LABEL_8BIT, LABEL_PAGED, Linear4bitEmulated
 from vramplan.trace.model import apply_method, build_model
 from vramplan.trace.optim import OptimizerSide, make_optimizer_side
-from vramplan.trace.result import CudaPeaks, Phase, TraceResult
+from vramplan.trace.result import AllocatorPeaks, CudaPeaks, Phase, TraceResult
 from vramplan.trace.setup import Device, TraceSetup
 from vramplan.trace.tracker import StorageTracker
 from vramplan.vocab import Optimizer, Precision
@@ -86,6 +87,7 @@ def _trace_on(setup: TraceSetup, device: str, *, fake: bool, notify: Progress) -
                     _classify_optimizer_state(tracker, side, setup)
             cuda = _cuda_peaks(device)
         return TraceResult(
+            allocator=_allocator_peaks(tracker, setup),
             setup=setup,
             params_total=logical_params(model),
             params_trainable=sum(p.numel() for p in side.params),
@@ -272,6 +274,15 @@ def _emulations(setup: TraceSetup) -> tuple[str, ...]:
     if setup.paged:
         labels.append(LABEL_PAGED)
     return tuple(labels)
+
+
+def _allocator_peaks(tracker: StorageTracker, setup: TraceSetup) -> AllocatorPeaks:
+    """The traced allocations and frees through the simulated caching allocator."""
+    replayed = replay(tracker.events, setup.alloc_conf)
+    return AllocatorPeaks(allocated_peak_bytes=replayed.peak_allocated_bytes,
+                          reserved_peak_bytes=replayed.peak_reserved_bytes,
+                          cached_at_peak_bytes=replayed.cached_at_peak_bytes,
+                          num_alloc_retries=replayed.num_alloc_retries)
 
 
 def _versions() -> tuple[tuple[str, str], ...]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from vramplan.allocator import AllocatorConfig, parse_alloc_conf
 from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName, VramplanError
 from vramplan.vocab import (
     Attention,
@@ -85,6 +86,8 @@ class TraceSetup:
     checkpointing: Checkpointing = Checkpointing.NONE
     attention: Attention = Attention.SDPA
     device: Device = Device.CPU
+    alloc_conf: AllocatorConfig = field(default_factory=AllocatorConfig)
+    """`PYTORCH_CUDA_ALLOC_CONF` of the simulated caching allocator (default: PyTorch's)."""
 
     @property
     def uses_lora(self) -> bool:
@@ -126,7 +129,7 @@ def make_setup(model_name: str, model_config: Mapping[str, Any], *,
                train_layers: int | None = None, batch: int = 1, seq_len: int = 512,
                checkpointing: str | Checkpointing | None = None,
                attention: str | Attention | None = None,
-               device: str | Device | None = None) -> TraceSetup:
+               device: str | Device | None = None, alloc_conf: str | None = None) -> TraceSetup:
     """A checked TraceSetup from names as the case format writes them; empty means the default."""
     setup = TraceSetup(
         model_name=model_name,
@@ -145,6 +148,7 @@ def make_setup(model_name: str, model_config: Mapping[str, Any], *,
         checkpointing=choice(Checkpointing, "checkpointing", checkpointing, Checkpointing.NONE),
         attention=choice(Attention, "attention", attention, Attention.SDPA),
         device=choice(Device, "device", device, Device.CPU),
+        alloc_conf=parse_alloc_conf(alloc_conf or ""),
     )
     return _with_lora_defaults(_checked(setup, optimizer_impl))
 

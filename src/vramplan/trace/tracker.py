@@ -22,6 +22,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
+from vramplan.allocator import RESET_PEAKS, Event, alloc, free, mark
 from vramplan.parts import PartKind
 from vramplan.trace.result import TRACED_PARTS, Breakdown, Phase, PhasePeak
 
@@ -44,6 +45,8 @@ class _Entry:
     ref: weakref.ref[torch.UntypedStorage]
     n_bytes: int
     category: PartKind
+    handle: int
+    """This allocation's id in `StorageTracker.events`."""
 
 
 class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
@@ -62,6 +65,11 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
         self.peak_phase: Phase | None = None
         self.peak_totals = dict(self.totals)
         self._phase_peaks: dict[Phase, tuple[int, dict[PartKind, int]]] = {}
+        self.events: list[Event] = []
+        """Every allocation (its storage's size, unrounded) and free, in program order, with
+        the phases marked: what `vramplan.allocator.replay` runs through the caching
+        allocator."""
+        self._handles = 0
 
     # --- the dispatch hook -------------------------------------------------------------------
 
@@ -86,11 +94,14 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
         n_bytes = allocation_bytes(storage.nbytes())
         if entry is None or entry.ref() is not storage:
             ref = weakref.ref(storage, self._freed_callback(key))
-            self._live[key] = _Entry(ref, n_bytes, category)
+            handle = self._new_allocation(storage.nbytes())
+            self._live[key] = _Entry(ref, n_bytes, category, handle)
             self._add(category, n_bytes)
-        elif entry.n_bytes != n_bytes:  # resized in place (resize_, set_)
+        elif entry.n_bytes != n_bytes:  # resized in place (resize_, set_): a new block
             self._add(entry.category, n_bytes - entry.n_bytes)
             entry.n_bytes = n_bytes
+            self.events.append(free(entry.handle))
+            entry.handle = self._new_allocation(storage.nbytes())
 
     def classify(self, tensor: torch.Tensor, category: PartKind) -> None:
         """Give `tensor`'s storage the role `category`, unless it already has an earlier one."""
@@ -114,6 +125,7 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
         entry = self._live.pop(key, None)
         if entry is not None:
             self._add(entry.category, -entry.n_bytes)
+            self.events.append(free(entry.handle))
         n_bytes = allocation_bytes(storage.nbytes())
         if key not in self._excluded:
             self._excluded.add(key)
@@ -130,7 +142,14 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
             if entry is not None and entry.ref is ref:
                 del self._live[key]
                 self._add(entry.category, -entry.n_bytes)
+                self.events.append(free(entry.handle))
         return freed
+
+    def _new_allocation(self, n_bytes: int) -> int:
+        self._handles += 1
+        if n_bytes > 0:  # the allocator hands out no block for 0 bytes
+            self.events.append(alloc(self._handles, n_bytes))
+        return self._handles
 
     def _add(self, category: PartKind, n_bytes: int) -> None:
         self.totals[category] += n_bytes
@@ -145,12 +164,14 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
 
     def start_phase(self, phase: Phase) -> None:
         self.phase = phase
+        self.events.append(mark(phase.value))
         if self.recording:
             self._phase_peaks[phase] = (self.current, dict(self.totals))
 
     def start_recording(self) -> None:
         """Forget earlier peaks: from now on, peaks are those of the reported step."""
         self.recording = True
+        self.events.append(mark(RESET_PEAKS))  # torch.cuda.reset_peak_memory_stats()
         self.peak = -1  # the first op recorded sets it
         self.peak_phase = None
         self._phase_peaks.clear()

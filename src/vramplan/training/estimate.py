@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig
 from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import LoraTarget
 from vramplan.parts import Component, PartKind
@@ -38,6 +39,7 @@ from vramplan.training.activations import (
     quantized_base_inputs,
     total_per_token,
 )
+from vramplan.training.allocations import ReservedMemory, StepShape, reserved_memory
 from vramplan.training.setup import (
     DEFAULT_LORA_RANK,
     DEFAULT_LORA_TARGETS,
@@ -67,13 +69,6 @@ from vramplan.vocab import (
     Precision,
     Quant,
 )
-
-ALLOCATOR_OVERHEAD = 0.05
-"""`reserved` over `allocated`: the caching allocator rounds blocks up (512 B; 2 MiB segments for
-large tensors, 20 MiB for mid-size) and keeps freed blocks cached (PyTorch docs, "CUDA memory
-management", torch.cuda.memory_stats). Uncertain: 2 to 15% in practice, more with fragmentation
-(expandable_segments reduces it). No measured `reserved` case backs this figure yet."""
-
 
 
 class Phase(StrEnum):
@@ -132,7 +127,9 @@ class PhaseMemory:
 
 class PeakOverPhases:
     """The peak of a step over its phases, read in each metric: `allocated` (tensors),
-    `reserved` (plus the caching allocator's overhead) and `device` (plus the CUDA context).
+    `reserved` (plus what the caching allocator keeps cached: `allocator_cache_bytes`, from the
+    step's program of allocations and frees replayed through `vramplan.allocator`) and `device`
+    (plus the CUDA context and what paged optimizers keep resident in unified memory).
     For estimates with a `phases` field and a `metric` (the one their setup asks for)."""
 
     __slots__ = ()
@@ -141,6 +138,17 @@ class PeakOverPhases:
     @property
     def metric(self) -> Metric:
         raise NotImplementedError
+
+    @property
+    def allocator_cache_bytes(self) -> int:
+        """Reserved beyond the allocated peak (block and segment rounding, cached blocks)."""
+        raise NotImplementedError
+
+    @property
+    def managed_bytes(self) -> int:
+        """Memory outside PyTorch's allocator that the device holds (paged optimizer states in
+        CUDA unified memory, resident while the GPU has room)."""
+        return 0
 
     @property
     def peak(self) -> PhaseMemory:
@@ -152,11 +160,11 @@ class PeakOverPhases:
 
     @property
     def reserved_bytes(self) -> int:
-        return self.allocated_bytes + round(self.allocated_bytes * ALLOCATOR_OVERHEAD)
+        return self.allocated_bytes + self.allocator_cache_bytes
 
     @property
     def device_bytes(self) -> int:
-        return self.reserved_bytes + CUDA_CONTEXT_BYTES
+        return self.reserved_bytes + CUDA_CONTEXT_BYTES + self.managed_bytes
 
     def metric_bytes(self, metric: Metric) -> int:
         return {Metric.ALLOCATED: self.allocated_bytes, Metric.RESERVED: self.reserved_bytes,
@@ -172,6 +180,7 @@ class TrainingEstimate(PeakOverPhases):
     """The detailed estimate. `peak` is the phase with the most allocated memory."""
 
     setup: TrainingSetup
+    arch: Architecture
     states: ModelStates
     block_saved: tuple[Saved, ...]
     """What one (non-first) block saves, per token: the activation breakdown by operation."""
@@ -184,6 +193,34 @@ class TrainingEstimate(PeakOverPhases):
     @property
     def metric(self) -> Metric:
         return self.setup.metric
+
+    @property
+    def allocator_cache_bytes(self) -> int:
+        return reserved_memory_of(self.arch, self.setup).cache_bytes
+
+    @property
+    def managed_bytes(self) -> int:
+        return self.states.managed_optimizer_bytes
+
+
+def reserved_memory_of(arch: Architecture, setup: TrainingSetup,
+                       config: AllocatorConfig = PYTORCH_DEFAULTS) -> ReservedMemory:
+    """The step of `setup` through the simulated caching allocator
+    (`vramplan.training.allocations`)."""
+    shape = StepShape(spec=block_spec(arch, setup), loss_rows=loss_rows(arch, setup))
+    return reserved_memory(arch, setup, shape, config=config)
+
+
+def loss_rows(arch: Architecture, setup: TrainingSetup) -> int:
+    """Rows of logits computed at once: all tokens, or a chunk (litgpt's 128-token head chunks
+    in its LoRA scripts; a fused linear cross-entropy's `ceil(tokens / ceil(vocab / hidden))`,
+    Liger-Kernel FusedLinearCrossEntropyFunction)."""
+    tokens = setup.batch * setup.seq_len
+    if not _head_spec(arch, setup).chunked:
+        return tokens
+    if setup.framework is Framework.LITGPT:
+        return min(LITGPT_LM_HEAD_CHUNK, setup.seq_len) * setup.batch
+    return ceil_div(tokens, ceil_div(arch.vocab_size, arch.hidden_size))
 
 
 # --- the estimate -----------------------------------------------------------------------------
@@ -228,7 +265,7 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
             Part(PartKind.LOGITS_LOSS, _logits_in_step(setup, loss)),
             Part(PartKind.STEP_TEMPORARIES, optimizer_step_temporaries(arch, setup)))),
     )
-    return TrainingEstimate(setup=setup, states=states, block_saved=saved,
+    return TrainingEstimate(setup=setup, arch=arch, states=states, block_saved=saved,
                             activations_bytes=activations, loss=loss, phases=phases)
 
 

@@ -477,7 +477,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         lora_targets=case.lora_targets if uses_lora else frozenset(),
         batch=case.batch, seq_len=case.seq_len or 1, checkpointing=case.checkpointing,
         attention=case.attention, loss=case.loss, framework=case.framework, metric=case.metric,
-        gradient_accumulation=default_gradient_accumulation(case.framework, case.method),
+        gradient_accumulation=accumulates(case),
         steady_state=not largest_batch_first(case))
 
 
@@ -486,6 +486,21 @@ LARGEST_BATCH_FIRST = "longest sample forced into the first batch"
 scripts put the longest sample into the first batch "so potential OOMs happen right away"
 (Lightning-AI/litgpt finetune/lora.py @0010d8ef: `get_batch(..., longest_seq_ix if iter_num ==
 0 else None)`), so later micro-batches, drawn at random, are shorter and unknown."""
+
+
+_NO_ACCUMULATION = re.compile(r"\bno (?:grad|gradient) accumulation\b", re.IGNORECASE)
+_ACCUMULATION = re.compile(r"\b(?:grad|gradient) accumulation\b", re.IGNORECASE)
+
+
+def accumulates(case: Case) -> bool:
+    """Whether the row's run accumulated gradients over micro-batches: what its notes say ("no
+    gradient accumulation", "via gradient accumulation"; the format has no column for it), else
+    the framework's default (`vramplan.presets.frameworks.default_gradient_accumulation`)."""
+    if _NO_ACCUMULATION.search(case.notes):
+        return False
+    if _ACCUMULATION.search(case.notes):
+        return True
+    return default_gradient_accumulation(case.framework, case.method)
 
 
 def largest_batch_first(case: Case) -> bool:

@@ -44,6 +44,7 @@ from vramplan.vocab import (
     Method,
     Metric,
     Offload,
+    Precision,
     Scheme,
 )
 
@@ -176,6 +177,7 @@ def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
     return Parallelism(
         scheme=scheme, gpus=gpus, gpus_per_node=gpus_per_node, offload=offload,
         fsdp_version=defaults.fsdp_version,
+        adapters_wrapped_apart=defaults.peft_fsdp_wrap and setup.method.uses_lora,
         accumulate_without_sync=no_sync,
         tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_parallel,
         pipeline_schedule=pipeline_schedule,
@@ -188,10 +190,12 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
     does (pytorch/pytorch torch/distributed/fsdp/_flat_param.py @01caf79e:
     `_use_unsharded_views` sets `Tensor` views "tracked by autograd" in forward;
     `_validate_tensors_to_flatten` ORs `requires_grad`): a block holding a LoRA adapter
-    computes every weight's gradient and saves what full fine-tuning saves."""
+    computes every weight's gradient and saves what full fine-tuning saves; not under peft's
+    wrap policy, whose blocks hold frozen weights only."""
     fsdp1 = parallelism.scheme in (Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP) \
         and parallelism.fsdp_version is FsdpVersion.FSDP1
-    if fsdp1 and setup.method is Method.LORA and lora_in_blocks(setup):
+    if fsdp1 and setup.method is Method.LORA and lora_in_blocks(setup) \
+            and not parallelism.adapters_wrapped_apart:
         return replace(setup, frozen_weights_need_grad=True)
     return setup
 
@@ -247,9 +251,22 @@ def estimate_per_gpu(arch: Architecture, setup: TrainingSetup,
     """The per-GPU peak of `setup` on `arch` spread over GPUs as `parallelism` says (for
     pipeline parallelism, on the most loaded stage)."""
     single = estimate_training(arch, _autograd_setup(setup, parallelism))
-    estimates = [_stage_estimate(arch, single, single.states, stage, parallelism)
+    plan = _as_run(setup, parallelism)
+    estimates = [_stage_estimate(arch, single, single.states, stage, plan)
                  for stage in pipeline_stages(arch, setup, parallelism)]
     return max(estimates, key=lambda estimate: estimate.total_bytes)
+
+
+def _as_run(setup: TrainingSetup, parallelism: Parallelism) -> Parallelism:
+    """`parallelism` as it runs with `setup`: FSDP1 under full activation checkpointing, with
+    blocks whose flat parameters are frozen (peft's wrap policy), gathers one block at a time in
+    backward, the block it recomputes, with none prefetched (measured by tracing PyTorch's
+    FullyShardedDataParallel on fake tensors, vramplan.trace.parallel, in
+    tests/test_trace_agreement.py; units that train, and FSDP2, prefetch all the same)."""
+    if parallelism.fsdp_version is FsdpVersion.FSDP1 and parallelism.adapters_wrapped_apart \
+            and setup.method.uses_lora and setup.checkpointing is Checkpointing.FULL:
+        return replace(parallelism, buffers=replace(parallelism.buffers, fsdp_prefetch_units=0))
+    return parallelism
 
 
 def _stage_estimate(arch: Architecture, single: TrainingEstimate, states: ModelStates,
@@ -259,6 +276,8 @@ def _stage_estimate(arch: Architecture, single: TrainingEstimate, states: ModelS
     gpu_acts, host_acts = _activation_split(arch, single, stage, acts,
                                             parallelism.offload is Offload.ACTIVATIONS)
     phases = tuple(_phase(phase, single, sharded, stage, gpu_acts) for phase in single.phases)
+    if sharded.reduce_buffers_bytes is not None:
+        phases += (_unit_reduce(arch, single, sharded, stage, gpu_acts),)
     if single.setup.gradient_accumulation and not single.setup.steady_state:
         phases += (_later_micro_batch(single, sharded),)
     return PerGpuEstimate(single=single, stage=stage, sharded=sharded, phases=phases,
@@ -324,12 +343,22 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
            gpu_activations: int) -> PhaseMemory:
     """`phase` with its model states replaced by this GPU's share and the buffers added."""
     parts = [*_sharded_parts(phase.phase, single.setup, sharded)]
+    if phase.phase is Phase.BACKWARD_END and not gradients_kept(single.setup) \
+            and not sharded.parallelism.accumulate_without_sync:
+        # made by this backward before the first block's: the single-GPU count, split as this
+        # GPU splits its gradients
+        made = sum(p.memory_bytes for p in phase.parts if p.kind is PartKind.GRADIENTS)
+        parts = [Part(PartKind.GRADIENTS, _scaled(made, sharded.gradients_bytes,
+                                                  single.states.gradient_bytes))
+                 if p.kind is PartKind.GRADIENTS else p for p in parts]
     for part in phase.parts:
         if part.kind in _STATE_PARTS:
             continue
         n_bytes = part.memory_bytes
         if part.kind is PartKind.ACTIVATIONS:
-            n_bytes = gpu_activations
+            # this GPU's activations, less what the phase no longer holds on one GPU (the
+            # head's saved inputs once backward passes it)
+            n_bytes = max(gpu_activations - (single.activations_bytes - n_bytes), 0)
         elif part.kind is PartKind.STEP_TEMPORARIES:
             n_bytes = _scaled(n_bytes, sharded.optimizer_states_bytes,
                               single.states.optimizer_state_bytes)
@@ -354,10 +383,17 @@ def _sharded_parts(phase: Phase, setup: TrainingSetup,
     # blocks; the first block, last in backward, has no unit left to prefetch; the step has its
     # own buffers.
     last_unit = sharded.last_unit_backward_buffers_bytes
+    loss = sharded.forward_buffers_bytes if sharded.loss_buffers_bytes is None \
+        else sharded.loss_buffers_bytes
     buffers = {
+        Phase.LOSS_FORWARD: loss,
+        Phase.BACKWARD_START: loss,
+        Phase.UNIT_REDUCE: sharded.reduce_buffers_bytes or 0,
         Phase.BACKWARD_BLOCKS: sharded.backward_buffers_bytes,
         Phase.BACKWARD_END: sharded.backward_buffers_bytes if last_unit is None else last_unit,
-        Phase.LATER_MICRO_BATCH: sharded.backward_buffers_bytes,
+        # no activations are counted there: the larger of a block's backward and its reduce
+        Phase.LATER_MICRO_BATCH: max(sharded.backward_buffers_bytes,
+                                     sharded.reduce_buffers_bytes or 0),
         Phase.OPTIMIZER_STEP: sharded.step_buffers_bytes,
     }.get(phase, sharded.forward_buffers_bytes)
     return (
@@ -371,9 +407,28 @@ def _sharded_parts(phase: Phase, setup: TrainingSetup,
     )
 
 
+def _unit_reduce(arch: Architecture, single: TrainingEstimate, sharded: ShardedStates,
+                 stage: Stage, gpu_activations: int) -> PhaseMemory:
+    """A block's gradients reduced after its backward (FSDP): the activations of the blocks
+    still to run backward, the logits a loop keeps, and the unit-sized gradients."""
+    blocks = single.activations_bytes - single.loss.saved_bytes
+    per_block = ceil_div(blocks, arch.n_layers * stage.tensor_parallel)
+    logits = next((p.memory_bytes for p in single.phases[0].parts
+                   if p.kind is PartKind.LOGITS_LOSS), 0) if stage.has_loss else 0
+    kept = single.loss.logits_alive_bytes if stage.has_loss else 0
+    return PhaseMemory(Phase.UNIT_REDUCE, (
+        *_sharded_parts(Phase.UNIT_REDUCE, single.setup, sharded),
+        Part(PartKind.ACTIVATIONS, max(gpu_activations - per_block, 0)),
+        Part(PartKind.LOGITS_LOSS, min(kept, logits))))
+
+
 def _gradients(phase: Phase, setup: TrainingSetup, sharded: ShardedStates) -> int:
     """The gradients this GPU keeps at `phase` (a unit's transient ones are buffers)."""
     if phase is Phase.OPTIMIZER_STEP:
+        if setup.precision is Precision.MIXED and sharded.step_buffers_bytes == 0:
+            # a master-weight optimizer steps on fp32 gradients of its masters (as on one GPU,
+            # vramplan.training.estimate); DeepSpeed counts its fp32 partition as a step buffer
+            return sharded.gradients_at_step_bytes * 4 // max(sharded_gradient_itemsize(setup), 1)
         return sharded.gradients_at_step_bytes
     if gradients_kept(setup) or phase is Phase.LATER_MICRO_BATCH:
         return sharded.gradients_bytes
@@ -384,6 +439,11 @@ def _gradients(phase: Phase, setup: TrainingSetup, sharded: ShardedStates) -> in
         forming = sharded.unit_gradient_bytes + sharded.root_gradient_bytes if whole else 0
         return max(sharded.gradients_bytes - forming, 0)
     return 0
+
+
+def sharded_gradient_itemsize(setup: TrainingSetup) -> int:
+    """Bytes per gradient element during backward (the weights' dtype)."""
+    return 4 if setup.precision in (Precision.AMP, Precision.FP32) else 2
 
 
 def _after_a_step(phase: Phase, setup: TrainingSetup) -> bool:

@@ -87,6 +87,9 @@ class Phase(StrEnum):
     first block's own, recomputed under full checkpointing, and its temporaries remain)."""
     OPTIMIZER_STEP = "optimizer_step"
     """The optimizer updates the weights: states, gradients and the step's temporaries."""
+    UNIT_REDUCE = "unit_reduce"
+    """Sharded training: a block's backward has run and its gradients are reduced (FSDP's
+    unit-sized gradients), its saved activations freed."""
     LATER_MICRO_BATCH = "later_micro_batch"
     """When the largest batch comes first: a later, shorter micro-batch of gradient
     accumulation, counted by what does not depend on its length (the gradients kept from
@@ -251,7 +254,9 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
             *persistent, *acts,
             Part(PartKind.LOGITS_LOSS, loss.backward_peak_bytes))),
         PhaseMemory(Phase.BACKWARD_BLOCKS, (
-            *persistent, *acts,
+            # the head's and the final norm's backward have run: their saved inputs are freed
+            *persistent, Part(PartKind.ACTIVATIONS, activations - loss.saved_bytes),
+            acts[1],
             Part(PartKind.LOGITS_LOSS, loss.logits_alive_bytes),
             Part(PartKind.BACKWARD_TEMPORARIES, transient))),
         PhaseMemory(Phase.BACKWARD_END, (

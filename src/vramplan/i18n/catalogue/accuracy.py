@@ -8,6 +8,10 @@ from vramplan.i18n import Lang
 FR, EN = Lang.FR, Lang.EN
 
 MESSAGES = {
+    "training_phase.unit_reduce": {
+        FR: "réduction des gradients d'un bloc (FSDP)",
+        EN: "a block's gradients reduced (FSDP)",
+    },
     "reading.unknown_framework": {
         FR: "framework inconnu, lu comme « generic » (une boucle PyTorch sur les modules de "
         "transformers)",

@@ -509,10 +509,13 @@ class EventKind(StrEnum):
     FREE = "free"
     MARK = "mark"
     """A point in the program (`torch.cuda.reset_peak_memory_stats()` when `name` is
-    `RESET_PEAKS`; otherwise the start of a named phase)."""
+    `RESET_PEAKS`, `torch.cuda.empty_cache()` when it is `EMPTY_CACHE`; otherwise the start of
+    a named phase)."""
 
 
 RESET_PEAKS = "reset_peaks"
+EMPTY_CACHE = "empty_cache"
+"""A `MARK` named so runs `torch.cuda.empty_cache()`."""
 
 
 class Event(NamedTuple):
@@ -593,7 +596,9 @@ def replay(events: Iterable[Event], config: AllocatorConfig | None = None,
         else:
             if phase:
                 phases[phase] = max(phases.get(phase, 0), phase_peak)
-            if name == RESET_PEAKS:
+            if name == EMPTY_CACHE:
+                sim.empty_cache()
+            elif name == RESET_PEAKS:
                 sim.reset_peak_stats()
                 record, at_record = sim.reserved.current, sim.allocated.current
                 phases.clear()

@@ -34,6 +34,7 @@ from vramplan.i18n import Lang
 from vramplan.inference.estimate import InferenceEstimate, estimate_inference
 from vramplan.inference.setup import AttentionKernel, ComputeDtype, KvDtype, inference_inputs
 from vramplan.model.lora_targets import LoraTarget, parse_lora_targets
+from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import (
     default_gradient_accumulation,
     framework_defaults,
@@ -43,7 +44,7 @@ from vramplan.presets.gpus import Gpu, find_gpu
 from vramplan.presets.inference_engines import Engine
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.presets.quant_formats import find_format
-from vramplan.training.estimate import estimate_training
+from vramplan.training.estimate import PeakOverPhases, estimate_training
 from vramplan.training.setup import TrainingSetup
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
 from vramplan.vocab import (
@@ -189,6 +190,21 @@ class CaseFile:
 
     cases: tuple[Case, ...]
     unread: tuple[UnreadRow, ...] = ()
+
+
+SHIPPED_CASE_FILES = ("cases.csv", "cases_vramplan.csv")
+"""The measured runs shipped in `vramplan/data/`: the public set (a byte-identical copy of
+../shared/validation/cases.csv) and the project's own published runs, each row with its
+source."""
+
+
+def shipped_cases(name: str) -> str:
+    """The text of one shipped case file (`SHIPPED_CASE_FILES`)."""
+    from importlib.resources import files
+
+    if name not in SHIPPED_CASE_FILES:
+        raise UnknownName("cases", name, SHIPPED_CASE_FILES)
+    return files("vramplan").joinpath(f"data/{name}").read_text(encoding="utf-8")
 
 
 def parse_cases(text: str) -> CaseFile:
@@ -478,6 +494,8 @@ def training_setup_of(case: Case) -> TrainingSetup:
         batch=case.batch, seq_len=case.seq_len or 1, checkpointing=case.checkpointing,
         attention=case.attention, loss=case.loss, framework=case.framework, metric=case.metric,
         gradient_accumulation=accumulates(case),
+        empty_cache_between_steps=EMPTY_CACHE_NOTE in case.notes,
+        compiled=compiled(case),
         steady_state=not largest_batch_first(case))
 
 
@@ -487,6 +505,21 @@ scripts put the longest sample into the first batch "so potential OOMs happen ri
 (Lightning-AI/litgpt finetune/lora.py @0010d8ef: `get_batch(..., longest_seq_ix if iter_num ==
 0 else None)`), so later micro-batches, drawn at random, are shorter and unknown."""
 
+
+_COMPILED = re.compile(r"(?<!no )\b(?:torch\.compile|compiled?)\b(?!\s*(?:off|=\s*false|false|"
+                       r"disabled|not stated))", re.IGNORECASE)
+
+
+def compiled(case: Case) -> bool:
+    """Whether the row's run used torch.compile: its notes say `torch.compile`, `compile` or
+    `compiled` (not `compile off`, `compile=False`, `no compile`); the format has no column
+    for it."""
+    return _COMPILED.search(case.notes) is not None
+
+
+EMPTY_CACHE_NOTE = "empty_cache"
+"""How a row's notes say that its loop called `torch.cuda.empty_cache()` between steps (the PEFT
+MetaMathQA harness: `empty_cache every 10 steps`, method_comparison/MetaMathQA/run.py)."""
 
 _NO_ACCUMULATION = re.compile(r"\bno (?:grad|gradient) accumulation\b", re.IGNORECASE)
 _ACCUMULATION = re.compile(r"\b(?:grad|gradient) accumulation\b", re.IGNORECASE)
@@ -509,12 +542,29 @@ def largest_batch_first(case: Case) -> bool:
     return LARGEST_BATCH_FIRST in case.notes.lower()
 
 
+def metric_on_card(estimate: PeakOverPhases, metric: Metric, gpu: Gpu | None) -> int:
+    """The estimate in `metric`, on the row's card: the caching allocator cannot reserve more
+    than the card gives it. When `cudaMalloc` fails it releases its free cached segments and
+    retries (c10/cuda/CUDACachingAllocator.cpp `release_cached_blocks`, counted in
+    `num_alloc_retries`), so a run whose tensors fit reserves at most the card less the CUDA
+    context (and what managed memory holds)."""
+    value = estimate.metric_bytes(metric)
+    if gpu is None or metric is Metric.ALLOCATED:
+        return value
+    room = gpu.capacity_bytes - CUDA_CONTEXT_BYTES - estimate.managed_bytes
+    if estimate.allocated_bytes > room:
+        return value
+    reserved = min(estimate.reserved_bytes, room)
+    return reserved if metric is Metric.RESERVED else \
+        reserved + CUDA_CONTEXT_BYTES + estimate.managed_bytes
+
+
 def _score_training(case: Case) -> CaseScore:
     from vramplan.presets.models import architecture_of, find_model
 
     estimate = estimate_training(architecture_of(find_model(case.model)),
                                  training_setup_of(case))
-    return CaseScore(case, _outcome(case), estimate.metric_bytes(case.metric),
+    return CaseScore(case, _outcome(case), metric_on_card(estimate, case.metric, case.gpu),
                      estimate.device_bytes, estimate.peak.phase.value, "training")
 
 
@@ -530,7 +580,7 @@ def _score_multi_gpu(case: Case) -> CaseScore:
     else:
         plan = default_parallelism(setup, case.sharding, case.gpus, case.offload)
     estimate = estimate_per_gpu(architecture_of(find_model(case.model)), setup, plan)
-    return CaseScore(case, _outcome(case), estimate.metric_bytes(case.metric),
+    return CaseScore(case, _outcome(case), metric_on_card(estimate, case.metric, case.gpu),
                      estimate.device_bytes, estimate.peak.phase.value, "per_gpu")
 
 

@@ -28,6 +28,7 @@ from vramplan.training.estimate import (
     TrainingEstimate,
     block_spec,
     estimate_training,
+    largest_gradient_bytes,
     loss_rows,
 )
 from vramplan.training.setup import (
@@ -44,6 +45,7 @@ from vramplan.vocab import (
     Method,
     Metric,
     Offload,
+    OptimizerImpl,
     Precision,
     Scheme,
 )
@@ -178,6 +180,7 @@ def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
         scheme=scheme, gpus=gpus, gpus_per_node=gpus_per_node, offload=offload,
         fsdp_version=defaults.fsdp_version,
         adapters_wrapped_apart=defaults.peft_fsdp_wrap and setup.method.uses_lora,
+        embedding_apart=defaults.fsdp2_embedding_apart,
         accumulate_without_sync=no_sync,
         tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_parallel,
         pipeline_schedule=pipeline_schedule,
@@ -312,6 +315,9 @@ def stage_states(states: ModelStates, stage: Stage) -> ModelStates:
         head_params=ceil_div(states.head_params, tp) if stage.has_loss else 0,
         flat_gradient_params=(None if states.flat_gradient_params is None
                               else share(states.flat_gradient_params)),
+        largest_trainable_params=ceil_div(states.largest_trainable_params, tp),
+        embedding_params=(ceil_div(states.embedding_params, tp)
+                          if stage.name in ("all", "first") else 0),
     )
 
 
@@ -342,9 +348,12 @@ _STATE_PARTS = frozenset({PartKind.TRAINABLE_WEIGHTS, PartKind.FROZEN_WEIGHTS, P
 def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates, stage: Stage,
            gpu_activations: int) -> PhaseMemory:
     """`phase` with its model states replaced by this GPU's share and the buffers added."""
-    parts = [*_sharded_parts(phase.phase, single.setup, sharded)]
+    one_gradient = ceil_div(largest_gradient_bytes(single.states, single.setup),
+                            sharded.shard_degree)
+    parts = [*_sharded_parts(phase.phase, single.setup, sharded, one_gradient)]
     if phase.phase is Phase.BACKWARD_END and not gradients_kept(single.setup) \
-            and not sharded.parallelism.accumulate_without_sync:
+            and not sharded.parallelism.accumulate_without_sync \
+            and single.setup.optimizer_impl is not OptimizerImpl.IN_BACKWARD:
         # made by this backward before the first block's: the single-GPU count, split as this
         # GPU splits its gradients
         made = sum(p.memory_bytes for p in phase.parts if p.kind is PartKind.GRADIENTS)
@@ -376,8 +385,8 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
     return PhaseMemory(phase.phase, tuple(parts))
 
 
-def _sharded_parts(phase: Phase, setup: TrainingSetup,
-                   sharded: ShardedStates) -> tuple[Part, ...]:
+def _sharded_parts(phase: Phase, setup: TrainingSetup, sharded: ShardedStates,
+                   one_gradient: int = 0) -> tuple[Part, ...]:
     """This GPU's model states and sharding buffers at `phase`."""
     # Gathered parameters of the forward (and of the loss) until backward runs through the
     # blocks; the first block, last in backward, has no unit left to prefetch; the step has its
@@ -398,7 +407,7 @@ def _sharded_parts(phase: Phase, setup: TrainingSetup,
     }.get(phase, sharded.forward_buffers_bytes)
     return (
         Part(PartKind.WEIGHTS_PER_GPU, sharded.weights_bytes),
-        Part(PartKind.GRADIENTS, _gradients(phase, setup, sharded)),
+        Part(PartKind.GRADIENTS, _gradients(phase, setup, sharded, one_gradient)),
         Part(PartKind.MASTER_WEIGHTS, sharded.master_weights_bytes),
         Part(PartKind.OPTIMIZER_STATES,
              sharded.optimizer_states_bytes if _after_a_step(phase, setup) else 0),
@@ -422,8 +431,13 @@ def _unit_reduce(arch: Architecture, single: TrainingEstimate, sharded: ShardedS
         Part(PartKind.LOGITS_LOSS, min(kept, logits))))
 
 
-def _gradients(phase: Phase, setup: TrainingSetup, sharded: ShardedStates) -> int:
+def _gradients(phase: Phase, setup: TrainingSetup, sharded: ShardedStates,
+               one_gradient: int = 0) -> int:
     """The gradients this GPU keeps at `phase` (a unit's transient ones are buffers)."""
+    if setup.optimizer_impl is OptimizerImpl.IN_BACKWARD:
+        # each gradient is stepped on and freed as soon as it is made (see
+        # vramplan.training.estimate.largest_gradient_bytes)
+        return one_gradient if phase in (Phase.BACKWARD_END, Phase.OPTIMIZER_STEP) else 0
     if phase is Phase.OPTIMIZER_STEP:
         if setup.precision is Precision.MIXED and sharded.step_buffers_bytes == 0:
             # a master-weight optimizer steps on fp32 gradients of its masters (as on one GPU,

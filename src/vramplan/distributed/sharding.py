@@ -85,6 +85,12 @@ class Parallelism:
     accumulate_without_sync: bool = False
     """Gradient accumulation inside `no_sync()` (litgpt does it through Fabric's
     `no_backward_sync`): FSDP then keeps the full unsharded gradients between micro-batches."""
+    embedding_apart: bool = False
+    """FSDP2 with the input embedding a unit of its own, resharded after forward, and the final
+    norm and head one unit kept gathered until backward (torchtitan torchtitan/distributed/
+    fsdp.py `apply_fsdp_to_decoder`; accelerate utils/fsdp_utils.py `fsdp2_prepare_model`):
+    the root holds only the head gathered. False: the embeddings are in the root (PyTorch's
+    `fully_shard(model)`, torchtune's `shard_model`)."""
     adapters_wrapped_apart: bool = False
     """FSDP1 with LoRA: every trainable adapter layer is a unit of its own (peft's
     `fsdp_auto_wrap_policy`, installed by the transformers Trainer: peft/utils/other.py wraps
@@ -325,6 +331,8 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
     # `_alloc_padded_unsharded_flat_param` allocates `_padded_unsharded_size`, the shard stays
     # in `_local_shard`).
     root_gathered = root_weights
+    if plan.embedding_apart and plan.fsdp_version is FsdpVersion.FSDP2:
+        root_gathered = max(root_weights - round(states.embedding_params * bytes_per_param), 0)
     units_gathered = (1 + plan.buffers.fsdp_prefetch_units) * unit_weights
     if plan.scheme is Scheme.FSDP_GRAD_OP:
         # SHARD_GRAD_OP keeps every unit gathered between forward and backward.

@@ -71,6 +71,9 @@ class FrameworkDefaults:
     model_dropout: bool
     """The model's own dropout layers run at config.json's rates in training."""
     source: str
+    fsdp2_embedding_apart: bool = False
+    """FSDP2 wraps the input embedding as a unit of its own and keeps only the head gathered
+    between forward and backward (`vramplan.distributed.sharding.Parallelism.embedding_apart`)."""
 
 
 _TRANSFORMERS_SOURCE = (
@@ -91,7 +94,7 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
         fsdp_version=fsdp, accumulate_without_sync=True, accumulates_full=False,
         accumulates_adapters=False, optimizer_impl=impl, qlora_quant=quant,
         checkpointing=Checkpointing.NONE, loss=Loss.STANDARD, peft_fsdp_wrap=True,
-        fsdp_params_fp32=False, model_dropout=True, source=source)
+        fsdp_params_fp32=False, model_dropout=True, fsdp2_embedding_apart=True, source=source)
 
 
 DEFAULTS: dict[Framework, FrameworkDefaults] = {
@@ -139,20 +142,22 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
     # torchtune (pytorch/torchtune @bd2a0fc7, and @1814feb1 for the 2024 README runs):
     # recipes/configs: 150 of 159 torch.optim.AdamW optimizers set `fused: True`; 118 of 178
     # configs set enable_activation_checkpointing True; full single-device configs use
-    # gradient_accumulation_steps 1 (optimizer_in_bwd needs it), LoRA configs mostly 8; loss
-    # CEWithChunkedOutputLoss (8 chunks) in the 2024 configs; distributed recipes shard with
-    # FSDP2 (`training.shard_model`, torchtune/training/_distributed.py: fully_shard without an
-    # mp_policy, so parameters, gradients and states stay bf16); QLoRA stores the base as
-    # torchao's NF4Tensor (4-bit codes, int8 scalers per 64 values, one scale per 256 scalers:
-    # double quantization).
+    # gradient_accumulation_steps 1 (optimizer_in_bwd needs it), LoRA configs mostly 8; the
+    # loss is torch.nn.CrossEntropyLoss in the configs until August 2024 (@0914d5cf), then
+    # CEWithChunkedOutputLoss (8 chunks, PR #1390), then LinearCrossEntropyLoss: a run that
+    # chunks names it in the `loss` column, an empty one is read as the unchunked loss;
+    # distributed recipes shard with FSDP2 (`training.shard_model`,
+    # torchtune/training/_distributed.py: fully_shard without an mp_policy, so parameters,
+    # gradients and states stay bf16); QLoRA stores the base as torchao's NF4Tensor (4-bit
+    # codes, int8 scalers per 64 values, one scale per 256 scalers: double quantization).
     Framework.TORCHTUNE: FrameworkDefaults(
         framework=Framework.TORCHTUNE, model_code=ModelCode.TORCHTUNE, scheme=Scheme.FSDP,
         fsdp_version=FsdpVersion.FSDP2, accumulate_without_sync=False, accumulates_full=False,
         accumulates_adapters=True, optimizer_impl=OptimizerImpl.FUSED, qlora_quant=Quant.NF4_DQ,
-        checkpointing=Checkpointing.FULL, loss=Loss.CHUNKED, peft_fsdp_wrap=False,
+        checkpointing=Checkpointing.FULL, loss=Loss.STANDARD, peft_fsdp_wrap=False,
         fsdp_params_fp32=False, model_dropout=False,
         source="torchtune recipes/configs (fused AdamW, activation checkpointing, "
-               "CEWithChunkedOutputLoss), torchtune/training/_distributed.py shard_model "
+               "CrossEntropyLoss until 2024-08), torchtune/training/_distributed.py shard_model "
                "(FSDP2), torchao dtypes/nf4tensor.py @bd2a0fc7"),
     # torchtitan (pytorch/torchtitan): torchtitan/config/job_config.py (until 9810191b, then
     # configs.py) `Optimizer.implementation = "fused"`, `mixed_precision_param = "bfloat16"`,
@@ -166,6 +171,7 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
         accumulates_adapters=False, optimizer_impl=OptimizerImpl.FUSED,
         qlora_quant=Quant.NF4, checkpointing=Checkpointing.SELECTIVE, loss=Loss.STANDARD,
         peft_fsdp_wrap=False, fsdp_params_fp32=True, model_dropout=False,
+        fsdp2_embedding_apart=True,
         source="torchtitan torchtitan/config/job_config.py @9810191b^ (fused AdamW, "
                "bf16 param / fp32 reduce), torchtitan/distributed/fsdp.py, "
                "train_configs/llama3_8b.toml (selective 'op')"),

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from vramplan.allocator import (
+    EMPTY_CACHE,
     PYTORCH_DEFAULTS,
     RESET_PEAKS,
     AllocatorConfig,
@@ -42,7 +43,7 @@ from vramplan.training.activations import (
     BlockSpec,
     block_backward_transient,
     block_saved,
-    checkpointed,
+    kept_for_backward,
 )
 from vramplan.training.setup import (
     DEFAULT_LORA_RANK,
@@ -288,6 +289,8 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
     micro_batches = 2 if setup.gradient_accumulation else 1
     for step in range(steps):
         if step == steps - 1:
+            if setup.empty_cache_between_steps:
+                program.events.append(mark(EMPTY_CACHE))
             program.events.append(mark(RESET_PEAKS))
         for _ in range(micro_batches):
             _micro_batch(program, arch, setup, shape, model)
@@ -314,18 +317,28 @@ def _by_lifetime(params: tuple[ParamTensor, ...]) -> tuple[ParamTensor, ...]:
 
 
 def _load(program: _Program, params: tuple[ParamTensor, ...], sharding: Sharding) -> None:
-    """The parameters this GPU holds: each tensor, its shard, or one flat shard per unit."""
+    """The parameters this GPU holds: each tensor, its shard, or one flat shard per unit.
+
+    FSDP1 builds each unit's shard on the GPU from the whole unit: its parameters are moved
+    there (`_move_module_to_device`, or materialized and synchronized from rank 0), flattened
+    into one tensor (torch/distributed/fsdp/_flat_param.py `flatten_tensors`: `torch.cat`),
+    and the rank's chunk is cloned as its shard (`_get_shard`); the whole unit and its flat copy
+    are then freed, and stay cached."""
     if not sharding.weights:
         return
     if not sharding.flat_units:
         for tensor in params:
             program.alloc(ceil_div(tensor.n_bytes, sharding.weights))
         return
-    units: dict[int | None, int] = {}
+    units: dict[int | None, list[int]] = {}
     for tensor in params:
-        units[tensor.block] = units.get(tensor.block, 0) + tensor.n_bytes
-    for n_bytes in units.values():
-        program.alloc(ceil_div(n_bytes, sharding.weights))
+        units.setdefault(tensor.block, []).append(tensor.n_bytes)
+    for sizes in units.values():
+        whole = [program.alloc(n) for n in sizes]
+        flat = program.alloc(sum(sizes))
+        program.alloc(ceil_div(sum(sizes), sharding.weights))
+        program.free_all(whole)
+        program.free(flat)
 
 
 def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, shape: StepShape,
@@ -372,7 +385,8 @@ class _Sizes:
         tokens = setup.batch * setup.seq_len
         width = arch.expert_intermediate_size * (arch.experts_per_token + arch.n_shared_experts
                                                  if arch.is_moe else 1)
-        saved = checkpointed(block_saved(arch, shape.spec, setup.seq_len), setup.checkpointing)
+        saved = kept_for_backward(arch, shape.spec, block_saved(arch, shape.spec, setup.seq_len),
+                                  setup.checkpointing)
         return _Sizes(residual=shape.spec.residual_bytes * arch.hidden_size * tokens,
                       working=shape.spec.compute_bytes * width * tokens,
                       saved=sum(item.bytes_per_token for item in saved) * tokens,

@@ -24,6 +24,7 @@ from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import LoraTarget
 from vramplan.parts import Component, PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
+from vramplan.presets.frameworks import framework_defaults
 from vramplan.training.activations import (
     LITGPT_LM_HEAD_CHUNK,
     BlockSpec,
@@ -33,9 +34,9 @@ from vramplan.training.activations import (
     block_backward_transient,
     block_input_bytes,
     block_saved,
-    checkpointed,
     embedding_dropout_bytes,
     head_and_loss,
+    kept_for_backward,
     quantized_base_inputs,
     total_per_token,
 )
@@ -66,6 +67,7 @@ from vramplan.vocab import (
     Loss,
     Method,
     Metric,
+    OptimizerImpl,
     Precision,
     Quant,
 )
@@ -262,7 +264,7 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
         PhaseMemory(Phase.BACKWARD_END, (
             *_persistent_parts(states, setup, with_gradients=gradients_kept(setup)),
             Part(PartKind.GRADIENTS,
-                 0 if gradients_kept(setup) else _gradients_before_first_block(arch, setup)),
+                 0 if gradients_kept(setup) else _gradients_made(arch, setup, states)),
             Part(PartKind.LOGITS_LOSS, loss.logits_alive_bytes),
             Part(PartKind.BACKWARD_TEMPORARIES, transient))),
         PhaseMemory(Phase.OPTIMIZER_STEP, (
@@ -316,7 +318,7 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
 def _blocks_activation_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
                              saved: tuple[Saved, ...]) -> int:
     """Per token, all blocks together, at the start of backward."""
-    per_block = total_per_token(checkpointed(saved, setup.checkpointing))
+    per_block = total_per_token(kept_for_backward(arch, spec, saved, setup.checkpointing))
     if setup.checkpointing is Checkpointing.FULL:
         # only block inputs stay (torch.utils.checkpoint saves its inputs); one block is
         # recomputed at a time in backward (counted in the backward_blocks phase)
@@ -338,7 +340,7 @@ def _first_trained_block_bytes(arch: Architecture, setup: TrainingSetup,
     """The first block with a graph: its input comes from frozen layers unless the embedding
     trains."""
     saved = block_saved(arch, spec, setup.seq_len, input_needs_grad=_embedding_trains(setup))
-    return total_per_token(checkpointed(saved, setup.checkpointing))
+    return total_per_token(kept_for_backward(arch, spec, saved, setup.checkpointing))
 
 
 def _backward_transient(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
@@ -348,6 +350,10 @@ def _backward_transient(arch: Architecture, setup: TrainingSetup, spec: BlockSpe
     transient = block_backward_transient(arch, spec)
     if setup.checkpointing is Checkpointing.FULL:
         transient += total_per_token(saved)
+    elif setup.checkpointing is Checkpointing.SELECTIVE:
+        # what the policy recomputes exists again while the block runs backward
+        kept = total_per_token(kept_for_backward(arch, spec, saved, setup.checkpointing))
+        transient += max(total_per_token(saved) - kept, 0)
     return transient
 
 
@@ -383,10 +389,11 @@ def dequantized_bytes_per_value(setup: TrainingSetup) -> int:
 def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
     uses_lora = setup.method.uses_lora
     head_quantized = setup.method is Method.QLORA and setup.framework is Framework.LITGPT
-    # litgpt's LoRA scripts chunk the head by 128 tokens; elsewhere `chunked` means a fused
-    # linear cross-entropy
-    chunked = (setup.loss is Loss.CHUNKED if setup.loss is not None
-               else setup.framework is Framework.LITGPT and uses_lora)
+    # litgpt's LoRA scripts chunk the head by 128 tokens; torchtune chunks its output for its
+    # CEWithChunkedOutputLoss; elsewhere `chunked` means a fused linear cross-entropy
+    default_chunked = (setup.framework is Framework.LITGPT and uses_lora) or \
+        framework_defaults(setup.framework).loss is Loss.CHUNKED
+    chunked = setup.loss is Loss.CHUNKED if setup.loss is not None else default_chunked
     return HeadSpec(
         framework=setup.framework,
         chunked=chunked,
@@ -396,7 +403,16 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         head_dequant_bytes=(dequantized_bytes_per_value(setup) * arch.hidden_size
                             * arch.vocab_size if head_quantized else 0),
         previous_logits=setup.framework is Framework.LITGPT and setup.steady_state,
+        compiled=setup.compiled,
     )
+
+
+def _gradients_made(arch: Architecture, setup: TrainingSetup, states: ModelStates) -> int:
+    """Gradients alive when backward reaches the first block (one at a time when the optimizer
+    steps inside backward)."""
+    if setup.optimizer_impl is OptimizerImpl.IN_BACKWARD:
+        return largest_gradient_bytes(states, setup)
+    return _gradients_before_first_block(arch, setup)
 
 
 def _gradients_before_first_block(arch: Architecture, setup: TrainingSetup) -> int:
@@ -473,6 +489,8 @@ def _persistent_parts(states: ModelStates, setup: TrainingSetup,
         # a master-weight optimizer steps on fp32 gradients of its masters: each 16-bit
         # gradient becomes an fp32 one (Megatron's `main_grad`, DeepSpeed's fp32 partition)
         gradient_bytes = 4 * states.trainable_params
+    if grads and setup.optimizer_impl is OptimizerImpl.IN_BACKWARD:
+        gradient_bytes = largest_gradient_bytes(states, setup)
     return (
         Part(PartKind.TRAINABLE_WEIGHTS, states.trainable_weight_bytes),
         Part(PartKind.FROZEN_WEIGHTS, states.frozen_weight_bytes),
@@ -481,6 +499,14 @@ def _persistent_parts(states: ModelStates, setup: TrainingSetup,
         Part(PartKind.OPTIMIZER_STATES,
              states.optimizer_state_bytes if in_step or optimizer_states_exist(setup) else 0),
     )
+
+
+def largest_gradient_bytes(states: ModelStates, setup: TrainingSetup) -> int:
+    """The optimizer stepping inside backward (torchtune `OptimizerInBackward`,
+    torchtune/modules/optim.py: one optimizer per parameter, `register_post_accumulate_grad_hook`
+    -> `step()` then `zero_grad()`) frees each gradient as soon as it is made: one parameter's
+    gradient at a time, the largest at most."""
+    return states.largest_trainable_params * states.gradient_itemsize
 
 
 def activations_for_simple_mode(arch: Architecture, batch: int, seq_len: int,

@@ -56,6 +56,13 @@ class TrainingSetup:
     steady_state: bool = True
     """The peak step follows a micro-batch of the same shape (batches padded to a length cap),
     so what a loop keeps from the previous step counts. False: the largest batch comes first."""
+    compiled: bool = False
+    """The model and loss run under torch.compile. Modelled for torchtune's cross-entropy
+    (`vramplan.training.activations`); what the compiler saves inside the blocks is not."""
+    empty_cache_between_steps: bool = False
+    """The loop calls `torch.cuda.empty_cache()` between steps, so the caching allocator keeps
+    no free segment from one step to the next (reserved memory is then that of a steady step,
+    without the first step's fragmentation)."""
     frozen_weights_need_grad: bool = False
     """The frozen weights of the trained blocks are views of a tensor that requires a gradient
     (FSDP1 flat parameters mixing frozen and trainable parameters): autograd saves what full

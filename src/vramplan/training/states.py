@@ -71,6 +71,11 @@ class ModelStates:
     managed_optimizer_bytes: int = 0
     """Paged optimizers' states, in CUDA unified memory: outside PyTorch's allocator, so outside
     `allocated` and `reserved` (bitsandbytes paged optimizers, cudaMallocManaged)."""
+    largest_trainable_params: int = 0
+    """Values of the largest trainable tensor (the step's and the gradient's largest unit)."""
+    embedding_params: int = 0
+    """Parameters of the input embeddings when they are a tensor of their own (not tied to the
+    head): an FSDP unit apart under torchtitan's and accelerate's FSDP2 wrapping."""
 
     @property
     def params(self) -> int:
@@ -201,6 +206,8 @@ def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
         root_trains=root_trains(setup),
         head_params=arch.head_linear().params,
         flat_gradient_params=_flat_gradient_params(arch, setup, trainable),
+        embedding_params=arch.params_embedding if head_is_separate(arch, setup) else 0,
+        largest_trainable_params=max((g.elements for g in tensors), default=0),
     )
 
 

@@ -212,6 +212,9 @@ class Sharding:
     """Optimizer states and fp32 masters."""
     flat_units: bool = False
     """FSDP1: the shards of a unit's parameters are one flat tensor."""
+    loaded_whole: bool = False
+    """The whole model is on the GPU before it is sharded (a quantized base: bitsandbytes
+    quantizes on the GPU as transformers loads it), then sharded unit by unit."""
     gather_bytes: int = 0
     """A block's gathered parameters, allocated on `GATHER_STREAM` for its forward and its
     backward, freed after (the next block's gather is issued first: one unit prefetched)."""
@@ -324,7 +327,7 @@ def _load(program: _Program, params: tuple[ParamTensor, ...], sharding: Sharding
     into one tensor (torch/distributed/fsdp/_flat_param.py `flatten_tensors`: `torch.cat`),
     and the rank's chunk is cloned as its shard (`_get_shard`); the whole unit and its flat copy
     are then freed, and stay cached."""
-    if not sharding.weights:
+    if not sharding.weights and not sharding.loaded_whole:
         return
     if not sharding.flat_units:
         for tensor in params:
@@ -333,10 +336,13 @@ def _load(program: _Program, params: tuple[ParamTensor, ...], sharding: Sharding
     units: dict[int | None, list[int]] = {}
     for tensor in params:
         units.setdefault(tensor.block, []).append(tensor.n_bytes)
-    for sizes in units.values():
-        whole = [program.alloc(n) for n in sizes]
+    loaded = {block: [program.alloc(n) for n in sizes] for block, sizes in units.items()} \
+        if sharding.loaded_whole else {}
+    for block, sizes in units.items():
+        whole = loaded.get(block) or [program.alloc(n) for n in sizes]
         flat = program.alloc(sum(sizes))
-        program.alloc(ceil_div(sum(sizes), sharding.weights))
+        if sharding.weights:  # offloaded shards go to the host
+            program.alloc(ceil_div(sum(sizes), sharding.weights))
         program.free_all(whole)
         program.free(flat)
 

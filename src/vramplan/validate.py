@@ -34,10 +34,16 @@ from vramplan.i18n import Lang
 from vramplan.inference.estimate import InferenceEstimate, estimate_inference
 from vramplan.inference.setup import inference_inputs
 from vramplan.model.lora_targets import parse_lora_targets
+from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
+from vramplan.presets.frameworks import (
+    default_gradient_accumulation,
+    framework_defaults,
+    read_framework,
+)
 from vramplan.presets.gpus import Gpu, find_gpu
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.presets.quant_formats import find_format
-from vramplan.training.estimate import estimate_training
+from vramplan.training.estimate import PeakOverPhases, estimate_training
 from vramplan.training.setup import TrainingSetup
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
 from vramplan.vocab import (
@@ -146,6 +152,24 @@ class Case:
     """None for a run that did not fit (`OOM`)."""
     unit: str
     notes: str
+    readings: tuple[Reading, ...] = ()
+    """What was assumed to read the row (an unknown framework name, an unknown length...)."""
+
+
+class Reading(StrEnum):
+    """An assumption made to estimate a row whose cells leave something open. Its message is
+    `reading.<value>` in the catalogue (`vramplan.i18n.catalogue.accuracy`)."""
+
+    UNKNOWN_FRAMEWORK = "unknown_framework"
+    """A framework name outside the vocabulary, read as `generic` (a plain PyTorch loop on
+    transformers modules)."""
+    SEQ_LEN_UNKNOWN = "seq_len_unknown"
+    """A training row without `seq_len`: estimated at one token, a lower bound (only what does
+    not grow with the sequence)."""
+    QUANT_DEFAULT = "quant_default"
+    """A QLoRA row without `quant`: the framework's 4-bit storage."""
+    COMPILED = "compiled"
+    """The notes say the model ran under torch.compile."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +193,21 @@ class CaseFile:
 
     cases: tuple[Case, ...]
     unread: tuple[UnreadRow, ...] = ()
+
+
+SHIPPED_CASE_FILES = ("cases.csv", "cases_vramplan.csv")
+"""The measured runs shipped in `vramplan/data/`: the public set (a byte-identical copy of
+../shared/validation/cases.csv) and the project's own published runs, each row with its
+source."""
+
+
+def shipped_cases(name: str) -> str:
+    """The text of one shipped case file (`SHIPPED_CASE_FILES`)."""
+    from importlib.resources import files
+
+    if name not in SHIPPED_CASE_FILES:
+        raise UnknownName("cases", name, SHIPPED_CASE_FILES)
+    return files("vramplan").joinpath(f"data/{name}").read_text(encoding="utf-8")
 
 
 def parse_cases(text: str) -> CaseFile:
@@ -207,7 +246,18 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
     inference = method is Method.INFERENCE
     gpu_name = get("gpu", "")
     gpus = _optional_count("gpus", get("gpus", "")) or 1
-    framework = choice(Framework, "framework", get("framework"), Framework.GENERIC)
+    framework_read = read_framework(get("framework"))
+    framework = framework_read.framework
+    readings: list[Reading] = []
+    if framework_read.unknown_name is not None:
+        readings.append(Reading.UNKNOWN_FRAMEWORK)
+    seq_len = _seq_len(get("seq_len", ""), inference)
+    if seq_len is None and not inference:
+        readings.append(Reading.SEQ_LEN_UNKNOWN)
+    quant = choice(Quant, "quant", get("quant"), Quant.NONE)
+    if method is Method.QLORA and not get("quant"):
+        quant = framework_defaults(framework).qlora_quant
+        readings.append(Reading.QUANT_DEFAULT)
     # An empty cell is the framework's default (the format's rule): on several GPUs, its
     # data-parallel scheme; with litgpt's FSDP strategy, block checkpointing.
     sharding = choice(Scheme, "sharding", get("sharding"),
@@ -222,12 +272,12 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         optimizer=choice(Optimizer, "optimizer", get("optimizer"),
                          Optimizer.NONE if inference else Optimizer.ADAMW),
         optimizer_impl=_optional_choice(OptimizerImpl, "optimizer_impl", get("optimizer_impl")),
-        quant=choice(Quant, "quant", get("quant"), Quant.NONE),
+        quant=quant,
         lora_r=_optional_count("lora_r", get("lora_r", "")),
         lora_targets=(parse_lora_targets(get("lora_targets", ""))
                       if get("lora_targets") else frozenset()),
         batch=_optional_count("batch", get("batch", "")) or 1,
-        seq_len=_seq_len(get("seq_len", ""), inference),
+        seq_len=seq_len,
         new_tokens=_optional_count("new_tokens", get("new_tokens", "")),
         checkpointing=choice(Checkpointing, "checkpointing", get("checkpointing"),
                              default_checkpointing(framework, sharding)),
@@ -242,6 +292,7 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         measured_bytes=_measured(get("measured", ""), get("unit", "")),
         unit=get("unit", ""),
         notes=get("notes", ""),
+        readings=tuple(readings),
     )
 
 
@@ -287,8 +338,9 @@ def _optional_count(column: str, value: str) -> int | None:
 
 
 def _seq_len(value: str, inference: bool) -> int | None:
-    if not value and not inference:
-        raise MissingValue("seq_len")
+    """The length, or None when the cell is empty: a training row is then estimated at one
+    token, a lower bound (`Reading.SEQ_LEN_UNKNOWN`); an inference row at
+    `UNPUBLISHED_PROMPT_TOKENS`."""
     return _optional_count("seq_len", value)
 
 
@@ -444,6 +496,9 @@ def training_setup_of(case: Case) -> TrainingSetup:
         lora_targets=case.lora_targets if uses_lora else frozenset(),
         batch=case.batch, seq_len=case.seq_len or 1, checkpointing=case.checkpointing,
         attention=case.attention, loss=case.loss, framework=case.framework, metric=case.metric,
+        gradient_accumulation=accumulates(case),
+        empty_cache_between_steps=EMPTY_CACHE_NOTE in case.notes,
+        compiled=compiled(case),
         steady_state=not largest_batch_first(case))
 
 
@@ -454,10 +509,57 @@ scripts put the longest sample into the first batch "so potential OOMs happen ri
 0 else None)`), so later micro-batches, drawn at random, are shorter and unknown."""
 
 
+_COMPILED = re.compile(r"(?<!no )\b(?:torch\.compile|compiled?)\b(?!\s*(?:off|=\s*false|false|"
+                       r"disabled|not stated))", re.IGNORECASE)
+
+
+def compiled(case: Case) -> bool:
+    """Whether the row's run used torch.compile: its notes say `torch.compile`, `compile` or
+    `compiled` (not `compile off`, `compile=False`, `no compile`); the format has no column
+    for it."""
+    return _COMPILED.search(case.notes) is not None
+
+
+EMPTY_CACHE_NOTE = "empty_cache"
+"""How a row's notes say that its loop called `torch.cuda.empty_cache()` between steps (the PEFT
+MetaMathQA harness: `empty_cache every 10 steps`, method_comparison/MetaMathQA/run.py)."""
+
+_NO_ACCUMULATION = re.compile(r"\bno (?:grad|gradient) accumulation\b", re.IGNORECASE)
+_ACCUMULATION = re.compile(r"\b(?:grad|gradient) accumulation\b", re.IGNORECASE)
+
+
+def accumulates(case: Case) -> bool:
+    """Whether the row's run accumulated gradients over micro-batches: what its notes say ("no
+    gradient accumulation", "via gradient accumulation"; the format has no column for it), else
+    the framework's default (`vramplan.presets.frameworks.default_gradient_accumulation`)."""
+    if _NO_ACCUMULATION.search(case.notes):
+        return False
+    if _ACCUMULATION.search(case.notes):
+        return True
+    return default_gradient_accumulation(case.framework, case.method)
+
+
 def largest_batch_first(case: Case) -> bool:
     """The row's run processed its largest batch first (said in its notes): the peak is that of
     the run's first micro-batch, not of a steady state at `seq_len`."""
     return LARGEST_BATCH_FIRST in case.notes.lower()
+
+
+def metric_on_card(estimate: PeakOverPhases, metric: Metric, gpu: Gpu | None) -> int:
+    """The estimate in `metric`, on the row's card: the caching allocator cannot reserve more
+    than the card gives it. When `cudaMalloc` fails it releases its free cached segments and
+    retries (c10/cuda/CUDACachingAllocator.cpp `release_cached_blocks`, counted in
+    `num_alloc_retries`), so a run whose tensors fit reserves at most the card less the CUDA
+    context (and what managed memory holds)."""
+    value = estimate.metric_bytes(metric)
+    if gpu is None or metric is Metric.ALLOCATED:
+        return value
+    room = gpu.capacity_bytes - CUDA_CONTEXT_BYTES - estimate.managed_bytes
+    if estimate.allocated_bytes > room:
+        return value
+    reserved = min(estimate.reserved_bytes, room)
+    return reserved if metric is Metric.RESERVED else \
+        reserved + CUDA_CONTEXT_BYTES + estimate.managed_bytes
 
 
 def _score_training(case: Case) -> CaseScore:
@@ -465,7 +567,7 @@ def _score_training(case: Case) -> CaseScore:
 
     estimate = estimate_training(architecture_of(find_model(case.model)),
                                  training_setup_of(case))
-    return CaseScore(case, _outcome(case), estimate.metric_bytes(case.metric),
+    return CaseScore(case, _outcome(case), metric_on_card(estimate, case.metric, case.gpu),
                      estimate.device_bytes, estimate.peak.phase.value, "training")
 
 
@@ -481,7 +583,7 @@ def _score_multi_gpu(case: Case) -> CaseScore:
     else:
         plan = default_parallelism(setup, case.sharding, case.gpus, case.offload)
     estimate = estimate_per_gpu(architecture_of(find_model(case.model)), setup, plan)
-    return CaseScore(case, _outcome(case), estimate.metric_bytes(case.metric),
+    return CaseScore(case, _outcome(case), metric_on_card(estimate, case.metric, case.gpu),
                      estimate.device_bytes, estimate.peak.phase.value, "per_gpu")
 
 

@@ -180,6 +180,23 @@ class Framework(StrEnum):
     """Megatron-LM."""
     GENERIC = "generic"
     """A plain PyTorch loop; modelled like transformers."""
+    TORCHTITAN = "torchtitan"
+    """pytorch/torchtitan: its own model code, FSDP2 with fp32 sharded parameters."""
+    AXOLOTL = "axolotl"
+    """axolotl-ai-cloud/axolotl: the transformers Trainer with axolotl's defaults."""
+    LLAMAFACTORY = "llamafactory"
+    """hiyouga/LLaMA-Factory: the transformers Trainer with LLaMA-Factory's defaults."""
+    ACCELERATE = "accelerate"
+    """A loop on huggingface/accelerate's `Accelerator` (transformers models)."""
+
+
+class FsdpVersion(StrEnum):
+    """Which PyTorch FSDP implementation."""
+
+    FSDP1 = "fsdp1"
+    """`FullyShardedDataParallel`: one flat parameter per wrapped unit."""
+    FSDP2 = "fsdp2"
+    """`fully_shard`: per-parameter sharding (DTensor)."""
 
 
 class Metric(StrEnum):

@@ -12,7 +12,6 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from vramplan.distributed.sharding import (
-    FsdpVersion,
     Parallelism,
     PipelineSchedule,
     ShardedStates,
@@ -21,18 +20,33 @@ from vramplan.distributed.sharding import (
 from vramplan.errors import ConflictingOptions
 from vramplan.model.architecture import Architecture
 from vramplan.parts import PartKind
+from vramplan.presets.frameworks import framework_defaults
+from vramplan.training.allocations import Sharding, StepShape, reserved_memory
 from vramplan.training.estimate import (
     Part,
     PeakOverPhases,
     Phase,
     PhaseMemory,
     TrainingEstimate,
+    block_spec,
     estimate_training,
+    largest_gradient_bytes,
+    loss_rows,
 )
 from vramplan.training.setup import TrainingSetup, gradients_kept, optimizer_states_exist
 from vramplan.training.states import ModelStates, lora_in_blocks, total_params
 from vramplan.units import ceil_div
-from vramplan.vocab import Checkpointing, Framework, Method, Metric, Offload, Scheme
+from vramplan.vocab import (
+    Checkpointing,
+    Framework,
+    FsdpVersion,
+    Method,
+    Metric,
+    Offload,
+    OptimizerImpl,
+    Precision,
+    Scheme,
+)
 
 ACTIVATION_OFFLOAD_BLOCKS_ON_GPU = 2
 """With activation offloading, the saved tensors of the block in use and of the one being copied
@@ -62,6 +76,20 @@ class PerGpuEstimate(PeakOverPhases):
         return self.single.setup.metric
 
     @property
+    def allocator_cache_bytes(self) -> int:
+        single = self.single
+        shape = StepShape(spec=block_spec(single.arch, single.setup),
+                          loss_rows=loss_rows(single.arch, single.setup))
+        sharding = program_sharding(single.states, self.sharded,
+                                    quantized=single.setup.method is Method.QLORA)
+        return reserved_memory(single.arch, single.setup, shape, sharding=sharding).cache_bytes
+
+    @property
+    def managed_bytes(self) -> int:
+        """Paged optimizer states in unified memory, split like the other states."""
+        return ceil_div(self.single.states.managed_optimizer_bytes, self.sharded.shard_degree)
+
+    @property
     def host_bytes_per_node(self) -> int:
         """Host memory one node needs for everything offloaded by its ranks."""
         ranks = self.parallelism.ranks_per_node
@@ -69,23 +97,55 @@ class PerGpuEstimate(PeakOverPhases):
 
 
 DEFAULT_SCHEME: dict[Framework, Scheme] = {
-    # litgpt finetune/lora.py, full.py: `if devices * num_nodes > 1: strategy = FSDPStrategy(
-    # auto_wrap_policy={Block}, activation_checkpointing_policy={Block}, ...)`
-    Framework.LITGPT: Scheme.FSDP,
-    # torchtune's *_distributed recipes shard the model with FSDP2 (`training.shard_model`,
-    # torch.distributed.fsdp.fully_shard)
-    Framework.TORCHTUNE: Scheme.FSDP,
-    # transformers' Trainer launched on several processes wraps the model in
-    # torch.nn.parallel.DistributedDataParallel (Trainer._wrap_model, through accelerate)
-    Framework.HF: Scheme.DDP,
-    # DeepSpeed's `zero_optimization.stage` defaults to 0: plain data parallelism
-    Framework.DEEPSPEED: Scheme.DDP,
-    # Megatron-LM's DistributedDataParallel; its distributed optimizer is opt-in
-    # (--use-distributed-optimizer)
-    Framework.MEGATRON: Scheme.DDP,
-    Framework.GENERIC: Scheme.DDP,
-}
-"""The data-parallel scheme a framework sets up on several GPUs when none is named."""
+    framework: framework_defaults(framework).scheme for framework in Framework}
+"""The data-parallel scheme a framework sets up on several GPUs when none is named (each with
+its source in `vramplan.presets.frameworks`)."""
+
+
+_DDP_FIRST_BUCKET_BYTES = 1 * 1024 * 1024
+"""torch/nn/parallel/distributed.py `_DEFAULT_FIRST_BUCKET_BYTES`: the reducer's first bucket is
+1 MiB, the others `bucket_cap_mb` (25 MiB) (`dist._DEFAULT_FIRST_BUCKET_BYTES`,
+`_compute_bucket_assignment_by_size`)."""
+
+
+def program_sharding(states: ModelStates, sharded: ShardedStates, *,
+                     quantized: bool = False) -> Sharding:
+    """How this GPU holds and moves the states, for the step's program of allocations
+    (`vramplan.training.allocations`): what is split over how many GPUs, the units FSDP
+    gathers, the buckets DDP and ZeRO-3 keep. A `quantized` base is loaded whole on each GPU
+    before FSDP shards it: bitsandbytes quantizes on the GPU as transformers loads the model
+    (the PEFT docs' FSDP QLoRA recipe, with `bnb_4bit_quant_storage` so that FSDP can flatten
+    it; Answer.AI reports 3.72 GiB reserved after wrapping Llama-2-7B QLoRA on 2 GPUs, about
+    its whole quantized size)."""
+    plan = sharded.parallelism
+    n = max(sharded.shard_degree, 1) * plan.model_parallel
+    offloaded = plan.offload is Offload.PARAMS_OPTIMIZER
+    optimizer_off = offloaded or plan.offload is Offload.OPTIMIZER
+    per_param = states.weight_bytes / states.params if states.params else 0.0
+    unit = round(states.block_params * per_param) // plan.tensor_parallel
+    if plan.scheme in (Scheme.FSDP, Scheme.HSDP, Scheme.FSDP_GRAD_OP):
+        return Sharding(weights=0 if offloaded else n, gradients=n,
+                        states=0 if optimizer_off else n,
+                        flat_units=plan.fsdp_version is FsdpVersion.FSDP1,
+                        # with the parameters offloaded, the loader keeps them off the GPU
+                        loaded_whole=quantized and not offloaded,
+                        gather_bytes=unit, keep_gathered=plan.scheme is Scheme.FSDP_GRAD_OP,
+                        root_gathered_bytes=round(states.root_params * per_param),
+                        unit_grad_bytes=sharded.unit_gradient_bytes)
+    if plan.scheme is Scheme.ZERO3:
+        return Sharding(weights=0 if offloaded else n, gradients=n,
+                        states=0 if optimizer_off else n, gather_bytes=unit,
+                        persistent_bytes=(sharded.persistent_buffers_bytes,))
+    tp = plan.model_parallel
+    if plan.scheme in (Scheme.ZERO1, Scheme.ZERO2):
+        return Sharding(weights=tp, gradients=n if plan.scheme is Scheme.ZERO2 else tp,
+                        states=0 if optimizer_off else n)
+    buckets: tuple[int, ...] = ()
+    if plan.scheme is Scheme.DDP and sharded.persistent_buffers_bytes:
+        cap = plan.buffers.ddp_bucket_cap_bytes
+        rest = sharded.persistent_buffers_bytes - _DDP_FIRST_BUCKET_BYTES
+        buckets = (_DDP_FIRST_BUCKET_BYTES, *([cap] * (rest // cap)), rest % cap)
+    return Sharding(weights=tp, gradients=tp, states=tp, persistent_bytes=buckets)
 
 
 def default_scheme(framework: Framework, gpus: int) -> Scheme:
@@ -97,10 +157,11 @@ def default_scheme(framework: Framework, gpus: int) -> Scheme:
 def default_checkpointing(framework: Framework, scheme: Scheme) -> Checkpointing:
     """Activation checkpointing of a run that names none: litgpt's FSDP strategy checkpoints
     every block (`activation_checkpointing_policy={Block}`, see `DEFAULT_SCHEME`); otherwise
-    none."""
+    the framework's default (`vramplan.presets.frameworks`: torchtune's configs checkpoint every
+    layer, torchtitan's per-op selective checkpointing, none elsewhere)."""
     if framework is Framework.LITGPT and scheme is Scheme.FSDP:
         return Checkpointing.FULL
-    return Checkpointing.NONE
+    return framework_defaults(framework).checkpointing
 
 
 def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
@@ -112,17 +173,20 @@ def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
 
     - FSDP version: litgpt wraps `torch.distributed.fsdp.FullyShardedDataParallel` through
       Lightning Fabric's FSDPStrategy (FSDP1, `use_orig_params=True`); the Hugging Face Trainer
-      goes through accelerate, FSDP1 unless `fsdp_version: 2`; torchtune uses `fully_shard`
-      (FSDP2).
+      goes through accelerate, FSDP1 unless `fsdp_version: 2`; torchtune and torchtitan use
+      `fully_shard` (FSDP2).
     - Gradient accumulation inside `no_sync`: litgpt wraps every accumulating micro-batch in
       `fabric.no_backward_sync(model, enabled=is_accumulating)` (litgpt/finetune/lora.py, full.py),
       which is FSDP's `no_sync()` under FSDPStrategy; accelerate's `accumulate()` does the same.
+    (`vramplan.presets.frameworks` holds each framework's defaults with their sources.)
     """
-    fsdp1 = setup.framework in (Framework.LITGPT, Framework.HF)
-    no_sync = setup.gradient_accumulation and setup.framework in (Framework.LITGPT, Framework.HF)
+    defaults = framework_defaults(setup.framework)
+    no_sync = setup.gradient_accumulation and defaults.accumulate_without_sync
     return Parallelism(
         scheme=scheme, gpus=gpus, gpus_per_node=gpus_per_node, offload=offload,
-        fsdp_version=FsdpVersion.FSDP1 if fsdp1 else FsdpVersion.FSDP2,
+        fsdp_version=defaults.fsdp_version,
+        adapters_wrapped_apart=defaults.peft_fsdp_wrap and setup.method.uses_lora,
+        embedding_apart=defaults.fsdp2_embedding_apart,
         accumulate_without_sync=no_sync,
         tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_parallel,
         pipeline_schedule=pipeline_schedule, expert_parallel=expert_parallel,
@@ -135,10 +199,12 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
     does (pytorch/pytorch torch/distributed/fsdp/_flat_param.py @01caf79e:
     `_use_unsharded_views` sets `Tensor` views "tracked by autograd" in forward;
     `_validate_tensors_to_flatten` ORs `requires_grad`): a block holding a LoRA adapter
-    computes every weight's gradient and saves what full fine-tuning saves."""
+    computes every weight's gradient and saves what full fine-tuning saves; not under peft's
+    wrap policy, whose blocks hold frozen weights only."""
     fsdp1 = parallelism.scheme in (Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP) \
         and parallelism.fsdp_version is FsdpVersion.FSDP1
-    if fsdp1 and setup.method is Method.LORA and lora_in_blocks(setup):
+    if fsdp1 and setup.method is Method.LORA and lora_in_blocks(setup) \
+            and not parallelism.adapters_wrapped_apart:
         return replace(setup, frozen_weights_need_grad=True)
     return setup
 
@@ -194,9 +260,22 @@ def estimate_per_gpu(arch: Architecture, setup: TrainingSetup,
     """The per-GPU peak of `setup` on `arch` spread over GPUs as `parallelism` says (for
     pipeline parallelism, on the most loaded stage)."""
     single = estimate_training(arch, _autograd_setup(setup, parallelism))
-    estimates = [_stage_estimate(arch, single, single.states, stage, parallelism)
+    plan = _as_run(setup, parallelism)
+    estimates = [_stage_estimate(arch, single, single.states, stage, plan)
                  for stage in pipeline_stages(arch, setup, parallelism)]
     return max(estimates, key=lambda estimate: estimate.total_bytes)
+
+
+def _as_run(setup: TrainingSetup, parallelism: Parallelism) -> Parallelism:
+    """`parallelism` as it runs with `setup`: FSDP1 under full activation checkpointing, with
+    blocks whose flat parameters are frozen (peft's wrap policy), gathers one block at a time in
+    backward, the block it recomputes, with none prefetched (measured by tracing PyTorch's
+    FullyShardedDataParallel on fake tensors, vramplan.trace.parallel, in
+    tests/test_trace_agreement.py; units that train, and FSDP2, prefetch all the same)."""
+    if parallelism.fsdp_version is FsdpVersion.FSDP1 and parallelism.adapters_wrapped_apart \
+            and setup.method.uses_lora and setup.checkpointing is Checkpointing.FULL:
+        return replace(parallelism, buffers=replace(parallelism.buffers, fsdp_prefetch_units=0))
+    return parallelism
 
 
 def _stage_estimate(arch: Architecture, single: TrainingEstimate, states: ModelStates,
@@ -208,6 +287,8 @@ def _stage_estimate(arch: Architecture, single: TrainingEstimate, states: ModelS
     gpu_acts, host_acts = _activation_split(arch, single, stage, acts,
                                             parallelism.offload is Offload.ACTIVATIONS)
     phases = tuple(_phase(phase, single, sharded, stage, gpu_acts) for phase in single.phases)
+    if sharded.reduce_buffers_bytes is not None:
+        phases += (_unit_reduce(arch, single, sharded, stage, gpu_acts),)
     if single.setup.gradient_accumulation and not single.setup.steady_state:
         phases += (_later_micro_batch(single, sharded),)
     return PerGpuEstimate(single=single, stage=stage, sharded=sharded, phases=phases,
@@ -287,6 +368,9 @@ def stage_states(states: ModelStates, stage: Stage) -> ModelStates:
         head_params=ceil_div(states.head_params, tp) if stage.has_loss else 0,
         flat_gradient_params=(None if states.flat_gradient_params is None
                               else share(states.flat_gradient_params)),
+        largest_trainable_params=ceil_div(states.largest_trainable_params, tp),
+        embedding_params=(ceil_div(states.embedding_params, tp)
+                          if stage.name in ("all", "first") else 0),
     )
 
 
@@ -317,13 +401,26 @@ _STATE_PARTS = frozenset({PartKind.TRAINABLE_WEIGHTS, PartKind.FROZEN_WEIGHTS, P
 def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates, stage: Stage,
            gpu_activations: int) -> PhaseMemory:
     """`phase` with its model states replaced by this GPU's share and the buffers added."""
-    parts = [*_sharded_parts(phase.phase, single.setup, sharded)]
+    one_gradient = ceil_div(largest_gradient_bytes(single.states, single.setup),
+                            sharded.shard_degree)
+    parts = [*_sharded_parts(phase.phase, single.setup, sharded, one_gradient)]
+    if phase.phase is Phase.BACKWARD_END and not gradients_kept(single.setup) \
+            and not sharded.parallelism.accumulate_without_sync \
+            and single.setup.optimizer_impl is not OptimizerImpl.IN_BACKWARD:
+        # made by this backward before the first block's: the single-GPU count, split as this
+        # GPU splits its gradients
+        made = sum(p.memory_bytes for p in phase.parts if p.kind is PartKind.GRADIENTS)
+        parts = [Part(PartKind.GRADIENTS, _scaled(made, sharded.gradients_bytes,
+                                                  single.states.gradient_bytes))
+                 if p.kind is PartKind.GRADIENTS else p for p in parts]
     for part in phase.parts:
         if part.kind in _STATE_PARTS:
             continue
         n_bytes = part.memory_bytes
         if part.kind is PartKind.ACTIVATIONS:
-            n_bytes = gpu_activations
+            # this GPU's activations, less what the phase no longer holds on one GPU (the
+            # head's saved inputs once backward passes it)
+            n_bytes = max(gpu_activations - (single.activations_bytes - n_bytes), 0)
         elif part.kind is PartKind.STEP_TEMPORARIES:
             n_bytes = _scaled(n_bytes, sharded.optimizer_states_bytes,
                               single.states.optimizer_state_bytes)
@@ -341,22 +438,29 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
     return PhaseMemory(phase.phase, tuple(parts))
 
 
-def _sharded_parts(phase: Phase, setup: TrainingSetup,
-                   sharded: ShardedStates) -> tuple[Part, ...]:
+def _sharded_parts(phase: Phase, setup: TrainingSetup, sharded: ShardedStates,
+                   one_gradient: int = 0) -> tuple[Part, ...]:
     """This GPU's model states and sharding buffers at `phase`."""
     # Gathered parameters of the forward (and of the loss) until backward runs through the
     # blocks; the first block, last in backward, has no unit left to prefetch; the step has its
     # own buffers.
     last_unit = sharded.last_unit_backward_buffers_bytes
+    loss = sharded.forward_buffers_bytes if sharded.loss_buffers_bytes is None \
+        else sharded.loss_buffers_bytes
     buffers = {
+        Phase.LOSS_FORWARD: loss,
+        Phase.BACKWARD_START: loss,
+        Phase.UNIT_REDUCE: sharded.reduce_buffers_bytes or 0,
         Phase.BACKWARD_BLOCKS: sharded.backward_buffers_bytes,
         Phase.BACKWARD_END: sharded.backward_buffers_bytes if last_unit is None else last_unit,
-        Phase.LATER_MICRO_BATCH: sharded.backward_buffers_bytes,
+        # no activations are counted there: the larger of a block's backward and its reduce
+        Phase.LATER_MICRO_BATCH: max(sharded.backward_buffers_bytes,
+                                     sharded.reduce_buffers_bytes or 0),
         Phase.OPTIMIZER_STEP: sharded.step_buffers_bytes,
     }.get(phase, sharded.forward_buffers_bytes)
     return (
         Part(PartKind.WEIGHTS_PER_GPU, sharded.weights_bytes),
-        Part(PartKind.GRADIENTS, _gradients(phase, setup, sharded)),
+        Part(PartKind.GRADIENTS, _gradients(phase, setup, sharded, one_gradient)),
         Part(PartKind.MASTER_WEIGHTS, sharded.master_weights_bytes),
         Part(PartKind.OPTIMIZER_STATES,
              sharded.optimizer_states_bytes if _after_a_step(phase, setup) else 0),
@@ -365,9 +469,33 @@ def _sharded_parts(phase: Phase, setup: TrainingSetup,
     )
 
 
-def _gradients(phase: Phase, setup: TrainingSetup, sharded: ShardedStates) -> int:
+def _unit_reduce(arch: Architecture, single: TrainingEstimate, sharded: ShardedStates,
+                 stage: Stage, gpu_activations: int) -> PhaseMemory:
+    """A block's gradients reduced after its backward (FSDP): the activations of the blocks
+    still to run backward, the logits a loop keeps, and the unit-sized gradients."""
+    blocks = single.activations_bytes - single.loss.saved_bytes
+    per_block = ceil_div(blocks, arch.n_layers * stage.tensor_parallel)
+    logits = next((p.memory_bytes for p in single.phases[0].parts
+                   if p.kind is PartKind.LOGITS_LOSS), 0) if stage.has_loss else 0
+    kept = single.loss.logits_alive_bytes if stage.has_loss else 0
+    return PhaseMemory(Phase.UNIT_REDUCE, (
+        *_sharded_parts(Phase.UNIT_REDUCE, single.setup, sharded),
+        Part(PartKind.ACTIVATIONS, max(gpu_activations - per_block, 0)),
+        Part(PartKind.LOGITS_LOSS, min(kept, logits))))
+
+
+def _gradients(phase: Phase, setup: TrainingSetup, sharded: ShardedStates,
+               one_gradient: int = 0) -> int:
     """The gradients this GPU keeps at `phase` (a unit's transient ones are buffers)."""
+    if setup.optimizer_impl is OptimizerImpl.IN_BACKWARD:
+        # each gradient is stepped on and freed as soon as it is made (see
+        # vramplan.training.estimate.largest_gradient_bytes)
+        return one_gradient if phase in (Phase.BACKWARD_END, Phase.OPTIMIZER_STEP) else 0
     if phase is Phase.OPTIMIZER_STEP:
+        if setup.precision is Precision.MIXED and sharded.step_buffers_bytes == 0:
+            # a master-weight optimizer steps on fp32 gradients of its masters (as on one GPU,
+            # vramplan.training.estimate); DeepSpeed counts its fp32 partition as a step buffer
+            return sharded.gradients_at_step_bytes * 4 // max(sharded_gradient_itemsize(setup), 1)
         return sharded.gradients_at_step_bytes
     if gradients_kept(setup) or phase is Phase.LATER_MICRO_BATCH:
         return sharded.gradients_bytes
@@ -378,6 +506,11 @@ def _gradients(phase: Phase, setup: TrainingSetup, sharded: ShardedStates) -> in
         forming = sharded.unit_gradient_bytes + sharded.root_gradient_bytes if whole else 0
         return max(sharded.gradients_bytes - forming, 0)
     return 0
+
+
+def sharded_gradient_itemsize(setup: TrainingSetup) -> int:
+    """Bytes per gradient element during backward (the weights' dtype)."""
+    return 4 if setup.precision in (Precision.AMP, Precision.FP32) else 2
 
 
 def _after_a_step(phase: Phase, setup: TrainingSetup) -> bool:

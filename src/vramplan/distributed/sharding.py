@@ -25,7 +25,7 @@ from vramplan.bounds import (
 from vramplan.errors import ConflictingOptions, OutOfRange
 from vramplan.training.states import ModelStates
 from vramplan.units import BYTES_PER_MIB, ceil_div
-from vramplan.vocab import Offload, Scheme
+from vramplan.vocab import FsdpVersion, Offload, Scheme
 
 
 class PipelineSchedule(StrEnum):
@@ -38,15 +38,6 @@ class PipelineSchedule(StrEnum):
     """One micro-batch at a time, stage after stage: a model split across GPUs by layers with no
     data parallelism, as transformers' `device_map="auto"` does through accelerate's hooks
     (each module runs on its device and moves its output to the next)."""
-
-
-class FsdpVersion(StrEnum):
-    """Which PyTorch FSDP implementation."""
-
-    FSDP1 = "fsdp1"
-    """`FullyShardedDataParallel`: one flat parameter per wrapped unit."""
-    FSDP2 = "fsdp2"
-    """`fully_shard`: per-parameter sharding (DTensor)."""
 
 
 _SHARDED = frozenset({Scheme.ZERO3, Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP})
@@ -94,6 +85,18 @@ class Parallelism:
     accumulate_without_sync: bool = False
     """Gradient accumulation inside `no_sync()` (litgpt does it through Fabric's
     `no_backward_sync`): FSDP then keeps the full unsharded gradients between micro-batches."""
+    embedding_apart: bool = False
+    """FSDP2 with the input embedding a unit of its own, resharded after forward, and the final
+    norm and head one unit kept gathered until backward (torchtitan torchtitan/distributed/
+    fsdp.py `apply_fsdp_to_decoder`; accelerate utils/fsdp_utils.py `fsdp2_prepare_model`):
+    the root holds only the head gathered. False: the embeddings are in the root (PyTorch's
+    `fully_shard(model)`, torchtune's `shard_model`)."""
+    adapters_wrapped_apart: bool = False
+    """FSDP1 with LoRA: every trainable adapter layer is a unit of its own (peft's
+    `fsdp_auto_wrap_policy`, installed by the transformers Trainer: peft/utils/other.py wraps
+    each leaf module whose weight requires a gradient), so the blocks' flat parameters hold frozen
+    weights only and get no gradient. False: the blocks are units mixing frozen and trainable
+    weights (litgpt's `auto_wrap_policy={Block}`)."""
     tensor_parallel: int = 1
     """Megatron-LM tensor parallelism: each matrix split over this many GPUs (Shoeybi et al.
     2019, arXiv:1909.08053)."""
@@ -155,6 +158,12 @@ class ShardedStates:
     `backward_buffers_bytes`, less the prefetched unit (FSDP). None: the same."""
     unit_gradient_bytes: int = 0
     """One wrapped block's unsharded gradient (FSDP), 0 otherwise."""
+    loss_buffers_bytes: int | None = None
+    """Transient while the loss runs and backward starts: FSDP has resharded every block after
+    its forward and keeps only the root gathered. None: as in forward."""
+    reduce_buffers_bytes: int | None = None
+    """Transient when a block's backward has finished and its gradients are reduced (its saved
+    activations already freed): FSDP's unit-sized gradients. None: no such moment."""
     root_gradient_bytes: int = 0
     """The root unit's unsharded gradient (FSDP; 0 when nothing in it trains)."""
 
@@ -337,6 +346,8 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
     # `_alloc_padded_unsharded_flat_param` allocates `_padded_unsharded_size`, the shard stays
     # in `_local_shard`).
     root_gathered = root_weights
+    if plan.embedding_apart and plan.fsdp_version is FsdpVersion.FSDP2:
+        root_gathered = max(root_weights - round(states.embedding_params * bytes_per_param), 0)
     units_gathered = (1 + plan.buffers.fsdp_prefetch_units) * unit_weights
     if plan.scheme is Scheme.FSDP_GRAD_OP:
         # SHARD_GRAD_OP keeps every unit gathered between forward and backward.
@@ -352,7 +363,8 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
         else states.frozen_params == 0
     # The whole root gets a gradient: FSDP1's flat parameter when anything in it trains, FSDP2
     # when everything does (else only its adapters: negligible).
-    whole_root = root_trains and (plan.fsdp_version is FsdpVersion.FSDP1
+    whole_root = root_trains and ((plan.fsdp_version is FsdpVersion.FSDP1
+                                   and not plan.adapters_wrapped_apart)
                                   or states.frozen_params == 0)
     root_grad = states.root_params * states.gradient_itemsize if whole_root else 0
     # The head's gradient is made first and waits for the embedding's, made last, before the
@@ -371,12 +383,27 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
         pinned = weights + step_grads
         weights = master = optim = step_grads = 0
         grads = grad_bytes if plan.accumulate_without_sync else 0
+    # In forward, the block computing and the next one (prefetched); at the loss, every block
+    # has been resharded after its forward (FULL_SHARD; FSDP2 `reshard_after_forward=True` for
+    # non-root modules) and only the root stays gathered. When a block's backward starts, it is
+    # gathered again with the one before it prefetched (FSDP2 `_backward_prefetch`, FSDP1
+    # BACKWARD_PRE); its gradients become unit-sized tensors only once its nodes have run and
+    # its saved tensors are freed, when they are reduced (`reduce`): FSDP1 `cat`s them into the
+    # flat gradient (split_with_sizes_backward), FSDP2 copies them into the reduce-scatter
+    # input (`foreach_reduce`), the previous block gathered (prefetched). FSDP2 reshards the
+    # block before it copies (`post_backward`: `reshard()` then `foreach_reduce`); FSDP1's
+    # post-backward hook runs on the flat gradient, after the `cat`, with the block still
+    # gathered (`_post_backward_hook`: `_post_backward_reshard` comes after the gradient exists).
     forward = root_gathered + units_gathered
-    backward = forward + gradient_transient + early_root_grad
+    loss = root_gathered
+    backward = forward + early_root_grad
+    grad_op = plan.scheme is Scheme.FSDP_GRAD_OP
+    prefetched = 0 if grad_op else plan.buffers.fsdp_prefetch_units * unit_weights
+    current = unit_weights if plan.fsdp_version is FsdpVersion.FSDP1 and not grad_op else 0
+    reduce = root_gathered + current + prefetched + gradient_transient + early_root_grad
     # The first block runs backward with no unit left to prefetch; then the embedding's
     # gradient completes the root's, which is formed or reduced like a block's.
-    first_block = backward - (plan.buffers.fsdp_prefetch_units * unit_weights
-                              if plan.scheme is not Scheme.FSDP_GRAD_OP else 0)
+    first_block = backward - prefetched
     root_end = forward - units_gathered + transient_units * root_grad
     return ShardedStates(
         parallelism=plan, shard_degree=n,
@@ -388,12 +415,14 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
         host_bytes_per_rank=host, pinned_host_bytes_per_rank=pinned,
         last_unit_backward_buffers_bytes=max(first_block, root_end),
         unit_gradient_bytes=unit_grad, root_gradient_bytes=root_grad,
+        loss_buffers_bytes=loss, reduce_buffers_bytes=reduce,
     )
 
 
 def _unit_gradient_bytes(states: ModelStates, plan: Parallelism, grad_bytes: int) -> int:
     """The unsharded gradient of one wrapped block (FSDP1: of its whole flat parameter)."""
-    flat = plan.fsdp_version is FsdpVersion.FSDP1 and grad_bytes != states.gradient_bytes
+    flat = plan.fsdp_version is FsdpVersion.FSDP1 and grad_bytes != states.gradient_bytes \
+        and not plan.adapters_wrapped_apart
     params = (states.flat_gradient_params if states.flat_gradient_params is not None
               else states.params) if flat else states.params
     return _share(grad_bytes, states.block_params, params)
@@ -427,7 +456,8 @@ def _fsdp_gradient_bytes(states: ModelStates, plan: Parallelism) -> int:
     parameter gets a gradient for all its parameters. FSDP2 does not ("mixing frozen and
     non-frozen parameters ... without using extra memory", PyTorch FSDP2 tutorial).
     """
-    if plan.fsdp_version is FsdpVersion.FSDP1 and states.trainable_params and states.frozen_params:
+    if plan.fsdp_version is FsdpVersion.FSDP1 and states.trainable_params \
+            and states.frozen_params and not plan.adapters_wrapped_apart:
         # `requires_grad` of a flat parameter is the OR over its original parameters
         # (pytorch/pytorch torch/distributed/fsdp/_flat_param.py @01caf79e): a unit
         # without any trainable parameter (the root under LoRA on the blocks) gets no gradient

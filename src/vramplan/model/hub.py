@@ -97,10 +97,11 @@ def _download_within(ref: RepoRef, seconds: float) -> str:
     gives up; a server that never answers would hold the user for minutes. The call runs in a
     daemon thread, left behind at the deadline (it ends with its own timeouts)."""
     outcome: list[str | BaseException] = []
+    abandoned = threading.Event()
 
     def call() -> None:
         try:
-            outcome.append(_download_with_fresh_connection_on_failure(ref))
+            outcome.append(_download_with_fresh_connection_on_failure(ref, abandoned))
         except BaseException as error:  # handed to the caller's thread
             outcome.append(error)
 
@@ -108,6 +109,7 @@ def _download_within(ref: RepoRef, seconds: float) -> str:
     worker.start()
     worker.join(seconds)
     if not outcome:
+        abandoned.set()
         # huggingface_hub still retrying: a server that does not answer, or none at all
         if _endpoint_accepts_connections():
             raise HubError("timeout", ref, seconds=_format_seconds(seconds))
@@ -118,17 +120,18 @@ def _download_within(ref: RepoRef, seconds: float) -> str:
     return result
 
 
-def _download_with_fresh_connection_on_failure(ref: RepoRef) -> str:
+def _download_with_fresh_connection_on_failure(ref: RepoRef, abandoned: threading.Event) -> str:
     """huggingface_hub keeps one HTTP client and its pooled connections for the process
     (`get_session`); a pooled connection that died in between (the server closed it, the
     process's descriptors changed) fails at the transport level, not as an HTTP answer: the pool
-    is dropped (`close_session`) and the call made once more."""
+    is dropped (`close_session`) and the call made once more. A call its caller gave up on
+    (`abandoned`) leaves the pool alone: a later call may be using it."""
     try:
         return _download(ref)
     except HubError:
         raise
     except Exception as error:
-        if not type(error).__module__.startswith(("httpx", "httpcore")):
+        if not type(error).__module__.startswith(("httpx", "httpcore")) or abandoned.is_set():
             raise
         from huggingface_hub import close_session
 

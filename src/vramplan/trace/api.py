@@ -25,17 +25,18 @@ def trace(model: str | None = None, *, config: Mapping[str, Any] | str | Path | 
           lora_targets: str | tuple[str, ...] | list[str] | None = None,
           train_layers: int | None = None, batch: int = 1, seq_len: int = 512,
           checkpointing: str | None = None, attention: str | None = None,
-          device: str | None = None, real: bool = False,
+          device: str | None = None, alloc_conf: str | None = None, real: bool = False,
           progress: Progress | None = None) -> TraceResult:
     """Trace two training steps of `model` (a registry name) or `config` (a config.json mapping, a
     config.json path or a model folder) and return the second. Option values are those of the
-    case format (docs/cases-format.md); empty means the default. `real=True` runs real CPU tensors
-    instead of fake ones (small models only: it allocates the memory it counts)."""
+    case format (docs/cases-format.md); empty means the default; `alloc_conf` is a
+    `PYTORCH_CUDA_ALLOC_CONF` string for the simulated caching allocator. `real=True` runs real
+    CPU tensors instead of fake ones (small models only: it allocates the memory it counts)."""
     setup = setup_for(model, config, method=method, precision=precision, optimizer=optimizer,
                       optimizer_impl=optimizer_impl, quant=quant, lora_r=lora_r,
                       lora_targets=lora_targets, train_layers=train_layers, batch=batch,
                       seq_len=seq_len, checkpointing=checkpointing, attention=attention,
-                      device=device)
+                      device=device, alloc_conf=alloc_conf)
     from vramplan.trace.run import run_trace
 
     return run_trace(setup, real=real, progress=progress)

@@ -73,6 +73,28 @@ class CudaPeaks:
 
 
 @dataclass(frozen=True, slots=True)
+class AllocatorPeaks:
+    """The traced step's allocations and frees replayed through the simulated CUDA caching
+    allocator (`vramplan.allocator`), over the reported step (peaks reset before it, as
+    `torch.cuda.reset_peak_memory_stats()` does; the cache kept from step 1 counts)."""
+
+    allocated_peak_bytes: int
+    """`max_memory_allocated`: block sizes, with the remainders the allocator does not split."""
+    reserved_peak_bytes: int
+    """`max_memory_reserved`: the segments held from the driver."""
+    cached_at_peak_bytes: int
+    """Reserved but unallocated when reserved peaked: the cache and its fragmentation."""
+    num_alloc_retries: int
+    """Times the cache was freed to retry a failed segment allocation (with a capacity)."""
+
+    @property
+    def fragmentation(self) -> float:
+        """Share of the reserved peak not allocated at that moment."""
+        return self.cached_at_peak_bytes / self.reserved_peak_bytes \
+            if self.reserved_peak_bytes else 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class TraceResult:
     """The second of two training steps, counted allocation by allocation.
 
@@ -96,6 +118,8 @@ class TraceResult:
     real: bool = False
     """True when the step ran on real tensors (not fake ones)."""
     cuda: CudaPeaks | None = None
+    allocator: AllocatorPeaks | None = None
+    """The same step through the simulated caching allocator: reserved memory."""
 
     def phase(self, phase: Phase) -> PhasePeak:
         return next(p for p in self.phases if p.phase is phase)

@@ -10,11 +10,13 @@ from typing import Any
 import torch
 from torch import nn
 
+from vramplan.allocator import replay
 from vramplan.parts import PartKind
 from vramplan.trace.bnb_emulation import LABEL_4BIT, LABEL_8BIT, LABEL_PAGED, Linear4bitEmulated
 from vramplan.trace.model import apply_method, build_model
 from vramplan.trace.optim import OptimizerSide, make_optimizer_side
-from vramplan.trace.result import CudaPeaks, Phase, TraceResult
+from vramplan.trace.parallel import parallel_world
+from vramplan.trace.result import AllocatorPeaks, CudaPeaks, Phase, TraceResult
 from vramplan.trace.setup import TraceSetup
 from vramplan.trace.tracker import StorageTracker
 from vramplan.vocab import Attention, Device, Optimizer, Precision
@@ -69,17 +71,22 @@ LABEL_FLASH = "FlashAttention as PyTorch's fused SDPA kernel (the same saved ten
 def _trace_on(setup: TraceSetup, device: str, *, fake: bool, notify: Progress) -> TraceResult:
     torch.manual_seed(0)
     dropped: list[float] = []
-    with _tensor_world(device, fake), _dropout_as_on_cuda(device, dropped):
+    with parallel_world(setup) as world, _tensor_world(device, fake), \
+            _dropout_as_on_cuda(device, dropped):
         notify("build")
         model = apply_method(build_model(setup), setup)
-        side = make_optimizer_side(model, setup)
+        params_total = logical_params(model)
+        params_trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
         tracker = StorageTracker()
         with tracker:
+            model = world.shard(model)
+            side = make_optimizer_side(model, setup)
             _classify_persistent(tracker, model, side)
             _classify_gradients_as_accumulated(tracker, side)
             for step in range(1, STEPS + 1):
                 notify(f"step{step}")
                 if step == STEPS:
+                    model = world.before_reported_step(model)
                     _reset_cuda_peaks(device)
                     tracker.start_recording()
                 _one_step(model, side, setup, tracker, device)
@@ -87,9 +94,10 @@ def _trace_on(setup: TraceSetup, device: str, *, fake: bool, notify: Progress) -
                     _classify_optimizer_state(tracker, side, setup)
             cuda = _cuda_peaks(device)
         return TraceResult(
+            allocator=_allocator_peaks(tracker, setup),
             setup=setup,
-            params_total=logical_params(model),
-            params_trainable=sum(p.numel() for p in side.params),
+            params_total=params_total,
+            params_trainable=params_trainable,
             peak_bytes=tracker.peak,
             peak_phase=tracker.recorded_peak_phase(),
             breakdown=tracker.peak_breakdown(),
@@ -171,12 +179,12 @@ def _one_step(model: nn.Module, side: OptimizerSide, setup: TraceSetup,
     """Forward, loss, backward, optimizer step, zero_grad: as a transformers training loop does
     (the model's output is dropped once the loss is computed, before backward)."""
     tracker.start_phase(Phase.FORWARD)
-    hf_model: Any = model  # a transformers (or peft) model: config and loss_function
+    hf_model: Any = getattr(model, "module", model)  # the transformers (or peft) model in DDP
     vocab_size = int(hf_model.config.vocab_size)
     input_ids = torch.randint(0, vocab_size, (setup.batch, setup.seq_len))
     labels = input_ids.clone()
     with _autocast(setup, device), _saved_for_backward(tracker):
-        logits = hf_model(input_ids=input_ids).logits
+        logits = model(input_ids=input_ids).logits
         tracker.start_phase(Phase.LOSS)
         loss = hf_model.loss_function(logits=logits, labels=labels, vocab_size=vocab_size)
         del logits
@@ -275,6 +283,15 @@ def _emulations(setup: TraceSetup) -> tuple[str, ...]:
     if setup.attention is Attention.FLASH:
         labels.append(LABEL_FLASH)
     return tuple(labels)
+
+
+def _allocator_peaks(tracker: StorageTracker, setup: TraceSetup) -> AllocatorPeaks:
+    """The traced allocations and frees through the simulated caching allocator."""
+    replayed = replay(tracker.events, setup.alloc_conf)
+    return AllocatorPeaks(allocated_peak_bytes=replayed.peak_allocated_bytes,
+                          reserved_peak_bytes=replayed.peak_reserved_bytes,
+                          cached_at_peak_bytes=replayed.cached_at_peak_bytes,
+                          num_alloc_retries=replayed.num_alloc_retries)
 
 
 def _versions() -> tuple[tuple[str, str], ...]:

@@ -11,16 +11,19 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from vramplan.allocator import AllocatorConfig, parse_alloc_conf
 from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName, VramplanError
 from vramplan.vocab import (
     Attention,
     Checkpointing,
     Device,
+    FsdpVersion,
     Method,
     Optimizer,
     OptimizerImpl,
     Precision,
     Quant,
+    Scheme,
 )
 from vramplan.vocab import choice as setup_choice
 
@@ -79,6 +82,16 @@ class TraceSetup:
     kernels save what FlashAttention saves (q, k, v, the output and the log-sum-exp per row; Dao
     et al. 2022, arXiv:2205.14135, section 3.1)."""
     device: Device = Device.CPU
+    alloc_conf: AllocatorConfig = field(default_factory=AllocatorConfig)
+    """`PYTORCH_CUDA_ALLOC_CONF` of the simulated caching allocator (default: PyTorch's)."""
+    gpus: int = 1
+    """Data-parallel ranks; the trace is rank 0's (vramplan.trace.parallel)."""
+    sharding: Scheme = Scheme.NONE
+    """`ddp` or `fsdp` on several GPUs."""
+    fsdp_version: FsdpVersion = FsdpVersion.FSDP2
+    peft_wrap: bool = True
+    """FSDP1 with LoRA: peft's `fsdp_auto_wrap_policy` (adapters in units of their own), or
+    False: the blocks as units mixing frozen and trainable weights (litgpt's policy)."""
 
     @property
     def uses_lora(self) -> bool:
@@ -125,7 +138,10 @@ def make_setup(model_name: str, model_config: Mapping[str, Any], *,
                train_layers: int | None = None, batch: int = 1, seq_len: int = 512,
                checkpointing: str | Checkpointing | None = None,
                attention: str | Attention | None = None,
-               device: str | Device | None = None) -> TraceSetup:
+               device: str | Device | None = None, alloc_conf: str | None = None,
+               gpus: int = 1, sharding: str | Scheme | None = None,
+               fsdp_version: str | FsdpVersion | None = None,
+               peft_wrap: bool = True) -> TraceSetup:
     """A checked TraceSetup from names as the case format writes them; empty means the default."""
     setup = TraceSetup(
         model_name=model_name,
@@ -144,8 +160,33 @@ def make_setup(model_name: str, model_config: Mapping[str, Any], *,
         checkpointing=choice(Checkpointing, "checkpointing", checkpointing, Checkpointing.NONE),
         attention=choice(Attention, "attention", attention, Attention.SDPA),
         device=choice(Device, "device", device, Device.CPU),
+        alloc_conf=parse_alloc_conf(alloc_conf or ""),
+        gpus=gpus,
+        sharding=_sharding(sharding, gpus),
+        fsdp_version=setup_choice(FsdpVersion, "fsdp_version",
+                                  None if fsdp_version is None else str(fsdp_version),
+                                  FsdpVersion.FSDP2),
+        peft_wrap=peft_wrap,
     )
     return _with_lora_defaults(_checked(setup, optimizer_impl))
+
+
+TRACEABLE_SCHEMES = (Scheme.NONE, Scheme.DDP, Scheme.FSDP)
+"""Data-parallel schemes a trace runs under the fake process group (vramplan.trace.parallel);
+ZeRO needs DeepSpeed, HSDP and SHARD_GRAD_OP are not traced yet."""
+
+
+def _sharding(value: str | Scheme | None, gpus: int) -> Scheme:
+    """`ddp` by default on several GPUs; a scheme a trace can run, and GPUs to run it on."""
+    if gpus < 1:
+        raise OutOfRange("gpus", str(gpus))
+    default = Scheme.DDP if gpus > 1 else Scheme.NONE
+    scheme = setup_choice(Scheme, "sharding", None if value is None else str(value), default)
+    if scheme not in TRACEABLE_SCHEMES:
+        raise UnknownName("sharding", scheme.value, [s.value for s in TRACEABLE_SCHEMES])
+    if (scheme is Scheme.NONE) != (gpus == 1):
+        raise ConflictingOptions("sharding", "gpus", scheme.value)
+    return scheme
 
 
 def _quant(method: str | Method | None, quant: str | Quant | None) -> Quant:

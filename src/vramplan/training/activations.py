@@ -260,7 +260,10 @@ def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor
     # `broadcast_to(...).flatten(2, 3)`) and eager attention (`repeat_kv`), while transformers'
     # SDPA path passes `enable_gqa=True` (torch >= 2.5, no mask: `use_gqa_in_sdpa`)
     falcon_style = arch.fused_qkv and arch.parallel_block
-    expands = fused or falcon_style or spec.attention is Attention.EAGER
+    # torchtune's MultiHeadAttention expands k and v to the query heads before SDPA
+    # (torchtune/modules/attention.py: `k.unsqueeze(2).expand(expand_shape).flatten(1, 2)`)
+    expands = fused or falcon_style or spec.attention is Attention.EAGER \
+        or spec.framework is Framework.TORCHTUNE
     expanded_kv = q if grouped and expands else kv
     eager = spec.attention is Attention.EAGER or _softcapped(arch)
     # which of q, k, v need a gradient: all of them once the block's input does
@@ -587,6 +590,38 @@ def checkpointed(blocks: tuple[Saved, ...], checkpointing: Checkpointing) -> tup
                                                              "q_scaled")))
 
 
+def per_op_selective_saved(arch: Architecture, spec: BlockSpec) -> tuple[Saved, ...]:
+    """What torchtitan's per-op selective checkpointing keeps of a Llama block, per token.
+
+    pytorch/torchtitan torchtitan/parallelisms/parallelize_llama.py @9dec370
+    `_apply_ac_to_transformer_block` (selective_ac_option "op", the llama3 train configs'
+    setting): the policy saves the outputs of the ops in `_save_list` (aten.mm, the flash and
+    memory-efficient SDPA kernels) "except every second mm", counted in forward order within
+    the block, and recomputes the rest in backward. A Llama block calls wq, wk, wv, wo, then w1,
+    w3, w2 (torchtitan/models/llama/model.py: `self.w2(F.silu(self.w1(x)) * self.w3(x))`):
+    mms 1, 3, 5, 7 are kept (q, v, w1's and w2's outputs), plus SDPA's output and log-sum-exp,
+    and the block's input, which the checkpoint wrapper keeps."""
+    c, f = spec.compute_bytes, arch.expert_intermediate_size
+    return (Saved("x_in", spec.residual_bytes * arch.hidden_size),
+            Saved("q_mm_out", c * arch.q_dim),
+            Saved("v_mm_out", c * arch.kv_dim),
+            Saved("attn_out", c * arch.q_dim),
+            Saved("attn_logsumexp", FP32 * arch.n_heads),
+            Saved("w1_mm_out", c * f),
+            Saved("w2_mm_out", c * arch.hidden_size))
+
+
+def kept_for_backward(arch: Architecture, spec: BlockSpec, items: tuple[Saved, ...],
+                      checkpointing: Checkpointing) -> tuple[Saved, ...]:
+    """What a block keeps until its backward under `checkpointing`: everything it saves, or the
+    selective policy's share. `selective` is torchtitan's per-op policy under torchtitan
+    (`per_op_selective_saved`), the attention core's recomputation elsewhere (`checkpointed`);
+    `full` keeps the block's input (counted by the caller)."""
+    if checkpointing is Checkpointing.SELECTIVE and spec.framework is Framework.TORCHTITAN:
+        return per_op_selective_saved(arch, spec)
+    return checkpointed(items, checkpointing)
+
+
 def total_per_token(items: tuple[Saved, ...]) -> int:
     return sum(item.bytes_per_token for item in items)
 
@@ -608,6 +643,8 @@ class HeadSpec:
     previous_logits: bool = False
     """The previous micro-batch's logits are still referenced during this forward (litgpt's
     loop variable `logits` is rebound only when the new forward returns)."""
+    compiled: bool = False
+    """The cross-entropy runs under torch.compile (torchtune's `compile_loss`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -660,6 +697,8 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
                     + head.head_dequant_bytes)
         return LossMemory(saved_bytes=saved, logits_alive_bytes=alive,
                           forward_peak_bytes=forward, backward_peak_bytes=backward)
+    if head.framework is Framework.TORCHTUNE:
+        return _torchtune_loss(head, saved=saved, tokens=tokens, vocab=vocab, compute=c)
     if head.chunked:
         # fused linear + cross-entropy (Liger-Kernel FusedLinearCrossEntropyFunction): logits
         # exist one chunk at a time, chunk = ceil(tokens / ceil(vocab / hidden)) rows, fp32 with
@@ -676,6 +715,41 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
     copy = 0 if c == FP32 else fp32_logits
     forward = logits + softcap + copy + log_softmax
     backward = softcap + log_softmax + 2 * FP32 * vocab * tokens + head.head_dequant_bytes
+    return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
+                      backward_peak_bytes=backward)
+
+
+TORCHTUNE_OUTPUT_CHUNKS = 8
+"""torchtune `CEWithChunkedOutputLoss(num_output_chunks=8)` (torchtune/modules/loss/
+ce_chunked_output_loss.py): the model returns its output as 8 chunks along the sequence
+(`TransformerDecoder.chunked_output`)."""
+
+
+def _torchtune_loss(head: HeadSpec, *, saved: int, tokens: int, vocab: int,
+                    compute: int) -> LossMemory:
+    """torchtune's head and cross-entropy (pytorch/torchtune @1814feb1 and @bd2a0fc7).
+
+    Unchunked: the model returns `self.output(h).float()` (torchtune/modules/transformer.py), so
+    its 16-bit logits live only during the cast; `F.cross_entropy` saves its fp32 log-softmax
+    and the recipe drops the logits before backward (`del logits`, recipes/
+    full_finetune_single_device.py `_loss_step`). Chunked (`CEWithChunkedOutputLoss`): the 16-bit
+    chunks stay referenced until `del logits`, each chunk is cast to fp32 and its log-softmax
+    saved. Compiled (`training.compile_loss` compiles `compute_cross_entropy`, "the CE and
+    upcasting have to be compiled together"): the compiled function saves its input and the
+    log-sum-exp, not the fp32 log-probabilities, and its backward makes one gradient tensor."""
+    logits16, logits32 = compute * vocab * tokens, 4 * vocab * tokens
+    if not head.chunked:
+        kept = logits32  # the log-softmax (eager) or the fp32 logits themselves (compiled)
+        forward = logits16 + logits32 if head.compiled else max(logits16 + logits32,
+                                                                 logits32 + kept)
+        backward = kept + (1 if head.compiled else 2) * logits32
+        return LossMemory(saved_bytes=saved, logits_alive_bytes=0,
+                          forward_peak_bytes=forward, backward_peak_bytes=backward)
+    chunk32 = ceil_div(logits32, TORCHTUNE_OUTPUT_CHUNKS)
+    chunk16 = ceil_div(logits16, TORCHTUNE_OUTPUT_CHUNKS)
+    kept = logits16 if head.compiled else logits32
+    forward = logits16 + (0 if head.compiled else logits32) + chunk32
+    backward = kept + (1 if head.compiled else 2) * chunk32 + chunk16
     return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
                       backward_peak_bytes=backward)
 

@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
 
+from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig
 from vramplan.model.architecture import Architecture
 from vramplan.parts import Component, PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
+from vramplan.presets.frameworks import framework_defaults
 from vramplan.training.activations import (
     LITGPT_LM_HEAD_CHUNK,
     BlockSpec,
@@ -32,13 +34,14 @@ from vramplan.training.activations import (
     block_backward_transient,
     block_input_bytes,
     block_saved,
-    checkpointed,
     embedding_dropout_bytes,
     head_and_loss,
+    kept_for_backward,
     masked_local_layers_bytes,
     quantized_base_inputs,
     total_per_token,
 )
+from vramplan.training.allocations import ReservedMemory, StepShape, reserved_memory
 from vramplan.training.setup import (
     DEFAULT_LORA_RANK,
     DEFAULT_LORA_TARGETS,
@@ -66,16 +69,10 @@ from vramplan.vocab import (
     Loss,
     Method,
     Metric,
+    OptimizerImpl,
     Precision,
     Quant,
 )
-
-ALLOCATOR_OVERHEAD = 0.05
-"""`reserved` over `allocated`: the caching allocator rounds blocks up (512 B; 2 MiB segments for
-large tensors, 20 MiB for mid-size) and keeps freed blocks cached (PyTorch docs, "CUDA memory
-management", torch.cuda.memory_stats). Uncertain: 2 to 15% in practice, more with fragmentation
-(expandable_segments reduces it). No measured `reserved` case backs this figure yet."""
-
 
 
 class Phase(StrEnum):
@@ -94,6 +91,9 @@ class Phase(StrEnum):
     first block's own, recomputed under full checkpointing, and its temporaries remain)."""
     OPTIMIZER_STEP = "optimizer_step"
     """The optimizer updates the weights: states, gradients and the step's temporaries."""
+    UNIT_REDUCE = "unit_reduce"
+    """Sharded training: a block's backward has run and its gradients are reduced (FSDP's
+    unit-sized gradients), its saved activations freed."""
     LATER_MICRO_BATCH = "later_micro_batch"
     """When the largest batch comes first: a later, shorter micro-batch of gradient
     accumulation, counted by what does not depend on its length (the gradients kept from
@@ -134,7 +134,9 @@ class PhaseMemory:
 
 class PeakOverPhases:
     """The peak of a step over its phases, read in each metric: `allocated` (tensors),
-    `reserved` (plus the caching allocator's overhead) and `device` (plus the CUDA context).
+    `reserved` (plus what the caching allocator keeps cached: `allocator_cache_bytes`, from the
+    step's program of allocations and frees replayed through `vramplan.allocator`) and `device`
+    (plus the CUDA context and what paged optimizers keep resident in unified memory).
     For estimates with a `phases` field and a `metric` (the one their setup asks for)."""
 
     __slots__ = ()
@@ -143,6 +145,17 @@ class PeakOverPhases:
     @property
     def metric(self) -> Metric:
         raise NotImplementedError
+
+    @property
+    def allocator_cache_bytes(self) -> int:
+        """Reserved beyond the allocated peak (block and segment rounding, cached blocks)."""
+        raise NotImplementedError
+
+    @property
+    def managed_bytes(self) -> int:
+        """Memory outside PyTorch's allocator that the device holds (paged optimizer states in
+        CUDA unified memory, resident while the GPU has room)."""
+        return 0
 
     @property
     def peak(self) -> PhaseMemory:
@@ -154,11 +167,11 @@ class PeakOverPhases:
 
     @property
     def reserved_bytes(self) -> int:
-        return self.allocated_bytes + round(self.allocated_bytes * ALLOCATOR_OVERHEAD)
+        return self.allocated_bytes + self.allocator_cache_bytes
 
     @property
     def device_bytes(self) -> int:
-        return self.reserved_bytes + CUDA_CONTEXT_BYTES
+        return self.reserved_bytes + CUDA_CONTEXT_BYTES + self.managed_bytes
 
     def metric_bytes(self, metric: Metric) -> int:
         return {Metric.ALLOCATED: self.allocated_bytes, Metric.RESERVED: self.reserved_bytes,
@@ -174,6 +187,7 @@ class TrainingEstimate(PeakOverPhases):
     """The detailed estimate. `peak` is the phase with the most allocated memory."""
 
     setup: TrainingSetup
+    arch: Architecture
     states: ModelStates
     block_saved: tuple[Saved, ...]
     """What one (non-first) block saves, per token: the activation breakdown by operation."""
@@ -186,6 +200,34 @@ class TrainingEstimate(PeakOverPhases):
     @property
     def metric(self) -> Metric:
         return self.setup.metric
+
+    @property
+    def allocator_cache_bytes(self) -> int:
+        return reserved_memory_of(self.arch, self.setup).cache_bytes
+
+    @property
+    def managed_bytes(self) -> int:
+        return self.states.managed_optimizer_bytes
+
+
+def reserved_memory_of(arch: Architecture, setup: TrainingSetup,
+                       config: AllocatorConfig = PYTORCH_DEFAULTS) -> ReservedMemory:
+    """The step of `setup` through the simulated caching allocator
+    (`vramplan.training.allocations`)."""
+    shape = StepShape(spec=block_spec(arch, setup), loss_rows=loss_rows(arch, setup))
+    return reserved_memory(arch, setup, shape, config=config)
+
+
+def loss_rows(arch: Architecture, setup: TrainingSetup) -> int:
+    """Rows of logits computed at once: all tokens, or a chunk (litgpt's 128-token head chunks
+    in its LoRA scripts; a fused linear cross-entropy's `ceil(tokens / ceil(vocab / hidden))`,
+    Liger-Kernel FusedLinearCrossEntropyFunction)."""
+    tokens = setup.batch * setup.seq_len
+    if not _head_spec(arch, setup).chunked:
+        return tokens
+    if setup.framework is Framework.LITGPT:
+        return min(LITGPT_LM_HEAD_CHUNK, setup.seq_len) * setup.batch
+    return ceil_div(tokens, ceil_div(arch.vocab_size, arch.hidden_size))
 
 
 # --- the estimate -----------------------------------------------------------------------------
@@ -216,13 +258,15 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
             *persistent, *acts,
             Part(PartKind.LOGITS_LOSS, loss.backward_peak_bytes))),
         PhaseMemory(Phase.BACKWARD_BLOCKS, (
-            *persistent, *acts,
+            # the head's and the final norm's backward have run: their saved inputs are freed
+            *persistent, Part(PartKind.ACTIVATIONS, activations - loss.saved_bytes),
+            acts[1],
             Part(PartKind.LOGITS_LOSS, loss.logits_alive_bytes),
             Part(PartKind.BACKWARD_TEMPORARIES, transient))),
         PhaseMemory(Phase.BACKWARD_END, (
             *_persistent_parts(states, setup, with_gradients=gradients_kept(setup)),
             Part(PartKind.GRADIENTS,
-                 0 if gradients_kept(setup) else _gradients_before_first_block(arch, setup)),
+                 0 if gradients_kept(setup) else _gradients_made(arch, setup, states)),
             Part(PartKind.LOGITS_LOSS, loss.logits_alive_bytes),
             Part(PartKind.BACKWARD_TEMPORARIES, transient))),
         PhaseMemory(Phase.OPTIMIZER_STEP, (
@@ -230,7 +274,7 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
             Part(PartKind.LOGITS_LOSS, _logits_in_step(setup, loss)),
             Part(PartKind.STEP_TEMPORARIES, optimizer_step_temporaries(arch, setup)))),
     )
-    return TrainingEstimate(setup=setup, states=states, block_saved=saved,
+    return TrainingEstimate(setup=setup, arch=arch, states=states, block_saved=saved,
                             activations_bytes=activations, loss=loss, phases=phases)
 
 
@@ -282,9 +326,9 @@ def _blocks_activation_bytes(arch: Architecture, setup: TrainingSetup, spec: Blo
         # recomputed at a time in backward (counted in the backward_blocks phase)
         return block_input_bytes(arch, spec) * _blocks_with_graph(arch, setup)
     layers = range(arch.n_layers - _blocks_with_graph(arch, setup), arch.n_layers)
-    per_kind = {moe: total_per_token(checkpointed(
-        block_saved(arch.kind_view(moe), spec, setup.seq_len), setup.checkpointing))
-        for moe in {arch.layer_is_moe(layer) for layer in layers}}
+    per_kind = {moe: total_per_token(kept_for_backward(
+        arch.kind_view(moe), spec, block_saved(arch.kind_view(moe), spec, setup.seq_len),
+        setup.checkpointing)) for moe in {arch.layer_is_moe(layer) for layer in layers}}
     first = _first_trained_block_bytes(arch.kind_view(arch.layer_is_moe(layers[0])), setup,
                                        spec)
     masked = masked_local_layers_bytes(arch, spec, setup.seq_len, len(layers))
@@ -309,7 +353,7 @@ def _first_trained_block_bytes(arch: Architecture, setup: TrainingSetup,
     """The first block with a graph: its input comes from frozen layers unless the embedding
     trains."""
     saved = block_saved(arch, spec, setup.seq_len, input_needs_grad=_embedding_trains(setup))
-    return total_per_token(checkpointed(saved, setup.checkpointing))
+    return total_per_token(kept_for_backward(arch, spec, saved, setup.checkpointing))
 
 
 def _backward_transient(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
@@ -319,6 +363,10 @@ def _backward_transient(arch: Architecture, setup: TrainingSetup, spec: BlockSpe
     transient = block_backward_transient(arch, spec)
     if setup.checkpointing is Checkpointing.FULL:
         transient += total_per_token(saved)
+    elif setup.checkpointing is Checkpointing.SELECTIVE:
+        # what the policy recomputes exists again while the block runs backward
+        kept = total_per_token(kept_for_backward(arch, spec, saved, setup.checkpointing))
+        transient += max(total_per_token(saved) - kept, 0)
     return transient
 
 
@@ -354,10 +402,11 @@ def dequantized_bytes_per_value(setup: TrainingSetup) -> int:
 def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
     uses_lora = setup.method.uses_lora
     head_quantized = setup.method is Method.QLORA and setup.framework is Framework.LITGPT
-    # litgpt's LoRA scripts chunk the head by 128 tokens; elsewhere `chunked` means a fused
-    # linear cross-entropy
-    chunked = (setup.loss is Loss.CHUNKED if setup.loss is not None
-               else setup.framework is Framework.LITGPT and uses_lora)
+    # litgpt's LoRA scripts chunk the head by 128 tokens; torchtune chunks its output for its
+    # CEWithChunkedOutputLoss; elsewhere `chunked` means a fused linear cross-entropy
+    default_chunked = (setup.framework is Framework.LITGPT and uses_lora) or \
+        framework_defaults(setup.framework).loss is Loss.CHUNKED
+    chunked = setup.loss is Loss.CHUNKED if setup.loss is not None else default_chunked
     return HeadSpec(
         framework=setup.framework,
         chunked=chunked,
@@ -367,7 +416,16 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         head_dequant_bytes=(dequantized_bytes_per_value(setup) * arch.hidden_size
                             * arch.vocab_size if head_quantized else 0),
         previous_logits=setup.framework is Framework.LITGPT and setup.steady_state,
+        compiled=setup.compiled,
     )
+
+
+def _gradients_made(arch: Architecture, setup: TrainingSetup, states: ModelStates) -> int:
+    """Gradients alive when backward reaches the first block (one at a time when the optimizer
+    steps inside backward)."""
+    if setup.optimizer_impl is OptimizerImpl.IN_BACKWARD:
+        return largest_gradient_bytes(states, setup)
+    return _gradients_before_first_block(arch, setup)
 
 
 def _gradients_before_first_block(arch: Architecture, setup: TrainingSetup) -> int:
@@ -449,6 +507,8 @@ def _persistent_parts(states: ModelStates, setup: TrainingSetup,
         # a master-weight optimizer steps on fp32 gradients of its masters: each 16-bit
         # gradient becomes an fp32 one (Megatron's `main_grad`, DeepSpeed's fp32 partition)
         gradient_bytes = 4 * states.trainable_params
+    if grads and setup.optimizer_impl is OptimizerImpl.IN_BACKWARD:
+        gradient_bytes = largest_gradient_bytes(states, setup)
     return (
         Part(PartKind.TRAINABLE_WEIGHTS, states.trainable_weight_bytes),
         Part(PartKind.FROZEN_WEIGHTS, states.frozen_weight_bytes),
@@ -457,6 +517,14 @@ def _persistent_parts(states: ModelStates, setup: TrainingSetup,
         Part(PartKind.OPTIMIZER_STATES,
              states.optimizer_state_bytes if in_step or optimizer_states_exist(setup) else 0),
     )
+
+
+def largest_gradient_bytes(states: ModelStates, setup: TrainingSetup) -> int:
+    """The optimizer stepping inside backward (torchtune `OptimizerInBackward`,
+    torchtune/modules/optim.py: one optimizer per parameter, `register_post_accumulate_grad_hook`
+    -> `step()` then `zero_grad()`) frees each gradient as soon as it is made: one parameter's
+    gradient at a time, the largest at most."""
+    return states.largest_trainable_params * states.gradient_itemsize
 
 
 def activations_for_simple_mode(arch: Architecture, batch: int, seq_len: int,

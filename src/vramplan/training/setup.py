@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from vramplan.bounds import BATCH, LORA_RANK, SEQ_LEN, TRAIN_LAYERS
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
+from vramplan.presets.frameworks import framework_defaults
 from vramplan.training.activations import LITGPT_LORA_DROPOUT
 from vramplan.vocab import (
     Attention,
@@ -51,6 +52,13 @@ class TrainingSetup:
     steady_state: bool = True
     """The peak step follows a micro-batch of the same shape (batches padded to a length cap),
     so what a loop keeps from the previous step counts. False: the largest batch comes first."""
+    compiled: bool = False
+    """The model and loss run under torch.compile. Modelled for torchtune's cross-entropy
+    (`vramplan.training.activations`); what the compiler saves inside the blocks is not."""
+    empty_cache_between_steps: bool = False
+    """The loop calls `torch.cuda.empty_cache()` between steps, so the caching allocator keeps
+    no free segment from one step to the next (reserved memory is then that of a steady step,
+    without the first step's fragmentation)."""
     frozen_weights_need_grad: bool = False
     """The frozen weights of the trained blocks are views of a tensor that requires a gradient
     (FSDP1 flat parameters mixing frozen and trainable parameters): autograd saves what full
@@ -108,16 +116,13 @@ def lora_dropout_active(setup: TrainingSetup) -> bool:
     return setup.framework is Framework.LITGPT and LITGPT_LORA_DROPOUT > 0
 
 
-_MODEL_DROPOUT_FRAMEWORKS = frozenset({Framework.HF, Framework.GENERIC})
-"""Frameworks that train the transformers modules, whose dropout layers run at the rates of
-config.json in train mode (`nn.Dropout(config.resid_pdrop)`, ...). litgpt's GPT (litgpt/model.py)
-has no dropout layer besides LoRA's. torchtune, DeepSpeed and Megatron keep the model without
-dropout: torchtune and Megatron build their own modules with their own settings, and
-what model a DeepSpeed engine wraps is not known here."""
-
-
 def model_dropout_active(setup: TrainingSetup) -> bool:
-    return setup.framework in _MODEL_DROPOUT_FRAMEWORKS
+    """The model's own dropout layers run at config.json's rates: frameworks that train
+    transformers' modules in train mode (`nn.Dropout(config.resid_pdrop)`, ...). litgpt's GPT
+    (litgpt/model.py) has no dropout layer besides LoRA's; torchtune, torchtitan and Megatron
+    build their own modules, and what model a DeepSpeed engine wraps is not known here
+    (`vramplan.presets.frameworks`)."""
+    return framework_defaults(setup.framework).model_dropout
 
 
 def gradients_kept(setup: TrainingSetup) -> bool:

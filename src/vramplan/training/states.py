@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from vramplan.model.architecture import Architecture, LinearSpec
 from vramplan.model.lora_targets import lora_breakdown
 from vramplan.model.weight_storage import bnb_4bit_bytes, bnb_int8_bytes
+from vramplan.presets.frameworks import framework_defaults
 from vramplan.training.setup import (
     DEFAULT_LORA_RANK,
     DEFAULT_LORA_TARGETS,
@@ -70,6 +71,11 @@ class ModelStates:
     managed_optimizer_bytes: int = 0
     """Paged optimizers' states, in CUDA unified memory: outside PyTorch's allocator, so outside
     `allocated` and `reserved` (bitsandbytes paged optimizers, cudaMallocManaged)."""
+    largest_trainable_params: int = 0
+    """Values of the largest trainable tensor (the step's and the gradient's largest unit)."""
+    embedding_params: int = 0
+    """Parameters of the input embeddings when they are a tensor of their own (not tied to the
+    head): an FSDP unit apart under torchtitan's and accelerate's FSDP2 wrapping."""
 
     @property
     def params(self) -> int:
@@ -220,6 +226,8 @@ def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
         root_trains=root_trains(setup),
         head_params=arch.head_linear().params,
         flat_gradient_params=_flat_gradient_params(arch, setup, trainable),
+        embedding_params=arch.params_embedding if head_is_separate(arch, setup) else 0,
+        largest_trainable_params=max((g.elements for g in tensors), default=0),
     )
 
 
@@ -316,7 +324,7 @@ def optimizer_step_temporaries(arch: Architecture, setup: TrainingSetup) -> int:
     if not tensors:
         return 0
     s = optimizer_state_itemsize(setup.precision)
-    impl = setup.optimizer_impl or OptimizerImpl.FOREACH
+    impl = setup.optimizer_impl or framework_defaults(setup.framework).optimizer_impl
     if setup.optimizer not in (Optimizer.ADAMW, Optimizer.ADAFACTOR):
         return 0
     largest = max(g.elements for g in tensors)

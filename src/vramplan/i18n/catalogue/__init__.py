@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from vramplan.i18n import Lang
 from vramplan.i18n.catalogue import (
+    accuracy,
     core,
     fields,
     fit,
@@ -38,4 +39,4 @@ def _merge(*parts: Messages) -> dict[str, Mapping[Lang, str]]:
 CATALOG: Mapping[str, Mapping[Lang, str]] = _merge(
     core.MESSAGES, fields.MESSAGES, web.MESSAGES, models.MESSAGES, models_hub.MESSAGES,
     trace.MESSAGES, inference.MESSAGES, training.MESSAGES, fit.MESSAGES, web_sister.MESSAGES,
-    web_fit.MESSAGES)
+    web_fit.MESSAGES, accuracy.MESSAGES)

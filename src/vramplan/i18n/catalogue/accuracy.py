@@ -1,0 +1,32 @@
+"""Messages of the accuracy work: how `vramplan validate` read a row that leaves something open,
+the caching allocator's parts, and the frameworks' mechanisms, in French and English."""
+
+from __future__ import annotations
+
+from vramplan.i18n import Lang
+
+FR, EN = Lang.FR, Lang.EN
+
+MESSAGES = {
+    "training_phase.unit_reduce": {
+        FR: "réduction des gradients d'un bloc (FSDP)",
+        EN: "a block's gradients reduced (FSDP)",
+    },
+    "reading.unknown_framework": {
+        FR: "framework inconnu, lu comme « generic » (une boucle PyTorch sur les modules de "
+        "transformers)",
+        EN: "unknown framework, read as 'generic' (a plain PyTorch loop on transformers modules)",
+    },
+    "reading.seq_len_unknown": {
+        FR: "longueur de séquence inconnue : estimé à 1 jeton, une borne inférieure",
+        EN: "sequence length unknown: estimated at 1 token, a lower bound",
+    },
+    "reading.quant_default": {
+        FR: "stockage 4 bits non précisé : celui du framework par défaut",
+        EN: "4-bit storage not given: the framework's default",
+    },
+    "reading.compiled": {
+        FR: "les notes disent torch.compile : modèle compilé",
+        EN: "the notes say torch.compile: a compiled model",
+    },
+}

@@ -1,0 +1,230 @@
+"""What each training stack does when a setting is left to it: data, one entry per framework, each
+default with the file it was read in.
+
+The case format's rule is that an empty cell means "the framework's default"; so does an option a
+user leaves out. `framework_defaults(framework)` answers for every `vramplan.vocab.Framework`;
+`read_framework(text)` reads a name that is not one of them as `generic`, and says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from vramplan.vocab import (
+    Checkpointing,
+    Framework,
+    FsdpVersion,
+    Loss,
+    Method,
+    OptimizerImpl,
+    Quant,
+    Scheme,
+)
+
+
+class ModelCode(StrEnum):
+    """Whose module code runs the model: it decides what each operation saves for backward."""
+
+    TRANSFORMERS = "transformers"
+    """transformers' modeling files (and peft's LoRA layers)."""
+    LITGPT = "litgpt"
+    """litgpt/model.py and litgpt/lora.py."""
+    TORCHTUNE = "torchtune"
+    """torchtune.modules: its own attention (k and v expanded under GQA), RMSNorm and LoRALinear."""
+    TORCHTITAN = "torchtitan"
+    """torchtitan's models (Llama 3: `torchtitan/models/llama3/model/model.py`)."""
+    MEGATRON = "megatron"
+    """Megatron-LM's modules (modelled as transformers')."""
+
+
+@dataclass(frozen=True, slots=True)
+class FrameworkDefaults:
+    """The defaults of one training stack; `source` says where each was read."""
+
+    framework: Framework
+    model_code: ModelCode
+    scheme: Scheme
+    """The data-parallel scheme on several GPUs when none is named."""
+    fsdp_version: FsdpVersion
+    """Which FSDP a `fsdp` run gets."""
+    accumulate_without_sync: bool
+    """Gradient accumulation inside FSDP's/DDP's `no_sync()`: unsharded gradients kept whole."""
+    accumulates_full: bool
+    """Full fine-tuning accumulates gradients over micro-batches by default."""
+    accumulates_adapters: bool
+    """LoRA/QLoRA recipes accumulate gradients by default."""
+    optimizer_impl: OptimizerImpl
+    """How torch.optim.AdamW steps when the run does not say."""
+    qlora_quant: Quant
+    """The 4-bit storage of a QLoRA run that names none."""
+    checkpointing: Checkpointing
+    """Activation checkpointing of a run that names none (on one GPU)."""
+    loss: Loss
+    """The loss of a run that names none."""
+    peft_fsdp_wrap: bool
+    """Under FSDP1, peft's `fsdp_auto_wrap_policy` wraps every trainable LoRA layer in its own
+    unit, so the blocks' flat parameters hold frozen weights only."""
+    fsdp_params_fp32: bool
+    """`mixed` under FSDP keeps the sharded parameters themselves in fp32 (no separate 16-bit
+    weights and fp32 masters): 16-bit copies exist only for the units gathered for compute."""
+    model_dropout: bool
+    """The model's own dropout layers run at config.json's rates in training."""
+    source: str
+    fsdp2_embedding_apart: bool = False
+    """FSDP2 wraps the input embedding as a unit of its own and keeps only the head gathered
+    between forward and backward (`vramplan.distributed.sharding.Parallelism.embedding_apart`)."""
+
+
+_TRANSFORMERS_SOURCE = (
+    "transformers training_args.py: gradient_accumulation_steps default 1; accelerate "
+    "utils/dataclasses.py FullyShardedDataParallelPlugin: FSDP_VERSION default '1', "
+    "Accelerator.accumulate -> no_sync; transformers integrations/fsdp.py update_fsdp_plugin_peft "
+    "installs peft.utils.other.fsdp_auto_wrap_policy; transformers utils/quantization_config.py "
+    "BitsAndBytesConfig: bnb_4bit_quant_type='fp4', bnb_4bit_use_double_quant=False; "
+    "torch.optim.AdamW: foreach on CUDA (torch/optim/optimizer.py _default_to_fused_or_foreach)")
+
+
+def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
+                  impl: OptimizerImpl = OptimizerImpl.FOREACH,
+                  scheme: Scheme = Scheme.DDP, fsdp: FsdpVersion = FsdpVersion.FSDP1,
+                  source: str = _TRANSFORMERS_SOURCE) -> FrameworkDefaults:
+    return FrameworkDefaults(
+        framework=framework, model_code=ModelCode.TRANSFORMERS, scheme=scheme,
+        fsdp_version=fsdp, accumulate_without_sync=True, accumulates_full=False,
+        accumulates_adapters=False, optimizer_impl=impl, qlora_quant=quant,
+        checkpointing=Checkpointing.NONE, loss=Loss.STANDARD, peft_fsdp_wrap=True,
+        fsdp_params_fp32=False, model_dropout=True, fsdp2_embedding_apart=True, source=source)
+
+
+DEFAULTS: dict[Framework, FrameworkDefaults] = {
+    Framework.HF: _transformers(Framework.HF),
+    # A plain PyTorch loop on transformers modules: DDP on several GPUs, FSDP2 (`fully_shard`,
+    # the API PyTorch documents today) when sharded, no accumulation.
+    Framework.GENERIC: FrameworkDefaults(
+        framework=Framework.GENERIC, model_code=ModelCode.TRANSFORMERS, scheme=Scheme.DDP,
+        fsdp_version=FsdpVersion.FSDP2, accumulate_without_sync=False, accumulates_full=False,
+        accumulates_adapters=False, optimizer_impl=OptimizerImpl.FOREACH,
+        qlora_quant=Quant.FP4, checkpointing=Checkpointing.NONE, loss=Loss.STANDARD,
+        peft_fsdp_wrap=False, fsdp_params_fp32=False, model_dropout=True,
+        source="torch.optim.AdamW foreach default; transformers BitsAndBytesConfig defaults"),
+    Framework.ACCELERATE: _transformers(
+        Framework.ACCELERATE,
+        source="accelerate utils/dataclasses.py: FSDP_VERSION default '1'; "
+               "Accelerator.accumulate -> no_sync; " + _TRANSFORMERS_SOURCE),
+    # axolotl: the transformers Trainer; src/axolotl/loaders/model.py builds QLoRA's
+    # BitsAndBytesConfig with bnb_4bit_quant_type 'nf4' and bnb_4bit_use_double_quant True;
+    # src/axolotl/utils/schemas/training.py: optimizer default 'adamw_torch_fused',
+    # gradient_accumulation_steps default 1 (axolotl-ai-cloud/axolotl @067b021c).
+    Framework.AXOLOTL: _transformers(
+        Framework.AXOLOTL, quant=Quant.NF4_DQ, impl=OptimizerImpl.FUSED,
+        source="axolotl src/axolotl/loaders/model.py (nf4, double quant), "
+               "src/axolotl/utils/schemas/training.py (adamw_torch_fused, accumulation 1) "
+               "@067b021c"),
+    # LLaMA-Factory: the transformers Trainer; src/llamafactory/hparams/model_args.py
+    # QuantizationArguments: quantization_type 'nf4', double_quantization True.
+    Framework.LLAMAFACTORY: _transformers(
+        Framework.LLAMAFACTORY, quant=Quant.NF4_DQ,
+        source="hiyouga/LLaMA-Factory src/llamafactory/hparams/model_args.py "
+               "QuantizationArguments (nf4, double quantization); " + _TRANSFORMERS_SOURCE),
+    # litgpt finetune/*.py: `if devices * num_nodes > 1: strategy = FSDPStrategy(
+    # auto_wrap_policy={Block}, activation_checkpointing_policy={Block}, ...)` (FSDP1 through
+    # Lightning Fabric), accumulation in `fabric.no_backward_sync`; every recipe accumulates
+    # (global batch / micro-batch > 1); config_hub QLoRA recipes quantize with bnb.nf4.
+    Framework.LITGPT: FrameworkDefaults(
+        framework=Framework.LITGPT, model_code=ModelCode.LITGPT, scheme=Scheme.FSDP,
+        fsdp_version=FsdpVersion.FSDP1, accumulate_without_sync=True, accumulates_full=True,
+        accumulates_adapters=True, optimizer_impl=OptimizerImpl.FOREACH, qlora_quant=Quant.NF4,
+        checkpointing=Checkpointing.NONE, loss=Loss.STANDARD, peft_fsdp_wrap=False,
+        fsdp_params_fp32=False, model_dropout=False,
+        source="litgpt finetune/lora.py, full.py (FSDPStrategy, no_backward_sync); "
+               "config_hub/finetune/*/qlora.yaml (bnb.nf4)"),
+    # torchtune (pytorch/torchtune @bd2a0fc7, and @1814feb1 for the 2024 README runs):
+    # recipes/configs: 150 of 159 torch.optim.AdamW optimizers set `fused: True`; 118 of 178
+    # configs set enable_activation_checkpointing True; full single-device configs use
+    # gradient_accumulation_steps 1 (optimizer_in_bwd needs it), LoRA configs mostly 8; the
+    # loss is torch.nn.CrossEntropyLoss in the configs until August 2024 (@0914d5cf), then
+    # CEWithChunkedOutputLoss (8 chunks, PR #1390), then LinearCrossEntropyLoss: a run that
+    # chunks names it in the `loss` column, an empty one is read as the unchunked loss;
+    # distributed recipes shard with FSDP2 (`training.shard_model`,
+    # torchtune/training/_distributed.py: fully_shard without an mp_policy, so parameters,
+    # gradients and states stay bf16); QLoRA stores the base as torchao's NF4Tensor (4-bit
+    # codes, int8 scalers per 64 values, one scale per 256 scalers: double quantization).
+    Framework.TORCHTUNE: FrameworkDefaults(
+        framework=Framework.TORCHTUNE, model_code=ModelCode.TORCHTUNE, scheme=Scheme.FSDP,
+        fsdp_version=FsdpVersion.FSDP2, accumulate_without_sync=False, accumulates_full=False,
+        accumulates_adapters=True, optimizer_impl=OptimizerImpl.FUSED, qlora_quant=Quant.NF4_DQ,
+        checkpointing=Checkpointing.FULL, loss=Loss.STANDARD, peft_fsdp_wrap=False,
+        fsdp_params_fp32=False, model_dropout=False,
+        source="torchtune recipes/configs (fused AdamW, activation checkpointing, "
+               "CrossEntropyLoss until 2024-08), torchtune/training/_distributed.py shard_model "
+               "(FSDP2), torchao dtypes/nf4tensor.py @bd2a0fc7"),
+    # torchtitan (pytorch/torchtitan): torchtitan/config/job_config.py (until 9810191b, then
+    # configs.py) `Optimizer.implementation = "fused"`, `mixed_precision_param = "bfloat16"`,
+    # `mixed_precision_reduce = "float32"`; parallelize builds the model in fp32 and applies
+    # `fully_shard` per block with MixedPrecisionPolicy(bf16, fp32): sharded fp32 parameters,
+    # gradients and AdamW states, bf16 compute copies; the shipped llama3 train configs set
+    # activation_checkpoint mode 'selective' with selective_ac_option 'op' (per-op SAC).
+    Framework.TORCHTITAN: FrameworkDefaults(
+        framework=Framework.TORCHTITAN, model_code=ModelCode.TORCHTITAN, scheme=Scheme.FSDP,
+        fsdp_version=FsdpVersion.FSDP2, accumulate_without_sync=False, accumulates_full=False,
+        accumulates_adapters=False, optimizer_impl=OptimizerImpl.FUSED,
+        qlora_quant=Quant.NF4, checkpointing=Checkpointing.SELECTIVE, loss=Loss.STANDARD,
+        peft_fsdp_wrap=False, fsdp_params_fp32=True, model_dropout=False,
+        fsdp2_embedding_apart=True,
+        source="torchtitan torchtitan/config/job_config.py @9810191b^ (fused AdamW, "
+               "bf16 param / fp32 reduce), torchtitan/distributed/fsdp.py, "
+               "train_configs/llama3_8b.toml (selective 'op')"),
+    # DeepSpeed's `zero_optimization.stage` defaults to 0: plain data parallelism.
+    Framework.DEEPSPEED: FrameworkDefaults(
+        framework=Framework.DEEPSPEED, model_code=ModelCode.TRANSFORMERS, scheme=Scheme.DDP,
+        fsdp_version=FsdpVersion.FSDP2, accumulate_without_sync=False, accumulates_full=True,
+        accumulates_adapters=True, optimizer_impl=OptimizerImpl.FOREACH,
+        qlora_quant=Quant.FP4, checkpointing=Checkpointing.NONE, loss=Loss.STANDARD,
+        peft_fsdp_wrap=False, fsdp_params_fp32=False, model_dropout=False,
+        source="deepspeed runtime/zero/config.py (stage 0), runtime/config.py "
+               "(gradient_accumulation_steps from train_batch_size)"),
+    # Megatron-LM's DistributedDataParallel; its distributed optimizer is opt-in
+    # (--use-distributed-optimizer); pretraining runs accumulate (global batch / micro-batch).
+    Framework.MEGATRON: FrameworkDefaults(
+        framework=Framework.MEGATRON, model_code=ModelCode.MEGATRON, scheme=Scheme.DDP,
+        fsdp_version=FsdpVersion.FSDP2, accumulate_without_sync=False, accumulates_full=True,
+        accumulates_adapters=True, optimizer_impl=OptimizerImpl.FUSED,
+        qlora_quant=Quant.NF4, checkpointing=Checkpointing.NONE, loss=Loss.STANDARD,
+        peft_fsdp_wrap=False, fsdp_params_fp32=False, model_dropout=False,
+        source="Megatron-LM megatron/training/arguments.py (--use-distributed-optimizer "
+               "opt-in; Apex/TE fused Adam)"),
+}
+"""Every framework's defaults; a test checks that each `Framework` has one."""
+
+
+def framework_defaults(framework: Framework) -> FrameworkDefaults:
+    return DEFAULTS[framework]
+
+
+def default_gradient_accumulation(framework: Framework, method: Method) -> bool:
+    """Whether a run of `framework` accumulates gradients over micro-batches when it does not
+    say (the case format has no column for it)."""
+    defaults = DEFAULTS[framework]
+    return defaults.accumulates_adapters if method.uses_lora else defaults.accumulates_full
+
+
+@dataclass(frozen=True, slots=True)
+class FrameworkReading:
+    """A framework name as read: the framework, and whether the name was unknown (then read as
+    `generic`, whose defaults are those of a plain PyTorch loop on transformers modules)."""
+
+    framework: Framework
+    unknown_name: str | None = None
+
+
+def read_framework(text: str | None) -> FrameworkReading:
+    """`text` as a framework: empty is `generic`; an unknown name is read as `generic` too, and
+    returned so the caller can say so (a stack not in the vocabulary still trains a model)."""
+    if text is None or not text.strip():
+        return FrameworkReading(Framework.GENERIC)
+    name = text.strip().lower()
+    try:
+        return FrameworkReading(Framework(name))
+    except ValueError:
+        return FrameworkReading(Framework.GENERIC, unknown_name=text.strip())

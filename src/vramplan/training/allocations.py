@@ -1,0 +1,609 @@
+"""A training step as the caching allocator sees it: the analytic model's tensors, one by one, in
+the order a training loop allocates and frees them, and what `torch.cuda.max_memory_reserved`
+reports for them.
+
+`reserved` is not allocated memory times a constant: the caching allocator (PyTorch
+c10/cuda/CUDACachingAllocator.cpp, simulated in `vramplan.allocator`) rounds each tensor to its
+block and segment, keeps every freed block cached for later requests of the same stream, and
+never returns memory to the driver while the program runs. What it holds at its peak depends on
+the sizes of the tensors and on their order: optimizer states created at the first step land in
+blocks that the first backward freed, so the second step's activations need new segments; a
+vocabulary-sized tensor freed in backward is carved into smaller blocks, and so on. This module
+writes the step as a program of allocations and frees (the model states tensor by tensor, each
+block's saved tensors and working tensors, the logits and the loss, the gradients in backward
+order, the optimizer's states and temporaries), replays two steps (the first creates the
+optimizer states; peaks are reset before the second, which keeps the first one's cache) and
+returns the cache the allocator holds beyond the allocated peak. `vramplan trace` records the
+same program from a real step (every ATen op), and tests/test_allocations.py compares the two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+from vramplan.allocator import (
+    EMPTY_CACHE,
+    PYTORCH_DEFAULTS,
+    RESET_PEAKS,
+    AllocatorConfig,
+    Event,
+    ReplayResult,
+    alloc,
+    free,
+    mark,
+    replay,
+)
+from vramplan.model.architecture import Architecture
+from vramplan.model.lora_targets import lora_breakdown
+from vramplan.presets.frameworks import framework_defaults
+from vramplan.presets.quant_formats import BNB_BLOCKSIZE, BNB_DQ_BLOCKSIZE
+from vramplan.training.activations import (
+    BlockSpec,
+    block_backward_transient,
+    block_saved,
+    kept_for_backward,
+)
+from vramplan.training.setup import (
+    DEFAULT_LORA_RANK,
+    DEFAULT_LORA_TARGETS,
+    TrainingSetup,
+    compute_itemsize,
+    optimizer_state_itemsize,
+    weight_itemsize,
+)
+from vramplan.training.states import (
+    BNB_MIN_8BIT_SIZE,
+    BNB_PAGED_MIN_ELEMENTS,
+    head_is_separate,
+)
+from vramplan.units import ceil_div
+from vramplan.vocab import (
+    Checkpointing,
+    Framework,
+    LoraTarget,
+    Method,
+    Optimizer,
+    OptimizerImpl,
+    Precision,
+    Quant,
+)
+
+FP32 = 4
+TOKEN_ID_BYTES = 8
+"""Token ids and labels are int64."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParamTensor:
+    """One stored parameter tensor (or one piece of a quantized one)."""
+
+    elements: int
+    n_bytes: int
+    trainable: bool
+    block: int | None
+    """The block it belongs to (None: embeddings, final norm, head)."""
+
+
+def parameter_tensors(arch: Architecture, setup: TrainingSetup) -> tuple[ParamTensor, ...]:
+    """Every parameter tensor as the framework stores it, in module order: the embeddings, each
+    block's linears (quantized pieces under QLoRA), biases, norms and adapters, the final norm
+    and the head."""
+    w = weight_itemsize(setup.precision)
+    full = setup.method is Method.FULL
+    first_trained = arch.n_layers - min(setup.train_layers, arch.n_layers)
+    tensors = [ParamTensor(arch.params_token_embedding, w * arch.params_token_embedding,
+                           full, None)]
+    if arch.params_position_embedding:
+        tensors.append(ParamTensor(arch.params_position_embedding,
+                                   w * arch.params_position_embedding, full, None))
+    for block in range(arch.n_layers):
+        trains = full or (setup.method is Method.FREEZE and block >= first_trained)
+        tensors += _block_tensors(arch, setup, block, trains)
+    if arch.final_norm and arch.norm_params:
+        tensors.append(ParamTensor(arch.norm_params, w * arch.norm_params, full, None))
+    head = arch.head_linear()
+    if head_is_separate(arch, setup):
+        elements = head.in_features * head.out_features
+        tensors += _linear_weight(setup, elements, full, None,
+                                  quantized=setup.method is Method.QLORA
+                                  and setup.framework is Framework.LITGPT)
+    if head.bias:
+        tensors.append(ParamTensor(head.out_features, w * head.out_features, full, None))
+    if setup.method.uses_lora and LoraTarget.HEAD in (setup.lora_targets or frozenset()):
+        rank = setup.lora_rank or DEFAULT_LORA_RANK
+        tensors += [ParamTensor(rank * head.in_features, w * rank * head.in_features, True,
+                                None),
+                    ParamTensor(head.out_features * rank, w * head.out_features * rank, True,
+                                None)]
+    return tuple(tensors)
+
+
+def _block_tensors(arch: Architecture, setup: TrainingSetup, block: int,
+                   trains: bool) -> list[ParamTensor]:
+    w = weight_itemsize(setup.precision)
+    quantized = setup.method is Method.QLORA
+    tensors: list[ParamTensor] = []
+    for linear in arch.block_linears():
+        for _ in range(linear.count):
+            tensors += _linear_weight(setup, linear.in_features * linear.out_features, trains,
+                                      block, quantized=quantized)
+            if linear.bias:
+                tensors.append(ParamTensor(linear.out_features, w * linear.out_features,
+                                           trains, block))
+    per_norm = arch.hidden_size
+    for _ in range(arch.norms_per_block * (int(arch.norm_weight) + int(arch.norm_bias))):
+        tensors.append(ParamTensor(per_norm, w * per_norm, trains, block))
+    if arch.params_qk_norm:
+        tensors.append(ParamTensor(arch.params_qk_norm, w * arch.params_qk_norm, trains, block))
+    if setup.method.uses_lora:
+        rank = setup.lora_rank or DEFAULT_LORA_RANK
+        targets = (setup.lora_targets or DEFAULT_LORA_TARGETS) - {LoraTarget.HEAD}
+        for matrix in lora_breakdown(arch, rank, targets):
+            copies = max(matrix.copies // arch.n_layers, 1)
+            for _ in range(copies):
+                tensors += [ParamTensor(rank * matrix.in_features,
+                                        w * rank * matrix.in_features, True, block),
+                            ParamTensor(matrix.out_features * rank,
+                                        w * matrix.out_features * rank, True, block)]
+    return tensors
+
+
+def _linear_weight(setup: TrainingSetup, elements: int, trains: bool, block: int | None, *,
+                   quantized: bool) -> list[ParamTensor]:
+    """A linear weight, or the pieces bitsandbytes stores for a quantized one (packed codes,
+    absmax, and with double quantization its own absmax; `functional.quantize_4bit`)."""
+    if not quantized:
+        return [ParamTensor(elements, weight_itemsize(setup.precision) * elements, trains,
+                            block)]
+    if setup.quant is Quant.INT8:
+        return [ParamTensor(elements, elements, False, block)]
+    blocks = ceil_div(elements, BNB_BLOCKSIZE)
+    pieces = [ParamTensor(elements, (elements + 1) // 2, False, block)]
+    if setup.quant in (Quant.NF4_DQ, Quant.FP4_DQ):
+        pieces += [ParamTensor(blocks, blocks, False, block),
+                   ParamTensor(ceil_div(blocks, BNB_DQ_BLOCKSIZE),
+                               FP32 * ceil_div(blocks, BNB_DQ_BLOCKSIZE), False, block),
+                   ParamTensor(1, FP32, False, block)]  # the nested quantization's offset
+    else:
+        pieces.append(ParamTensor(blocks, FP32 * blocks, False, block))
+    return pieces
+
+
+def _state_tensors(tensor: ParamTensor, setup: TrainingSetup) -> list[int]:
+    """The optimizer's device tensors for one trainable parameter, in bytes (paged states live
+    outside the allocator: bitsandbytes `get_state_buffer` pages tensors of 1e5 values or more)."""
+    n, s = tensor.elements, optimizer_state_itemsize(setup.precision)
+    kind = setup.optimizer
+    paged = kind in (Optimizer.PAGED_ADAMW, Optimizer.PAGED_ADAMW_8BIT) \
+        and n >= BNB_PAGED_MIN_ELEMENTS
+    eight_bit = kind in (Optimizer.ADAMW_8BIT, Optimizer.PAGED_ADAMW_8BIT)
+    if eight_bit and n >= BNB_MIN_8BIT_SIZE:
+        absmax = FP32 * ceil_div(n, 256)
+        return [absmax, absmax] if paged else [n, n, absmax, absmax]
+    per_state = {Optimizer.ADAMW: (s, 2), Optimizer.PAGED_ADAMW: (FP32, 2),
+                 Optimizer.ADAMW_8BIT: (FP32, 2), Optimizer.PAGED_ADAMW_8BIT: (FP32, 2),
+                 Optimizer.SGD_MOMENTUM: (s, 1),
+                 # factored moments are smaller: a parameter-sized upper bound
+                 Optimizer.ADAFACTOR: (s, 1)}
+    itemsize, count = per_state.get(kind, (0, 0))
+    return [] if paged else [itemsize * n] * count
+
+
+GATHER_STREAM = 1
+"""FSDP gathers parameters on a stream of its own (FSDP1 `_unshard_stream`,
+torch/distributed/fsdp/_runtime_utils.py `_init_streams`; FSDP2 `all_gather_stream`,
+_fully_shard/_fsdp_param_group.py `FSDPCommContext`): the caching allocator keeps its blocks
+apart from the default stream's."""
+REDUCE_STREAM = 2
+"""FSDP reduce-scatters gradients on a third stream (`_post_backward_stream`,
+`reduce_scatter_stream`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sharding:
+    """How one GPU of a data-parallel run holds and moves the model states (built by
+    `vramplan.distributed.per_gpu` from the sharding model). Divisors: 1 keeps a tensor whole,
+    N splits it over N GPUs, 0 puts it in host memory."""
+
+    weights: int = 1
+    gradients: int = 1
+    states: int = 1
+    """Optimizer states and fp32 masters."""
+    flat_units: bool = False
+    """FSDP1: the shards of a unit's parameters are one flat tensor."""
+    loaded_whole: bool = False
+    """The whole model is on the GPU before it is sharded (a quantized base: bitsandbytes
+    quantizes on the GPU as transformers loads it), then sharded unit by unit."""
+    gather_bytes: int = 0
+    """A block's gathered parameters, allocated on `GATHER_STREAM` for its forward and its
+    backward, freed after (the next block's gather is issued first: one unit prefetched)."""
+    keep_gathered: bool = False
+    """Gathered blocks stay from forward to backward (SHARD_GRAD_OP, ZeRO-1/2: no gather)."""
+    root_gathered_bytes: int = 0
+    """The root unit (embeddings, head), gathered from forward to the end of backward."""
+    unit_grad_bytes: int = 0
+    """A block's unsharded gradient while it is formed and reduce-scattered (its shard,
+    `unit_grad_bytes / gradients`, is made on `REDUCE_STREAM` and kept)."""
+    persistent_bytes: tuple[int, ...] = ()
+    """Buffers allocated once and kept (DDP's gradient buckets, ZeRO-3's bucket)."""
+
+
+WHOLE = Sharding()
+
+
+class _Program:
+    """Allocations and frees with ids, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self._next = 0
+
+    def alloc(self, n_bytes: int, stream: int = 0) -> int:
+        self._next += 1
+        if n_bytes > 0:
+            self.events.append(alloc(self._next, n_bytes, stream))
+        return self._next
+
+    def free(self, tensor: int) -> None:
+        self.events.append(free(tensor))
+
+    def free_all(self, tensors: list[int]) -> None:
+        for tensor in tensors:
+            self.free(tensor)
+        tensors.clear()
+
+
+@dataclass(slots=True)
+class _Model:
+    """What persists across steps: parameter tensors, gradients, masters and states by id."""
+
+    params: tuple[ParamTensor, ...]
+    sharding: Sharding
+    grads: dict[int, tuple[int, int]]
+    """Gradient id and bytes, by parameter index (or -1 - block for a unit's shard)."""
+    states: list[int]
+    masters: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class StepShape:
+    """What the step program needs from the analytic model besides the setup."""
+
+    spec: BlockSpec
+    """How a trained block behaves (`vramplan.training.estimate.block_spec`)."""
+    loss_rows: int
+    """Rows of logits computed at once (all tokens, or a chunk)."""
+
+
+def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
+                 sharding: Sharding = WHOLE, steps: int = 2) -> list[Event]:
+    """The model's load, then `steps` training steps (peaks reset before the last), as a
+    program of allocations and frees, on one GPU of a run sharded as `sharding` says."""
+    program = _Program()
+    params = _by_lifetime(parameter_tensors(arch, setup))
+    _load(program, params, sharding)
+    model = _Model(params, sharding, grads={}, states=[], masters=[])
+    if setup.precision is Precision.MIXED and sharding.states:
+        model.masters = [program.alloc(ceil_div(FP32 * t.elements, sharding.states))
+                         for t in params if t.trainable]
+    for n_bytes in sharding.persistent_bytes:
+        program.alloc(n_bytes)
+    micro_batches = 2 if setup.gradient_accumulation else 1
+    for step in range(steps):
+        if step == steps - 1:
+            if setup.empty_cache_between_steps:
+                program.events.append(mark(EMPTY_CACHE))
+            program.events.append(mark(RESET_PEAKS))
+        for _ in range(micro_batches):
+            _micro_batch(program, arch, setup, shape, model)
+        _optimizer_step(program, setup, model)
+    return program.events
+
+
+def _by_lifetime(params: tuple[ParamTensor, ...]) -> tuple[ParamTensor, ...]:
+    """One tensor per block for its trainable parameters and one for its frozen ones (their
+    gradients, masters and states are made and freed together); the embeddings, final norm
+    and head stay apart. Fewer, larger requests: the program stays short enough for the
+    planner's searches, and the blocks' tensors share their lifetimes anyway."""
+    merged: dict[tuple[int | None, bool], list[ParamTensor]] = {}
+    for tensor in params:
+        merged.setdefault((tensor.block, tensor.trainable), []).append(tensor)
+    grouped: list[ParamTensor] = []
+    for (block, trainable), tensors in merged.items():
+        if block is None:
+            grouped += tensors
+        else:
+            grouped.append(ParamTensor(sum(t.elements for t in tensors),
+                                       sum(t.n_bytes for t in tensors), trainable, block))
+    return tuple(grouped)
+
+
+def _load(program: _Program, params: tuple[ParamTensor, ...], sharding: Sharding) -> None:
+    """The parameters this GPU holds: each tensor, its shard, or one flat shard per unit.
+
+    FSDP1 builds each unit's shard on the GPU from the whole unit: its parameters are moved
+    there (`_move_module_to_device`, or materialized and synchronized from rank 0), flattened
+    into one tensor (torch/distributed/fsdp/_flat_param.py `flatten_tensors`: `torch.cat`),
+    and the rank's chunk is cloned as its shard (`_get_shard`); the whole unit and its flat copy
+    are then freed, and stay cached."""
+    if not sharding.weights and not sharding.loaded_whole:
+        return
+    if not sharding.flat_units:
+        for tensor in params:
+            program.alloc(ceil_div(tensor.n_bytes, sharding.weights))
+        return
+    units: dict[int | None, list[int]] = {}
+    for tensor in params:
+        units.setdefault(tensor.block, []).append(tensor.n_bytes)
+    loaded = {block: [program.alloc(n) for n in sizes] for block, sizes in units.items()} \
+        if sharding.loaded_whole else {}
+    for block, sizes in units.items():
+        whole = loaded.get(block) or [program.alloc(n) for n in sizes]
+        flat = program.alloc(sum(sizes))
+        if sharding.weights:  # offloaded shards go to the host
+            program.alloc(ceil_div(sum(sizes), sharding.weights))
+        program.free_all(whole)
+        program.free(flat)
+
+
+def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, shape: StepShape,
+                 model: _Model) -> None:
+    tokens = setup.batch * setup.seq_len
+    batch = [program.alloc(TOKEN_ID_BYTES * tokens), program.alloc(TOKEN_ID_BYTES * tokens)]
+    root = program.alloc(model.sharding.root_gathered_bytes, GATHER_STREAM)
+    sizes = _Sizes.of(arch, setup, shape)
+    program.events.append(mark("forward"))
+    hidden, kept, gathered = _forward(program, arch, sizes, model.sharding)
+    program.events.append(mark("loss"))
+    grad_hidden = _loss(program, arch, rows=shape.loss_rows, tokens=tokens,
+                        hidden=hidden, compute=compute_itemsize(setup.precision))
+    program.events.append(mark("backward"))
+    trainable_by_block = _trainable_by_block(model.params)
+    _make_grads(program, model, trainable_by_block.pop(None, []))
+    for block in reversed(range(arch.n_layers)):
+        grad_hidden = _backward_block(program, model, sizes, block, kept=kept[block],
+                                      gathered=gathered,
+                                      trainable=trainable_by_block.get(block, []),
+                                      grad_hidden=grad_hidden)
+    program.free_all(gathered)
+    program.free(root)
+    program.free(grad_hidden)
+    program.free_all(batch)
+
+
+@dataclass(frozen=True, slots=True)
+class _Sizes:
+    """The bytes of a micro-batch's per-block tensors."""
+
+    residual: int
+    """The residual stream (a block's input and output)."""
+    working: int
+    """The MLP's intermediate-wide working tensor."""
+    saved: int
+    """What one block saves for backward (freed together by its backward)."""
+    transient: int
+    """One block's backward working tensors."""
+    checkpointed: bool
+
+    @staticmethod
+    def of(arch: Architecture, setup: TrainingSetup, shape: StepShape) -> _Sizes:
+        tokens = setup.batch * setup.seq_len
+        width = arch.expert_intermediate_size * (arch.experts_per_token + arch.n_shared_experts
+                                                 if arch.is_moe else 1)
+        saved = kept_for_backward(arch, shape.spec, block_saved(arch, shape.spec, setup.seq_len),
+                                  setup.checkpointing)
+        return _Sizes(residual=shape.spec.residual_bytes * arch.hidden_size * tokens,
+                      working=shape.spec.compute_bytes * width * tokens,
+                      saved=sum(item.bytes_per_token for item in saved) * tokens,
+                      transient=block_backward_transient(arch, shape.spec) * tokens,
+                      checkpointed=setup.checkpointing is Checkpointing.FULL)
+
+
+def _forward(program: _Program, arch: Architecture, sizes: _Sizes,
+             sharding: Sharding) -> tuple[int, list[list[int]], list[int]]:
+    """Every block's forward: its gathered parameters (under FSDP), what it saves, its working
+    tensors, its output. Returns the last hidden state, what each block keeps for backward and
+    the gathered units still held."""
+    hidden = program.alloc(sizes.residual)
+    kept: list[list[int]] = []
+    gathered: list[int] = []
+    for _ in range(arch.n_layers):
+        gathered.append(program.alloc(sharding.gather_bytes, GATHER_STREAM))
+        if len(gathered) > 2 and not sharding.keep_gathered:
+            program.free(gathered.pop(0))
+        if sizes.checkpointed:
+            kept.append([hidden])  # torch.utils.checkpoint keeps the block's input
+            working = [program.alloc(sizes.saved)]
+        else:
+            kept.append([program.alloc(sizes.saved)])
+            working = []
+        working += [program.alloc(sizes.working), program.alloc(sizes.residual)]
+        program.free_all(working)
+        out = program.alloc(sizes.residual)
+        if not sizes.checkpointed:
+            program.free(hidden)
+        hidden = out
+    if not sharding.keep_gathered:
+        program.free_all(gathered)
+    return hidden, kept, gathered
+
+
+def _backward_block(program: _Program, model: _Model, sizes: _Sizes, block: int, *,
+                    kept: list[int], gathered: list[int], trainable: list[int],
+                    grad_hidden: int) -> int:
+    """One block's backward (gathered again under FSDP, recomputed under checkpointing); returns
+    the gradient of its input."""
+    sharding = model.sharding
+    if not sharding.keep_gathered:
+        gathered.append(program.alloc(sharding.gather_bytes, GATHER_STREAM))
+    recomputed = [program.alloc(sizes.saved)] if sizes.checkpointed else []
+    unit_grad = program.alloc(sharding.unit_grad_bytes)
+    _block_backward(program, model, trainable, recomputed + kept, sizes.transient)
+    if sharding.unit_grad_bytes:
+        _reduce_unit(program, model, block)
+    program.free(unit_grad)
+    if len(gathered) > 1 or sharding.keep_gathered:
+        program.free(gathered.pop(0))
+    grad_in = program.alloc(sizes.residual)
+    program.free(grad_hidden)
+    return grad_in
+
+
+def _reduce_unit(program: _Program, model: _Model, block: int) -> None:
+    """A block's reduce-scatter: its gradient shard, made on the reduce stream, kept until the
+    optimizer step (and added to in place by later micro-batches)."""
+    key = -1 - block
+    shard = ceil_div(model.sharding.unit_grad_bytes, max(model.sharding.gradients, 1))
+    if key in model.grads:
+        program.free(program.alloc(shard, REDUCE_STREAM))
+    else:
+        model.grads[key] = (program.alloc(shard, REDUCE_STREAM), shard)
+
+
+def _loss(program: _Program, arch: Architecture, *, rows: int, tokens: int, hidden: int,
+          compute: int) -> int:
+    """The head, the logits and the cross-entropy, forward then the start of backward, as
+    transformers' `ForCausalLMLoss` runs them (16-bit logits, their fp32 copy, the saved fp32
+    log-softmax; backward: the fp32 gradients of the log-softmax and of the logits, then their
+    16-bit cast); a chunked loss holds one chunk at a time. Returns the gradient of the last
+    hidden state."""
+    vocab = arch.vocab_size
+    saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
+    chunk_grads: list[int] = []
+    for chunk_rows in _chunks(tokens, rows):
+        logits = program.alloc(compute * vocab * chunk_rows)
+        upcast = program.alloc(FP32 * vocab * chunk_rows) if compute != FP32 else logits
+        log_probs = program.alloc(FP32 * vocab * chunk_rows)
+        if upcast != logits:
+            program.free(upcast)
+        program.free(logits)
+        chunk_grads.append(log_probs)
+    program.free(hidden)
+    grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
+    for log_probs in chunk_grads:
+        rows_grad = program.alloc(FP32 * vocab * rows)
+        logits_grad = program.alloc(FP32 * vocab * rows)
+        program.free(rows_grad)
+        program.free(log_probs)
+        cast = program.alloc(compute * vocab * rows) if compute != FP32 else logits_grad
+        if cast != logits_grad:
+            program.free(logits_grad)
+        program.free(cast)
+    program.free(saved_hidden)
+    return grad_hidden
+
+
+def _chunks(total: int, size: int) -> Iterator[int]:
+    done = 0
+    while done < total:
+        yield min(size, total - done)
+        done += size
+
+
+def _block_backward(program: _Program, model: _Model, trainable: list[int], saved: list[int],
+                    transient: int) -> None:
+    """One block's backward: autograd runs its nodes in reverse (the MLP first), each frees
+    what it saved once it has run and produces its weight's gradient; the MLP's working
+    tensors exist while the MLP's nodes run."""
+    temporary = program.alloc(transient)
+    grads, frees = list(reversed(trainable)), list(reversed(saved))
+    for index in range(max(len(grads), len(frees))):
+        if index < len(grads):
+            _make_grads(program, model, [grads[index]])
+        if index < len(frees):
+            program.free(frees[index])
+        if index == len(frees) // 2:
+            program.free(temporary)
+    if not frees:
+        program.free(temporary)
+    saved.clear()
+
+
+def _trainable_by_block(params: tuple[ParamTensor, ...]) -> dict[int | None, list[int]]:
+    grouped: dict[int | None, list[int]] = {}
+    for index, tensor in enumerate(params):
+        if tensor.trainable:
+            grouped.setdefault(tensor.block, []).append(index)
+    return grouped
+
+
+def _make_grads(program: _Program, model: _Model, indices: list[int]) -> None:
+    """AccumulateGrad: a new gradient becomes `.grad`; an existing one is added to in place
+    (the new gradient is a temporary). Under FSDP a block's gradients are its unit's
+    (`_reduce_unit`); elsewhere a sharded gradient is this GPU's partition."""
+    if model.sharding.unit_grad_bytes and any(model.params[i].block is not None
+                                              for i in indices):
+        return
+    divisor = model.sharding.gradients
+    if not divisor:
+        return
+    for index in reversed(indices):
+        n_bytes = ceil_div(model.params[index].n_bytes, divisor)
+        if index in model.grads:
+            program.free(program.alloc(n_bytes))
+        else:
+            model.grads[index] = (program.alloc(n_bytes), n_bytes)
+
+
+def _optimizer_step(program: _Program, setup: TrainingSetup, model: _Model) -> None:
+    program.events.append(mark("optimizer_step"))
+    trainable = [t for t in model.params if t.trainable]
+    divisor = model.sharding.states
+    if setup.precision is Precision.MIXED and divisor:
+        # each 16-bit gradient becomes an fp32 gradient of its master and is freed
+        fp32_grads: dict[int, tuple[int, int]] = {}
+        for key, (grad, n_bytes) in model.grads.items():
+            fp32_grads[key] = (program.alloc(2 * n_bytes), 2 * n_bytes)
+            program.free(grad)
+        model.grads = fp32_grads
+    if not model.states and divisor:
+        for tensor in trainable:
+            model.states += [program.alloc(ceil_div(n, divisor))
+                             for n in _state_tensors(tensor, setup)]
+    if divisor:
+        _step_temporaries(program, setup, trainable, divisor)
+    program.events.append(mark("zero_grad"))
+    for grad, _ in model.grads.values():
+        program.free(grad)
+    model.grads = {}
+
+
+def _step_temporaries(program: _Program, setup: TrainingSetup,
+                      trainable: list[ParamTensor], divisor: int) -> None:
+    """torch AdamW `foreach`: `_foreach_sqrt(exp_avg_sqs)` makes one state-sized tensor per
+    parameter at once; `for-loop`: one at a time; `fused` and bitsandbytes: none."""
+    if setup.optimizer not in (Optimizer.ADAMW, Optimizer.ADAFACTOR):
+        return
+    impl = setup.optimizer_impl or framework_defaults(setup.framework).optimizer_impl
+    s = optimizer_state_itemsize(setup.precision)
+    sizes = [ceil_div(s * t.elements, divisor) for t in trainable]
+    if impl is OptimizerImpl.FOREACH and setup.optimizer is Optimizer.ADAMW:
+        temporaries = [program.alloc(n) for n in sizes]
+        program.free_all(temporaries)
+    elif impl is not OptimizerImpl.FUSED:
+        for n in sizes:
+            program.free(program.alloc(n))
+
+
+@dataclass(frozen=True, slots=True)
+class ReservedMemory:
+    """The caching allocator's view of a step's program."""
+
+    replay: ReplayResult
+
+    @property
+    def cache_bytes(self) -> int:
+        """What the allocator reserves beyond the allocated peak: block and segment rounding,
+        and cached blocks the peak's requests could not use."""
+        return max(self.replay.peak_reserved_bytes - self.replay.peak_allocated_bytes, 0)
+
+
+@lru_cache(maxsize=256)
+def reserved_memory(arch: Architecture, setup: TrainingSetup, shape: StepShape, *,
+                    sharding: Sharding = WHOLE,
+                    config: AllocatorConfig = PYTORCH_DEFAULTS) -> ReservedMemory:
+    """Replay `setup`'s step program (on one GPU of `sharding`) through the simulated caching
+    allocator."""
+    return ReservedMemory(replay(step_program(arch, setup, shape, sharding), config))

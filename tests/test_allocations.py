@@ -1,0 +1,105 @@
+"""The analytic step as a program of allocations (vramplan.training.allocations): its tensors add
+up to the analytic model's, and the reserved memory it gives agrees with the same step traced op
+by op (`vramplan trace` records every allocation and free) and replayed through the same
+simulated allocator."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from vramplan.allocator import EventKind, replay
+from vramplan.model.hf_config import parse_config
+from vramplan.model.lora_targets import parse_lora_targets
+from vramplan.presets.models import architecture_of, find_model
+from vramplan.training.allocations import StepShape, parameter_tensors, step_program
+from vramplan.training.estimate import block_spec, estimate_training, loss_rows
+from vramplan.training.setup import TrainingSetup
+from vramplan.vocab import Checkpointing, Framework, Method, Precision, Quant
+
+MID: dict[str, Any] = {"model_type": "llama", "hidden_size": 1024, "intermediate_size": 2816,
+                       "num_hidden_layers": 4, "num_attention_heads": 16,
+                       "num_key_value_heads": 4, "vocab_size": 32000,
+                       "max_position_embeddings": 4096, "tie_word_embeddings": False}
+"""A Llama whose tensors cross the allocator's 1 MiB and 10 MiB thresholds."""
+
+
+def _setup(method: str, precision: str = "bf16-true", checkpointing: str = "none",
+           batch: int = 2, seq_len: int = 512, **extra: Any) -> TrainingSetup:
+    lora = method in ("lora", "qlora")
+    return TrainingSetup(method=Method(method), precision=Precision(precision), batch=batch,
+                         seq_len=seq_len, framework=Framework.HF, gradient_accumulation=False,
+                         lora_rank=8 if lora else None,
+                         lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
+                         checkpointing=Checkpointing(checkpointing), **extra)
+
+
+@pytest.mark.parametrize("method", ["full", "lora", "freeze"])
+def test_the_parameter_tensors_add_up_to_the_model_states(method: str) -> None:
+    arch = architecture_of(find_model("llama-2-7b"))
+    setup = _setup(method)
+    estimate = estimate_training(arch, setup)
+    tensors = parameter_tensors(arch, setup)
+    assert sum(t.n_bytes for t in tensors) == estimate.states.weight_bytes
+    assert sum(t.elements for t in tensors if t.trainable) == estimate.states.trainable_params
+
+
+def test_quantized_pieces_add_up_to_the_frozen_storage() -> None:
+    arch = architecture_of(find_model("llama-2-7b"))
+    setup = _setup("qlora", quant=Quant.NF4_DQ)
+    estimate = estimate_training(arch, setup)
+    assert sum(t.n_bytes for t in parameter_tensors(arch, setup)) == \
+        estimate.states.weight_bytes
+
+
+@pytest.mark.parametrize(("method", "precision", "checkpointing"), [
+    ("full", "bf16-true", "none"), ("lora", "bf16-true", "none"), ("full", "mixed", "none"),
+    ("full", "bf16-true", "full"), ("lora", "bf16-true", "full")])
+def test_the_programs_allocated_peak_is_the_analytic_peak(method: str, precision: str,
+                                                          checkpointing: str) -> None:
+    arch = parse_config(MID)
+    setup = _setup(method, precision, checkpointing)
+    program = step_program(arch, setup, StepShape(block_spec(arch, setup), loss_rows(arch, setup)))
+    replayed = replay(program)
+    analytic = estimate_training(arch, setup).allocated_bytes
+    # the program rounds each tensor to its block (and keeps unsplit remainders)
+    assert replayed.peak_allocated_bytes == pytest.approx(analytic, rel=0.03)
+    assert replayed.peak_reserved_bytes >= replayed.peak_allocated_bytes
+    assert sum(1 for e in program if e.kind is EventKind.MARK and e.name == "reset_peaks") == 1
+
+
+TRACED = [("full", "bf16-true", "none", 2, 512), ("lora", "bf16-true", "none", 2, 512),
+          ("full", "mixed", "none", 2, 512), ("full", "bf16-true", "full", 2, 512),
+          ("lora", "bf16-true", "full", 4, 1024), ("full", "bf16-true", "none", 1, 2048)]
+RESERVED_TOLERANCE = 0.12
+"""The program writes a block as its saved tensors and a few working tensors, with the tensors
+of one lifetime merged, not op by op; the caching allocator's reuse depends on the order of
+every request, so each reserved peak agrees within 12 % and the mean deviation stays under
+6 %. (Reserved as allocated x 1.05, the constant this replaces, misses two of these six by 12
+to 24 %: the traced reserved peaks run from 9 % to 39 % above the allocated ones.)"""
+
+
+@pytest.mark.trace
+def test_reserved_agrees_with_the_traced_steps() -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from vramplan.trace import make_setup
+    from vramplan.trace.run import run_trace
+
+    deviations = []
+    for method, precision, checkpointing, batch, seq_len in TRACED:
+        lora = method == "lora"
+        traced = run_trace(make_setup(
+            "mid", MID, method=method, precision=precision, batch=batch, seq_len=seq_len,
+            checkpointing=checkpointing, lora_r=8 if lora else None,
+            lora_targets="q;v" if lora else None))
+        assert traced.allocator is not None
+        assert traced.allocator.reserved_peak_bytes > traced.peak_bytes
+        analytic = estimate_training(parse_config(MID), _setup(method, precision, checkpointing,
+                                                               batch, seq_len))
+        assert analytic.reserved_bytes == pytest.approx(traced.allocator.reserved_peak_bytes,
+                                                        rel=RESERVED_TOLERANCE)
+        deviations.append(abs(analytic.reserved_bytes / traced.allocator.reserved_peak_bytes
+                              - 1))
+    assert sum(deviations) / len(deviations) < RESERVED_TOLERANCE / 2

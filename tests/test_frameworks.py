@@ -1,0 +1,267 @@
+"""Each framework's defaults (vramplan.presets.frameworks) and how `vramplan validate` reads a row
+that leaves something to them: an unknown framework name, an empty `quant` on a QLoRA row, an empty
+`seq_len` on a training row."""
+
+from __future__ import annotations
+
+import dataclasses
+from importlib.resources import files
+
+import pytest
+
+from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
+from vramplan.distributed.sharding import Parallelism
+from vramplan.i18n import Lang, translate
+from vramplan.parts import PartKind
+from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
+from vramplan.presets.frameworks import (
+    DEFAULTS,
+    default_gradient_accumulation,
+    framework_defaults,
+    read_framework,
+)
+from vramplan.presets.gpus import Gpu
+from vramplan.presets.models import architecture_of, find_model
+from vramplan.training.activations import (
+    block_saved,
+    kept_for_backward,
+    per_op_selective_saved,
+    total_per_token,
+)
+from vramplan.training.estimate import Phase, block_spec, estimate_training
+from vramplan.training.setup import TrainingSetup
+from vramplan.validate import (
+    Outcome,
+    Reading,
+    compiled,
+    metric_on_card,
+    read_cases,
+    score_cases,
+    training_setup_of,
+)
+from vramplan.vocab import (
+    Checkpointing,
+    Framework,
+    FsdpVersion,
+    Loss,
+    Method,
+    Metric,
+    Offload,
+    OptimizerImpl,
+    Precision,
+    Quant,
+    Scheme,
+)
+
+HEADER = files("vramplan").joinpath("data/cases.csv").read_text(encoding="utf-8").splitlines()[0]
+ROW = ("t1,src,llama-2-7b,lora,bf16-true,adamw,,none,8,q;v,1,1304,,none,sdpa,,1,a100-40gb,none,"
+       "none,litgpt,allocated,21.30,GB,")
+
+
+def _read(row: str) -> tuple[object, ...]:
+    return read_cases("\n".join((HEADER, row)))
+
+
+def test_every_framework_has_its_defaults_with_a_source() -> None:
+    assert set(DEFAULTS) == set(Framework)
+    for framework, defaults in DEFAULTS.items():
+        assert defaults.framework is framework
+        assert defaults.source
+
+
+def test_an_unknown_framework_is_read_as_generic_and_said() -> None:
+    reading = read_framework(" Unsloth ")
+    assert (reading.framework, reading.unknown_name) == (Framework.GENERIC, "Unsloth")
+    assert read_framework("torchtitan").unknown_name is None
+    (case,) = read_cases("\n".join((HEADER, ROW.replace(",litgpt,", ",unsloth,"))))
+    assert case.framework is Framework.GENERIC
+    assert case.readings == (Reading.UNKNOWN_FRAMEWORK,)
+    (score,) = score_cases((case,)).scores
+    assert score.outcome is Outcome.SCORED
+
+
+@pytest.mark.parametrize(("framework", "quant"), [
+    ("hf", Quant.FP4),  # BitsAndBytesConfig: bnb_4bit_quant_type='fp4', no double quant
+    ("axolotl", Quant.NF4_DQ),  # axolotl's loader: nf4, bnb_4bit_use_double_quant True
+    ("llamafactory", Quant.NF4_DQ),  # QuantizationArguments: nf4, double_quantization True
+    ("torchtune", Quant.NF4_DQ),  # torchao NF4Tensor: int8 scalers, one scale per 256
+])
+def test_an_empty_quant_on_a_qlora_row_is_the_frameworks_storage(framework: str,
+                                                                 quant: Quant) -> None:
+    row = ROW.replace(",lora,bf16-true,adamw,,none,", ",qlora,bf16-true,adamw,,,")
+    (case,) = read_cases("\n".join((HEADER, row.replace(",litgpt,", f",{framework},"))))
+    assert case.quant is quant
+    assert Reading.QUANT_DEFAULT in case.readings
+
+
+def test_an_empty_seq_len_is_a_lower_bound_at_one_token() -> None:
+    row = ROW.replace(",1,1304,,", ",1,,,")
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert case.seq_len is None and Reading.SEQ_LEN_UNKNOWN in case.readings
+    (short,) = score_cases((case,)).scores
+    (long,) = score_cases(read_cases("\n".join((HEADER, ROW)))).scores
+    assert short.estimate_bytes is not None and long.estimate_bytes is not None
+    assert short.estimate_bytes < long.estimate_bytes
+    assert training_setup_of(case).seq_len == 1
+
+
+def test_accumulation_defaults_follow_the_recipes() -> None:
+    # litgpt's recipes always accumulate; the transformers Trainer's default is 1 micro-batch
+    assert default_gradient_accumulation(Framework.LITGPT, Method.FULL)
+    assert not default_gradient_accumulation(Framework.HF, Method.FULL)
+    assert not default_gradient_accumulation(Framework.TORCHTUNE, Method.FULL)
+    (case,) = read_cases("\n".join((HEADER, ROW.replace(",litgpt,", ",hf,"))))
+    assert not training_setup_of(case).gradient_accumulation
+
+
+def test_torchtune_steps_adamw_fused_by_default() -> None:
+    assert framework_defaults(Framework.TORCHTUNE).optimizer_impl is OptimizerImpl.FUSED
+    assert framework_defaults(Framework.HF).optimizer_impl is OptimizerImpl.FOREACH
+
+
+@pytest.mark.parametrize("reading", list(Reading))
+def test_every_reading_is_said_in_both_languages(reading: Reading) -> None:
+    for lang in Lang:
+        assert translate(f"reading.{reading.value}", lang)
+
+
+# --- what the case notes say ------------------------------------------------------------------
+
+@pytest.mark.parametrize(("notes", "expected"), [
+    ("packed 4096, compile, chunked CE", True),
+    ("+ packed, + torch.compile", True),
+    ("compile off; Llama 3.2 3B", False),
+    ("no compile", False),
+    ("compile=False", False),
+    ("eager (no thunder) row", False),
+])
+def test_notes_that_say_torch_compile(notes: str, expected: bool) -> None:
+    (case,) = _read(ROW + f'"{notes}"')
+    assert compiled(case) is expected  # type: ignore[arg-type]
+    assert training_setup_of(case).compiled is expected  # type: ignore[arg-type]
+
+
+def test_notes_on_accumulation_and_empty_cache() -> None:
+    no = ROW.replace(",litgpt,", ",litgpt,") + '"global batch 32 (no grad accumulation)"'
+    (case,) = _read(no)
+    assert not training_setup_of(case).gradient_accumulation  # type: ignore[arg-type]
+    yes = ROW.replace(",litgpt,", ",hf,") + '"global batch 128 via gradient accumulation"'
+    (case,) = _read(yes)
+    assert training_setup_of(case).gradient_accumulation  # type: ignore[arg-type]
+    cache = ROW + '"memory_reserved sampled after each step (empty_cache every 10 steps)"'
+    (case,) = _read(cache)
+    assert training_setup_of(case).empty_cache_between_steps  # type: ignore[arg-type]
+
+
+def test_reserved_never_exceeds_the_card_when_the_tensors_fit() -> None:
+    """The allocator frees its cache and retries before it fails (release_cached_blocks)."""
+    arch = architecture_of(find_model("llama-2-7b"))
+    estimate = estimate_training(arch, TrainingSetup(batch=2, seq_len=2048,
+                                                     precision=Precision.MIXED))
+    assert estimate.reserved_bytes - estimate.allocated_bytes > 2**30  # a cache worth clamping
+    gib = -(-(estimate.allocated_bytes + CUDA_CONTEXT_BYTES) // 2**30)
+    card = Gpu(f"test-{gib}gb", "test", "", gib, source="test")
+    room = card.capacity_bytes - CUDA_CONTEXT_BYTES
+    assert estimate.allocated_bytes <= room < estimate.reserved_bytes
+    assert metric_on_card(estimate, Metric.RESERVED, card) == room
+    assert metric_on_card(estimate, Metric.DEVICE, card) == card.capacity_bytes
+    assert metric_on_card(estimate, Metric.ALLOCATED, card) == estimate.allocated_bytes
+    roomy = Gpu("test-200gb", "test", "", 200, source="test")
+    assert metric_on_card(estimate, Metric.RESERVED, roomy) == estimate.reserved_bytes
+
+
+# --- the frameworks' mechanisms ------------------------------------------------------------------
+
+LLAMA31 = architecture_of(find_model("llama-3.1-8b"))
+
+
+def test_torchtitan_per_op_selective_checkpointing_keeps_every_other_matmul() -> None:
+    """q, v, w1 and w2 outputs (mms 1, 3, 5, 7), SDPA's output and log-sum-exp, the block input
+    (torchtitan parallelize_llama.py @9dec370, `_get_custom_policy`)."""
+    spec = block_spec(LLAMA31, TrainingSetup(framework=Framework.TORCHTITAN,
+                                             precision=Precision.MIXED,
+                                             checkpointing=Checkpointing.SELECTIVE))
+    kept = per_op_selective_saved(LLAMA31, spec)
+    h, q, kv, f, heads = 4096, 4096, 1024, 14336, 32
+    assert total_per_token(kept) == 2 * h + 2 * q + 2 * kv + 2 * q + 4 * heads + 2 * f + 2 * h
+    everything = block_saved(LLAMA31, spec, 8192)
+    assert kept_for_backward(LLAMA31, spec, everything, Checkpointing.SELECTIVE) == kept
+    megatron = dataclasses.replace(spec, framework=Framework.MEGATRON)
+    assert kept_for_backward(LLAMA31, megatron, everything, Checkpointing.SELECTIVE) != kept
+
+
+@pytest.mark.parametrize(("chunked", "is_compiled", "saved_tv", "backward_tv"), [
+    (False, False, 4, 12),   # fp32 log-softmax saved; nll and log-softmax gradients
+    (False, True, 4, 8),     # the fp32 logits saved; one gradient
+    (True, False, 4, 4.0 + 2 * 0.5 + 0.25),   # 8 chunks: log-softmaxes, one chunk's grads
+    (True, True, 2, 2.0 + 0.5 + 0.25),        # the 16-bit chunks kept by the compiled CE
+])
+def test_torchtune_cross_entropy(chunked: bool, is_compiled: bool, saved_tv: int,
+                                 backward_tv: float) -> None:
+    tokens, vocab = 2 * 4096, LLAMA31.vocab_size
+    setup = TrainingSetup(framework=Framework.TORCHTUNE, batch=2, seq_len=4096,
+                          loss=Loss.CHUNKED if chunked else Loss.STANDARD, compiled=is_compiled)
+    loss = estimate_training(LLAMA31, setup).loss
+    tv = tokens * vocab
+    assert loss.backward_peak_bytes == pytest.approx(backward_tv * tv, rel=1e-6)
+    kept = loss.backward_peak_bytes - (loss.backward_peak_bytes - saved_tv * tv)
+    assert kept == saved_tv * tv
+
+
+def test_optimizer_in_backward_never_holds_every_gradient() -> None:
+    base = TrainingSetup(framework=Framework.TORCHTUNE, precision=Precision.BF16_TRUE,
+                         batch=1, seq_len=1024, gradient_accumulation=False)
+    usual = estimate_training(LLAMA31, base)
+    fused = estimate_training(LLAMA31, dataclasses.replace(
+        base, optimizer_impl=OptimizerImpl.IN_BACKWARD))
+    end = {p.phase: p for p in fused.phases}[Phase.BACKWARD_END]
+    grads = sum(p.memory_bytes for p in end.parts if p.kind is PartKind.GRADIENTS)
+    assert grads == 2 * LLAMA31.vocab_size * LLAMA31.hidden_size  # the largest: embedding
+    assert fused.allocated_bytes < usual.allocated_bytes
+
+
+def test_peft_wrap_policy_gives_frozen_blocks_no_gradient() -> None:
+    """FSDP1 with peft's fsdp_auto_wrap_policy: the blocks' flat parameters hold frozen
+    weights only; litgpt's blocks mix them with the adapters and get a gradient for all."""
+    setup = TrainingSetup(method=Method.LORA, lora_rank=8, batch=1, seq_len=512,
+                          framework=Framework.HF, gradient_accumulation=True)
+    arch = architecture_of(find_model("llama-2-7b"))
+    apart = estimate_per_gpu(arch, setup, Parallelism(
+        scheme=Scheme.FSDP, gpus=2, fsdp_version=FsdpVersion.FSDP1,
+        accumulate_without_sync=True, adapters_wrapped_apart=True))
+    mixed = estimate_per_gpu(arch, setup, Parallelism(
+        scheme=Scheme.FSDP, gpus=2, fsdp_version=FsdpVersion.FSDP1,
+        accumulate_without_sync=True))
+    trainable = estimate_training(arch, setup).states.gradient_bytes
+    assert apart.sharded.gradients_bytes == trainable  # unsharded under no_sync: adapters only
+    assert mixed.sharded.gradients_bytes > 100 * trainable
+    assert default_parallelism(setup, Scheme.FSDP, 2).adapters_wrapped_apart
+
+
+def test_fsdp2_wrapping_the_embedding_apart_keeps_only_the_head_gathered() -> None:
+    setup = TrainingSetup(framework=Framework.TORCHTITAN, precision=Precision.MIXED,
+                          batch=1, seq_len=8192)
+    plan = default_parallelism(setup, Scheme.FSDP, 8)
+    assert plan.embedding_apart and plan.fsdp_version is FsdpVersion.FSDP2
+    apart = estimate_per_gpu(LLAMA31, setup, plan).sharded
+    root = estimate_per_gpu(LLAMA31, setup, dataclasses.replace(plan, embedding_apart=False))
+    embedding = 2 * LLAMA31.vocab_size * LLAMA31.hidden_size
+    assert root.sharded.loss_buffers_bytes - apart.loss_buffers_bytes == embedding  # type: ignore[operator]
+
+
+def test_a_quantized_base_is_loaded_whole_before_fsdp_shards_it() -> None:
+    """bitsandbytes quantizes on the GPU as transformers loads the model, so each GPU holds the
+    whole quantized model before FSDP shards it, and the allocator keeps those blocks cached
+    (Answer.AI: 3.72 GiB reserved after wrapping Llama-2-7B QLoRA on 2 GPUs)."""
+    arch = architecture_of(find_model("llama-2-7b"))
+    qlora = TrainingSetup(method=Method.QLORA, quant=Quant.NF4_DQ, lora_rank=64,
+                          batch=1, seq_len=512, checkpointing=Checkpointing.FULL,
+                          framework=Framework.HF, gradient_accumulation=False)
+    plan = default_parallelism(qlora, Scheme.FSDP, 2)
+    estimate = estimate_per_gpu(arch, qlora, plan)
+    whole = estimate.single.states.frozen_weight_bytes
+    assert estimate.reserved_bytes >= whole
+    assert estimate.allocated_bytes < whole  # the shards, the adapters and the step
+    offloaded = estimate_per_gpu(arch, qlora, dataclasses.replace(
+        plan, offload=Offload.PARAMS_OPTIMIZER))
+    assert offloaded.reserved_bytes < whole  # an offloading loader keeps them off the GPU

@@ -2,8 +2,8 @@
 the largest batch and sequence, the fewest GPUs per scheme, the ranked changes).
 
 Goal (issue 13): at most 10 ms of CPU on one core for llama-2-70b on an H100 80GB, the planner's
-memo emptied before each report (a fresh report, not one answered from an earlier request's
-estimates). CPU time (`time.process_time`) rather than wall time, so that other processes on a
+memos (its estimates, the replays of the caching allocator) emptied before each report: a fresh
+report, not one answered from an earlier request's estimates. CPU time (`time.process_time`) rather than wall time, so that other processes on a
 shared machine slow the figure less.
 
 Run: `.venv/bin/python benchmarks/planner.py [--runs 30] [--model llama-2-70b] [--gpu h100-80gb]`.
@@ -19,6 +19,7 @@ import sys
 import time
 
 from vramplan.planner import setup as planner_setup
+from vramplan.training import allocations
 from vramplan.planner.report import FitReport, fit_report
 from vramplan.requests.reading import read
 from vramplan.requests.training import fit_request
@@ -29,6 +30,7 @@ GOAL_MS = 10.0
 
 def one_report(model: str, gpu: str) -> FitReport:
     planner_setup.peak_bytes.cache_clear()
+    allocations.reserved_memory.cache_clear()
     request = fit_request(read(FIT, {"model": model, "gpu": gpu}, text=False))
     return fit_report(request.setup, request.gpu, request.usable_share)
 

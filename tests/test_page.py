@@ -67,7 +67,7 @@ def test_french_page_has_every_seed_section(client: TestClient) -> None:
                    "SGD avec moment (≈ 8 octets/param)", "Valeur personnalisée"):
         assert f">{preset}</option>" in html, preset
     assert shown.count("?") >= 3  # the FAQ's three questions
-    assert "Vérifiez toujours sur une vraie étape d'entraînement" in shown
+    assert "Vérifiez sur une véritable étape d'entraînement avant de dimensionner" in shown
 
 
 def test_initial_values_are_the_seeds(client: TestClient) -> None:
@@ -188,7 +188,7 @@ def test_worked_example_is_computed_not_typed(client: TestClient) -> None:
 def test_formulas_are_mathml(client: TestClient) -> None:
     html = page(client)
     assert html.count("<math") >= 6
-    assert "<mi>M</mi><mo>=</mo><mi>N</mi><mo>·</mo><mi>B</mi>" in html
+    assert "<mi>M</mi><mo>=</mo><mi>N</mi><mo>⋅</mo><mi>B</mi>" in html  # U+22C5, as the seed
 
 
 def test_chart_segments_add_up_to_the_total() -> None:
@@ -219,7 +219,7 @@ def test_chart_is_inline_svg_with_capacity_lines(client: TestClient) -> None:
 
 def test_sister_calculators_are_linked_once_served(client: TestClient) -> None:
     html = page(client)  # "bientôt disponible" until the app serves /inference and /lora
-    assert '<a href="/inference">Calculateur de VRAM pour l&#39;inférence</a>' in html
+    assert '<a href="/inference">Calculateur de VRAM pour l&#39;inférence LLM</a>' in html
     assert '<a href="/lora">Calculateur de paramètres LoRA</a>' in html
     assert "bientôt disponible" not in text(html)
 

@@ -31,8 +31,10 @@ _templates = environment()
 
 HOME = {Lang.FR: "/", Lang.EN: "/en/"}
 """Each language's page. The query string is the same on both."""
-SISTERS = (("inference", "/inference"), ("lora", "/lora"))
-"""Sister calculators: linked once their route exists, shown as coming until then."""
+SISTERS = {"inference": {Lang.FR: "/inference", Lang.EN: "/en/inference"},
+           "lora": {Lang.FR: "/lora", Lang.EN: "/en/lora"}}
+"""Sister calculators, in each language: linked once their route exists, shown as coming until
+then."""
 
 
 def page_lang(request: Request, path_lang: Lang) -> Lang:
@@ -80,7 +82,8 @@ def render_page(request: Request, path_lang: Lang, *, query: dict[str, str] | No
         "custom": CUSTOM,
         "panels": PANELS,
         "example": worked_example(),
-        "sisters": [(name, path, serves(request.app, "GET", path)) for name, path in SISTERS],
+        "sister_urls": {name: paths[lang] if serves(request.app, "GET", paths[lang]) else ""
+                        for name, paths in SISTERS.items()},
     }
     for panel in PANELS:
         context.update(panel.context(page))

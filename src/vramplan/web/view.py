@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup, escape
 
 from vramplan import __version__
 from vramplan.errors import VramplanError
@@ -53,14 +54,17 @@ def environment() -> jinja2.Environment:
 
 
 def formatters(lang: Lang) -> dict[str, Callable[..., str]]:
-    """`t`, `gb`, `gib` and `num`, bound to `lang`, for the templates."""
+    """`t`, `t_html`, `gb`, `gib`, `num` and `sold_as`, bound to `lang`, for the templates."""
     return {
         "t": partial(_t, lang),
+        "t_html": partial(_t_html, lang),
+        "sold_as": partial(_sold_as, lang),
         "gb": partial(_gb, lang),
         "gib": partial(_gib, lang),
         "num": partial(_num, lang),
         "gb_num": partial(_gb_num, lang),
         "gb_unit": partial(unit_label, "GB", lang.value),
+        "bytes_unit": partial(unit_label, "bytes", lang.value),
     }
 
 
@@ -82,6 +86,22 @@ def typeset(text: str, lang: Lang) -> str:
 
 def _t(lang: Lang, key: str, **params: object) -> str:
     return typeset(translate(key, lang, **params), lang)
+
+
+def _t_html(lang: Lang, key: str, **parts: object) -> Markup:
+    """Message `key` with HTML in its placeholders (an inline formula, a link): the message is
+    escaped, and each part goes in as is when it is markup (a macro's output), escaped
+    otherwise."""
+    marks = {name: f"\x00{index}\x00" for index, name in enumerate(parts)}
+    html = escape(typeset(translate(key, lang, **marks), lang))
+    for name, mark in marks.items():
+        html = html.replace(mark, escape(parts[name]))
+    return Markup(html)
+
+
+def _sold_as(lang: Lang, gpu: Gpu) -> str:
+    """A card's memory as its maker sells it ("80 GB", "80 Go"), which is in fact GiB."""
+    return translate("web.sold_as", lang, size=format_number(gpu.memory_gib, lang.value, 0))
 
 
 def _gb(lang: Lang, n_bytes: int) -> str:

@@ -105,10 +105,16 @@ def test_results_in_gb_and_gib_with_the_breakdown(client: TestClient) -> None:
     for part in ("poids fp16/bf16", "gradients fp16/bf16", "copie maîtresse fp32 des poids",
                  "premier moment d'Adam (fp32)", "second moment d'Adam (fp32)"):
         assert part in shown
-    assert "Carte grand public de 24 Go (NVIDIA GeForce RTX 4090)" in shown
-    assert "Accélérateur de 80 Go (NVIDIA H100 80GB)" in shown
-    assert f"il manque 42,93{NBSP}Gio" in shown  # 122.93 GiB needed, 80 GiB held
-    assert "Tout le catalogue (17 GPU)" in shown
+    # one verdict, for the GPU picked (the seed's 80 GB accelerator by default), one unit per
+    # line: 132 GB needed, 85.9 GB (80 GiB) held, 46.1 GB (42.93 GiB) short
+    assert element(html, 'data-result="verdict"') == (
+        f"Ça ne tient pas sur 1 × NVIDIA H100 80GB{NBSP}: il manque 46,1{NBSP}Go "
+        f"(42,93{NBSP}Gio).")
+    assert element(html, 'data-result="verdict_detail"') == (
+        f"V = 132{NBSP}Go (122,93{NBSP}Gio){NNBSP}; une carte vendue «{NBSP}80{NBSP}Go{NBSP}» "
+        f"contient 85,9{NBSP}Go (80{NBSP}Gio).")
+    assert html.count('data-result="verdict"') == 1
+    assert "Règle de base sur un GPU de chaque type du catalogue (17 GPU)" in shown
 
 
 def test_french_decimal_input_and_output(client: TestClient) -> None:
@@ -128,7 +134,7 @@ def test_custom_bytes_per_param(client: TestClient) -> None:
 
 def test_empty_parameters_show_exactly_the_seed_sentence(client: TestClient) -> None:
     html = page(client, params="", optimizer="adam-mixed", activations="0")
-    body = element(html, 'data-fragment="/fragments/results"')
+    body = element(html, 'data-panel="results"')
     assert "<p class=\"empty\">Saisissez une valeur pour afficher les résultats.</p>" in body
     assert 'data-result="total"' not in html
     assert element(html, 'data-error-for="params"') == ""  # a prompt, not an error
@@ -213,8 +219,11 @@ def test_chart_is_inline_svg_with_capacity_lines(client: TestClient) -> None:
     html = page(client, params="7", activations="20")
     svg = element(html, 'role="img"')
     assert svg.count('class="seg ') == 5
-    assert svg.count('class="cap"') == 2
+    assert svg.count('class="cap line-0"') == 1  # the GPU picked: the seed verdict's card
     assert "activations 20" in svg.replace(NBSP, " ")  # the text alternative
+    styles = re.findall(r'class="seg seg-(p\d+)"', svg)
+    assert len(set(styles)) == len(styles) == 5  # a colour per part
+    assert re.findall(r'class="swatch seg-(p\d+)"', element(html, 'class="legend"')) == styles
 
 
 def test_sister_calculators_are_linked_once_served(client: TestClient) -> None:
@@ -230,8 +239,10 @@ def test_inputs_are_labelled_and_results_live(client: TestClient) -> None:
     html = page(client)
     for field in ("params", "optimizer", "bytes_per_param", "activations"):
         assert f'<label for="{field}">' in html
-    assert 'aria-live="polite"' in element(html, 'id="results"') or \
-        re.search(r'data-fragment="/fragments/results" aria-live="polite"', html)
+    # the live region is a short summary (the verdict and the total), not the whole panel
+    assert "aria-live" not in html
+    summary = element(html, 'role="status" data-panel="summary"')
+    assert text(summary).strip() == f"Ça ne tient pas sur 1 × NVIDIA H100 80GB — V = 112{NBSP}Go"
     assert '<meta name="viewport"' in html
 
 

@@ -104,6 +104,21 @@ MESSAGES = {
         EN: "Activation memory A, in GB (10⁹ bytes), measured or estimated separately.",
     },
     "web.submit": {FR: "Calculer", EN: "Calculate"},
+    "web.copy_link": {FR: "Copier le lien de ce résultat", EN: "Copy the link to this result"},
+    "web.link_copied": {
+        FR: "Lien copié : il rouvre la page avec toutes ces données.",
+        EN: "Link copied: it reopens the page with all these inputs.",
+    },
+    "web.link_copy_failed": {
+        FR: "Copie impossible ici : copiez l'adresse de la page, elle contient toutes les données.",
+        EN: "Cannot copy here: copy the page's address, it holds all the inputs.",
+    },
+    "web.live_failed": {
+        FR: "Le serveur n'a pas répondu : les résultats ci-dessous correspondent aux données "
+        "précédentes. Modifiez une valeur pour réessayer, ou cliquez sur « Calculer ».",
+        EN: "The server did not answer: the results below are those of the previous inputs. "
+        "Change a value to try again, or click \"Calculate\".",
+    },
     # --- Résultats ----------------------------------------------------------------------------
     "web.results": {FR: "Résultats", EN: "Results"},
     "web.empty": {
@@ -132,7 +147,10 @@ MESSAGES = {
         FR: "Barre empilée : {parts} ; total {total}, comparé à {lines}.",
         EN: "Stacked bar: {parts}; total {total}, compared with {lines}.",
     },
-    "web.chart_line": {FR: "carte de {capacity}", EN: "{capacity} card"},
+    "web.chart_label_bare": {
+        FR: "Barre empilée : {parts} ; total {total}.", EN: "Stacked bar: {parts}; total {total}.",
+    },
+    "web.chart_line": {FR: "{gpu} : {capacity}", EN: "{gpu}: {capacity}"},
     "chart.weights": {FR: "poids", EN: "weights"},
     "chart.gradients": {FR: "gradients", EN: "gradients"},
     "chart.master_weights": {FR: "copie maîtresse", EN: "master copy"},
@@ -141,28 +159,104 @@ MESSAGES = {
     "chart.activations": {FR: "activations", EN: "activations"},
     "chart.model_states": {FR: "états du modèle", EN: "model states"},
     "web.verdict": {FR: "Verdict", EN: "Verdict"},
-    "web.verdict_consumer": {
-        FR: "Carte grand public de 24 Go ({gpu})", EN: "24 GB consumer card ({gpu})"
+    "web.verdict.seed.fits": {
+        FR: "Ça tient sur {gpus} × {gpu} : il reste {headroom_gb} ({headroom_gib}).",
+        EN: "It fits on {gpus} × {gpu}: {headroom_gb} ({headroom_gib}) left.",
     },
-    "web.verdict_datacenter": {
-        FR: "Accélérateur de 80 Go ({gpu})", EN: "80 GB accelerator ({gpu})"
+    "web.verdict.seed.nofit": {
+        FR: "Ça ne tient pas sur {gpus} × {gpu} : il manque {missing_gb} ({missing_gib}).",
+        EN: "It does not fit on {gpus} × {gpu}: {missing_gb} ({missing_gib}) short.",
     },
-    "web.fits": {
-        FR: "Tient : il reste {headroom} sur {capacity}.",
-        EN: "Fits: {headroom} left out of {capacity}.",
+    "web.verdict.seed.split": {
+        FR: "Ça pourrait tenir sur {gpus} × {gpu} : il en faut au moins {count}, le total "
+        "réparti également sans surcoût (borne basse).",
+        EN: "It could fit on {gpus} × {gpu}: it takes at least {count}, with the total split "
+        "evenly and no overhead (a lower bound).",
     },
-    "web.does_not_fit": {
-        FR: "Ne tient pas : il manque {missing} ; au moins {count} cartes*.",
-        EN: "Does not fit: {missing} short; at least {count} cards*.",
+    "web.verdict.seed.nosplit": {
+        FR: "Ça ne tient pas sur {gpus} × {gpu} : il en faut au moins {count}, même en "
+        "répartissant le total également (borne basse).",
+        EN: "It does not fit on {gpus} × {gpu}: it takes at least {count}, even with the total "
+        "split evenly (a lower bound).",
+    },
+    "web.verdict.seed.detail": {
+        FR: "V = {required_gb} ({required_gib}) ; une carte vendue « {sold} » contient "
+        "{capacity_gb} ({capacity_gib}).",
+        EN: "V = {required_gb} ({required_gib}); a card sold as \"{sold}\" holds {capacity_gb} "
+        "({capacity_gib}).",
+    },
+    "web.verdict.seed.source": {
+        FR: "Règle de base du calculateur : V = M + A, comparée à toute la mémoire de la carte, "
+        "sans marge. Avec un modèle pré-défini, le verdict vient du modèle détaillé (activations "
+        "du lot, partage entre GPU, marge de sécurité).",
+        EN: "The calculator's base rule: V = M + A, against the whole memory of the card, with "
+        "no margin. With a preset model, the verdict comes from the detailed model (the batch's "
+        "activations, sharding across GPUs, a safety margin).",
+    },
+    "web.verdict.detailed.fits": {
+        FR: "Ça tient sur {gpus} × {gpu} : {required_gib} par GPU au pic, pour {usable_gib} "
+        "utilisables ({share} % de {capacity_gib}).",
+        EN: "It fits on {gpus} × {gpu}: {required_gib} per GPU at the peak, for {usable_gib} "
+        "usable ({share}% of {capacity_gib}).",
+    },
+    "web.verdict.detailed.tight": {
+        FR: "Ça tient de justesse sur {gpus} × {gpu}, au-delà de la marge : {required_gib} par "
+        "GPU au pic, pour {usable_gib} utilisables ({share} % de {capacity_gib}) ; risque de "
+        "manque de mémoire.",
+        EN: "It fits on {gpus} × {gpu} only beyond the margin: {required_gib} per GPU at the "
+        "peak, for {usable_gib} usable ({share}% of {capacity_gib}); it may run out of memory.",
+    },
+    "web.verdict.detailed.nofit": {
+        FR: "Ça ne tient pas sur {gpus} × {gpu} : {required_gib} par GPU au pic, pour "
+        "{usable_gib} utilisables ({share} % de {capacity_gib}) ; il manque {missing_gib}.",
+        EN: "It does not fit on {gpus} × {gpu}: {required_gib} per GPU at the peak, for "
+        "{usable_gib} usable ({share}% of {capacity_gib}); {missing_gib} short.",
+    },
+    "web.verdict.detailed.detail": {
+        FR: "Une carte vendue « {sold} » contient {capacity_gib} ({capacity_gb}) ; pic par GPU "
+        ": {required_gib} ({required_gb}).",
+        EN: "A card sold as \"{sold}\" holds {capacity_gib} ({capacity_gb}); peak per GPU: "
+        "{required_gib} ({required_gb}).",
+    },
+    "web.verdict.detailed.source": {
+        FR: "Modèle détaillé : pic de mémoire par GPU d'un pas d'entraînement, avec une marge de "
+        "sécurité ; son détail et quoi changer suivent plus bas.",
+        EN: "Detailed model: the peak memory per GPU of one training step, with a safety "
+        "margin; its breakdown and what to change follow below.",
+    },
+    "web.fix_verdict": {
+        FR: "Corrigez la valeur signalée dans les données pour afficher le verdict.",
+        EN: "Correct the value flagged in the inputs to see the verdict.",
+    },
+    "web.summary.fits": {FR: "Ça tient sur {gpus} × {gpu}", EN: "It fits on {gpus} × {gpu}"},
+    "web.summary.tight": {
+        FR: "Ça tient de justesse sur {gpus} × {gpu}", EN: "It barely fits on {gpus} × {gpu}",
+    },
+    "web.summary.nofit": {
+        FR: "Ça ne tient pas sur {gpus} × {gpu}", EN: "It does not fit on {gpus} × {gpu}",
+    },
+    "web.summary.split": {
+        FR: "Ça pourrait tenir sur {gpus} × {gpu}", EN: "It could fit on {gpus} × {gpu}",
+    },
+    "web.summary.nosplit": {
+        FR: "Ça ne tient pas sur {gpus} × {gpu}", EN: "It does not fit on {gpus} × {gpu}",
+    },
+    "web.summary.seed": {FR: "{verdict} — V = {total}", EN: "{verdict} — V = {total}"},
+    "web.summary.detailed": {
+        FR: "{verdict} — {peak} par GPU au pic", EN: "{verdict} — {peak} per GPU at the peak",
+    },
+    "web.seed_rule": {
+        FR: "Règle de base : M = N⋅B, V = M + A", EN: "Base rule: M = N⋅B, V = M + A",
+    },
+    "web.seed_rule_aside": {
+        FR: "Affinage complet de tous les poids, avec la mémoire d'activations saisie et sans "
+        "marge : un repère ; le verdict ci-dessus vient du modèle détaillé.",
+        EN: "Full fine-tuning of every weight, with the activation memory as entered and no "
+        "margin: a reference point; the verdict above comes from the detailed model.",
     },
     "web.catalogue": {
-        FR: "Tout le catalogue ({count} GPU)", EN: "The whole catalogue ({count} GPUs)"
-    },
-    "web.capacity_note": {
-        FR: "Une carte vendue « 80 GB » contient 80 Gio (80 × 2³⁰ octets) : les capacités sont "
-        "comparées en octets.",
-        EN: "A card sold as \"80 GB\" holds 80 GiB (80 × 2³⁰ bytes): capacities are compared in "
-        "bytes.",
+        FR: "Règle de base sur un GPU de chaque type du catalogue ({count} GPU)",
+        EN: "The base rule on one GPU of each type in the catalogue ({count} GPUs)",
     },
     # --- Détails: what the page adds after the seed's words (web_seed.py) ----------------------
     "web.details": {FR: "Détails", EN: "Details"},

@@ -224,7 +224,10 @@ MESSAGES = {
     "sister.lora.target.up": {FR: "up (MLP)", EN: "up (MLP)"},
     "sister.lora.target.down": {FR: "down (MLP)", EN: "down (MLP)"},
     "sister.lora.target.head": {FR: "head (tête de sortie)", EN: "head (output head)"},
-    "sister.lora.target.all": {FR: "all (tous les blocs)", EN: "all (every block linear)"},
+    "sister.lora.target.all": {
+        FR: "toutes (chaque couche linéaire des blocs)",
+        EN: "all (every linear layer of the blocks)",
+    },
     "sister.lora.variants": {FR: "Variantes", EN: "Variants"},
     "sister.lora.dora": {
         FR: "DoRA (un vecteur de magnitude par matrice)",
@@ -269,5 +272,16 @@ MESSAGES = {
         EN: "LoRA: Hu et al. 2021 (arXiv:2106.09685); DoRA: Liu et al. 2024 (arXiv:2402.09353); "
         "rsLoRA: Kalajdzievski 2023 (arXiv:2312.03732); counts checked against peft; details: "
         "docs/lora.md.",
+    },
+    "sister.infer.summary": {
+        FR: "Mémoire par GPU : {total} ({total_gib})", EN: "Memory per GPU: {total} ({total_gib})",
+    },
+    "sister.lora.summary": {
+        FR: "Paramètres entraînables : {count} ({share})",
+        EN: "Trainable parameters: {count} ({share})",
+    },
+    "sister.lora.link_no_dora": {
+        FR: "(Le calculateur d'entraînement compte LoRA sans DoRA.)",
+        EN: "(The training calculator counts LoRA without DoRA.)",
     },
 }

@@ -301,10 +301,33 @@ def test_model_picker_fills_parameters_with_the_exact_count(client: TestClient) 
     assert html.count("<option value=\"") >= 44 + 4  # every preset in the datalist
 
 
-def test_unknown_model_is_an_inline_error(client: TestClient) -> None:
-    html = page(client, model="llama-9", params="7")
-    assert element(html, 'data-error-for="model"').startswith(
-        f"Modèle pré-défini{NBSP}: «{NBSP}llama-9{NBSP}» est inconnu")
+def test_unknown_model_is_one_line_with_close_names(client: TestClient) -> None:
+    html = page(client, model="lama-3.1-8b", params="7")
+    message = element(html, 'data-error-for="model"').replace(NBSP, " ").replace(NNBSP, " ")
+    assert message == ("Modèle pré-défini : « lama-3.1-8b » est inconnu ; noms proches : "
+                       "llama-3.1-8b, llama-3-8b, llama-3.1-70b ; sinon, collez son config.json "
+                       "dans « Ou votre config.json », sous le formulaire.")
+    nothing_close = element(page(client, model="foo"), 'data-error-for="model"')
+    assert "noms proches" not in nothing_close and "config.json" in nothing_close
+    assert "qwen2.5-7b" not in nothing_close  # not the registry's whole list
+
+
+def test_close_model_names() -> None:
+    from vramplan.web.model_names import close_model_names
+
+    assert close_model_names("lama-3.1-8b")[0] == "llama-3.1-8b"
+    assert "llama-3.1-8b" in close_model_names("Meta-Llama-3.1-8B")  # a repo name, any case
+    assert close_model_names("qwen") == ("qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b")
+    assert close_model_names("foo") == () and close_model_names("") == ()
+    assert len(close_model_names("llama")) == 3
+
+
+def test_a_custom_value_just_chosen_asks_for_it(client: TestClient) -> None:
+    html = page(client, params="7", optimizer="custom", bytes_per_param="")
+    assert element(html, 'data-error-for="bytes_per_param"') == ""
+    assert 'aria-invalid' not in re.search(r'<input id="bytes_per_param"[^>]*>', html).group(0)
+    body = element(html, 'data-panel="results"')
+    assert '<p class="empty">Saisissez une valeur pour afficher les résultats.</p>' in body
 
 
 def test_pasted_config_is_counted_and_carried_to_the_page(client: TestClient) -> None:

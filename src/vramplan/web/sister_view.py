@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
-from vramplan.errors import MissingValue, VramplanError
+from vramplan.errors import MissingValue, UnknownName, VramplanError
 from vramplan.i18n import Lang, translate
 from vramplan.presets.gpus import GPUS
 from vramplan.requests.answers import inference_answer, lora_answer
@@ -22,6 +22,7 @@ from vramplan.requests.vocabulary import INFERENCE, LORA, LORA_R, LORA_TARGETS
 from vramplan.units import format_gb, format_gib
 from vramplan.vocab import Engine, KvDtype, LoraTarget
 from vramplan.web.chart import Segment, palette_styles, stack, units_per_byte
+from vramplan.web.model_names import unknown_model_text
 from vramplan.web.view import CONSUMER_GPU, DATACENTER_GPU, typeset
 
 JSON = dict[str, Any]
@@ -145,6 +146,8 @@ def error_text(error: VramplanError, lang: Lang) -> str:
         key = FIELD_LABELS.get(name)
         return translate(key, lang) if key else name
 
+    if isinstance(error, UnknownName) and error.field == "model":
+        return typeset(unknown_model_text(error, lang, label("model"), config_hint=False), lang)
     return typeset(error.message(lang, label), lang)
 
 

@@ -14,7 +14,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from vramplan import __version__
-from vramplan.errors import VramplanError
+from vramplan.errors import MissingValue, UnknownName, VramplanError
 from vramplan.i18n import Lang, translate
 from vramplan.presets.gpus import GPUS, Gpu
 from vramplan.presets.optimizers import OptimizerPreset
@@ -192,12 +192,12 @@ class PageRequest:
 
     @cached_property
     def field_errors(self) -> dict[str, str]:
-        """Inline message per bad field (a missing parameter count is the empty state instead)."""
-        reading = self.seed_reading
+        """Inline message per bad field (a value still to be typed is the empty state instead,
+        not an error: the parameter count, or a custom value just chosen)."""
         return {
             name: self.error_text(error)
-            for name, error in reading.errors.items()
-            if not (name == "params" and reading.empty)
+            for name, error in self.seed_reading.errors.items()
+            if not isinstance(error, MissingValue)
         }
 
     @cached_property
@@ -214,7 +214,13 @@ class PageRequest:
         return seed_result(estimate_seed(inputs)) if inputs is not None else None
 
     def error_text(self, error: VramplanError) -> str:
-        """`error`'s message in the page's language, fields named by their page labels."""
+        """`error`'s message in the page's language, fields named by their page labels; an
+        unknown model gets its close names and the config.json hint instead of the list."""
+        if isinstance(error, UnknownName) and error.field == "model":
+            from vramplan.web.model_names import unknown_model_text
+
+            text = unknown_model_text(error, self.lang, self._label("model"), config_hint=True)
+            return typeset(text, self.lang)
         return typeset(error.message(self.lang, self._label), self.lang)
 
     def _label(self, field: str) -> str:

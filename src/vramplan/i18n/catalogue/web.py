@@ -54,6 +54,21 @@ MESSAGES = {
         FR: "Modèle : {name} ({repo}), {count} paramètres exactement.",
         EN: "Model: {name} ({repo}), exactly {count} parameters.",
     },
+    "web.model_unknown_close": {
+        FR: "{field} : « {value} » est inconnu ; noms proches : {names} ; sinon, {hint}",
+        EN: "{field}: unknown name '{value}'; close names: {names}; otherwise, {hint}",
+    },
+    "web.model_unknown": {
+        FR: "{field} : « {value} » est inconnu ; {hint}",
+        EN: "{field}: unknown name '{value}'; {hint}",
+    },
+    "web.model_paste_config": {
+        FR: "collez son config.json dans « Ou votre config.json », sous le formulaire.",
+        EN: "paste its config.json in \"Or your config.json\", below the form.",
+    },
+    "web.model_pick_list": {
+        FR: "choisissez un nom dans la liste du champ.", EN: "pick a name from the field's list.",
+    },
     "web.config_title": {
         FR: "Ou votre config.json (Hugging Face)", EN: "Or your config.json (Hugging Face)"
     },

@@ -73,8 +73,7 @@ MESSAGES = {
     "web_fit.gpus_hint": {FR: "Entier, 1 ou plus.", EN: "A whole number, 1 or more."},
     "web_fit.sharding": {FR: "Partage entre GPU", EN: "Sharding across GPUs"},
     "web_fit.auto": {
-        FR: "automatique (aucun sur 1 GPU, DDP au-delà)",
-        EN: "automatic (none on 1 GPU, DDP beyond)",
+        FR: "automatique (DDP sur plusieurs GPU)", EN: "automatic (DDP on several GPUs)",
     },
     "web_fit.offload": {FR: "Déchargement vers le CPU", EN: "CPU offload"},
     "web_fit.precision": {FR: "Précision", EN: "Precision"},

@@ -14,8 +14,8 @@ MESSAGES = {
     "web_fit.method": {FR: "Méthode d'entraînement", EN: "Training method"},
     "web_fit.method.full": {FR: "Tous les poids (affinage complet)",
                             EN: "All weights (full fine-tuning)"},
-    "web_fit.method.freeze": {FR: "Derniers blocs seulement (les autres gelés)",
-                              EN: "Last blocks only (the others frozen)"},
+    "web_fit.method.freeze": {FR: "Derniers blocs seuls (autres gelés)",
+                              EN: "Last blocks only (others frozen)"},
     "web_fit.method.lora": {FR: "LoRA", EN: "LoRA"},
     "web_fit.method.qlora": {FR: "QLoRA (base 4 bits)", EN: "QLoRA (4-bit base)"},
     # --- LoRA settings (LoRA and QLoRA), as the LoRA calculator hands them over -----------------
@@ -184,8 +184,7 @@ MESSAGES = {
     "web_fit.sharding.zero3": {FR: "ZeRO-3 (+ poids partagés)", EN: "ZeRO-3 (+ weights sharded)"},
     "web_fit.sharding.fsdp": {FR: "FSDP (tout partagé)", EN: "FSDP (everything sharded)"},
     "web_fit.sharding.fsdp-grad-op": {
-        FR: "FSDP SHARD_GRAD_OP (poids gardés entre passes)",
-        EN: "FSDP SHARD_GRAD_OP (weights kept between passes)",
+        FR: "FSDP SHARD_GRAD_OP (comme ZeRO-2)", EN: "FSDP SHARD_GRAD_OP (like ZeRO-2)",
     },
     "web_fit.sharding.hsdp": {
         FR: "HSDP (partagé dans le nœud)", EN: "HSDP (sharded within a node)",

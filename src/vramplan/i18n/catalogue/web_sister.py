@@ -83,8 +83,8 @@ MESSAGES = {
     },
     "sister.infer.engine": {FR: "Moteur", EN: "Engine"},
     "sister.infer.engine_auto": {
-        FR: "Automatique (generic ; llama.cpp pour GGUF)",
-        EN: "Automatic (generic; llama.cpp for GGUF)",
+        FR: "Automatique (PyTorch ; llama.cpp en GGUF)",
+        EN: "Automatic (PyTorch; llama.cpp for GGUF)",
     },
     "sister.infer.engine.generic": {
         FR: "PyTorch simple (cache KV statique)", EN: "Plain PyTorch (static KV cache)",

@@ -256,8 +256,15 @@ def test_no_external_url_and_no_inline_script(client: TestClient) -> None:
     assert "http://" not in html and "https://" not in html
 
 
-def test_page_weight_under_100_kb(client: TestClient) -> None:
-    html = client.get("/", params={"params": "7", "activations": "20"}).content
+@pytest.mark.parametrize(("query", "shown"), [
+    ({"params": "7", "activations": "20"}, b'data-verdict="seed"'),
+    # the heaviest: a run that fits nowhere, every table and change of the detailed model
+    ({"model": "llama-3.1-70b", "gpu": "t4-16gb", "method": "lora"}, b'id="fit-combined"'),
+], ids=["seed", "detailed"])
+def test_page_weight_under_100_kb(client: TestClient, query: dict[str, str],
+                                  shown: bytes) -> None:
+    html = client.get("/", params=query).content
+    assert shown in html
     assets = [client.get(path).content for path in
               ("/static/app.css", "/static/app.js", "/static/favicon.svg")]
     assert len(html) + sum(map(len, assets)) < PAGE_WEIGHT_LIMIT

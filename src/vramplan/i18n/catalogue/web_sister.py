@@ -104,8 +104,8 @@ MESSAGES = {
     },
     "sister.infer.results": {FR: "Résultats", EN: "Results"},
     "sister.infer.setup": {
-        FR: "{model} ({params} paramètres), poids {weights}, moteur {engine}.",
-        EN: "{model} ({params} parameters), {weights} weights, {engine} engine.",
+        FR: "{model} ({params} paramètres), poids {weights}, moteur : {engine}.",
+        EN: "{model} ({params} parameters), {weights} weights, engine: {engine}.",
     },
     "sister.infer.device_total": {FR: "Total par GPU", EN: "Total per GPU"},
     "sister.infer.part.cuda_context": {FR: "contexte CUDA", EN: "CUDA context"},
@@ -213,7 +213,7 @@ MESSAGES = {
     },
     "sister.lora.targets": {FR: "Modules cibles", EN: "Target modules"},
     "sister.lora.targets_hint": {
-        FR: "« all » : toutes les couches linéaires des blocs (sans la tête).",
+        FR: "« toutes » : toutes les couches linéaires des blocs (sans la tête).",
         EN: "“all”: every linear layer of the blocks (not the head).",
     },
     "sister.lora.target.q": {FR: "q (requêtes)", EN: "q (queries)"},

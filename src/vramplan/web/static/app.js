@@ -14,12 +14,13 @@
     (option) => option.value));
   const custom = document.querySelector("[data-custom-field]");
   const lang = document.documentElement.lang;
+  const painted = new Map();  // region -> the HTML it was last given: unchanged panels stay
   let sequence = 0;
   let inFlight = null;
   let timer = 0;
   let editing = false;
   let pendingPush = false;
-  const DEBOUNCE_MS = 120;
+  const DEBOUNCE_MS = 80;  // a key every 80 ms or faster is one edit: one request at its end
 
   function enable(container, on) {
     container.hidden = !on;
@@ -127,8 +128,10 @@
       const region = regions.find((r) => r.dataset.panel === panel.dataset.panel);
       if (!region) return;
       const fresh = panel.innerHTML;
-      // the live summary is announced on change only: leave it alone when it says the same
-      if (region.getAttribute("role") === "status" && region.innerHTML === fresh) return;
+      // a panel that says the same is left alone: no layout to redo, and the live summary is
+      // announced on change only
+      if (painted.get(region) === fresh) return;
+      painted.set(region, fresh);
       region.innerHTML = fresh;
     });
   }

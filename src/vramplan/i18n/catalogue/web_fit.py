@@ -35,11 +35,9 @@ MESSAGES = {
     "web_fit.act_value": {FR: "A estimée : {value}", EN: "Estimated A: {value}"},
     "web_fit.act_setup": {
         FR: "{model}, lot {batch} × {seq_len} jetons, {method} ; précision mixte, attention "
-        "SDPA, sans checkpointing, comme transformers l'exécute (modèle détaillé, "
-        "docs/memory-model.md).",
+        "SDPA, sans checkpointing, comme transformers l'exécute (modèle détaillé).",
         EN: "{model}, batch {batch} × {seq_len} tokens, {method}; mixed precision, SDPA "
-        "attention, no checkpointing, as transformers runs it (detailed model, "
-        "docs/memory-model.md).",
+        "attention, no checkpointing, as transformers runs it (detailed model).",
     },
     "web_fit.act_use": {FR: "Utiliser {value} Go comme A", EN: "Use {value} GB as A"},
     "web_fit.act_semantics": {

@@ -284,4 +284,10 @@ MESSAGES = {
         FR: "(Le calculateur d'entraînement compte LoRA sans DoRA.)",
         EN: "(The training calculator counts LoRA without DoRA.)",
     },
+    "sister.lora.link_note": {
+        FR: "Le lien ouvre le calculateur d'entraînement avec {model}, la méthode LoRA, le rang "
+        "{rank} et les modules {targets} : le verdict y compte tout l'entraînement.",
+        EN: "The link opens the training calculator with {model}, the LoRA method, rank {rank} "
+        "and modules {targets}: its verdict counts the whole training.",
+    },
 }

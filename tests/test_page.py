@@ -210,6 +210,20 @@ def test_chart_segments_add_up_to_the_total() -> None:
     assert h100_line / chart.total_x == pytest.approx(80 * 2**30 / 132e9)
 
 
+def test_every_part_of_a_chart_gets_its_own_colour() -> None:
+    from vramplan.web.chart import PALETTE_SIZE, palette_styles
+
+    # the fit chart's parts: two optimizer-state terms, two activation terms
+    parts = [("part.optimizer_states", "optimizer_states"), ("part.step_temporaries",
+             "optimizer_states"), ("part.activations", "activations"),
+             ("part.logits_loss", "activations"), ("part.gradients", "gradients")]
+    styles = palette_styles(parts)
+    assert len(set(styles.values())) == len(parts)
+    assert styles["part.optimizer_states"] == "p3" and styles["part.activations"] == "p4"
+    many = palette_styles([(str(i), "weights") for i in range(PALETTE_SIZE)])
+    assert len(set(many.values())) == PALETTE_SIZE
+
+
 def test_custom_bytes_chart_is_one_model_states_segment() -> None:
     estimate = estimate_seed(seed_inputs(7, bytes_per_param=10))
     assert parts(estimate) == (("model_states", 70 * 10**9),)
@@ -346,6 +360,18 @@ def test_pasted_config_is_counted_and_carried_to_the_page(client: TestClient) ->
                            follow_redirects=False)
     assert response.status_code == 303
     assert response.headers["location"] == "/en/?params=0.124439808&activations=20"
+
+
+def test_pasted_config_keeps_every_other_input(client: TestClient) -> None:
+    config = ('{"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, '
+              '"vocab_size": 50257, "n_positions": 1024}')
+    response = client.post("/config", data={
+        "config": config, "lang": "fr", "gpu": "rtx-4090-24gb", "gpus": "2", "method": "lora",
+        "lora_r": "16", "lora_targets": "q,v", "margin": "90"}, follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"] == (
+        "/?params=0.124439808&method=lora&lora_r=16&lora_targets=q%2Cv&gpu=rtx-4090-24gb"
+        "&gpus=2&margin=90")
 
 
 def test_bad_config_shows_its_message_next_to_the_text(client: TestClient) -> None:

@@ -6,7 +6,8 @@ time, waiting for the result each time. The time is measured inside the page, fr
 `keydown` event to the second animation frame after the new panels are in the DOM (the frame
 that shows them): it includes the script's debounce, the request, the server's computation and
 the browser's layout. Two cases: a typed parameter count (the seed rule, the activations field)
-and a preset model (the detailed model, recomputed for every new sequence length).
+and a preset model (the detailed model: 2048 becomes 20481, 2048, 20483, 2048... every other
+length is new and the planner computes its report, the others it has just seen).
 
 Run: `.venv/bin/python benchmarks/page_keystroke.py [--keys 40]`. Prints p50 and p95 per case,
 and the weight (HTML + CSS + JS + icon) of the lightest and the heaviest page.
@@ -59,6 +60,22 @@ def _digits(count: int) -> tuple[str, ...]:
     while len(keys) < count:
         keys += [*"123456", *["Backspace"] * 5]
     return tuple(keys[:count])
+
+
+def _lengths(start: str, count: int, longest: int = 5) -> tuple[str, ...]:
+    """Keys that keep a sequence length between 1 and `longest` digits: a digit is added while
+    there is room, else the last one is deleted; the added digits cycle, so that half the values
+    are new to the server (its planner computes them) and half were seen just before."""
+    keys: list[str] = []
+    length, digit = len(start), 0
+    while len(keys) < count:
+        if length < longest:
+            keys.append("13579"[digit % 5])
+            digit, length = digit + 1, length + 1
+        else:
+            keys.append("Backspace")
+            length -= 1
+    return tuple(keys)
 
 
 def free_port() -> int:
@@ -117,7 +134,7 @@ def main() -> int:
         Case("typed count, seed rule (activations field)", "/?params=7", "activations",
              _digits(args.keys)),
         Case("preset model, detailed model (sequence length)", "/?model=llama-3.1-8b",
-             "seq_len", _digits(args.keys)),
+             "seq_len", _lengths("2048", args.keys)),
     )
     port = free_port()
     base = f"http://127.0.0.1:{port}"

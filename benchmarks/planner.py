@@ -3,8 +3,8 @@ the largest batch and sequence, the fewest GPUs per scheme, the ranked changes).
 
 Goal (issue 13): at most 10 ms of CPU on one core for llama-2-70b on an H100 80GB, the planner's
 memos (its estimates, the replays of the caching allocator) emptied before each report: a fresh
-report, not one answered from an earlier request's estimates. CPU time (`time.process_time`) rather than wall time, so that other processes on a
-shared machine slow the figure less.
+report, not one answered from an earlier request's estimates. CPU time (`time.process_time`)
+rather than wall time, so that other processes on a shared machine slow the figure less.
 
 Run: `.venv/bin/python benchmarks/planner.py [--runs 30] [--model llama-2-70b] [--gpu h100-80gb]`.
 Prints the median and the fastest report, the number of estimates one report makes, and exits 1
@@ -19,11 +19,11 @@ import sys
 import time
 
 from vramplan.planner import setup as planner_setup
-from vramplan.training import allocations
 from vramplan.planner.report import FitReport, fit_report
 from vramplan.requests.reading import read
 from vramplan.requests.training import fit_request
 from vramplan.requests.vocabulary import FIT
+from vramplan.training import allocations
 
 GOAL_MS = 10.0
 

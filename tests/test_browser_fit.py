@@ -1,7 +1,7 @@
-"""The Activations estimate and "Will it fit?" in real headless Chromium (Debian's `chromium`,
-driven by Playwright as in test_browser.py): pick a model and a GPU, see the verdict and the
-ranked changes update live; a bad value shows its message; the estimate fills A. Screenshots of
-both languages go to test-output/."""
+"""The Activations estimate and the detailed model in real headless Chromium (Debian's
+`chromium`, driven by Playwright as in test_browser.py): pick a model and a GPU, see the verdict
+(at the top of Résultats) and the ranked changes update live; a bad value shows its message; the
+estimate fills A. Screenshots of both languages go to test-output/."""
 
 from __future__ import annotations
 
@@ -24,25 +24,27 @@ def session(browser: object, base_url: str) -> Iterator[Session]:
 
 
 def _verdict(page: object) -> object:
-    return page.locator('[data-result="fit_verdict"]')  # type: ignore[attr-defined]
+    return page.locator('[data-result="verdict"]')  # type: ignore[attr-defined]
 
 
 def test_model_and_gpu_give_a_live_verdict_and_changes(session: Session) -> None:
     from playwright.sync_api import expect
 
     page = session.open("/")
-    expect(page.locator("#fit .empty")).to_contain_text("Choisissez un modèle")
+    expect(page.locator("#fit .empty")).to_contain_text("demande un modèle pré-défini")
     page.fill("#model", "llama-3.1-8b")
     page.locator("#model").dispatch_event("change")
-    expect(_verdict(page)).to_contain_text("Ça ne tient pas")
+    expect(_verdict(page)).to_contain_text("Ça ne tient pas sur 1 × NVIDIA H100 80GB")
+    expect(page.locator("#verdict")).to_have_attribute("data-verdict", "detailed")
     expect(page.locator("#fit-changes tbody tr").first).to_be_visible()
     expect(page.locator("#fit-combined")).to_be_visible()
-    # fields left at their defaults stay out of the shared URL
-    expect(page).to_have_url(f"{session.base_url}/?model=llama-3.1-8b&params=7"
-                             "&optimizer=adam-mixed&activations=0")
+    # fields left at their defaults stay out of the shared URL, and so does the count the
+    # model replaces
+    expect(page).to_have_url(f"{session.base_url}/?optimizer=adam-mixed&model=llama-3.1-8b"
+                             "&activations=0")
     page.select_option("#gpu", "b200-180gb")
     page.select_option("#method", "qlora")
-    expect(_verdict(page)).to_contain_text("Ça tient")
+    expect(_verdict(page)).to_contain_text("Ça tient sur 1 × NVIDIA B200")
     expect(_verdict(page)).to_contain_text(f"144{NBSP}Gio utilisables")  # 80% of 180 GiB
     expect(page.locator("#fit-combined")).to_have_count(0)
     expect(page).to_have_url(re.compile(r"&method=qlora&gpu=b200-180gb$"))
@@ -62,6 +64,8 @@ def test_bad_values_show_their_messages(session: Session) -> None:
     expect(page.locator("#gpus-error")).to_contain_text("'two' is not a number")
     expect(page.locator("#gpus")).to_have_attribute("aria-invalid", "true")
     expect(page.locator("#fit .empty")).to_be_visible()
+    expect(page.locator("#verdict .empty")).to_have_text(
+        "Correct the value flagged in the inputs to see the verdict.")
     page.fill("#gpus", "4")
     expect(page.locator("#gpus-error")).to_have_text("")
     expect(page.locator('[data-result="fit_title"]')).to_contain_text("on 4 ×")

@@ -110,7 +110,7 @@ def test_lora_ticking_a_target_updates_live(session: Session) -> None:
     expect(trainable).to_have_text(f"{doubled['trainable_params']:,}")
     link = page.locator("[data-training-link]")
     expect(link).to_have_attribute("href", "/en/?model=llama-2-7b&method=lora&lora_r=16"
-                                   "&lora_targets=q%3Bk%3Bv")
+                                   "&lora_targets=q&lora_targets=k&lora_targets=v")
 
 
 def test_lora_bad_rank_and_no_target(session: Session) -> None:

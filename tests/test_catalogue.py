@@ -19,7 +19,21 @@ from vramplan.presets.optimizers import OptimizerPreset
 from vramplan.requests.fields import DecimalField, IntField
 from vramplan.requests.vocabulary import all_fields
 from vramplan.training.estimate import Phase
-from vramplan.vocab import Engine, LoraTarget
+from vramplan.vocab import (
+    Attention,
+    Checkpointing,
+    Engine,
+    Framework,
+    LoraTarget,
+    Loss,
+    Method,
+    Metric,
+    Offload,
+    Optimizer,
+    Precision,
+    Quant,
+    Scheme,
+)
 
 SOURCES = Path(__file__).resolve().parents[1] / "src" / "vramplan"
 NAMESPACES = sorted({key.split(".", 1)[0] for key in CATALOG})
@@ -69,6 +83,19 @@ def test_every_key_written_in_the_code_exists() -> None:
     ("optimizer.", [preset.value for preset in OptimizerPreset]),
     ("sister.infer.engine.", [engine.value for engine in Engine]),
     ("sister.lora.target.", [target.value for target in LoraTarget]),
+    # the page's words for every option and setting (vramplan.web.labels)
+    ("web_fit.method.", [m.value for m in Method if m is not Method.INFERENCE]),
+    ("web_fit.precision.", [p.value for p in Precision]),
+    ("web_fit.sharding.", [scheme.value for scheme in Scheme]),
+    ("web_fit.offload.", [offload.value for offload in Offload]),
+    ("web_fit.checkpointing.", [mode.value for mode in Checkpointing]),
+    ("web_fit.attention.", [kernel.value for kernel in Attention]),
+    ("web_fit.loss.", [loss.value for loss in Loss]),
+    ("web_fit.optimizer.", [optimizer.value for optimizer in Optimizer]),
+    ("web_fit.quant.", [quant.value for quant in Quant]),
+    ("web_fit.metric.", [metric.value for metric in Metric]),
+    ("web_fit.framework.", [framework.value for framework in Framework]),
+    ("web_fit.source.", [kind.value for kind in ChangeKind]),
 ], ids=lambda value: value if isinstance(value, str) else "")
 def test_every_key_built_from_an_enum_exists(prefix: str, names: list[str]) -> None:
     """Keys the code builds as `prefix + member` (f-strings, templates' `~`)."""

@@ -4,6 +4,7 @@ both languages, the results the core computes, inline errors, and `/api/v1/fit` 
 
 from __future__ import annotations
 
+import html as html_lib
 import io
 import json
 import re
@@ -22,6 +23,13 @@ from vramplan.training.estimate import activations_for_simple_mode
 from vramplan.units import bytes_to_gb, format_gib
 
 NBSP = "\u00a0"
+
+
+def element(html: str, name: str) -> str:
+    """The text of the element marked `data-result="name"` (one line, no markup inside)."""
+    found = re.search(rf'data-result="{name}">([^<]*)<', html)
+    assert found, name
+    return html_lib.unescape(found.group(1))
 
 
 def cli_json(*argv: str) -> dict[str, Any]:
@@ -104,8 +112,15 @@ def test_page_shows_the_verdict_chart_and_ranked_changes_in_french(client: Any) 
     report = _report("llama-3.1-8b", "h100-80gb", batch="4", seq_len="4096",
                      precision="mixed", optimizer="adamw")
     peak = format_gib(report.verdict.required_bytes, "fr")
-    assert f"Ça ne tient pas : {peak}" in html.replace("\u00a0:", " :")
-    assert "64\u00a0Gio utilisables (80\u00a0% de 80\u00a0Gio)" in html.replace(" %", "\u00a0%")
+    missing = format_gib(-report.verdict.headroom_bytes, "fr")
+    verdict = element(html, "verdict")
+    assert verdict == (f"Ça ne tient pas sur 1 × NVIDIA H100 80GB\u00a0: {peak} par GPU au pic, "
+                       "pour 64\u00a0Gio utilisables (80\u00a0% de 80\u00a0Gio)\u202f; il manque "
+                       f"{missing}.")
+    # the detailed card below shows the same numbers, and no second verdict
+    assert element(html, "fit_peak") == (f"Pic par GPU\u00a0: {peak}, pour 64\u00a0Gio "
+                                         "utilisables (80\u00a0% de 80\u00a0Gio).")
+    assert html.count('data-result="verdict"') == 1 and "fit_verdict" not in html
     assert html.count('class="seg seg-') >= len([p for p in report.estimate.peak.parts
                                                   if p.memory_bytes])
     rows = re.findall(r'<tr data-change="([a-z_0-9]+)">', html)
@@ -118,8 +133,11 @@ def test_page_shows_the_verdict_chart_and_ranked_changes_in_french(client: Any) 
 def test_page_in_english_fits_with_qlora_on_a_big_card(client: Any) -> None:
     html = client.get("/en/", params={"model": "llama-3.1-8b", "method": "qlora",
                                       "gpu": "b200-180gb"}).text
-    assert "It fits:" in html and "Will it fit?" in html
     report = _report("llama-3.1-8b", "b200-180gb", method="qlora", precision="mixed")
+    assert element(html, "verdict").startswith(
+        f"It fits on 1 × NVIDIA B200: {format_gib(report.verdict.required_bytes, 'en')} per GPU "
+        "at the peak, for 144\u00a0GiB usable (80% of 180\u00a0GiB).")
+    assert "Detailed model: peak per GPU and what to change" in html
     rows = re.findall(r'<tr data-change="([a-z_0-9]+)">', html)
     assert rows == [c.kind.value for c in report.changes]
     assert ("No change reduces the memory." in html) == (not report.changes)
@@ -134,9 +152,9 @@ def test_margin_is_visible_and_adjustable(client: Any) -> None:
 
 def test_without_a_model_the_section_asks_for_one(client: Any) -> None:
     html = client.get("/").text
-    assert "Choisissez un modèle pré-défini dans «\u00a0Données\u00a0»" in html
+    assert "demande un modèle pré-défini\u00a0: choisissez-en un dans «\u00a0Données\u00a0»" in html
     fragment = client.get("/fragments/fit", params={"lang": "en"}).text
-    assert "Pick a preset model in" in fragment
+    assert "needs a preset model: pick one in" in fragment
 
 
 def test_bad_values_show_inline_messages(client: Any) -> None:
@@ -146,7 +164,7 @@ def test_bad_values_show_inline_messages(client: Any) -> None:
     assert "&#39;two&#39; is not a number" in errors["gpus"]
     assert "150 is out of range" in errors["margin"]
     assert "unknown name &#39;nope&#39;" in errors["gpu"]
-    assert 'id="gpus" name="gpus" form="calculator"' in html and 'aria-invalid="true"' in html
+    assert re.search(r'id="gpus" name="gpus"[^>]*aria-invalid="true"', html)
     fragment = client.get("/fragments/fit", params={"model": "llama-3.2-1b", "seq_len": "0"})
     assert '<li data-field="seq_len">' in fragment.text
     no_model = client.get("/fragments/fit", params={"gpu": "nope", "margin": "0"}).text
@@ -188,12 +206,11 @@ def test_fragments_render_alone(client: Any) -> None:
 def test_the_json_link_gives_what_the_page_shows(client: Any, query: dict[str, str],
                                                  optimizer: str) -> None:
     html = client.get("/en/", params=query).text
-    link = re.search(r'<a href="(/api/v1/fit\?[^"]+)">This result as JSON', html)
+    link = re.search(r'<a href="(/api/v1/fit\?[^"]+)" data-json-link>This result as JSON', html)
     assert link is not None
     body = client.get(link.group(1).replace("&amp;", "&")).json()
-    verdict = re.search(r'data-result="fit_verdict">([^<]+)<', html)
-    assert verdict is not None
     peak = format_gib(body["verdict"]["peak_bytes"], "en")
-    assert peak in verdict.group(1)
+    assert f": {peak} per GPU at the peak" in element(html, "verdict")
+    assert element(html, "fit_peak").startswith(f"Peak per GPU: {peak}, for ")
     assert body["setup"]["precision"] == "mixed"  # the page's default, as the seed's Adam
     assert body["setup"]["optimizer"] == optimizer  # the seed's preset, as a training optimizer

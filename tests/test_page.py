@@ -67,7 +67,7 @@ def test_french_page_has_every_seed_section(client: TestClient) -> None:
                    "SGD avec moment (≈ 8 octets/param)", "Valeur personnalisée"):
         assert f">{preset}</option>" in html, preset
     assert shown.count("?") >= 3  # the FAQ's three questions
-    assert "Vérifiez toujours sur une vraie étape d'entraînement" in shown
+    assert "Vérifiez sur une véritable étape d'entraînement avant de dimensionner" in shown
 
 
 def test_initial_values_are_the_seeds(client: TestClient) -> None:
@@ -105,10 +105,16 @@ def test_results_in_gb_and_gib_with_the_breakdown(client: TestClient) -> None:
     for part in ("poids fp16/bf16", "gradients fp16/bf16", "copie maîtresse fp32 des poids",
                  "premier moment d'Adam (fp32)", "second moment d'Adam (fp32)"):
         assert part in shown
-    assert "Carte grand public de 24 Go (NVIDIA GeForce RTX 4090)" in shown
-    assert "Accélérateur de 80 Go (NVIDIA H100 80GB)" in shown
-    assert f"il manque 42,93{NBSP}Gio" in shown  # 122.93 GiB needed, 80 GiB held
-    assert "Tout le catalogue (17 GPU)" in shown
+    # one verdict, for the GPU picked (the seed's 80 GB accelerator by default), one unit per
+    # line: 132 GB needed, 85.9 GB (80 GiB) held, 46.1 GB (42.93 GiB) short
+    assert element(html, 'data-result="verdict"') == (
+        f"Ça ne tient pas sur 1 × NVIDIA H100 80GB{NBSP}: il manque 46,1{NBSP}Go "
+        f"(42,93{NBSP}Gio).")
+    assert element(html, 'data-result="verdict_detail"') == (
+        f"V = 132{NBSP}Go (122,93{NBSP}Gio){NNBSP}; une carte vendue «{NBSP}80{NBSP}Go{NBSP}» "
+        f"contient 85,9{NBSP}Go (80{NBSP}Gio).")
+    assert html.count('data-result="verdict"') == 1
+    assert "Règle de base sur un GPU de chaque type du catalogue (17 GPU)" in shown
 
 
 def test_french_decimal_input_and_output(client: TestClient) -> None:
@@ -128,7 +134,7 @@ def test_custom_bytes_per_param(client: TestClient) -> None:
 
 def test_empty_parameters_show_exactly_the_seed_sentence(client: TestClient) -> None:
     html = page(client, params="", optimizer="adam-mixed", activations="0")
-    body = element(html, 'data-fragment="/fragments/results"')
+    body = element(html, 'data-panel="results"')
     assert "<p class=\"empty\">Saisissez une valeur pour afficher les résultats.</p>" in body
     assert 'data-result="total"' not in html
     assert element(html, 'data-error-for="params"') == ""  # a prompt, not an error
@@ -188,7 +194,7 @@ def test_worked_example_is_computed_not_typed(client: TestClient) -> None:
 def test_formulas_are_mathml(client: TestClient) -> None:
     html = page(client)
     assert html.count("<math") >= 6
-    assert "<mi>M</mi><mo>=</mo><mi>N</mi><mo>·</mo><mi>B</mi>" in html
+    assert "<mi>M</mi><mo>=</mo><mi>N</mi><mo>⋅</mo><mi>B</mi>" in html  # U+22C5, as the seed
 
 
 def test_chart_segments_add_up_to_the_total() -> None:
@@ -204,6 +210,20 @@ def test_chart_segments_add_up_to_the_total() -> None:
     assert h100_line / chart.total_x == pytest.approx(80 * 2**30 / 132e9)
 
 
+def test_every_part_of_a_chart_gets_its_own_colour() -> None:
+    from vramplan.web.chart import PALETTE_SIZE, palette_styles
+
+    # the fit chart's parts: two optimizer-state terms, two activation terms
+    parts = [("part.optimizer_states", "optimizer_states"), ("part.step_temporaries",
+             "optimizer_states"), ("part.activations", "activations"),
+             ("part.logits_loss", "activations"), ("part.gradients", "gradients")]
+    styles = palette_styles(parts)
+    assert len(set(styles.values())) == len(parts)
+    assert styles["part.optimizer_states"] == "p3" and styles["part.activations"] == "p4"
+    many = palette_styles([(str(i), "weights") for i in range(PALETTE_SIZE)])
+    assert len(set(many.values())) == PALETTE_SIZE
+
+
 def test_custom_bytes_chart_is_one_model_states_segment() -> None:
     estimate = estimate_seed(seed_inputs(7, bytes_per_param=10))
     assert parts(estimate) == (("model_states", 70 * 10**9),)
@@ -213,13 +233,16 @@ def test_chart_is_inline_svg_with_capacity_lines(client: TestClient) -> None:
     html = page(client, params="7", activations="20")
     svg = element(html, 'role="img"')
     assert svg.count('class="seg ') == 5
-    assert svg.count('class="cap"') == 2
+    assert svg.count('class="cap line-0"') == 1  # the GPU picked: the seed verdict's card
     assert "activations 20" in svg.replace(NBSP, " ")  # the text alternative
+    styles = re.findall(r'class="seg seg-(p\d+)"', svg)
+    assert len(set(styles)) == len(styles) == 5  # a colour per part
+    assert re.findall(r'class="swatch seg-(p\d+)"', element(html, 'class="legend"')) == styles
 
 
 def test_sister_calculators_are_linked_once_served(client: TestClient) -> None:
     html = page(client)  # "bientôt disponible" until the app serves /inference and /lora
-    assert '<a href="/inference">Calculateur de VRAM pour l&#39;inférence</a>' in html
+    assert '<a href="/inference">Calculateur de VRAM pour l&#39;inférence LLM</a>' in html
     assert '<a href="/lora">Calculateur de paramètres LoRA</a>' in html
     assert "bientôt disponible" not in text(html)
 
@@ -230,8 +253,10 @@ def test_inputs_are_labelled_and_results_live(client: TestClient) -> None:
     html = page(client)
     for field in ("params", "optimizer", "bytes_per_param", "activations"):
         assert f'<label for="{field}">' in html
-    assert 'aria-live="polite"' in element(html, 'id="results"') or \
-        re.search(r'data-fragment="/fragments/results" aria-live="polite"', html)
+    # the live region is a short summary (the verdict and the total), not the whole panel
+    assert "aria-live" not in html
+    summary = element(html, 'role="status" data-panel="summary"')
+    assert text(summary).strip() == f"Ça ne tient pas sur 1 × NVIDIA H100 80GB — V = 112{NBSP}Go"
     assert '<meta name="viewport"' in html
 
 
@@ -245,8 +270,15 @@ def test_no_external_url_and_no_inline_script(client: TestClient) -> None:
     assert "http://" not in html and "https://" not in html
 
 
-def test_page_weight_under_100_kb(client: TestClient) -> None:
-    html = client.get("/", params={"params": "7", "activations": "20"}).content
+@pytest.mark.parametrize(("query", "shown"), [
+    ({"params": "7", "activations": "20"}, b'data-verdict="seed"'),
+    # the heaviest: a run that fits nowhere, every table and change of the detailed model
+    ({"model": "llama-3.1-70b", "gpu": "t4-16gb", "method": "lora"}, b'id="fit-combined"'),
+], ids=["seed", "detailed"])
+def test_page_weight_under_100_kb(client: TestClient, query: dict[str, str],
+                                  shown: bytes) -> None:
+    html = client.get("/", params=query).content
+    assert shown in html
     assets = [client.get(path).content for path in
               ("/static/app.css", "/static/app.js", "/static/favicon.svg")]
     assert len(html) + sum(map(len, assets)) < PAGE_WEIGHT_LIMIT
@@ -290,10 +322,23 @@ def test_model_picker_fills_parameters_with_the_exact_count(client: TestClient) 
     assert html.count("<option value=\"") >= 44 + 4  # every preset in the datalist
 
 
-def test_unknown_model_is_an_inline_error(client: TestClient) -> None:
-    html = page(client, model="llama-9", params="7")
-    assert element(html, 'data-error-for="model"').startswith(
-        f"Modèle pré-défini{NBSP}: «{NBSP}llama-9{NBSP}» n'est ni un modèle du catalogue")
+def test_unknown_model_is_one_line_with_close_names(client: TestClient) -> None:
+    html = page(client, model="lama-3.1-8b", params="7")
+    message = element(html, 'data-error-for="model"').replace(NBSP, " ").replace(NNBSP, " ")
+    assert message == ("Modèle pré-défini : « lama-3.1-8b » est inconnu ; noms proches : "
+                       "llama-3.1-8b, llama-3-8b, llama-3.1-70b ; sinon, collez son config.json "
+                       "dans « Ou votre config.json », sous le formulaire.")
+    nothing_close = element(page(client, model="foo"), 'data-error-for="model"')
+    assert "noms proches" not in nothing_close and "config.json" in nothing_close
+    assert "qwen2.5-7b" not in nothing_close  # not the registry's whole list
+
+
+def test_a_custom_value_just_chosen_asks_for_it(client: TestClient) -> None:
+    html = page(client, params="7", optimizer="custom", bytes_per_param="")
+    assert element(html, 'data-error-for="bytes_per_param"') == ""
+    assert 'aria-invalid' not in re.search(r'<input id="bytes_per_param"[^>]*>', html).group(0)
+    body = element(html, 'data-panel="results"')
+    assert '<p class="empty">Saisissez une valeur pour afficher les résultats.</p>' in body
 
 
 def test_pasted_config_is_counted_and_carried_to_the_page(client: TestClient) -> None:
@@ -305,6 +350,18 @@ def test_pasted_config_is_counted_and_carried_to_the_page(client: TestClient) ->
                            follow_redirects=False)
     assert response.status_code == 303
     assert response.headers["location"] == "/en/?params=0.124439808&activations=20"
+
+
+def test_pasted_config_keeps_every_other_input(client: TestClient) -> None:
+    config = ('{"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, '
+              '"vocab_size": 50257, "n_positions": 1024}')
+    response = client.post("/config", data={
+        "config": config, "lang": "fr", "gpu": "rtx-4090-24gb", "gpus": "2", "method": "lora",
+        "lora_r": "16", "lora_targets": "q,v", "margin": "90"}, follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"] == (
+        "/?params=0.124439808&method=lora&lora_r=16&lora_targets=q%2Cv&gpu=rtx-4090-24gb"
+        "&gpus=2&margin=90")
 
 
 def test_bad_config_shows_its_message_next_to_the_text(client: TestClient) -> None:

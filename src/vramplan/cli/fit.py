@@ -123,12 +123,13 @@ def _verdict(result: FitReport, lang: Lang) -> str:
 
 
 def _limits(result: FitReport, lang: Lang) -> str:
-    def shown(value: int | None) -> str:
-        return format_number(value, lang, 0) if value is not None else translate(
-            "fit.none_fits", lang)
+    def line(name: str, value: int | None) -> str:
+        # French agrees with the noun: "aucun" micro-lot, "aucune" séquence
+        shown = (format_number(value, lang, 0) if value is not None
+                 else translate(f"fit.none_fits.{name}", lang))
+        return translate(f"fit.{name}", lang, value=shown)
 
-    return "\n".join((translate("fit.max_batch", lang, value=shown(result.max_batch)),
-                      translate("fit.max_seq_len", lang, value=shown(result.max_seq_len))))
+    return "\n".join((line("max_batch", result.max_batch), line("max_seq_len", result.max_seq_len)))
 
 
 def _fewest(result: FitReport, lang: Lang) -> str:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vramplan.presets.gpus import find_gpu
+from vramplan.presets.gpus import Gpu, find_gpu
 from vramplan.presets.optimizers import OPTIMIZERS, OptimizerPreset, PerParamPart
 from vramplan.seed import SeedEstimate, estimate_seed, seed_inputs
 from vramplan.verdict import GpuVerdict
-from vramplan.web.view import DATACENTER_GPU
+from vramplan.web.view import CONSUMER_GPU, DATACENTER_GPU
 
 EXAMPLE_PARAMS_BILLION = 7.0
 """The seed page's worked example: a 7-billion-parameter model trained with Adam..."""
@@ -28,10 +28,14 @@ class WorkedExample:
     adam_parts: tuple[PerParamPart, ...]
     """The 2 + 2 + 4 + 4 + 4 of Adam in mixed precision."""
     model_states: SeedEstimate
-    """7 × 16 = 112 GB."""
+    """M = 7 × 16 = 112 GB, and V = 112 + 0 = 112 GB with no activation estimate."""
     with_activations: SeedEstimate
     """112 + 20 = 132 GB."""
-    datacenter: GpuVerdict
+    consumer: Gpu
+    """The seed's "single 24 GB card"."""
+    states_verdict: GpuVerdict
+    """112 GB of model states against one 80 GB accelerator ("already beyond" it)."""
+    total_verdict: GpuVerdict
     """132 GB against one 80 GB accelerator."""
     lora_frozen: SeedEstimate
     """7 × 2 = 14 GB of frozen 16-bit weights."""
@@ -44,11 +48,15 @@ def worked_example() -> WorkedExample:
     with_activations = estimate_seed(
         seed_inputs(EXAMPLE_PARAMS_BILLION, adam, activations_gb=EXAMPLE_ACTIVATIONS_GB)
     )
+    model_states = estimate_seed(seed_inputs(EXAMPLE_PARAMS_BILLION, adam))
+    accelerator = find_gpu(DATACENTER_GPU)
     return WorkedExample(
         adam_parts=OPTIMIZERS[adam].parts,
-        model_states=estimate_seed(seed_inputs(EXAMPLE_PARAMS_BILLION, adam)),
+        model_states=model_states,
         with_activations=with_activations,
-        datacenter=GpuVerdict(find_gpu(DATACENTER_GPU), with_activations.total_bytes),
+        consumer=find_gpu(CONSUMER_GPU),
+        states_verdict=GpuVerdict(accelerator, model_states.model_states_bytes),
+        total_verdict=GpuVerdict(accelerator, with_activations.total_bytes),
         lora_frozen=estimate_seed(
             seed_inputs(EXAMPLE_PARAMS_BILLION, bytes_per_param=FROZEN_BYTES_PER_PARAM)
         ),

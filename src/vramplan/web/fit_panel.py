@@ -16,26 +16,28 @@ from functools import cached_property
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
-from vramplan.errors import VramplanError
-from vramplan.i18n import Lang, has_message, translate
-from vramplan.planner.changes import settings_text
+from vramplan.errors import MissingValue, VramplanError
+from vramplan.i18n import Lang, translate
 from vramplan.planner.report import FitReport, fit_report
 from vramplan.planner.search import MAX_GPUS
-from vramplan.presets.gpus import GPUS, find_gpu
+from vramplan.presets.gpus import GPUS, Gpu, find_gpu
 from vramplan.presets.models import ModelPreset
-from vramplan.requests.reading import read, read_all
+from vramplan.requests.reading import Inputs, read, read_all
 from vramplan.requests.seed import simple_activations as seed_activations
 from vramplan.requests.training import fit_request
-from vramplan.requests.vocabulary import ACTIVATIONS_FORM, FIT, GPU
+from vramplan.requests.vocabulary import ACTIVATIONS_FORM, FIT, GPU, LORA_R, LORA_TARGETS
+from vramplan.requests.vocabulary import GPUS as GPU_COUNT
 from vramplan.units import bytes_to_gb, format_number
 from vramplan.vocab import (
     Checkpointing,
+    LoraTarget,
     Method,
     Offload,
     Precision,
     Scheme,
 )
-from vramplan.web.chart import Segment, stack, units_per_byte
+from vramplan.web.chart import Segment, palette_styles, stack, units_per_byte
+from vramplan.web.labels import field_label, option_label, setting_text
 from vramplan.web.view import PageRequest, typeset
 
 _T = TypeVar("_T")
@@ -44,6 +46,10 @@ DEFAULT_GPU = "h100-80gb"
 """The seed's "80 GB accelerator"."""
 TRAINING_METHODS = (Method.FULL, Method.FREEZE, Method.LORA, Method.QLORA)
 """Methods that train (`inference` is the sister calculator's)."""
+LORA_METHODS = frozenset(method.value for method in Method if method.uses_lora)
+"""Methods that read the LoRA settings (`lora_r`, `lora_targets`)."""
+DEFAULT_TARGETS = LORA_TARGETS.default_text() or ""
+"""`q,v`, peft's default for Llama-style models (a query without `lora_targets` means it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,12 +68,25 @@ class FitForm:
     batch: str = "1"
     seq_len: str = "2048"
     method: str = Method.FULL.value
+    lora_r: str = str(LORA_R.default)
+    lora_targets: str = DEFAULT_TARGETS
+    """The ticked modules, comma-joined (`q,v`); empty when none is ticked."""
 
     @classmethod
     def from_query(cls, query: Mapping[str, str]) -> FitForm:
         defaults = cls()
         return cls(**{f.name: query.get(f.name, getattr(defaults, f.name)).strip()
                       for f in fields(cls)})
+
+    @property
+    def uses_lora(self) -> bool:
+        return self.method in LORA_METHODS
+
+    @property
+    def targets(self) -> frozenset[str]:
+        """The ticked modules' names, split as the vocabulary splits them (`q,v` or `q;v`)."""
+        return frozenset(part.strip().lower() for part in
+                         self.lora_targets.replace(";", ",").split(",") if part.strip())
 
     @staticmethod
     def defaults() -> dict[str, str]:
@@ -78,18 +97,11 @@ class FitForm:
 
 PAGE_FIELDS = frozenset(f.name for f in fields(FitForm)) | {"model", "optimizer"}
 """Fields with an input on the page (an error about another one shows in the panel itself)."""
-FIELD_LABELS = {
-    "gpu": "web_fit.gpu", "gpus": "web_fit.gpus", "sharding": "web_fit.sharding",
-    "offload": "web_fit.offload", "precision": "web_fit.precision",
-    "checkpointing": "web_fit.checkpointing", "margin": "web_fit.margin",
-    "batch": "web_fit.batch", "seq_len": "web_fit.seq_len", "method": "web_fit.method",
-    "model": "web.model", "optimizer": "web.bytes_per_param",
-}
 
 
 def _label(lang: Lang, field: str) -> str:
-    key = FIELD_LABELS.get(field)
-    return translate(key, lang) if key else field
+    return translate("web.bytes_per_param", lang) if field == "optimizer" \
+        else field_label(field, lang)
 
 
 def error_text(error: VramplanError, lang: Lang) -> str:
@@ -175,18 +187,18 @@ OVERHEAD = "overhead"
 
 
 def fit_chart(report: FitReport) -> FitChart:
-    """The per-GPU peak's parts (as `vramplan fit` lists them) on one byte scale, with lines at
-    the usable share and at the capacity."""
+    """The per-GPU peak's parts (as `vramplan fit` lists them) on one byte scale, each in a
+    colour of its own, with lines at the usable share and at the capacity."""
     estimate, verdict = report.estimate, report.verdict
     named = [(part.kind.label_key, part.memory_bytes)
              for part in estimate.peak.parts if part.memory_bytes]
-    styles = {part.kind.label_key: part.component.value for part in estimate.peak.parts}
+    components = {part.kind.label_key: part.component.value for part in estimate.peak.parts}
     overhead = estimate.total_bytes - estimate.allocated_bytes
     if overhead:
         named.append(("fit.allocator", overhead))
-        styles["fit.allocator"] = OVERHEAD
+        components["fit.allocator"] = OVERHEAD
     scale = units_per_byte(estimate.total_bytes, verdict.capacity_bytes)
-    parts = stack(named, scale, styles)
+    parts = stack(named, scale, palette_styles([(name, components[name]) for name, _ in named]))
     lines = (ChartLine("usable", verdict.usable_bytes, verdict.usable_bytes * scale),
              ChartLine("capacity", verdict.capacity_bytes, verdict.capacity_bytes * scale))
     return FitChart(parts, lines, estimate.total_bytes * scale)
@@ -201,13 +213,31 @@ class FitState:
         self.errors: dict[str, VramplanError] = {}
 
     @cached_property
+    def inputs(self) -> Inputs:
+        """The fields read through the `fit` form, each bad one recorded in `errors`."""
+        inputs, self.errors = read_all(FIT, self.fit_values(), text=True)
+        if self.form.uses_lora and not self.form.targets:  # every box unticked
+            self.errors["lora_targets"] = MissingValue("lora_targets")
+        return inputs
+
+    @cached_property
+    def gpu(self) -> Gpu | None:
+        """The GPU type, checked even without a model: the seed rule's verdict uses it too."""
+        inputs = self.inputs
+        return self._attempt("gpu", lambda: find_gpu(inputs.require(GPU)))
+
+    @cached_property
+    def gpus(self) -> int | None:
+        """The number of GPUs (None when the field is bad)."""
+        inputs = self.inputs
+        return None if "gpus" in self.errors else inputs.get(GPU_COUNT) or 1
+
+    @cached_property
     def report(self) -> FitReport | None:
         seed = self.request.seed_reading
-        model = seed.model
-        inputs, self.errors = read_all(FIT, self.fit_values(), text=True)
-        # the GPU is checked even before a model is picked
-        gpu = self._attempt("gpu", lambda: find_gpu(inputs.require(GPU)))
-        if model is None or self.errors or "model" in seed.errors or "optimizer" in seed.errors:
+        inputs, gpu = self.inputs, self.gpu
+        if seed.model is None or self.errors or "model" in seed.errors \
+                or "optimizer" in seed.errors:
             return None
         fit = self._attempt(None, lambda: fit_request(inputs))
         if gpu is None or fit is None:
@@ -229,12 +259,15 @@ class FitState:
         optimizer, and the fit uses AdamW)."""
         form, seed = self.form, self.request.seed_form
         model = self.request.seed_reading.model
-        return {"model": model.name if model else "", "gpu": form.gpu or DEFAULT_GPU,
-                "gpus": form.gpus, "sharding": form.sharding, "offload": form.offload,
-                "method": form.method, "precision": form.precision,
-                "optimizer": "" if seed.is_custom else seed.optimizer, "batch": form.batch,
-                "seq_len": form.seq_len, "checkpointing": form.checkpointing,
-                "margin": form.margin}
+        values = {"model": model.name if model else "", "gpu": form.gpu or DEFAULT_GPU,
+                  "gpus": form.gpus, "sharding": form.sharding, "offload": form.offload,
+                  "method": form.method, "precision": form.precision,
+                  "optimizer": "" if seed.is_custom else seed.optimizer, "batch": form.batch,
+                  "seq_len": form.seq_len, "checkpointing": form.checkpointing,
+                  "margin": form.margin}
+        if form.uses_lora:  # the LoRA settings count only for LoRA and QLoRA
+            values |= {"lora_r": form.lora_r, "lora_targets": form.lora_targets}
+        return values
 
     def _attempt(self, name: str | None, compute: Callable[[], _T]) -> _T | None:
         """`compute()`, or None with its error recorded under `name` (default: its field)."""
@@ -245,7 +278,7 @@ class FitState:
             return None
 
     def messages(self) -> dict[str, str]:
-        _ = self.report
+        _ = self.gpus, self.report
         return {name: error_text(error, self.request.lang) for name, error in self.errors.items()}
 
 
@@ -258,32 +291,44 @@ def _percent(share: float, lang: Lang) -> str:
     return format_number(share * 100, lang.value, 1)
 
 
+def _choices(field: str, values: list[str], lang: Lang) -> list[tuple[str, str]]:
+    return [(value, option_label(field, value, lang)) for value in values]
+
+
 def fit_context(request: PageRequest) -> Mapping[str, Any]:
-    state = FitState(request)
+    state = request.fit
     report = state.report
     messages = state.messages()
+    lang = request.lang
     return {
         "fit_form": state.form,
         "fit_defaults": FitForm.defaults(),
         "fit_report": report,
+        "fit_model_name": request.seed_reading.model.display_name
+        if request.seed_reading.model else "",
         "fit_errors": messages,
         "fit_other_errors": [text for name, text in messages.items() if name not in PAGE_FIELDS],
         "fit_needs_model": state.needs_model,
         "fit_custom_optimizer": state.custom_optimizer,
         "fit_chart": fit_chart(report) if report is not None else None,
-        "fit_share": _percent(report.verdict.usable_share, request.lang) if report else "",
+        "fit_share": _percent(report.verdict.usable_share, lang) if report else "",
         "fit_max_gpus": MAX_GPUS,
         "fit_api_query": api_query(state) if report is not None else "",
         "fit_choices": {
             "gpu": [(gpu.name, gpu.display_name) for gpu in GPUS],
-            "sharding": ["", *(scheme.value for scheme in Scheme)],
-            "offload": [offload.value for offload in Offload],
-            "precision": [precision.value for precision in Precision],
-            "checkpointing": [mode.value for mode in Checkpointing],
-            "method": [method.value for method in TRAINING_METHODS],
+            "sharding": [("", typeset(translate("web_fit.auto", lang), lang)),
+                         *_choices("sharding", [scheme.value for scheme in Scheme], lang)],
+            "offload": _choices("offload", [offload.value for offload in Offload], lang),
+            "precision": _choices("precision", [p.value for p in Precision], lang),
+            "checkpointing": _choices("checkpointing", [c.value for c in Checkpointing], lang),
+            "method": _choices("method", [method.value for method in TRAINING_METHODS], lang),
+            "lora_targets": [(target.value, option_label("lora_targets", target, lang))
+                             for target in LoraTarget],
         },
-        "settings_text": settings_text,
-        "part_label": lambda key: typeset(translate(key, request.lang), request.lang)
-        if has_message(key) else key.removeprefix("part."),
+        "option": lambda field, value: option_label(field, value, lang),
+        "targets_text": lambda targets: ", ".join(
+            option_label("lora_targets", target, lang)
+            for target in LoraTarget if target in targets),
+        "settings_text": lambda settings: setting_text(settings, lang),
+        "part_label": lambda key: typeset(translate(key, lang), lang),
     }
-

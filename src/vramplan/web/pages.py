@@ -1,7 +1,9 @@
 """The calculator page (`/` in French, `/en/` in English), its live fragments and the API docs.
 
 With JavaScript off, the form's GET renders everything here; with it on, the script fetches
-`/fragments/{panel}` with the same query and swaps the HTML in. Nothing is computed in the browser.
+`/fragments/live` with the same query, which answers every live panel at once (the detailed model
+is computed once for the verdict and its card), and swaps the HTML in. Nothing is computed in the
+browser. Pages and fragments are rendered in the computing thread (`vramplan.web.compute`).
 """
 
 from __future__ import annotations
@@ -18,21 +20,24 @@ from vramplan.i18n import Lang
 from vramplan.model.hf_config import parse_config_text
 from vramplan.presets.models import MODELS
 from vramplan.presets.optimizers import OptimizerPreset
+from vramplan.web.compute import compute
 from vramplan.web.details import worked_example
 from vramplan.web.errors import NotFound
 from vramplan.web.lang import parse_lang
-from vramplan.web.panels import PANELS, PANELS_BY_NAME
+from vramplan.web.panels import PANELS, PANELS_BY_NAME, Panel
 from vramplan.web.query import CUSTOM, params_text, params_total
 from vramplan.web.routing import serves
-from vramplan.web.view import PageRequest, base_context, environment
+from vramplan.web.view import PageRequest, base_context, environment, page_query
 
 router = APIRouter(include_in_schema=False)
 _templates = environment()
 
 HOME = {Lang.FR: "/", Lang.EN: "/en/"}
 """Each language's page. The query string is the same on both."""
-SISTERS = (("inference", "/inference"), ("lora", "/lora"))
-"""Sister calculators: linked once their route exists, shown as coming until then."""
+SISTERS = {"inference": {Lang.FR: "/inference", Lang.EN: "/en/inference"},
+           "lora": {Lang.FR: "/lora", Lang.EN: "/en/lora"}}
+"""Sister calculators, in each language: linked once their route exists, shown as coming until
+then."""
 
 
 def page_lang(request: Request, path_lang: Lang) -> Lang:
@@ -45,7 +50,8 @@ def page_lang(request: Request, path_lang: Lang) -> Lang:
 
 
 def _query(request: Request) -> dict[str, str]:
-    return {key: value for key, value in request.query_params.items() if key != "lang"}
+    """The query's fields without `lang`, a repeated one's values joined (`lora_targets`)."""
+    return page_query(request.query_params.multi_items())
 
 
 def _other(lang: Lang) -> Lang:
@@ -71,7 +77,9 @@ def render_page(request: Request, path_lang: Lang, *, query: dict[str, str] | No
         "other_url": HOME[_other(lang)] + suffix,
         "alternates": {code.value: HOME[code] + suffix for code in Lang},
         "form_action": HOME[lang],
+        "live_url": LIVE,
         "form": page.display_form,
+        "config_carried": {name: query[name] for name in CARRIED if name in query},
         "models": model_choices(),
         "config_text": config_text,
         "config_error": config_error,
@@ -80,7 +88,8 @@ def render_page(request: Request, path_lang: Lang, *, query: dict[str, str] | No
         "custom": CUSTOM,
         "panels": PANELS,
         "example": worked_example(),
-        "sisters": [(name, path, serves(request.app, "GET", path)) for name, path in SISTERS],
+        "sister_urls": {name: paths[lang] if serves(request.app, "GET", paths[lang]) else ""
+                        for name, paths in SISTERS.items()},
     }
     for panel in PANELS:
         context.update(panel.context(page))
@@ -89,13 +98,13 @@ def render_page(request: Request, path_lang: Lang, *, query: dict[str, str] | No
 
 
 @router.api_route("/", methods=["GET", "HEAD"])
-def page_fr(request: Request) -> HTMLResponse:
-    return render_page(request, Lang.FR)
+async def page_fr(request: Request) -> HTMLResponse:
+    return await compute(render_page, request, Lang.FR)
 
 
 @router.api_route("/en/", methods=["GET", "HEAD"])
-def page_en(request: Request) -> HTMLResponse:
-    return render_page(request, Lang.EN)
+async def page_en(request: Request) -> HTMLResponse:
+    return await compute(render_page, request, Lang.EN)
 
 
 @router.get("/en")
@@ -106,8 +115,13 @@ def page_en_redirect(request: Request) -> Response:
 
 CONFIG_LIMIT_BYTES = 1_000_000
 """A config.json is a few kilobytes; a megabyte is surely something else."""
-_CARRIED = ("optimizer", "bytes_per_param", "activations")
-"""Fields the config form carries back to the page with the count it read."""
+CARRIED = ("optimizer", "bytes_per_param", "activations", "batch", "seq_len", "method",
+           "lora_r", "lora_targets", "gpu", "gpus", "sharding", "offload", "precision",
+           "checkpointing", "margin")
+"""Fields the config form carries back to the page with the count it read (every input but the
+model and the count it replaces)."""
+LIVE = "/fragments/live"
+"""Every live panel at once, for the page's script."""
 
 
 @router.post("/config")
@@ -117,7 +131,7 @@ async def read_pasted_config(request: Request) -> Response:
     body = await request.body()
     fields = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
     path_lang = Lang.EN if fields.get("lang") == Lang.EN.value else Lang.FR
-    carried = {name: fields[name] for name in _CARRIED if fields.get(name)}
+    carried = {name: fields[name] for name in CARRIED if fields.get(name)}
     text = fields.get("config", "")
     page = PageRequest(carried, path_lang)
     try:
@@ -127,8 +141,8 @@ async def read_pasted_config(request: Request) -> Response:
     except VramplanError as error:
         message = (error.message(path_lang) if isinstance(error, ConfigTooLarge)
                    else page.error_text(error))
-        return render_page(request, path_lang, query=carried, config_text=text[:20_000],
-                           config_error=message, status=422)
+        return await compute(render_page, request, path_lang, query=carried,
+                             config_text=text[:20_000], config_error=message, status=422)
     query = {"params": params_text(count), **carried}
     return RedirectResponse(HOME[path_lang] + "?" + urlencode(query), status_code=303)
 
@@ -140,17 +154,37 @@ class ConfigTooLarge(VramplanError):
         super().__init__("config", "", limit="1 MB")
 
 
+def _panel_html(panel: Panel, page: PageRequest) -> str:
+    context = {**base_context(page.lang), **panel.context(page)}
+    return _templates.get_template(panel.template).render(context)
+
+
+def render_live(request: Request) -> HTMLResponse:
+    """Every live panel of one query, each in a `<template data-panel>`: one request per change,
+    one computation of the detailed model for the verdict and its card."""
+    page = PageRequest(_query(request), page_lang(request, Lang.FR))
+    html = "".join(f'<template data-panel="{panel.name}">{_panel_html(panel, page)}</template>'
+                   for panel in PANELS)
+    return HTMLResponse(html, headers={"Cache-Control": "no-store"})
+
+
+def render_fragment(request: Request, panel: Panel) -> HTMLResponse:
+    page = PageRequest(_query(request), page_lang(request, Lang.FR))
+    return HTMLResponse(_panel_html(panel, page), headers={"Cache-Control": "no-store"})
+
+
+@router.get(LIVE)
+async def live_fragments(request: Request) -> HTMLResponse:
+    return await compute(render_live, request)
+
+
 @router.get("/fragments/{name}")
-def fragment(request: Request, name: str) -> HTMLResponse:
-    """One panel alone, for the page's script: same query, `lang` says which language."""
+async def fragment(request: Request, name: str) -> HTMLResponse:
+    """One panel alone: same query, `lang` says which language."""
     panel = PANELS_BY_NAME.get(name)
     if panel is None:
         raise NotFound(request.url.path)
-    lang = page_lang(request, Lang.FR)
-    page = PageRequest(_query(request), lang)
-    context = {**base_context(lang), **panel.context(page)}
-    html = _templates.get_template(panel.template).render(context)
-    return HTMLResponse(html, headers={"Cache-Control": "no-store"})
+    return await compute(render_fragment, request, panel)
 
 
 @router.get("/api/docs")

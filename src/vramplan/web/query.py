@@ -59,9 +59,9 @@ class SeedReading:
 
     @property
     def empty(self) -> bool:
-        """The parameter count is missing (the page then asks for a value)."""
-        missing = self.errors.get("params")
-        return isinstance(missing, MissingValue)
+        """A value is still to be typed: the parameter count, or the custom memory per parameter
+        just chosen. The page then asks for a value instead of showing an error."""
+        return any(isinstance(error, MissingValue) for error in self.errors.values())
 
 
 def read_seed(form: SeedForm) -> SeedReading:

@@ -18,10 +18,12 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from vramplan.i18n import Lang
+from vramplan.i18n import Lang, translate
+from vramplan.units import format_gb, format_gib, format_number
 from vramplan.web.pages import HOME, model_choices, page_lang
 from vramplan.web.sister_view import (
     ENGINE_CHOICES,
+    JSON,
     KV_CHOICES,
     TARGET_CHOICES,
     WEIGHT_CHOICES,
@@ -31,13 +33,12 @@ from vramplan.web.sister_view import (
     gpu_choices,
     inference_chart,
     inference_chart_label,
-    page_query,
     part_label,
     read_inference,
     read_lora,
     training_link,
 )
-from vramplan.web.view import base_context, environment
+from vramplan.web.view import base_context, environment, page_query, typeset
 
 router = APIRouter()
 _templates = environment()
@@ -50,10 +51,20 @@ def _other(lang: Lang) -> Lang:
     return Lang.EN if lang is Lang.FR else Lang.FR
 
 
+def _summary(reading: Reading, lang: Lang, text: Callable[[JSON], str]) -> str:
+    """The short live summary of a sister page's result (what screen readers hear)."""
+    if reading.payload is not None:
+        return typeset(text(reading.payload), lang)
+    return typeset(translate("sister.empty" if reading.empty else "web.fix_inputs", lang), lang)
+
+
 def _inference_results(reading: Reading, lang: Lang) -> dict[str, Any]:
     payload = reading.payload
     chart = inference_chart(payload) if payload is not None else None
     return {
+        "summary": _summary(reading, lang, lambda p: translate(
+            "sister.infer.summary", lang, total=format_gb(int(p["device_bytes"]), lang.value),
+            total_gib=format_gib(int(p["device_bytes"]), lang.value))),
         "reading": reading,
         "payload": payload,
         "field_errors": reading.errors,
@@ -66,6 +77,10 @@ def _inference_results(reading: Reading, lang: Lang) -> dict[str, Any]:
 def _lora_results(reading: Reading, lang: Lang) -> dict[str, Any]:
     payload = reading.payload
     return {
+        "summary": _summary(reading, lang, lambda p: translate(
+            "sister.lora.summary", lang, count=format_number(p["trainable_params"], lang.value, 0),
+            share=translate("sister.percent", lang,
+                            value=format_number(p["share_of_model"] * 100, lang.value, 4)))),
         "reading": reading,
         "payload": payload,
         "field_errors": reading.errors,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
-from vramplan.errors import MissingValue, VramplanError
+from vramplan.errors import MissingValue, UnknownName, VramplanError
 from vramplan.i18n import Lang, translate
 from vramplan.presets.gpus import GPUS
 from vramplan.requests.answers import inference_answer, lora_answer
@@ -21,7 +21,8 @@ from vramplan.requests.reading import read
 from vramplan.requests.vocabulary import INFERENCE, LORA, LORA_R, LORA_TARGETS
 from vramplan.units import format_gb, format_gib
 from vramplan.vocab import Engine, KvDtype, LoraTarget
-from vramplan.web.chart import Segment, stack, units_per_byte
+from vramplan.web.chart import Segment, palette_styles, stack, units_per_byte
+from vramplan.web.model_names import unknown_model_text
 from vramplan.web.view import CONSUMER_GPU, DATACENTER_GPU, typeset
 
 JSON = dict[str, Any]
@@ -38,16 +39,6 @@ WEIGHT_CHOICES = (
 """The weight formats offered in the field's list (any other name `find_format` reads works)."""
 TARGET_CHOICES = tuple(target.value for target in LoraTarget)
 """q, k, v, o, gate, up, down, head, all: the LoRA page's checkboxes."""
-
-
-def page_query(items: list[tuple[str, str]]) -> dict[str, str]:
-    """A query's fields (without `lang`), a repeated field's values joined by commas (the LoRA
-    targets' checkboxes send `lora_targets=q&lora_targets=v`, the CLI `q,v`)."""
-    joined: dict[str, list[str]] = {}
-    for name, value in items:
-        if name != "lang":
-            joined.setdefault(name, []).append(value.strip())
-    return {name: ",".join(value for value in values if value) for name, values in joined.items()}
 
 
 # --- forms ---------------------------------------------------------------------------------------
@@ -155,6 +146,8 @@ def error_text(error: VramplanError, lang: Lang) -> str:
         key = FIELD_LABELS.get(name)
         return translate(key, lang) if key else name
 
+    if isinstance(error, UnknownName) and error.field == "model":
+        return typeset(unknown_model_text(error, lang, label("model"), config_hint=False), lang)
     return typeset(error.message(lang, label), lang)
 
 
@@ -231,7 +224,9 @@ def inference_chart(payload: JSON) -> InferenceChart:
     per_byte = units_per_byte(total, *(int(v["usable_bytes"]) for v in drawn))
     lines = tuple(Line(v["display_name"], int(v["usable_bytes"]),
                        int(v["usable_bytes"]) * per_byte) for v in drawn)
-    return InferenceChart(stack(chart_parts(payload), per_byte), lines, total, total * per_byte)
+    named = chart_parts(payload)
+    styles = palette_styles([(name, name) for name, _ in named])
+    return InferenceChart(stack(named, per_byte, styles), lines, total, total * per_byte)
 
 
 def part_label(name: str, lang: Lang) -> str:
@@ -263,10 +258,11 @@ KV_CHOICES = tuple(kv.value for kv in KvDtype)
 
 def training_link(home: str, payload: JSON) -> str:
     """The main calculator with the LoRA result's training setup (`training_setup` of the JSON)
-    in its query: model, method, lora_r, lora_targets, and dora when it is on."""
-    setup = dict(payload["training_setup"])
-    dora = setup.pop("dora", False)
-    query = {name: str(value) for name, value in setup.items()}
-    if dora:
-        query["dora"] = "1"
+    in its query: model, method, lora_r, and one `lora_targets` per module, as the main page's
+    boxes send them. DoRA stays out: the training calculator does not model it (the page says
+    so next to the link)."""
+    setup = payload["training_setup"]
+    query = [("model", str(setup["model"])), ("method", str(setup["method"])),
+             ("lora_r", str(setup["lora_r"]))]
+    query += [("lora_targets", target) for target in str(setup["lora_targets"]).split(";")]
     return home + "?" + urlencode(query)

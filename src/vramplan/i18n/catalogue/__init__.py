@@ -20,6 +20,7 @@ from vramplan.i18n.catalogue import (
     training,
     web,
     web_fit,
+    web_seed,
     web_sister,
 )
 
@@ -39,4 +40,4 @@ def _merge(*parts: Messages) -> dict[str, Mapping[Lang, str]]:
 CATALOG: Mapping[str, Mapping[Lang, str]] = _merge(
     core.MESSAGES, fields.MESSAGES, web.MESSAGES, models.MESSAGES, models_hub.MESSAGES,
     trace.MESSAGES, inference.MESSAGES, training.MESSAGES, fit.MESSAGES, web_sister.MESSAGES,
-    web_fit.MESSAGES, accuracy.MESSAGES)
+    web_fit.MESSAGES, web_seed.MESSAGES, accuracy.MESSAGES)

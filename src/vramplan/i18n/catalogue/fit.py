@@ -76,7 +76,8 @@ MESSAGES = {
                       EN: "Largest micro-batch that fits: {value}"},
     "fit.max_seq_len": {FR: "Plus longue séquence qui tient : {value}",
                         EN: "Longest sequence that fits: {value}"},
-    "fit.none_fits": {FR: "aucun", EN: "none"},
+    "fit.none_fits.max_batch": {FR: "aucun", EN: "none"},
+    "fit.none_fits.max_seq_len": {FR: "aucune", EN: "none"},
     "fit.fewest_gpus": {
         FR: "Le moins de GPU {gpu} par schéma (même réglage d'entraînement) :",
         EN: "Fewest {gpu} GPUs per scheme (same training settings):",

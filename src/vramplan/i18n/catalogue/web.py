@@ -22,22 +22,13 @@ MESSAGES = {
         EN: "How much GPU memory (VRAM) does it take to train an LLM? Parameters, memory per "
         "parameter and activations: the total, its breakdown and the verdict for your GPUs.",
     },
-    "web.intro": {
-        FR: "Entraîner un modèle de langage demande bien plus de mémoire GPU que le faire "
-        "tourner : "
-        "en plus des poids, il faut garder leurs gradients, une copie maîtresse en haute "
-        "précision, "
-        "les états de l'optimiseur et les activations du passage avant. Indiquez la taille du "
-        "modèle "
-        "et la mémoire par paramètre : le calculateur donne la VRAM nécessaire, son détail, et "
-        "dit si "
-        "elle tient sur une carte grand public de 24 Go, sur un accélérateur de 80 Go ou sur "
-        "d'autres GPU.",
-        EN: "Training a language model takes far more GPU memory than running it: besides the "
-        "weights, you keep their gradients, a high-precision master copy, the optimizer states and "
-        "the activations of the forward pass. Enter the model size and the memory per parameter: "
-        "the calculator gives the VRAM you need, its breakdown, and tells you whether it fits on a "
-        "24 GB consumer card, on an 80 GB accelerator or on other GPUs.",
+    "web.intro_more": {
+        FR: "Choisissez aussi un modèle réel (nombre exact de paramètres, activations estimées à "
+        "partir du lot et de la séquence) et vos GPU : le verdict, en tête des résultats, dit si "
+        "l'entraînement tient et, plus bas, quoi changer sinon.",
+        EN: "You can also pick a real model (exact parameter count, activations estimated from "
+        "the batch and the sequence) and your GPUs: the verdict, at the top of the results, says "
+        "whether the training fits and, further down, what to change if not.",
     },
     "web.lang_switch": {FR: "Language: English", EN: "Langue : français"},
     "web.lang_switch_label": {FR: "Read this page in English", EN: "Lire cette page en français"},
@@ -62,6 +53,23 @@ MESSAGES = {
     "web.model_line": {
         FR: "Modèle : {name} ({repo}), {count} paramètres exactement.",
         EN: "Model: {name} ({repo}), exactly {count} parameters.",
+    },
+    "web.model_unknown_close": {
+        FR: "{field} : « {value} » est inconnu ; noms proches : {names} ; sinon, {hint}",
+        EN: "{field}: unknown name '{value}'; close names: {names}; otherwise, {hint}",
+    },
+    "web.model_unknown": {
+        FR: "{field} : « {value} » est inconnu ; {hint}",
+        EN: "{field}: unknown name '{value}'; {hint}",
+    },
+    "web.model_paste_config": {
+        FR: "collez son config.json dans « Ou votre config.json », sous le formulaire.",
+        EN: "paste its config.json in \"Or your config.json\", below the form.",
+    },
+    "web.model_pick_list": {
+        FR: "choisissez un nom dans la liste du champ, ou donnez un identifiant Hugging Face "
+        "(org/nom).",
+        EN: "pick a name from the field's list, or give a Hugging Face repo id (org/name).",
     },
     "web.config_title": {
         FR: "Ou votre config.json (Hugging Face)", EN: "Or your config.json (Hugging Face)"
@@ -113,6 +121,21 @@ MESSAGES = {
         EN: "Activation memory A, in GB (10⁹ bytes), measured or estimated separately.",
     },
     "web.submit": {FR: "Calculer", EN: "Calculate"},
+    "web.copy_link": {FR: "Copier le lien de ce résultat", EN: "Copy the link to this result"},
+    "web.link_copied": {
+        FR: "Lien copié : il rouvre la page avec toutes ces données.",
+        EN: "Link copied: it reopens the page with all these inputs.",
+    },
+    "web.link_copy_failed": {
+        FR: "Copie impossible ici : copiez l'adresse de la page, elle contient toutes les données.",
+        EN: "Cannot copy here: copy the page's address, it holds all the inputs.",
+    },
+    "web.live_failed": {
+        FR: "Le serveur n'a pas répondu : les résultats ci-dessous correspondent aux données "
+        "précédentes. Modifiez une valeur pour réessayer, ou cliquez sur « Calculer ».",
+        EN: "The server did not answer: the results below are those of the previous inputs. "
+        "Change a value to try again, or click \"Calculate\".",
+    },
     # --- Résultats ----------------------------------------------------------------------------
     "web.results": {FR: "Résultats", EN: "Results"},
     "web.empty": {
@@ -126,6 +149,7 @@ MESSAGES = {
     "web.model_states": {FR: "États du modèle", EN: "Model states"},
     "web.activations_result": {FR: "Activations", EN: "Activations"},
     "web.total": {FR: "VRAM totale", EN: "Total VRAM"},
+    "web.sold_as": {FR: "{size}\u00a0Go", EN: "{size}\u00a0GB"},
     "web.in_gib": {FR: "soit {value}", EN: "that is {value}"},
     "web.breakdown": {FR: "Détail par paramètre", EN: "Breakdown per parameter"},
     "web.col_part": {FR: "Partie", EN: "Part"},
@@ -140,7 +164,10 @@ MESSAGES = {
         FR: "Barre empilée : {parts} ; total {total}, comparé à {lines}.",
         EN: "Stacked bar: {parts}; total {total}, compared with {lines}.",
     },
-    "web.chart_line": {FR: "carte de {capacity}", EN: "{capacity} card"},
+    "web.chart_label_bare": {
+        FR: "Barre empilée : {parts} ; total {total}.", EN: "Stacked bar: {parts}; total {total}.",
+    },
+    "web.chart_line": {FR: "{gpu} : {capacity}", EN: "{gpu}: {capacity}"},
     "chart.weights": {FR: "poids", EN: "weights"},
     "chart.gradients": {FR: "gradients", EN: "gradients"},
     "chart.master_weights": {FR: "copie maîtresse", EN: "master copy"},
@@ -149,185 +176,201 @@ MESSAGES = {
     "chart.activations": {FR: "activations", EN: "activations"},
     "chart.model_states": {FR: "états du modèle", EN: "model states"},
     "web.verdict": {FR: "Verdict", EN: "Verdict"},
-    "web.verdict_consumer": {
-        FR: "Carte grand public de 24 Go ({gpu})", EN: "24 GB consumer card ({gpu})"
+    "web.verdict.seed.fits": {
+        FR: "Ça tient sur {gpus} × {gpu} : il reste {headroom_gb} ({headroom_gib}).",
+        EN: "It fits on {gpus} × {gpu}: {headroom_gb} ({headroom_gib}) left.",
     },
-    "web.verdict_datacenter": {
-        FR: "Accélérateur de 80 Go ({gpu})", EN: "80 GB accelerator ({gpu})"
+    "web.verdict.seed.nofit": {
+        FR: "Ça ne tient pas sur {gpus} × {gpu} : il manque {missing_gb} ({missing_gib}).",
+        EN: "It does not fit on {gpus} × {gpu}: {missing_gb} ({missing_gib}) short.",
     },
-    "web.fits": {
-        FR: "Tient : il reste {headroom} sur {capacity}.",
-        EN: "Fits: {headroom} left out of {capacity}.",
+    "web.verdict.seed.split": {
+        FR: "Ça pourrait tenir sur {gpus} × {gpu} : il en faut au moins {count}, le total "
+        "réparti également sans surcoût (borne basse).",
+        EN: "It could fit on {gpus} × {gpu}: it takes at least {count}, with the total split "
+        "evenly and no overhead (a lower bound).",
     },
-    "web.does_not_fit": {
-        FR: "Ne tient pas : il manque {missing} ; au moins {count} cartes*.",
-        EN: "Does not fit: {missing} short; at least {count} cards*.",
+    "web.verdict.seed.nosplit": {
+        FR: "Ça ne tient pas sur {gpus} × {gpu} : il en faut au moins {count}, même en "
+        "répartissant le total également (borne basse).",
+        EN: "It does not fit on {gpus} × {gpu}: it takes at least {count}, even with the total "
+        "split evenly (a lower bound).",
+    },
+    "web.verdict.seed.detail": {
+        FR: "V = {required_gb} ({required_gib}) ; une carte vendue « {sold} » contient "
+        "{capacity_gb} ({capacity_gib}).",
+        EN: "V = {required_gb} ({required_gib}); a card sold as \"{sold}\" holds {capacity_gb} "
+        "({capacity_gib}).",
+    },
+    "web.verdict.seed.source": {
+        FR: "Règle de base du calculateur : V = M + A, comparée à toute la mémoire de la carte, "
+        "sans marge. Avec un modèle pré-défini, le verdict vient du modèle détaillé (activations "
+        "du lot, partage entre GPU, marge de sécurité).",
+        EN: "The calculator's base rule: V = M + A, against the whole memory of the card, with "
+        "no margin. With a preset model, the verdict comes from the detailed model (the batch's "
+        "activations, sharding across GPUs, a safety margin).",
+    },
+    "web.verdict.detailed.fits": {
+        FR: "Ça tient sur {gpus} × {gpu} : {required_gib} par GPU au pic, pour {usable_gib} "
+        "utilisables ({share} % de {capacity_gib}).",
+        EN: "It fits on {gpus} × {gpu}: {required_gib} per GPU at the peak, for {usable_gib} "
+        "usable ({share}% of {capacity_gib}).",
+    },
+    "web.verdict.detailed.tight": {
+        FR: "Ça tient de justesse sur {gpus} × {gpu}, au-delà de la marge : {required_gib} par "
+        "GPU au pic, pour {usable_gib} utilisables ({share} % de {capacity_gib}) ; risque de "
+        "manque de mémoire.",
+        EN: "It fits on {gpus} × {gpu} only beyond the margin: {required_gib} per GPU at the "
+        "peak, for {usable_gib} usable ({share}% of {capacity_gib}); it may run out of memory.",
+    },
+    "web.verdict.detailed.nofit": {
+        FR: "Ça ne tient pas sur {gpus} × {gpu} : {required_gib} par GPU au pic, pour "
+        "{usable_gib} utilisables ({share} % de {capacity_gib}) ; il manque {missing_gib}.",
+        EN: "It does not fit on {gpus} × {gpu}: {required_gib} per GPU at the peak, for "
+        "{usable_gib} usable ({share}% of {capacity_gib}); {missing_gib} short.",
+    },
+    "web.verdict.detailed.detail": {
+        FR: "Une carte vendue « {sold} » contient {capacity_gib} ({capacity_gb}) ; pic par GPU "
+        ": {required_gib} ({required_gb}).",
+        EN: "A card sold as \"{sold}\" holds {capacity_gib} ({capacity_gb}); peak per GPU: "
+        "{required_gib} ({required_gb}).",
+    },
+    "web.verdict.detailed.source": {
+        FR: "Modèle détaillé : pic de mémoire par GPU d'un pas d'entraînement, avec une marge de "
+        "sécurité ; son détail et quoi changer suivent plus bas.",
+        EN: "Detailed model: the peak memory per GPU of one training step, with a safety "
+        "margin; its breakdown and what to change follow below.",
+    },
+    "web.fix_verdict": {
+        FR: "Corrigez la valeur signalée dans les données pour afficher le verdict.",
+        EN: "Correct the value flagged in the inputs to see the verdict.",
+    },
+    "web.summary.fits": {FR: "Ça tient sur {gpus} × {gpu}", EN: "It fits on {gpus} × {gpu}"},
+    "web.summary.tight": {
+        FR: "Ça tient de justesse sur {gpus} × {gpu}", EN: "It barely fits on {gpus} × {gpu}",
+    },
+    "web.summary.nofit": {
+        FR: "Ça ne tient pas sur {gpus} × {gpu}", EN: "It does not fit on {gpus} × {gpu}",
+    },
+    "web.summary.split": {
+        FR: "Ça pourrait tenir sur {gpus} × {gpu}", EN: "It could fit on {gpus} × {gpu}",
+    },
+    "web.summary.nosplit": {
+        FR: "Ça ne tient pas sur {gpus} × {gpu}", EN: "It does not fit on {gpus} × {gpu}",
+    },
+    "web.summary.seed": {FR: "{verdict} — V = {total}", EN: "{verdict} — V = {total}"},
+    "web.summary.detailed": {
+        FR: "{verdict} — {peak} par GPU au pic", EN: "{verdict} — {peak} per GPU at the peak",
+    },
+    "web.seed_rule": {
+        FR: "Règle de base : M = N⋅B, V = M + A", EN: "Base rule: M = N⋅B, V = M + A",
+    },
+    "web.seed_rule_aside": {
+        FR: "Affinage complet de tous les poids, avec la mémoire d'activations saisie et sans "
+        "marge : un repère ; le verdict ci-dessus vient du modèle détaillé.",
+        EN: "Full fine-tuning of every weight, with the activation memory as entered and no "
+        "margin: a reference point; the verdict above comes from the detailed model.",
     },
     "web.catalogue": {
-        FR: "Tout le catalogue ({count} GPU)", EN: "The whole catalogue ({count} GPUs)"
+        FR: "Règle de base sur un GPU de chaque type du catalogue ({count} GPU)",
+        EN: "The base rule on one GPU of each type in the catalogue ({count} GPUs)",
     },
-    "web.capacity_note": {
-        FR: "Une carte vendue « 80 GB » contient 80 Gio (80 × 2³⁰ octets) : les capacités sont "
-        "comparées en octets.",
-        EN: "A card sold as \"80 GB\" holds 80 GiB (80 × 2³⁰ bytes): capacities are compared in "
-        "bytes.",
-    },
-    # --- Détails ------------------------------------------------------------------------------
+    # --- Détails: what the page adds after the seed's words (web_seed.py) ----------------------
     "web.details": {FR: "Détails", EN: "Details"},
-    "web.details_states_title": {
-        FR: "Les états du modèle dominent", EN: "Model states dominate"
+    "web.details_states_parts": {
+        FR: "Le détail de B pour Adam en précision mixte, partie par partie (ZeRO, Rajbhandari "
+        "et al. 2020, section 3.1) ; ici, N milliards de paramètres × B octets = N·B × 10⁹ "
+        "octets, soit N·B Go :",
+        EN: "B for Adam in mixed precision, part by part (ZeRO, Rajbhandari et al. 2020, section "
+        "3.1); here N billion parameters × B bytes = N·B × 10⁹ bytes, that is N·B GB:",
     },
-    "web.details_states": {
-        FR: "Pour un entraînement complet, la mémoire est d'abord celle des états du modèle : "
-        "chaque paramètre garde son poids, son gradient et les états de l'optimiseur. Avec N "
-        "milliards de paramètres et B octets par paramètre, les états du modèle occupent :",
-        EN: "In full training, memory is first that of the model states: every parameter keeps "
-        "its weight, its gradient and the optimizer states. With N billion parameters and B bytes "
-        "per parameter, the model states take:",
-    },
-    "web.details_states_unit": {
-        FR: "N milliards de paramètres × B octets = N·B × 10⁹ octets, soit N·B Go.",
-        EN: "N billion parameters × B bytes = N·B × 10⁹ bytes, that is N·B GB.",
-    },
-    "web.details_16_title": {FR: "Les 16 octets d'Adam", EN: "Adam's 16 bytes"},
-    "web.details_16": {
-        FR: "En précision mixte, Adam garde pour chaque paramètre : 2 octets de poids fp16/bf16, "
-        "2 octets de gradient, 4 octets de copie maîtresse fp32, puis 4 + 4 octets pour les deux "
-        "moments d'Adam (ZeRO, Rajbhandari et al. 2020, section 3.1) :",
-        EN: "In mixed precision, Adam keeps for every parameter: 2 bytes of fp16/bf16 weight, 2 "
-        "bytes of gradient, 4 bytes of fp32 master copy, then 4 + 4 bytes for Adam's two moments "
-        "(ZeRO, Rajbhandari et al. 2020, section 3.1):",
-    },
-    "web.details_cheaper_title": {FR: "Des optimiseurs plus sobres", EN: "Cheaper optimizers"},
     "web.details_cheaper": {
         FR: "Adam 8 bits stocke ses deux moments sur un octet chacun (Dettmers et al. 2022) : "
         "2 + 2 + 4 + 1 + 1 = 10 octets réels, que la planification arrondit à ≈ 12. SGD avec "
-        "moment "
-        "ne garde qu'un tampon de moment : ≈ 8 octets par paramètre avec des poids et gradients "
-        "16 bits et un moment fp32.",
+        "moment ne garde qu'un tampon de moment : ≈ 8 octets par paramètre avec des poids et "
+        "gradients 16 bits et un moment fp32.",
         EN: "8-bit Adam stores its two moments in one byte each (Dettmers et al. 2022): "
-        "2 + 2 + 4 + 1 + 1 = 10 real bytes, which planning rounds to ≈ 12. SGD with momentum keeps "
-        "a single momentum buffer: ≈ 8 bytes per parameter with 16-bit weights and gradients and "
-        "an fp32 momentum.",
-    },
-    "web.details_activations_title": {
-        FR: "Les activations, saisies à part", EN: "Activations, entered separately"
-    },
-    "web.details_activations": {
-        FR: "Les activations dépendent de la taille de lot, de la longueur de séquence et de "
-        "l'architecture, pas seulement du nombre de paramètres : elles sont donc saisies à part, "
-        "en Go, et ajoutées aux états du modèle :",
-        EN: "Activations depend on the batch size, the sequence length and the architecture, not "
-        "only on the parameter count: they are entered separately, in GB, and added to the model "
-        "states:",
+        "2 + 2 + 4 + 1 + 1 = 10 real bytes, which planning rounds to ≈ 12. SGD with momentum "
+        "keeps a single momentum buffer: ≈ 8 bytes per parameter with 16-bit weights and "
+        "gradients and an fp32 momentum.",
     },
     "web.details_measure": {
-        FR: "Pour les connaître, mesurez une étape d'entraînement (par exemple avec "
-        "torch.cuda.max_memory_allocated() en PyTorch) ; pour les réduire, utilisez le "
-        "recalcul des activations (activation checkpointing), qui ne garde que quelques tenseurs "
-        "et recalcule les autres pendant la rétropropagation.",
-        EN: "To know them, measure one training step (for instance with "
-        "torch.cuda.max_memory_allocated() in PyTorch); to cut them, use activation "
-        "checkpointing, which keeps only a few tensors and recomputes the others during the "
-        "backward pass.",
+        FR: "Pour la mesurer en PyTorch : torch.cuda.max_memory_allocated() après une étape. "
+        "Sur cette page, choisir un modèle pré-défini estime A à partir du micro-lot et de la "
+        "longueur de séquence (modèle détaillé), une valeur que vous pouvez reprendre ou "
+        "remplacer.",
+        EN: "To measure it in PyTorch: torch.cuda.max_memory_allocated() after one step. On "
+        "this page, picking a preset model estimates A from the micro-batch and the sequence "
+        "length (detailed model), a value you can take or replace.",
     },
-    "web.details_example_title": {FR: "Exemple", EN: "Worked example"},
-    "web.details_example": {
-        FR: "Un modèle de {params} milliards de paramètres entraîné avec Adam en précision mixte :",
-        EN: "A {params}-billion-parameter model trained with Adam in mixed precision:",
+    "web.details_example_units": {
+        FR: "Une carte vendue « {accelerator} » contient {capacity_gib}, soit {capacity_gb} : "
+        "les {model_states} des états du modèle la dépassent de {over_gb} ({over_gib}).",
+        EN: "A card sold as \"{accelerator}\" holds {capacity_gib}, that is {capacity_gb}: the "
+        "{model_states} of model states exceed it by {over_gb} ({over_gib}).",
     },
     "web.details_example_total": {
-        FR: "Avec {activations} d'activations :",
-        EN: "With {activations} of activations:",
+        FR: "Avec {activations} d'activations :", EN: "With {activations} of activations:",
     },
-    "web.details_example_verdict": {
-        FR: "C'est plus que la mémoire d'un seul accélérateur de 80 Go ({gpu}, {capacity}).",
-        EN: "That is more than the memory of a single 80 GB accelerator ({gpu}, {capacity}).",
+    "web.details_example_total_verdict": {
+        FR: "soit {total_gib}, plus que les {capacity_gib} d'un {gpu} : il en faudrait au moins "
+        "{count}, le total réparti également (borne basse).",
+        EN: "that is {total_gib}, more than the {capacity_gib} of one {gpu}: it would take at "
+        "least {count}, with the total split evenly (a lower bound).",
     },
-    "web.details_example_verdict_fits": {
-        FR: "Cela tient sur un seul accélérateur de 80 Go ({gpu}, {capacity}).",
-        EN: "That fits on a single 80 GB accelerator ({gpu}, {capacity}).",
-    },
-    "web.details_lora_title": {FR: "Pourquoi LoRA change tout", EN: "Why LoRA changes the picture"},
-    "web.details_lora": {
-        FR: "Avec LoRA, les poids du modèle sont gelés : ils gardent leur mémoire "
-        "({frozen_formula} "
-        "en 16 bits), mais n'ont ni gradient ni état d'optimiseur. Ceux-ci ne concernent que les "
-        "petites matrices ajoutées, bien moins de 1 % des paramètres : même à 16 octets chacun, "
-        "1 % de {params} milliards ne fait que {adapters}. L'entraînement complet à {full_total} "
-        "devient ainsi un réglage fin qui tient sur une seule carte de 24 Go, pourvu que les "
-        "activations restent contenues (lots modestes, recalcul des activations).",
-        EN: "With LoRA, the model's weights are frozen: they keep their memory ({frozen_formula} "
-        "in 16 bits) but have no gradient and no optimizer state. Those exist only for the small "
-        "added matrices, well under 1% of the parameters: even at 16 bytes each, 1% of {params} "
-        "billion is only {adapters}. The {full_total} full fine-tune thus becomes one that fits on "
-        "a single 24 GB card, provided activations stay contained (modest batches, activation "
-        "checkpointing).",
+    "web.details_lora_numbers": {
+        FR: "En chiffres, pour le modèle de {params} milliards : les poids gelés en 16 bits "
+        "font {frozen_formula} ; même à 16 octets chacun, 1 % des paramètres ne ferait que "
+        "{adapters} d'adaptateurs. Pour un modèle réel, choisissez-le et la méthode LoRA ou "
+        "QLoRA dans « Données » : le modèle détaillé compte aussi les activations.",
+        EN: "In figures, for the {params}-billion model: the frozen 16-bit weights take "
+        "{frozen_formula}; even at 16 bytes each, 1% of the parameters would be only {adapters} "
+        "of adapters. For a real model, pick it and the LoRA or QLoRA method in \"Inputs\": the "
+        "detailed model counts the activations too.",
     },
     "web.sisters_title": {FR: "Calculateurs associés", EN: "Related calculators"},
     "web.sister.inference": {
-        FR: "Calculateur de VRAM pour l'inférence", EN: "VRAM calculator for inference"
+        FR: "Calculateur de VRAM pour l'inférence LLM", EN: "VRAM calculator for LLM inference",
     },
     "web.sister.lora": {FR: "Calculateur de paramètres LoRA", EN: "LoRA parameter calculator"},
     "web.coming": {FR: "bientôt disponible", EN: "coming soon"},
-    # --- FAQ ----------------------------------------------------------------------------------
+    # --- FAQ: the seed's three questions (web_seed.py), then the page's ---------------------------
     "web.faq": {FR: "Questions fréquentes (FAQ)", EN: "Frequently asked questions (FAQ)"},
-    "web.faq1_q": {
-        FR: "Pourquoi faut-il autant de mémoire pour entraîner un modèle ?",
-        EN: "Why does training a model take so much memory?",
-    },
-    "web.faq1_a": {
-        FR: "Pour faire tourner un modèle, il suffit de ses poids (2 octets par paramètre en "
-        "16 bits). Pour l'entraîner, il faut aussi ses gradients, une copie maîtresse en fp32 et "
-        "les états de l'optimiseur : avec Adam en précision mixte, 16 octets par paramètre, soit "
-        "huit fois plus, avant même les activations.",
-        EN: "Running a model needs only its weights (2 bytes per parameter in 16 bits). Training "
-        "it also needs its gradients, an fp32 master copy and the optimizer states: with Adam in "
-        "mixed precision, 16 bytes per parameter, eight times more, before any activations.",
-    },
-    "web.faq2_q": {
-        FR: "Comment connaître la mémoire d'activations ?",
-        EN: "How do I know the activation memory?",
-    },
-    "web.faq2_a": {
-        FR: "Elle dépend de la taille de lot, de la longueur de séquence, de l'architecture et de "
-        "l'implémentation. Le plus sûr est de la mesurer sur une vraie étape d'entraînement "
-        "avec un "
-        "petit lot, puis de l'extrapoler : elle croît à peu près proportionnellement au nombre de "
-        "jetons par lot.",
-        EN: "It depends on the batch size, the sequence length, the architecture and the "
-        "implementation. The safest way is to measure it on a real training step with a small "
-        "batch, then extrapolate: it grows roughly in proportion to the number of tokens per "
-        "batch.",
-    },
-    "web.faq3_q": {
+    "web.faq_fix_q": {
         FR: "Mon modèle ne tient pas sur mon GPU : que faire ?",
         EN: "My model does not fit on my GPU: what can I do?",
     },
-    "web.faq3_a": {
+    "web.faq_fix_a": {
         FR: "Par ordre d'effort : réduire la taille de lot et recalculer les activations, passer "
         "à un optimiseur 8 bits, entraîner des adaptateurs LoRA (ou QLoRA, sur un modèle quantifié "
         "en 4 bits) plutôt que tous les poids, ou répartir les états du modèle sur plusieurs GPU "
-        "(ZeRO, FSDP).",
+        "(ZeRO, FSDP). Avec un modèle pré-défini, « Est-ce que ça tient ? » classe ces "
+        "changements pour votre cas.",
         EN: "In order of effort: shrink the batch and checkpoint activations, switch to an 8-bit "
         "optimizer, train LoRA adapters (or QLoRA, on a model quantized to 4 bits) rather than "
-        "all the weights, or shard the model states across several GPUs (ZeRO, FSDP).",
+        "all the weights, or shard the model states across several GPUs (ZeRO, FSDP). With a "
+        "preset model, \"Will it fit?\" ranks these changes for your case.",
     },
-    # --- Mentions légales ---------------------------------------------------------------------
+    "web.faq_units_q": {
+        FR: "Pourquoi des Go et des Gio ?", EN: "Why both GB and GiB?",
+    },
+    "web.faq_units_a": {
+        FR: "Un Go vaut 10⁹ octets, l'unité de la règle M = N·B ; un Gio vaut 2³⁰ octets. Les "
+        "fabricants vendent une carte « {accelerator} » qui contient {capacity_gib}, soit "
+        "{capacity_gb} : la page compare toujours des octets avec des octets, et chaque ligne "
+        "écrit ses valeurs dans une seule unité, l'autre entre parenthèses.",
+        EN: "A GB is 10⁹ bytes, the unit of the rule M = N·B; a GiB is 2³⁰ bytes. Makers sell a "
+        "\"{accelerator}\" card that holds {capacity_gib}, that is {capacity_gb}: the page always "
+        "compares bytes with bytes, and each line writes its values in one unit, the other in "
+        "parentheses.",
+    },
+    # --- Mentions légales: the seed's (web_seed.py), then the page's ------------------------------
     "web.legal": {FR: "Mentions légales", EN: "Legal notice"},
-    "web.legal_text": {
-        FR: "Ce calculateur donne une estimation de premier ordre, à titre indicatif et sans "
-        "garantie. Il ne compte ni les tampons temporaires, ni les allocations du framework "
-        "(contexte CUDA, cache de l'allocateur), ni le surcoût de communication entre GPU. "
-        "Vérifiez toujours sur une vraie étape d'entraînement avant d'engager du matériel ou un "
-        "budget. Les calculs sont faits sur ce serveur ; la page ne dépose aucun cookie et "
-        "n'envoie "
+    "web.legal_more": {
+        FR: "Les calculs sont faits sur ce serveur ; la page ne dépose aucun cookie et n'envoie "
         "aucune donnée ailleurs.",
-        EN: "This calculator gives a first-order estimate, for guidance only and without "
-        "warranty. It counts neither temporary buffers, nor framework allocations (CUDA context, "
-        "allocator cache), nor the communication overhead between GPUs. Always check on a real "
-        "training step before committing hardware or budget. The computation runs on this "
-        "server; the page sets no cookie and sends no data anywhere else.",
+        EN: "The computation runs on this server; the page sets no cookie and sends no data "
+        "anywhere else.",
     },
     "web.lower_bound": {
         FR: "* Borne basse : le total réparti également entre les cartes, sans surcoût de "

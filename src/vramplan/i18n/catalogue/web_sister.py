@@ -83,8 +83,8 @@ MESSAGES = {
     },
     "sister.infer.engine": {FR: "Moteur", EN: "Engine"},
     "sister.infer.engine_auto": {
-        FR: "Automatique (generic ; llama.cpp pour GGUF)",
-        EN: "Automatic (generic; llama.cpp for GGUF)",
+        FR: "Automatique (PyTorch ; llama.cpp en GGUF)",
+        EN: "Automatic (PyTorch; llama.cpp for GGUF)",
     },
     "sister.infer.engine.generic": {
         FR: "PyTorch simple (cache KV statique)", EN: "Plain PyTorch (static KV cache)",
@@ -104,8 +104,8 @@ MESSAGES = {
     },
     "sister.infer.results": {FR: "Résultats", EN: "Results"},
     "sister.infer.setup": {
-        FR: "{model} ({params} paramètres), poids {weights}, moteur {engine}.",
-        EN: "{model} ({params} parameters), {weights} weights, {engine} engine.",
+        FR: "{model} ({params} paramètres), poids {weights}, moteur : {engine}.",
+        EN: "{model} ({params} parameters), {weights} weights, engine: {engine}.",
     },
     "sister.infer.device_total": {FR: "Total par GPU", EN: "Total per GPU"},
     "sister.infer.part.cuda_context": {FR: "contexte CUDA", EN: "CUDA context"},
@@ -213,7 +213,7 @@ MESSAGES = {
     },
     "sister.lora.targets": {FR: "Modules cibles", EN: "Target modules"},
     "sister.lora.targets_hint": {
-        FR: "« all » : toutes les couches linéaires des blocs (sans la tête).",
+        FR: "« toutes » : toutes les couches linéaires des blocs (sans la tête).",
         EN: "“all”: every linear layer of the blocks (not the head).",
     },
     "sister.lora.target.q": {FR: "q (requêtes)", EN: "q (queries)"},
@@ -224,7 +224,10 @@ MESSAGES = {
     "sister.lora.target.up": {FR: "up (MLP)", EN: "up (MLP)"},
     "sister.lora.target.down": {FR: "down (MLP)", EN: "down (MLP)"},
     "sister.lora.target.head": {FR: "head (tête de sortie)", EN: "head (output head)"},
-    "sister.lora.target.all": {FR: "all (tous les blocs)", EN: "all (every block linear)"},
+    "sister.lora.target.all": {
+        FR: "toutes (chaque couche linéaire des blocs)",
+        EN: "all (every linear layer of the blocks)",
+    },
     "sister.lora.variants": {FR: "Variantes", EN: "Variants"},
     "sister.lora.dora": {
         FR: "DoRA (un vecteur de magnitude par matrice)",
@@ -269,5 +272,22 @@ MESSAGES = {
         EN: "LoRA: Hu et al. 2021 (arXiv:2106.09685); DoRA: Liu et al. 2024 (arXiv:2402.09353); "
         "rsLoRA: Kalajdzievski 2023 (arXiv:2312.03732); counts checked against peft; details: "
         "docs/lora.md.",
+    },
+    "sister.infer.summary": {
+        FR: "Mémoire par GPU : {total} ({total_gib})", EN: "Memory per GPU: {total} ({total_gib})",
+    },
+    "sister.lora.summary": {
+        FR: "Paramètres entraînables : {count} ({share})",
+        EN: "Trainable parameters: {count} ({share})",
+    },
+    "sister.lora.link_no_dora": {
+        FR: "(Le calculateur d'entraînement compte LoRA sans DoRA.)",
+        EN: "(The training calculator counts LoRA without DoRA.)",
+    },
+    "sister.lora.link_note": {
+        FR: "Le lien ouvre le calculateur d'entraînement avec {model}, la méthode LoRA, le rang "
+        "{rank} et les modules {targets} : le verdict y compte tout l'entraînement.",
+        EN: "The link opens the training calculator with {model}, the LoRA method, rank {rank} "
+        "and modules {targets}: its verdict counts the whole training.",
     },
 }

@@ -1,10 +1,12 @@
 // vramplan: live results without computing anything here. The script sends the form's query to
-// the server, swaps in the server-rendered fragments, and keeps the query in the URL.
+// the server, swaps in the server-rendered panels, and keeps the query in the URL.
 "use strict";
 (function () {
   const form = document.getElementById("calculator");
   if (!form || !window.fetch || !window.URLSearchParams) return;
-  const regions = Array.from(document.querySelectorAll("[data-fragment]"));
+  const liveUrl = form.dataset.live;
+  const regions = Array.from(document.querySelectorAll("[data-panel]"));
+  const status = document.querySelector("[data-live-status]");
   const optimizer = form.elements.namedItem("optimizer");
   const model = form.elements.namedItem("model");
   const params = form.elements.namedItem("params");
@@ -12,42 +14,74 @@
     (option) => option.value));
   const custom = document.querySelector("[data-custom-field]");
   const lang = document.documentElement.lang;
+  const painted = new Map();  // region -> the HTML it was last given: unchanged panels stay
   let sequence = 0;
+  let inFlight = null;
   let timer = 0;
   let editing = false;
   let pendingPush = false;
+  const DEBOUNCE_MS = 80;  // a key every 80 ms or faster is one edit: one request at its end
 
-  function syncCustom() {
-    if (!optimizer || !custom) return;  // only the main page has the custom value
-    const isCustom = optimizer.value === "custom";
-    custom.hidden = !isCustom;
-    custom.querySelector("input").disabled = !isCustom;
+  function enable(container, on) {
+    container.hidden = !on;
+    container.querySelectorAll("input, select").forEach((input) => { input.disabled = !on; });
+  }
+
+  function syncShown() {
+    // Fields that only count for some choices: the custom figure, the LoRA settings.
+    if (optimizer && custom) enable(custom, optimizer.value === "custom");
+    document.querySelectorAll("[data-shown-for]").forEach((container) => {
+      const chooser = form.elements.namedItem(container.dataset.shownFor);
+      const values = container.dataset.values.split(" ");
+      enable(container, !!chooser && values.includes(chooser.value));
+    });
   }
 
   function currentQuery() {
-    const query = new URLSearchParams();
+    const values = new Map();
     for (const [name, value] of new FormData(form)) {
-      const text = String(value).trim();
+      if (!values.has(name)) values.set(name, []);
+      values.get(name).push(String(value).trim());
+    }
+    const query = new URLSearchParams();
+    const modelSet = model && model.value.trim() !== "";
+    for (const [name, list] of values) {
+      const filled = list.filter((value) => value !== "");
       const input = form.elements.namedItem(name);
-      const byDefault = input && input.dataset && input.dataset.default;  // fields at their
-      if (byDefault !== undefined && text === byDefault) continue;  // default stay out of the URL
-      if (name !== "model" || text) query.append(name, text);  // no empty model in the URL
+      const group = document.querySelector(`fieldset[id="${name}"][data-default]`);
+      const byDefault = group ? group.dataset.default
+        : (input && input.dataset ? input.dataset.default : undefined);
+      if (byDefault !== undefined && filled.join(",") === byDefault) continue;  // out of the URL
+      if (name === "model" && !filled.length) continue;  // no empty model in the URL
+      if (name === "params" && modelSet) continue;  // the model's exact count replaces it
+      if (!filled.length) query.append(name, "");  // `lora_targets=`: no box ticked
+      filled.forEach((value) => query.append(name, value));
     }
     return query.toString();
   }
 
   function fill(query) {
     const values = new URLSearchParams(query);
+    const listed = (name) => values.getAll(name).flatMap((value) => value.split(/[,;]/))
+      .map((value) => value.trim());
     for (const element of form.elements) {
+      if (!element.name) continue;
       if (element.type === "checkbox" || element.type === "radio") {  // a box per value
-        element.checked = values.getAll(element.name).includes(element.value);
+        const group = document.querySelector(`fieldset[id="${element.name}"][data-default]`);
+        const ticked = values.has(element.name) ? listed(element.name)
+          : (group ? group.dataset.default.split(",") : []);
+        element.checked = ticked.includes(element.value);
+      } else if (element.type === "hidden") {
         continue;
+      } else if (values.has(element.name)) {
+        element.value = values.get(element.name);
+      } else if (element.dataset.default !== undefined) {
+        element.value = element.dataset.default;
+      } else if (element.name !== "optimizer") {
+        element.value = "";
       }
-      if (element.name && values.has(element.name)) element.value = values.get(element.name);
-      else if (element.name && element.dataset.default !== undefined) element.value = element.dataset.default;
-      else if (element.name && element.name !== "optimizer") element.value = "";
     }
-    syncCustom();
+    syncShown();
   }
 
   function updateLanguageLinks(query) {
@@ -82,20 +116,69 @@
     });
   }
 
+  function paint(html) {
+    const holder = document.createElement("template");
+    holder.innerHTML = html;
+    const panels = holder.content.querySelectorAll("template[data-panel]");
+    if (!panels.length && regions.length === 1) {  // a sister page: its one panel, bare
+      regions[0].innerHTML = html;
+      return;
+    }
+    panels.forEach((panel) => {
+      const region = regions.find((r) => r.dataset.panel === panel.dataset.panel);
+      if (!region) return;
+      const fresh = panel.innerHTML;
+      // a panel that says the same is left alone: no layout to redo, and the live summary is
+      // announced on change only
+      if (painted.get(region) === fresh) return;
+      painted.set(region, fresh);
+      region.innerHTML = fresh;
+    });
+  }
+
+  function syncSummary() {
+    // A sister page's results carry their summary; the page's status line says it.
+    const text = document.querySelector("[data-panel] [data-summary-text]");
+    const link = document.querySelector("#summary:not([data-panel]) a");
+    if (text && link && link.textContent !== text.textContent) link.textContent = text.textContent;
+  }
+
+  function markStale(stale) {
+    regions.forEach((region) => {
+      if (stale) region.setAttribute("data-stale", "");
+      else region.removeAttribute("data-stale");
+    });
+    if (!status) return;
+    status.textContent = stale ? status.dataset.failed : "";
+    status.hidden = !stale;
+  }
+
   async function refresh(query) {
     const mine = ++sequence;
+    if (inFlight) inFlight.abort();  // only the latest request may paint
+    const controller = window.AbortController ? new AbortController() : null;
+    inFlight = controller;
     regions.forEach((region) => region.setAttribute("aria-busy", "true"));
     const suffix = (query ? query + "&" : "") + "lang=" + encodeURIComponent(lang);
     try {
-      const texts = await Promise.all(regions.map((region) =>
-        fetch(region.dataset.fragment + "?" + suffix, { headers: { Accept: "text/html" } })
-          .then((response) => response.text())));
+      const response = await fetch(liveUrl + "?" + suffix, {
+        headers: { Accept: "text/html" }, signal: controller ? controller.signal : undefined });
+      const text = await response.text();
       if (mine !== sequence) return;  // a newer query has been sent since
-      regions.forEach((region, i) => { region.innerHTML = texts[i]; });
+      if (!response.ok) throw new Error("HTTP " + response.status);
+      paint(text);
+      syncSummary();
+      markStale(false);
       applyFieldValues();
       showFieldErrors();
+      document.dispatchEvent(new CustomEvent("vramplan:painted", { detail: { query: query } }));
+    } catch (error) {
+      if (mine === sequence) markStale(true);  // a failure of the latest request: say so
     } finally {
-      if (mine === sequence) regions.forEach((region) => region.removeAttribute("aria-busy"));
+      if (mine === sequence) {
+        regions.forEach((region) => region.removeAttribute("aria-busy"));
+        inFlight = null;
+      }
     }
   }
 
@@ -109,31 +192,39 @@
     refresh(query);
   }
 
+  function changeNow() {
+    clearTimeout(timer);
+    editing = false;
+    update(true);
+  }
+
   // Inputs outside the form element (form="calculator") belong to it too.
   document.addEventListener("input", (event) => {
-    if (event.target.form !== form || event.target.tagName === "SELECT") return;
-    if (event.target === model && !modelNames.has(model.value.trim()) && model.value) return;
-    if (event.target === params && model && model.value) model.value = "";  // typed N wins
+    const target = event.target;
+    if (target.form !== form || target.tagName === "SELECT" || target.type === "checkbox") return;
+    if (target === model) {
+      const name = model.value.trim();
+      if (name && !modelNames.has(name)) return;  // still typing a name: wait for the change
+    }
+    if (target === params && model && model.value) model.value = "";  // typed N wins
     // The first keystroke of an edit adds a history entry; the next ones update it.
     pendingPush = pendingPush || !editing;
     editing = true;
     clearTimeout(timer);
-    timer = setTimeout(() => { update(pendingPush); pendingPush = false; }, 150);
+    timer = setTimeout(() => { update(pendingPush); pendingPush = false; }, DEBOUNCE_MS);
   });
   document.addEventListener("change", (event) => {
-    if (event.target.form !== form) return;
+    const target = event.target;
+    if (target.form !== form) return;
     editing = false;
-    if (event.target === optimizer || event.target === model || event.target.tagName === "SELECT") {
-      syncCustom();
-      clearTimeout(timer);
-      update(true);
+    if (target === model || target.tagName === "SELECT" || target.type === "checkbox") {
+      syncShown();
+      changeNow();
     }
   });
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    clearTimeout(timer);
-    editing = false;
-    update(true);
+    changeNow();
   });
   // A server-rendered "use this value" link (works without JavaScript as a plain link).
   document.addEventListener("click", (event) => {
@@ -142,9 +233,7 @@
     if (!input) return;
     event.preventDefault();
     input.value = link.dataset.value;
-    clearTimeout(timer);
-    editing = false;
-    update(true);
+    changeNow();
   });
   window.addEventListener("popstate", (event) => {
     const query = event.state && typeof event.state.query === "string"
@@ -153,6 +242,42 @@
     updateLanguageLinks(query);
     refresh(query);
   });
+
+  // "Copy the link": the page's address holds every input.
+  const copy = document.querySelector("[data-copy-link]");
+  const copyStatus = document.querySelector("[data-copy-status]");
+  if (copy) {
+    copy.hidden = false;
+    copy.addEventListener("click", () => {
+      const done = (ok) => {
+        if (copyStatus) copyStatus.textContent = ok ? copy.dataset.copied : copy.dataset.copyFailed;
+      };
+      if (navigator.clipboard && navigator.clipboard.writeText) {
+        navigator.clipboard.writeText(location.href).then(() => done(true), () => done(false));
+      } else {
+        done(false);
+      }
+    });
+  }
+
+  // On a phone the short summary stays in sight at the bottom while the verdict is not.
+  const summary = document.getElementById("summary");
+  if (summary && window.IntersectionObserver) {
+    let watched = null;
+    const observer = new IntersectionObserver((entries) => {
+      entries.forEach((entry) => summary.classList.toggle("verdict-in-view", entry.isIntersecting));
+    });
+    const watch = () => {
+      const verdict = document.getElementById("verdict") || document.querySelector(".panel-body .figures");
+      if (verdict === watched) return;
+      if (watched) observer.unobserve(watched);
+      watched = verdict;
+      if (verdict) observer.observe(verdict);
+      else summary.classList.remove("verdict-in-view");
+    };
+    watch();
+    document.addEventListener("vramplan:painted", watch);
+  }
 
   // The config.json form: a picked file is read into the text area (no parsing here), and the
   // current inputs travel with it.
@@ -164,13 +289,23 @@
       if (file.files.length) file.files[0].text().then((text) => { configForm.elements.config.value = text; });
     });
     configForm.addEventListener("submit", () => {
+      const values = new URLSearchParams(currentQuery());
       configForm.querySelectorAll("[data-carry]").forEach((hidden) => {
-        const source = form.elements.namedItem(hidden.dataset.carry);
-        hidden.value = source && !source.disabled ? source.value : "";
+        hidden.value = values.getAll(hidden.dataset.carry).join(",");
+      });
+      // fields left at their defaults are not in the query: add what is missing
+      values.forEach((value, name) => {
+        if (name === "model" || name === "params" || configForm.querySelector(`[data-carry="${name}"]`)) return;
+        const extra = document.createElement("input");
+        extra.type = "hidden";
+        extra.name = name;
+        extra.value = values.getAll(name).join(",");
+        extra.dataset.carry = name;
+        configForm.appendChild(extra);
       });
     });
   }
 
-  syncCustom();
+  syncShown();
   history.replaceState({ query: currentQuery() }, "", location.href);
 })();

@@ -24,6 +24,7 @@ from vramplan.requests.vocabulary import (
     TRAIN_LAYERS,
 )
 from vramplan.trace.setup import TraceSetup, make_setup
+from vramplan.vocab import Checkpointing
 
 
 def trace_setup(inputs: Inputs, config: Mapping[str, Any] | None = None) -> TraceSetup:
@@ -41,7 +42,8 @@ def trace_setup(inputs: Inputs, config: Mapping[str, Any] | None = None) -> Trac
         lora_targets=(tuple(t.value for t in inputs.require(LORA_TARGETS))
                       if method.uses_lora else None),
         train_layers=inputs.require(TRAIN_LAYERS), batch=inputs.require(BATCH),
-        seq_len=inputs.require(SEQ_LEN), checkpointing=inputs.require(CHECKPOINTING),
+        seq_len=inputs.require(SEQ_LEN),
+        checkpointing=inputs.get(CHECKPOINTING) or Checkpointing.NONE,
         attention=inputs.require(ATTENTION), device=inputs.require(DEVICE))
 
 

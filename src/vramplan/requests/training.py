@@ -16,13 +16,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vramplan.distributed.per_gpu import default_parallelism
+from vramplan.distributed.per_gpu import (
+    default_checkpointing,
+    default_parallelism,
+    default_scheme,
+)
 from vramplan.distributed.sharding import Parallelism, check_parallelism
 from vramplan.errors import VramplanError
 from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import expand_targets
 from vramplan.planner.setup import FitSetup
 from vramplan.planner.verdict import usable_share_from_percent
+from vramplan.presets.frameworks import default_gradient_accumulation, framework_defaults
 from vramplan.presets.gpus import Gpu, find_gpu
 from vramplan.requests.fields import Field
 from vramplan.requests.models import ModelChoice, model_choice
@@ -31,6 +36,8 @@ from vramplan.requests.vocabulary import (
     ATTENTION,
     BATCH,
     CHECKPOINTING,
+    COMPILE,
+    EMPTY_CACHE,
     EXPERT_PARALLEL,
     FRAMEWORK,
     GPU,
@@ -55,7 +62,7 @@ from vramplan.requests.vocabulary import (
     TRAIN_LAYERS,
 )
 from vramplan.training.setup import TrainingSetup, check_setup
-from vramplan.vocab import Framework, LoraTarget, Method, Offload, Quant, Scheme
+from vramplan.vocab import LoraTarget, Method, Offload, Quant, Scheme
 
 
 class NeedsMethod(VramplanError):
@@ -86,15 +93,18 @@ class FitRequest:
     usable_share: float
 
 
-def training_setup(inputs: Inputs) -> TrainingSetup:
-    """The single-GPU part of the run, checked."""
+def training_setup(inputs: Inputs, scheme: Scheme = Scheme.NONE) -> TrainingSetup:
+    """The single-GPU part of the run, checked. What the request leaves out is the framework's
+    default (`vramplan.presets.frameworks`): its 4-bit storage under QLoRA, whether it accumulates
+    gradients, its activation checkpointing under `scheme`."""
     method = inputs.require(METHOD)
     framework = inputs.require(FRAMEWORK)
+    defaults = framework_defaults(framework)
     _only_for(inputs, QUANT, method is Method.QLORA, Method.QLORA)
     _only_for(inputs, LORA_R, method.uses_lora, Method.LORA, Method.QLORA)
     _only_for(inputs, LORA_TARGETS, method.uses_lora, Method.LORA, Method.QLORA)
     _only_for(inputs, TRAIN_LAYERS, method is Method.FREEZE, Method.FREEZE)
-    quant = inputs.get(QUANT) or (Quant.NF4 if method is Method.QLORA else Quant.NONE)
+    quant = inputs.get(QUANT) or (defaults.qlora_quant if method is Method.QLORA else Quant.NONE)
     if method is Method.QLORA and quant is Quant.NONE:
         raise NeedsMethod(QUANT.name, quant.value, other=METHOD.name, methods=Method.LORA.value)
     check_tokens(inputs, BATCH, SEQ_LEN)
@@ -111,12 +121,15 @@ def training_setup(inputs: Inputs) -> TrainingSetup:
         train_layers=inputs.require(TRAIN_LAYERS),
         batch=inputs.require(BATCH),
         seq_len=inputs.require(SEQ_LEN),
-        checkpointing=inputs.require(CHECKPOINTING),
+        checkpointing=inputs.get(CHECKPOINTING) or default_checkpointing(framework, scheme),
         attention=inputs.require(ATTENTION),
         loss=inputs.get(LOSS),
         framework=framework,
         metric=inputs.require(METRIC),
-        gradient_accumulation=steps > 1 if steps is not None else framework is Framework.LITGPT,
+        gradient_accumulation=(steps > 1 if steps is not None
+                               else default_gradient_accumulation(framework, method)),
+        compiled=inputs.require(COMPILE),
+        empty_cache_between_steps=inputs.require(EMPTY_CACHE),
     ))
 
 
@@ -128,29 +141,35 @@ def _only_for(inputs: Inputs, field: Field[Any], applies: bool, *methods: Method
                           methods=", ".join(m.value for m in methods))
 
 
-def parallelism(inputs: Inputs, training: TrainingSetup,
+def scheme_of(inputs: Inputs) -> Scheme:
+    """The sharding asked for, or the default: ZeRO-2 or ZeRO-3 with an offload (DeepSpeed's
+    ZeRO-Offload), none without data parallelism, else the framework's own
+    (`vramplan.distributed.per_gpu.default_scheme`)."""
+    scheme: Scheme | None = inputs.get(SHARDING)
+    if scheme is not None:
+        return scheme
+    offload = inputs.require(OFFLOAD)
+    if offload is Offload.OPTIMIZER:
+        return Scheme.ZERO2
+    if offload is Offload.PARAMS_OPTIMIZER:
+        return Scheme.ZERO3
+    model_parallel = inputs.require(TENSOR_PARALLEL) * inputs.require(PIPELINE_PARALLEL)
+    data_parallel = (inputs.get(GPUS) or model_parallel) // model_parallel
+    return default_scheme(inputs.require(FRAMEWORK), max(data_parallel, 1))
+
+
+def parallelism(inputs: Inputs, training: TrainingSetup, scheme: Scheme,
                 arch: Architecture | None = None) -> Parallelism:
     """How the run spreads over GPUs; with `arch`, tensor and pipeline parallelism are checked
     against the model's heads and layers."""
     tp, pp = inputs.require(TENSOR_PARALLEL), inputs.require(PIPELINE_PARALLEL)
     if arch is not None:
         _check_model_parallel(inputs, arch, tp, pp)
-    gpus = inputs.get(GPUS) or tp * pp
-    offload = inputs.require(OFFLOAD)
-    plan = default_parallelism(training, inputs.get(SHARDING) or _default_scheme(gpus, tp * pp,
-                                                                                   offload),
-                               gpus, offload, inputs.require(GPUS_PER_NODE),
+    plan = default_parallelism(training, scheme, inputs.get(GPUS) or tp * pp,
+                               inputs.require(OFFLOAD), inputs.require(GPUS_PER_NODE),
                                tensor_parallel=tp, pipeline_parallel=pp,
                                expert_parallel=inputs.require(EXPERT_PARALLEL))
     return check_parallelism(plan)
-
-
-def _default_scheme(gpus: int, model_parallel: int, offload: Offload) -> Scheme:
-    if offload is Offload.OPTIMIZER:
-        return Scheme.ZERO2
-    if offload is Offload.PARAMS_OPTIMIZER:
-        return Scheme.ZERO3
-    return Scheme.NONE if gpus == model_parallel else Scheme.DDP
 
 
 def _check_model_parallel(inputs: Inputs, arch: Architecture, tp: int, pp: int) -> None:
@@ -166,8 +185,9 @@ def _check_model_parallel(inputs: Inputs, arch: Architecture, tp: int, pp: int) 
 def fit_request(inputs: Inputs) -> FitRequest:
     """The setup, the GPU type (required) and the usable share of its memory."""
     model = model_choice(inputs)
-    training = training_setup(inputs)
-    setup = fit_setup(model, training, parallelism(inputs, training, model.arch))
+    scheme = scheme_of(inputs)
+    training = training_setup(inputs, scheme)
+    setup = fit_setup(model, training, parallelism(inputs, training, scheme, model.arch))
     return FitRequest(setup, find_gpu(inputs.require(GPU)),
                       usable_share_from_percent(inputs.require(MARGIN)))
 

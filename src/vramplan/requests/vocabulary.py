@@ -96,8 +96,10 @@ LORA_TARGETS = ListField("lora_targets", default=(LoraTarget.Q, LoraTarget.V), m
 TRAIN_LAYERS = IntField("train_layers", default=1, metavar="N", bounds=bounds.TRAIN_LAYERS)
 BATCH = IntField("batch", default=1, metavar="N", bounds=bounds.BATCH)
 SEQ_LEN = IntField("seq_len", default=2048, metavar="TOKENS", bounds=bounds.SEQ_LEN)
-CHECKPOINTING = ChoiceField("checkpointing", default=Checkpointing.NONE, metavar="MODE",
+CHECKPOINTING = ChoiceField("checkpointing", metavar="MODE",
                             enum=Checkpointing)
+"""Default: the framework's (none; every layer for torchtune and for litgpt under FSDP;
+torchtitan's per-op selective policy)."""
 ATTENTION = ChoiceField("attention", default=Attention.SDPA, metavar="KERNEL", enum=Attention)
 LOSS = ChoiceField("loss", metavar="LOSS", enum=Loss)
 """Default: the framework's (litgpt's LoRA scripts chunk the head; standard elsewhere)."""
@@ -105,7 +107,11 @@ FRAMEWORK = ChoiceField("framework", default=Framework.HF, metavar="NAME", enum=
 METRIC = ChoiceField("metric", default=Metric.DEVICE, metavar="METRIC", enum=Metric)
 """`device`: what the card must hold (reserved memory plus the CUDA context)."""
 GRAD_ACCUM = IntField("grad_accum", metavar="STEPS", bounds=bounds.GRAD_ACCUM)
-"""Default: 1, except litgpt, whose recipes always accumulate."""
+"""Default: the framework's (`vramplan.presets.frameworks`: litgpt's recipes always accumulate)."""
+COMPILE = FlagField("compile", default=False)
+"""The model runs under `torch.compile` (torchtune's `compile`, torchtitan's `compile`)."""
+EMPTY_CACHE = FlagField("empty_cache", default=False)
+"""`torch.cuda.empty_cache()` between steps (the allocator returns its whole free segments)."""
 
 # --- GPUs ---------------------------------------------------------------------------------------
 
@@ -174,7 +180,8 @@ class Form:
 
 TRAINING_FIELDS: tuple[Field[Any], ...] = (
     METHOD, PRECISION, OPTIMIZER, OPTIMIZER_IMPL, QUANT, LORA_R, LORA_TARGETS, TRAIN_LAYERS,
-    BATCH, SEQ_LEN, CHECKPOINTING, ATTENTION, LOSS, FRAMEWORK, METRIC, GRAD_ACCUM)
+    BATCH, SEQ_LEN, CHECKPOINTING, ATTENTION, LOSS, FRAMEWORK, METRIC, GRAD_ACCUM, COMPILE,
+    EMPTY_CACHE)
 """What trains and how: the single-GPU part of a training run."""
 PARALLELISM_FIELDS: tuple[Field[Any], ...] = (
     GPUS, GPUS_PER_NODE, SHARDING, OFFLOAD, TENSOR_PARALLEL, PIPELINE_PARALLEL, EXPERT_PARALLEL)
@@ -188,7 +195,8 @@ INFERENCE = Form("infer", (MODEL, CONFIG, WEIGHTS, CONTEXT, PROMPT, BATCH, KV_DT
                            ENGINE, TENSOR_PARALLEL, ATTENTION, IMAGES, MTP, GPU, LIMITS))
 LORA = Form("lora", (MODEL, CONFIG, LORA_R, LORA_TARGETS, DORA, RSLORA))
 TRACE = Form("trace", (MODEL, CONFIG, *(f for f in TRAINING_FIELDS
-                                         if f not in (LOSS, FRAMEWORK, METRIC, GRAD_ACCUM)),
+                                         if f not in (LOSS, FRAMEWORK, METRIC, GRAD_ACCUM,
+                                                      COMPILE, EMPTY_CACHE)),
                        DEVICE))
 """A trace runs transformers' model as transformers trains it: no framework, loss or metric."""
 ACTIVATIONS_FORM = Form("activations", (MODEL, BATCH, SEQ_LEN))

@@ -75,7 +75,10 @@ MESSAGES = {
         EN: "sequences per micro-batch (training) or at once (inference)",
     },
     "field.seq_len": {FR: "jetons par séquence d'entraînement", EN: "tokens per training sequence"},
-    "field.checkpointing": {FR: "recalcul des activations", EN: "activation checkpointing"},
+    "field.checkpointing": {
+        FR: "recalcul des activations (défaut : celui du cadre ; chaque couche pour torchtune)",
+        EN: "activation checkpointing (default: the framework's; every layer for torchtune)",
+    },
     "field.attention": {FR: "noyau d'attention", EN: "attention kernel"},
     "field.loss": {
         FR: "calcul de la perte (défaut : celui du cadre)",
@@ -90,8 +93,16 @@ MESSAGES = {
         EN: "peak read: allocated (tensors), reserved (allocator), device (nvidia-smi)",
     },
     "field.grad_accum": {
-        FR: "pas d'accumulation de gradients (défaut : 1 ; litgpt accumule toujours)",
-        EN: "gradient accumulation steps (default: 1; litgpt always accumulates)",
+        FR: "pas d'accumulation de gradients (défaut : celui du cadre ; litgpt accumule toujours)",
+        EN: "gradient accumulation steps (default: the framework's; litgpt always accumulates)",
+    },
+    "field.compile": {
+        FR: "le modèle tourne sous torch.compile (torchtune, torchtitan)",
+        EN: "the model runs under torch.compile (torchtune, torchtitan)",
+    },
+    "field.empty_cache": {
+        FR: "torch.cuda.empty_cache() entre les pas (l'allocateur rend ses segments libres)",
+        EN: "torch.cuda.empty_cache() between steps (the allocator returns its free segments)",
     },
     "field.gpus": {
         FR: "nombre de GPU (défaut : parallélisme de tenseur × de pipeline)",

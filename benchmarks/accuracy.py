@@ -14,7 +14,7 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from vramplan.validate import (
+from vramplan.validation import (
     SHIPPED_CASE_FILES,
     CaseScore,
     Outcome,

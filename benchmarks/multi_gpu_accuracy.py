@@ -12,7 +12,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from vramplan.validate import read_cases, score_cases
+from vramplan.validation import read_cases, score_cases
 from vramplan.vocab import Scheme
 
 DEFAULT_CASES = Path(__file__).resolve().parents[1] / "src" / "vramplan" / "data" / "cases.csv"

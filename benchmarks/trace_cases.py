@@ -15,9 +15,11 @@ import time
 from pathlib import Path
 
 from vramplan.errors import VramplanError
-from vramplan.trace.api import setup_for
-from vramplan.trace.run import run_trace
-from vramplan.trace.setup import TraceSetup
+from vramplan.requests.reading import read
+from vramplan.requests.trace import trace_setup
+from vramplan.requests.vocabulary import TRACE
+from vramplan.tracer.run import run_trace
+from vramplan.tracer.setup import TraceSetup
 
 UNIT_BYTES = {"GB": 10**9, "GiB": 2**30, "MiB": 2**20}
 DEFAULT_CASES = Path(__file__).resolve().parent.parent / "src" / "vramplan" / "data" / "cases.csv"
@@ -30,14 +32,17 @@ def traceable(row: dict[str, str]) -> bool:
 
 
 def setup_of(row: dict[str, str]) -> TraceSetup:
-    return setup_for(
-        row["model"], None, method=row["method"], precision=row["precision"],
-        optimizer=row["optimizer"], optimizer_impl=row["optimizer_impl"] or None,
-        quant=row["quant"] if row["method"] == "qlora" else None,
-        lora_r=int(row["lora_r"]) if row["lora_r"] else None,
-        lora_targets=row["lora_targets"] or None, batch=int(row["batch"]),
-        seq_len=int(row["seq_len"]), checkpointing=row["checkpointing"] or None,
-        attention=row["attention"] if row["attention"] in ("eager", "sdpa") else "sdpa")
+    """The row's run read as `vramplan trace` reads its options (empty cells: the defaults)."""
+    lora = row["method"] in ("lora", "qlora")
+    values = {"model": row["model"], "method": row["method"], "precision": row["precision"],
+              "optimizer": row["optimizer"], "optimizer_impl": row["optimizer_impl"],
+              "quant": row["quant"] if row["method"] == "qlora" else "",
+              "lora_r": row["lora_r"] if lora else "",
+              "lora_targets": row["lora_targets"] if lora else "",
+              "batch": row["batch"], "seq_len": row["seq_len"],
+              "checkpointing": row["checkpointing"],
+              "attention": row["attention"] if row["attention"] in ("eager", "sdpa") else "sdpa"}
+    return trace_setup(read(TRACE, values, text=True))
 
 
 def main() -> int:

@@ -38,7 +38,7 @@ SETUPS: dict[str, dict[str, Any]] = {
 def main() -> int:
     import torch
 
-    from vramplan.trace.api import trace
+    import vramplan
 
     if not torch.cuda.is_available():
         print("no CUDA GPU: nothing to compare", file=sys.stderr)
@@ -48,7 +48,7 @@ def main() -> int:
           f"{'gap GB':>7} {'s':>5}")
     for name, options in SETUPS.items():
         start = time.perf_counter()
-        result = trace(device="cuda", **options)
+        result = vramplan.trace(device="cuda", **options).value
         cuda = result.cuda
         if cuda is None:
             raise RuntimeError("the CUDA run returned no peaks")

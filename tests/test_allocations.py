@@ -84,8 +84,8 @@ to 24 %: the traced reserved peaks run from 9 % to 39 % above the allocated ones
 def test_reserved_agrees_with_the_traced_steps() -> None:
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from vramplan.trace import make_setup
-    from vramplan.trace.run import run_trace
+    from vramplan.tracer import make_setup
+    from vramplan.tracer.run import run_trace
 
     deviations = []
     for method, precision, checkpointing, batch, seq_len in TRACED:

@@ -30,7 +30,7 @@ from vramplan.training.activations import (
 )
 from vramplan.training.estimate import Phase, block_spec, estimate_training
 from vramplan.training.setup import TrainingSetup
-from vramplan.validate import (
+from vramplan.validation import (
     Outcome,
     Reading,
     compiled,

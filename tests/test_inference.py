@@ -16,7 +16,7 @@ from vramplan.parts import PartKind
 from vramplan.presets.gpus import find_gpu
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.presets.quant_formats import find_format
-from vramplan.validate import estimate_inference_case
+from vramplan.validation import estimate_inference_case
 from vramplan.vocab import Attention, ComputeDtype, Engine, KvDtype
 
 GiB = 2**30

@@ -230,7 +230,7 @@ _ONE_PER_FAMILY = {preset.family: preset for preset in reversed(MODELS)}
 def test_every_lora_target_names_modules_of_the_real_model(preset: ModelPreset) -> None:
     # `vramplan trace` puts adapters on these modules: each case-format target must find some
     from vramplan.model.architecture import MlpKind
-    from vramplan.trace.model import lora_target_modules
+    from vramplan.tracer.model import lora_target_modules
 
     arch = architecture_of(preset)
     targets = ["q", "k", "v", "o"]

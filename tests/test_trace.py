@@ -24,9 +24,9 @@ pytest.importorskip("peft")
 from vramplan.cli.main import main  # noqa: E402
 from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName  # noqa: E402
 from vramplan.parts import PartKind  # noqa: E402
-from vramplan.trace import Phase, TraceResult, make_setup  # noqa: E402
-from vramplan.trace.run import run_trace  # noqa: E402
-from vramplan.trace.tracker import allocation_bytes  # noqa: E402
+from vramplan.tracer import Phase, TraceResult, make_setup  # noqa: E402
+from vramplan.tracer.run import run_trace  # noqa: E402
+from vramplan.tracer.tracker import allocation_bytes  # noqa: E402
 
 pytestmark = pytest.mark.trace
 
@@ -229,7 +229,7 @@ def test_eager_attention_saves_the_score_matrix_sdpa_does_not() -> None:
 def test_dropout_saves_cuda_s_one_byte_mask_and_says_so() -> None:
     # GPT-2 trains with dropout 0.1 (embeddings, attention output, MLP output); the trace runs
     # it as CUDA does (native_dropout: a bool mask), not as CPU would (a bf16 noise tensor)
-    from vramplan.trace.run import LABEL_DROPOUT
+    from vramplan.tracer.run import LABEL_DROPOUT
 
     no_dropout = {**GPT2, "embd_pdrop": 0.0, "attn_pdrop": 0.0, "resid_pdrop": 0.0}
     plain = trace(no_dropout, seq_len=64, precision="bf16-true", attention="sdpa")
@@ -338,11 +338,12 @@ def test_cli_without_the_extra_says_what_to_install(monkeypatch: pytest.MonkeyPa
 
 
 def test_python_api_and_light_imports() -> None:
-    code = ("import sys, vramplan, vramplan.cli.main, vramplan.trace;"
+    code = ("import sys, vramplan, vramplan.cli.main, vramplan.tracer;"
             "assert 'torch' not in sys.modules, 'torch imported at start';"
             "r = vramplan.trace(config=" + repr(GPT2) + ", seq_len=8);"
             "r2 = vramplan.trace(config=" + repr(GPT2) + ", seq_len=8);"
-            "assert r.peak_bytes == r2.peak_bytes > 0; print(r.peak_phase.value)")
+            "assert r.value.peak_bytes == r2.value.peak_bytes > 0;"
+            "print(r.value.peak_phase.value)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=False)
     assert done.returncode == 0, done.stderr
@@ -355,7 +356,7 @@ def test_python_api_and_light_imports() -> None:
 def test_values_of_the_shared_vocabulary_a_trace_cannot_run_are_refused(field: str,
                                                                          value: str) -> None:
     from vramplan.errors import UnknownName
-    from vramplan.trace.setup import make_setup
+    from vramplan.tracer.setup import make_setup
 
     with pytest.raises(UnknownName) as caught:
         make_setup("tiny", {}, **{field: value})

@@ -42,8 +42,8 @@ from vramplan.distributed.per_gpu import estimate_per_gpu
 from vramplan.distributed.sharding import Parallelism
 from vramplan.model.hf_config import parse_config
 from vramplan.model.lora_targets import parse_lora_targets
-from vramplan.trace import make_setup
-from vramplan.trace.run import run_trace
+from vramplan.tracer import make_setup
+from vramplan.tracer.run import run_trace
 from vramplan.training.estimate import estimate_training
 from vramplan.training.setup import TrainingSetup
 from vramplan.vocab import (
@@ -243,7 +243,7 @@ def test_the_sharded_matrix_covers_ddp_fsdp1_and_fsdp2() -> None:
                          ids=["-".join(map(str, case)) for case in SHARDED_MATRIX])
 def test_per_gpu_peak_within_3_percent_of_the_traced_rank(case: tuple[Any, ...]) -> None:
     """The per-GPU model (vramplan.distributed.per_gpu) against rank 0 of the same run traced
-    under torch.distributed's fake process group (vramplan.trace.parallel)."""
+    under torch.distributed's fake process group (vramplan.tracer.parallel)."""
     family, method, scheme, version, gpus, peft_wrap, checkpointing = case
     lora = method == "lora"
     config = FAMILIES[family]

@@ -12,7 +12,7 @@ import pytest
 
 from vramplan.cli.main import main
 from vramplan.errors import UnknownName
-from vramplan.validate import (
+from vramplan.validation import (
     SHIPPED_CASE_FILES,
     CaseFormatError,
     CaseValueError,

@@ -42,9 +42,9 @@ from vramplan.serialize import (
     trace_to_json,
     validation_to_json,
 )
-from vramplan.trace.result import TraceResult
+from vramplan.tracer.result import TraceResult
 from vramplan.units import format_gb, format_gib, format_number
-from vramplan.validate import ValidationReport, parse_cases, score_cases
+from vramplan.validation import ValidationReport, parse_cases, score_cases
 from vramplan.verdict import GpuVerdict, verdicts
 
 T = TypeVar("T")
@@ -157,7 +157,7 @@ def trace(*, config: Mapping[str, Any] | str | Path | None = None, real: bool = 
     the `trace` extra): `model` or `config` (also a config.json mapping), and the training
     fields; `real=True` runs real CPU tensors (small models only)."""
     from vramplan.requests.trace import trace_setup
-    from vramplan.trace.run import run_trace
+    from vramplan.tracer.run import run_trace
 
     if isinstance(config, Mapping):
         setup = trace_setup(read(TRACE, fields, text=False), config)

@@ -27,9 +27,9 @@ if TYPE_CHECKING:
     from vramplan.presets.gpus import Gpu
     from vramplan.presets.models import ModelPreset
     from vramplan.seed import SeedEstimate
-    from vramplan.trace.result import Breakdown, TraceResult
+    from vramplan.tracer.result import Breakdown, TraceResult
     from vramplan.training.estimate import PhaseMemory, TrainingEstimate
-    from vramplan.validate import ValidationReport
+    from vramplan.validation import ValidationReport
     from vramplan.verdict import GpuVerdict
 
 SCHEMA_VERSION = 1

@@ -17,8 +17,8 @@ from vramplan.i18n import Lang, translate
 from vramplan.requests.trace import trace_setup
 from vramplan.requests.vocabulary import TRACE
 from vramplan.serialize import trace_to_json
-from vramplan.trace.result import Breakdown, TraceResult
-from vramplan.trace.setup import TraceSetup
+from vramplan.tracer.result import Breakdown, TraceResult
+from vramplan.tracer.setup import TraceSetup
 from vramplan.units import format_gb, format_gib, format_number
 
 EXTRA_PACKAGES = ("torch", "transformers", "peft", "numpy")
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
 def _run_with_progress(setup: TraceSetup, lang: Lang) -> TraceResult | None:
     import time
 
-    from vramplan.trace.run import run_trace
+    from vramplan.tracer.run import run_trace
     from vramplan.vocab import Device
 
     if setup.device is Device.CUDA:

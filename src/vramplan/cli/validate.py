@@ -11,7 +11,7 @@ from vramplan.cli.render import to_json_text
 from vramplan.cli.validate_report import render
 from vramplan.i18n import Lang, translate
 from vramplan.serialize import validation_to_json
-from vramplan.validate import CaseFileError, parse_cases, score_cases
+from vramplan.validation import CaseFileError, parse_cases, score_cases
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang,

@@ -270,7 +270,7 @@ def _as_run(setup: TrainingSetup, parallelism: Parallelism) -> Parallelism:
     """`parallelism` as it runs with `setup`: FSDP1 under full activation checkpointing, with
     blocks whose flat parameters are frozen (peft's wrap policy), gathers one block at a time in
     backward, the block it recomputes, with none prefetched (measured by tracing PyTorch's
-    FullyShardedDataParallel on fake tensors, vramplan.trace.parallel, in
+    FullyShardedDataParallel on fake tensors, vramplan.tracer.parallel, in
     tests/test_trace_agreement.py; units that train, and FSDP2, prefetch all the same)."""
     if parallelism.fsdp_version is FsdpVersion.FSDP1 and parallelism.adapters_wrapped_apart \
             and setup.method.uses_lora and setup.checkpointing is Checkpointing.FULL:

@@ -23,7 +23,7 @@ from vramplan.requests.vocabulary import (
     SEQ_LEN,
     TRAIN_LAYERS,
 )
-from vramplan.trace.setup import TraceSetup, make_setup
+from vramplan.tracer.setup import TraceSetup, make_setup
 from vramplan.vocab import Checkpointing
 
 

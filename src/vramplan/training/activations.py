@@ -41,7 +41,7 @@ autograd saves for `native_dropout_backward` (derivatives.yaml: `native_dropout`
 `nn.functional.dropout` reaches it through `at::dropout` when `is_fused_kernel_acceptable` (a CUDA
 input, 0 < p < 1: aten/src/ATen/native/Dropout.cpp); on CPU the same call would multiply by a
 noise tensor of the input's dtype, so the tracer routes it to `native_dropout`
-(vramplan.trace.run)."""
+(vramplan.tracer.run)."""
 LITGPT_LM_HEAD_CHUNK = 128
 """litgpt finetune scripts call `model(input_ids, lm_head_chunk_size=128)` and
 `chunked_cross_entropy(..., chunk_size=128)` (litgpt/finetune/lora.py, litgpt/utils.py)."""

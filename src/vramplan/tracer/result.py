@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from vramplan.parts import Component, PartKind
-from vramplan.trace.setup import TraceSetup
+from vramplan.tracer.setup import TraceSetup
 
 TRACED_PARTS = (
     PartKind.TRAINABLE_WEIGHTS,

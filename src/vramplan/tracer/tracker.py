@@ -24,7 +24,7 @@ from torch.utils._pytree import tree_leaves
 
 from vramplan.allocator import RESET_PEAKS, Event, alloc, free, mark
 from vramplan.parts import PartKind
-from vramplan.trace.result import TRACED_PARTS, Breakdown, Phase, PhasePeak
+from vramplan.tracer.result import TRACED_PARTS, Breakdown, Phase, PhasePeak
 from vramplan.units import ceil_div
 
 ALLOCATOR_BLOCK_BYTES = 512

@@ -34,8 +34,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from vramplan.trace.model import transformer_blocks
-from vramplan.trace.setup import TraceSetup
+from vramplan.tracer.model import transformer_blocks
+from vramplan.tracer.setup import TraceSetup
 from vramplan.vocab import FsdpVersion, Scheme
 
 

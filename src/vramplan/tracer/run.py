@@ -12,13 +12,13 @@ from torch import nn
 
 from vramplan.allocator import replay
 from vramplan.parts import PartKind
-from vramplan.trace.bnb_emulation import LABEL_4BIT, LABEL_8BIT, LABEL_PAGED, Linear4bitEmulated
-from vramplan.trace.model import apply_method, build_model
-from vramplan.trace.optim import OptimizerSide, make_optimizer_side
-from vramplan.trace.parallel import parallel_world
-from vramplan.trace.result import AllocatorPeaks, CudaPeaks, Phase, TraceResult
-from vramplan.trace.setup import TraceSetup
-from vramplan.trace.tracker import StorageTracker
+from vramplan.tracer.bnb_emulation import LABEL_4BIT, LABEL_8BIT, LABEL_PAGED, Linear4bitEmulated
+from vramplan.tracer.model import apply_method, build_model
+from vramplan.tracer.optim import OptimizerSide, make_optimizer_side
+from vramplan.tracer.parallel import parallel_world
+from vramplan.tracer.result import AllocatorPeaks, CudaPeaks, Phase, TraceResult
+from vramplan.tracer.setup import TraceSetup
+from vramplan.tracer.tracker import StorageTracker
 from vramplan.vocab import Attention, Device, Optimizer, Precision
 
 Progress = Callable[[str], None]

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from vramplan.trace.bnb_emulation import Adam8bitEmulated
-from vramplan.trace.setup import TraceSetup
+from vramplan.tracer.bnb_emulation import Adam8bitEmulated
+from vramplan.tracer.setup import TraceSetup
 from vramplan.vocab import Optimizer, OptimizerImpl, Precision
 
 LEARNING_RATE = 1e-5

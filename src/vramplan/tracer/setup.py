@@ -85,7 +85,7 @@ class TraceSetup:
     alloc_conf: AllocatorConfig = field(default_factory=AllocatorConfig)
     """`PYTORCH_CUDA_ALLOC_CONF` of the simulated caching allocator (default: PyTorch's)."""
     gpus: int = 1
-    """Data-parallel ranks; the trace is rank 0's (vramplan.trace.parallel)."""
+    """Data-parallel ranks; the trace is rank 0's (vramplan.tracer.parallel)."""
     sharding: Scheme = Scheme.NONE
     """`ddp` or `fsdp` on several GPUs."""
     fsdp_version: FsdpVersion = FsdpVersion.FSDP2
@@ -172,7 +172,7 @@ def make_setup(model_name: str, model_config: Mapping[str, Any], *,
 
 
 TRACEABLE_SCHEMES = (Scheme.NONE, Scheme.DDP, Scheme.FSDP)
-"""Data-parallel schemes a trace runs under the fake process group (vramplan.trace.parallel);
+"""Data-parallel schemes a trace runs under the fake process group (vramplan.tracer.parallel);
 ZeRO needs DeepSpeed, HSDP and SHARD_GRAD_OP are not traced yet."""
 
 

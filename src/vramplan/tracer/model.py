@@ -1,6 +1,6 @@
 """Building the real transformers model for a setup: dtype, attention, freezing, LoRA, 4-bit base.
 
-Called inside the fake (or real) tensor context by `vramplan.trace.run`; the model's own code runs,
+Called inside the fake (or real) tensor context by `vramplan.tracer.run`; the model's own code runs,
 so its parameter shapes, buffers and forward are those of transformers itself.
 """
 
@@ -15,8 +15,8 @@ import torch
 from torch import nn
 
 from vramplan.errors import OutOfRange, UnknownName
-from vramplan.trace.bnb_emulation import quantize_linears
-from vramplan.trace.setup import TraceSetup, UnsupportedAttention
+from vramplan.tracer.bnb_emulation import quantize_linears
+from vramplan.tracer.setup import TraceSetup, UnsupportedAttention
 from vramplan.vocab import Checkpointing, Method, Precision
 
 _LLAMA_NAMES = {"q": ("q_proj",), "k": ("k_proj",), "v": ("v_proj",), "o": ("o_proj",),

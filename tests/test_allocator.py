@@ -13,6 +13,7 @@ from vramplan.allocator import (
     RESET_PEAKS,
     AllocatorConfig,
     AllocatorOutOfMemory,
+    AllocConfError,
     CachingAllocator,
     alloc,
     allocation_size,
@@ -115,6 +116,18 @@ def test_parse_alloc_conf() -> None:
     config = parse_alloc_conf("expandable_segments:True, max_split_size_mb:128")
     assert config == AllocatorConfig(max_split_size=128 * MiB, expandable_segments=True)
     assert parse_alloc_conf("") == AllocatorConfig()
+    assert parse_alloc_conf("roundup_power2_divisions:4").roundup_power2_divisions == 4
+
+
+@pytest.mark.parametrize("text", [
+    "max_split_size_mb:abc", "max_split_size_mb:20", "expandable_segments:yes",
+    "roundup_power2_divisions:3", "backend:cudaMallocAsync", "garbage_collection_threshold:0.6",
+    "expandable_segments",
+])
+def test_alloc_conf_refuses_what_it_does_not_model_or_pytorch_refuses(text: str) -> None:
+    with pytest.raises(AllocConfError) as raised:
+        parse_alloc_conf(f"expandable_segments:True,{text}")
+    assert raised.value.value == text and raised.value.field == "alloc_conf"
 
 
 def _pr_193400_cycles(config: AllocatorConfig) -> list[int]:

@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import NamedTuple
 
+from vramplan.errors import VramplanError
 from vramplan.units import BYTES_PER_MIB
 
 K_MIN_BLOCK_SIZE = 512
@@ -74,21 +75,44 @@ PYTORCH_DEFAULTS = AllocatorConfig()
 """The allocator as PyTorch configures it when `PYTORCH_CUDA_ALLOC_CONF` is unset."""
 
 
+class AllocConfError(VramplanError):
+    """A `PYTORCH_CUDA_ALLOC_CONF` item the simulated allocator does not take: an unknown or
+    unmodelled key (PyTorch refuses unknown keys too: "Unrecognized CachingAllocator option"), or
+    a value PyTorch would refuse."""
+
+    key = "error.alloc_conf"
+
+    def __init__(self, item: str) -> None:
+        super().__init__("alloc_conf", item)
+
+
+MAX_SPLIT_SIZE_MB = range(21, 2**20 + 1)
+"""PyTorch: `max_split_size_mb` must exceed kLargeBuffer's 20 MiB (CUDAAllocatorConfig.cpp
+`parseMaxSplitSize`); the upper end only bounds the input (1 TiB)."""
+ROUNDUP_DIVISIONS = (1, 2, 4, 8, 16, 32, 64)
+"""PyTorch: "For roundups, the divisions has to be power of 2" (`parseRoundUpPower2Divisions`);
+more than 64 divisions would round below the 512-byte block size on most sizes."""
+
+
 def parse_alloc_conf(text: str) -> AllocatorConfig:
     """An `AllocatorConfig` from a `PYTORCH_CUDA_ALLOC_CONF` string such as
-    `expandable_segments:True,max_split_size_mb:128` (keys this model does not use are ignored)."""
-    settings: dict[str, str] = {}
-    for item in text.split(","):
-        if ":" in item:
-            key, value = item.split(":", 1)
-            settings[key.strip()] = value.strip()
-    split_mb = settings.get("max_split_size_mb")
-    divisions = settings.get("roundup_power2_divisions", "0")
-    return AllocatorConfig(
-        max_split_size=int(split_mb) * BYTES_PER_MIB if split_mb else None,
-        expandable_segments=settings.get("expandable_segments", "").lower() == "true",
-        roundup_power2_divisions=int(divisions) if divisions.isdigit() else 0,
-    )
+    `expandable_segments:True,max_split_size_mb:128`: the keys this simulation models, each
+    checked as PyTorch checks it; any other key is refused (`AllocConfError`), not ignored."""
+    config = AllocatorConfig()
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        key, _, value = (part.strip() for part in item.partition(":"))
+        if key == "expandable_segments" and value in ("True", "False"):
+            config = replace(config, expandable_segments=value == "True")
+        elif key == "max_split_size_mb" and value.isdigit() and int(value) in MAX_SPLIT_SIZE_MB:
+            config = replace(config, max_split_size=int(value) * BYTES_PER_MIB)
+        elif key == "roundup_power2_divisions" and value.isdigit() \
+                and int(value) in ROUNDUP_DIVISIONS:
+            config = replace(config, roundup_power2_divisions=int(value))
+        else:
+            raise AllocConfError(item)
+    return config
 
 
 def round_size(size: int, divisions: int = 0) -> int:

@@ -32,7 +32,7 @@ def help_text(field: Field[Any], lang: Lang) -> str:
     """The field's description, its default when it has one, and what it accepts."""
     text = translate(field.help_key, lang)
     default = field.default_text()
-    if default is not None and not isinstance(field, FlagField):
+    if default and not isinstance(field, FlagField):
         text += " (" + translate("field.default", lang, default=default) + ")"
     if not isinstance(field, FlagField):
         text += "; " + field.accepted(lang) if lang is Lang.EN else " ; " + field.accepted(lang)
@@ -49,6 +49,10 @@ def add_fields(parser: argparse.ArgumentParser | Any, fields: tuple[Field[Any], 
         if isinstance(field, FlagField):
             parser.add_argument(*flags, dest=field.name, action="store_const", const="true",
                                 help=help_)
+            if field.default:  # on unless turned off
+                parser.add_argument(*(f"--no-{flag[2:]}" for flag in flags), dest=field.name,
+                                    action="store_const", const="false",
+                                    help=translate("help.flag_off", lang) if detailed else None)
         else:
             parser.add_argument(*flags, dest=field.name, metavar=field.metavar, help=help_)
 

@@ -90,6 +90,14 @@ def report(result: TraceResult, lang: Lang) -> str:
              "",
              translate("trace.per_phase", lang),
              _phase_table(result, lang)]
+    if result.allocator is not None:
+        peaks = result.allocator
+        lines += ["", translate(
+            "trace.allocator", lang, reserved=format_gb(peaks.reserved_peak_bytes, lang),
+            reserved_gib=format_gib(peaks.reserved_peak_bytes, lang),
+            allocated=format_gb(peaks.allocated_peak_bytes, lang),
+            cached=format_gb(peaks.cached_at_peak_bytes, lang),
+            share=format_number(100 * peaks.fragmentation, lang, 1))]
     if result.paged_bytes:
         lines.append(translate("trace.paged", lang, gb=format_gb(result.paged_bytes, lang)))
     lines += [translate("trace.emulated", lang, what=what) for what in result.emulated]

@@ -9,18 +9,23 @@ from vramplan.requests.models import model_choice
 from vramplan.requests.reading import Inputs
 from vramplan.requests.training import training_setup
 from vramplan.requests.vocabulary import (
+    ALLOC_CONF,
     ATTENTION,
     BATCH,
     CHECKPOINTING,
     DEVICE,
+    FSDP_VERSION,
+    GPUS,
     LORA_R,
     LORA_TARGETS,
     METHOD,
     OPTIMIZER,
     OPTIMIZER_IMPL,
+    PEFT_WRAP,
     PRECISION,
     QUANT,
     SEQ_LEN,
+    SHARDING,
     TRAIN_LAYERS,
 )
 from vramplan.tracer.setup import TraceSetup, make_setup
@@ -44,7 +49,10 @@ def trace_setup(inputs: Inputs, config: Mapping[str, Any] | None = None) -> Trac
         train_layers=inputs.require(TRAIN_LAYERS), batch=inputs.require(BATCH),
         seq_len=inputs.require(SEQ_LEN),
         checkpointing=inputs.get(CHECKPOINTING) or Checkpointing.NONE,
-        attention=inputs.require(ATTENTION), device=inputs.require(DEVICE))
+        attention=inputs.require(ATTENTION), device=inputs.require(DEVICE),
+        gpus=inputs.get(GPUS) or 1, sharding=inputs.get(SHARDING),
+        fsdp_version=inputs.require(FSDP_VERSION), peft_wrap=inputs.require(PEFT_WRAP),
+        alloc_conf=inputs.require(ALLOC_CONF))
 
 
 def _model_config(inputs: Inputs) -> tuple[str, dict[str, Any]]:

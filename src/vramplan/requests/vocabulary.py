@@ -34,6 +34,7 @@ from vramplan.vocab import (
     Device,
     Engine,
     Framework,
+    FsdpVersion,
     KvDtype,
     LoraTarget,
     Loss,
@@ -154,6 +155,14 @@ MTP = FlagField("mtp", default=False)
 DORA = FlagField("dora", default=False)
 RSLORA = FlagField("rslora", default=False)
 DEVICE = ChoiceField("device", default=Device.CPU, metavar="DEVICE", enum=Device)
+FSDP_VERSION = ChoiceField("fsdp_version", default=FsdpVersion.FSDP2, metavar="VERSION",
+                           enum=FsdpVersion)
+"""Which FSDP a traced `sharding fsdp` runs: FSDP2 (`fully_shard`) or FSDP1."""
+PEFT_WRAP = FlagField("peft_wrap", default=True)
+"""FSDP1 with LoRA: peft's `fsdp_auto_wrap_policy` (adapters in units of their own); false: the
+blocks as units mixing frozen and trainable weights (litgpt's policy)."""
+ALLOC_CONF = NameField("alloc_conf", default="", metavar="CONF", hint_key="accepted.alloc_conf")
+"""`PYTORCH_CUDA_ALLOC_CONF` of the simulated caching allocator (empty: PyTorch's defaults)."""
 
 
 # --- forms -------------------------------------------------------------------------------------
@@ -197,7 +206,7 @@ LORA = Form("lora", (MODEL, CONFIG, LORA_R, LORA_TARGETS, DORA, RSLORA))
 TRACE = Form("trace", (MODEL, CONFIG, *(f for f in TRAINING_FIELDS
                                          if f not in (LOSS, FRAMEWORK, METRIC, GRAD_ACCUM,
                                                       COMPILE, EMPTY_CACHE)),
-                       DEVICE))
+                       GPUS, SHARDING, FSDP_VERSION, PEFT_WRAP, ALLOC_CONF, DEVICE))
 """A trace runs transformers' model as transformers trains it: no framework, loss or metric."""
 ACTIVATIONS_FORM = Form("activations", (MODEL, BATCH, SEQ_LEN))
 """The web page's and API's activation estimate for the seed rule's A."""

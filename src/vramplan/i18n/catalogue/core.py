@@ -127,6 +127,8 @@ MESSAGES = {
     },
     "help.version": {FR: "affiche la version et quitte", EN: "show the version and exit"},
     "help.json": {FR: "sortie JSON (schéma stable)", EN: "JSON output (stable schema)"},
+    "help.flag_off": {FR: "désactive l'option précédente (active par défaut)",
+                      EN: "turns the option above off (on by default)"},
     "help.estimate": {
         FR: "estime la VRAM d'entraînement : M = N·B, V = M + A",
         EN: "estimate training VRAM: M = N·B, V = M + A",

@@ -172,6 +172,32 @@ MESSAGES = {
         "cache KV",
         EN: "load the checkpoint's MTP modules (speculative decoding): their weights and KV cache",
     },
+    "field.fsdp_version": {
+        FR: "la version de FSDP tracée avec sharding fsdp : fsdp2 (fully_shard) ou fsdp1",
+        EN: "the FSDP a traced sharding fsdp runs: fsdp2 (fully_shard) or fsdp1",
+    },
+    "field.peft_wrap": {
+        FR: "FSDP1 avec LoRA : la politique de peft (les adaptateurs dans leurs propres unités) ; "
+        "false : les blocs comme unités (celle de litgpt)",
+        EN: "FSDP1 with LoRA: peft's wrap policy (adapters in units of their own); false: the "
+        "blocks as units (litgpt's)",
+    },
+    "field.alloc_conf": {
+        FR: "PYTORCH_CUDA_ALLOC_CONF de l'allocateur simulé (vide : les réglages de PyTorch)",
+        EN: "PYTORCH_CUDA_ALLOC_CONF of the simulated allocator (empty: PyTorch's defaults)",
+    },
+    "accepted.alloc_conf": {
+        FR: "donnez, séparés par des virgules, expandable_segments:True|False, "
+        "max_split_size_mb:N (21 à 1048576) et roundup_power2_divisions:N (1, 2, 4 … 64), "
+        "comme les écrit PYTORCH_CUDA_ALLOC_CONF",
+        EN: "give, comma-separated, expandable_segments:True|False, max_split_size_mb:N (21 to "
+        "1048576) and roundup_power2_divisions:N (1, 2, 4 ... 64), as PYTORCH_CUDA_ALLOC_CONF "
+        "writes them",
+    },
+    "error.alloc_conf": {
+        FR: "{field} : « {value} » n'est pas un réglage que l'allocateur simulé prend ; {accepted}",
+        EN: "{field}: '{value}' is not a setting the simulated allocator takes; {accepted}",
+    },
     "field.dora": {
         FR: "DoRA : un vecteur de magnitude par matrice adaptée",
         EN: "DoRA: one magnitude vector per adapted matrix",

@@ -64,14 +64,21 @@ MESSAGES = {
         EN: "GPU {name}: torch.cuda.max_memory_allocated {allocated}, "
         "max_memory_reserved {reserved}",
     },
+    "trace.allocator": {
+        FR: "Allocateur CUDA simulé (chaque allocation et libération rejouée) : réservé au pic "
+        "{reserved} ({reserved_gib}), alloué au pic {allocated}, en cache au pic de réservé "
+        "{cached} ({share} %)",
+        EN: "Simulated CUDA caching allocator (every allocation and free replayed): reserved peak "
+        "{reserved} ({reserved_gib}), allocated peak {allocated}, cached at the reserved peak "
+        "{cached} ({share} %)",
+    },
     "trace.notice": {
         FR: "Compte la mémoire des tenseurs alloués (arrondie à 512 octets comme l'allocateur "
-        "CUDA). "
-        "Non compté : contexte CUDA, espaces de travail cuBLAS/attention, fragmentation de "
-        "l'allocateur (voir docs/trace.md).",
-        EN: "Counts allocated tensor memory (rounded to 512 bytes like the CUDA allocator). "
-        "Not counted: CUDA context, cuBLAS/attention workspaces, allocator fragmentation "
-        "(see docs/trace.md).",
+        "CUDA) ; le réservé est celui de l'allocateur simulé. "
+        "Non compté : contexte CUDA, espaces de travail cuBLAS/attention (voir docs/trace.md).",
+        EN: "Counts allocated tensor memory (rounded to 512 bytes like the CUDA allocator); "
+        "reserved is the simulated allocator's. "
+        "Not counted: CUDA context, cuBLAS/attention workspaces (see docs/trace.md).",
     },
     "part.temporaries": {FR: "temporaires", EN: "temporaries"},
     "trace.phase.forward": {FR: "propagation avant", EN: "forward"},

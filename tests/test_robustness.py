@@ -312,3 +312,34 @@ def test_a_hub_model_error_names_the_model_field(monkeypatch: pytest.MonkeyPatch
     out, err = io.StringIO(), io.StringIO()
     assert main(["model", "acme/broken"], out, err) == 2
     assert err.getvalue().startswith("vramplan: error: --model:")
+
+
+# --- case files ----------------------------------------------------------------------------------
+
+def test_case_files_that_cannot_be_read_are_refused_by_name(tmp_path: Any) -> None:
+    """A FIFO (validate waited forever), a CSV field over the csv module's limit (a traceback), a
+    file that is not UTF-8, a missing file: each is one line, exit 2."""
+    import os
+
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.csv"
+    big.write_text("id,model,method,measured,unit\na," + "x" * 200_000 + ",full,1,GB\n")
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("id,model,method,measured,unit\né,x,full,1,GB\n".encode("latin-1"))
+    for path, needle in ((fifo, "not a regular file"), (big, "line 2: unreadable CSV"),
+                         (latin, "is not UTF-8"), (tmp_path / "none.csv", "does not exist")):
+        out, err = io.StringIO(), io.StringIO()
+        assert main(["validate", str(path)], out, err) == 2
+        assert needle in err.getvalue() and "Traceback" not in err.getvalue()
+
+
+def test_a_file_that_is_no_case_file_is_not_quoted(tmp_path: Any) -> None:
+    """`validate` on a link to a system file named its first line as an unknown column."""
+    secret = tmp_path / "passwd"
+    secret.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    link = tmp_path / "cases.csv"
+    link.symlink_to(secret)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["validate", str(link)], out, err) == 2
+    assert "root:x" not in err.getvalue() and "required column 'id'" in err.getvalue()

@@ -44,7 +44,13 @@ from vramplan.serialize import (
 )
 from vramplan.tracer.result import TraceResult
 from vramplan.units import format_gb, format_gib, format_number
-from vramplan.validation import ValidationReport, parse_cases, score_cases
+from vramplan.validation import (
+    ValidationReport,
+    parse_cases,
+    read_case_file,
+    score_cases,
+    shipped_cases,
+)
 from vramplan.verdict import GpuVerdict, verdicts
 
 T = TypeVar("T")
@@ -173,10 +179,7 @@ def trace(*, config: Mapping[str, Any] | str | Path | None = None, real: bool = 
 def validate(path: str | Path | None = None) -> Result[ValidationReport]:
     """Score the estimates against a case file (`vramplan validate`); by default the public set
     shipped with the package."""
-    from importlib.resources import files
-
-    text = (Path(path).read_text(encoding="utf-8") if path is not None
-            else files("vramplan").joinpath("data/cases.csv").read_text(encoding="utf-8"))
+    text = read_case_file(path) if path is not None else shipped_cases("cases.csv")
     parsed = parse_cases(text)
     value = score_cases(parsed.cases, parsed.unread)
 

@@ -19,6 +19,7 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import TypeVar
 
 from vramplan.bounds import NumberField, parse_decimal
@@ -30,6 +31,7 @@ from vramplan.distributed.per_gpu import (
 )
 from vramplan.distributed.sharding import PipelineSchedule
 from vramplan.errors import MissingValue, UnknownName, VramplanError
+from vramplan.files import read_text_file
 from vramplan.i18n import Lang
 from vramplan.inference.estimate import InferenceEstimate, estimate_inference
 from vramplan.inference.setup import inference_inputs
@@ -97,9 +99,29 @@ class CaseUnknownColumn(UnknownName):
 
 
 class CaseFileError(VramplanError):
-    """A case file that cannot be read."""
+    """A case file that cannot be read (`vramplan.files` reasons, or `not_csv`)."""
 
     key = "error.case_file"
+
+    def __init__(self, field: str, value: str, reason: str = "", **params: object) -> None:
+        if reason:
+            self.key = f"error.case_file.{reason}"
+        super().__init__(field, value, **params)
+
+
+MAX_CASE_FILE_BYTES = 64 * 2**20
+"""64 MiB: the public set is 40 KB; a million rows of a few hundred bytes still fit."""
+
+
+def read_case_file(path: str | Path, field: str = "file") -> str:
+    """The text of a case file a user names: a regular UTF-8 file of at most 64 MiB."""
+    def problem(reason: str, **params: object) -> CaseFileError:
+        return CaseFileError(field, str(path), reason, **params)
+
+    try:
+        return read_text_file(Path(path), MAX_CASE_FILE_BYTES, problem)
+    except ValueError:  # a NUL byte in the path
+        raise CaseFileError(field, str(path)) from None
 
 
 class CaseValueError(VramplanError):
@@ -214,20 +236,26 @@ def parse_cases(text: str) -> CaseFile:
     """Parse a case file. An unknown or missing column is an error (nothing can be read); a bad
     value makes its row unread, and the other rows are read all the same."""
     reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff")))  # a UTF-8 BOM is no column
-    header = tuple(reader.fieldnames or ())
-    for column in header:
-        if column not in COLUMNS:
-            raise CaseUnknownColumn("column", column, COLUMNS)
-    for column in REQUIRED_COLUMNS:
-        if column not in header:
-            raise CaseFormatError("column", column)
-    cases, unread = [], []
-    for number, raw in enumerate(reader, start=1):
-        case_id = (raw.get("id") or "").strip()
-        try:
-            cases.append(_case(number, {k: (v or "").strip() for k, v in raw.items() if k}))
-        except VramplanError as error:
-            unread.append(UnreadRow(number, case_id, CaseValueError(number, case_id, error)))
+    try:
+        header = tuple(reader.fieldnames or ())
+        missing = [column for column in REQUIRED_COLUMNS if column not in header]
+        unknown = [column for column in header if column not in COLUMNS]
+        # a file with none of the required columns is no case file (a link to a system file):
+        # refused without quoting its first line
+        if unknown and len(missing) < len(REQUIRED_COLUMNS):
+            raise CaseUnknownColumn("column", unknown[0], COLUMNS)
+        if missing:
+            raise CaseFormatError("column", missing[0])
+        cases, unread = [], []
+        for number, raw in enumerate(reader, start=1):
+            case_id = (raw.get("id") or "").strip()
+            try:
+                cases.append(_case(number, {k: (v or "").strip() for k, v in raw.items() if k}))
+            except VramplanError as error:
+                unread.append(UnreadRow(number, case_id, CaseValueError(number, case_id, error)))
+    except csv.Error as error:  # a field over csv.field_size_limit(), a NUL byte...
+        raise CaseFileError("file", f"line {reader.line_num + 1}", "not_csv",
+                            cause=str(error)) from None
     return CaseFile(tuple(cases), tuple(unread))
 
 

@@ -11,7 +11,7 @@ from vramplan.cli.render import to_json_text
 from vramplan.cli.validate_report import render
 from vramplan.i18n import Lang, translate
 from vramplan.serialize import validation_to_json
-from vramplan.validation import CaseFileError, parse_cases, score_cases
+from vramplan.validation import parse_cases, read_case_file, score_cases
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang,
@@ -25,11 +25,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
 
 def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
     path = Path(args.file)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        raise CaseFileError("file", args.file) from None
-    parsed = parse_cases(text)
+    parsed = parse_cases(read_case_file(path))
     report = score_cases(parsed.cases, parsed.unread)
     if args.json:
         out.write(to_json_text(validation_to_json(report)) + "\n")

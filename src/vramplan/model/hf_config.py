@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vramplan.files import read_text_file
 from vramplan.model import hf_dense_families, hf_moe_families
 from vramplan.model.architecture import Architecture, MlpKind, NormKind, PositionKind, QkNormKind
 from vramplan.model.hf_common import (
@@ -451,28 +452,20 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     try:
         file = _config_path(Path(path))
     except OSError as error:  # a name too long for the file system, a loop of links...
-        raise ConfigFileError(str(path), "unreadable", cause=_reason(error)) from None
+        raise ConfigFileError(str(path), "unreadable",
+                              cause=error.strerror or type(error).__name__) from None
     return read_json_file(file)
 
 
 def read_json_file(file: Path) -> dict[str, Any]:
-    """The JSON object in the regular file `file`: a FIFO or a device is refused (reading one
-    could wait forever), and at most `MAX_CONFIG_BYTES` are read."""
+    """The JSON object in the regular file `file`, of at most `MAX_CONFIG_BYTES`
+    (`vramplan.files.read_text_file`)."""
     label = str(file)
-    try:
-        if not file.is_file():
-            raise ConfigFileError(label, "not_regular" if file.exists() else "not_found")
-        with file.open("rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
-    except OSError as error:
-        raise ConfigFileError(label, "unreadable", cause=_reason(error)) from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigFileError(label, "too_large", limit=f"{MAX_CONFIG_BYTES // 2**20} MiB")
-    return json_object(data, label)
 
+    def problem(reason: str, **params: object) -> ConfigFileError:
+        return ConfigFileError(label, "not_json" if reason == "not_utf8" else reason, **params)
 
-def _reason(error: OSError) -> str:
-    return error.strerror or type(error).__name__
+    return json_object(read_text_file(file, MAX_CONFIG_BYTES, problem), label)
 
 
 def load_config(path: str | Path) -> Architecture:

@@ -22,6 +22,32 @@ MESSAGES = {
         FR: "« {value} » ne peut pas être lu ; donnez un fichier CSV en UTF-8 au format des cas",
         EN: "'{value}' cannot be read; give a UTF-8 CSV file in the case format",
     },
+    "error.case_file.not_found": {
+        FR: "« {value} » n'existe pas ; donnez un fichier CSV au format des cas",
+        EN: "'{value}' does not exist; give a CSV file in the case format",
+    },
+    "error.case_file.not_regular": {
+        FR: "« {value} » n'est pas un fichier ordinaire (un tube, un périphérique ou une "
+        "socket) ; donnez un fichier CSV au format des cas",
+        EN: "'{value}' is not a regular file (a pipe, a device or a socket); give a CSV file in "
+        "the case format",
+    },
+    "error.case_file.unreadable": {
+        FR: "« {value} » ne peut pas être lu ({cause}) ; donnez un fichier CSV au format des cas",
+        EN: "'{value}' cannot be read ({cause}); give a CSV file in the case format",
+    },
+    "error.case_file.too_large": {
+        FR: "« {value} » dépasse {limit} ; découpez-le en plusieurs fichiers de cas",
+        EN: "'{value}' is larger than {limit}; split it into several case files",
+    },
+    "error.case_file.not_utf8": {
+        FR: "« {value} » n'est pas en UTF-8 ; enregistrez-le en UTF-8",
+        EN: "'{value}' is not UTF-8; save it as UTF-8",
+    },
+    "error.case_file.not_csv": {
+        FR: "fichier de cas, {value} : CSV illisible ({cause})",
+        EN: "case file, {value}: unreadable CSV ({cause})",
+    },
     "error.case_value": {
         FR: "ligne {row} ({case_id}) : {detail}",
         EN: "row {row} ({case_id}): {detail}",

@@ -48,7 +48,8 @@ from vramplan.validate import ValidationReport, parse_cases, score_cases
 from vramplan.verdict import GpuVerdict, verdicts
 
 T = TypeVar("T")
-JSON = dict[str, Any]
+JSON = Mapping[str, Any]
+"""A JSON answer: one of the shapes of `vramplan.shapes`."""
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ from vramplan.vocab import Engine, KvDtype, LoraTarget
 from vramplan.web.chart import Segment, stack, units_per_byte
 from vramplan.web.view import CONSUMER_GPU, DATACENTER_GPU, typeset
 
-JSON = dict[str, Any]
+JSON = Mapping[str, Any]
+"""A JSON answer (`vramplan.shapes.InferenceOut` or `LoraOut`) or one of its objects."""
 
 INFERENCE_DEFAULT_MODEL = "llama-3.1-8b"
 LORA_DEFAULT_MODEL = "llama-3.1-8b"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from typing import Annotated, Any
 
@@ -12,7 +13,7 @@ from vramplan import __version__
 from vramplan.presets.gpus import GPUS
 from vramplan.presets.models import MODELS, architecture_of
 from vramplan.requests.reading import Inputs
-from vramplan.serialize import gpu_to_json, preset_to_json
+from vramplan.serialize import gpus_to_json, models_to_json
 from vramplan.web.api.common import ERRORS, LANG_ONLY, FastJSONResponse, query_reader
 from vramplan.web.api.schemas import GpusOut, HealthOut, ModelsOut
 
@@ -22,18 +23,18 @@ router = APIRouter(prefix="/api/v1", tags=["v1"])
 @router.get("/gpus", response_model=None, responses={200: {"model": GpusOut}, **ERRORS})
 async def get_gpus(_: Annotated[Inputs, Depends(query_reader(LANG_ONLY))]) -> JSONResponse:
     """The GPU catalogue, as `vramplan gpus --json` prints it."""
-    return FastJSONResponse({"gpus": [gpu_to_json(gpu) for gpu in GPUS]})
+    return FastJSONResponse(gpus_to_json(GPUS))
 
 
 @cache
-def _models_json() -> list[dict[str, Any]]:
-    return [preset_to_json(preset, architecture_of(preset)) for preset in MODELS]
+def _models_json() -> Mapping[str, Any]:
+    return models_to_json((preset, architecture_of(preset)) for preset in MODELS)
 
 
 @router.get("/models", response_model=None, responses={200: {"model": ModelsOut}, **ERRORS})
 async def get_models(_: Annotated[Inputs, Depends(query_reader(LANG_ONLY))]) -> JSONResponse:
     """The model registry with exact parameter counts, as `vramplan models --json` lists it."""
-    return FastJSONResponse({"models": _models_json()})
+    return FastJSONResponse(_models_json())
 
 
 @router.get("/health", response_model=None, responses={200: {"model": HealthOut}})

@@ -16,7 +16,7 @@ Every bad value answers 422 in the one error shape (`vramplan.web.errors`).
 
 import inspect
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any
 
 import orjson
@@ -39,7 +39,6 @@ from vramplan.web.lang import parse_lang
 ERRORS: dict[int | str, dict[str, Any]] = {
     422: {"model": ErrorOut, "description": "A bad value: the message names field and value."},
 }
-JSON = dict[str, Any]
 LANG_DESCRIPTION = "Language of error messages, `fr` or `en` (else Accept-Language)."
 
 
@@ -182,7 +181,7 @@ def _excerpt(raw: bytes) -> str:
     return excerpt(raw[: 4 * EXCERPT_CHARACTERS].decode("utf-8", "replace"))
 
 
-def calculator_router(path: str, form: Form, answer: Callable[[Inputs], JSON],
+def calculator_router(path: str, form: Form, answer: Callable[[Inputs], Mapping[str, Any]],
                       response: type[BaseModel], *, get_doc: str, post_doc: str) -> APIRouter:
     """`GET path` from query-string text and `POST path` from a JSON body, both answering
     `answer(inputs)` (the object the CLI's `--json` prints). The computation runs in the

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.helpers import conform
 from vramplan.cli.main import main
-from vramplan.web.api.schemas import ErrorOut, EstimateOut, GpusOut, ModelsOut
+from vramplan.shapes import ErrorOut, EstimateOut, GpusOut, ModelsOut
 
 
 def cli_json(*argv: str) -> Any:
@@ -24,7 +26,7 @@ def error_of(response: Any, status: int = 422) -> dict[str, Any]:
     """The response's error object, after checking status and the one documented shape."""
     assert response.status_code == status, response.text
     body = response.json()
-    ErrorOut.model_validate(body)
+    conform(ErrorOut, body)
     error: dict[str, Any] = body["error"]
     return error
 
@@ -33,7 +35,7 @@ def error_of(response: Any, status: int = 422) -> dict[str, Any]:
 
 def test_get_gives_the_seed_example(client: TestClient) -> None:
     body = client.get("/api/v1/estimate", params={"params": "7", "activations": "20"}).json()
-    EstimateOut.model_validate(body)
+    conform(EstimateOut, body)
     assert body["model_states_gb"] == 112.0  # seed page: 7 × 16 = 112 GB
     assert body["total_gb"] == 132.0  # seed page: + 20 GB of activations = 132 GB
     assert body["total_bytes"] == 132 * 10**9
@@ -74,7 +76,7 @@ def test_a_custom_figure_is_bytes_per_param_alone(client: TestClient) -> None:
 
 def test_gpus_equal_the_cli_json(client: TestClient) -> None:
     body = client.get("/api/v1/gpus").json()
-    GpusOut.model_validate(body)
+    conform(GpusOut, body)
     assert body == cli_json("gpus")
 
 
@@ -184,6 +186,21 @@ def test_openapi_documents_every_endpoint(client: TestClient) -> None:
     assert error_ref["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorOut")
 
 
+def test_openapi_documents_every_answer_and_its_references_resolve(client: TestClient) -> None:
+    """Each route's 200 answer refers to a shape among the components, and every reference of
+    the document (the shapes nest others) resolves."""
+    schema = client.get("/openapi.json").json()
+    components = schema["components"]["schemas"]
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            answer = operation["responses"]["200"]["content"]["application/json"]["schema"]
+            assert answer["$ref"].removeprefix("#/components/schemas/") in components, (path,
+                                                                                         method)
+    references = re.findall(r'"\$ref": "#/components/schemas/([^"]+)"', json.dumps(schema))
+    assert set(references) <= set(components)
+    assert {"EstimateOut", "FitOut", "PerGpuOut", "FitSetupOut", "ErrorOut"} <= set(references)
+
+
 def test_docs_are_served_without_any_cdn(client: TestClient) -> None:
     assert client.get("/docs").status_code == 404  # Swagger UI would load from a CDN
     assert client.get("/redoc").status_code == 404
@@ -196,7 +213,7 @@ def test_docs_are_served_without_any_cdn(client: TestClient) -> None:
 
 def test_models_equal_the_cli_json(client: TestClient) -> None:
     body = client.get("/api/v1/models").json()
-    ModelsOut.model_validate(body)
+    conform(ModelsOut, body)
     assert body == cli_json("models")
     llama = next(model for model in body["models"] if model["name"] == "llama-2-7b")
     # Llama 2 7B: 6,738,415,616 parameters (the count transformers gives on the meta device, as

@@ -54,7 +54,8 @@ from vramplan.validation import (
 from vramplan.verdict import GpuVerdict, verdicts
 
 T = TypeVar("T")
-JSON = dict[str, Any]
+JSON = Mapping[str, Any]
+"""A JSON answer: one of the shapes of `vramplan.shapes`."""
 
 
 @dataclass(frozen=True)

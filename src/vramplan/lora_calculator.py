@@ -10,12 +10,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from vramplan.bounds import LORA_RANK
 from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import LoraMatrix, lora_breakdown
 from vramplan.units import ceil_div
 from vramplan.vocab import LoraTarget
+
+if TYPE_CHECKING:
+    from vramplan.shapes import TrainingSetupOut
 
 
 class AdapterDtype(StrEnum):
@@ -123,7 +127,7 @@ class LoraResult:
         tensor_bytes = dtype.bytes * self.trainable_params
         return AdapterFile(dtype, tensor_bytes, _safetensors_header_bytes(self, dtype))
 
-    def training_setup(self) -> dict[str, object]:
+    def training_setup(self) -> TrainingSetupOut:
         """The setup to fill in the main (training) calculator, in the case-file vocabulary."""
         targets = [t.value for t in LoraTarget if t in self.inputs.targets]
         return {"model": self.inputs.model_name or None, "method": "lora",

@@ -1,49 +1,86 @@
 """The one serializer: typed results to JSON-ready dicts, for `--json`, the API and the page.
 
-Field names carry their units (`_bytes`, `_gb` = 10**9 bytes, `_gib` = 2**30 bytes). The shape is
-documented in docs/json.md and checked by tests; add fields, never rename or drop them.
+Each function returns a shape of `vramplan.shapes` (declared once there, with the OpenAPI
+document generated from it), so mypy checks every dict below against it. Field names carry their
+units (`_bytes`, `_gb` = 10**9 bytes, `_gib` = 2**30 bytes); add fields, never rename or drop them.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from enum import Enum, StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vramplan.planner.changes import Change, settings_text
 from vramplan.units import bytes_to_gb, bytes_to_gib
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from vramplan.distributed.per_gpu import PerGpuEstimate
-    from vramplan.inference.estimate import InferenceEstimate
+    from vramplan.inference.estimate import InferenceEstimate, InferenceItem
     from vramplan.inference.limits import InferenceVerdict
-    from vramplan.lora_calculator import LoraResult
+    from vramplan.lora_calculator import AdapterDtype, LoraResult
     from vramplan.model.architecture import Architecture, LinearSpec
+    from vramplan.model.hf_config import SafetensorsCheck
+    from vramplan.model.lora_targets import LoraMatrix
     from vramplan.model.resolve import ResolvedModel
+    from vramplan.model.weight_storage import WeightPart
     from vramplan.planner.report import FitReport
     from vramplan.planner.search import SchemeAnswer
     from vramplan.presets.gpus import Gpu
     from vramplan.presets.models import ModelPreset
-    from vramplan.seed import SeedEstimate
-    from vramplan.tracer.result import Breakdown, TraceResult
-    from vramplan.training.estimate import PhaseMemory, TrainingEstimate
-    from vramplan.validation import ValidationReport
+    from vramplan.requests.seed import SimpleActivations
+    from vramplan.seed import BreakdownItem, SeedEstimate
+    from vramplan.shapes import (
+        ActivationsOut,
+        AdapterFileOut,
+        BreakdownPartOut,
+        ChangeOut,
+        CudaPeaksOut,
+        EstimateOut,
+        FitOut,
+        FitSetupOut,
+        GpuOut,
+        GpusOut,
+        GpuVerdictOut,
+        InferenceOut,
+        InferencePartOut,
+        InferenceVerdictOut,
+        LinearOut,
+        LoraMatrixOut,
+        LoraOut,
+        ModelDetailOut,
+        ModelOut,
+        ModelsOut,
+        ParallelismOut,
+        ParamCountsOut,
+        PartOut,
+        PerGpuOut,
+        PhaseOut,
+        SafetensorsCheckOut,
+        SchemeAnswerOut,
+        TraceOut,
+        TracePhaseOut,
+        TraceSetupOut,
+        TrainingEstimateOut,
+        TrainingEstimateSetupOut,
+        ValidationOut,
+        ValidationRowOut,
+        ValidationSummaryOut,
+        VerdictOut,
+        WeightsGroupOut,
+    )
+    from vramplan.tracer.result import Breakdown, CudaPeaks, PhasePeak, TraceResult
+    from vramplan.tracer.setup import TraceSetup
+    from vramplan.training.estimate import Part, PhaseMemory, TrainingEstimate
+    from vramplan.training.setup import TrainingSetup
+    from vramplan.validation import CaseScore, ValidationReport
     from vramplan.verdict import GpuVerdict
 
 SCHEMA_VERSION = 1
 
-JSON = dict[str, "Any"]
 
-
-def memory(prefix: str, n_bytes: int) -> JSON:
-    """`{prefix}_bytes`, `{prefix}_gb` and `{prefix}_gib` for one quantity."""
-    return {f"{prefix}_bytes": n_bytes, f"{prefix}_gb": bytes_to_gb(n_bytes),
-            f"{prefix}_gib": bytes_to_gib(n_bytes)}
-
-
-def gpu_to_json(gpu: Gpu) -> JSON:
+def gpu_to_json(gpu: Gpu) -> GpuOut:
     return {
         "name": gpu.name,
         "display_name": gpu.display_name,
@@ -55,23 +92,33 @@ def gpu_to_json(gpu: Gpu) -> JSON:
     }
 
 
-def verdict_to_json(verdict: GpuVerdict) -> JSON:
+def gpus_to_json(gpus: Iterable[Gpu]) -> GpusOut:
+    """The GPU catalogue: `vramplan gpus --json` and `/api/v1/gpus`."""
+    return {"gpus": [gpu_to_json(gpu) for gpu in gpus]}
+
+
+def verdict_to_json(verdict: GpuVerdict) -> VerdictOut:
     gpu = verdict.gpu
+    headroom = verdict.headroom_bytes
     return {
         "gpu": gpu.name,
         "display_name": gpu.display_name,
         "capacity_bytes": gpu.capacity_bytes,
         "capacity_gib": gpu.memory_gib,
         "fits": verdict.fits,
-        **memory("headroom", verdict.headroom_bytes),
+        "headroom_bytes": headroom,
+        "headroom_gb": bytes_to_gb(headroom),
+        "headroom_gib": bytes_to_gib(headroom),
         "usage_share": verdict.usage_share,
         "min_gpus_lower_bound": verdict.min_gpus_lower_bound,
     }
 
 
-def seed_to_json(estimate: SeedEstimate, verdicts: tuple[GpuVerdict, ...]) -> JSON:
+def seed_to_json(estimate: SeedEstimate, verdicts: tuple[GpuVerdict, ...]) -> EstimateOut:
     """The `vramplan estimate --json` object (simple mode)."""
     inputs = estimate.inputs
+    states, activations = estimate.model_states_bytes, estimate.activations_bytes
+    total = estimate.total_bytes
     return {
         "schema_version": SCHEMA_VERSION,
         "mode": "simple",
@@ -79,23 +126,38 @@ def seed_to_json(estimate: SeedEstimate, verdicts: tuple[GpuVerdict, ...]) -> JS
         "params": estimate.params,
         "optimizer": inputs.optimizer.value if inputs.optimizer else None,
         "bytes_per_param": float(estimate.bytes_per_param),
-        "breakdown": [
-            {
-                "part": item.kind.value,
-                "component": item.component.value,
-                "bytes_per_param": float(item.bytes_per_param),
-                **memory("memory", item.memory_bytes),
-            }
-            for item in estimate.breakdown
-        ],
-        **memory("model_states", estimate.model_states_bytes),
-        **memory("activations", estimate.activations_bytes),
-        **memory("total", estimate.total_bytes),
+        "breakdown": [_seed_part_to_json(item) for item in estimate.breakdown],
+        "model_states_bytes": states,
+        "model_states_gb": bytes_to_gb(states),
+        "model_states_gib": bytes_to_gib(states),
+        "activations_bytes": activations,
+        "activations_gb": bytes_to_gb(activations),
+        "activations_gib": bytes_to_gib(activations),
+        "total_bytes": total,
+        "total_gb": bytes_to_gb(total),
+        "total_gib": bytes_to_gib(total),
         "verdicts": [verdict_to_json(v) for v in verdicts],
     }
 
 
-def linear_to_json(linear: LinearSpec) -> JSON:
+def _seed_part_to_json(item: BreakdownItem) -> BreakdownPartOut:
+    n_bytes = item.memory_bytes
+    return {"part": item.kind.value, "component": item.component.value,
+            "bytes_per_param": float(item.bytes_per_param),
+            "memory_bytes": n_bytes, "memory_gb": bytes_to_gb(n_bytes),
+            "memory_gib": bytes_to_gib(n_bytes)}
+
+
+def activations_to_json(result: SimpleActivations) -> ActivationsOut:
+    """`/api/v1/activations`: the seed rule's A for a model, batch and sequence length."""
+    n_bytes = result.activations_bytes
+    return {"schema_version": SCHEMA_VERSION, "model": result.model.name, "batch": result.batch,
+            "seq_len": result.seq_len, "method": "full", "precision": "mixed",
+            "attention": "sdpa", "checkpointing": "none", "activations_bytes": n_bytes,
+            "activations_gb": bytes_to_gb(n_bytes), "activations_gib": bytes_to_gib(n_bytes)}
+
+
+def linear_to_json(linear: LinearSpec) -> LinearOut:
     return {
         "role": linear.role,
         "in_features": linear.in_features,
@@ -107,9 +169,9 @@ def linear_to_json(linear: LinearSpec) -> JSON:
     }
 
 
-def architecture_to_json(arch: Architecture) -> JSON:
+def architecture_to_json(arch: Architecture) -> dict[str, Any]:
     """The spec (every field of `Architecture`, enums as their values, nested specs as objects)
-    and its derived sizes."""
+    and its derived sizes: a mapping, as its keys are the dataclass's fields (`shapes` says so)."""
     return {
         **{field.name: _plain(getattr(arch, field.name)) for field in dataclasses.fields(arch)},
         "norms_per_block": arch.norms_per_block,
@@ -131,7 +193,7 @@ def _plain(value: object) -> object:
     return value
 
 
-def param_counts_to_json(arch: Architecture) -> JSON:
+def param_counts_to_json(arch: Architecture) -> ParamCountsOut:
     """Exact parameter counts: total, by component, and the derived totals."""
     return {
         "params": arch.params_total,
@@ -147,7 +209,7 @@ def param_counts_to_json(arch: Architecture) -> JSON:
     }
 
 
-def preset_to_json(preset: ModelPreset, arch: Architecture) -> JSON:
+def preset_to_json(preset: ModelPreset, arch: Architecture) -> ModelOut:
     """One line of `vramplan models --json` (and of the API's model list)."""
     return {
         "name": preset.name,
@@ -162,11 +224,16 @@ def preset_to_json(preset: ModelPreset, arch: Architecture) -> JSON:
     }
 
 
+def models_to_json(presets: Iterable[tuple[ModelPreset, Architecture]]) -> ModelsOut:
+    """The model registry: `vramplan models --json` and `/api/v1/models`."""
+    return {"models": [preset_to_json(preset, arch) for preset, arch in presets]}
+
+
 def model_to_json(preset: ModelPreset | None, arch: Architecture,
-                  resolved: ResolvedModel | None = None) -> JSON:
+                  resolved: ResolvedModel | None = None) -> ModelDetailOut:
     """`vramplan model NAME --json`: the preset (None for a repo id or a user's config.json), spec
     and counts; with `resolved`, the config.json read and where it came from (`source`)."""
-    payload: JSON = {
+    payload: ModelDetailOut = {
         "schema_version": SCHEMA_VERSION,
         "preset": preset_to_json(preset, arch) if preset is not None else None,
         "architecture": architecture_to_json(arch),
@@ -178,43 +245,80 @@ def model_to_json(preset: ModelPreset | None, arch: Architecture,
     return payload
 
 
-def trace_to_json(result: TraceResult) -> JSON:
+def safetensors_check_to_json(check: SafetensorsCheck | None) -> SafetensorsCheckOut | None:
+    """`safetensors_check` of `vramplan model --config ... --json`."""
+    if check is None:
+        return None
+    return {
+        "total_size_bytes": check.total_size_bytes,
+        "dtype_bytes": check.dtype_bytes,
+        "params_from_index": check.params_from_index,
+        "params_from_config": check.params_from_config,
+        "difference": check.difference,
+        "matches": check.matches,
+    }
+
+
+def trace_to_json(result: TraceResult) -> TraceOut:
     """The `vramplan trace --json` object: the setup, the peak, its breakdown, each phase's peak."""
-    setup = result.setup
-
-    def breakdown(parts: Breakdown) -> list[JSON]:
-        return [{"part": part.value, "component": part.component.value,
-                 **memory("memory", n_bytes)} for part, n_bytes in parts.bytes_by_part]
-
+    peak, paged = result.peak_bytes, result.paged_bytes
     return {
         "schema_version": SCHEMA_VERSION,
         "mode": "trace",
-        "model": setup.model_name,
-        "setup": {
-            "method": setup.method.value, "precision": setup.precision.value,
-            "optimizer": setup.optimizer.value, "optimizer_impl": setup.optimizer_impl.value,
-            "quant": setup.quant.value, "lora_r": setup.lora_r,
-            "lora_targets": list(setup.lora_targets), "train_layers": setup.train_layers,
-            "batch": setup.batch, "seq_len": setup.seq_len,
-            "checkpointing": setup.checkpointing.value, "attention": setup.attention.value,
-            "device": setup.device.value,
-        },
+        "model": result.setup.model_name,
+        "setup": _trace_setup_to_json(result.setup),
         "params_total": result.params_total,
         "params_trainable": result.params_trainable,
         "real_tensors": result.real,
-        **memory("peak", result.peak_bytes),
+        "peak_bytes": peak,
+        "peak_gb": bytes_to_gb(peak),
+        "peak_gib": bytes_to_gib(peak),
         "peak_phase": result.peak_phase.value,
-        "breakdown": breakdown(result.breakdown),
-        "phases": [{"phase": p.phase.value, **memory("peak", p.peak_bytes),
-                    "breakdown": breakdown(p.breakdown)} for p in result.phases],
-        **memory("paged", result.paged_bytes),
+        "breakdown": _traced_parts_to_json(result.breakdown),
+        "phases": [_trace_phase_to_json(phase) for phase in result.phases],
+        "paged_bytes": paged,
+        "paged_gb": bytes_to_gb(paged),
+        "paged_gib": bytes_to_gib(paged),
         "emulated": list(result.emulated),
         "versions": dict(result.versions),
-        "cuda": None if result.cuda is None else {
-            "device_name": result.cuda.device_name,
-            **memory("max_allocated", result.cuda.max_allocated_bytes),
-            **memory("max_reserved", result.cuda.max_reserved_bytes),
-        },
+        "cuda": None if result.cuda is None else _cuda_peaks_to_json(result.cuda),
+    }
+
+
+def _trace_setup_to_json(setup: TraceSetup) -> TraceSetupOut:
+    return {
+        "method": setup.method.value, "precision": setup.precision.value,
+        "optimizer": setup.optimizer.value, "optimizer_impl": setup.optimizer_impl.value,
+        "quant": setup.quant.value, "lora_r": setup.lora_r,
+        "lora_targets": list(setup.lora_targets), "train_layers": setup.train_layers,
+        "batch": setup.batch, "seq_len": setup.seq_len,
+        "checkpointing": setup.checkpointing.value, "attention": setup.attention.value,
+        "device": setup.device.value,
+    }
+
+
+def _traced_parts_to_json(parts: Breakdown) -> list[PartOut]:
+    return [{"part": part.value, "component": part.component.value, "memory_bytes": n_bytes,
+             "memory_gb": bytes_to_gb(n_bytes), "memory_gib": bytes_to_gib(n_bytes)}
+            for part, n_bytes in parts.bytes_by_part]
+
+
+def _trace_phase_to_json(phase: PhasePeak) -> TracePhaseOut:
+    peak = phase.peak_bytes
+    return {"phase": phase.phase.value, "peak_bytes": peak, "peak_gb": bytes_to_gb(peak),
+            "peak_gib": bytes_to_gib(peak), "breakdown": _traced_parts_to_json(phase.breakdown)}
+
+
+def _cuda_peaks_to_json(cuda: CudaPeaks) -> CudaPeaksOut:
+    allocated, reserved = cuda.max_allocated_bytes, cuda.max_reserved_bytes
+    return {
+        "device_name": cuda.device_name,
+        "max_allocated_bytes": allocated,
+        "max_allocated_gb": bytes_to_gb(allocated),
+        "max_allocated_gib": bytes_to_gib(allocated),
+        "max_reserved_bytes": reserved,
+        "max_reserved_gb": bytes_to_gb(reserved),
+        "max_reserved_gib": bytes_to_gib(reserved),
     }
 
 
@@ -222,11 +326,13 @@ def trace_to_json(result: TraceResult) -> JSON:
 
 def inference_to_json(estimate: InferenceEstimate,
                       verdicts: tuple[InferenceVerdict, ...] = (), *,
-                      beyond_context: bool = False) -> JSON:
+                      beyond_context: bool = False) -> InferenceOut:
     """The `vramplan infer --json` object: inputs, weights by tensor group, parts per GPU, totals,
     and one verdict per GPU (with `max_context`/`max_batch` when the limits were asked for).
     `beyond_context`: the context exceeds what the model was trained for."""
     inputs = estimate.inputs
+    allocated, context, device = (estimate.allocated_bytes, estimate.cuda_context_bytes,
+                                  estimate.device_bytes)
     return {
         "schema_version": SCHEMA_VERSION,
         "mode": "inference",
@@ -243,31 +349,50 @@ def inference_to_json(estimate: InferenceEstimate,
         "tensor_parallel": inputs.tensor_parallel,
         "attention": inputs.attention.value,
         "params": estimate.weights.params,
-        "weights_breakdown": [
-            {"group": part.group.value, "storage": part.storage, "params": part.params,
-             "on_gpu": part.on_gpu, **memory("memory", part.bytes)}
-            for part in estimate.weights.parts
-        ],
-        "parts": [{"part": item.part.value, **memory("memory", item.bytes)}
-                  for item in estimate.items],
+        "weights_breakdown": [_weights_group_to_json(part) for part in estimate.weights.parts],
+        "parts": [_inference_part_to_json(item) for item in estimate.items],
         "kv_bytes_per_token": estimate.kv_bytes_per_token,
-        **memory("allocated", estimate.allocated_bytes),
-        **memory("cuda_context", estimate.cuda_context_bytes),
-        **memory("device", estimate.device_bytes),
+        "allocated_bytes": allocated,
+        "allocated_gb": bytes_to_gb(allocated),
+        "allocated_gib": bytes_to_gib(allocated),
+        "cuda_context_bytes": context,
+        "cuda_context_gb": bytes_to_gb(context),
+        "cuda_context_gib": bytes_to_gib(context),
+        "device_bytes": device,
+        "device_gb": bytes_to_gb(device),
+        "device_gib": bytes_to_gib(device),
         "engine_memory_utilization": estimate.engine_reserve_share,
         "verdicts": [inference_verdict_to_json(v) for v in verdicts],
     }
 
 
-def inference_verdict_to_json(line: InferenceVerdict) -> JSON:
+def _weights_group_to_json(part: WeightPart) -> WeightsGroupOut:
+    n_bytes = part.bytes
+    return {"group": part.group.value, "storage": part.storage, "params": part.params,
+            "on_gpu": part.on_gpu, "memory_bytes": n_bytes, "memory_gb": bytes_to_gb(n_bytes),
+            "memory_gib": bytes_to_gib(n_bytes)}
+
+
+def _inference_part_to_json(item: InferenceItem) -> InferencePartOut:
+    n_bytes = item.bytes
+    return {"part": item.part.value, "memory_bytes": n_bytes, "memory_gb": bytes_to_gb(n_bytes),
+            "memory_gib": bytes_to_gib(n_bytes)}
+
+
+def inference_verdict_to_json(line: InferenceVerdict) -> InferenceVerdictOut:
     verdict, limits = line.verdict, line.limits
+    usable, headroom = verdict.usable_bytes, verdict.headroom_bytes
     return {
         "gpu": verdict.gpu.name,
         "display_name": verdict.gpu.display_name,
         "capacity_bytes": verdict.gpu.capacity_bytes,
-        **memory("usable", verdict.usable_bytes),
+        "usable_bytes": usable,
+        "usable_gb": bytes_to_gb(usable),
+        "usable_gib": bytes_to_gib(usable),
         "fits": verdict.fits,
-        **memory("headroom", verdict.headroom_bytes),
+        "headroom_bytes": headroom,
+        "headroom_gb": bytes_to_gb(headroom),
+        "headroom_gib": bytes_to_gib(headroom),
         "max_context": limits.max_context if limits else None,
         "max_batch": limits.max_batch if limits else None,
         "context_cap": limits.context_cap if limits else None,
@@ -276,11 +401,12 @@ def inference_verdict_to_json(line: InferenceVerdict) -> JSON:
 
 # --- LoRA calculator (vramplan lora, /api/lora) --------------------------------------------------
 
-def lora_to_json(result: LoraResult) -> JSON:
+def lora_to_json(result: LoraResult) -> LoraOut:
     """The `vramplan lora --json` object."""
     from vramplan.lora_calculator import AdapterDtype
 
     inputs = result.inputs
+    training = result.training_bytes
     return {
         "schema_version": SCHEMA_VERSION,
         "mode": "lora",
@@ -289,172 +415,220 @@ def lora_to_json(result: LoraResult) -> JSON:
         "targets": [m.target.value for m in result.matrices],
         "dora": inputs.dora,
         "rslora": inputs.rslora,
-        "matrices": [
-            {"target": m.target.value, "in_features": m.in_features,
-             "out_features": m.out_features, "copies": m.copies, "params": m.params}
-            for m in result.matrices
-        ],
+        "matrices": [_lora_matrix_to_json(m) for m in result.matrices],
         "lora_params": result.lora_params,
         "dora_params": result.dora_params,
         "trainable_params": result.trainable_params,
         "model_params": result.model_params,
         "share_of_model": result.share_of_model,
-        "adapter_files": [
-            {"dtype": dtype.value, **memory("size", result.adapter_file(dtype).total_bytes),
-             "header_bytes": result.adapter_file(dtype).header_bytes}
-            for dtype in AdapterDtype
-        ],
-        **memory("training", result.training_bytes),
+        "adapter_files": [_adapter_file_to_json(result, dtype) for dtype in AdapterDtype],
+        "training_bytes": training,
+        "training_gb": bytes_to_gb(training),
+        "training_gib": bytes_to_gib(training),
         "training_bytes_per_param": 16,
         "training_setup": result.training_setup(),
     }
 
 
+def _lora_matrix_to_json(matrix: LoraMatrix) -> LoraMatrixOut:
+    return {"target": matrix.target.value, "in_features": matrix.in_features,
+            "out_features": matrix.out_features, "copies": matrix.copies,
+            "params": matrix.params}
 
-def training_to_json(estimate: TrainingEstimate) -> JSON:
+
+def _adapter_file_to_json(result: LoraResult, dtype: AdapterDtype) -> AdapterFileOut:
+    adapter = result.adapter_file(dtype)
+    size = adapter.total_bytes
+    return {"dtype": dtype.value, "size_bytes": size, "size_gb": bytes_to_gb(size),
+            "size_gib": bytes_to_gib(size), "header_bytes": adapter.header_bytes}
+
+
+def training_to_json(estimate: TrainingEstimate) -> TrainingEstimateOut:
     """The detailed training estimate: peak, its phase and breakdown, every phase, states."""
-    setup = estimate.setup
-    peak = estimate.peak
+    states = estimate.states
+    allocated, reserved, device = (estimate.allocated_bytes, estimate.reserved_bytes,
+                                   estimate.device_bytes)
+    activations, managed = estimate.activations_bytes, states.managed_optimizer_bytes
     return {
-        "setup": {name: (value.value if hasattr(value, "value") else value)
-                  for name, value in (("method", setup.method), ("precision", setup.precision),
-                                      ("optimizer", setup.optimizer), ("quant", setup.quant),
-                                      ("batch", setup.batch), ("seq_len", setup.seq_len),
-                                      ("framework", setup.framework),
-                                      ("metric", setup.metric))},
-        "peak_phase": peak.phase.value,
-        **memory("allocated", estimate.allocated_bytes),
-        **memory("reserved", estimate.reserved_bytes),
-        **memory("device", estimate.device_bytes),
-        **memory("activations", estimate.activations_bytes),
-        "trainable_params": estimate.states.trainable_params,
-        "frozen_params": estimate.states.frozen_params,
-        **memory("managed_optimizer", estimate.states.managed_optimizer_bytes),
-        "phases": [
-            {"phase": phase.phase.value, **memory("total", phase.total_bytes),
-             "parts": [{"part": part.kind.value,
-                        "component": part.component.value, **memory("memory", part.memory_bytes)}
-                       for part in phase.parts]}
-            for phase in estimate.phases
-        ],
+        "setup": _training_setup_to_json(estimate.setup),
+        "peak_phase": estimate.peak.phase.value,
+        "allocated_bytes": allocated,
+        "allocated_gb": bytes_to_gb(allocated),
+        "allocated_gib": bytes_to_gib(allocated),
+        "reserved_bytes": reserved,
+        "reserved_gb": bytes_to_gb(reserved),
+        "reserved_gib": bytes_to_gib(reserved),
+        "device_bytes": device,
+        "device_gb": bytes_to_gb(device),
+        "device_gib": bytes_to_gib(device),
+        "activations_bytes": activations,
+        "activations_gb": bytes_to_gb(activations),
+        "activations_gib": bytes_to_gib(activations),
+        "trainable_params": states.trainable_params,
+        "frozen_params": states.frozen_params,
+        "managed_optimizer_bytes": managed,
+        "managed_optimizer_gb": bytes_to_gb(managed),
+        "managed_optimizer_gib": bytes_to_gib(managed),
+        "phases": [_phase_to_json(phase) for phase in estimate.phases],
         "block_saved_per_token": [{"tensor": s.name, "bytes_per_token": s.bytes_per_token}
                                   for s in estimate.block_saved],
     }
 
 
-def validation_to_json(report: ValidationReport) -> JSON:
+def _training_setup_to_json(setup: TrainingSetup) -> TrainingEstimateSetupOut:
+    return {"method": setup.method.value, "precision": setup.precision.value,
+            "optimizer": setup.optimizer.value, "quant": setup.quant.value,
+            "batch": setup.batch, "seq_len": setup.seq_len,
+            "framework": setup.framework.value, "metric": setup.metric.value}
+
+
+def validation_to_json(report: ValidationReport) -> ValidationOut:
     """`vramplan validate --json`: the summary, then one object per row."""
+    return {"summary": _validation_summary_to_json(report),
+            "rows": [_score_to_json(score) for score in report.scores]}
+
+
+def _validation_summary_to_json(report: ValidationReport) -> ValidationSummaryOut:
     return {
-        "summary": {
-            "rows_total": report.rows_total,
-            "rows_scored": report.rows_scored,
-            "median_abs_error_pct": report.median_abs_error_pct,
-            "p90_abs_error_pct": report.p90_abs_error_pct,
-            "max_abs_error_pct": report.max_abs_error_pct,
-            "within_10pct_share": report.within_10pct_share,
-            "oom_right": report.oom_right,
-            "oom_total": report.oom_total,
-            "skipped": [{"id": s.case.id, "reason": s.skip_reason} for s in report.skipped],
-            "unread": [{"row": row.row, "id": row.id, "reason": row.reason}
-                       for row in report.unread],
-        },
-        "rows": [
-            {"id": s.case.id, "model": s.case.model, "method": s.case.method.value,
-             "outcome": s.outcome.value, "estimated_by": s.model_kind,
-             "metric": s.case.metric.value, "estimate_bytes": s.estimate_bytes,
-             "measured_bytes": s.case.measured_bytes, "error_pct": s.error_pct,
-             "oom_right": s.oom_right, "device_estimate_bytes": s.device_bytes,
-             "gpu": s.case.gpu.name if s.case.gpu else None,
-             "capacity_bytes": s.case.gpu.capacity_bytes if s.case.gpu else None,
-             "peak_phase": s.peak_phase or None}
-            for s in report.scores
-        ],
+        "rows_total": report.rows_total,
+        "rows_scored": report.rows_scored,
+        "median_abs_error_pct": report.median_abs_error_pct,
+        "p90_abs_error_pct": report.p90_abs_error_pct,
+        "max_abs_error_pct": report.max_abs_error_pct,
+        "within_10pct_share": report.within_10pct_share,
+        "oom_right": report.oom_right,
+        "oom_total": report.oom_total,
+        "skipped": [{"id": s.case.id, "reason": s.skip_reason} for s in report.skipped],
+        "unread": [{"row": row.row, "id": row.id, "reason": row.reason}
+                   for row in report.unread],
     }
+
+
+def _score_to_json(score: CaseScore) -> ValidationRowOut:
+    case = score.case
+    return {"id": case.id, "model": case.model, "method": case.method.value,
+            "outcome": score.outcome.value, "estimated_by": score.model_kind,
+            "metric": case.metric.value, "estimate_bytes": score.estimate_bytes,
+            "measured_bytes": case.measured_bytes, "error_pct": score.error_pct,
+            "oom_right": score.oom_right, "device_estimate_bytes": score.device_bytes,
+            "gpu": case.gpu.name if case.gpu else None,
+            "capacity_bytes": case.gpu.capacity_bytes if case.gpu else None,
+            "peak_phase": score.peak_phase or None}
 
 
 # --- vramplan fit: per-GPU estimate, verdict with margin, inverse solving, changes ------
 
 
-def _phase_to_json(phase: PhaseMemory) -> JSON:
-    return {"phase": phase.phase.value, **memory("total", phase.total_bytes),
-            "parts": [{"part": part.kind.value, "component": part.component.value,
-                       **memory("memory", part.memory_bytes)} for part in phase.parts]}
+def _phase_to_json(phase: PhaseMemory) -> PhaseOut:
+    total = phase.total_bytes
+    return {"phase": phase.phase.value, "total_bytes": total, "total_gb": bytes_to_gb(total),
+            "total_gib": bytes_to_gib(total),
+            "parts": [_part_to_json(part) for part in phase.parts]}
 
 
-def per_gpu_to_json(estimate: PerGpuEstimate) -> JSON:
+def _part_to_json(part: Part) -> PartOut:
+    n_bytes = part.memory_bytes
+    return {"part": part.kind.value, "component": part.component.value, "memory_bytes": n_bytes,
+            "memory_gb": bytes_to_gb(n_bytes), "memory_gib": bytes_to_gib(n_bytes)}
+
+
+def per_gpu_to_json(estimate: PerGpuEstimate) -> PerGpuOut:
     """What one GPU holds: the peak phase's breakdown, every phase, the host memory."""
-    plan = estimate.parallelism
+    total, allocated, reserved, device = (estimate.total_bytes, estimate.allocated_bytes,
+                                          estimate.reserved_bytes, estimate.device_bytes)
+    host, pinned = estimate.host_bytes_per_node, estimate.sharded.pinned_host_bytes_per_node
     return {
-        "parallelism": {"sharding": plan.scheme.value, "gpus": plan.gpus,
-                        "gpus_per_node": plan.gpus_per_node, "offload": plan.offload.value,
-                        "fsdp_version": plan.fsdp_version.value,
-                        "accumulate_without_sync": plan.accumulate_without_sync,
-                        "tensor_parallel": plan.tensor_parallel,
-                        "pipeline_parallel": plan.pipeline_parallel,
-                        "pipeline_schedule": plan.pipeline_schedule.value,
-                        "shard_degree": estimate.sharded.shard_degree},
+        "parallelism": _parallelism_to_json(estimate),
         "stage": estimate.stage.name,
         "peak_phase": estimate.peak.phase.value,
-        **memory("total", estimate.total_bytes),
-        **memory("allocated", estimate.allocated_bytes),
-        **memory("reserved", estimate.reserved_bytes),
-        **memory("device", estimate.device_bytes),
-        **memory("host_per_node", estimate.host_bytes_per_node),
-        **memory("pinned_host_per_node", estimate.sharded.pinned_host_bytes_per_node),
+        "total_bytes": total,
+        "total_gb": bytes_to_gb(total),
+        "total_gib": bytes_to_gib(total),
+        "allocated_bytes": allocated,
+        "allocated_gb": bytes_to_gb(allocated),
+        "allocated_gib": bytes_to_gib(allocated),
+        "reserved_bytes": reserved,
+        "reserved_gb": bytes_to_gb(reserved),
+        "reserved_gib": bytes_to_gib(reserved),
+        "device_bytes": device,
+        "device_gb": bytes_to_gb(device),
+        "device_gib": bytes_to_gib(device),
+        "host_per_node_bytes": host,
+        "host_per_node_gb": bytes_to_gb(host),
+        "host_per_node_gib": bytes_to_gib(host),
+        "pinned_host_per_node_bytes": pinned,
+        "pinned_host_per_node_gb": bytes_to_gb(pinned),
+        "pinned_host_per_node_gib": bytes_to_gib(pinned),
         "peak": _phase_to_json(estimate.peak),
         "phases": [_phase_to_json(phase) for phase in estimate.phases],
     }
 
 
-def fit_verdict_to_json(verdict: GpuVerdict) -> JSON:
+def _parallelism_to_json(estimate: PerGpuEstimate) -> ParallelismOut:
+    plan = estimate.parallelism
+    return {"sharding": plan.scheme.value, "gpus": plan.gpus,
+            "gpus_per_node": plan.gpus_per_node, "offload": plan.offload.value,
+            "fsdp_version": plan.fsdp_version.value,
+            "accumulate_without_sync": plan.accumulate_without_sync,
+            "tensor_parallel": plan.tensor_parallel,
+            "pipeline_parallel": plan.pipeline_parallel,
+            "pipeline_schedule": plan.pipeline_schedule.value,
+            "shard_degree": estimate.sharded.shard_degree}
+
+
+def fit_verdict_to_json(verdict: GpuVerdict) -> GpuVerdictOut:
+    capacity, usable, peak, headroom = (verdict.capacity_bytes, verdict.usable_bytes,
+                                        verdict.required_bytes, verdict.headroom_bytes)
     return {
         "gpu": verdict.gpu.name, "display_name": verdict.gpu.display_name,
-        **memory("capacity", verdict.capacity_bytes),
+        "capacity_bytes": capacity,
+        "capacity_gb": bytes_to_gb(capacity),
+        "capacity_gib": bytes_to_gib(capacity),
         "usable_share": verdict.usable_share,
-        **memory("usable", verdict.usable_bytes),
-        **memory("peak", verdict.required_bytes),
+        "usable_bytes": usable,
+        "usable_gb": bytes_to_gb(usable),
+        "usable_gib": bytes_to_gib(usable),
+        "peak_bytes": peak,
+        "peak_gb": bytes_to_gb(peak),
+        "peak_gib": bytes_to_gib(peak),
         "fits": verdict.fits, "fits_at_capacity": verdict.fits_at_capacity,
-        **memory("headroom", verdict.headroom_bytes),
+        "headroom_bytes": headroom,
+        "headroom_gb": bytes_to_gb(headroom),
+        "headroom_gib": bytes_to_gib(headroom),
         "usage_share": verdict.usage_share,
         "margin_source": "Fujii et al. 2024, arXiv:2411.06465",
     }
 
 
-def _scheme_answer_to_json(answer: SchemeAnswer) -> JSON:
-    peak = memory("peak", answer.peak_bytes) if answer.peak_bytes is not None else {
-        "peak_bytes": None, "peak_gb": None, "peak_gib": None}
+def _scheme_answer_to_json(answer: SchemeAnswer) -> SchemeAnswerOut:
+    peak = answer.peak_bytes
     return {"sharding": answer.scheme.value, "offload": answer.offload.value,
-            "gpus": answer.gpus, **peak}
+            "gpus": answer.gpus, "peak_bytes": peak,
+            "peak_gb": None if peak is None else bytes_to_gb(peak),
+            "peak_gib": None if peak is None else bytes_to_gib(peak)}
 
 
-def change_to_json(change: Change) -> JSON:
+def change_to_json(change: Change) -> ChangeOut:
     cost = change.cost
+    peak, saved = change.peak_bytes, change.saved_bytes
     return {"change": change.kind.value, "detail": settings_text(change.settings),
             "settings": {name: value.value if isinstance(value, StrEnum) else value
                          for name, value in change.settings},
             "fits": change.fits,
-            **memory("peak", change.peak_bytes), **memory("saved", change.saved_bytes),
+            "peak_bytes": peak, "peak_gb": bytes_to_gb(peak), "peak_gib": bytes_to_gib(peak),
+            "saved_bytes": saved, "saved_gb": bytes_to_gb(saved),
+            "saved_gib": bytes_to_gib(saved),
             "speed_cost": cost.speed.value, "quality_cost": cost.quality.value,
             "source": cost.source}
 
 
-def fit_to_json(report: FitReport) -> JSON:
+def fit_to_json(report: FitReport) -> FitOut:
     """The `vramplan fit --json` object (and the web page's "Will it fit?" data)."""
     setup = report.setup
     return {
         "schema_version": SCHEMA_VERSION,
         "model": setup.model,
-        "setup": {name: (value.value if isinstance(value, Enum) else value)
-                  for name, value in (
-                      ("method", setup.training.method), ("precision", setup.training.precision),
-                      ("optimizer", setup.training.optimizer), ("quant", setup.training.quant),
-                      ("lora_r", setup.training.lora_rank),
-                      ("batch", setup.training.batch), ("seq_len", setup.training.seq_len),
-                      ("checkpointing", setup.training.checkpointing),
-                      ("attention", setup.training.attention),
-                      ("framework", setup.training.framework),
-                      ("gradient_accumulation", setup.training.gradient_accumulation),
-                      ("metric", setup.training.metric))},
+        "setup": _fit_setup_to_json(setup.training),
         "lora_targets": sorted(t.value for t in setup.training.lora_targets),
         "per_gpu": per_gpu_to_json(report.estimate),
         "verdict": fit_verdict_to_json(report.verdict),
@@ -466,3 +640,13 @@ def fit_to_json(report: FitReport) -> JSON:
         "changes": [change_to_json(c) for c in report.changes],
         "combined": [change_to_json(c) for c in report.combined],
     }
+
+
+def _fit_setup_to_json(training: TrainingSetup) -> FitSetupOut:
+    return {"method": training.method.value, "precision": training.precision.value,
+            "optimizer": training.optimizer.value, "quant": training.quant.value,
+            "lora_r": training.lora_rank, "batch": training.batch,
+            "seq_len": training.seq_len, "checkpointing": training.checkpointing.value,
+            "attention": training.attention.value, "framework": training.framework.value,
+            "gradient_accumulation": training.gradient_accumulation,
+            "metric": training.metric.value}

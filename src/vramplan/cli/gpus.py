@@ -9,7 +9,7 @@ from vramplan.cli.options import add_common_flags
 from vramplan.cli.render import table, to_json_text
 from vramplan.i18n import Lang, translate
 from vramplan.presets.gpus import GPUS
-from vramplan.serialize import gpu_to_json
+from vramplan.serialize import gpus_to_json
 from vramplan.units import format_gib
 
 
@@ -23,7 +23,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
 
 def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
     if args.json:
-        out.write(to_json_text({"gpus": [gpu_to_json(gpu) for gpu in GPUS]}) + "\n")
+        out.write(to_json_text(gpus_to_json(GPUS)) + "\n")
         return 0
     header = [translate(f"gpus.col_{name}", lang) for name in ("name", "model", "memory", "source")]
     rows = [[gpu.name, gpu.display_name, format_gib(gpu.capacity_bytes, lang, 0), gpu.source]

@@ -14,7 +14,7 @@ from vramplan.model.hf_config import DTYPE_BYTES, SafetensorsCheck, check_safete
 from vramplan.presets.models import MODELS, ModelPreset, architecture_of
 from vramplan.requests.models import model_choice
 from vramplan.requests.vocabulary import CONFIG, MODEL, Form
-from vramplan.serialize import model_to_json, preset_to_json
+from vramplan.serialize import model_to_json, models_to_json, safetensors_check_to_json
 from vramplan.units import format_number
 
 MODEL_FORM = Form("model", (MODEL, CONFIG))
@@ -41,8 +41,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang
 def run_models(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
     rows = [(preset, architecture_of(preset)) for preset in MODELS]
     if args.json:
-        payload = {"models": [preset_to_json(preset, arch) for preset, arch in rows]}
-        out.write(to_json_text(payload) + "\n")
+        out.write(to_json_text(models_to_json(rows)) + "\n")
         return 0
     header = [translate(f"models.col_{name}", lang)
               for name in ("name", "family", "params", "source")]
@@ -70,7 +69,7 @@ def run_model(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
     check = _safetensors_check(choice.text, arch) if choice.field == CONFIG.name else None
     if args.json:
         payload = model_to_json(preset, arch, choice.resolved)
-        payload["safetensors_check"] = _check_to_json(check)
+        payload["safetensors_check"] = safetensors_check_to_json(check)
         out.write(to_json_text(payload) + "\n")
         return 0
     out.write(model_report(preset, arch, lang, check) + "\n")
@@ -81,19 +80,6 @@ def _safetensors_check(path: str, arch: Architecture) -> SafetensorsCheck | None
     if arch.dtype is None or arch.dtype not in DTYPE_BYTES:
         return None
     return check_safetensors_index(path, arch, DTYPE_BYTES[arch.dtype])
-
-
-def _check_to_json(check: SafetensorsCheck | None) -> dict[str, object] | None:
-    if check is None:
-        return None
-    return {
-        "total_size_bytes": check.total_size_bytes,
-        "dtype_bytes": check.dtype_bytes,
-        "params_from_index": check.params_from_index,
-        "params_from_config": check.params_from_config,
-        "difference": check.difference,
-        "matches": check.matches,
-    }
 
 
 def model_report(preset: ModelPreset | None, arch: Architecture, lang: Lang,

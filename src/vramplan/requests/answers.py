@@ -3,7 +3,7 @@ estimate|fit|infer|lora --json` print, which the JSON API returns and the pages 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from vramplan.inference.estimate import estimate_inference
 from vramplan.inference.limits import inference_verdicts
@@ -24,10 +24,11 @@ from vramplan.serialize import (
 )
 from vramplan.verdict import verdicts
 
-JSON = dict[str, Any]
+if TYPE_CHECKING:
+    from vramplan.shapes import EstimateOut, FitOut, InferenceOut, LoraOut
 
 
-def seed_answer(inputs: Inputs) -> JSON:
+def seed_answer(inputs: Inputs) -> EstimateOut:
     """`vramplan estimate --json`."""
     seed = seed_request(inputs)
     estimate = estimate_seed(seed.inputs)
@@ -37,13 +38,13 @@ def seed_answer(inputs: Inputs) -> JSON:
     return payload
 
 
-def fit_answer(inputs: Inputs) -> JSON:
+def fit_answer(inputs: Inputs) -> FitOut:
     """`vramplan fit --json`."""
     fit = fit_request(inputs)
     return fit_to_json(fit_report(fit.setup, fit.gpu, fit.usable_share))
 
 
-def inference_answer(inputs: Inputs) -> JSON:
+def inference_answer(inputs: Inputs) -> InferenceOut:
     """`vramplan infer --json`."""
     inference = inference_request(inputs)
     estimate = estimate_inference(inference.inputs)
@@ -52,6 +53,6 @@ def inference_answer(inputs: Inputs) -> JSON:
                              beyond_context=inference.beyond_context)
 
 
-def lora_answer(inputs: Inputs) -> JSON:
+def lora_answer(inputs: Inputs) -> LoraOut:
     """`vramplan lora --json`."""
     return lora_to_json(estimate_lora(lora_request(inputs)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -18,6 +19,7 @@ from vramplan.errors import VramplanError
 from vramplan.i18n import Lang
 from vramplan.web import pages, sister
 from vramplan.web.api import ROUTERS
+from vramplan.web.api.schemas import COMPONENTS
 from vramplan.web.errors import (
     BodyTooLarge,
     InternalError,
@@ -124,8 +126,21 @@ def _declared_length(scope: Scope) -> int:
     return 0
 
 
+class DocumentedApp(FastAPI):
+    """FastAPI whose OpenAPI document holds the answers' schemas, generated from
+    `vramplan.shapes` (`web.api.schemas`), which the routes' responses refer to."""
+
+    def openapi(self) -> dict[str, Any]:
+        generated = self.openapi_schema is None
+        document = super().openapi()
+        if generated:
+            schemas = document.setdefault("components", {}).setdefault("schemas", {})
+            schemas.update(COMPONENTS)
+        return document
+
+
 def create_app() -> FastAPI:
-    app = FastAPI(
+    app = DocumentedApp(
         title="vramplan", version=__version__, description=DESCRIPTION,
         docs_url=None, redoc_url=None, openapi_url="/openapi.json",
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vramplan.errors import (
     MissingValue,
@@ -16,6 +16,9 @@ from vramplan.errors import (
 )
 from vramplan.i18n import Lang
 from vramplan.text import excerpt
+
+if TYPE_CHECKING:
+    from vramplan.shapes import ErrorOut
 
 HTTP_UNPROCESSABLE = 422
 
@@ -70,9 +73,9 @@ def status_of(error: VramplanError) -> int:
     return int(status)
 
 
-def error_json(error: VramplanError, lang: Lang) -> dict[str, Any]:
-    """The error shape (`vramplan.web.api.schemas.ErrorOut`): the value received is quoted as a
-    short excerpt, and any text in it that is not valid Unicode is replaced."""
+def error_json(error: VramplanError, lang: Lang) -> ErrorOut:
+    """The error shape (`vramplan.shapes.ErrorOut`): the value received is quoted as a short
+    excerpt, and any text in it that is not valid Unicode is replaced."""
     return {
         "error": {
             "code": error.key.removeprefix("error."),

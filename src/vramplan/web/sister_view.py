@@ -25,7 +25,8 @@ from vramplan.web.chart import Segment, palette_styles, stack, units_per_byte
 from vramplan.web.model_names import unknown_model_text
 from vramplan.web.view import CONSUMER_GPU, DATACENTER_GPU, typeset
 
-JSON = dict[str, Any]
+JSON = Mapping[str, Any]
+"""A JSON answer (`vramplan.shapes.InferenceOut` or `LoraOut`) or one of its objects."""
 
 INFERENCE_DEFAULT_MODEL = "llama-3.1-8b"
 LORA_DEFAULT_MODEL = "llama-3.1-8b"

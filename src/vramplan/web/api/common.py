@@ -16,7 +16,7 @@ Every bad value answers 422 in the one error shape (`vramplan.web.errors`).
 
 import inspect
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any
 
 import orjson
@@ -30,16 +30,16 @@ from vramplan.requests.fields import ChoiceField
 from vramplan.requests.fields import Field as VocabularyField
 from vramplan.requests.reading import Inputs, read
 from vramplan.requests.vocabulary import LOCAL_ONLY, Form
+from vramplan.shapes import ErrorOut
 from vramplan.text import EXCERPT_CHARACTERS, excerpt
-from vramplan.web.api.schemas import ErrorOut
+from vramplan.web.api.schemas import answer_doc
 from vramplan.web.compute import compute
 from vramplan.web.errors import NotJson
 from vramplan.web.lang import parse_lang
 
 ERRORS: dict[int | str, dict[str, Any]] = {
-    422: {"model": ErrorOut, "description": "A bad value: the message names field and value."},
+    422: answer_doc(ErrorOut, "A bad value: the message names field and value."),
 }
-JSON = dict[str, Any]
 LANG_DESCRIPTION = "Language of error messages, `fr` or `en` (else Accept-Language)."
 
 
@@ -182,13 +182,13 @@ def _excerpt(raw: bytes) -> str:
     return excerpt(raw[: 4 * EXCERPT_CHARACTERS].decode("utf-8", "replace"))
 
 
-def calculator_router(path: str, form: Form, answer: Callable[[Inputs], JSON],
-                      response: type[BaseModel], *, get_doc: str, post_doc: str) -> APIRouter:
+def calculator_router(path: str, form: Form, answer: Callable[[Inputs], Mapping[str, Any]],
+                      shape: type[object], *, get_doc: str, post_doc: str) -> APIRouter:
     """`GET path` from query-string text and `POST path` from a JSON body, both answering
-    `answer(inputs)` (the object the CLI's `--json` prints). The computation runs in the
-    computing thread (`vramplan.web.compute`), never on the event loop."""
+    `answer(inputs)` (the object the CLI's `--json` prints, a `shape` of `vramplan.shapes`). The
+    computation runs in the computing thread (`vramplan.web.compute`), never on the event loop."""
     router = APIRouter(prefix="/api/v1", tags=["v1"])
-    responses: dict[int | str, dict[str, Any]] = {200: {"model": response}, **ERRORS}
+    responses: dict[int | str, dict[str, Any]] = {200: answer_doc(shape), **ERRORS}
 
     @router.get(path, response_model=None, responses=responses, description=get_doc)
     async def get(inputs: Annotated[Inputs, Depends(query_reader(form))]) -> JSONResponse:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from vramplan.requests.answers import seed_answer
 from vramplan.requests.vocabulary import SEED
+from vramplan.shapes import EstimateOut
 from vramplan.web.api.common import calculator_router
-from vramplan.web.api.schemas import EstimateOut
 
 router = calculator_router(
     "/estimate", SEED, seed_answer, EstimateOut,

@@ -17,9 +17,10 @@ from vramplan.requests.answers import fit_answer
 from vramplan.requests.reading import Inputs
 from vramplan.requests.seed import simple_activations
 from vramplan.requests.vocabulary import ACTIVATIONS_FORM, FIT
-from vramplan.serialize import SCHEMA_VERSION, memory
+from vramplan.serialize import activations_to_json
+from vramplan.shapes import ActivationsOut, FitOut
 from vramplan.web.api.common import ERRORS, FastJSONResponse, calculator_router, query_reader
-from vramplan.web.api.schemas import ActivationsOut, FitOut
+from vramplan.web.api.schemas import answer_doc
 from vramplan.web.compute import compute
 
 router = APIRouter(prefix="/api/v1", tags=["v1"])
@@ -33,13 +34,10 @@ fit_router = calculator_router(
 
 
 @router.get("/activations", response_model=None,
-            responses={200: {"model": ActivationsOut}, **ERRORS})
+            responses={200: answer_doc(ActivationsOut), **ERRORS})
 async def get_activations(
         inputs: Annotated[Inputs, Depends(query_reader(ACTIVATIONS_FORM))]) -> JSONResponse:
     """The seed rule's activation memory A from batch and sequence length (detailed model: full
     fine-tuning, mixed precision, SDPA, no checkpointing)."""
     result = await compute(simple_activations, inputs)
-    return FastJSONResponse({
-        "schema_version": SCHEMA_VERSION, "model": result.model.name, "batch": result.batch,
-        "seq_len": result.seq_len, "method": "full", "precision": "mixed", "attention": "sdpa",
-        "checkpointing": "none", **memory("activations", result.activations_bytes)})
+    return FastJSONResponse(activations_to_json(result))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from vramplan.requests.answers import inference_answer
 from vramplan.requests.vocabulary import INFERENCE
+from vramplan.shapes import InferenceOut
 from vramplan.web.api.common import calculator_router
-from vramplan.web.api.schemas import InferenceOut
 
 router = calculator_router(
     "/inference", INFERENCE, inference_answer, InferenceOut,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from vramplan.requests.answers import lora_answer
 from vramplan.requests.vocabulary import LORA
+from vramplan.shapes import LoraOut
 from vramplan.web.api.common import calculator_router
-from vramplan.web.api.schemas import LoraOut
 
 router = calculator_router(
     "/lora", LORA, lora_answer, LoraOut,

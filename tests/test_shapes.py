@@ -42,6 +42,7 @@ from vramplan.shapes import (
     SafetensorsCheckOut,
     TraceOut,
     TrainingEstimateOut,
+    ShippedValidationOut,
     ValidationOut,
 )
 from vramplan.tracer.result import Breakdown, CudaPeaks, Phase, PhasePeak, TraceResult
@@ -183,9 +184,20 @@ def test_validation_with_skipped_and_unread_rows() -> None:
     unread = ROW.replace("bf16-true", "bf17").replace("t1,", "t3,", 1)
     parsed = parse_cases("\n".join((HEADER, ROW, skipped, unread)))
     report = score_cases(parsed.cases, parsed.unread)
-    payload = serialize.validation_to_json(report)
+    payload = serialize.validation_to_json(report, "mine.csv")
     assert payload["summary"]["skipped"] and payload["summary"]["unread"]
     conform(ValidationOut, payload)
+
+
+def test_validation_of_the_shipped_files_with_readings() -> None:
+    """`vramplan validate --json` without a file: each shipped file, rows with their readings."""
+    out = io.StringIO()
+    assert main(["validate", "--json"], out, out) == 0
+    payload = json.loads(out.getvalue())
+    conform(ShippedValidationOut, payload)
+    assert [f["file"] for f in payload["files"]] == ["cases.csv", "cases_vramplan.csv"]
+    readings = {r["id"]: r["readings"] for r in payload["files"][0]["rows"] if r["readings"]}
+    assert readings["lf-t4-llama-2-7b-qlora"] == ["quant_default"]
 
 
 @pytest.mark.parametrize("lang", list(Lang))

@@ -45,6 +45,7 @@ from vramplan.serialize import (
 from vramplan.tracer.result import TraceResult
 from vramplan.units import format_gb, format_gib, format_number
 from vramplan.validation import (
+    PUBLIC_CASES,
     ValidationReport,
     parse_cases,
     read_case_file,
@@ -180,7 +181,7 @@ def trace(*, config: Mapping[str, Any] | str | Path | None = None, real: bool = 
 def validate(path: str | Path | None = None) -> Result[ValidationReport]:
     """Score the estimates against a case file (`vramplan validate`); by default the public set
     shipped with the package."""
-    text = read_case_file(path) if path is not None else shipped_cases("cases.csv")
+    text = read_case_file(path) if path is not None else shipped_cases(PUBLIC_CASES)
     parsed = parse_cases(text)
     value = score_cases(parsed.cases, parsed.unread)
 
@@ -191,4 +192,5 @@ def validate(path: str | Path | None = None) -> Result[ValidationReport]:
                ("median |error|", pct(value.median_abs_error_pct)),
                ("p90 |error|", pct(value.p90_abs_error_pct)),
                ("OOM rows right", f"{value.oom_right} of {value.oom_total}")]
-    return Result("validate", value, validation_to_json(value), tuple(summary))
+    name = Path(path).name if path is not None else PUBLIC_CASES
+    return Result("validate", value, validation_to_json(value, name), tuple(summary))

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from vramplan.shapes import (
         ActivationsOut,
         AdapterFileOut,
+        AllocatorPeaksOut,
         BreakdownPartOut,
         ChangeOut,
         CudaPeaksOut,
@@ -70,7 +71,13 @@ if TYPE_CHECKING:
         VerdictOut,
         WeightsGroupOut,
     )
-    from vramplan.tracer.result import Breakdown, CudaPeaks, PhasePeak, TraceResult
+    from vramplan.tracer.result import (
+        AllocatorPeaks,
+        Breakdown,
+        CudaPeaks,
+        PhasePeak,
+        TraceResult,
+    )
     from vramplan.tracer.setup import TraceSetup
     from vramplan.training.estimate import Part, PhaseMemory, TrainingEstimate
     from vramplan.training.setup import TrainingSetup
@@ -282,6 +289,8 @@ def trace_to_json(result: TraceResult) -> TraceOut:
         "emulated": list(result.emulated),
         "versions": dict(result.versions),
         "cuda": None if result.cuda is None else _cuda_peaks_to_json(result.cuda),
+        "allocator": None if result.allocator is None else _allocator_peaks_to_json(
+            result.allocator),
     }
 
 
@@ -307,6 +316,19 @@ def _trace_phase_to_json(phase: PhasePeak) -> TracePhaseOut:
     peak = phase.peak_bytes
     return {"phase": phase.phase.value, "peak_bytes": peak, "peak_gb": bytes_to_gb(peak),
             "peak_gib": bytes_to_gib(peak), "breakdown": _traced_parts_to_json(phase.breakdown)}
+
+
+def _allocator_peaks_to_json(peaks: AllocatorPeaks) -> AllocatorPeaksOut:
+    reserved = peaks.reserved_peak_bytes
+    return {
+        "allocated_peak_bytes": peaks.allocated_peak_bytes,
+        "reserved_peak_bytes": reserved,
+        "reserved_peak_gb": bytes_to_gb(reserved),
+        "reserved_peak_gib": bytes_to_gib(reserved),
+        "cached_at_peak_bytes": peaks.cached_at_peak_bytes,
+        "fragmentation": peaks.fragmentation,
+        "num_alloc_retries": peaks.num_alloc_retries,
+    }
 
 
 def _cuda_peaks_to_json(cuda: CudaPeaks) -> CudaPeaksOut:
@@ -482,9 +504,9 @@ def _training_setup_to_json(setup: TrainingSetup) -> TrainingEstimateSetupOut:
             "framework": setup.framework.value, "metric": setup.metric.value}
 
 
-def validation_to_json(report: ValidationReport) -> ValidationOut:
-    """`vramplan validate --json`: the summary, then one object per row."""
-    return {"summary": _validation_summary_to_json(report),
+def validation_to_json(report: ValidationReport, file: str) -> ValidationOut:
+    """`vramplan validate FILE --json`: the file's name, the summary, then one object per row."""
+    return {"file": file, "summary": _validation_summary_to_json(report),
             "rows": [_score_to_json(score) for score in report.scores]}
 
 
@@ -513,7 +535,8 @@ def _score_to_json(score: CaseScore) -> ValidationRowOut:
             "oom_right": score.oom_right, "device_estimate_bytes": score.device_bytes,
             "gpu": case.gpu.name if case.gpu else None,
             "capacity_bytes": case.gpu.capacity_bytes if case.gpu else None,
-            "peak_phase": score.peak_phase or None}
+            "peak_phase": score.peak_phase or None,
+            "readings": [reading.value for reading in case.readings]}
 
 
 # --- vramplan fit: per-GPU estimate, verdict with margin, inverse solving, changes ------

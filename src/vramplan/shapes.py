@@ -32,7 +32,7 @@ from vramplan.presets.optimizers import OptimizerPreset
 from vramplan.presets.quant_formats import FormatFamily
 from vramplan.tracer.result import Phase as TracePhase
 from vramplan.training.estimate import Phase
-from vramplan.validation import Outcome
+from vramplan.validation import Outcome, Reading
 from vramplan.vocab import (
     Attention,
     Checkpointing,
@@ -366,6 +366,21 @@ class CudaPeaksOut(TypedDict):
     max_reserved_gib: float
 
 
+class AllocatorPeaksOut(TypedDict):
+    """The traced step's allocations and frees replayed through the simulated caching
+    allocator (`vramplan.allocator`)."""
+
+    allocated_peak_bytes: int
+    reserved_peak_bytes: int
+    reserved_peak_gb: float
+    reserved_peak_gib: float
+    cached_at_peak_bytes: int
+    """Reserved but unallocated when reserved peaked: the cache and its fragmentation."""
+    fragmentation: float
+    """cached_at_peak_bytes / reserved_peak_bytes."""
+    num_alloc_retries: int
+
+
 class TraceOut(TypedDict):
     """The `vramplan trace --json` object (docs/trace.md)."""
 
@@ -389,6 +404,7 @@ class TraceOut(TypedDict):
     versions: dict[str, str]
     """The version of each package the step ran with, by package name."""
     cuda: CudaPeaksOut | None
+    allocator: AllocatorPeaksOut | None
 
 
 # --- vramplan infer --json, /api/v1/inference -----------------------------------------------------
@@ -565,13 +581,24 @@ class ValidationRowOut(TypedDict):
     gpu: str | None
     capacity_bytes: int | None
     peak_phase: str | None
+    readings: list[Annotated[str, ValueOf(Reading)]]
+    """What was assumed to estimate the row (cells left open): `reading.<value>` says it."""
 
 
 class ValidationOut(TypedDict):
-    """The `vramplan validate --json` object: the summary, then one object per row."""
+    """The `vramplan validate FILE --json` object: the file, the summary, then one object per
+    row."""
 
+    file: str
+    """The case file's name."""
     summary: ValidationSummaryOut
     rows: list[ValidationRowOut]
+
+
+class ShippedValidationOut(TypedDict):
+    """`vramplan validate --json` without a file: each case file shipped with vramplan."""
+
+    files: list[ValidationOut]
 
 
 # --- vramplan fit --json, /api/v1/fit -----------------------------------------------------------

@@ -217,7 +217,8 @@ class CaseFile:
     unread: tuple[UnreadRow, ...] = ()
 
 
-SHIPPED_CASE_FILES = ("cases.csv", "cases_vramplan.csv")
+PUBLIC_CASES = "cases.csv"
+SHIPPED_CASE_FILES = (PUBLIC_CASES, "cases_vramplan.csv")
 """The measured runs shipped in `vramplan/data/`: the public set (a byte-identical copy of
 ../shared/validation/cases.csv) and the project's own published runs, each row with its
 source."""

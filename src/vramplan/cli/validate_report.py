@@ -55,6 +55,13 @@ def _summary(report: ValidationReport, lang: Lang) -> str:
     if report.unread:
         lines.append(translate("validate.unread_summary", lang, n=len(report.unread)))
         lines += [f"  {row.error.message(lang)}" for row in report.unread]
+    assumed = [score.case for score in report.scores if score.case.readings]
+    if assumed:
+        separator = " ; " if lang is Lang.FR else "; "
+        lines.append(translate("validate.readings_summary", lang, n=len(assumed)))
+        lines += [f"  {case.id}: " + separator.join(translate(f"reading.{reading.value}", lang)
+                                                   for reading in case.readings)
+                  for case in assumed]
     return "\n".join(lines)
 
 

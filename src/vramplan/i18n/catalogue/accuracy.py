@@ -12,6 +12,10 @@ MESSAGES = {
         FR: "réduction des gradients d'un bloc (FSDP)",
         EN: "a block's gradients reduced (FSDP)",
     },
+    "validate.readings_summary": {
+        FR: "lignes estimées avec une hypothèse : {n}",
+        EN: "rows estimated with an assumption: {n}",
+    },
     "reading.unknown_framework": {
         FR: "framework inconnu, lu comme « generic » (une boucle PyTorch sur les modules de "
         "transformers)",

@@ -103,7 +103,10 @@ MESSAGES = {
         FR: "comparer les estimations à des pics mesurés (fichier CSV au format des cas)",
         EN: "score the estimates against measured peaks (a CSV file in the case format)",
     },
-    "help.validate_file": {FR: "le fichier CSV des cas", EN: "the CSV file of cases"},
+    "help.validate_file": {
+        FR: "le fichier CSV des cas (sans fichier : les deux fichiers livrés avec vramplan)",
+        EN: "the CSV file of cases (none: the two files shipped with vramplan)",
+    },
     "validate.title": {FR: "Validation : {n} lignes de {file}",
                        EN: "Validation: {n} rows from {file}"},
     "validate.col_id": {FR: "cas", EN: "case"},

@@ -40,9 +40,9 @@ from vramplan.shapes import (
     ModelDetailOut,
     ModelsOut,
     SafetensorsCheckOut,
+    ShippedValidationOut,
     TraceOut,
     TrainingEstimateOut,
-    ShippedValidationOut,
     ValidationOut,
 )
 from vramplan.tracer.result import Breakdown, CudaPeaks, Phase, PhasePeak, TraceResult

@@ -118,6 +118,12 @@ TRAIN_LAYERS = _whole("train_layers", 1, 100_000)
 """Method `freeze`: how many of the last blocks train."""
 LORA_RANK = _whole("lora_r", 1, 65_536)
 GRAD_ACCUM = _whole("grad_accum", 1, 1_000_000)
+COMPLETION_LEN = _whole("completion_len", 1, 10_000_000)
+"""Tokens generated per sequence by an online method (GRPO, PPO), within `seq_len`."""
+KL_BETA = NumberField("beta", minimum=0, maximum=1_000)
+"""GRPO's KL weight (TRL `beta`): 0 drops the reference model."""
+VLLM_SHARE = NumberField("vllm_share", minimum=0, maximum=1, minimum_inclusive=False)
+"""A colocated vLLM engine's `gpu_memory_utilization` (a fraction of the GPU's memory)."""
 CONTEXT = _whole("context", 1, 10_000_000)
 """Tokens cached per sequence in inference (prompt plus generated tokens)."""
 PROMPT = _whole("prompt", 1, 10_000_000)

@@ -76,6 +76,25 @@ class PartKind(StrEnum):
     """Gathered parameters and gradients in flight under sharding."""
     TEMPORARIES = "temporaries"
     """Everything else a traced step holds: the batch, outputs in flight, kernels' results."""
+    # preference and RL fine-tuning
+    REFERENCE_WEIGHTS = "reference_weights"
+    """The frozen reference model's weights."""
+    REWARD_WEIGHTS = "reward_weights"
+    """The frozen reward model's weights (PPO)."""
+    VALUE_MODEL = "value_model"
+    """PPO's value model, trained in full: weights, gradients and optimizer states."""
+    VALUE_ACTIVATIONS = "value_activations"
+    """What the value model's forward saves for backward (PPO)."""
+    REFERENCE_FORWARD = "reference_forward"
+    """A forward without gradient (reference or old-policy log-probabilities): one block's
+    working tensors, then the logits."""
+    CHOSEN_NLL = "chosen_nll"
+    """ORPO's and SimPO's cross-entropy on the chosen sequences: its copy of their logits and
+    its log-softmax."""
+    GENERATION_ENGINE = "generation_engine"
+    """The colocated vLLM engine's share of the GPU: its weights and its KV cache pool."""
+    GENERATION_SCORES = "generation_scores"
+    """PPO's fp32 scores of every generated token, kept through the rollout (and their copy)."""
     # inference
     WEIGHTS = "weights"
     """Model weights in their storage format (the part on the GPU)."""
@@ -126,6 +145,14 @@ _COMPONENTS = {
     PartKind.COMM_BUFFERS: Component.GRADIENTS,
     PartKind.SHARDING_BUFFERS: Component.WEIGHTS,
     PartKind.TEMPORARIES: Component.ACTIVATIONS,
+    PartKind.REFERENCE_WEIGHTS: Component.WEIGHTS,
+    PartKind.REWARD_WEIGHTS: Component.WEIGHTS,
+    PartKind.VALUE_MODEL: Component.WEIGHTS,
+    PartKind.VALUE_ACTIVATIONS: Component.ACTIVATIONS,
+    PartKind.REFERENCE_FORWARD: Component.ACTIVATIONS,
+    PartKind.CHOSEN_NLL: Component.ACTIVATIONS,
+    PartKind.GENERATION_ENGINE: Component.WEIGHTS,
+    PartKind.GENERATION_SCORES: Component.ACTIVATIONS,
     PartKind.WEIGHTS: Component.WEIGHTS,
     PartKind.KV_CACHE: Component.ACTIVATIONS,
     PartKind.PREFILL_ACTIVATIONS: Component.ACTIVATIONS,

@@ -13,6 +13,7 @@ from enum import Enum, StrEnum
 from typing import TYPE_CHECKING, Any
 
 from vramplan.planner.changes import Change, settings_text
+from vramplan.training.alignment import generated_at_once, reference_kind
 from vramplan.units import bytes_to_gb, bytes_to_gib
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from vramplan.shapes import (
         ActivationsOut,
         AdapterFileOut,
+        AlignmentOut,
         AllocatorPeaksOut,
         BreakdownPartOut,
         ChangeOut,
@@ -657,6 +659,7 @@ def fit_to_json(report: FitReport) -> FitOut:
         "verdict": fit_verdict_to_json(report.verdict),
         "max_batch": report.max_batch,
         "max_seq_len": report.max_seq_len,
+        "max_completion_len": report.max_completion_len,
         "fewest_gpus": [_scheme_answer_to_json(a) for a in report.fewest_gpus],
         "cheapest": (_scheme_answer_to_json(report.cheapest) if report.cheapest is not None
                      else None),
@@ -672,4 +675,19 @@ def _fit_setup_to_json(training: TrainingSetup) -> FitSetupOut:
             "seq_len": training.seq_len, "checkpointing": training.checkpointing.value,
             "attention": training.attention.value, "framework": training.framework.value,
             "gradient_accumulation": training.gradient_accumulation,
-            "metric": training.metric.value}
+            "metric": training.metric.value,
+            "alignment": _alignment_to_json(training)}
+
+
+def _alignment_to_json(training: TrainingSetup) -> AlignmentOut | None:
+    alignment = training.alignment
+    if alignment is None:
+        return None
+    return {"method": alignment.method.value, "reference": reference_kind(training),
+            "precompute_ref": alignment.precompute_ref, "beta": alignment.beta,
+            "completion_len": (alignment.completion_tokens if alignment.method.generates
+                               else None),
+            "generation": alignment.generation.value,
+            "generated_together": generated_at_once(training),
+            "vllm_share": alignment.vllm_share, "vllm_sleep": alignment.vllm_sleep,
+            "engine_bytes": alignment.engine_budget_bytes}

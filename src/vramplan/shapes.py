@@ -41,6 +41,7 @@ from vramplan.vocab import (
     Engine,
     Framework,
     FsdpVersion,
+    Generation,
     KvDtype,
     LoraTarget,
     Method,
@@ -604,6 +605,26 @@ class ShippedValidationOut(TypedDict):
 # --- vramplan fit --json, /api/v1/fit -----------------------------------------------------------
 
 
+class AlignmentOut(TypedDict):
+    """A preference or RL method around the policy (TRL's trainers)."""
+
+    method: Annotated[str, ValueOf(Method)]
+    reference: str
+    """Where reference log-probabilities come from: model (a frozen copy), adapter (the policy
+    with its adapter disabled), precomputed, or none."""
+    precompute_ref: bool
+    beta: float
+    completion_len: int | None
+    """Tokens generated per sequence (GRPO, PPO); null for the other methods."""
+    generation: Annotated[str, ValueOf(Generation)]
+    generated_together: int
+    """Sequences generated at once per GPU."""
+    vllm_share: float
+    vllm_sleep: bool
+    engine_bytes: int
+    """The colocated vLLM engine's share of the GPU (0 without one)."""
+
+
 class FitSetupOut(TypedDict):
     """The training run, in the request vocabulary."""
 
@@ -620,6 +641,9 @@ class FitSetupOut(TypedDict):
     framework: Annotated[str, ValueOf(Framework)]
     gradient_accumulation: bool
     metric: Annotated[str, ValueOf(Metric)]
+    alignment: AlignmentOut | None
+    """A preference or RL method (`method` is then its policy's); null for supervised
+    fine-tuning."""
 
 
 class ParallelismOut(TypedDict):
@@ -704,7 +728,7 @@ class ChangeOut(TypedDict):
     change: Annotated[str, ValueOf(ChangeKind)]
     detail: str
     """The settings as `field=value` pairs."""
-    settings: dict[str, int | str]
+    settings: dict[str, bool | int | float | str]
     """The fields of the request that change, with their new values (which fields depends on
     the change)."""
     fits: bool
@@ -730,6 +754,8 @@ class FitOut(TypedDict):
     verdict: GpuVerdictOut
     max_batch: int | None
     max_seq_len: int | None
+    max_completion_len: int | None
+    """GRPO, PPO: the longest completion that fits after the same prompt."""
     fewest_gpus: list[SchemeAnswerOut]
     cheapest: SchemeAnswerOut | None
     changes: list[ChangeOut]

@@ -28,11 +28,66 @@ class Method(StrEnum):
     """LoRA on a quantized frozen base (Dettmers et al. 2023, arXiv:2305.14314)."""
     INFERENCE = "inference"
     """No training: generation with a KV cache."""
+    # preference and RL fine-tuning, as huggingface/trl's trainers run it; the policy trains as
+    # the `policy` field says (full, LoRA or QLoRA)
+    DPO = "dpo"
+    """Direct preference optimization (Rafailov et al. 2023, arXiv:2305.18290): chosen and
+    rejected sequences in one forward, against a frozen reference."""
+    ORPO = "orpo"
+    """Odds-ratio preference optimization (Hong et al. 2024, arXiv:2403.07691): no reference,
+    an NLL term on the chosen half."""
+    SIMPO = "simpo"
+    """SimPO (Meng et al. 2024, arXiv:2405.14734), run by TRL's CPOTrainer: no reference."""
+    KTO = "kto"
+    """Kahneman-Tversky optimization (Ethayarajh et al. 2024, arXiv:2402.01306): unpaired
+    examples and a KL batch, against a frozen reference."""
+    PPO = "ppo"
+    """Proximal policy optimization for language models (Ouyang et al. 2022, arXiv:2203.02155):
+    policy and value model trained, reference and reward model frozen, generation then training."""
+    GRPO = "grpo"
+    """Group relative policy optimization (Shao et al. 2024, arXiv:2402.03300): a group of
+    generated completions per prompt, no value model."""
 
     @property
     def uses_lora(self) -> bool:
         """Adapters train on a frozen base (LoRA and QLoRA)."""
         return self in (Method.LORA, Method.QLORA)
+
+    @property
+    def is_alignment(self) -> bool:
+        """Preference or RL fine-tuning of a policy (DPO, ORPO, SimPO, KTO, PPO, GRPO)."""
+        return self in ALIGNMENT_METHODS
+
+    @property
+    def has_reference(self) -> bool:
+        """The method compares the policy with a frozen reference model (GRPO only when its KL
+        weight is not zero)."""
+        return self in (Method.DPO, Method.KTO, Method.PPO, Method.GRPO)
+
+    @property
+    def generates(self) -> bool:
+        """The method generates its training sequences online (PPO, GRPO)."""
+        return self in (Method.PPO, Method.GRPO)
+
+
+ALIGNMENT_METHODS = frozenset({Method.DPO, Method.ORPO, Method.SIMPO, Method.KTO, Method.PPO,
+                               Method.GRPO})
+POLICY_METHODS = frozenset({Method.FULL, Method.LORA, Method.QLORA})
+"""How the policy of a preference or RL method trains."""
+
+
+class Generation(StrEnum):
+    """Who generates the completions of an online method (PPO, GRPO)."""
+
+    MODEL = "model"
+    """The training model itself, with transformers' `generate` and its KV cache (TRL's
+    `use_vllm=False`, the default)."""
+    VLLM_COLOCATE = "vllm-colocate"
+    """A vLLM engine in the training process, on the same GPU, with its share of the GPU's
+    memory (TRL `vllm_mode="colocate"`, `vllm_gpu_memory_utilization`)."""
+    VLLM_SERVER = "vllm-server"
+    """A vLLM server on other GPUs (TRL `vllm_mode="server"`, `trl vllm-serve`): nothing on the
+    training GPUs."""
 
 
 class Precision(StrEnum):

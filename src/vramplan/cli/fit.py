@@ -10,10 +10,12 @@ from vramplan.cli.render import table, to_json_text
 from vramplan.i18n import Lang, has_message, translate
 from vramplan.planner.changes import Change, settings_text
 from vramplan.planner.report import FitReport, fit_report
-from vramplan.planner.search import MAX_GPUS, SchemeAnswer
+from vramplan.planner.search import MAX_GPUS, SchemeAnswer, generates
 from vramplan.requests.training import fit_request
 from vramplan.requests.vocabulary import FIT, TRAINING_FIELDS
 from vramplan.serialize import fit_to_json
+from vramplan.training.alignment import generated_at_once, reference_kind
+from vramplan.training.setup import TrainingSetup
 from vramplan.units import format_gb, format_gib, format_number
 
 
@@ -48,6 +50,7 @@ def report(result: FitReport, lang: Lang) -> str:
     sections = [
         _title(result, lang),
         _breakdown(result, lang),
+        *((_phases(result, lang),) if result.setup.training.alignment is not None else ()),
         _verdict(result, lang),
         _limits(result, lang),
         _fewest(result, lang),
@@ -86,7 +89,32 @@ def _title(result: FitReport, lang: Lang) -> str:
                      batch=training.batch, seq_len=training.seq_len,
                      checkpointing=training.checkpointing.value,
                      attention=training.attention.value, framework=training.framework.value)
-    return f"{title}\n{line}"
+    alignment = training.alignment
+    if alignment is None:
+        return f"{title}\n{line}"
+    return f"{title}\n{line}\n{_alignment_line(training, lang)}"
+
+
+def _alignment_line(training: TrainingSetup, lang: Lang) -> str:
+    """What a preference or RL method adds: its reference, its generation."""
+    alignment = training.alignment
+    assert alignment is not None
+    line = translate("fit.alignment", lang, method=alignment.method.value,
+                     policy=training.method.value,
+                     reference=translate(f"fit.reference.{reference_kind(training)}", lang))
+    if alignment.method.generates:
+        line += translate("fit.generation", lang, generation=alignment.generation.value,
+                          completion=format_number(alignment.completion_tokens, lang, 0),
+                          sequences=format_number(generated_at_once(training), lang, 0))
+    return line
+
+
+def _phases(result: FitReport, lang: Lang) -> str:
+    """Every phase's peak (allocated memory): a preference or RL step's generation, reference
+    and log-probability passes beside the policy's forward, backward and optimizer step."""
+    rows = [[_label(f"training_phase.{phase.phase.value}", lang),
+             format_gib(phase.total_bytes, lang)] for phase in result.estimate.phases]
+    return translate("fit.phases", lang) + "\n" + table(rows, right_align=frozenset({1}))
 
 
 def _breakdown(result: FitReport, lang: Lang) -> str:
@@ -129,7 +157,10 @@ def _limits(result: FitReport, lang: Lang) -> str:
                  else translate(f"fit.none_fits.{name}", lang))
         return translate(f"fit.{name}", lang, value=shown)
 
-    return "\n".join((line("max_batch", result.max_batch), line("max_seq_len", result.max_seq_len)))
+    lines = [line("max_batch", result.max_batch), line("max_seq_len", result.max_seq_len)]
+    if generates(result.setup):
+        lines.append(line("max_completion_len", result.max_completion_len))
+    return "\n".join(lines)
 
 
 def _fewest(result: FitReport, lang: Lang) -> str:

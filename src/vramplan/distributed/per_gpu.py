@@ -21,6 +21,7 @@ from vramplan.errors import ConflictingOptions
 from vramplan.model.architecture import Architecture
 from vramplan.parts import PartKind
 from vramplan.presets.frameworks import framework_defaults
+from vramplan.training.alignment import estimate_step
 from vramplan.training.allocations import Sharding, StepShape, reserved_memory
 from vramplan.training.estimate import (
     Part,
@@ -29,7 +30,6 @@ from vramplan.training.estimate import (
     PhaseMemory,
     TrainingEstimate,
     block_spec,
-    estimate_training,
     largest_gradient_bytes,
     loss_rows,
 )
@@ -259,7 +259,7 @@ def estimate_per_gpu(arch: Architecture, setup: TrainingSetup,
                      parallelism: Parallelism) -> PerGpuEstimate:
     """The per-GPU peak of `setup` on `arch` spread over GPUs as `parallelism` says (for
     pipeline parallelism, on the most loaded stage)."""
-    single = estimate_training(arch, _autograd_setup(setup, parallelism))
+    single = estimate_step(arch, _autograd_setup(setup, parallelism))
     plan = _as_run(setup, parallelism)
     estimates = [_stage_estimate(arch, single, single.states, stage, plan)
                  for stage in pipeline_stages(arch, setup, parallelism)]
@@ -426,6 +426,15 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
                               single.states.optimizer_state_bytes)
         elif part.kind is PartKind.LOGITS_LOSS and not stage.has_loss:
             n_bytes = 0  # the head and the loss live on the last pipeline stage
+        elif part.kind in (PartKind.REFERENCE_WEIGHTS, PartKind.REWARD_WEIGHTS):
+            # prepared like the policy (TRL `prepare_deepspeed` / `prepare_fsdp`): split as
+            # this GPU splits the policy's weights
+            n_bytes = _scaled(n_bytes, sharded.weights_bytes, single.states.weight_bytes)
+        elif part.kind is PartKind.VALUE_MODEL:
+            # trained with the policy, under the same sharding
+            n_bytes = _scaled(n_bytes, sharded.model_states_bytes, single.states.total_bytes)
+        elif part.kind is PartKind.GENERATION_ENGINE:
+            pass  # the engine's share of this GPU
         elif part.kind is PartKind.AUTOCAST_COPIES:
             # one 16-bit copy of each of the stage's weights, split like the weights
             whole = single.states.trainable_params + single.states.frozen_params
@@ -487,10 +496,13 @@ def _unit_reduce(arch: Architecture, single: TrainingEstimate, sharded: ShardedS
 def _gradients(phase: Phase, setup: TrainingSetup, sharded: ShardedStates,
                one_gradient: int = 0) -> int:
     """The gradients this GPU keeps at `phase` (a unit's transient ones are buffers)."""
-    if setup.optimizer_impl is OptimizerImpl.IN_BACKWARD:
-        # each gradient is stepped on and freed as soon as it is made (see
+    between_steps = phase in (Phase.GENERATION, Phase.LOG_PROBS)
+    if between_steps or setup.optimizer_impl is OptimizerImpl.IN_BACKWARD:
+        # between steps, freed by the last one (`zero_grad(set_to_none=True)`); stepping inside
+        # backward, each gradient is stepped on and freed as soon as it is made (see
         # vramplan.training.estimate.largest_gradient_bytes)
-        return one_gradient if phase in (Phase.BACKWARD_END, Phase.OPTIMIZER_STEP) else 0
+        in_step = phase in (Phase.BACKWARD_END, Phase.OPTIMIZER_STEP) and not between_steps
+        return one_gradient if in_step else 0
     if phase is Phase.OPTIMIZER_STEP:
         if setup.precision is Precision.MIXED and sharded.step_buffers_bytes == 0:
             # a master-weight optimizer steps on fp32 gradients of its masters (as on one GPU,

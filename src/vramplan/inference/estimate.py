@@ -94,7 +94,7 @@ def estimate_inference(inputs: InferenceInputs) -> InferenceEstimate:
     arch = _as_loaded(inputs.arch, profile, inputs.mtp)
     layout = weights_layout(arch, inputs.weights, _stored_bytes(inputs), profile.quantizes_head)
     tp = inputs.tensor_parallel
-    prefill = _activations_bytes(arch, inputs)
+    prefill = prefill_activation_bytes(arch, inputs)
     transient = _quant_transient_bytes(layout, inputs) // tp
     items = (
         InferenceItem(PartKind.WEIGHTS, _weights_per_gpu(layout, tp)),
@@ -185,7 +185,7 @@ def _chunk(inputs: InferenceInputs) -> int:
     return prompt if chunk is None else min(prompt, chunk)
 
 
-def _activations_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
+def prefill_activation_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
     """Live tensors of one block during prefill: the larger of the attention phase (residual,
     normed input, q, k, v, attention output) and the MLP phase (residual, normed input and the
     MLP intermediates: gate, up and their product, or up and its activation), for batch x chunk

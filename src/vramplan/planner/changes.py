@@ -4,17 +4,24 @@ core, with what it costs in speed and quality (data, with sources), ranked."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from vramplan.errors import VramplanError
 from vramplan.model.lora_targets import BLOCK_TARGETS
-from vramplan.planner.search import max_micro_batch, max_sequence
+from vramplan.planner.search import (
+    max_completion,
+    max_micro_batch,
+    max_sequence,
+    with_completion,
+)
 from vramplan.planner.setup import FitSetup, peak_bytes, with_parallelism, with_training
+from vramplan.training.alignment import engine_bytes_needed
 from vramplan.units import ceil_div
 from vramplan.vocab import (
     Attention,
     Checkpointing,
+    Generation,
     LoraTarget,
     Loss,
     Method,
@@ -78,6 +85,14 @@ class ChangeKind(StrEnum):
     """LoRA on a 4-bit (NF4) frozen base."""
     SHORTER_SEQUENCE = "shorter_sequence"
     """Truncate training sequences."""
+    SHORTER_COMPLETION = "shorter_completion"
+    """Generate shorter completions (GRPO, PPO)."""
+    PRECOMPUTE_REF = "precompute_ref"
+    """Compute the reference log-probabilities once before training (DPO, KTO)."""
+    VLLM_SLEEP = "vllm_sleep"
+    """The colocated vLLM engine sleeps between generations."""
+    VLLM_SHARE = "vllm_share"
+    """A smaller share of the GPU for the colocated vLLM engine."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +149,22 @@ CHANGE_COSTS: dict[ChangeKind, ChangeCost] = {
     ChangeKind.SHORTER_SEQUENCE: ChangeCost(
         SpeedCost.FASTER, QualityCost.CHANGES_DATA,
         "truncation drops every token past the limit: the model no longer sees long contexts"),
+    ChangeKind.SHORTER_COMPLETION: ChangeCost(
+        SpeedCost.FASTER, QualityCost.CHANGES_DATA,
+        "completions stop at the limit (TRL `max_completion_length`): long reasoning is cut "
+        "and rewarded as it stands"),
+    ChangeKind.PRECOMPUTE_REF: ChangeCost(
+        SpeedCost.FASTER, QualityCost.NONE,
+        "TRL DPOConfig/KTOConfig `precompute_ref_log_probs`: the frozen reference gives the "
+        "same log-probabilities computed once before training, and needs no memory during it"),
+    ChangeKind.VLLM_SLEEP: ChangeCost(
+        SpeedCost.SMALL, QualityCost.NONE,
+        "TRL GRPOConfig `vllm_enable_sleep_mode`: vLLM frees its weights and KV cache after each "
+        "generation (`llm.sleep(level=2)`) and reloads them for the next (vLLM docs, sleep mode)"),
+    ChangeKind.VLLM_SHARE: ChangeCost(
+        SpeedCost.SMALL, QualityCost.NONE,
+        "vLLM `gpu_memory_utilization`: a smaller KV cache pool runs fewer sequences at once "
+        "(same completions, generated in more waves)"),
 }
 
 _QUALITY_ORDER = tuple(QualityCost)
@@ -184,7 +215,7 @@ QLoRA paper recommends ("LoRA on all linear transformer block layers are require
 finetuning performance", Dettmers et al. 2023, arXiv:2305.14314, section 4)."""
 
 
-Setting = tuple[str, "int | StrEnum"]
+Setting = tuple[str, "bool | int | float | StrEnum"]
 """A field of the request vocabulary and its value (`("batch", 2)`, `("sharding", Scheme.FSDP)`)."""
 _Applied = tuple[FitSetup, tuple[Setting, ...]] | None
 _ChangeFn = Callable[[FitSetup, int], _Applied]
@@ -262,12 +293,17 @@ def _offload_params(setup: FitSetup, usable: int) -> _Applied:
     return changed, (("sharding", scheme), ("offload", Offload.PARAMS_OPTIMIZER))
 
 
+def _method_field(setup: FitSetup) -> str:
+    """The field that says how the weights train: `policy` for a preference or RL method."""
+    return "method" if setup.training.alignment is None else "policy"
+
+
 def _lora(setup: FitSetup, usable: int) -> _Applied:
     if setup.training.method not in (Method.FULL, Method.FREEZE):
         return None
     changed = with_training(setup, method=Method.LORA, lora_rank=LORA_RANK_SUGGESTED,
                              lora_targets=BLOCK_TARGETS)
-    return changed, (("method", Method.LORA), ("lora_r", LORA_RANK_SUGGESTED),
+    return changed, ((_method_field(setup), Method.LORA), ("lora_r", LORA_RANK_SUGGESTED),
                      ("lora_targets", LoraTarget.ALL))
 
 
@@ -281,7 +317,8 @@ def _qlora(setup: FitSetup, usable: int) -> _Applied:
         rank, targets = LORA_RANK_SUGGESTED, BLOCK_TARGETS
     changed = with_training(setup, method=Method.QLORA, quant=Quant.NF4_DQ, lora_rank=rank,
                              lora_targets=targets)
-    return changed, (("method", Method.QLORA), ("quant", Quant.NF4_DQ), ("lora_r", rank))
+    return changed, ((_method_field(setup), Method.QLORA), ("quant", Quant.NF4_DQ),
+                     ("lora_r", rank))
 
 
 def _shorter_sequence(setup: FitSetup, usable: int) -> _Applied:
@@ -292,6 +329,53 @@ def _shorter_sequence(setup: FitSetup, usable: int) -> _Applied:
     if shorter is None:
         return None
     return with_training(setup, seq_len=shorter), (("seq_len", shorter),)
+
+
+def _shorter_completion(setup: FitSetup, usable: int) -> _Applied:
+    alignment = setup.training.alignment
+    if alignment is None or not alignment.method.generates or peak_bytes(setup) <= usable:
+        return None
+    if alignment.completion_tokens == 1:
+        return None
+    shorter = max_completion(setup, usable, below=alignment.completion_tokens - 1)
+    if shorter is None:
+        return None
+    return with_completion(setup, shorter), (("completion_len", shorter),)
+
+
+def _precompute_ref(setup: FitSetup, usable: int) -> _Applied:
+    alignment = setup.training.alignment
+    if alignment is None or alignment.method not in (Method.DPO, Method.KTO) \
+            or alignment.precompute_ref:
+        return None
+    changed = with_training(setup, alignment=replace(alignment, precompute_ref=True))
+    return changed, (("precompute_ref", True),)
+
+
+def _vllm_sleep(setup: FitSetup, usable: int) -> _Applied:
+    alignment = setup.training.alignment
+    if alignment is None or alignment.generation is not Generation.VLLM_COLOCATE \
+            or alignment.vllm_sleep:
+        return None
+    changed = with_training(setup, alignment=replace(alignment, vllm_sleep=True))
+    return changed, (("vllm_sleep", True),)
+
+
+def _vllm_share(setup: FitSetup, usable: int) -> _Applied:
+    """The smallest share that still holds the engine's 16-bit weights and the KV cache of the
+    sequences generated at once (vLLM refuses to start when its KV pool cannot hold one
+    sequence of the model's length, and preempts sequences when it cannot hold them all), in
+    hundredths."""
+    alignment = setup.training.alignment
+    if alignment is None or alignment.generation is not Generation.VLLM_COLOCATE \
+            or alignment.gpu_memory_bytes is None:
+        return None
+    needed = engine_bytes_needed(setup.arch, setup.training)
+    share = ceil_div(needed * 100, alignment.gpu_memory_bytes) / 100
+    if share >= alignment.vllm_share or share >= 1:
+        return None
+    changed = with_training(setup, alignment=replace(alignment, vllm_share=share))
+    return changed, (("vllm_share", share),)
 
 
 CHANGES: dict[ChangeKind, _ChangeFn] = {
@@ -306,6 +390,10 @@ CHANGES: dict[ChangeKind, _ChangeFn] = {
     ChangeKind.LORA: _lora,
     ChangeKind.QLORA: _qlora,
     ChangeKind.SHORTER_SEQUENCE: _shorter_sequence,
+    ChangeKind.SHORTER_COMPLETION: _shorter_completion,
+    ChangeKind.PRECOMPUTE_REF: _precompute_ref,
+    ChangeKind.VLLM_SLEEP: _vllm_sleep,
+    ChangeKind.VLLM_SHARE: _vllm_share,
 }
 
 
@@ -347,8 +435,13 @@ def combined_changes(setup: FitSetup, usable_bytes: int) -> tuple[Change, ...]:
 def settings_text(settings: tuple[Setting, ...], label: Callable[[str], str] = str,
                   separator: str = "; ") -> str:
     """The settings as `field=value` pairs, each field worded by `label` (`--batch` on the CLI)."""
-    return separator.join(f"{label(name)}={_value_text(value)}" for name, value in settings)
+    return separator.join(label(name) if value is True else f"{label(name)}={_value_text(value)}"
+                          for name, value in settings)
 
 
-def _value_text(value: int | StrEnum) -> str:
-    return value.value if isinstance(value, StrEnum) else str(value)
+def _value_text(value: bool | int | float | StrEnum) -> str:
+    if isinstance(value, StrEnum):
+        return value.value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

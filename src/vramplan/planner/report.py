@@ -9,7 +9,14 @@ from dataclasses import dataclass
 
 from vramplan.distributed.per_gpu import PerGpuEstimate
 from vramplan.planner.changes import Change, combined_changes, rank_changes, single_changes
-from vramplan.planner.search import SchemeAnswer, fewest_gpus, max_micro_batch, max_sequence
+from vramplan.planner.search import (
+    SchemeAnswer,
+    fewest_gpus,
+    generates,
+    max_completion,
+    max_micro_batch,
+    max_sequence,
+)
 from vramplan.planner.setup import FitSetup, estimate_fit_setup
 from vramplan.planner.verdict import DEFAULT_USABLE_SHARE
 from vramplan.presets.gpus import Gpu
@@ -28,6 +35,9 @@ class FitReport:
     """Largest micro-batch that fits (None: not even 1)."""
     max_seq_len: int | None
     """Longest sequence that fits, up to the model's context (None: not even 1 token)."""
+    max_completion_len: int | None
+    """An online method (GRPO, PPO): the longest completion that fits after the same prompt
+    (None: not even 1 token, or a method that does not generate)."""
     fewest_gpus: tuple[SchemeAnswer, ...]
     cheapest: SchemeAnswer | None
     """Fewest GPUs of this type over every scheme, then the simplest scheme."""
@@ -62,6 +72,7 @@ def fit_report(setup: FitSetup, gpu: Gpu,
         setup=setup, estimate=estimate, verdict=verdict,
         max_batch=max_micro_batch(setup, usable),
         max_seq_len=max_sequence(setup, usable),
+        max_completion_len=max_completion(setup, usable) if generates(setup) else None,
         fewest_gpus=answers, cheapest=cheapest, changes=changes,
         combined=() if verdict.fits else combined_changes(setup, usable),
     )

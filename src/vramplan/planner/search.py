@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from vramplan.bisection import inverse_guess, largest_fitting, linear_guess, smallest_fitting
 from vramplan.planner.setup import FitSetup, peak_bytes, with_parallelism, with_training
@@ -34,14 +34,56 @@ def max_micro_batch(setup: FitSetup, usable_bytes: int, below: int = MAX_BATCH) 
 
 
 def max_sequence(setup: FitSetup, usable_bytes: int, below: int | None = None) -> int | None:
-    """Longest sequence in [1, below] that fits (default: the model's context length)."""
+    """Longest sequence in [shortest, below] that fits (default: the model's context length;
+    an online method's sequence holds its completion and at least one prompt token)."""
     high = below if below is not None else setup.arch.max_position_embeddings
+    low = _completion(setup) + 1
+    if high < low:
+        return None
 
     def peak_at(seq_len: int) -> int:
         return peak_bytes(with_training(setup, seq_len=seq_len))
 
+    guess = linear_guess(peak_at, usable_bytes, low, high)
+    return largest_fitting(lambda n: peak_at(n) <= usable_bytes, low, high, guess)
+
+
+def max_completion(setup: FitSetup, usable_bytes: int,
+                   below: int | None = None) -> int | None:
+    """An online method (GRPO, PPO): the longest completion in [1, below] that fits after the
+    same prompt (default: up to the model's context length); None when not even 1 fits."""
+    alignment = setup.training.alignment
+    assert alignment is not None and alignment.method.generates
+    prompt = setup.training.seq_len - alignment.completion_tokens
+    high = below if below is not None else setup.arch.max_position_embeddings - prompt
+    if high < 1:
+        return None
+
+    def peak_at(completion: int) -> int:
+        return peak_bytes(with_completion(setup, completion))
+
     guess = linear_guess(peak_at, usable_bytes, 1, high)
     return largest_fitting(lambda n: peak_at(n) <= usable_bytes, 1, high, guess)
+
+
+def with_completion(setup: FitSetup, completion: int) -> FitSetup:
+    """`setup` generating `completion` tokens after the same prompt."""
+    alignment = setup.training.alignment
+    assert alignment is not None
+    prompt = setup.training.seq_len - alignment.completion_tokens
+    return with_training(setup, seq_len=prompt + completion,
+                         alignment=replace(alignment, completion_len=completion))
+
+
+def generates(setup: FitSetup) -> bool:
+    """The setup's method generates its completions (GRPO, PPO)."""
+    alignment = setup.training.alignment
+    return alignment is not None and alignment.method.generates
+
+
+def _completion(setup: FitSetup) -> int:
+    alignment = setup.training.alignment
+    return alignment.completion_tokens if generates(setup) and alignment is not None else 0
 
 
 def fewest_gpus(setup: FitSetup, scheme: Scheme, offload: Offload,

@@ -13,7 +13,7 @@ field to give.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from vramplan.distributed.per_gpu import (
@@ -35,11 +35,14 @@ from vramplan.requests.reading import Inputs, check_tokens
 from vramplan.requests.vocabulary import (
     ATTENTION,
     BATCH,
+    BETA,
     CHECKPOINTING,
     COMPILE,
+    COMPLETION_LEN,
     EMPTY_CACHE,
     EXPERT_PARALLEL,
     FRAMEWORK,
+    GENERATION,
     GPU,
     GPUS,
     GPUS_PER_NODE,
@@ -54,15 +57,29 @@ from vramplan.requests.vocabulary import (
     OPTIMIZER,
     OPTIMIZER_IMPL,
     PIPELINE_PARALLEL,
+    POLICY,
     PRECISION,
+    PRECOMPUTE_REF,
     QUANT,
     SEQ_LEN,
     SHARDING,
     TENSOR_PARALLEL,
     TRAIN_LAYERS,
+    VLLM_SHARE,
+    VLLM_SLEEP,
 )
-from vramplan.training.setup import TrainingSetup, check_setup
-from vramplan.vocab import LoraTarget, Method, Offload, Quant, Scheme
+from vramplan.training.setup import AlignmentSetup, TrainingSetup, check_setup
+from vramplan.vocab import (
+    Checkpointing,
+    Framework,
+    Generation,
+    LoraTarget,
+    Method,
+    Offload,
+    Precision,
+    Quant,
+    Scheme,
+)
 
 
 class NeedsMethod(VramplanError):
@@ -70,6 +87,18 @@ class NeedsMethod(VramplanError):
     LoRA, `--train-layers` without freeze)."""
 
     key = "error.needs_method"
+
+
+class NeedsGeneration(VramplanError):
+    """A setting of the colocated vLLM engine without `generation vllm-colocate`."""
+
+    key = "error.needs_generation"
+
+
+class NotTrl(VramplanError):
+    """A preference or RL method with a framework that does not run TRL's trainers."""
+
+    key = "error.not_trl"
 
 
 class SplitsHeads(VramplanError):
@@ -93,12 +122,22 @@ class FitRequest:
     usable_share: float
 
 
+TRL_FRAMEWORKS = frozenset({Framework.HF, Framework.ACCELERATE, Framework.DEEPSPEED,
+                            Framework.GENERIC, Framework.AXOLOTL, Framework.LLAMAFACTORY})
+"""Stacks whose preference and RL training is TRL's trainers on transformers' models (axolotl
+and LLaMA-Factory call TRL's; DeepSpeed and accelerate run under them)."""
+
+
 def training_setup(inputs: Inputs, scheme: Scheme = Scheme.NONE) -> TrainingSetup:
     """The single-GPU part of the run, checked. What the request leaves out is the framework's
     default (`vramplan.presets.frameworks`): its 4-bit storage under QLoRA, whether it accumulates
-    gradients, its activation checkpointing under `scheme`."""
-    method = inputs.require(METHOD)
+    gradients, its activation checkpointing under `scheme`. A preference or RL method trains its
+    policy as `policy` says, in TRL's default precision: weights loaded in fp32
+    (`create_model_from_path`, trl/trainer/utils.py @f2cd5771) under bf16 autocast, `amp`."""
+    asked = inputs.require(METHOD)
     framework = inputs.require(FRAMEWORK)
+    alignment = _alignment(inputs, asked, framework)
+    method = inputs.require(POLICY) if alignment is not None else asked
     defaults = framework_defaults(framework)
     _only_for(inputs, QUANT, method is Method.QLORA, Method.QLORA)
     _only_for(inputs, LORA_R, method.uses_lora, Method.LORA, Method.QLORA)
@@ -110,9 +149,14 @@ def training_setup(inputs: Inputs, scheme: Scheme = Scheme.NONE) -> TrainingSetu
     check_tokens(inputs, BATCH, SEQ_LEN)
     steps = inputs.get(GRAD_ACCUM)
     targets: tuple[LoraTarget, ...] = inputs.require(LORA_TARGETS)
+    precision = inputs.require(PRECISION)
+    if alignment is not None and not inputs.given(PRECISION):
+        precision = Precision.AMP
+    if alignment is not None and steps is not None and steps > 1:
+        alignment = replace(alignment, generation_batch=inputs.require(BATCH) * steps)
     return check_setup(TrainingSetup(
         method=method,
-        precision=inputs.require(PRECISION),
+        precision=precision,
         optimizer=inputs.require(OPTIMIZER),
         optimizer_impl=inputs.get(OPTIMIZER_IMPL),
         quant=quant,
@@ -121,7 +165,8 @@ def training_setup(inputs: Inputs, scheme: Scheme = Scheme.NONE) -> TrainingSetu
         train_layers=inputs.require(TRAIN_LAYERS),
         batch=inputs.require(BATCH),
         seq_len=inputs.require(SEQ_LEN),
-        checkpointing=inputs.get(CHECKPOINTING) or default_checkpointing(framework, scheme),
+        checkpointing=inputs.get(CHECKPOINTING) or _default_checkpointing(alignment,
+                                                                          framework, scheme),
         attention=inputs.require(ATTENTION),
         loss=inputs.get(LOSS),
         framework=framework,
@@ -130,7 +175,63 @@ def training_setup(inputs: Inputs, scheme: Scheme = Scheme.NONE) -> TrainingSetu
                                else default_gradient_accumulation(framework, method)),
         compiled=inputs.require(COMPILE),
         empty_cache_between_steps=inputs.require(EMPTY_CACHE),
+        alignment=alignment,
     ))
+
+
+_ONLINE = (Method.GRPO, Method.PPO)
+
+
+def _default_checkpointing(alignment: AlignmentSetup | None, framework: Framework,
+                           scheme: Scheme) -> Checkpointing:
+    """TRL's trainers checkpoint every layer by default (`gradient_checkpointing=True`,
+    trl/trainer/base_config.py @f2cd5771), except PPO, whose trainer never enables it
+    (trl/experimental/ppo/ppo_trainer.py)."""
+    if alignment is None:
+        return default_checkpointing(framework, scheme)
+    return Checkpointing.NONE if alignment.method is Method.PPO else Checkpointing.FULL
+
+
+def _alignment(inputs: Inputs, method: Method, framework: Framework) -> AlignmentSetup | None:
+    """The preference or RL method's settings, each accepted only by the methods it concerns;
+    the colocated engine's share only with `generation vllm-colocate`. Its GPU memory is set
+    by `fit_request`, which knows the GPU."""
+    _only_for(inputs, POLICY, method.is_alignment, Method.DPO, Method.ORPO, Method.SIMPO,
+              Method.KTO, Method.PPO, Method.GRPO)
+    _only_for(inputs, PRECOMPUTE_REF, method in (Method.DPO, Method.KTO), Method.DPO,
+              Method.KTO)
+    _only_for(inputs, BETA, method is Method.GRPO, Method.GRPO)
+    online: tuple[Field[Any], ...] = (COMPLETION_LEN, GENERATION)
+    for field in online:
+        _only_for(inputs, field, method in _ONLINE, *_ONLINE)
+    colocated = inputs.require(GENERATION) is Generation.VLLM_COLOCATE
+    engine: tuple[Field[Any], ...] = (VLLM_SHARE, VLLM_SLEEP)
+    for field in engine:
+        if inputs.given(field) and not colocated:
+            raise NeedsGeneration(field.name, str(inputs.get(field)), other=GENERATION.name,
+                                  generation=Generation.VLLM_COLOCATE.value)
+    if not method.is_alignment:
+        return None
+    if framework not in TRL_FRAMEWORKS:
+        raise NotTrl(METHOD.name, method.value, other=FRAMEWORK.name,
+                     frameworks=", ".join(sorted(f.value for f in TRL_FRAMEWORKS)))
+    return AlignmentSetup(
+        method=method,
+        precompute_ref=inputs.require(PRECOMPUTE_REF),
+        beta=inputs.require(BETA),
+        completion_len=inputs.get(COMPLETION_LEN),
+        generation=inputs.require(GENERATION),
+        vllm_share=inputs.require(VLLM_SHARE),
+        vllm_sleep=inputs.require(VLLM_SLEEP),
+    )
+
+
+def with_gpu_memory(training: TrainingSetup, gpu: Gpu) -> TrainingSetup:
+    """`training` with the GPU's memory, which a colocated vLLM engine takes its share of."""
+    if training.alignment is None:
+        return training
+    return replace(training, alignment=replace(training.alignment,
+                                               gpu_memory_bytes=gpu.capacity_bytes))
 
 
 def _only_for(inputs: Inputs, field: Field[Any], applies: bool, *methods: Method) -> None:
@@ -186,10 +287,10 @@ def fit_request(inputs: Inputs) -> FitRequest:
     """The setup, the GPU type (required) and the usable share of its memory."""
     model = model_choice(inputs)
     scheme = scheme_of(inputs)
-    training = training_setup(inputs, scheme)
+    gpu = find_gpu(inputs.require(GPU))
+    training = with_gpu_memory(training_setup(inputs, scheme), gpu)
     setup = fit_setup(model, training, parallelism(inputs, training, scheme, model.arch))
-    return FitRequest(setup, find_gpu(inputs.require(GPU)),
-                      usable_share_from_percent(inputs.require(MARGIN)))
+    return FitRequest(setup, gpu, usable_share_from_percent(inputs.require(MARGIN)))
 
 
 def fit_setup(model: ModelChoice, training: TrainingSetup, plan: Parallelism) -> FitSetup:

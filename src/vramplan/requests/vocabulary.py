@@ -28,6 +28,7 @@ from vramplan.requests.fields import (
     NameField,
 )
 from vramplan.vocab import (
+    POLICY_METHODS,
     Attention,
     Checkpointing,
     ComputeDtype,
@@ -35,6 +36,7 @@ from vramplan.vocab import (
     Engine,
     Framework,
     FsdpVersion,
+    Generation,
     KvDtype,
     LoraTarget,
     Loss,
@@ -114,6 +116,31 @@ COMPILE = FlagField("compile", default=False)
 EMPTY_CACHE = FlagField("empty_cache", default=False)
 """`torch.cuda.empty_cache()` between steps (the allocator returns its whole free segments)."""
 
+# --- preference and RL fine-tuning (TRL's trainers) ---------------------------------------------
+
+POLICY = ChoiceField("policy", default=Method.FULL, metavar="METHOD", enum=Method,
+                     excluded=frozenset(Method) - POLICY_METHODS)
+"""How the policy of a preference or RL method trains: every weight, LoRA or QLoRA (with PEFT
+the reference pass is the policy with its adapter disabled: no reference copy)."""
+PRECOMPUTE_REF = FlagField("precompute_ref", default=False)
+"""DPO, KTO: reference log-probabilities computed before training (TRL
+`precompute_ref_log_probs`): no reference model while training."""
+BETA = DecimalField("beta", default=0.0, metavar="BETA", bounds=bounds.KL_BETA,
+                    examples=("0", "0.04"))
+"""GRPO's KL weight (TRL `GRPOConfig.beta`, 0.0 since v0.19): a reference model only when it is
+not 0."""
+COMPLETION_LEN = IntField("completion_len", metavar="TOKENS", bounds=bounds.COMPLETION_LEN)
+"""GRPO, PPO: tokens generated per sequence, part of `seq_len`. Default: TRL's (GRPO
+`max_completion_length` 512, PPO `response_length` 53)."""
+GENERATION = ChoiceField("generation", default=Generation.MODEL, metavar="ENGINE",
+                         enum=Generation)
+"""GRPO, PPO: who generates (TRL `use_vllm`, `vllm_mode`)."""
+VLLM_SHARE = DecimalField("vllm_share", default=0.3, metavar="FRACTION",
+                          bounds=bounds.VLLM_SHARE, examples=("0.3",))
+"""`vllm-colocate`: the engine's `gpu_memory_utilization` (TRL's default 0.3)."""
+VLLM_SLEEP = FlagField("vllm_sleep", default=False)
+"""`vllm-colocate`: the engine sleeps between generations (TRL `vllm_enable_sleep_mode`)."""
+
 # --- GPUs ---------------------------------------------------------------------------------------
 
 GPUS = IntField("gpus", metavar="N", bounds=bounds.GPUS)
@@ -192,6 +219,9 @@ TRAINING_FIELDS: tuple[Field[Any], ...] = (
     BATCH, SEQ_LEN, CHECKPOINTING, ATTENTION, LOSS, FRAMEWORK, METRIC, GRAD_ACCUM, COMPILE,
     EMPTY_CACHE)
 """What trains and how: the single-GPU part of a training run."""
+ALIGNMENT_FIELDS: tuple[Field[Any], ...] = (
+    POLICY, PRECOMPUTE_REF, BETA, COMPLETION_LEN, GENERATION, VLLM_SHARE, VLLM_SLEEP)
+"""Preference and RL methods (`method` dpo, orpo, simpo, kto, ppo, grpo)."""
 PARALLELISM_FIELDS: tuple[Field[Any], ...] = (
     GPUS, GPUS_PER_NODE, SHARDING, OFFLOAD, TENSOR_PARALLEL, PIPELINE_PARALLEL, EXPERT_PARALLEL)
 
@@ -199,7 +229,8 @@ SEED = Form("estimate", (PARAMS, MODEL, CONFIG, OPTIMIZER, BYTES_PER_PARAM, ACTI
                          SEQ_LEN, GPU))
 """The seed calculator: N (or a model), B (an optimizer or a custom figure), A (as a figure, or
 from a model's batch and sequence length), and the GPU to compare with."""
-FIT = Form("fit", (MODEL, CONFIG, GPU, *PARALLELISM_FIELDS, MARGIN, *TRAINING_FIELDS))
+FIT = Form("fit", (MODEL, CONFIG, GPU, *PARALLELISM_FIELDS, MARGIN, *TRAINING_FIELDS,
+                   *ALIGNMENT_FIELDS))
 INFERENCE = Form("infer", (MODEL, CONFIG, WEIGHTS, CONTEXT, PROMPT, BATCH, KV_DTYPE, DTYPE,
                            ENGINE, TENSOR_PARALLEL, ATTENTION, IMAGES, MTP, GPU, LIMITS))
 LORA = Form("lora", (MODEL, CONFIG, LORA_R, LORA_TARGETS, DORA, RSLORA))

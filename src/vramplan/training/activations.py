@@ -645,6 +645,11 @@ class HeadSpec:
     loop variable `logits` is rebound only when the new forward returns)."""
     compiled: bool = False
     """The cross-entropy runs under torch.compile (torchtune's `compile_loss`)."""
+    log_probs: bool = False
+    """The loss takes per-token log-probabilities (TRL's `selective_log_softmax`), not a
+    cross-entropy."""
+    autocast: bool = False
+    """The model runs under autocast (`amp`): its 16-bit logits are turned into an fp32 copy."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -699,6 +704,8 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
                           forward_peak_bytes=forward, backward_peak_bytes=backward)
     if head.framework is Framework.TORCHTUNE:
         return _torchtune_loss(head, saved=saved, tokens=tokens, vocab=vocab, compute=c)
+    if head.log_probs:
+        return _log_prob_loss(head, saved=saved, elements=vocab * tokens, compute=c)
     if head.chunked:
         # fused linear + cross-entropy (Liger-Kernel FusedLinearCrossEntropyFunction): logits
         # exist one chunk at a time, chunk = ceil(tokens / ceil(vocab / hidden)) rows, fp32 with
@@ -717,6 +724,31 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
     backward = softcap + log_softmax + 2 * FP32 * vocab * tokens + head.head_dequant_bytes
     return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
                       backward_peak_bytes=backward)
+
+
+def _log_prob_loss(head: HeadSpec, *, saved: int, elements: int, compute: int) -> LossMemory:
+    """TRL's per-token log-probabilities (trl/trainer/utils.py `selective_log_softmax`
+    @f2cd5771), on `elements` = rows x positions x vocabulary logits.
+
+    Under autocast, accelerate returns the model's outputs in fp32 (`convert_outputs_to_fp32`
+    around `forward`): the 16-bit logits and their fp32 copy exist together. fp32 logits take the
+    gather and a `logsumexp` per row, which saves its input: the fp32 logits stay for backward.
+    16-bit logits take a `log_softmax` per row, which saves its output: the logits themselves
+    are freed, one 16-bit tensor of log-probabilities stays. In backward, fp32 logits get the
+    gather's dense gradient, the per-row gradients and their stack (unbind's backward) beside
+    the saved logits: four fp32 tensors of the logits' size. Counted per element by tracing the
+    function's forward and backward (vramplan.tracer.tracker on CPU tensors): fp32 kept 4, peak
+    forward 4 + 2 under autocast, backward 16; 16-bit kept 2, forward 4, backward 4."""
+    if compute == FP32 or head.autocast:
+        kept = FP32 * elements
+        forward = kept + (compute * elements if head.autocast else 0)
+        backward = 4 * FP32 * elements
+    else:
+        kept = compute * elements
+        forward = 2 * kept
+        backward = 2 * kept
+    return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
+                      backward_peak_bytes=backward + head.head_dequant_bytes)
 
 
 TORCHTUNE_OUTPUT_CHUNKS = 8

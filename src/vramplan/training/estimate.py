@@ -52,6 +52,7 @@ from vramplan.training.setup import (
     lora_dropout_active,
     model_dropout_active,
     optimizer_states_exist,
+    policy_pass,
     weight_itemsize,
 )
 from vramplan.training.states import (
@@ -94,6 +95,14 @@ class Phase(StrEnum):
     UNIT_REDUCE = "unit_reduce"
     """Sharded training: a block's backward has run and its gradients are reduced (FSDP's
     unit-sized gradients), its saved activations freed."""
+    GENERATION = "generation"
+    """Preference and RL methods that generate (PPO, GRPO): completions are generated between
+    optimizer steps; the gradients are freed, the optimizer states stay."""
+    LOG_PROBS = "log_probs"
+    """A pass without gradient before the policy's forward: GRPO's old-policy and reference
+    log-probabilities, KTO's KL batch."""
+    REFERENCE_PASS = "reference_pass"
+    """The reference forward of DPO and KTO, while the policy's graph and logits are alive."""
     LATER_MICRO_BATCH = "later_micro_batch"
     """When the largest batch comes first: a later, shorter micro-batch of gradient
     accumulation, counted by what does not depend on its length (the gradients kept from
@@ -213,7 +222,9 @@ class TrainingEstimate(PeakOverPhases):
 def reserved_memory_of(arch: Architecture, setup: TrainingSetup,
                        config: AllocatorConfig = PYTORCH_DEFAULTS) -> ReservedMemory:
     """The step of `setup` through the simulated caching allocator
-    (`vramplan.training.allocations`)."""
+    (`vramplan.training.allocations`). For a preference or RL method, the policy's training
+    pass (`policy_pass`): its other passes and models are not in the program."""
+    setup = policy_pass(setup)
     shape = StepShape(spec=block_spec(arch, setup), loss_rows=loss_rows(arch, setup))
     return reserved_memory(arch, setup, shape, config=config)
 
@@ -222,7 +233,7 @@ def loss_rows(arch: Architecture, setup: TrainingSetup) -> int:
     """Rows of logits computed at once: all tokens, or a chunk (litgpt's 128-token head chunks
     in its LoRA scripts; a fused linear cross-entropy's `ceil(tokens / ceil(vocab / hidden))`,
     Liger-Kernel FusedLinearCrossEntropyFunction)."""
-    tokens = setup.batch * setup.seq_len
+    tokens = setup.logit_tokens
     if not _head_spec(arch, setup).chunked:
         return tokens
     if setup.framework is Framework.LITGPT:
@@ -240,7 +251,8 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
     saved = block_saved(_largest_kind(arch), spec, setup.seq_len)
     tokens = setup.batch * setup.seq_len
     blocks = _blocks_activation_bytes(arch, setup, spec, saved) * tokens
-    loss = head_and_loss(arch, spec, _head_spec(arch, setup), setup.batch, setup.seq_len)
+    loss = head_and_loss(arch, spec, _head_spec(arch, setup), setup.batch,
+                         setup.logit_len if setup.logit_len is not None else setup.seq_len)
     autocast_copies = _autocast_weight_copies(arch, setup)
     embedding = embedding_dropout_bytes(arch, spec, _embedding_trains(setup)) * tokens
     activations = blocks + loss.saved_bytes + embedding
@@ -417,6 +429,8 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
                             * arch.vocab_size if head_quantized else 0),
         previous_logits=setup.framework is Framework.LITGPT and setup.steady_state,
         compiled=setup.compiled,
+        log_probs=setup.log_probs,
+        autocast=setup.precision is Precision.AMP,
     )
 
 

@@ -3,16 +3,18 @@ defaults that decide what it keeps in memory."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from vramplan.bounds import BATCH, LORA_RANK, SEQ_LEN, TRAIN_LAYERS
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
 from vramplan.presets.frameworks import framework_defaults
 from vramplan.training.activations import LITGPT_LORA_DROPOUT
 from vramplan.vocab import (
+    POLICY_METHODS,
     Attention,
     Checkpointing,
     Framework,
+    Generation,
     LoraTarget,
     Loss,
     Method,
@@ -22,6 +24,62 @@ from vramplan.vocab import (
     Precision,
     Quant,
 )
+
+GRPO_COMPLETION_LEN = 512
+"""TRL `GRPOConfig.max_completion_length` (huggingface/trl trl/trainer/grpo_config.py @f2cd5771;
+256 up to v1.9.0)."""
+PPO_RESPONSE_LEN = 53
+"""TRL `PPOConfig.response_length` (trl/experimental/ppo/ppo_config.py @f2cd5771)."""
+VLLM_GPU_SHARE = 0.3
+"""TRL `GRPOConfig.vllm_gpu_memory_utilization` (grpo_config.py @f2cd5771): the colocated vLLM
+engine's share of the GPU's memory."""
+
+
+@dataclass(frozen=True, slots=True)
+class AlignmentSetup:
+    """A preference or RL method around the policy, as TRL's trainers run it (huggingface/trl
+    @f2cd5771). How the policy itself trains (full, LoRA, QLoRA) is `TrainingSetup.method`; the
+    batch is TRL's `per_device_train_batch_size`: preference pairs for DPO, ORPO and SimPO,
+    examples for KTO, prompts for PPO, completions for GRPO; `seq_len` is the whole sequence
+    (prompt and completion)."""
+
+    method: Method
+    precompute_ref: bool = False
+    """DPO, KTO: reference log-probabilities computed once before training
+    (`precompute_ref_log_probs`), so no reference pass and no reference model during training."""
+    beta: float = 0.0
+    """GRPO's KL weight (`GRPOConfig.beta`, 0.0 since TRL v0.19): a reference model only when it
+    is not zero."""
+    completion_len: int | None = None
+    """GRPO, PPO: tokens generated per sequence (None: TRL's `max_completion_length` 512, PPO's
+    `response_length` 53), within `seq_len`."""
+    generation: Generation = Generation.MODEL
+    generation_batch: int | None = None
+    """Sequences generated at once per GPU (TRL's `generation_batch_size`: the batch times
+    `steps_per_generation`, which defaults to the gradient accumulation steps); None: the batch."""
+    vllm_share: float = VLLM_GPU_SHARE
+    """The colocated vLLM engine's `gpu_memory_utilization`."""
+    vllm_sleep: bool = False
+    """`vllm_enable_sleep_mode`: the engine releases its weights and KV cache after each
+    generation (`llm.sleep(level=2)`) and takes them back for the next."""
+    gpu_memory_bytes: int | None = None
+    """The GPU's memory, which the colocated engine takes its share of (set from the GPU the
+    request names)."""
+
+    @property
+    def completion_tokens(self) -> int:
+        if self.completion_len is not None:
+            return self.completion_len
+        return PPO_RESPONSE_LEN if self.method is Method.PPO else GRPO_COMPLETION_LEN
+
+    @property
+    def engine_budget_bytes(self) -> int:
+        """Memory the colocated vLLM engine holds on this GPU: its share of the GPU's memory
+        (vLLM's `gpu_memory_utilization` is "the fraction of GPU memory to be used for the model
+        executor", a per-instance limit that its KV cache fills, vllm/config.py CacheConfig)."""
+        if self.generation is not Generation.VLLM_COLOCATE or self.gpu_memory_bytes is None:
+            return 0
+        return int(self.vllm_share * self.gpu_memory_bytes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +122,20 @@ class TrainingSetup:
     (FSDP1 flat parameters mixing frozen and trainable parameters): autograd saves what full
     fine-tuning saves and computes every weight's gradient; the optimizer still updates only the
     trainable ones. `vramplan.distributed.per_gpu` sets it for FSDP1."""
+    alignment: AlignmentSetup | None = None
+    """A preference or RL method (DPO, GRPO...) whose policy trains as `method` says;
+    `vramplan.training.alignment` estimates it."""
+    logit_len: int | None = None
+    """Positions per sequence whose logits the loss computes (GRPO's completion, TRL's
+    `logits_to_keep`); None: every position."""
+    log_probs: bool = False
+    """The loss takes per-token log-probabilities of the labels (TRL's `selective_log_softmax`)
+    instead of a cross-entropy."""
+
+    @property
+    def logit_tokens(self) -> int:
+        """Positions of the micro-batch that get logits."""
+        return self.batch * (self.logit_len if self.logit_len is not None else self.seq_len)
 
 
 DEFAULT_LORA_RANK = 8
@@ -90,7 +162,41 @@ def check_setup(setup: TrainingSetup) -> TrainingSetup:
         raise ConflictingOptions("quant", "method", setup.method.value)
     if setup.lora_dropout is not None and not 0 <= setup.lora_dropout < 1:
         raise OutOfRange("lora_dropout", str(setup.lora_dropout))
+    if setup.logit_len is not None and not 0 < setup.logit_len <= setup.seq_len:
+        raise OutOfRange("logit_len", str(setup.logit_len))
+    if setup.alignment is not None:
+        _check_alignment(setup, setup.alignment)
     return setup
+
+
+def _check_alignment(setup: TrainingSetup, alignment: AlignmentSetup) -> None:
+    if not alignment.method.is_alignment:
+        raise ConflictingOptions("method", "alignment", alignment.method.value)
+    if setup.method not in POLICY_METHODS:
+        raise ConflictingOptions("policy", "method", setup.method.value)
+    if alignment.method.generates and not 0 < alignment.completion_tokens < setup.seq_len:
+        raise OutOfRange("completion_len", str(alignment.completion_tokens))
+    if not 0 < alignment.vllm_share < 1:
+        raise OutOfRange("vllm_share", str(alignment.vllm_share))
+    if alignment.beta < 0 or alignment.beta != alignment.beta:
+        raise OutOfRange("beta", str(alignment.beta))
+    if alignment.generation_batch is not None:
+        BATCH.check_int(alignment.generation_batch)
+
+
+def policy_pass(setup: TrainingSetup) -> TrainingSetup:
+    """The policy's forward and backward of a preference or RL step, as a supervised step of
+    the same model: its rows (DPO, ORPO and SimPO concatenate chosen and rejected sequences,
+    TRL `concatenated_inputs`), the positions that get logits (GRPO: the completion,
+    `logits_to_keep`), and a loss on per-token log-probabilities. `setup` itself when it is not
+    a preference or RL method."""
+    alignment = setup.alignment
+    if alignment is None:
+        return setup
+    paired = alignment.method in (Method.DPO, Method.ORPO, Method.SIMPO)
+    logit_len = alignment.completion_tokens if alignment.method is Method.GRPO else None
+    return replace(setup, alignment=None, batch=setup.batch * (2 if paired else 1),
+                   logit_len=logit_len, log_probs=True)
 
 
 def weight_itemsize(precision: Precision) -> int:

@@ -47,7 +47,12 @@ MESSAGES = {
         FR: "mémoire d'activations A, en Go (10^9 octets)",
         EN: "activation memory A, in GB (10^9 bytes)",
     },
-    "field.method": {FR: "ce qui est entraîné", EN: "what is trained"},
+    "field.method": {
+        FR: "ce qui est entraîné (full, freeze, lora, qlora), ou une méthode de préférence ou "
+        "de RL de TRL (dpo, orpo, simpo, kto, ppo, grpo ; sa politique selon --policy)",
+        EN: "what is trained (full, freeze, lora, qlora), or a TRL preference or RL method "
+        "(dpo, orpo, simpo, kto, ppo, grpo; its policy as --policy says)",
+    },
     "field.precision": {
         FR: "précision des poids, gradients et copies maîtresses",
         EN: "precision of weights, gradients and master copies",
@@ -103,6 +108,43 @@ MESSAGES = {
     "field.empty_cache": {
         FR: "torch.cuda.empty_cache() entre les pas (l'allocateur rend ses segments libres)",
         EN: "torch.cuda.empty_cache() between steps (the allocator returns its free segments)",
+    },
+    "field.policy": {
+        FR: "dpo, orpo, simpo, kto, ppo, grpo : comment la politique s'entraîne (full, lora, "
+        "qlora)",
+        EN: "dpo, orpo, simpo, kto, ppo, grpo: how the policy trains (full, lora, qlora)",
+    },
+    "field.precompute_ref": {
+        FR: "dpo, kto : log-probabilités de référence calculées avant l'entraînement "
+        "(precompute_ref_log_probs de TRL)",
+        EN: "dpo, kto: reference log-probabilities computed before training (TRL's "
+        "precompute_ref_log_probs)",
+    },
+    "field.beta": {
+        FR: "grpo : poids du terme KL (beta de TRL, 0 par défaut : pas de modèle de référence)",
+        EN: "grpo: KL weight (TRL's beta, 0 by default: no reference model)",
+    },
+    "field.completion_len": {
+        FR: "grpo, ppo : jetons générés par séquence, compris dans seq_len (défaut de TRL : "
+        "512 pour grpo, 53 pour ppo)",
+        EN: "grpo, ppo: tokens generated per sequence, part of seq_len (TRL's default: 512 "
+        "for grpo, 53 for ppo)",
+    },
+    "field.generation": {
+        FR: "grpo, ppo : qui génère (model : generate de transformers ; vllm-colocate : vLLM "
+        "sur le même GPU ; vllm-server : vLLM sur d'autres GPU)",
+        EN: "grpo, ppo: who generates (model: transformers' generate; vllm-colocate: vLLM on "
+        "the same GPU; vllm-server: vLLM on other GPUs)",
+    },
+    "field.vllm_share": {
+        FR: "vllm-colocate : part de la mémoire du GPU prise par vLLM "
+        "(gpu_memory_utilization, 0,3 par défaut dans TRL)",
+        EN: "vllm-colocate: share of the GPU's memory vLLM takes (gpu_memory_utilization, "
+        "0.3 by default in TRL)",
+    },
+    "field.vllm_sleep": {
+        FR: "vllm-colocate : vLLM libère sa mémoire entre les générations (mode veille)",
+        EN: "vllm-colocate: vLLM releases its memory between generations (sleep mode)",
     },
     "field.gpus": {
         FR: "nombre de GPU (défaut : parallélisme de tenseur × de pipeline)",
@@ -222,6 +264,11 @@ MESSAGES = {
     "what.batch": {FR: "le nombre de séquences", EN: "the number of sequences"},
     "what.seq_len": {FR: "le nombre de jetons", EN: "the number of tokens"},
     "what.grad_accum": {FR: "le nombre de pas", EN: "the number of steps"},
+    "what.beta": {FR: "le poids du terme KL", EN: "the KL weight"},
+    "what.vllm_share": {FR: "une fraction de la mémoire du GPU",
+                        EN: "a fraction of the GPU's memory"},
+    "what.completion_len": {FR: "le nombre de jetons générés",
+                            EN: "the number of generated tokens"},
     "what.gpus": {FR: "le nombre de GPU", EN: "the number of GPUs"},
     "what.gpus_per_node": {FR: "le nombre de GPU par nœud", EN: "the number of GPUs per node"},
     "what.tensor_parallel": {FR: "le nombre de GPU du parallélisme de tenseur",
@@ -299,6 +346,18 @@ MESSAGES = {
         "changez {other}",
         EN: "{field} {value} applies only with {other} {methods}; leave {field} out or change "
         "{other}",
+    },
+    "error.needs_generation": {
+        FR: "{field} {value} ne s'applique qu'avec {other} {generation} ; retirez {field} ou "
+        "donnez {other} {generation}",
+        EN: "{field} {value} applies only with {other} {generation}; leave {field} out or "
+        "give {other} {generation}",
+    },
+    "error.not_trl": {
+        FR: "{field} {value} est modélisé comme le lancent les entraîneurs de TRL ; donnez "
+        "{other} parmi {frameworks}",
+        EN: "{field} {value} is modelled as TRL's trainers run it; give {other} among "
+        "{frameworks}",
     },
     "error.tp_heads": {
         FR: "{field} : {value} ne divise pas les {heads} têtes d'attention du modèle ; donnez un "

@@ -18,6 +18,15 @@ MESSAGES = {
                               EN: "Last blocks only (others frozen)"},
     "web_fit.method.lora": {FR: "LoRA", EN: "LoRA"},
     "web_fit.method.qlora": {FR: "QLoRA (base 4 bits)", EN: "QLoRA (4-bit base)"},
+    "web_fit.method.dpo": {FR: "DPO de TRL (politique entière)", EN: "TRL DPO (full policy)"},
+    "web_fit.method.orpo": {FR: "ORPO de TRL (politique entière)",
+                            EN: "TRL ORPO (full policy)"},
+    "web_fit.method.simpo": {FR: "SimPO de TRL (politique entière)",
+                             EN: "TRL SimPO (full policy)"},
+    "web_fit.method.kto": {FR: "KTO de TRL (politique entière)", EN: "TRL KTO (full policy)"},
+    "web_fit.method.ppo": {FR: "PPO de TRL (politique entière)", EN: "TRL PPO (full policy)"},
+    "web_fit.method.grpo": {FR: "GRPO de TRL (politique entière, generate)",
+                            EN: "TRL GRPO (full policy, generate)"},
     # --- LoRA settings (LoRA and QLoRA), as the LoRA calculator hands them over -----------------
     "web_fit.lora_r": {FR: "Rang LoRA r", EN: "LoRA rank r"},
     "web_fit.lora_r_hint": {
@@ -322,5 +331,29 @@ MESSAGES = {
         "de longs contextes",
         EN: "truncation drops every token past the limit: the model no longer sees long "
         "contexts",
+    },
+    "web_fit.source.shorter_completion": {
+        FR: "les complétions s'arrêtent à la limite (max_completion_length de TRL) : un long "
+        "raisonnement est coupé et récompensé tel quel",
+        EN: "completions stop at the limit (TRL max_completion_length): long reasoning is cut "
+        "and rewarded as it stands",
+    },
+    "web_fit.source.precompute_ref": {
+        FR: "precompute_ref_log_probs de TRL : la référence gelée donne les mêmes "
+        "log-probabilités, calculées une fois avant l'entraînement, sans mémoire pendant",
+        EN: "TRL precompute_ref_log_probs: the frozen reference gives the same "
+        "log-probabilities computed once before training, and needs no memory during it",
+    },
+    "web_fit.source.vllm_sleep": {
+        FR: "vllm_enable_sleep_mode de TRL : vLLM libère poids et cache KV après chaque "
+        "génération et les recharge pour la suivante",
+        EN: "TRL vllm_enable_sleep_mode: vLLM frees its weights and KV cache after each "
+        "generation and reloads them for the next",
+    },
+    "web_fit.source.vllm_share": {
+        FR: "gpu_memory_utilization de vLLM : un cache KV plus petit génère moins de séquences "
+        "à la fois (mêmes complétions, en plus de vagues)",
+        EN: "vLLM gpu_memory_utilization: a smaller KV cache pool runs fewer sequences at once "
+        "(same completions, in more waves)",
     },
 }

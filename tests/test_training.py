@@ -94,9 +94,11 @@ def test_peak_is_the_largest_phase_and_metrics_add_documented_overheads() -> Non
     estimate = estimate_training(LLAMA, LITGPT_LORA)
     assert estimate.allocated_bytes == max(p.total_bytes for p in estimate.phases)
     # a later micro-batch and a unit's reduce are phases of the multi-GPU estimate
-    # (vramplan.distributed.per_gpu) only
-    assert {p.phase for p in estimate.phases} == set(Phase) - {Phase.LATER_MICRO_BATCH,
-                                                               Phase.UNIT_REDUCE}
+    # (vramplan.distributed.per_gpu) only; generation and the reference and log-probability
+    # passes, of preference and RL methods (vramplan.training.alignment)
+    assert {p.phase for p in estimate.phases} == set(Phase) - {
+        Phase.LATER_MICRO_BATCH, Phase.UNIT_REDUCE, Phase.GENERATION, Phase.LOG_PROBS,
+        Phase.REFERENCE_PASS}
     assert estimate.reserved_bytes > estimate.allocated_bytes
     assert estimate.device_bytes == estimate.reserved_bytes + CUDA_CONTEXT_BYTES
     assert estimate.metric_bytes(Metric.DEVICE) == estimate.device_bytes

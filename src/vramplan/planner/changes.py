@@ -151,20 +151,20 @@ CHANGE_COSTS: dict[ChangeKind, ChangeCost] = {
         "truncation drops every token past the limit: the model no longer sees long contexts"),
     ChangeKind.SHORTER_COMPLETION: ChangeCost(
         SpeedCost.FASTER, QualityCost.CHANGES_DATA,
-        "completions stop at the limit (TRL `max_completion_length`): long reasoning is cut "
+        "completions stop at the limit (TRL max_completion_length): long reasoning is cut "
         "and rewarded as it stands"),
     ChangeKind.PRECOMPUTE_REF: ChangeCost(
         SpeedCost.FASTER, QualityCost.NONE,
-        "TRL DPOConfig/KTOConfig `precompute_ref_log_probs`: the frozen reference gives the "
-        "same log-probabilities computed once before training, and needs no memory during it"),
+        "TRL precompute_ref_log_probs: the frozen reference gives the same "
+        "log-probabilities computed once before training, and needs no memory during it"),
     ChangeKind.VLLM_SLEEP: ChangeCost(
         SpeedCost.SMALL, QualityCost.NONE,
-        "TRL GRPOConfig `vllm_enable_sleep_mode`: vLLM frees its weights and KV cache after each "
-        "generation (`llm.sleep(level=2)`) and reloads them for the next (vLLM docs, sleep mode)"),
+        "TRL vllm_enable_sleep_mode: vLLM frees its weights and KV cache after each "
+        "generation and reloads them for the next"),
     ChangeKind.VLLM_SHARE: ChangeCost(
         SpeedCost.SMALL, QualityCost.NONE,
-        "vLLM `gpu_memory_utilization`: a smaller KV cache pool runs fewer sequences at once "
-        "(same completions, generated in more waves)"),
+        "vLLM gpu_memory_utilization: a smaller KV cache pool runs fewer sequences at once "
+        "(same completions, in more waves)"),
 }
 
 _QUALITY_ORDER = tuple(QualityCost)

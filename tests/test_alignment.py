@@ -1,0 +1,274 @@
+"""Preference and RL fine-tuning (issue 17): the terms each method adds, counted by hand; the
+log-probability loss's memory checked against the function TRL runs, traced; fit's CLI and API
+answers with their phases; bad combinations refused with their field named."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import pytest
+import torch
+from fastapi.testclient import TestClient
+
+from vramplan.cli.main import main
+from vramplan.parts import PartKind
+from vramplan.presets.models import architecture_of, find_model
+from vramplan.tracer.result import Phase as TracePhase
+from vramplan.tracer.tracker import StorageTracker
+from vramplan.training.activations import HeadSpec, LossMemory, head_and_loss
+from vramplan.training.alignment import estimate_step
+from vramplan.training.estimate import Phase, block_spec
+from vramplan.training.setup import AlignmentSetup, TrainingSetup, policy_pass
+from vramplan.vocab import (
+    Checkpointing,
+    Framework,
+    Generation,
+    LoraTarget,
+    Method,
+    Precision,
+)
+from vramplan.web.app import create_app
+
+ARCH = architecture_of(find_model("qwen2.5-0.5b"))
+GIB = 2**30
+
+
+def setup_of(method: Method, policy: Method = Method.FULL, **alignment: Any) -> TrainingSetup:
+    lora = policy.uses_lora
+    return TrainingSetup(method=policy, precision=Precision.AMP, batch=2, seq_len=1024,
+                         checkpointing=Checkpointing.FULL,
+                         lora_rank=16 if lora else None,
+                         lora_targets=frozenset({LoraTarget.Q, LoraTarget.V}) if lora
+                         else frozenset(),
+                         alignment=AlignmentSetup(method, **alignment))
+
+
+def part(estimate: Any, phase: Phase, kind: PartKind) -> int:
+    memory = next(p for p in estimate.phases if p.phase is phase)
+    return sum(p.memory_bytes for p in memory.parts if p.kind is kind)
+
+
+def phases(estimate: Any) -> set[Phase]:
+    return {p.phase for p in estimate.phases}
+
+
+# --- the terms, by hand ----------------------------------------------------------------------
+
+def test_dpo_keeps_a_frozen_reference_in_the_load_dtype() -> None:
+    estimate = estimate_step(ARCH, setup_of(Method.DPO))
+    # TRL loads the reference like the policy: fp32 by default (amp), every parameter
+    assert part(estimate, Phase.OPTIMIZER_STEP, PartKind.REFERENCE_WEIGHTS) == \
+        ARCH.params_total * 4
+    assert Phase.REFERENCE_PASS in phases(estimate)
+
+
+def test_dpo_runs_chosen_and_rejected_in_one_forward() -> None:
+    setup = setup_of(Method.DPO)
+    assert policy_pass(setup).batch == 2 * setup.batch
+    assert policy_pass(setup_of(Method.KTO)).batch == setup.batch
+
+
+def test_peft_and_precomputed_references_hold_no_copy() -> None:
+    lora = estimate_step(ARCH, setup_of(Method.DPO, Method.LORA))
+    assert part(lora, Phase.OPTIMIZER_STEP, PartKind.REFERENCE_WEIGHTS) == 0
+    assert Phase.REFERENCE_PASS in phases(lora)  # the policy with its adapter disabled
+    precomputed = estimate_step(ARCH, setup_of(Method.DPO, precompute_ref=True))
+    assert part(precomputed, Phase.OPTIMIZER_STEP, PartKind.REFERENCE_WEIGHTS) == 0
+    assert Phase.REFERENCE_PASS not in phases(precomputed)
+
+
+def test_orpo_and_simpo_have_no_reference_but_an_nll_on_the_chosen_half() -> None:
+    for method in (Method.ORPO, Method.SIMPO):
+        estimate = estimate_step(ARCH, setup_of(method))
+        assert Phase.REFERENCE_PASS not in phases(estimate)
+        # fp32 logits (amp): the chosen half's copy and log-softmax, 2 x 4 bytes per element
+        assert part(estimate, Phase.LOSS_FORWARD, PartKind.CHOSEN_NLL) == \
+            8 * 2 * 1024 * ARCH.vocab_size
+
+
+def test_grpo_reference_only_with_a_kl_weight() -> None:
+    assert part(estimate_step(ARCH, setup_of(Method.GRPO)), Phase.OPTIMIZER_STEP,
+                PartKind.REFERENCE_WEIGHTS) == 0
+    with_kl = estimate_step(ARCH, setup_of(Method.GRPO, beta=0.04))
+    assert part(with_kl, Phase.OPTIMIZER_STEP, PartKind.REFERENCE_WEIGHTS) == \
+        ARCH.params_total * 4
+    assert Phase.LOG_PROBS in phases(with_kl)
+
+
+def test_grpo_logits_cover_the_completion_only() -> None:
+    estimate = estimate_step(ARCH, setup_of(Method.GRPO, completion_len=256))
+    # backward of fp32 log-probabilities: 16 bytes per logit element, 2 rows x 256 positions
+    assert part(estimate, Phase.BACKWARD_START, PartKind.LOGITS_LOSS) == \
+        16 * 2 * 256 * ARCH.vocab_size
+
+
+def test_colocated_vllm_holds_its_share_unless_asleep() -> None:
+    capacity = 80 * GIB
+    awake = estimate_step(ARCH, setup_of(Method.GRPO, generation=Generation.VLLM_COLOCATE,
+                                         vllm_share=0.25, gpu_memory_bytes=capacity))
+    for phase in (Phase.BACKWARD_START, Phase.GENERATION):
+        assert part(awake, phase, PartKind.GENERATION_ENGINE) == 20 * GIB
+    asleep = estimate_step(ARCH, setup_of(Method.GRPO, generation=Generation.VLLM_COLOCATE,
+                                          vllm_share=0.25, vllm_sleep=True,
+                                          gpu_memory_bytes=capacity))
+    assert part(asleep, Phase.BACKWARD_START, PartKind.GENERATION_ENGINE) == 0
+    assert part(asleep, Phase.GENERATION, PartKind.GENERATION_ENGINE) == 20 * GIB
+    server = estimate_step(ARCH, setup_of(Method.GRPO, generation=Generation.VLLM_SERVER))
+    assert part(server, Phase.GENERATION, PartKind.KV_CACHE) == 0
+
+
+def test_generate_keeps_the_kv_cache_of_every_sequence() -> None:
+    estimate = estimate_step(ARCH, setup_of(Method.GRPO, generation_batch=8))
+    per_token = 2 * ARCH.n_layers * ARCH.n_kv_heads * ARCH.head_dim * 2  # K and V, 16-bit
+    assert part(estimate, Phase.GENERATION, PartKind.KV_CACHE) == per_token * 8 * 1024
+    # gradients were freed by the last optimizer step
+    assert part(estimate, Phase.GENERATION, PartKind.GRADIENTS) == 0
+
+
+def test_ppo_trains_a_full_value_model_beside_a_lora_policy() -> None:
+    estimate = estimate_step(ARCH, setup_of(Method.PPO, Method.LORA))
+    value = part(estimate, Phase.OPTIMIZER_STEP, PartKind.VALUE_MODEL)
+    # amp AdamW: fp32 weights, fp32 gradients, two fp32 moments: 16 bytes per parameter
+    assert value == 16 * ARCH.params_total
+    assert part(estimate, Phase.OPTIMIZER_STEP, PartKind.REWARD_WEIGHTS) == ARCH.params_total * 4
+
+
+# --- TRL's log-probabilities, traced ------------------------------------------------------------
+
+def _selective_log_softmax(logits: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """TRL's `selective_log_softmax` (huggingface/trl trl/trainer/utils.py @f2cd5771), as it
+    computes: gather and a per-row log-sum-exp for fp32, a per-row log-softmax otherwise."""
+    if logits.dtype in (torch.float32, torch.float64):
+        selected = torch.gather(logits, dim=-1, index=index.unsqueeze(-1)).squeeze(-1)
+        lse = torch.stack([torch.logsumexp(row, dim=-1) for row in logits])
+        return selected - lse
+    rows = []
+    for row_logits, row_labels in zip(logits, index, strict=True):
+        log_probs = torch.nn.functional.log_softmax(row_logits, dim=-1)
+        rows.append(log_probs.gather(dim=-1, index=row_labels.unsqueeze(-1)).squeeze(-1))
+    return torch.stack(rows)
+
+
+def _traced_loss(precision: Precision) -> tuple[float, float, float]:
+    """Kept, forward peak and backward peak of the head's logits and the log-probabilities, per
+    logit element, traced on CPU tensors (a hidden size small beside the vocabulary)."""
+    rows, positions, vocab, hidden_size = 8, 512, 4096, 16
+    dtype = torch.bfloat16 if precision is Precision.BF16_TRUE else torch.float32
+    hidden = torch.randn(rows, positions, hidden_size, dtype=dtype, requires_grad=True)
+    weight = torch.randn(vocab, hidden_size, dtype=dtype)
+    labels = torch.randint(0, vocab, (rows, positions))
+    elements = rows * positions * vocab
+    tracker = StorageTracker()
+    with tracker:
+        tracker.start_recording()
+        start = tracker.current
+        tracker.start_phase(TracePhase.FORWARD)
+        if precision is Precision.AMP:
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                logits16 = hidden @ weight.t()
+            logits = logits16.float()  # accelerate's convert_outputs_to_fp32
+            del logits16
+        else:
+            logits = hidden @ weight.t()
+        loss = -_selective_log_softmax(logits, labels).mean()
+        del logits
+        kept = tracker.current - start
+        tracker.start_phase(TracePhase.BACKWARD)
+        loss.backward()
+    peaks = {p.phase: p.peak_bytes - start for p in tracker.phase_peaks()}
+    return (kept / elements, peaks[TracePhase.FORWARD] / elements,
+            peaks[TracePhase.BACKWARD] / elements)
+
+
+@pytest.mark.parametrize("precision", [Precision.AMP, Precision.BF16_TRUE, Precision.FP32])
+def test_log_probability_loss_matches_the_traced_function(precision: Precision) -> None:
+    kept, forward, backward = _traced_loss(precision)
+    spec = block_spec(ARCH, TrainingSetup(precision=precision))
+    head = HeadSpec(framework=Framework.HF, chunked=False, head_trains=False, head_lora=False,
+                    head_keeps_input=False, head_dequant_bytes=0, log_probs=True,
+                    autocast=precision is Precision.AMP)
+    loss: LossMemory = head_and_loss(ARCH, spec, head, 1, 1)
+    per_element = ARCH.vocab_size
+    assert loss.forward_peak_bytes / per_element == pytest.approx(forward, rel=0.03)
+    assert loss.backward_peak_bytes / per_element == pytest.approx(backward, rel=0.03)
+    assert kept <= loss.forward_peak_bytes / per_element * 1.03
+
+
+# --- fit on the CLI and the API ------------------------------------------------------------------
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main(list(argv), out, err)
+    return status, out.getvalue(), err.getvalue()
+
+
+GRPO = ("fit", "--model", "qwen2.5-0.5b", "--gpu", "rtx-4090-24gb", "--method", "grpo",
+        "--policy", "lora", "--generation", "vllm-colocate", "--batch", "4", "--seq-len", "1024",
+        "--completion-len", "512")
+
+
+@pytest.mark.parametrize("lang", ["en", "fr"])
+def test_fit_prints_the_phases_and_the_method(lang: str) -> None:
+    status, out, err = run(*GRPO, "--lang", lang)
+    assert (status, err) == (0, "")
+    assert ("Peak of each phase" if lang == "en" else "Pic de chaque phase") in out
+    assert ("generation" if lang == "en" else "génération") in out
+    assert "vllm-colocate" in out
+    assert ("Longest completion that fits" if lang == "en"
+            else "Plus longue complétion qui tient") in out
+
+
+def test_fit_json_names_the_method_and_its_engine() -> None:
+    status, out, _ = run(*GRPO, "--json")
+    payload = json.loads(out)
+    alignment = payload["setup"]["alignment"]
+    assert (status, alignment["method"], payload["setup"]["method"]) == (0, "grpo", "lora")
+    assert alignment["engine_bytes"] == int(0.3 * 24 * GIB)
+    assert {p["phase"] for p in payload["per_gpu"]["phases"]} >= {"generation", "log_probs"}
+    assert payload["max_completion_len"] is not None
+
+
+def test_dpo_that_does_not_fit_is_told_to_precompute_its_reference() -> None:
+    status, out, _ = run("fit", "--model", "qwen2.5-7b", "--gpu", "h100-80gb", "--method",
+                         "dpo", "--json")
+    changes = {c["change"]: c for c in json.loads(out)["changes"]}
+    assert status == 0
+    assert changes["precompute_ref"]["settings"] == {"precompute_ref": True}
+    assert changes["lora"]["settings"]["policy"] == "lora"
+
+
+@pytest.mark.parametrize(("argv", "named"), [
+    (("--method", "grpo", "--vllm-share", "0.5"), "--vllm-share"),
+    (("--method", "orpo", "--framework", "litgpt"), "--method"),
+    (("--method", "grpo", "--completion-len", "4096", "--seq-len", "1024"), "completion"),
+    (("--method", "full", "--policy", "lora"), "--policy"),
+    (("--method", "dpo", "--beta", "0.1"), "--beta"),
+    (("--method", "grpo", "--generation", "sglang"), "--generation"),
+])
+def test_bad_combinations_exit_2_naming_the_field(argv: tuple[str, ...], named: str) -> None:
+    status, out, err = run("fit", "--model", "qwen2.5-0.5b", "--gpu", "h100-80gb", *argv)
+    assert (status, out) == (2, "")
+    assert named in err and "Traceback" not in err
+
+
+@pytest.fixture(scope="module")
+def client() -> TestClient:
+    return TestClient(create_app())
+
+
+def test_api_fit_answers_a_grpo_run_like_the_cli(client: TestClient) -> None:
+    query = {"model": "qwen2.5-0.5b", "gpu": "rtx-4090-24gb", "method": "grpo",
+             "policy": "lora", "generation": "vllm-colocate", "batch": "4", "seq_len": "1024",
+             "completion_len": "512"}
+    response = client.get("/api/v1/fit", params=query)
+    assert response.status_code == 200
+    assert response.json() == json.loads(run(*GRPO, "--json")[1])
+
+
+def test_api_refuses_an_engine_share_without_the_engine(client: TestClient) -> None:
+    response = client.get("/api/v1/fit", params={"model": "qwen2.5-0.5b", "gpu": "h100-80gb",
+                                                 "method": "grpo", "vllm_share": "0.5"})
+    assert response.status_code == 422
+    assert response.json()["error"]["field"] == "vllm_share"

@@ -5,6 +5,7 @@ answers with their phases; bad combinations refused with their field named."""
 from __future__ import annotations
 
 import io
+import re
 import json
 from typing import Any
 
@@ -272,3 +273,41 @@ def test_api_refuses_an_engine_share_without_the_engine(client: TestClient) -> N
                                                  "method": "grpo", "vllm_share": "0.5"})
     assert response.status_code == 422
     assert response.json()["error"]["field"] == "vllm_share"
+
+
+# --- the page ----------------------------------------------------------------------------------
+
+GRPO_QUERY = {"model": "qwen2.5-1.5b", "method": "grpo", "policy": "lora",
+              "generation": "vllm-colocate", "gpu": "rtx-4090-24gb", "batch": "4",
+              "seq_len": "1024", "completion_len": "512"}
+
+
+def _result(html: str, name: str) -> str:
+    found = re.search(rf'data-result="{name}"[^>]*>(.*?)</(?:p|li|table)>', html, re.S)
+    assert found is not None, name
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", found.group(1))).strip()
+
+
+@pytest.mark.parametrize(("path", "words"), [
+    ("/", ("GRPO (TRL), politique LoRA", "génération", "Plus longue complétion qui tient")),
+    ("/en/", ("GRPO (TRL), policy LoRA", "generation", "Longest completion that fits")),
+])
+def test_page_shows_the_method_its_phases_and_the_longest_completion(
+        client: TestClient, path: str, words: tuple[str, str, str]) -> None:
+    html = client.get(path, params=GRPO_QUERY).text
+    method_line, phase, completion = words
+    assert method_line in _result(html, "fit_alignment")
+    assert phase in _result(html, "fit_phases")
+    assert completion in _result(html, "fit_max_completion_len")
+    # the same report as the API's, with the page's fields as its selects show them
+    page_fields = {"precision": "mixed", "checkpointing": "none"}
+    api = client.get("/api/v1/fit", params={**GRPO_QUERY, **page_fields}).json()
+    shown = _result(html, "fit_phases")
+    for phase_json in api["per_gpu"]["phases"]:
+        gib = f"{phase_json['total_gib']:.2f}".rstrip("0").rstrip(".")
+        assert (gib if path == "/en/" else gib.replace(".", ",")) in shown
+
+
+def test_page_without_javascript_keeps_the_policy_and_lora_settings(client: TestClient) -> None:
+    html = client.get("/en/", params={**GRPO_QUERY, "lora_r": "32"}).text
+    assert "rank 32" in _result(html, "fit_setup")

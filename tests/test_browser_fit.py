@@ -110,3 +110,30 @@ def test_without_javascript_the_form_and_the_fill_link_work(browser: object,
         expect(page.locator("#activations")).not_to_have_value("0")
     finally:
         session.close()
+
+
+def test_a_preference_method_shows_its_fields_and_phases(session: Session) -> None:
+    """GRPO: the policy and generation fields appear, the LoRA settings with a LoRA policy, the
+    vLLM share with a colocated engine; the answer lists every phase."""
+    from playwright.sync_api import expect
+
+    page = session.open("/en/?model=qwen2.5-1.5b&gpu=rtx-4090-24gb")
+    expect(page.locator("#policy")).to_be_hidden()
+    page.select_option("#method", "grpo")
+    expect(page.locator("#policy")).to_be_visible()
+    expect(page.locator("#generation")).to_be_visible()
+    expect(page.locator("#lora_r")).to_be_hidden()
+    expect(page.locator("#vllm_share")).to_be_hidden()
+    page.select_option("#policy", "lora")
+    expect(page.locator("#lora_r")).to_be_visible()
+    page.select_option("#generation", "vllm-colocate")
+    expect(page.locator("#vllm_share")).to_be_visible()
+    expect(page.locator('[data-result="fit_alignment"]')).to_contain_text(
+        "GRPO (TRL), policy LoRA")
+    expect(page.locator('[data-result="fit_phases"]')).to_contain_text("generation")
+    expect(page.locator('[data-result="fit_max_completion_len"]')).to_contain_text(
+        "Longest completion that fits")
+    assert "generation=vllm-colocate" in page.url
+    page.select_option("#method", "dpo")
+    expect(page.locator("#generation")).to_be_hidden()
+    expect(page.locator('[data-result="fit_phases"]')).to_contain_text("reference model's pass")

@@ -24,6 +24,7 @@ from vramplan.vocab import (
     Checkpointing,
     Engine,
     Framework,
+    Generation,
     LoraTarget,
     Loss,
     Method,
@@ -96,6 +97,7 @@ def test_every_key_written_in_the_code_exists() -> None:
     ("web_fit.metric.", [metric.value for metric in Metric]),
     ("web_fit.framework.", [framework.value for framework in Framework]),
     ("web_fit.source.", [kind.value for kind in ChangeKind]),
+    ("web_fit.generation.", [generation.value for generation in Generation]),
 ], ids=lambda value: value if isinstance(value, str) else "")
 def test_every_key_built_from_an_enum_exists(prefix: str, names: list[str]) -> None:
     """Keys the code builds as `prefix + member` (f-strings, templates' `~`)."""

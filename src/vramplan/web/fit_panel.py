@@ -30,6 +30,7 @@ from vramplan.requests.vocabulary import GPUS as GPU_COUNT
 from vramplan.units import bytes_to_gb, format_number
 from vramplan.vocab import (
     Checkpointing,
+    Generation,
     LoraTarget,
     Method,
     Offload,
@@ -37,17 +38,21 @@ from vramplan.vocab import (
     Scheme,
 )
 from vramplan.web.chart import Segment, palette_styles, stack, units_per_byte
-from vramplan.web.labels import field_label, option_label, setting_text
+from vramplan.web.labels import alignment_line, field_label, option_label, setting_text
 from vramplan.web.view import PageRequest, typeset
 
 _T = TypeVar("_T")
 
 DEFAULT_GPU = "h100-80gb"
 """The seed's "80 GB accelerator"."""
-TRAINING_METHODS = (Method.FULL, Method.FREEZE, Method.LORA, Method.QLORA)
+TRAINING_METHODS = (Method.FULL, Method.FREEZE, Method.LORA, Method.QLORA, Method.DPO,
+                    Method.ORPO, Method.SIMPO, Method.KTO, Method.PPO, Method.GRPO)
 """Methods that train (`inference` is the sister calculator's)."""
 LORA_METHODS = frozenset(method.value for method in Method if method.uses_lora)
 """Methods that read the LoRA settings (`lora_r`, `lora_targets`)."""
+ALIGNMENT_METHODS = tuple(m.value for m in TRAINING_METHODS if m.is_alignment)
+"""Preference and RL methods: their policy is trained as the `policy` field says."""
+ONLINE_METHODS = frozenset(m.value for m in TRAINING_METHODS if m.generates)
 DEFAULT_TARGETS = LORA_TARGETS.default_text() or ""
 """`q,v`, peft's default for Llama-style models (a query without `lora_targets` means it)."""
 
@@ -71,6 +76,12 @@ class FitForm:
     lora_r: str = str(LORA_R.default)
     lora_targets: str = DEFAULT_TARGETS
     """The ticked modules, comma-joined (`q,v`); empty when none is ticked."""
+    policy: str = Method.FULL.value
+    """A preference or RL method's policy: full, lora or qlora."""
+    generation: str = Generation.MODEL.value
+    completion_len: str = ""
+    """Empty: TRL's default for the method."""
+    vllm_share: str = "0.3"
 
     @classmethod
     def from_query(cls, query: Mapping[str, str]) -> FitForm:
@@ -79,8 +90,14 @@ class FitForm:
                       for f in fields(cls)})
 
     @property
+    def aligns(self) -> bool:
+        """A preference or RL method."""
+        return self.method in ALIGNMENT_METHODS
+
+    @property
     def uses_lora(self) -> bool:
-        return self.method in LORA_METHODS
+        """The weights that train are LoRA adapters (the method's, or its policy's)."""
+        return self.method in LORA_METHODS or (self.aligns and self.policy in LORA_METHODS)
 
     @property
     def targets(self) -> frozenset[str]:
@@ -267,6 +284,12 @@ class FitState:
                   "margin": form.margin}
         if form.uses_lora:  # the LoRA settings count only for LoRA and QLoRA
             values |= {"lora_r": form.lora_r, "lora_targets": form.lora_targets}
+        if form.aligns:
+            values["policy"] = form.policy
+        if form.method in ONLINE_METHODS:
+            values |= {"generation": form.generation, "completion_len": form.completion_len}
+            if form.generation == Generation.VLLM_COLOCATE.value:
+                values["vllm_share"] = form.vllm_share
         return values
 
     def _attempt(self, name: str | None, compute: Callable[[], _T]) -> _T | None:
@@ -313,6 +336,10 @@ def fit_context(request: PageRequest) -> Mapping[str, Any]:
         "fit_chart": fit_chart(report) if report is not None else None,
         "fit_share": _percent(report.verdict.usable_share, lang) if report else "",
         "fit_max_gpus": MAX_GPUS,
+        "alignment_methods": " ".join(ALIGNMENT_METHODS),
+        "fit_alignment_line": (alignment_line(report.setup.training, lang)
+                               if report is not None and report.setup.training.alignment
+                               else ""),
         "fit_api_query": api_query(state) if report is not None else "",
         "fit_choices": {
             "gpu": [(gpu.name, gpu.display_name) for gpu in GPUS],
@@ -322,6 +349,9 @@ def fit_context(request: PageRequest) -> Mapping[str, Any]:
             "precision": _choices("precision", [p.value for p in Precision], lang),
             "checkpointing": _choices("checkpointing", [c.value for c in Checkpointing], lang),
             "method": _choices("method", [method.value for method in TRAINING_METHODS], lang),
+            "policy": _choices("method", [m.value for m in (Method.FULL, Method.LORA,
+                                                            Method.QLORA)], lang),
+            "generation": _choices("generation", [g.value for g in Generation], lang),
             "lora_targets": [(target.value, option_label("lora_targets", target, lang))
                              for target in LoraTarget],
         },

@@ -30,11 +30,18 @@
   function syncShown() {
     // Fields that only count for some choices: the custom figure, the LoRA settings.
     if (optimizer && custom) enable(custom, optimizer.value === "custom");
-    document.querySelectorAll("[data-shown-for]").forEach((container) => {
-      const chooser = form.elements.namedItem(container.dataset.shownFor);
-      const values = container.dataset.values.split(" ");
-      enable(container, !!chooser && values.includes(chooser.value));
+    document.querySelectorAll("[data-shown-when]").forEach((container) => {
+      enable(container, shownWhen(container.dataset.shownWhen));
     });
+  }
+
+  function shownWhen(spec) {
+    // "method:lora qlora|method:dpo grpo;policy:lora": any group whose every condition holds
+    return spec.split("|").some((group) => group.split(";").every((condition) => {
+      const [name, values] = condition.split(":");
+      const chooser = form.elements.namedItem(name);
+      return !!chooser && values.split(" ").includes(chooser.value);
+    }));
   }
 
   function currentQuery() {

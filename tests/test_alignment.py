@@ -5,8 +5,8 @@ answers with their phases; bad combinations refused with their field named."""
 from __future__ import annotations
 
 import io
-import re
 import json
+import re
 from typing import Any
 
 import pytest

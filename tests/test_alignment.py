@@ -311,3 +311,25 @@ def test_page_shows_the_method_its_phases_and_the_longest_completion(
 def test_page_without_javascript_keeps_the_policy_and_lora_settings(client: TestClient) -> None:
     html = client.get("/en/", params={**GRPO_QUERY, "lora_r": "32"}).text
     assert "rank 32" in _result(html, "fit_setup")
+
+
+# --- case files ----------------------------------------------------------------------------------
+
+CASE_HEADER = "id,model,method,policy,batch,seq_len,new_tokens,gpu,measured,unit"
+
+
+def test_a_case_row_reads_its_policy_and_its_completion() -> None:
+    from vramplan.validation import parse_cases, training_setup_of
+
+    parsed = parse_cases(CASE_HEADER + "\n"
+                         "g1,qwen2.5-0.5b,grpo,lora,4,1024,256,h100-80gb,20,GiB\n"
+                         "g2,qwen2.5-0.5b,full,lora,4,1024,,h100-80gb,20,GiB\n"
+                         "g3,qwen2.5-0.5b,ppo,,1,,53,,20,GiB\n")
+    (grpo, ppo), (unread,) = parsed.cases, parsed.unread
+    setup = training_setup_of(grpo)
+    assert setup.method is Method.LORA and setup.alignment is not None
+    assert setup.alignment.completion_tokens == 256
+    assert setup.alignment.gpu_memory_bytes == 80 * GIB
+    assert unread.id == "g2" and "policy" in unread.reason
+    # no length published: the completion after a one-token prompt, a lower bound
+    assert training_setup_of(ppo).seq_len == 54

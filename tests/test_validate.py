@@ -279,7 +279,7 @@ def test_unreadable_file_exits_2_with_a_message(tmp_path: Path) -> None:
 
 def test_the_projects_own_runs_are_all_read_estimated_and_sourced() -> None:
     text = shipped_cases("cases_vramplan.csv")
-    assert text.splitlines()[0] == HEADER
+    assert text.splitlines()[0] == HEADER + ",policy"  # vramplan's column for RL policies
     parsed = parse_cases(text)
     assert not parsed.unread and len(parsed.cases) >= 40
     assert len({case.id for case in parsed.cases}) == len(parsed.cases)
@@ -292,7 +292,12 @@ def test_the_projects_own_runs_are_all_read_estimated_and_sourced() -> None:
     assert inference.p90_abs_error_pct is not None and inference.p90_abs_error_pct <= 4
     titan = [s for s in report.scores if s.case.framework.value == "torchtitan"]
     assert titan and all(abs(s.error_pct or 100) <= 8 for s in titan)
-    assert report.median_abs_error_pct is not None and report.median_abs_error_pct <= 5
+    # supervised runs; the preference and RL rows (ms-swift's example headers, lengths unknown,
+    # estimated as lower bounds) are scored but not held to it
+    supervised = ValidationReport(tuple(s for s in report.scores
+                                        if not s.case.method.is_alignment))
+    assert supervised.median_abs_error_pct is not None and supervised.median_abs_error_pct <= 5
+    assert any(s.case.method.is_alignment for s in report.scores)
 
 
 def test_both_shipped_files_are_named() -> None:

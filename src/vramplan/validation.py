@@ -30,7 +30,7 @@ from vramplan.distributed.per_gpu import (
     estimate_per_gpu,
 )
 from vramplan.distributed.sharding import PipelineSchedule
-from vramplan.errors import MissingValue, UnknownName, VramplanError
+from vramplan.errors import ConflictingOptions, MissingValue, UnknownName, VramplanError
 from vramplan.files import read_text_file
 from vramplan.i18n import Lang
 from vramplan.inference.estimate import InferenceEstimate, estimate_inference
@@ -45,10 +45,12 @@ from vramplan.presets.frameworks import (
 from vramplan.presets.gpus import Gpu, find_gpu
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.presets.quant_formats import find_format
-from vramplan.training.estimate import PeakOverPhases, estimate_training
-from vramplan.training.setup import TrainingSetup
+from vramplan.training.alignment import estimate_step
+from vramplan.training.estimate import PeakOverPhases
+from vramplan.training.setup import AlignmentSetup, TrainingSetup
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
 from vramplan.vocab import (
+    POLICY_METHODS,
     Attention,
     Checkpointing,
     ComputeDtype,
@@ -71,8 +73,9 @@ from vramplan.vocab import (
 COLUMNS = ("id", "source", "model", "method", "precision", "optimizer", "optimizer_impl", "quant",
            "lora_r", "lora_targets", "batch", "seq_len", "new_tokens", "checkpointing",
            "attention", "loss", "gpus", "gpu", "sharding", "offload", "framework", "metric",
-           "measured", "unit", "notes")
-"""The columns of the format, in its order."""
+           "measured", "unit", "notes", "policy")
+"""The columns of the format, in its order; `policy` (how a preference or RL method's policy
+trains: full, lora, qlora) is vramplan's addition (docs/cases-format.md)."""
 REQUIRED_COLUMNS = ("id", "model", "method", "measured", "unit")
 
 UNITS = {"GB": BYTES_PER_GB, "GiB": BYTES_PER_GIB, "MiB": BYTES_PER_MIB}
@@ -176,6 +179,8 @@ class Case:
     notes: str
     readings: tuple[Reading, ...] = ()
     """What was assumed to read the row (an unknown framework name, an unknown length...)."""
+    policy: Method | None = None
+    """A preference or RL method's policy (full, lora, qlora; empty: full)."""
 
 
 class Reading(StrEnum):
@@ -291,7 +296,11 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
     # data-parallel scheme; with litgpt's FSDP strategy, block checkpointing.
     sharding = choice(Scheme, "sharding", get("sharding"),
                       Scheme.NONE if inference else default_scheme(framework, gpus))
+    policy = _optional_choice(Method, "policy", get("policy"))
+    if policy is not None and (not method.is_alignment or policy not in POLICY_METHODS):
+        raise ConflictingOptions("policy", "method", policy.value)
     return Case(
+        policy=policy,
         row=row,
         id=_required("id", get("id", "")),
         source=get("source", ""),
@@ -516,19 +525,37 @@ def _outcome(case: Case) -> Outcome:
 
 
 def training_setup_of(case: Case) -> TrainingSetup:
-    """The detailed model's inputs for a training row."""
-    uses_lora = case.method.uses_lora
+    """The detailed model's inputs for a training row. A preference or RL row trains its
+    `policy` (full when empty); its `new_tokens` are the tokens each sequence generates (GRPO,
+    PPO; empty: TRL's default), and a colocated engine takes its share of the row's GPU."""
+    aligned = case.method.is_alignment
+    method = (case.policy or Method.FULL) if aligned else case.method
+    uses_lora = method.uses_lora
+    alignment = AlignmentSetup(
+        case.method, completion_len=case.new_tokens if case.method.generates else None,
+        gpu_memory_bytes=case.gpu.capacity_bytes if case.gpu is not None else None) \
+        if aligned else None
     return TrainingSetup(
-        method=case.method, precision=case.precision, optimizer=case.optimizer,
+        alignment=alignment,
+        method=method, precision=case.precision, optimizer=case.optimizer,
         optimizer_impl=case.optimizer_impl, quant=case.quant,
         lora_rank=case.lora_r if uses_lora else None,
         lora_targets=case.lora_targets if uses_lora else frozenset(),
-        batch=case.batch, seq_len=case.seq_len or 1, checkpointing=case.checkpointing,
+        batch=case.batch, seq_len=case.seq_len or _shortest_sequence(alignment),
+        checkpointing=case.checkpointing,
         attention=case.attention, loss=case.loss, framework=case.framework, metric=case.metric,
         gradient_accumulation=accumulates(case),
         empty_cache_between_steps=EMPTY_CACHE_NOTE in case.notes,
         compiled=compiled(case),
         steady_state=not largest_batch_first(case))
+
+
+def _shortest_sequence(alignment: AlignmentSetup | None) -> int:
+    """The length a row without `seq_len` is estimated at (`Reading.SEQ_LEN_UNKNOWN`): one
+    token, or for an online method its completion after a one-token prompt."""
+    if alignment is not None and alignment.method.generates:
+        return alignment.completion_tokens + 1
+    return 1
 
 
 LARGEST_BATCH_FIRST = "longest sample forced into the first batch"
@@ -594,8 +621,7 @@ def metric_on_card(estimate: PeakOverPhases, metric: Metric, gpu: Gpu | None) ->
 def _score_training(case: Case) -> CaseScore:
     from vramplan.presets.models import architecture_of, find_model
 
-    estimate = estimate_training(architecture_of(find_model(case.model)),
-                                 training_setup_of(case))
+    estimate = estimate_step(architecture_of(find_model(case.model)), training_setup_of(case))
     return CaseScore(case, _outcome(case), metric_on_card(estimate, case.metric, case.gpu),
                      estimate.device_bytes, estimate.peak.phase.value, "training")
 

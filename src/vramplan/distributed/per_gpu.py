@@ -21,7 +21,7 @@ from vramplan.errors import ConflictingOptions
 from vramplan.model.architecture import Architecture
 from vramplan.parts import PartKind
 from vramplan.presets.frameworks import framework_defaults
-from vramplan.training.alignment import estimate_step
+from vramplan.training.alignment import estimate_step, value_model_states
 from vramplan.training.allocations import Sharding, StepShape, reserved_memory
 from vramplan.training.estimate import (
     Part,
@@ -286,7 +286,9 @@ def _stage_estimate(arch: Architecture, single: TrainingEstimate, states: ModelS
     acts = _stage_activations(arch, single, stage)
     gpu_acts, host_acts = _activation_split(arch, single, stage, acts,
                                             parallelism.offload is Offload.ACTIVATIONS)
-    phases = tuple(_phase(phase, single, sharded, stage, gpu_acts) for phase in single.phases)
+    value = _value_model_bytes(arch, single, stage, parallelism)
+    phases = tuple(_phase(phase, single, sharded, stage, gpu_acts, value_model_bytes=value)
+                   for phase in single.phases)
     if sharded.reduce_buffers_bytes is not None:
         phases += (_unit_reduce(arch, single, sharded, stage, gpu_acts),)
     if single.setup.gradient_accumulation and not single.setup.steady_state:
@@ -398,8 +400,19 @@ _STATE_PARTS = frozenset({PartKind.TRAINABLE_WEIGHTS, PartKind.FROZEN_WEIGHTS, P
                           PartKind.MASTER_WEIGHTS, PartKind.OPTIMIZER_STATES})
 
 
+def _value_model_bytes(arch: Architecture, single: TrainingEstimate, stage: Stage,
+                       parallelism: Parallelism) -> int:
+    """PPO's value model on this GPU: a fully trained model's states, sharded by the same
+    scheme as the policy (0 for the other methods)."""
+    alignment = single.setup.alignment
+    if alignment is None or alignment.method is not Method.PPO:
+        return 0
+    states = stage_states(value_model_states(arch, single.setup), stage)
+    return shard_model_states(states, parallelism).model_states_bytes
+
+
 def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates, stage: Stage,
-           gpu_activations: int) -> PhaseMemory:
+           gpu_activations: int, *, value_model_bytes: int = 0) -> PhaseMemory:
     """`phase` with its model states replaced by this GPU's share and the buffers added."""
     one_gradient = ceil_div(largest_gradient_bytes(single.states, single.setup),
                             sharded.shard_degree)
@@ -431,8 +444,7 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
             # this GPU splits the policy's weights
             n_bytes = _scaled(n_bytes, sharded.weights_bytes, single.states.weight_bytes)
         elif part.kind is PartKind.VALUE_MODEL:
-            # trained with the policy, under the same sharding
-            n_bytes = _scaled(n_bytes, sharded.model_states_bytes, single.states.total_bytes)
+            n_bytes = value_model_bytes  # trained with the policy, under the same sharding
         elif part.kind is PartKind.GENERATION_ENGINE:
             pass  # the engine's share of this GPU
         elif part.kind is PartKind.AUTOCAST_COPIES:

@@ -52,7 +52,7 @@ from vramplan.training.setup import (
     policy_pass,
     weight_itemsize,
 )
-from vramplan.training.states import model_states
+from vramplan.training.states import ModelStates, model_states
 from vramplan.vocab import ComputeDtype, Generation, KvDtype, Method, Precision, Quant
 
 PPO_ROLLOUT_CHUNK = 64
@@ -149,12 +149,15 @@ def _resident_models(arch: Architecture, setup: TrainingSetup,
 
 
 def _value_model_bytes(arch: Architecture, setup: TrainingSetup) -> int:
+    return value_model_states(arch, setup).total_bytes
+
+
+def value_model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
     """PPO's value model: trained in full whatever the policy's method (TRL applies PEFT to the
-    policy only), with its gradients, master copy and optimizer states."""
-    states = model_states(arch, replace(policy_pass(setup), method=Method.FULL, quant=Quant.NONE,
-                                        lora_rank=None, lora_targets=frozenset()))
-    return (states.trainable_weight_bytes + states.frozen_weight_bytes + states.gradient_bytes
-            + states.master_weight_bytes + states.optimizer_state_bytes)
+    policy only), with its gradients, master copy and optimizer states; sharded as a full
+    model is (`vramplan.distributed.per_gpu`)."""
+    return model_states(arch, replace(policy_pass(setup), method=Method.FULL, quant=Quant.NONE,
+                                      lora_rank=None, lora_targets=frozenset()))
 
 
 # --- what the training phases add -------------------------------------------------------------

@@ -29,9 +29,8 @@ from vramplan.allocator import (
     RESET_PEAKS,
     AllocatorConfig,
     Event,
+    EventKind,
     ReplayResult,
-    alloc,
-    free,
     mark,
     replay,
 )
@@ -259,20 +258,25 @@ WHOLE = Sharding()
 
 
 class _Program:
-    """Allocations and frees with ids, in order."""
+    """Allocations and frees with ids, in order. An empty tensor (0 bytes: a setting that has
+    no such tensor) takes an id but is neither allocated nor freed."""
 
     def __init__(self) -> None:
         self.events: list[Event] = []
         self._next = 0
+        self._empty: set[int] = set()
 
     def alloc(self, n_bytes: int, stream: int = 0) -> int:
         self._next += 1
         if n_bytes > 0:
-            self.events.append(alloc(self._next, n_bytes, stream))
+            self.events.append(Event(EventKind.ALLOC, self._next, n_bytes, stream))
+        else:
+            self._empty.add(self._next)
         return self._next
 
     def free(self, tensor: int) -> None:
-        self.events.append(free(tensor))
+        if tensor not in self._empty:
+            self.events.append(Event(EventKind.FREE, tensor))
 
     def free_all(self, tensors: list[int]) -> None:
         for tensor in tensors:

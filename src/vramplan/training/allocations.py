@@ -20,7 +20,7 @@ same program from a real step (every ATen op), and tests/test_allocations.py com
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from vramplan.allocator import (
@@ -29,9 +29,8 @@ from vramplan.allocator import (
     RESET_PEAKS,
     AllocatorConfig,
     Event,
+    EventKind,
     ReplayResult,
-    alloc,
-    free,
     mark,
     replay,
 )
@@ -90,34 +89,59 @@ def parameter_tensors(arch: Architecture, setup: TrainingSetup) -> tuple[ParamTe
     """Every parameter tensor as the framework stores it, in module order: the embeddings, each
     block's linears (quantized pieces under QLoRA), biases, norms and adapters, the final norm
     and the head."""
+    before, after = _outer_tensors(arch, setup)
+    kinds = _block_kinds(arch, setup)
+    blocks = [replace(tensor, block=block)
+              for block, trains in enumerate(_trained_blocks(arch, setup))
+              for tensor in kinds[trains]]
+    return (*before, *blocks, *after)
+
+
+def _trained_blocks(arch: Architecture, setup: TrainingSetup) -> list[bool]:
+    """Whether each block's own weights train: all of them (full), the last `train_layers`
+    (freeze) or none (the adapters of LoRA train, the weights stay frozen)."""
+    first_trained = arch.n_layers - min(setup.train_layers, arch.n_layers)
+    full = setup.method is Method.FULL
+    return [full or (setup.method is Method.FREEZE and block >= first_trained)
+            for block in range(arch.n_layers)]
+
+
+def _block_kinds(arch: Architecture, setup: TrainingSetup) -> dict[bool, list[ParamTensor]]:
+    """One block's tensors (block 0), for a block whose weights train and for one whose weights
+    are frozen: the blocks are alike but for their index, so a model's tensors are listed from
+    these two rather than block by block."""
+    return {trains: _block_tensors(arch, setup, 0, trains)
+            for trains in set(_trained_blocks(arch, setup))}
+
+
+def _outer_tensors(arch: Architecture,
+                   setup: TrainingSetup) -> tuple[list[ParamTensor], list[ParamTensor]]:
+    """The tensors before the blocks (embeddings) and after them (final norm, head, the head's
+    adapters)."""
     w = weight_itemsize(setup.precision)
     full = setup.method is Method.FULL
-    first_trained = arch.n_layers - min(setup.train_layers, arch.n_layers)
-    tensors = [ParamTensor(arch.params_token_embedding, w * arch.params_token_embedding,
-                           full, None)]
+    before = [ParamTensor(arch.params_token_embedding, w * arch.params_token_embedding,
+                          full, None)]
     if arch.params_position_embedding:
-        tensors.append(ParamTensor(arch.params_position_embedding,
-                                   w * arch.params_position_embedding, full, None))
-    for block in range(arch.n_layers):
-        trains = full or (setup.method is Method.FREEZE and block >= first_trained)
-        tensors += _block_tensors(arch, setup, block, trains)
+        before.append(ParamTensor(arch.params_position_embedding,
+                                  w * arch.params_position_embedding, full, None))
+    after: list[ParamTensor] = []
     if arch.final_norm and arch.norm_params:
-        tensors.append(ParamTensor(arch.norm_params, w * arch.norm_params, full, None))
+        after.append(ParamTensor(arch.norm_params, w * arch.norm_params, full, None))
     head = arch.head_linear()
     if head_is_separate(arch, setup):
         elements = head.in_features * head.out_features
-        tensors += _linear_weight(setup, elements, full, None,
-                                  quantized=setup.method is Method.QLORA
-                                  and setup.framework is Framework.LITGPT)
+        after += _linear_weight(setup, elements, full, None,
+                                quantized=setup.method is Method.QLORA
+                                and setup.framework is Framework.LITGPT)
     if head.bias:
-        tensors.append(ParamTensor(head.out_features, w * head.out_features, full, None))
+        after.append(ParamTensor(head.out_features, w * head.out_features, full, None))
     if setup.method.uses_lora and LoraTarget.HEAD in (setup.lora_targets or frozenset()):
         rank = setup.lora_rank or DEFAULT_LORA_RANK
-        tensors += [ParamTensor(rank * head.in_features, w * rank * head.in_features, True,
-                                None),
-                    ParamTensor(head.out_features * rank, w * head.out_features * rank, True,
-                                None)]
-    return tuple(tensors)
+        after += [ParamTensor(rank * head.in_features, w * rank * head.in_features, True, None),
+                  ParamTensor(head.out_features * rank, w * head.out_features * rank, True,
+                              None)]
+    return before, after
 
 
 def _block_tensors(arch: Architecture, setup: TrainingSetup, block: int,
@@ -234,20 +258,25 @@ WHOLE = Sharding()
 
 
 class _Program:
-    """Allocations and frees with ids, in order."""
+    """Allocations and frees with ids, in order. An empty tensor (0 bytes: a setting that has
+    no such tensor) takes an id but is neither allocated nor freed."""
 
     def __init__(self) -> None:
         self.events: list[Event] = []
         self._next = 0
+        self._empty: set[int] = set()
 
     def alloc(self, n_bytes: int, stream: int = 0) -> int:
         self._next += 1
         if n_bytes > 0:
-            self.events.append(alloc(self._next, n_bytes, stream))
+            self.events.append(Event(EventKind.ALLOC, self._next, n_bytes, stream))
+        else:
+            self._empty.add(self._next)
         return self._next
 
     def free(self, tensor: int) -> None:
-        self.events.append(free(tensor))
+        if tensor not in self._empty:
+            self.events.append(Event(EventKind.FREE, tensor))
 
     def free_all(self, tensors: list[int]) -> None:
         for tensor in tensors:
@@ -282,7 +311,7 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
     """The model's load, then `steps` training steps (peaks reset before the last), as a
     program of allocations and frees, on one GPU of a run sharded as `sharding` says."""
     program = _Program()
-    params = _by_lifetime(parameter_tensors(arch, setup))
+    params = _by_lifetime(arch, setup)
     _load(program, params, sharding)
     model = _Model(params, sharding, grads={}, states=[], masters=[])
     if setup.precision is Precision.MIXED and sharding.states:
@@ -302,22 +331,34 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
     return program.events
 
 
-def _by_lifetime(params: tuple[ParamTensor, ...]) -> tuple[ParamTensor, ...]:
+def _by_lifetime(arch: Architecture, setup: TrainingSetup) -> tuple[ParamTensor, ...]:
     """One tensor per block for its trainable parameters and one for its frozen ones (their
     gradients, masters and states are made and freed together); the embeddings, final norm
-    and head stay apart. Fewer, larger requests: the program stays short enough for the
-    planner's searches, and the blocks' tensors share their lifetimes anyway."""
-    merged: dict[tuple[int | None, bool], list[ParamTensor]] = {}
-    for tensor in params:
-        merged.setdefault((tensor.block, tensor.trainable), []).append(tensor)
-    grouped: list[ParamTensor] = []
-    for (block, trainable), tensors in merged.items():
-        if block is None:
-            grouped += tensors
-        else:
-            grouped.append(ParamTensor(sum(t.elements for t in tensors),
-                                       sum(t.n_bytes for t in tensors), trainable, block))
-    return tuple(grouped)
+    and head stay apart, each group of them (trainable or frozen) where its first tensor comes
+    in module order. Fewer, larger requests: the program stays short enough for the planner's
+    searches, and the blocks' tensors share their lifetimes anyway."""
+    before, after = _outer_tensors(arch, setup)
+    merged_kinds = {trains: _merged(tensors)
+                    for trains, tensors in _block_kinds(arch, setup).items()}
+    groups: dict[tuple[int | None, bool], list[ParamTensor]] = {}
+    for tensor in before:
+        groups.setdefault((None, tensor.trainable), []).append(tensor)
+    for block, trains in enumerate(_trained_blocks(arch, setup)):
+        for tensor in merged_kinds[trains]:
+            groups[(block, tensor.trainable)] = [replace(tensor, block=block)]
+    for tensor in after:
+        groups.setdefault((None, tensor.trainable), []).append(tensor)
+    return tuple(tensor for tensors in groups.values() for tensor in tensors)
+
+
+def _merged(tensors: list[ParamTensor]) -> list[ParamTensor]:
+    """A block's tensors as one trainable and one frozen tensor, in the order each kind first
+    appears."""
+    by_kind: dict[bool, list[ParamTensor]] = {}
+    for tensor in tensors:
+        by_kind.setdefault(tensor.trainable, []).append(tensor)
+    return [ParamTensor(sum(t.elements for t in group), sum(t.n_bytes for t in group),
+                        trainable, tensors[0].block) for trainable, group in by_kind.items()]
 
 
 def _load(program: _Program, params: tuple[ParamTensor, ...], sharding: Sharding) -> None:

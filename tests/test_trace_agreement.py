@@ -97,6 +97,9 @@ COMBOS = (  # method, precision, checkpointing, attention
     ("freeze", "bf16-true", "none", "sdpa"),
     ("full", "bf16-true", "full", "sdpa"),
     ("lora", "bf16-true", "full", "sdpa"),
+    # autocast under full checkpointing: the casts are cached, not saved (TRL's defaults)
+    ("full", "amp", "full", "sdpa"),
+    ("lora", "amp", "full", "sdpa"),
     ("full", "bf16-true", "none", "eager"),
     ("lora", "bf16-true", "none", "eager"),
 )

@@ -26,6 +26,7 @@ from vramplan.parts import Component, PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import framework_defaults
 from vramplan.training.activations import (
+    FP32,
     LITGPT_LM_HEAD_CHUNK,
     BlockSpec,
     HeadSpec,
@@ -254,6 +255,7 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
     loss = head_and_loss(arch, spec, _head_spec(arch, setup), setup.batch,
                          setup.logit_len if setup.logit_len is not None else setup.seq_len)
     autocast_copies = _autocast_weight_copies(arch, setup)
+    cached_copies = _cached_block_copies(arch, setup)
     embedding = embedding_dropout_bytes(arch, spec, _embedding_trains(setup)) * tokens
     activations = blocks + loss.saved_bytes + embedding
     persistent = _persistent_parts(states, setup)
@@ -261,9 +263,14 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
                                                                                       setup)
     acts = (Part(PartKind.ACTIVATIONS, activations),
             Part(PartKind.AUTOCAST_COPIES, autocast_copies))
+    # in backward the head's casts are gone; a checkpointed block recomputed under autocast
+    # casts its weights again, and its matmuls save them for the block's backward
+    copies_in_blocks = Part(PartKind.AUTOCAST_COPIES, _recomputed_block_copies(arch, setup)
+                            if setup.checkpointing is Checkpointing.FULL else autocast_copies)
     phases = (
         PhaseMemory(Phase.LOSS_FORWARD, (
-            *persistent, *acts,
+            *persistent, acts[0],
+            Part(PartKind.AUTOCAST_COPIES, autocast_copies + cached_copies),
             Part(PartKind.LOGITS_LOSS, loss.forward_peak_bytes),
             Part(PartKind.PREVIOUS_GRAPH, _previous_graph_bytes(arch, setup, spec)))),
         PhaseMemory(Phase.BACKWARD_START, (
@@ -272,7 +279,7 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
         PhaseMemory(Phase.BACKWARD_BLOCKS, (
             # the head's and the final norm's backward have run: their saved inputs are freed
             *persistent, Part(PartKind.ACTIVATIONS, activations - loss.saved_bytes),
-            acts[1],
+            copies_in_blocks,
             Part(PartKind.LOGITS_LOSS, loss.logits_alive_bytes),
             Part(PartKind.BACKWARD_TEMPORARIES, transient))),
         PhaseMemory(Phase.BACKWARD_END, (
@@ -280,6 +287,9 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
             Part(PartKind.GRADIENTS,
                  0 if gradients_kept(setup) else _gradients_made(arch, setup, states)),
             Part(PartKind.LOGITS_LOSS, loss.logits_alive_bytes),
+            # the first block, recomputed last under full checkpointing, with its casts
+            Part(PartKind.AUTOCAST_COPIES, copies_in_blocks.memory_bytes
+                 if setup.checkpointing is Checkpointing.FULL else 0),
             Part(PartKind.BACKWARD_TEMPORARIES, transient))),
         PhaseMemory(Phase.OPTIMIZER_STEP, (
             *_persistent_parts(states, setup, with_gradients=True, in_step=True),
@@ -471,6 +481,13 @@ def _autocast_weight_copies(arch: Architecture, setup: TrainingSetup) -> int:
     block's q/k/v under LoRA (nor its MLP in a parallel block); trainable ones are cached."""
     if setup.precision is not Precision.AMP:
         return 0
+    if setup.checkpointing is Checkpointing.FULL:
+        # a checkpointed block runs its forward without grad (torch.utils.checkpoint): its
+        # matmuls save nothing, and no cast of a frozen weight is cached; the casts of
+        # trainable weights live in autocast's cache until the forward's autocast region exits
+        # (before backward). What stays is the head's cast, saved by the head's matmul outside
+        # the blocks (traced: vramplan trace, qwen2.5-0.5b LoRA amp, full checkpointing)
+        return 2 * _head_copies(arch, setup) if _head_input_needs_grad(setup) else 0
     per_block = {lin.role: lin.params_each * lin.count
                  for lin in arch.kind_view(arch.layer_is_moe(0)).block_linears()}
     graph = _blocks_with_graph(arch, setup)
@@ -478,12 +495,7 @@ def _autocast_weight_copies(arch: Architecture, setup: TrainingSetup) -> int:
                for kind in arch.block_kinds()}
     block = sum(linears[arch.layer_is_moe(layer)]
                 for layer in range(arch.n_layers - graph, arch.n_layers))
-    # the head is cast once per call: litgpt's chunked head calls it once per 128-token chunk,
-    # and each chunk's matmul keeps its own copy
-    chunked = _head_spec(arch, setup).chunked and setup.framework is Framework.LITGPT
-    head_calls = ceil_div(setup.seq_len, LITGPT_LM_HEAD_CHUNK) if chunked else 1
-    head = head_calls * arch.hidden_size * arch.vocab_size
-    copies = block + head
+    copies = block + _head_copies(arch, setup)
     if setup.method.uses_lora:
         first_block_unsaved = sum(per_block.get(role, 0) for role in ("q", "k", "v"))
         if arch.parallel_block:
@@ -491,6 +503,65 @@ def _autocast_weight_copies(arch: Architecture, setup: TrainingSetup) -> int:
                                        if role in ("gate", "up", "down", "router"))
         copies -= first_block_unsaved
     return 2 * copies
+
+
+def _cached_block_copies(arch: Architecture, setup: TrainingSetup) -> int:
+    """Under autocast with full checkpointing, the casts of the trainable block weights that
+    autocast's cache holds until the forward's autocast region exits, after the loss
+    (aten/src/ATen/autocast_mode.cpp `cached_cast`: leaves that require grad, whatever the grad
+    mode, so also inside checkpoint's no-grad forward; the cache is cleared when the outermost
+    autocast region exits). Without checkpointing they are the saved copies already counted.
+    LoRA's adapters are cached too, a few MB, not counted."""
+    if setup.precision is not Precision.AMP or setup.checkpointing is not Checkpointing.FULL:
+        return 0
+    if setup.method not in (Method.FULL, Method.FREEZE):
+        return 0
+    linears = {kind.moe: sum(lin.params_each * lin.count for lin in kind.linears)
+               for kind in arch.block_kinds()}
+    trained = range(arch.n_layers - _blocks_with_graph(arch, setup), arch.n_layers)
+    return 2 * sum(linears[arch.layer_is_moe(layer)] for layer in trained)
+
+
+def _head_copies(arch: Architecture, setup: TrainingSetup) -> int:
+    """Values of the head's 16-bit casts: the head is cast once per call; litgpt's chunked
+    head calls it once per 128-token chunk, and each chunk's matmul keeps its own copy."""
+    chunked = _head_spec(arch, setup).chunked and setup.framework is Framework.LITGPT
+    head_calls = ceil_div(setup.seq_len, LITGPT_LM_HEAD_CHUNK) if chunked else 1
+    return head_calls * arch.hidden_size * arch.vocab_size
+
+
+def _head_input_needs_grad(setup: TrainingSetup) -> bool:
+    """The head's input needs a gradient (something before it trains), so its matmul saves
+    the cast weight; `freeze` trains the last blocks, LoRA the adapters in every block."""
+    return setup.method in (Method.FULL, Method.FREEZE) or setup.method.uses_lora
+
+
+def _recomputed_block_copies(arch: Architecture, setup: TrainingSetup) -> int:
+    """Under full checkpointing and autocast, the 16-bit casts of the block being recomputed
+    for its backward (checkpoint restores the forward's autocast state), each saved by its
+    matmul until that matmul's backward has run. At the block's backward peak
+    (`block_backward_transient`): in the MLP's, every cast but the MLP's output projection's
+    (its backward ran first); in attention's, the query, key and value projections' only. The
+    largest kind of block. Traced (tests/test_trace_agreement.py, amp under full
+    checkpointing)."""
+    if setup.precision is not Precision.AMP:
+        return 0
+    compute = compute_itemsize(setup.precision)
+    alive = []
+    for kind in arch.block_kinds():
+        view = arch.kind_view(kind.moe)
+        # block_backward_transient's two candidates: the MLP's gradients or attention's
+        mlp_peak = 3 * compute * view.expert_intermediate_size >= \
+            3 * compute * view.q_dim + FP32 * view.q_dim
+        alive.append(sum(lin.params_each * lin.count for lin in kind.linears
+                         if (lin.role != "down" if mlp_peak
+                             else lin.role in _ATTENTION_INPUT_ROLES)))
+    return 2 * max(alive)
+
+
+_ATTENTION_INPUT_ROLES = frozenset({"q", "k", "v", "q_a", "q_b", "kv_a", "kv_b"})
+"""Projections that run before the attention kernel: their casts are still saved when the
+kernel's backward runs."""
 
 
 def _previous_graph_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockSpec) -> int:

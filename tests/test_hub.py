@@ -263,7 +263,7 @@ def test_a_preset_is_resolved_without_the_hub(monkeypatch: pytest.MonkeyPatch) -
 
 def test_model_json_of_a_hub_repo_has_its_config_and_exact_count(hub: str) -> None:
     out = io.StringIO()
-    assert main(["model", "acme/tiny-qwen3", "--json"], out, out) == 0
+    assert main(["model", "acme/tiny-qwen3", "--json"], out, out) == 0, out.getvalue()
     payload = json.loads(out.getvalue())
     assert payload["config"] == QWEN3_TINY
     assert payload["counts"]["params"] == TINY_COUNT
@@ -286,3 +286,25 @@ def test_model_json_of_a_preset_has_the_config_it_was_read_from() -> None:
     assert payload["config"] == dict(find_model("deepseek-v3").config)
     assert payload["counts"]["params"] == 671_026_404_352
     assert payload["source"] == "https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json"
+
+
+def test_a_client_closed_under_a_call_does_not_fail_it(
+        hub: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """huggingface_hub closes its shared client whenever any call fails to connect (an
+    abandoned call still retrying a dead endpoint, in a server): the calls in flight then fail
+    without an answer, and are made again on a fresh client."""
+    from vramplan.model import hub as hub_module
+
+    real, calls = hub_module._download, []
+
+    def closed_once(ref: RepoRef) -> str:
+        calls.append(ref)
+        if len(calls) == 1:
+            raise RuntimeError("Cannot send a request, as the client has been closed.")
+        if len(calls) == 2:
+            raise HubError("unreachable", ref, endpoint=hub)  # no answer, no cached copy
+        return real(ref)
+
+    monkeypatch.setattr(hub_module, "_download", closed_once)
+    assert fetch_config(RepoRef("acme/tiny-qwen3")) == QWEN3_TINY
+    assert len(calls) == 3

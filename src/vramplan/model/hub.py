@@ -120,23 +120,40 @@ def _download_within(ref: RepoRef, seconds: float) -> str:
     return result
 
 
+TRANSPORT_ATTEMPTS = 3
+"""Calls made for one config.json when the transport fails (at most)."""
+
+
 def _download_with_fresh_connection_on_failure(ref: RepoRef, abandoned: threading.Event) -> str:
     """huggingface_hub keeps one HTTP client and its pooled connections for the process
-    (`get_session`); a pooled connection that died in between (the server closed it, the
-    process's descriptors changed) fails at the transport level, not as an HTTP answer: the pool
-    is dropped (`close_session`) and the call made once more. A call its caller gave up on
-    (`abandoned`) leaves the pool alone: a later call may be using it."""
-    try:
-        return _download(ref)
-    except HubError:
-        raise
-    except Exception as error:
-        if not type(error).__module__.startswith(("httpx", "httpcore")) or abandoned.is_set():
-            raise
+    (`get_session`), and closes it whenever a request of any thread fails to connect
+    (`http_backoff`: `close_session()` on `ConnectError`, huggingface_hub/utils/_http.py). So
+    a call can fail at the transport level without any answer from the Hub: a pooled
+    connection that died in between, or the client closed under it by another call still
+    retrying a dead endpoint (an abandoned call of a server, a test). huggingface_hub then says
+    it found no answer and no cached copy. While the endpoint accepts connections, the call is
+    made again, on a fresh client, up to `TRANSPORT_ATTEMPTS` times in all. A call its caller
+    gave up on (`abandoned`) stops there and leaves the client alone."""
+    for attempt in range(1, TRANSPORT_ATTEMPTS + 1):
+        try:
+            return _download(ref)
+        except Exception as error:
+            last = attempt == TRANSPORT_ATTEMPTS
+            if last or abandoned.is_set() or not _transport_failure(error):
+                raise
         from huggingface_hub import close_session
 
         close_session()
-        return _download(ref)
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _transport_failure(error: Exception) -> bool:
+    """No answer from the Hub, though its endpoint accepts connections: an httpx error, a
+    closed client, or huggingface_hub's "no answer and no cached copy" for one of these."""
+    if isinstance(error, HubError):
+        return error.reason == "unreachable" and _endpoint_accepts_connections()
+    closed_client = isinstance(error, RuntimeError) and "closed" in str(error)
+    return closed_client or type(error).__module__.startswith(("httpx", "httpcore"))
 
 
 def _download(ref: RepoRef) -> str:

@@ -261,7 +261,8 @@ def _no_grad_forward_bytes(arch: Architecture, setup: TrainingSetup, rows: int, 
     # (fp32 under autocast: the embedding is not autocast and the fp32 residual adds win)
     residual = FP32 if setup.precision in (Precision.AMP, Precision.FP32) \
         else compute_itemsize(setup.precision)
-    blocks = prefill_activation_bytes(arch, inputs) + 2 * residual * rows * tokens * arch.hidden_size
+    held = 2 * residual * rows * tokens * arch.hidden_size
+    blocks = prefill_activation_bytes(arch, inputs) + held
     elements = rows * logit_positions * arch.vocab_size
     compute = compute_itemsize(setup.precision)
     logits = compute * elements + (FP32 * elements if setup.precision is Precision.AMP else 0)

@@ -100,9 +100,10 @@ def test_grpo_reference_only_with_a_kl_weight() -> None:
 
 def test_grpo_logits_cover_the_completion_only() -> None:
     estimate = estimate_step(ARCH, setup_of(Method.GRPO, completion_len=256))
-    # backward of fp32 log-probabilities: 16 bytes per logit element, 2 rows x 256 positions
+    # backward of fp32 log-probabilities: 16 bytes per logit element, 2 rows x 257 positions
+    # (TRL asks for `logits_to_keep + 1` and drops the last by slicing, a view)
     assert part(estimate, Phase.BACKWARD_START, PartKind.LOGITS_LOSS) == \
-        16 * 2 * 256 * ARCH.vocab_size
+        16 * 2 * 257 * ARCH.vocab_size
 
 
 def test_colocated_vllm_holds_its_share_unless_asleep() -> None:

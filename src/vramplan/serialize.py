@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from vramplan.planner.changes import Change, settings_text
 from vramplan.training.alignment import generated_at_once, reference_kind
 from vramplan.units import bytes_to_gb, bytes_to_gib
+from vramplan.vocab import Method
 
 if TYPE_CHECKING:
     from vramplan.distributed.per_gpu import PerGpuEstimate
@@ -289,6 +290,7 @@ def trace_to_json(result: TraceResult) -> TraceOut:
         "paged_gb": bytes_to_gb(paged),
         "paged_gib": bytes_to_gib(paged),
         "emulated": list(result.emulated),
+        "not_traced": list(result.not_traced),
         "versions": dict(result.versions),
         "cuda": None if result.cuda is None else _cuda_peaks_to_json(result.cuda),
         "allocator": None if result.allocator is None else _allocator_peaks_to_json(
@@ -297,8 +299,15 @@ def trace_to_json(result: TraceResult) -> TraceOut:
 
 
 def _trace_setup_to_json(setup: TraceSetup) -> TraceSetupOut:
+    alignment = setup.alignment
     return {
-        "method": setup.method.value, "precision": setup.precision.value,
+        "method": (setup.method if alignment is None else alignment.method).value,
+        "policy": None if alignment is None else setup.method.value,
+        "precompute_ref": alignment is not None and alignment.precompute_ref,
+        "beta": 0.0 if alignment is None else alignment.beta,
+        "completion_len": (alignment.completion_tokens if alignment is not None
+                           and alignment.method is Method.GRPO else None),
+        "precision": setup.precision.value,
         "optimizer": setup.optimizer.value, "optimizer_impl": setup.optimizer_impl.value,
         "quant": setup.quant.value, "lora_r": setup.lora_r,
         "lora_targets": list(setup.lora_targets), "train_layers": setup.train_layers,

@@ -332,6 +332,15 @@ class TrainingEstimateOut(TypedDict):
 
 class TraceSetupOut(TypedDict):
     method: Annotated[str, ValueOf(Method)]
+    """How the model trains, or the preference or RL method (dpo, grpo) around the policy."""
+    policy: Annotated[str, ValueOf(Method)] | None
+    """dpo, grpo: how the policy trains (full, lora, qlora); null otherwise."""
+    precompute_ref: bool
+    """dpo: reference log-probabilities precomputed (no reference pass)."""
+    beta: float
+    """grpo: the KL weight (a reference pass when not 0)."""
+    completion_len: int | None
+    """grpo: the completion's tokens, within seq_len; null otherwise."""
     precision: Annotated[str, ValueOf(Precision)]
     optimizer: Annotated[str, ValueOf(Optimizer)]
     optimizer_impl: Annotated[str, ValueOf(OptimizerImpl)]
@@ -402,6 +411,8 @@ class TraceOut(TypedDict):
     paged_gb: float
     paged_gib: float
     emulated: list[str]
+    not_traced: list[str]
+    """What the method runs that the trace does not (GRPO's generation), in plain words."""
     versions: dict[str, str]
     """The version of each package the step ran with, by package name."""
     cuda: CudaPeaksOut | None

@@ -20,6 +20,7 @@ from vramplan.serialize import trace_to_json
 from vramplan.tracer.result import Breakdown, TraceResult
 from vramplan.tracer.setup import TraceSetup
 from vramplan.units import format_gb, format_gib, format_number
+from vramplan.vocab import Method
 
 EXTRA_PACKAGES = ("torch", "transformers", "peft", "numpy")
 """What `pip install '.[trace]'` brings (pyproject.toml [project.optional-dependencies])."""
@@ -101,6 +102,7 @@ def report(result: TraceResult, lang: Lang) -> str:
     if result.paged_bytes:
         lines.append(translate("trace.paged", lang, gb=format_gb(result.paged_bytes, lang)))
     lines += [translate("trace.emulated", lang, what=what) for what in result.emulated]
+    lines += [translate("trace.not_traced", lang, what=what) for what in result.not_traced]
     if result.cuda is not None:
         lines.append(translate("trace.cuda", lang, name=result.cuda.device_name,
                                allocated=format_gb(result.cuda.max_allocated_bytes, lang),
@@ -112,7 +114,13 @@ def report(result: TraceResult, lang: Lang) -> str:
 def _setup_line(result: TraceResult) -> str:
     """The setup in the case format's own words (the same in every language)."""
     setup = result.setup
-    parts = [f"method={setup.method.value}"]
+    alignment = setup.alignment
+    parts = [f"method={setup.method.value}"] if alignment is None else [
+        f"method={alignment.method.value} policy={setup.method.value}"]
+    if alignment is not None and alignment.method is Method.DPO:
+        parts.append(f"precompute_ref={str(alignment.precompute_ref).lower()}")
+    if alignment is not None and alignment.method is Method.GRPO:
+        parts.append(f"beta={alignment.beta:g} completion_len={alignment.completion_tokens}")
     if setup.uses_lora:
         parts.append(f"lora_r={setup.lora_r} lora_targets={','.join(setup.lora_targets)}")
     if setup.quant.value != "none":

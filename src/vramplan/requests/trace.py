@@ -12,7 +12,9 @@ from vramplan.requests.vocabulary import (
     ALLOC_CONF,
     ATTENTION,
     BATCH,
+    BETA,
     CHECKPOINTING,
+    COMPLETION_LEN,
     DEVICE,
     FSDP_VERSION,
     GPUS,
@@ -22,7 +24,9 @@ from vramplan.requests.vocabulary import (
     OPTIMIZER,
     OPTIMIZER_IMPL,
     PEFT_WRAP,
+    POLICY,
     PRECISION,
+    PRECOMPUTE_REF,
     QUANT,
     SEQ_LEN,
     SHARDING,
@@ -34,25 +38,33 @@ from vramplan.vocab import Checkpointing
 
 def trace_setup(inputs: Inputs, config: Mapping[str, Any] | None = None) -> TraceSetup:
     """The setup a trace runs; the fields are checked as `vramplan fit` checks them (the same
-    defaults: QLoRA's nf4, LoRA's rank 8 on q and v), then as a trace can run them. The model is
-    `model` or `config`, or `config` given here as a config.json mapping (the Python API)."""
-    training_setup(inputs)  # the same checks and messages as fit
+    defaults: QLoRA's nf4, LoRA's rank 8 on q and v), then as a trace can run them. DPO and GRPO
+    take fit's defaults for TRL too: fp32 weights under bf16 autocast (`amp`) and every layer
+    checkpointed, unless `precision` and `checkpointing` are given. The model is `model` or
+    `config`, or `config` given here as a config.json mapping (the Python API)."""
+    training = training_setup(inputs)  # the same checks and messages as fit
     name, keys = _model_config(inputs) if config is None else _named(config)
-    method = inputs.require(METHOD)
+    aligned = training.alignment is not None
+    policy = training.method
     return make_setup(
-        name, keys, method=method, precision=inputs.require(PRECISION),
+        name, keys, method=inputs.require(METHOD),
+        policy=inputs.get(POLICY) if aligned else None,
+        precision=training.precision if aligned else inputs.require(PRECISION),
         optimizer=inputs.require(OPTIMIZER), optimizer_impl=inputs.get(OPTIMIZER_IMPL),
         quant=inputs.get(QUANT),
-        lora_r=inputs.require(LORA_R) if method.uses_lora else None,
+        lora_r=inputs.require(LORA_R) if policy.uses_lora else None,
         lora_targets=(tuple(t.value for t in inputs.require(LORA_TARGETS))
-                      if method.uses_lora else None),
+                      if policy.uses_lora else None),
         train_layers=inputs.require(TRAIN_LAYERS), batch=inputs.require(BATCH),
         seq_len=inputs.require(SEQ_LEN),
-        checkpointing=inputs.get(CHECKPOINTING) or Checkpointing.NONE,
+        checkpointing=(training.checkpointing if aligned
+                       else inputs.get(CHECKPOINTING) or Checkpointing.NONE),
         attention=inputs.require(ATTENTION), device=inputs.require(DEVICE),
         gpus=inputs.get(GPUS) or 1, sharding=inputs.get(SHARDING),
         fsdp_version=inputs.require(FSDP_VERSION), peft_wrap=inputs.require(PEFT_WRAP),
-        alloc_conf=inputs.require(ALLOC_CONF))
+        alloc_conf=inputs.require(ALLOC_CONF),
+        precompute_ref=inputs.require(PRECOMPUTE_REF), beta=inputs.require(BETA),
+        completion_len=inputs.get(COMPLETION_LEN))
 
 
 def _model_config(inputs: Inputs) -> tuple[str, dict[str, Any]]:

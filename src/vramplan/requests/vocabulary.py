@@ -237,8 +237,10 @@ LORA = Form("lora", (MODEL, CONFIG, LORA_R, LORA_TARGETS, DORA, RSLORA))
 TRACE = Form("trace", (MODEL, CONFIG, *(f for f in TRAINING_FIELDS
                                          if f not in (LOSS, FRAMEWORK, METRIC, GRAD_ACCUM,
                                                       COMPILE, EMPTY_CACHE)),
+                       POLICY, PRECOMPUTE_REF, BETA, COMPLETION_LEN,
                        GPUS, SHARDING, FSDP_VERSION, PEFT_WRAP, ALLOC_CONF, DEVICE))
-"""A trace runs transformers' model as transformers trains it: no framework, loss or metric."""
+"""A trace runs transformers' model as transformers trains it: no framework, loss or metric;
+DPO and GRPO as TRL computes their training step (no generation)."""
 ACTIVATIONS_FORM = Form("activations", (MODEL, BATCH, SEQ_LEN))
 """The web page's and API's activation estimate for the seed rule's A."""
 

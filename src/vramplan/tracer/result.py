@@ -11,6 +11,7 @@ from vramplan.tracer.setup import TraceSetup
 TRACED_PARTS = (
     PartKind.TRAINABLE_WEIGHTS,
     PartKind.FROZEN_WEIGHTS,
+    PartKind.REFERENCE_WEIGHTS,
     PartKind.GRADIENTS,
     PartKind.MASTER_WEIGHTS,
     PartKind.OPTIMIZER_STATES,
@@ -19,15 +20,21 @@ TRACED_PARTS = (
 )
 """What a live allocation of a traced step holds, in order of precedence (an earlier part wins:
 a weight saved for backward stays a weight). Frozen weights include buffers and 4-bit base
-weights with their quantization constants; optimizer states include step counters; activations
-are every tensor autograd saved for backward, checkpoint inputs included."""
+weights with their quantization constants; reference weights are the frozen copy of a DPO or GRPO
+reference model (listed only when the step has one); optimizer states include step counters;
+activations are every tensor autograd saved for backward, checkpoint inputs included."""
 
 
 class Phase(StrEnum):
     """A phase of the training step, in order."""
 
+    LOG_PROBS = "log_probs"
+    """GRPO: the reference's log-probabilities without gradient, before the policy's forward."""
     FORWARD = "forward"
     LOSS = "loss"
+    REFERENCE_PASS = "reference_pass"
+    """DPO: the reference forward and its log-probabilities without gradient, while the
+    policy's graph and logits are alive."""
     BACKWARD = "backward"
     OPTIMIZER_STEP = "optimizer_step"
     ZERO_GRAD = "zero_grad"
@@ -120,6 +127,8 @@ class TraceResult:
     cuda: CudaPeaks | None = None
     allocator: AllocatorPeaks | None = None
     """The same step through the simulated caching allocator: reserved memory."""
+    not_traced: tuple[str, ...] = ()
+    """What the method runs that the trace does not (GRPO's generation), in plain words."""
 
     def phase(self, phase: Phase) -> PhasePeak:
         return next(p for p in self.phases if p.phase is phase)

@@ -12,6 +12,13 @@ from torch import nn
 
 from vramplan.allocator import replay
 from vramplan.parts import PartKind
+from vramplan.tracer.alignment import (
+    Batch,
+    dpo_loss,
+    frozen_reference,
+    grpo_loss,
+    reference_copy_kept,
+)
 from vramplan.tracer.bnb_emulation import LABEL_4BIT, LABEL_8BIT, LABEL_PAGED, Linear4bitEmulated
 from vramplan.tracer.model import apply_method, build_model
 from vramplan.tracer.optim import OptimizerSide, make_optimizer_side
@@ -19,7 +26,7 @@ from vramplan.tracer.parallel import parallel_world
 from vramplan.tracer.result import AllocatorPeaks, CudaPeaks, Phase, TraceResult
 from vramplan.tracer.setup import TraceSetup
 from vramplan.tracer.tracker import StorageTracker
-from vramplan.vocab import Attention, Device, Optimizer, Precision
+from vramplan.vocab import Attention, Device, Method, Optimizer, Precision
 
 Progress = Callable[[str], None]
 """Called with a stage name: `build`, `step1`, `step2`, `cuda`."""
@@ -75,6 +82,7 @@ def _trace_on(setup: TraceSetup, device: str, *, fake: bool, notify: Progress) -
             _dropout_as_on_cuda(device, dropped):
         notify("build")
         model = apply_method(build_model(setup), setup)
+        reference = frozen_reference(build_model(setup)) if reference_copy_kept(setup) else None
         params_total = logical_params(model)
         params_trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
         tracker = StorageTracker()
@@ -82,6 +90,9 @@ def _trace_on(setup: TraceSetup, device: str, *, fake: bool, notify: Progress) -
             model = world.shard(model)
             side = make_optimizer_side(model, setup)
             _classify_persistent(tracker, model, side)
+            if reference is not None:
+                tracker.reclassify([*reference.parameters(), *reference.buffers()],
+                                   PartKind.REFERENCE_WEIGHTS)
             _classify_gradients_as_accumulated(tracker, side)
             for step in range(1, STEPS + 1):
                 notify(f"step{step}")
@@ -89,7 +100,7 @@ def _trace_on(setup: TraceSetup, device: str, *, fake: bool, notify: Progress) -
                     model = world.before_reported_step(model)
                     _reset_cuda_peaks(device)
                     tracker.start_recording()
-                _one_step(model, side, setup, tracker, device)
+                _one_step(model, reference, side, setup, tracker=tracker, device=device)
                 if step == 1:
                     _classify_optimizer_state(tracker, side, setup)
             cuda = _cuda_peaks(device)
@@ -104,6 +115,7 @@ def _trace_on(setup: TraceSetup, device: str, *, fake: bool, notify: Progress) -
             phases=tracker.phase_peaks(),
             paged_bytes=tracker.excluded_bytes,
             emulated=_emulations(setup) + ((LABEL_DROPOUT,) if dropped else ()),
+            not_traced=_not_traced(setup),
             versions=_versions(),
             real=not fake,
             cuda=cuda,
@@ -174,27 +186,45 @@ def _unpacked_batches_as_on_real_tensors() -> Iterator[None]:
         masking_utils.find_packed_sequence_indices = original
 
 
-def _one_step(model: nn.Module, side: OptimizerSide, setup: TraceSetup,
-              tracker: StorageTracker, device: str) -> None:
+def _one_step(model: nn.Module, reference: nn.Module | None, side: OptimizerSide,
+              setup: TraceSetup, *, tracker: StorageTracker, device: str) -> None:
     """Forward, loss, backward, optimizer step, zero_grad: as a transformers training loop does
-    (the model's output is dropped once the loss is computed, before backward)."""
-    tracker.start_phase(Phase.FORWARD)
+    (the model's output is dropped once the loss is computed, before backward); DPO's and
+    GRPO's loss as TRL computes it (`vramplan.tracer.alignment`)."""
     hf_model: Any = getattr(model, "module", model)  # the transformers (or peft) model in DDP
     vocab_size = int(hf_model.config.vocab_size)
-    input_ids = torch.randint(0, vocab_size, (setup.batch, setup.seq_len))
-    labels = input_ids.clone()
-    with _autocast(setup, device), _saved_for_backward(tracker):
-        logits = model(input_ids=input_ids).logits
-        tracker.start_phase(Phase.LOSS)
-        loss = hf_model.loss_function(logits=logits, labels=labels, vocab_size=vocab_size)
-        del logits
+    with _saved_for_backward(tracker):  # the batch stays referenced by the loop
+        if setup.alignment is None:
+            loss, batch = _supervised_loss(model, setup, tracker, device, vocab_size)
+        elif setup.alignment.method is Method.DPO:
+            loss, batch = dpo_loss(model, reference, setup, tracker=tracker, device=device,
+                                   vocab_size=vocab_size)
+        else:
+            loss, batch = grpo_loss(model, reference, setup, tracker=tracker, device=device,
+                                    vocab_size=vocab_size)
     tracker.start_phase(Phase.BACKWARD)
-    loss.backward()
-    del loss, input_ids, labels
+    torch.autograd.backward(loss)
+    del loss, batch
     tracker.start_phase(Phase.OPTIMIZER_STEP)
     side.step(lambda grad: tracker.reclassify([grad], PartKind.GRADIENTS))
     tracker.start_phase(Phase.ZERO_GRAD)
     side.zero_grad()
+
+
+def _supervised_loss(model: nn.Module, setup: TraceSetup, tracker: StorageTracker, device: str,
+                     vocab_size: int) -> tuple[torch.Tensor, Batch]:
+    """The model's own loss function on the logits (upcast to fp32 there), forward and loss
+    under autocast in `amp`; the loss and the batch."""
+    hf_model: Any = getattr(model, "module", model)
+    tracker.start_phase(Phase.FORWARD)
+    input_ids = torch.randint(0, vocab_size, (setup.batch, setup.seq_len))
+    labels = input_ids.clone()
+    with _autocast(setup, device):
+        logits = model(input_ids=input_ids).logits
+        tracker.start_phase(Phase.LOSS)
+        loss: torch.Tensor = hf_model.loss_function(logits=logits, labels=labels,
+                                                    vocab_size=vocab_size)
+    return loss, (input_ids, labels)
 
 
 def _autocast(setup: TraceSetup, device: str) -> contextlib.AbstractContextManager[Any]:
@@ -283,6 +313,17 @@ def _emulations(setup: TraceSetup) -> tuple[str, ...]:
     if setup.attention is Attention.FLASH:
         labels.append(LABEL_FLASH)
     return tuple(labels)
+
+
+LABEL_NO_GENERATION = ("generating the completions: the step traced is the training micro-step "
+                       "that follows it, on random completions")
+
+
+def _not_traced(setup: TraceSetup) -> tuple[str, ...]:
+    """What the method runs that the trace does not, in plain words."""
+    if setup.alignment is not None and setup.alignment.method.generates:
+        return (LABEL_NO_GENERATION,)
+    return ()
 
 
 def _allocator_peaks(tracker: StorageTracker, setup: TraceSetup) -> AllocatorPeaks:

@@ -13,7 +13,9 @@ from typing import Any, TypeVar
 
 from vramplan.allocator import AllocatorConfig, parse_alloc_conf
 from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName, VramplanError
+from vramplan.training.setup import GRPO_COMPLETION_LEN, AlignmentSetup
 from vramplan.vocab import (
+    POLICY_METHODS,
     Attention,
     Checkpointing,
     Device,
@@ -42,6 +44,20 @@ compare as their strings (Optimizer.NONE == Quant.NONE), so test with `_traceabl
 
 def _traceable(member: StrEnum) -> bool:
     return not any(member is refused for refused in NOT_TRACEABLE)
+
+
+TRACED_ALIGNMENT = (Method.DPO, Method.GRPO)
+"""Preference and RL methods a trace runs (`vramplan.tracer.alignment`); ORPO, SimPO, KTO and PPO
+are estimated by `vramplan fit` only."""
+
+
+class MethodNotTraced(VramplanError):
+    """A preference or RL method that the trace does not run."""
+
+    key = "trace.error.method_not_traced"
+
+    def __init__(self, value: str, accepted: list[str]) -> None:
+        super().__init__("method", value, accepted=", ".join(accepted))
 
 
 class UnsupportedAttention(VramplanError):
@@ -92,6 +108,9 @@ class TraceSetup:
     peft_wrap: bool = True
     """FSDP1 with LoRA: peft's `fsdp_auto_wrap_policy` (adapters in units of their own), or
     False: the blocks as units mixing frozen and trainable weights (litgpt's policy)."""
+    alignment: AlignmentSetup | None = None
+    """DPO or GRPO around the policy, which trains as `method` says (full, LoRA or QLoRA); only
+    `precompute_ref`, `beta` and `completion_len` apply (generation is not traced)."""
 
     @property
     def uses_lora(self) -> bool:
@@ -141,17 +160,25 @@ def make_setup(model_name: str, model_config: Mapping[str, Any], *,
                device: str | Device | None = None, alloc_conf: str | None = None,
                gpus: int = 1, sharding: str | Scheme | None = None,
                fsdp_version: str | FsdpVersion | None = None,
-               peft_wrap: bool = True) -> TraceSetup:
-    """A checked TraceSetup from names as the case format writes them; empty means the default."""
+               peft_wrap: bool = True, policy: str | Method | None = None,
+               precompute_ref: bool = False, beta: float = 0.0,
+               completion_len: int | None = None) -> TraceSetup:
+    """A checked TraceSetup from names as the case format writes them; empty means the default.
+    With `method` dpo or grpo, the policy trains as `policy` says (full by default)."""
+    asked = _traced_method(method)
+    alignment = _alignment(asked, precompute_ref, beta, completion_len, seq_len)
+    if alignment is None and policy not in (None, ""):
+        raise ConflictingOptions("policy", "method", str(policy))
+    trained = _policy(policy) if alignment is not None else asked
     setup = TraceSetup(
         model_name=model_name,
         model_config=model_config,
-        method=choice(Method, "method", method, Method.FULL),
+        method=trained,
         precision=choice(Precision, "precision", precision, Precision.BF16_TRUE),
         optimizer=choice(Optimizer, "optimizer", optimizer, Optimizer.ADAMW),
         optimizer_impl=choice(OptimizerImpl, "optimizer_impl", optimizer_impl,
                               OptimizerImpl.FOREACH),
-        quant=_quant(method, quant),
+        quant=_quant(trained, quant),
         lora_r=lora_r,
         lora_targets=parse_lora_targets(lora_targets),
         train_layers=DEFAULT_TRAIN_LAYERS if train_layers is None else train_layers,
@@ -167,8 +194,50 @@ def make_setup(model_name: str, model_config: Mapping[str, Any], *,
                                   None if fsdp_version is None else str(fsdp_version),
                                   FsdpVersion.FSDP2),
         peft_wrap=peft_wrap,
+        alignment=alignment,
     )
     return _with_lora_defaults(_checked(setup, optimizer_impl))
+
+
+def _traced_method(value: str | Method | None) -> Method:
+    """The method asked for: a way to train the model, or DPO or GRPO; the other preference and
+    RL methods are refused, with what a trace runs."""
+    member = choice(Method, "method", value, Method.FULL)
+    if member.is_alignment and member not in TRACED_ALIGNMENT:
+        accepted = [m.value for m in Method if _traceable(m)
+                    and (not m.is_alignment or m in TRACED_ALIGNMENT)]
+        raise MethodNotTraced(member.value, accepted)
+    return member
+
+
+def _policy(value: str | Method | None) -> Method:
+    member = choice(Method, "policy", value, Method.FULL)
+    if member not in POLICY_METHODS:
+        raise UnknownName("policy", member.value, sorted(m.value for m in POLICY_METHODS))
+    return member
+
+
+def _alignment(method: Method, precompute_ref: bool, beta: float, completion_len: int | None,
+               seq_len: int) -> AlignmentSetup | None:
+    """DPO's or GRPO's settings; each refused for the methods it does not concern."""
+    if not method.is_alignment:
+        for name, given in (("precompute_ref", precompute_ref), ("beta", beta != 0),
+                            ("completion_len", completion_len is not None)):
+            if given:
+                raise ConflictingOptions(name, "method", method.value)
+        return None
+    if precompute_ref and method is not Method.DPO:
+        raise ConflictingOptions("precompute_ref", "method", method.value)
+    if method is not Method.GRPO and (beta != 0 or completion_len is not None):
+        raise ConflictingOptions("beta" if beta != 0 else "completion_len", "method",
+                                 method.value)
+    if not 0 <= beta < float("inf"):
+        raise OutOfRange("beta", str(beta))
+    completion = completion_len if completion_len is not None else GRPO_COMPLETION_LEN
+    if method is Method.GRPO and not 0 < completion < seq_len:
+        raise OutOfRange("completion_len", str(completion))
+    return AlignmentSetup(method=method, precompute_ref=precompute_ref, beta=beta,
+                          completion_len=completion_len)
 
 
 TRACEABLE_SCHEMES = (Scheme.NONE, Scheme.DDP, Scheme.FSDP)
@@ -189,10 +258,9 @@ def _sharding(value: str | Scheme | None, gpus: int) -> Scheme:
     return scheme
 
 
-def _quant(method: str | Method | None, quant: str | Quant | None) -> Quant:
+def _quant(method: Method, quant: str | Quant | None) -> Quant:
     """nf4 by default for QLoRA, none otherwise."""
-    is_qlora = choice(Method, "method", method, Method.FULL) is Method.QLORA
-    return choice(Quant, "quant", quant, Quant.NF4 if is_qlora else Quant.NONE)
+    return choice(Quant, "quant", quant, Quant.NF4 if method is Method.QLORA else Quant.NONE)
 
 
 def _checked(setup: TraceSetup, impl_given: object) -> TraceSetup:
@@ -200,6 +268,8 @@ def _checked(setup: TraceSetup, impl_given: object) -> TraceSetup:
                         ("train_layers", setup.train_layers)):
         if value < 1:
             raise OutOfRange(name, str(value))
+    if setup.alignment is not None and setup.gpus > 1:
+        raise ConflictingOptions("gpus", "method", str(setup.gpus))
     if setup.lora_r is not None and setup.lora_r < 1:
         raise OutOfRange("lora_r", str(setup.lora_r))
     if (setup.method is Method.QLORA) != (setup.quant is not Quant.NONE):

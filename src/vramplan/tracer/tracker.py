@@ -59,6 +59,9 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
         self._excluded: set[int] = set()
         self.excluded_bytes = 0
         self.totals = dict.fromkeys(TRACED_PARTS, 0)
+        self._shown: tuple[PartKind, ...] = tuple(
+            p for p in TRACED_PARTS if p is not PartKind.REFERENCE_WEIGHTS)
+        """The parts a breakdown lists: a reference model's once one is tracked."""
         self.current = 0
         self.phase: Phase | None = None
         self.recording = False
@@ -135,6 +138,8 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
     def track(self, tensor: torch.Tensor, category: PartKind = PartKind.TEMPORARIES) -> None:
         """Count `tensor`'s storage from now until it is freed (once, however many views);
         a tensor subclass (a DTensor) counts the storages of the tensors it wraps."""
+        if category is PartKind.REFERENCE_WEIGHTS and category not in self._shown:
+            self._shown = tuple(p for p in TRACED_PARTS if p in self._shown or p is category)
         for storage in _storages(tensor):
             self._track_storage(storage, category)
 
@@ -227,7 +232,8 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
     def start_phase(self, phase: Phase) -> None:
         self.phase = phase
         self.events.append(mark(phase.value))
-        if self.recording:
+        if self.recording and self.current > self._phase_peaks.get(phase, (-1, {}))[0]:
+            # a phase entered again (DPO's loss after the reference pass) keeps its peak
             self._phase_peaks[phase] = (self.current, dict(self.totals))
 
     def start_recording(self) -> None:
@@ -251,11 +257,11 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
                 self._phase_peaks[self.phase] = (self.current, dict(self.totals))
 
     def phase_peaks(self) -> tuple[PhasePeak, ...]:
-        return tuple(PhasePeak(phase, peak, breakdown(totals))
+        return tuple(PhasePeak(phase, peak, breakdown(totals, self._shown))
                      for phase, (peak, totals) in self._phase_peaks.items())
 
     def peak_breakdown(self) -> Breakdown:
-        return breakdown(self.peak_totals)
+        return breakdown(self.peak_totals, self._shown)
 
     def recorded_peak_phase(self) -> Phase:
         if self.peak_phase is None:
@@ -281,5 +287,5 @@ def _storages(tensor: torch.Tensor) -> list[torch.UntypedStorage]:
     return storages
 
 
-def breakdown(totals: dict[PartKind, int]) -> Breakdown:
-    return Breakdown(tuple((category, totals[category]) for category in TRACED_PARTS))
+def breakdown(totals: dict[PartKind, int], parts: tuple[PartKind, ...] = TRACED_PARTS) -> Breakdown:
+    return Breakdown(tuple((category, totals[category]) for category in parts))

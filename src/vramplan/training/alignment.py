@@ -72,7 +72,7 @@ def estimate_alignment(arch: Architecture, setup: TrainingSetup) -> TrainingEsti
     check_setup(setup)
     alignment = setup.alignment
     assert alignment is not None
-    policy_setup = policy_pass(setup)
+    policy_setup = _grpo_logit_positions(policy_pass(setup))
     policy = estimate_training(arch, policy_setup)
     method = alignment.method
     resident = _resident_models(arch, setup, alignment)
@@ -171,11 +171,59 @@ def _training_extras(arch: Architecture, setup: TrainingSetup, policy: TrainingE
     if alignment.method in (Method.ORPO, Method.SIMPO) and phase in (Phase.LOSS_FORWARD,
                                                                      Phase.BACKWARD_START):
         parts.append(Part(PartKind.CHOSEN_NLL, _chosen_nll_bytes(arch, setup, phase)))
+    if alignment.method is Method.GRPO and phase in (Phase.LOSS_FORWARD, Phase.BACKWARD_START):
+        parts.append(Part(PartKind.ACTIVATIONS, _prompt_positions_saved(arch, policy)))
+    if alignment.method is Method.GRPO and phase is Phase.LOSS_FORWARD:
+        parts.append(Part(PartKind.LOGITS_LOSS, _entropy_bytes(arch, setup)))
     if alignment.method is Method.PPO and phase in (Phase.LOSS_FORWARD, Phase.BACKWARD_START):
         # the value model's forward on the same batch, its graph alive until backward
         parts.append(Part(PartKind.VALUE_ACTIVATIONS,
                           policy.activations_bytes - policy.loss.saved_bytes))
     return tuple(parts)
+
+
+def _grpo_logit_positions(policy_setup: TrainingSetup) -> TrainingSetup:
+    """GRPO asks the model for the completion's logits and one more position, then drops the
+    last (`model_inputs["logits_to_keep"] = logits_to_keep + 1`, `logits[:, :-1, :]`,
+    grpo_trainer.py :1502, :1514): the head computes completion + 1 positions and the slice, a
+    view, keeps them all."""
+    if policy_setup.logit_len is None or policy_setup.logit_len >= policy_setup.seq_len:
+        return policy_setup
+    return replace(policy_setup, logit_len=policy_setup.logit_len + 1)
+
+
+def _prompt_positions_saved(arch: Architecture, policy: TrainingEstimate) -> int:
+    """What the final norm and the head save for the prompt's positions too: transformers
+    normalizes every position and gives the head a slice of the result (`self.lm_head(
+    hidden_states[:, slice_indices, :])`, modeling_llama.py `LlamaForCausalLM.forward`), a view
+    that keeps the whole normalized tensor alive, and the norm's own saved tensors cover every
+    position. The difference between a head over every position and one over the completion's."""
+    every_position = estimate_training(arch, replace(policy.setup, logit_len=None))
+    return every_position.loss.saved_bytes - policy.loss.saved_bytes
+
+
+ENTROPY_CHUNK_ROWS = 128
+"""TRL `entropy_from_logits(logits, chunk_size=128)` (trl/trainer/utils.py :526-560)."""
+
+
+def _entropy_bytes(arch: Architecture, setup: TrainingSetup) -> int:
+    """GRPO's entropy of the completion's logits, computed in every training micro-step
+    (`_compute_loss` passes `compute_entropy=True`, grpo_trainer.py :3006; under `no_grad`
+    without an entropy bonus, :1528-1532), while the logits (and their 16-bit log-softmax rows)
+    are alive. `entropy_from_logits` flattens the logits with `reshape(-1, vocab)`, a copy of
+    all of them when there are several rows (they are a slice of the completion + 1 positions,
+    which no view flattens), then takes 128 rows at a time: their log-softmax, its `exp` and
+    the product. Beyond the loss's own forward peak: under autocast the 16-bit logits were
+    already freed by the fp32 conversion."""
+    alignment = setup.alignment
+    assert alignment is not None
+    size = _logits_itemsize(setup)
+    rows = setup.batch * alignment.completion_tokens
+    copy = size * rows * arch.vocab_size if setup.batch > 1 else 0
+    chunk = size * min(ENTROPY_CHUNK_ROWS, rows) * arch.vocab_size
+    freed = compute_itemsize(setup.precision) * (rows + setup.batch) * arch.vocab_size \
+        if setup.precision is Precision.AMP else 0
+    return max(0, copy + 3 * chunk - freed)
 
 
 def _chosen_nll_bytes(arch: Architecture, setup: TrainingSetup, phase: Phase) -> int:
@@ -209,7 +257,15 @@ def _no_grad_forward_bytes(arch: Architecture, setup: TrainingSetup, rows: int, 
     at a time and keeps nothing."""
     inputs = InferenceInputs(arch=arch, weights=find_format("bf16"), context=tokens, batch=rows,
                              compute_dtype=_compute_dtype(setup), attention=setup.attention)
-    blocks = prefill_activation_bytes(arch, inputs)
+    # beside one block's working tensors, two residual-stream tensors that transformers' Python
+    # keeps referenced: the embeddings (`inputs_embeds`, a local of `LlamaModel.forward` until it
+    # returns) and the block's input (the caller's `hidden_states` while
+    # `hidden_states = decoder_layer(hidden_states, ...)` runs), in the residual stream's dtype
+    # (fp32 under autocast: the embedding is not autocast and the fp32 residual adds win)
+    residual = FP32 if setup.precision in (Precision.AMP, Precision.FP32) \
+        else compute_itemsize(setup.precision)
+    held = 2 * residual * rows * tokens * arch.hidden_size
+    blocks = prefill_activation_bytes(arch, inputs) + held
     elements = rows * logit_positions * arch.vocab_size
     compute = compute_itemsize(setup.precision)
     logits = compute * elements + (FP32 * elements if setup.precision is Precision.AMP else 0)

@@ -24,6 +24,12 @@ MESSAGES = {
         EN: "{field}: transformers has no '{value}' attention for {model_class}; "
         "try --attention eager",
     },
+    "trace.error.method_not_traced": {
+        FR: "{field} : « {value} » n'est pas tracé (vramplan fit l'estime) ; une trace lance "
+        "{accepted}",
+        EN: "{field}: '{value}' is not traced (vramplan fit estimates it); a trace runs "
+        "{accepted}",
+    },
     # --- progress (stderr) --------------------------------------------------------------------
     "trace.progress.build": {
         FR: "construction de {model} (transformers, tenseurs factices)…",
@@ -86,4 +92,13 @@ MESSAGES = {
     "trace.phase.backward": {FR: "rétropropagation", EN: "backward"},
     "trace.phase.optimizer_step": {FR: "pas de l'optimiseur", EN: "optimizer step"},
     "trace.phase.zero_grad": {FR: "remise à zéro des gradients", EN: "zero_grad"},
+    "trace.phase.log_probs": {
+        FR: "log-probabilités sans gradient (référence)",
+        EN: "log-probabilities without gradient (reference)",
+    },
+    "trace.phase.reference_pass": {
+        FR: "passe de la référence (graphe de la politique vivant)",
+        EN: "reference pass (the policy's graph alive)",
+    },
+    "trace.not_traced": {FR: "NON TRACÉ : {what}", EN: "NOT TRACED: {what}"},
 }

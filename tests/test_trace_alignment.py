@@ -14,11 +14,11 @@ Not in the grid, with the reason:
 - QLoRA policies: the trace emulates bitsandbytes storage without MatMul4Bit's saved input, which
   the analytic model follows (as in test_trace_agreement.py).
 - Several GPUs: a trace of DPO or GRPO runs on one (`make_setup` refuses `gpus` above 1).
-- LoRA policies under full checkpointing, not yet explained: the analytic peak is 8.9 to 11.5 %
-  above the trace under `amp` (DPO and GRPO, both families) and 3.2 to 3.6 % below it in
-  bf16-true and mixed (2 x 128 tokens).
-- GRPO on the tied-head Qwen2 with a full policy under `amp` and full checkpointing: -2.8 %
-  (beta 0.04) and -3.3 % (beta 0), not yet explained (Llama: -0.1 %).
+- LoRA policies under full checkpointing in bf16-true and mixed: the analytic peak is 3.2 to
+  3.6 % below the trace (2 x 128 tokens, DPO and GRPO, both families), in backward through the
+  blocks: about one residual-stream tensor per token more in the trace, not yet explained.
+  (Under `amp` they agree within 1.3 % since autocast's casts under full checkpointing are
+  modelled, commit 9aaecfd; they were 8.9 to 11.5 % above before.)
 - GRPO with a LoRA policy in bf16-true on 1 x 64 tokens (16 generated): -4.5 %, not yet
   explained (the same on 2 x 128 tokens agrees within 0.7 %).
 """
@@ -62,8 +62,9 @@ FAMILIES: dict[str, dict[str, Any]] = {
 }
 REGIMES = tuple(regime for regime in itertools.product(
     ("full", "lora"), ("amp", "bf16-true", "mixed"), ("none", "full"))
-    if regime[0] == "full" or regime[2] == "none")
-"""Policy, precision, checkpointing (LoRA under full checkpointing is left out, see above)."""
+    if regime[0] == "full" or regime[2] == "none" or regime[1] == "amp")
+"""Policy, precision, checkpointing (LoRA under full checkpointing in bf16-true and mixed is
+left out, see above)."""
 DPO_CASES = [  # family, policy, precision, checkpointing, batch, seq_len, precompute_ref
     *((family, *regime, 2, 128, False) for family, regime in itertools.product(FAMILIES, REGIMES)),
     *(("llama", policy, "amp", checkpointing, 2, 128, True)
@@ -72,8 +73,7 @@ DPO_CASES = [  # family, policy, precision, checkpointing, batch, seq_len, preco
 ]
 GRPO_CASES = [  # family, policy, precision, checkpointing, batch, seq_len, completion, beta
     *((family, *regime, 2, 128, 64, beta) for family, regime, beta
-      in itertools.product(FAMILIES, REGIMES, (0.0, 0.04))
-      if (family, *regime) != ("qwen2", "full", "amp", "full")),
+      in itertools.product(FAMILIES, REGIMES, (0.0, 0.04))),
     *(("llama", policy, precision, "none", 1, 64, 16, 0.04) for policy, precision
       in itertools.product(("full", "lora"), ("amp", "bf16-true"))
       if (policy, precision) != ("lora", "bf16-true")),

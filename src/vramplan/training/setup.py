@@ -176,7 +176,7 @@ def _check_alignment(setup: TrainingSetup, alignment: AlignmentSetup) -> None:
         raise ConflictingOptions("policy", "method", setup.method.value)
     if alignment.method.generates and not 0 < alignment.completion_tokens < setup.seq_len:
         raise OutOfRange("completion_len", str(alignment.completion_tokens))
-    if not 0 < alignment.vllm_share < 1:
+    if not 0 < alignment.vllm_share <= 1:
         raise OutOfRange("vllm_share", str(alignment.vllm_share))
     if alignment.beta < 0 or alignment.beta != alignment.beta:
         raise OutOfRange("beta", str(alignment.beta))

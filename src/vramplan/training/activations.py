@@ -565,15 +565,26 @@ def _activation_extra_tensors(arch: Architecture, spec: BlockSpec) -> int:
     return 0
 
 
+RMSNORM_BACKWARD_FP32_TENSORS = 5
+"""Residual-wide fp32 tensors alive at the peak of an fp32 Python RMSNorm's backward (the
+gradients of `x * rsqrt(...)`, of `x.pow(2)` and their sum, the casts): traced, a Llama block's
+backward at its peak holds five (vramplan.tracer on 4 x 128 tokens, bf16, vocabulary 32 so that
+no logit hides it); transformers' LlamaRMSNorm alone, 18 bytes per element beyond its saved
+tensors and output."""
+
+
 def block_backward_transient(arch: Architecture, spec: BlockSpec) -> int:
     """Bytes per token created while one block runs backward, beyond what it saved: the MLP's
-    gradients (three intermediate-wide tensors at once: d(act*up), d(act), d(up)) or attention's
-    (dq, dk, dv and FlashAttention's fp32 dq accumulator, flash_bwd_kernel.h), whichever is
-    larger."""
+    gradients (three intermediate-wide tensors at once: d(act*up), d(act), d(up)), attention's
+    (dq, dk, dv and FlashAttention's fp32 dq accumulator, flash_bwd_kernel.h), or an RMSNorm's,
+    computed in fp32 (litgpt's, transformers' and torchtune's RMSNorms upcast their input),
+    whichever is larger."""
     c = spec.compute_bytes
     mlp = 3 * c * arch.expert_intermediate_size
     attention = 3 * c * arch.q_dim + FP32 * arch.q_dim
-    return max(mlp, attention)
+    norm = RMSNORM_BACKWARD_FP32_TENSORS * FP32 * arch.hidden_size \
+        if arch.norm is NormKind.RMSNORM else 0
+    return max(mlp, attention, norm)
 
 
 def block_input_bytes(arch: Architecture, spec: BlockSpec) -> int:

@@ -21,13 +21,14 @@ from enum import StrEnum
 from functools import cached_property
 
 from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig
-from vramplan.model.architecture import Architecture
+from vramplan.model.architecture import Architecture, NormKind
 from vramplan.parts import Component, PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import framework_defaults
 from vramplan.training.activations import (
     FP32,
     LITGPT_LM_HEAD_CHUNK,
+    RMSNORM_BACKWARD_FP32_TENSORS,
     BlockSpec,
     HeadSpec,
     LossMemory,
@@ -274,8 +275,7 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
             Part(PartKind.LOGITS_LOSS, loss.forward_peak_bytes),
             Part(PartKind.PREVIOUS_GRAPH, _previous_graph_bytes(arch, setup, spec)))),
         PhaseMemory(Phase.BACKWARD_START, (
-            *persistent, *acts,
-            Part(PartKind.LOGITS_LOSS, loss.backward_peak_bytes))),
+            *persistent, *acts, *_loss_or_final_norm_backward(arch, setup, loss))),
         PhaseMemory(Phase.BACKWARD_BLOCKS, (
             # the head's and the final norm's backward have run: their saved inputs are freed
             *persistent, Part(PartKind.ACTIVATIONS, activations - loss.saved_bytes),
@@ -298,6 +298,25 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
     )
     return TrainingEstimate(setup=setup, arch=arch, states=states, block_saved=saved,
                             activations_bytes=activations, loss=loss, phases=phases)
+
+
+def _loss_or_final_norm_backward(arch: Architecture, setup: TrainingSetup,
+                                 loss: LossMemory) -> tuple[Part, ...]:
+    """Backward starts with the loss and the head, then the final norm, every block's saved
+    tensors still alive: the larger of the loss's vocabulary-sized tensors and the final
+    RMSNorm's fp32 backward (`RMSNORM_BACKWARD_FP32_TENSORS`; traced, it is the peak of a step
+    whose vocabulary is small)."""
+    norm = 0
+    tokens = setup.batch * setup.seq_len
+    if arch.final_norm and arch.norm is NormKind.RMSNORM:
+        norm = RMSNORM_BACKWARD_FP32_TENSORS * FP32 * arch.hidden_size * tokens
+        head = _head_spec(arch, setup)
+        if head.head_trains or head.head_keeps_input:
+            # the head's saved input (the norm's output) went with the head's backward
+            norm -= block_spec(arch, setup).residual_bytes * arch.hidden_size * tokens
+    if norm > loss.backward_peak_bytes:
+        return (Part(PartKind.BACKWARD_TEMPORARIES, norm),)
+    return (Part(PartKind.LOGITS_LOSS, loss.backward_peak_bytes),)
 
 
 def activation_bytes(arch: Architecture, setup: TrainingSetup) -> int:

@@ -95,10 +95,11 @@ def test_peak_is_the_largest_phase_and_metrics_add_documented_overheads() -> Non
     assert estimate.allocated_bytes == max(p.total_bytes for p in estimate.phases)
     # a later micro-batch and a unit's reduce are phases of the multi-GPU estimate
     # (vramplan.distributed.per_gpu) only; generation and the reference and log-probability
-    # passes, of preference and RL methods (vramplan.training.alignment)
+    # passes, of preference and RL methods (vramplan.training.alignment); the embedding's
+    # backward where the embedding trains (not under LoRA)
     assert {p.phase for p in estimate.phases} == set(Phase) - {
         Phase.LATER_MICRO_BATCH, Phase.UNIT_REDUCE, Phase.GENERATION, Phase.LOG_PROBS,
-        Phase.REFERENCE_PASS}
+        Phase.REFERENCE_PASS, Phase.EMBEDDING_BACKWARD}
     assert estimate.reserved_bytes > estimate.allocated_bytes
     assert estimate.device_bytes == estimate.reserved_bytes + CUDA_CONTEXT_BYTES
     assert estimate.metric_bytes(Metric.DEVICE) == estimate.device_bytes
@@ -196,3 +197,27 @@ def test_training_json_names_units_and_sums_parts() -> None:
     for phase in payload["phases"]:
         assert phase["total_bytes"] == sum(p["memory_bytes"] for p in phase["parts"])
     assert {"tensor": "qkv", "bytes_per_token": 2 * 3 * 4096} in payload["block_saved_per_token"]
+
+
+@pytest.mark.parametrize(("model", "precision", "in_flight"), [
+    ("qwen2.5-0.5b", Precision.BF16_TRUE, 3),  # tied: head's view + embedding's + their sum
+    ("qwen2.5-0.5b", Precision.AMP, 2),        # tied: summed into the head's fp32 cast gradient
+    ("llama-2-7b", Precision.BF16_TRUE, 1),    # untied: the embedding's own gradient
+])
+def test_the_embeddings_backward_holds_every_other_gradient_and_its_own_in_flight(
+        model: str, precision: Precision, in_flight: int) -> None:
+    arch = architecture_of(find_model(model))
+    setup = TrainingSetup(precision=precision, optimizer=Optimizer.SGD, batch=1, seq_len=256,
+                          framework=Framework.HF, gradient_accumulation=False)
+    estimate = estimate_training(arch, setup)
+    phase = {p.phase: p for p in estimate.phases}[Phase.EMBEDDING_BACKWARD]
+    parts = {p.kind: p.memory_bytes for p in phase.parts}
+    itemsize = 4 if precision is Precision.AMP else 2
+    embedding = arch.params_token_embedding * itemsize
+    assert parts[PartKind.GRADIENTS] == estimate.states.gradient_bytes - embedding
+    d_output = itemsize * arch.hidden_size * 256  # the gradient of the embedding's output
+    assert parts[PartKind.BACKWARD_TEMPORARIES] == in_flight * embedding + d_output
+    # SGD without momentum adds nothing at its step, which holds every gradient once
+    step = {p.phase: p for p in estimate.phases}[Phase.OPTIMIZER_STEP]
+    assert phase.total_bytes - step.total_bytes == (in_flight - 1) * embedding + d_output
+    assert estimate.peak.phase is Phase.EMBEDDING_BACKWARD

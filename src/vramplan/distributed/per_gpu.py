@@ -288,13 +288,25 @@ def _stage_estimate(arch: Architecture, single: TrainingEstimate, states: ModelS
                                             parallelism.offload is Offload.ACTIVATIONS)
     value = _value_model_bytes(arch, single, stage, parallelism)
     phases = tuple(_phase(phase, single, sharded, stage, gpu_acts, value_model_bytes=value)
-                   for phase in single.phases)
+                   for phase in single.phases
+                   if phase.phase is not Phase.EMBEDDING_BACKWARD
+                   or _embedding_backward_as_on_one_gpu(stage, parallelism))
     if sharded.reduce_buffers_bytes is not None:
         phases += (_unit_reduce(arch, single, sharded, stage, gpu_acts),)
     if single.setup.gradient_accumulation and not single.setup.steady_state:
         phases += (_later_micro_batch(single, sharded),)
     return PerGpuEstimate(single=single, stage=stage, sharded=sharded, phases=phases,
                           host_activation_bytes_per_rank=host_acts)
+
+
+def _embedding_backward_as_on_one_gpu(stage: Stage, parallelism: Parallelism) -> bool:
+    """The embedding's backward as one GPU runs it (vramplan.training.estimate
+    `_embedding_backward`): under DDP, whose gradients are whole tensors on every GPU, on a
+    stage holding the whole model. FSDP counts the root unit's gradient completing at the
+    embedding in its own buffers (vramplan.distributed.sharding, `root_end`); DeepSpeed's ZeRO
+    moves each gradient into its buckets from a hook."""
+    return parallelism.scheme in (Scheme.NONE, Scheme.DDP) and stage.name == "all" \
+        and stage.tensor_parallel == 1
 
 
 def routed_expert_share(arch: Architecture) -> Fraction:
@@ -417,7 +429,7 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
     one_gradient = ceil_div(largest_gradient_bytes(single.states, single.setup),
                             sharded.shard_degree)
     parts = [*_sharded_parts(phase.phase, single.setup, sharded, one_gradient)]
-    if phase.phase is Phase.BACKWARD_END and not gradients_kept(single.setup) \
+    if phase.phase in _END_OF_BACKWARD and not gradients_kept(single.setup) \
             and not sharded.parallelism.accumulate_without_sync \
             and single.setup.optimizer_impl is not OptimizerImpl.IN_BACKWARD:
         # made by this backward before the first block's: the single-GPU count, split as this
@@ -459,6 +471,10 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
     return PhaseMemory(phase.phase, tuple(parts))
 
 
+_END_OF_BACKWARD = (Phase.BACKWARD_END, Phase.EMBEDDING_BACKWARD)
+"""The first block's backward and the embedding's, last: the gradients of the rest are made."""
+
+
 def _sharded_parts(phase: Phase, setup: TrainingSetup, sharded: ShardedStates,
                    one_gradient: int = 0) -> tuple[Part, ...]:
     """This GPU's model states and sharding buffers at `phase`."""
@@ -474,6 +490,8 @@ def _sharded_parts(phase: Phase, setup: TrainingSetup, sharded: ShardedStates,
         Phase.UNIT_REDUCE: sharded.reduce_buffers_bytes or 0,
         Phase.BACKWARD_BLOCKS: sharded.backward_buffers_bytes,
         Phase.BACKWARD_END: sharded.backward_buffers_bytes if last_unit is None else last_unit,
+        Phase.EMBEDDING_BACKWARD: sharded.backward_buffers_bytes if last_unit is None
+        else last_unit,
         # no activations are counted there: the larger of a block's backward and its reduce
         Phase.LATER_MICRO_BATCH: max(sharded.backward_buffers_bytes,
                                      sharded.reduce_buffers_bytes or 0),
@@ -513,7 +531,7 @@ def _gradients(phase: Phase, setup: TrainingSetup, sharded: ShardedStates,
         # between steps, freed by the last one (`zero_grad(set_to_none=True)`); stepping inside
         # backward, each gradient is stepped on and freed as soon as it is made (see
         # vramplan.training.estimate.largest_gradient_bytes)
-        in_step = phase in (Phase.BACKWARD_END, Phase.OPTIMIZER_STEP) and not between_steps
+        in_step = phase in (*_END_OF_BACKWARD, Phase.OPTIMIZER_STEP) and not between_steps
         return one_gradient if in_step else 0
     if phase is Phase.OPTIMIZER_STEP:
         if setup.precision is Precision.MIXED and sharded.step_buffers_bytes == 0:
@@ -523,7 +541,7 @@ def _gradients(phase: Phase, setup: TrainingSetup, sharded: ShardedStates,
         return sharded.gradients_at_step_bytes
     if gradients_kept(setup) or phase is Phase.LATER_MICRO_BATCH:
         return sharded.gradients_bytes
-    if phase is Phase.BACKWARD_END:
+    if phase in _END_OF_BACKWARD:
         # made by this backward: every unit's but the first block's and the root's, still being
         # formed among the buffers (kept whole under no_sync, as shards otherwise)
         whole = sharded.parallelism.accumulate_without_sync

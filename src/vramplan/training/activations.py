@@ -284,7 +284,12 @@ def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor
     elif keep_v:
         ledger.keep("v", c * expanded_kv)
     attn_out = _Tensor("attn_out", c)
-    ledger.keep(attn_out.name, c * q)
+    if not eager:
+        # the SDPA kernels save their output for backward; eager attention's `probs @ v` saves
+        # its factors only, and o_proj keeps its input (the transposed, contiguous copy) only
+        # when its weight trains or it carries an adapter (`_linear` below). Traced: LoRA on
+        # q and v with eager attention kept no attention output (qwen3-0.6b, 2 x 512)
+        ledger.keep(attn_out.name, c * q)
     if eager:
         _eager_scores(ledger, arch, spec, seq_len, probs_needed=v_grad,
                       probs_grad=q_grad or k_grad)

@@ -11,6 +11,7 @@ Phases (the peak is the largest; see docs/memory-model.md):
   gradients of earlier micro-batches are already there.
 - `backward_blocks`: backward runs through the last block: its gradients' temporaries beside every
   saved activation (and, under full checkpointing, the one block being recomputed).
+- `embedding_backward` (the embedding trains): every gradient, the embedding's being formed.
 - `optimizer_step`: activations are gone; the optimizer's temporaries join the states.
 """
 
@@ -92,6 +93,9 @@ class Phase(StrEnum):
     BACKWARD_END = "backward_end"
     """Backward through the first block: every gradient exists, activations are nearly gone (the
     first block's own, recomputed under full checkpointing, and its temporaries remain)."""
+    EMBEDDING_BACKWARD = "embedding_backward"
+    """Backward through the input embedding, when its weight trains: every other gradient
+    exists and the embedding's is being formed (with a tied head, summed with the head's)."""
     OPTIMIZER_STEP = "optimizer_step"
     """The optimizer updates the weights: states, gradients and the step's temporaries."""
     UNIT_REDUCE = "unit_reduce"
@@ -291,6 +295,7 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
             Part(PartKind.AUTOCAST_COPIES, copies_in_blocks.memory_bytes
                  if setup.checkpointing is Checkpointing.FULL else 0),
             Part(PartKind.BACKWARD_TEMPORARIES, transient))),
+        *_embedding_backward(arch, setup, spec, states, loss),
         PhaseMemory(Phase.OPTIMIZER_STEP, (
             *_persistent_parts(states, setup, with_gradients=True, in_step=True),
             Part(PartKind.LOGITS_LOSS, _logits_in_step(setup, loss)),
@@ -486,6 +491,55 @@ def _gradients_before_first_block(arch: Architecture, setup: TrainingSetup) -> i
         embedding = 0 if _tied_in_framework(arch, setup) else arch.params_token_embedding
         done = total - arch.params_of_layer(0) - embedding
     return done * weight_itemsize(setup.precision)
+
+
+def _embedding_backward(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
+                        states: ModelStates, loss: LossMemory) -> tuple[PhaseMemory, ...]:
+    """The embedding's backward, last in the step's backward, when its weight trains: every
+    other gradient exists, the gradient of the embedding's output arrives, and the embedding's
+    weight gradient is formed (`embedding_dense_backward`: a dense vocabulary x hidden tensor).
+    None when the embedding is frozen (no graph reaches it)."""
+    if not _embedding_trains(setup):
+        return ()
+    kept = gradients_kept(setup)
+    embedding = arch.params_token_embedding * weight_itemsize(setup.precision)
+    if kept or setup.optimizer_impl is OptimizerImpl.IN_BACKWARD:
+        others = 0  # kept in the persistent gradients, or stepped on and freed already
+    else:
+        others = _gradient_elements(arch, setup) * weight_itemsize(setup.precision) - embedding
+    tokens = setup.batch * setup.seq_len
+    return (PhaseMemory(Phase.EMBEDDING_BACKWARD, (
+        *_persistent_parts(states, setup, with_gradients=kept),
+        Part(PartKind.GRADIENTS, others),
+        Part(PartKind.LOGITS_LOSS, loss.logits_alive_bytes),
+        Part(PartKind.BACKWARD_TEMPORARIES,
+             _embedding_gradients_in_flight(arch, setup) * embedding
+             + block_input_bytes(arch, spec) * tokens))),)
+
+
+def _embedding_gradients_in_flight(arch: Architecture, setup: TrainingSetup) -> int:
+    """Embedding-sized gradients alive while the embedding's backward completes.
+
+    Untied: its own, which AccumulateGrad then takes as `.grad`. Tied: autograd's engine sums
+    the contributions of the head and of the embedding in the weight's input buffer before
+    AccumulateGrad runs (torch/csrc/autograd/input_buffer.cpp `accumulate`). The head's
+    contribution waits there from the start of backward; the sum is made in place only when
+    that tensor can be stolen (`can_accumulate_inplace`: it alone holds its storage). The
+    linear's weight gradient is a view (`mm_mat2_backward` returns `grad.t().mm(mat1).t()` for
+    the transposed weight, then TBackward transposes it back), which shares its storage with its
+    base: `old_var + var` makes a third tensor beside the head's and the embedding's. Under
+    autocast the head's contribution is the fp32 output of the cast's backward (`_to_copy`), a
+    tensor of its own, and the embedding's is added into it: two. Traced (vramplan trace,
+    qwen2.5-0.5b full bf16-true, SGD: 3 x 259.7 MiB beside every other gradient at the peak;
+    the tracer's dispatch mode turns the in-place sum under autocast into a third tensor too:
+    ATen's `isTensorSubclassLike` is true while a dispatch mode is active)."""
+    if not _tied_in_framework(arch, setup):
+        return 1
+    return 2 if setup.precision is Precision.AMP else 3
+
+
+def _gradient_elements(arch: Architecture, setup: TrainingSetup) -> int:
+    return sum(g.elements * g.count for g in trainable_tensors(arch, setup))
 
 
 def _tied_in_framework(arch: Architecture, setup: TrainingSetup) -> bool:

@@ -116,6 +116,8 @@ MESSAGES = {
     "training_phase.optimizer_step": {FR: "pas de l'optimiseur", EN: "optimizer step"},
     "training_phase.backward_end": {FR: "rétropropagation du premier bloc",
                                     EN: "backward through the first block"},
+    "training_phase.embedding_backward": {FR: "rétropropagation des embeddings de jetons",
+                                          EN: "backward through the token embeddings"},
     "training_phase.later_micro_batch": {FR: "micro-lot suivant (gradients accumulés)",
                                          EN: "later micro-batch (accumulated gradients)"},
     # --- vramplan validate --------------------------------------------------------------------

@@ -1,0 +1,209 @@
+"""The analytic peak against `vramplan trace` on real-size registry models, where the
+vocabulary-sized tensors and the weights' casts weigh what they weigh in practice (the agreement
+matrix of tests/test_trace_agreement.py runs tiny configs, hidden 128 and vocabulary 512, where
+they are negligible).
+
+Each configuration traces one transformers + peft step on fake tensors (about 15 s for a 0.5B
+model on one core) and asks `estimate_training` for the same step (framework HF, no gradient
+accumulation, metric allocated), as the agreement tests build both sides.
+
+Run: `PYTHONPATH=src .venv/bin/python benchmarks/trace_sweep.py [--models qwen2.5-0.5b,...]
+[--only SUBSTRING] [--details N]`.
+
+Prints one line per configuration (model, method, precision, checkpointing, attention,
+batch x seq_len): the analytic and traced peaks in MiB, the difference in % of the trace, the
+phase of each peak, and the difference within each traced phase (loss, backward, optimizer step:
+the analytic phases of the same moment against the traced phase's own peak, so that a gap hidden
+under the step's peak still shows); then, for the `--details` worst configurations, both sides'
+phases with their parts (the analytic phases' parts; the traced phases' parts as the tracker
+classifies storage).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass
+
+from vramplan.model.hf_config import parse_config
+from vramplan.model.lora_targets import parse_lora_targets
+from vramplan.presets.models import find_model
+from vramplan.tracer import make_setup
+from vramplan.tracer.result import Phase as TracedPhase
+from vramplan.tracer.result import TraceResult
+from vramplan.tracer.run import run_trace
+from vramplan.training.estimate import Phase, TrainingEstimate, estimate_training
+from vramplan.training.setup import TrainingSetup
+from vramplan.vocab import (
+    Attention,
+    Checkpointing,
+    Framework,
+    Method,
+    Optimizer,
+    OptimizerImpl,
+    Precision,
+)
+
+MIB = 2**20
+SAME_MOMENT = {
+    TracedPhase.LOSS: (Phase.LOSS_FORWARD,),
+    TracedPhase.BACKWARD: (Phase.BACKWARD_START, Phase.BACKWARD_BLOCKS, Phase.BACKWARD_END,
+                           Phase.EMBEDDING_BACKWARD),
+    TracedPhase.OPTIMIZER_STEP: (Phase.OPTIMIZER_STEP,),
+}
+"""The analytic phases that fall within each traced phase: a gap hidden under the step's peak
+shows in its own phase."""
+MODELS = ("qwen2.5-0.5b", "llama-3.2-1b", "smollm2-360m", "gemma-3-1b", "qwen3-0.6b")
+"""Five families at real size: Qwen2 (tied, q/k/v biases, vocabulary 151,936), Llama 3.2 (tied,
+128,256), SmolLM2 (Llama with a 49,152 vocabulary), Gemma 3 (262,144, fp32-scaled norms, sliding
+layers), Qwen3 (q/k norms)."""
+
+COMBOS = (  # method, precision, checkpointing, attention[, optimizer, implementation]
+    ("full", "bf16-true", "none", "sdpa"),
+    ("full", "mixed", "none", "sdpa"),
+    ("full", "fp32", "none", "sdpa"),
+    ("full", "amp", "none", "sdpa"),
+    ("full", "bf16-true", "full", "sdpa"),
+    ("full", "amp", "full", "sdpa"),
+    ("full", "bf16-true", "none", "eager"),
+    ("lora", "bf16-true", "none", "sdpa"),
+    ("lora", "amp", "none", "sdpa"),
+    ("lora", "fp32", "none", "sdpa"),
+    ("lora", "bf16-true", "full", "sdpa"),
+    ("lora", "amp", "full", "sdpa"),
+    ("lora", "bf16-true", "none", "eager"),
+    ("freeze", "bf16-true", "none", "sdpa"),
+    ("freeze", "amp", "none", "sdpa"),
+    # optimizers without a state-sized temporary at their step: what backward holds shows
+    ("full", "bf16-true", "none", "sdpa", "adamw", "fused"),
+    ("full", "mixed", "none", "sdpa", "adamw", "fused"),
+    ("full", "fp32", "full", "sdpa", "sgd", "foreach"),
+)
+"""Sampled, not crossed: every method under bf16-true and amp, each regime of precision under
+full fine-tuning, both checkpointing settings and both attention kernels."""
+SHAPES = ((2, 512), (1, 256))
+"""batch x seq_len; each combination takes one, alternating along COMBOS (shifted per model),
+so both shapes meet every combination over the models."""
+
+
+@dataclass(frozen=True)
+class Run:
+    model: str
+    method: str
+    precision: str
+    checkpointing: str
+    attention: str
+    batch: int
+    seq_len: int
+    optimizer: str = "adamw"
+    optimizer_impl: str = "foreach"
+
+    @property
+    def label(self) -> str:
+        optimizer = "" if self.optimizer_impl == "foreach" and self.optimizer == "adamw" \
+            else f" {self.optimizer}-{self.optimizer_impl}"
+        return (f"{self.model} {self.method} {self.precision} ckpt={self.checkpointing} "
+                f"{self.attention} {self.batch}x{self.seq_len}{optimizer}")
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    analytic: TrainingEstimate
+    traced: TraceResult
+    seconds: float
+
+    @property
+    def diff(self) -> float:
+        return self.analytic.allocated_bytes / self.traced.peak_bytes - 1
+
+    def phase_diff(self, traced: TracedPhase) -> float:
+        """The analytic phases' peak against the traced phase's, where the traced phase ran."""
+        analytic = max(p.total_bytes for p in self.analytic.phases
+                       if p.phase in SAME_MOMENT[traced])
+        peaks = {p.phase: p.peak_bytes for p in self.traced.phases}
+        return analytic / peaks[traced] - 1 if traced in peaks else float("nan")
+
+
+def configurations(models: tuple[str, ...]) -> list[Run]:
+    runs = []
+    for shift, model in enumerate(models):
+        for i, (method, precision, checkpointing, attention, *optimizer) in enumerate(COMBOS):
+            batch, seq_len = SHAPES[(i + shift) % len(SHAPES)]
+            runs.append(Run(model, method, precision, checkpointing, attention, batch, seq_len,
+                            *optimizer))
+    return runs
+
+
+def run_one(run: Run) -> Row:
+    config = dict(find_model(run.model).config)
+    lora = run.method == "lora"
+    start = time.perf_counter()
+    traced = run_trace(make_setup(
+        run.model, config, method=run.method, precision=run.precision, batch=run.batch,
+        seq_len=run.seq_len, optimizer=run.optimizer, optimizer_impl=run.optimizer_impl,
+        lora_r=8 if lora else None, lora_targets="q;v" if lora else None,
+        checkpointing=run.checkpointing, attention=run.attention))
+    seconds = time.perf_counter() - start
+    analytic = estimate_training(parse_config(config), TrainingSetup(
+        method=Method(run.method), precision=Precision(run.precision), batch=run.batch,
+        seq_len=run.seq_len, optimizer=Optimizer(run.optimizer),
+        optimizer_impl=OptimizerImpl(run.optimizer_impl), framework=Framework.HF,
+        gradient_accumulation=False, lora_rank=8 if lora else None,
+        lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
+        checkpointing=Checkpointing(run.checkpointing), attention=Attention(run.attention)))
+    return Row(run.label, analytic, traced, seconds)
+
+
+def print_row(row: Row) -> None:
+    print(f"{row.label:72} {row.analytic.allocated_bytes / MIB:9.1f} "
+          f"{row.traced.peak_bytes / MIB:9.1f} {100 * row.diff:+7.2f} % "
+          f"{row.analytic.peak.phase.value:16} {row.traced.peak_phase.value:14} "
+          + " ".join(f"{100 * row.phase_diff(phase):+7.2f}" for phase in SAME_MOMENT)
+          + f" {row.seconds:5.1f}", flush=True)
+
+
+def print_details(row: Row) -> None:
+    print(f"\n== {row.label}: analytic {row.analytic.allocated_bytes / MIB:.1f} MiB, "
+          f"traced {row.traced.peak_bytes / MIB:.1f} MiB ({100 * row.diff:+.2f} %)")
+    print("  analytic phases (MiB):")
+    for phase in row.analytic.phases:
+        parts = ", ".join(f"{p.kind.value} {p.memory_bytes / MIB:.1f}" for p in phase.parts
+                          if p.memory_bytes)
+        print(f"    {phase.phase.value:16} {phase.total_bytes / MIB:9.1f}: {parts}")
+    print("  traced phases (MiB):")
+    for peak in row.traced.phases:
+        parts = ", ".join(f"{kind.value} {n / MIB:.1f}"
+                          for kind, n in peak.breakdown.bytes_by_part if n)
+        print(f"    {peak.phase.value:16} {peak.peak_bytes / MIB:9.1f}: {parts}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=",".join(MODELS),
+                        help="registry names, comma-separated")
+    parser.add_argument("--only", default="",
+                        help="run only configurations whose label contains this text")
+    parser.add_argument("--details", type=int, default=5,
+                        help="phase breakdowns of this many worst configurations")
+    args = parser.parse_args()
+    rows = []
+    print(f"{'configuration':72} {'analytic':>9} {'traced':>9} {'diff':>9} "
+          f"{'analytic peak':16} {'traced peak':14} {'loss %':>7} {'bwd %':>7} "
+          f"{'step %':>7} {'s':>5}")
+    for run in configurations(tuple(args.models.split(","))):
+        if args.only and args.only not in run.label:
+            continue
+        row = run_one(run)
+        rows.append(row)
+        print_row(row)
+    worst = sorted(rows, key=lambda row: -abs(row.diff))
+    beyond = [row for row in worst if abs(row.diff) > 0.03]
+    print(f"\n{len(beyond)} of {len(rows)} configurations beyond 3 %")
+    for row in worst[:args.details]:
+        print_details(row)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

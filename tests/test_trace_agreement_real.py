@@ -1,0 +1,78 @@
+"""The analytic peak agrees with `vramplan trace` within 3 % on real-size registry models, where
+vocabulary-sized tensors and the weights' casts weigh what they do in practice (the matrix of
+tests/test_trace_agreement.py runs tiny configs, where they are negligible). Each configuration
+is one a real-size trace showed off (benchmarks/trace_sweep.py), fixed in the model; each traces
+in about 10 to 15 s.
+
+Not here, with the reason:
+- full fine-tuning of a tied model under autocast with an optimizer that adds nothing at its
+  step (fused AdamW, SGD): the trace is 6 % above the model at the embedding's backward. There
+  autograd sums the head's and the embedding's gradients in place on a GPU (the head's is the
+  cast's own fp32 gradient), but the tracer's dispatch mode makes ATen's `isTensorSubclassLike`
+  true for every tensor, so `InputBuffer::accumulate` adds out of place: one embedding-sized
+  fp32 tensor the trace counts and a GPU does not make.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("peft")
+
+from vramplan.model.hf_config import parse_config
+from vramplan.model.lora_targets import parse_lora_targets
+from vramplan.presets.models import find_model
+from vramplan.tracer import make_setup
+from vramplan.tracer.run import run_trace
+from vramplan.training.estimate import estimate_training
+from vramplan.training.setup import TrainingSetup
+from vramplan.vocab import (
+    Attention,
+    Checkpointing,
+    Framework,
+    Method,
+    Optimizer,
+    OptimizerImpl,
+    Precision,
+)
+
+pytestmark = pytest.mark.trace
+
+TOLERANCE = 0.03
+
+CASES = (  # model, method, precision, checkpointing, attention, batch, seq_len, optimizer, impl
+    # a tied embedding's backward: the head's gradient, the embedding's and their sum beside
+    # every other gradient, above an optimizer step without a state-sized temporary
+    ("qwen2.5-0.5b", "full", "bf16-true", "none", "sdpa", 1, 256, "sgd", "foreach"),
+    ("gemma-3-1b", "full", "bf16-true", "none", "sdpa", 1, 256, "adamw", "fused"),
+    ("smollm2-360m", "full", "fp32", "full", "sdpa", 1, 256, "sgd", "foreach"),
+    # eager attention keeps no attention output when o_proj neither trains nor has an adapter
+    ("qwen3-0.6b", "lora", "bf16-true", "none", "eager", 2, 512, "adamw", "foreach"),
+    ("smollm2-360m", "lora", "bf16-true", "none", "eager", 2, 512, "adamw", "foreach"),
+    # autocast under full checkpointing (the casts cached, not saved), at a real vocabulary
+    ("qwen2.5-0.5b", "lora", "amp", "full", "sdpa", 2, 512, "adamw", "foreach"),
+)
+
+
+@pytest.mark.parametrize("case", CASES, ids=["-".join(map(str, case)) for case in CASES])
+def test_analytic_peak_within_3_percent_of_trace_at_real_size(case: tuple[Any, ...]) -> None:
+    model, method, precision, checkpointing, attention, batch, seq_len, optimizer, impl = case
+    config = dict(find_model(model).config)
+    lora = method == "lora"
+    traced = run_trace(make_setup(
+        model, config, method=method, precision=precision, optimizer=optimizer,
+        optimizer_impl=impl, batch=batch, seq_len=seq_len,
+        lora_r=8 if lora else None, lora_targets="q;v" if lora else None,
+        checkpointing=checkpointing, attention=attention))
+    analytic = estimate_training(parse_config(config), TrainingSetup(
+        method=Method(method), precision=Precision(precision), optimizer=Optimizer(optimizer),
+        optimizer_impl=OptimizerImpl(impl), batch=batch, seq_len=seq_len,
+        framework=Framework.HF, gradient_accumulation=False,
+        lora_rank=8 if lora else None,
+        lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
+        checkpointing=Checkpointing(checkpointing), attention=Attention(attention)))
+    assert analytic.allocated_bytes == pytest.approx(traced.peak_bytes, rel=TOLERANCE)

@@ -66,6 +66,10 @@ FAMILIES: dict[str, dict[str, Any]] = {
     # GQA, untied head
     "llama": {"model_type": "llama", **_COMMON, "intermediate_size": 352,
               "num_key_value_heads": 2, "tie_word_embeddings": False},
+    # a vocabulary too small for the logits to hide the blocks' backward (the RMSNorms' fp32
+    # gradients, the final norm's backward at the start of backward)
+    "llama-vocab32": {"model_type": "llama", **_COMMON, "vocab_size": 32, "intermediate_size": 352,
+                      "num_key_value_heads": 2, "tie_word_embeddings": False},
     # GQA, tied embeddings, q/k/v biases
     "qwen2": {"model_type": "qwen2", **_COMMON, "intermediate_size": 352,
               "num_key_value_heads": 2, "tie_word_embeddings": True},
@@ -103,9 +107,9 @@ COMBOS = (  # method, precision, checkpointing, attention
     ("full", "bf16-true", "none", "eager"),
     ("lora", "bf16-true", "none", "eager"),
 )
-SHAPES = {"llama": ((2, 128), (1, 64)), "qwen2": ((2, 128),), "mistral": ((2, 128),),
-          "phi": ((2, 128), (1, 64)), "opt": ((2, 128),), "opt-dropout": ((2, 128),),
-          "gpt2": ((2, 128), (1, 64))}
+SHAPES = {"llama": ((2, 128), (1, 64)), "llama-vocab32": ((4, 128),), "qwen2": ((2, 128),),
+          "mistral": ((2, 128),), "phi": ((2, 128), (1, 64)), "opt": ((2, 128),),
+          "opt-dropout": ((2, 128),), "gpt2": ((2, 128), (1, 64))}
 MATRIX = [(family, *combo, *shape) for family, combo in itertools.product(FAMILIES, COMBOS)
           for shape in SHAPES[family] if not (family == "gpt2" and combo[2] == "full")]
 

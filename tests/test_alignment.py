@@ -334,3 +334,26 @@ def test_a_case_row_reads_its_policy_and_its_completion() -> None:
     assert unread.id == "g2" and "policy" in unread.reason
     # no length published: the completion after a one-token prompt, a lower bound
     assert training_setup_of(ppo).seq_len == 54
+
+
+# --- every preset, every method ---------------------------------------------------------------
+
+@pytest.mark.parametrize("method", sorted(m.value for m in Method if m.is_alignment))
+def test_every_preset_gets_an_alignment_estimate_with_its_parts_in_order(method: str) -> None:
+    """Over every preset of the registry: the step is estimated, the peak is the largest phase,
+    it holds at least the policy's weights, a method with a separate reference holds the
+    reference's weights in the policy's dtype, and the online methods have a generation."""
+    from vramplan.presets.models import MODELS
+
+    for preset in MODELS:
+        arch = architecture_of(preset)
+        setup = TrainingSetup(precision=Precision.BF16_TRUE, batch=1, seq_len=1024,
+                              checkpointing=Checkpointing.FULL,
+                              alignment=AlignmentSetup(Method(method), beta=0.04))
+        estimate = estimate_step(arch, setup)
+        assert estimate.allocated_bytes == max(p.total_bytes for p in estimate.phases)
+        assert estimate.allocated_bytes >= estimate.states.weight_bytes
+        reference = part(estimate, Phase.OPTIMIZER_STEP, PartKind.REFERENCE_WEIGHTS)
+        expected = 2 * arch.params_total if Method(method).has_reference else 0
+        assert reference == expected, preset.name
+        assert (Phase.GENERATION in phases(estimate)) == Method(method).generates

@@ -78,8 +78,9 @@ def estimate_alignment(arch: Architecture, setup: TrainingSetup) -> TrainingEsti
     resident = _resident_models(arch, setup, alignment)
     engine = Part(PartKind.GENERATION_ENGINE, alignment.engine_budget_bytes)
     engine_always = () if alignment.vllm_sleep else (engine,)
-    training = [PhaseMemory(phase.phase, (*phase.parts, *resident, *engine_always,
-                                          *_training_extras(arch, setup, policy, phase.phase)))
+    training = [PhaseMemory(phase.phase, _merged((
+                    *phase.parts, *resident, *engine_always,
+                    *_training_extras(arch, setup, policy, phase.phase))))
                 for phase in policy.phases]
     phases = list(training)
     if _reference_pass_during_graph(setup, alignment):
@@ -93,6 +94,15 @@ def estimate_alignment(arch: Architecture, setup: TrainingSetup) -> TrainingEsti
                             block_saved=policy.block_saved,
                             activations_bytes=policy.activations_bytes, loss=policy.loss,
                             phases=tuple(phases))
+
+
+def _merged(parts: tuple[Part, ...]) -> tuple[Part, ...]:
+    """One part per kind, in the order kinds first appear (a method's extra activations or
+    logit tensors join the policy's own, as every interface lists one line per part)."""
+    totals: dict[PartKind, int] = {}
+    for part in parts:
+        totals[part.kind] = totals.get(part.kind, 0) + part.memory_bytes
+    return tuple(Part(kind, n_bytes) for kind, n_bytes in totals.items())
 
 
 # --- the other models -------------------------------------------------------------------------

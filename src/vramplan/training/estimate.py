@@ -189,8 +189,12 @@ class PeakOverPhases:
         return self.reserved_bytes + CUDA_CONTEXT_BYTES + self.managed_bytes
 
     def metric_bytes(self, metric: Metric) -> int:
-        return {Metric.ALLOCATED: self.allocated_bytes, Metric.RESERVED: self.reserved_bytes,
-                Metric.DEVICE: self.device_bytes}[metric]
+        """The peak read in `metric`; only `reserved` and `device` replay the allocator."""
+        if metric is Metric.ALLOCATED:
+            return self.allocated_bytes
+        if metric is Metric.RESERVED:
+            return self.reserved_bytes
+        return self.device_bytes
 
     @property
     def total_bytes(self) -> int:

@@ -247,6 +247,7 @@ def test_dpo_that_does_not_fit_is_told_to_precompute_its_reference() -> None:
     (("--method", "grpo", "--completion-len", "4096", "--seq-len", "1024"), "completion"),
     (("--method", "full", "--policy", "lora"), "--policy"),
     (("--method", "dpo", "--beta", "0.1"), "--beta"),
+    (("--method", "dpo", "--lora-r", "16"), "--policy lora"),
     (("--method", "grpo", "--generation", "sglang"), "--generation"),
 ])
 def test_bad_combinations_exit_2_naming_the_field(argv: tuple[str, ...], named: str) -> None:

@@ -134,17 +134,16 @@ def _download_with_fresh_connection_on_failure(ref: RepoRef, abandoned: threadin
     it found no answer and no cached copy. While the endpoint accepts connections, the call is
     made again, on a fresh client, up to `TRANSPORT_ATTEMPTS` times in all. A call its caller
     gave up on (`abandoned`) stops there and leaves the client alone."""
-    for attempt in range(1, TRANSPORT_ATTEMPTS + 1):
+    from huggingface_hub import close_session
+
+    for _ in range(TRANSPORT_ATTEMPTS - 1):
         try:
             return _download(ref)
         except Exception as error:
-            last = attempt == TRANSPORT_ATTEMPTS
-            if last or abandoned.is_set() or not _transport_failure(error):
+            if abandoned.is_set() or not _transport_failure(error):
                 raise
-        from huggingface_hub import close_session
-
         close_session()
-    raise AssertionError("unreachable: the last attempt returns or raises")
+    return _download(ref)
 
 
 def _transport_failure(error: Exception) -> bool:

@@ -138,14 +138,16 @@ def training_setup(inputs: Inputs, scheme: Scheme = Scheme.NONE) -> TrainingSetu
     framework = inputs.require(FRAMEWORK)
     alignment = _alignment(inputs, asked, framework)
     method = inputs.require(POLICY) if alignment is not None else asked
+    chooser = POLICY if alignment is not None else METHOD  # the field that says how weights train
     defaults = framework_defaults(framework)
-    _only_for(inputs, QUANT, method is Method.QLORA, Method.QLORA)
-    _only_for(inputs, LORA_R, method.uses_lora, Method.LORA, Method.QLORA)
-    _only_for(inputs, LORA_TARGETS, method.uses_lora, Method.LORA, Method.QLORA)
-    _only_for(inputs, TRAIN_LAYERS, method is Method.FREEZE, Method.FREEZE)
+    _only_for(inputs, QUANT, method is Method.QLORA, Method.QLORA, chooser=chooser)
+    _only_for(inputs, LORA_R, method.uses_lora, Method.LORA, Method.QLORA, chooser=chooser)
+    _only_for(inputs, LORA_TARGETS, method.uses_lora, Method.LORA, Method.QLORA,
+              chooser=chooser)
+    _only_for(inputs, TRAIN_LAYERS, method is Method.FREEZE, Method.FREEZE, chooser=chooser)
     quant = inputs.get(QUANT) or (defaults.qlora_quant if method is Method.QLORA else Quant.NONE)
     if method is Method.QLORA and quant is Quant.NONE:
-        raise NeedsMethod(QUANT.name, quant.value, other=METHOD.name, methods=Method.LORA.value)
+        raise NeedsMethod(QUANT.name, quant.value, other=chooser.name, methods=Method.LORA.value)
     check_tokens(inputs, BATCH, SEQ_LEN)
     steps = inputs.get(GRAD_ACCUM)
     targets: tuple[LoraTarget, ...] = inputs.require(LORA_TARGETS)
@@ -196,8 +198,7 @@ def _alignment(inputs: Inputs, method: Method, framework: Framework) -> Alignmen
     """The preference or RL method's settings, each accepted only by the methods it concerns;
     the colocated engine's share only with `generation vllm-colocate`. Its GPU memory is set
     by `fit_request`, which knows the GPU."""
-    _only_for(inputs, POLICY, method.is_alignment, Method.DPO, Method.ORPO, Method.SIMPO,
-              Method.KTO, Method.PPO, Method.GRPO)
+    _only_for(inputs, POLICY, method.is_alignment, *(m for m in Method if m.is_alignment))
     _only_for(inputs, PRECOMPUTE_REF, method in (Method.DPO, Method.KTO), Method.DPO,
               Method.KTO)
     _only_for(inputs, BETA, method is Method.GRPO, Method.GRPO)
@@ -234,11 +235,13 @@ def with_gpu_memory(training: TrainingSetup, gpu: Gpu) -> TrainingSetup:
                                                gpu_memory_bytes=gpu.capacity_bytes))
 
 
-def _only_for(inputs: Inputs, field: Field[Any], applies: bool, *methods: Method) -> None:
+def _only_for(inputs: Inputs, field: Field[Any], applies: bool, *methods: Method,
+              chooser: Field[Any] = METHOD) -> None:
+    """`field` given where it does not apply: an error naming the `chooser` values it needs."""
     if inputs.given(field) and not applies:
         value = inputs.get(field)
         shown = ",".join(str(v) for v in value) if isinstance(value, tuple) else str(value)
-        raise NeedsMethod(field.name, shown, other=METHOD.name,
+        raise NeedsMethod(field.name, shown, other=chooser.name,
                           methods=", ".join(m.value for m in methods))
 
 

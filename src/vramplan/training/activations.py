@@ -684,15 +684,22 @@ class LossMemory:
 
 
 def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: int,
-                  seq_len: int) -> LossMemory:
+                  seq_len: int, *, logit_len: int | None = None) -> LossMemory:
     """Logits and loss memory, with the fp32 upcast that every framework does before the
     softmax: Fabric's `convert_output` (to float32) for litgpt, `logits.float()` in transformers'
-    `ForCausalLMLoss`; the fp32 log-softmax is saved by the loss."""
-    tokens = batch * seq_len
+    `ForCausalLMLoss`; the fp32 log-softmax is saved by the loss.
+
+    `logit_len`: the positions per sequence the head computes (GRPO's `logits_to_keep`; None:
+    all). The final norm runs over every position and the head takes a slice of its output
+    (`self.lm_head(hidden_states[:, slice_indices, :])`, modeling_llama.py
+    `LlamaForCausalLM.forward`), a view that keeps the whole normalized tensor alive: what they
+    save covers every position."""
+    every_position = batch * seq_len
     h, vocab, c = arch.hidden_size, arch.vocab_size, block.compute_bytes
-    saved = _final_norm_bytes(arch, block, head) * tokens
+    saved = _final_norm_bytes(arch, block, head) * every_position
     if head.head_trains or head.head_keeps_input:
-        saved += block.residual_bytes * h * tokens
+        saved += block.residual_bytes * h * every_position
+    tokens = batch * (seq_len if logit_len is None else logit_len)
     if head.head_lora:
         saved += (DROPOUT_MASK_BYTES + c) * h * tokens if block.lora_dropout else 0
     fp32_logits = FP32 * vocab * tokens

@@ -72,8 +72,7 @@ def estimate_alignment(arch: Architecture, setup: TrainingSetup) -> TrainingEsti
     check_setup(setup)
     alignment = setup.alignment
     assert alignment is not None
-    policy_setup = _grpo_logit_positions(policy_pass(setup))
-    policy = estimate_training(arch, policy_setup)
+    policy = estimate_training(arch, policy_pass(setup))
     method = alignment.method
     resident = _resident_models(arch, setup, alignment)
     engine = Part(PartKind.GENERATION_ENGINE, alignment.engine_budget_bytes)
@@ -108,15 +107,9 @@ def _merged(parts: tuple[Part, ...]) -> tuple[Part, ...]:
 # --- the other models -------------------------------------------------------------------------
 
 def reference_model_kept(setup: TrainingSetup) -> bool:
-    """A separate frozen reference model sits on the GPU through training."""
-    alignment = setup.alignment
-    if alignment is None or not alignment.method.has_reference:
-        return False
-    if setup.method.uses_lora:
-        return False  # the reference pass runs the policy with its adapter disabled
-    if alignment.precompute_ref and alignment.method in (Method.DPO, Method.KTO):
-        return False
-    return alignment.method is not Method.GRPO or alignment.beta > 0
+    """A separate frozen reference model sits on the GPU through training: a reference pass,
+    not run by the policy with its PEFT adapter disabled."""
+    return reference_pass_runs(setup) and not setup.method.uses_lora
 
 
 def reference_pass_runs(setup: TrainingSetup) -> bool:
@@ -154,12 +147,8 @@ def _resident_models(arch: Architecture, setup: TrainingSetup,
         parts.append(Part(PartKind.REFERENCE_WEIGHTS, arch.params_total * load))
     if alignment.method is Method.PPO:
         parts.append(Part(PartKind.REWARD_WEIGHTS, arch.params_total * load))
-        parts.append(Part(PartKind.VALUE_MODEL, _value_model_bytes(arch, setup)))
+        parts.append(Part(PartKind.VALUE_MODEL, value_model_states(arch, setup).total_bytes))
     return tuple(parts)
-
-
-def _value_model_bytes(arch: Architecture, setup: TrainingSetup) -> int:
-    return value_model_states(arch, setup).total_bytes
 
 
 def value_model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
@@ -180,9 +169,7 @@ def _training_extras(arch: Architecture, setup: TrainingSetup, policy: TrainingE
     parts: list[Part] = []
     if alignment.method in (Method.ORPO, Method.SIMPO) and phase in (Phase.LOSS_FORWARD,
                                                                      Phase.BACKWARD_START):
-        parts.append(Part(PartKind.CHOSEN_NLL, _chosen_nll_bytes(arch, setup, phase)))
-    if alignment.method is Method.GRPO and phase in (Phase.LOSS_FORWARD, Phase.BACKWARD_START):
-        parts.append(Part(PartKind.ACTIVATIONS, _prompt_positions_saved(arch, policy)))
+        parts.append(Part(PartKind.CHOSEN_NLL, _chosen_nll_bytes(arch, setup)))
     if alignment.method is Method.GRPO and phase is Phase.LOSS_FORWARD:
         parts.append(Part(PartKind.LOGITS_LOSS, _entropy_bytes(arch, setup)))
     if alignment.method is Method.PPO and phase in (Phase.LOSS_FORWARD, Phase.BACKWARD_START):
@@ -190,26 +177,6 @@ def _training_extras(arch: Architecture, setup: TrainingSetup, policy: TrainingE
         parts.append(Part(PartKind.VALUE_ACTIVATIONS,
                           policy.activations_bytes - policy.loss.saved_bytes))
     return tuple(parts)
-
-
-def _grpo_logit_positions(policy_setup: TrainingSetup) -> TrainingSetup:
-    """GRPO asks the model for the completion's logits and one more position, then drops the
-    last (`model_inputs["logits_to_keep"] = logits_to_keep + 1`, `logits[:, :-1, :]`,
-    grpo_trainer.py :1502, :1514): the head computes completion + 1 positions and the slice, a
-    view, keeps them all."""
-    if policy_setup.logit_len is None or policy_setup.logit_len >= policy_setup.seq_len:
-        return policy_setup
-    return replace(policy_setup, logit_len=policy_setup.logit_len + 1)
-
-
-def _prompt_positions_saved(arch: Architecture, policy: TrainingEstimate) -> int:
-    """What the final norm and the head save for the prompt's positions too: transformers
-    normalizes every position and gives the head a slice of the result (`self.lm_head(
-    hidden_states[:, slice_indices, :])`, modeling_llama.py `LlamaForCausalLM.forward`), a view
-    that keeps the whole normalized tensor alive, and the norm's own saved tensors cover every
-    position. The difference between a head over every position and one over the completion's."""
-    every_position = estimate_training(arch, replace(policy.setup, logit_len=None))
-    return every_position.loss.saved_bytes - policy.loss.saved_bytes
 
 
 ENTROPY_CHUNK_ROWS = 128
@@ -236,7 +203,7 @@ def _entropy_bytes(arch: Architecture, setup: TrainingSetup) -> int:
     return max(0, copy + 3 * chunk - freed)
 
 
-def _chosen_nll_bytes(arch: Architecture, setup: TrainingSetup, phase: Phase) -> int:
+def _chosen_nll_bytes(arch: Architecture, setup: TrainingSetup) -> int:
     """ORPO and SimPO add a cross-entropy on the chosen half (`cross_entropy_loss(
     all_logits[:len_chosen], ...)`, orpo_trainer.py and cpo_trainer.py `concatenated_forward`):
     `[..., :-1, :].contiguous()` copies the chosen logits, `F.cross_entropy` saves its

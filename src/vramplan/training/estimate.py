@@ -261,8 +261,8 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
     saved = block_saved(_largest_kind(arch), spec, setup.seq_len)
     tokens = setup.batch * setup.seq_len
     blocks = _blocks_activation_bytes(arch, setup, spec, saved) * tokens
-    loss = head_and_loss(arch, spec, _head_spec(arch, setup), setup.batch,
-                         setup.logit_len if setup.logit_len is not None else setup.seq_len)
+    loss = head_and_loss(arch, spec, _head_spec(arch, setup), setup.batch, setup.seq_len,
+                         logit_len=setup.logit_len)
     autocast_copies = _autocast_weight_copies(arch, setup)
     cached_copies = _cached_block_copies(arch, setup)
     embedding = embedding_dropout_bytes(arch, spec, _embedding_trains(setup)) * tokens

@@ -194,7 +194,10 @@ def policy_pass(setup: TrainingSetup) -> TrainingSetup:
     if alignment is None:
         return setup
     paired = alignment.method in (Method.DPO, Method.ORPO, Method.SIMPO)
-    logit_len = alignment.completion_tokens if alignment.method is Method.GRPO else None
+    # GRPO asks for the completion's logits and one more position, then drops the last
+    # (`model_inputs["logits_to_keep"] = logits_to_keep + 1`, `logits[:, :-1, :]`, TRL
+    # grpo_trainer.py :1502, :1514): the slice, a view, keeps all completion + 1 positions
+    logit_len = alignment.completion_tokens + 1 if alignment.method is Method.GRPO else None
     return replace(setup, alignment=None, batch=setup.batch * (2 if paired else 1),
                    logit_len=logit_len, log_probs=True)
 

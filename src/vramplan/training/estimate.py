@@ -283,7 +283,7 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
             Part(PartKind.LOGITS_LOSS, loss.forward_peak_bytes),
             Part(PartKind.PREVIOUS_GRAPH, _previous_graph_bytes(arch, setup, spec)))),
         PhaseMemory(Phase.BACKWARD_START, (
-            *persistent, *acts, *_loss_or_final_norm_backward(arch, setup, loss))),
+            *persistent, *acts, *_loss_or_final_norm_backward(arch, setup, spec, loss))),
         PhaseMemory(Phase.BACKWARD_BLOCKS, (
             # the head's and the final norm's backward have run: their saved inputs are freed
             *persistent, Part(PartKind.ACTIVATIONS, activations - loss.saved_bytes),
@@ -309,7 +309,7 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
                             activations_bytes=activations, loss=loss, phases=phases)
 
 
-def _loss_or_final_norm_backward(arch: Architecture, setup: TrainingSetup,
+def _loss_or_final_norm_backward(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
                                  loss: LossMemory) -> tuple[Part, ...]:
     """Backward starts with the loss and the head, then the final norm, every block's saved
     tensors still alive: the larger of the loss's vocabulary-sized tensors and the final
@@ -322,7 +322,7 @@ def _loss_or_final_norm_backward(arch: Architecture, setup: TrainingSetup,
         head = _head_spec(arch, setup)
         if head.head_trains or head.head_keeps_input:
             # the head's saved input (the norm's output) went with the head's backward
-            norm -= block_spec(arch, setup).residual_bytes * arch.hidden_size * tokens
+            norm -= spec.residual_bytes * arch.hidden_size * tokens
     if norm > loss.backward_peak_bytes:
         return (Part(PartKind.BACKWARD_TEMPORARIES, norm),)
     return (Part(PartKind.LOGITS_LOSS, loss.backward_peak_bytes),)
@@ -563,8 +563,9 @@ def _autocast_weight_copies(arch: Architecture, setup: TrainingSetup) -> int:
         # matmuls save nothing, and no cast of a frozen weight is cached; the casts of
         # trainable weights live in autocast's cache until the forward's autocast region exits
         # (before backward). What stays is the head's cast, saved by the head's matmul outside
-        # the blocks (traced: vramplan trace, qwen2.5-0.5b LoRA amp, full checkpointing)
-        return 2 * _head_copies(arch, setup) if _head_input_needs_grad(setup) else 0
+        # the blocks, whose input needs a gradient under every method (something before the
+        # head trains) (traced: vramplan trace, qwen2.5-0.5b LoRA amp, full checkpointing)
+        return 2 * _head_copies(arch, setup)
     per_block = {lin.role: lin.params_each * lin.count
                  for lin in arch.kind_view(arch.layer_is_moe(0)).block_linears()}
     graph = _blocks_with_graph(arch, setup)
@@ -605,12 +606,6 @@ def _head_copies(arch: Architecture, setup: TrainingSetup) -> int:
     chunked = _head_spec(arch, setup).chunked and setup.framework is Framework.LITGPT
     head_calls = ceil_div(setup.seq_len, LITGPT_LM_HEAD_CHUNK) if chunked else 1
     return head_calls * arch.hidden_size * arch.vocab_size
-
-
-def _head_input_needs_grad(setup: TrainingSetup) -> bool:
-    """The head's input needs a gradient (something before it trains), so its matmul saves
-    the cast weight; `freeze` trains the last blocks, LoRA the adapters in every block."""
-    return setup.method in (Method.FULL, Method.FREEZE) or setup.method.uses_lora
 
 
 def _recomputed_block_copies(arch: Architecture, setup: TrainingSetup) -> int:

@@ -484,8 +484,11 @@ class _Sizes:
     """The residual stream (a block's input and output)."""
     working: int
     """The MLP's intermediate-wide working tensor."""
-    saved: int
-    """What one block saves for backward (freed together by its backward)."""
+    saved: tuple[int, ...]
+    """What one block saves for backward, tensor by tensor. Kept from forward to backward they
+    are one request (their lifetimes are the same); a block recomputed under checkpointing makes
+    them again one by one in its backward, when the cache holds the blocks that the loss's
+    vocabulary-sized tensors left, and each takes its own block there."""
     transient: int
     """One block's backward working tensors."""
     checkpointed: bool
@@ -499,7 +502,7 @@ class _Sizes:
                                   setup.checkpointing)
         return _Sizes(residual=shape.spec.residual_bytes * arch.hidden_size * tokens,
                       working=shape.spec.compute_bytes * width * tokens,
-                      saved=sum(item.bytes_per_token for item in saved) * tokens,
+                      saved=tuple(item.bytes_per_token * tokens for item in saved),
                       transient=block_backward_transient(arch, shape.spec) * tokens,
                       checkpointed=setup.checkpointing is Checkpointing.FULL)
 
@@ -532,9 +535,9 @@ def _forward(program: _Program, arch: Architecture, sizes: _Sizes,
             program.free(gathered.pop(0))
         if sizes.checkpointed:
             kept.append([hidden])  # torch.utils.checkpoint keeps the block's input
-            working = [program.alloc(sizes.saved)]
+            working = [program.alloc(n) for n in sizes.saved]
         else:
-            kept.append([program.alloc(sizes.saved)])
+            kept.append([program.alloc(sum(sizes.saved))])
             working = []
         working += [program.alloc(sizes.working), program.alloc(sizes.residual)]
         program.free_all(working)
@@ -556,7 +559,7 @@ def _backward_block(program: _Program, model: _Model, sizes: _Sizes, block: int,
     prefetched = sharding.prefetch_late and bool(gathered)
     if not (sharding.keep_gathered or prefetched):
         gathered.append(_gather(program, sharding, sharding.gather_bytes))
-    recomputed = [program.alloc(sizes.saved)] if sizes.checkpointed else []
+    recomputed = [program.alloc(n) for n in sizes.saved] if sizes.checkpointed else []
     unit_grad = program.alloc(sharding.unit_grad_bytes)
     _block_backward(program, model, trainable, recomputed + kept, sizes.transient)
     if sharding.prefetch_late and block > 0:

@@ -260,6 +260,19 @@ def test_fsdp_units_in_bytes_as_stored() -> None:
     assert (exact.gathered_unit_bytes, exact.gathered_root_bytes) == (50_000, 400_000)
 
 
+def test_fsdp1_offload_keeps_gradient_shards_on_the_gpu_until_backward_ends() -> None:
+    """FSDP1 copies each reduced gradient shard to the host and keeps the GPU one as
+    `_saved_grad_shard` until the end of backward; FSDP2 drops it once copied."""
+    states = mixed_adam(1_000_000, block=100_000, root=200_000)
+    fsdp1 = shard(states, Scheme.FSDP, 4, fsdp_version=FsdpVersion.FSDP1,
+                  offload=Offload.PARAMS_OPTIMIZER)
+    assert fsdp1.gradients_bytes == 2 * 1_000_000 // 4
+    assert fsdp1.gradients_at_step_bytes == 0 and fsdp1.weights_bytes == 0
+    fsdp2 = shard(states, Scheme.FSDP, 4, fsdp_version=FsdpVersion.FSDP2,
+                  offload=Offload.PARAMS_OPTIMIZER)
+    assert fsdp2.gradients_bytes == 0
+
+
 def test_shard_grad_op_holds_all_weights_through_backward() -> None:
     states = mixed_adam(1_000_000, block=100_000, root=200_000)
     result = shard(states, Scheme.FSDP_GRAD_OP, 4)

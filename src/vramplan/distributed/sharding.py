@@ -401,11 +401,17 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int,
     host = pinned = 0
     if plan.offload is Offload.PARAMS_OPTIMIZER:
         # FSDP CPUOffload(offload_params=True): parameter and gradient shards on the host (pinned),
-        # the optimizer step on the CPU (PyTorch FSDP docs, `CPUOffload`).
+        # the optimizer step on the CPU (PyTorch FSDP docs, `CPUOffload`). FSDP1 copies each
+        # reduced gradient shard to the host but keeps it as `_saved_grad_shard` until backward
+        # ends (torch/distributed/fsdp/_runtime_utils.py @01caf79e `_offload_grad`;
+        # _flat_param.py `prepare_gradient_for_optim` deletes it): the shards stay on the GPU
+        # through backward, none at the step. FSDP2 moves each reduced shard to the host and
+        # drops it (_fully_shard/_fsdp_collectives.py `foreach_reduce`).
         host = weights + step_grads + master + optim
         pinned = weights + step_grads
+        kept = step_grads if plan.fsdp_version is FsdpVersion.FSDP1 else 0
+        grads = grad_bytes if plan.accumulate_without_sync else kept
         weights = master = optim = step_grads = 0
-        grads = grad_bytes if plan.accumulate_without_sync else 0
     # In forward, the block computing and the next one (prefetched); at the loss, every block
     # has been resharded after its forward (FULL_SHARD; FSDP2 `reshard_after_forward=True` for
     # non-root modules) and only the root stays gathered. When a block's backward starts, it is

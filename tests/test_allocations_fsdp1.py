@@ -63,13 +63,14 @@ def test_broadcast_buckets_close_at_the_cap_and_two_fly_at_once() -> None:
 
 def test_units_are_wrapped_adapters_first_and_the_root_last() -> None:
     """FSDP1's auto-wrap builds the nested units before the root; peft's policy makes each
-    adapter matrix a unit, wrapped before its block (its parent)."""
+    adapter matrix a unit, wrapped before its block (its parent); a block's adapters are
+    written as one."""
     tensors = (ParamTensor(10, 20, False, None),  # embedding
                ParamTensor(100, 200, False, 0), ParamTensor(4, 8, True, 0),
                ParamTensor(4, 8, True, 0), ParamTensor(100, 200, False, 1),
                ParamTensor(10, 20, False, None))  # head
     apart = [[t.n_bytes for t in unit] for unit in _flat_units(tensors, True).values()]
-    assert apart == [[8], [8], [200], [200], [20, 20]]
+    assert apart == [[8, 8], [200], [200], [20, 20]]
     mixed = [[t.n_bytes for t in unit] for unit in _flat_units(tensors, False).values()]
     assert mixed == [[200, 8, 8], [200], [20, 20]]
 

@@ -19,12 +19,13 @@ same program from a real step (every ATen op), and tests/test_allocations.py com
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from vramplan.allocator import (
     EMPTY_CACHE,
+    K_SMALL_SIZE,
     PYTORCH_DEFAULTS,
     RESET_PEAKS,
     AllocatorConfig,
@@ -406,7 +407,7 @@ def _wrap_flat_units(program: _Program, tensors: tuple[ParamTensor, ...],
     parameters and the flat copy are then freed, and stay cached."""
     for unit in _flat_units(tensors, sharding.adapter_units).values():
         sizes = [t.n_bytes for t in unit]
-        whole = [program.alloc(n) for n in sizes]
+        whole = [program.alloc(n) for n in _requests(sizes)]
         _broadcast_buckets(program, sizes, sharding.sync_bucket_bytes)
         flat = program.alloc(sum(sizes))
         shard = program.alloc(ceil_div(sum(sizes), max(sharding.gradients, 1)))
@@ -417,15 +418,16 @@ def _wrap_flat_units(program: _Program, tensors: tuple[ParamTensor, ...],
 
 
 def _flat_units(tensors: tuple[ParamTensor, ...],
-                adapter_units: bool) -> dict[tuple[int, int], list[ParamTensor]]:
-    """The units in the order FSDP1 wraps them: by block, each adapter matrix first when it is a
-    unit of its own, then the block; the root (embeddings, final norm, head) last."""
-    units: dict[tuple[int, int], list[ParamTensor]] = {}
+                adapter_units: bool) -> dict[tuple[int, bool], list[ParamTensor]]:
+    """The units in the order FSDP1 wraps them: by block, its adapters first when they are units
+    of their own (written as one: each is a few MB, a small-pool block either way), then the
+    block; the root (embeddings, final norm, head) last."""
+    units: dict[tuple[int, bool], list[ParamTensor]] = {}
     root = len(tensors)  # after every block
-    for index, tensor in enumerate(tensors):
+    for tensor in tensors:
         block = root if tensor.block is None else tensor.block
-        key = (block, index if adapter_units and tensor.trainable and block != root else root)
-        units.setdefault(key, []).append(tensor)
+        apart = adapter_units and tensor.trainable and block != root
+        units.setdefault((block, not apart), []).append(tensor)
     return dict(sorted(units.items()))
 
 
@@ -502,9 +504,26 @@ class _Sizes:
                                   setup.checkpointing)
         return _Sizes(residual=shape.spec.residual_bytes * arch.hidden_size * tokens,
                       working=shape.spec.compute_bytes * width * tokens,
-                      saved=tuple(item.bytes_per_token * tokens for item in saved),
+                      saved=_requests(item.bytes_per_token * tokens for item in saved),
                       transient=block_backward_transient(arch, shape.spec) * tokens,
                       checkpointed=setup.checkpointing is Checkpointing.FULL)
+
+
+def _requests(sizes: Iterable[int]) -> tuple[int, ...]:
+    """Tensors made together, as requests: each of more than 1 MiB on its own, the smaller ones
+    gathered into requests of at most 1 MiB (they stay in the allocator's small pool, packed into
+    its 2 MiB segments either way), which keeps a program of many blocks short."""
+    requests: list[int] = []
+    small = 0
+    for n_bytes in sizes:
+        if n_bytes > K_SMALL_SIZE:
+            requests.append(n_bytes)
+        elif small + n_bytes > K_SMALL_SIZE:
+            requests.append(small)
+            small = n_bytes
+        else:
+            small += n_bytes
+    return (*requests, small) if small else tuple(requests)
 
 
 def _gather(program: _Program, sharding: Sharding, n_bytes: int) -> int:

@@ -192,3 +192,40 @@ def test_zero3_never_holds_more_than_zero2_model_states(gpus: int) -> None:
         return estimate_per_gpu(arch, setup,
                                 default_parallelism(setup, scheme, gpus)).sharded.model_states_bytes
     assert states(Scheme.ZERO3) <= states(Scheme.ZERO2)
+
+
+# --- The config files frameworks ship -------------------------------------------------------------
+
+
+def test_llamafactory_buckets_follow_the_hidden_size() -> None:
+    """LLaMA-Factory's ds_z3_config.json leaves the buckets "auto": the transformers Trainer
+    fills reduce_bucket_size with 4096² for Llama-3.1-8B (in bf16) and the prefetch bucket
+    with 0.9 x 4096²; other frameworks keep DeepSpeed's 5e8 elements."""
+    arch = architecture_of(find_model("llama-3.1-8b"))
+    def sharded(framework: Framework) -> tuple[int, int]:
+        setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=512,
+                              framework=framework, gradient_accumulation=False,
+                              checkpointing=Checkpointing.FULL)
+        result = estimate_per_gpu(arch, setup, default_parallelism(setup, Scheme.ZERO3, 8))
+        return result.sharded.persistent_buffers_bytes, result.sharded.forward_buffers_bytes
+    bucket, forward = sharded(Framework.LLAMAFACTORY)
+    assert bucket == 2 * 4096 * 4096
+    largest = 128256 * 4096  # the embedding (and the untied head)
+    assert forward == 2 * (largest + 9 * 4096 * 4096 // 10)
+    assert sharded(Framework.HF)[0] == 2 * 500_000_000
+
+
+def test_axolotl_keeps_nothing_gathered_beyond_the_running_module() -> None:
+    """axolotl's zero3_bf16.json: max_live_parameters and max_reuse_distance 0, so no
+    prefetch and no reuse: a block's backward holds its largest linear (14336 x 4096) alone;
+    sub_group_size 0 makes every parameter a sub-group: the step upcasts the largest
+    parameter's partition (the 128256 x 4096 embedding over 8 GPUs)."""
+    arch = architecture_of(find_model("llama-3.1-8b"))
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=512,
+                          framework=Framework.AXOLOTL, gradient_accumulation=False,
+                          checkpointing=Checkpointing.FULL)
+    result = estimate_per_gpu(arch, setup, default_parallelism(setup, Scheme.ZERO3, 8))
+    bucket = 4096 * 4096
+    gradient_path = 2 * bucket + 2 * 14336 * 4096  # a full bucket's copy, one linear's grad
+    assert result.sharded.backward_buffers_bytes == 2 * 14336 * 4096 + gradient_path
+    assert result.sharded.step_group_params == 128256 * 4096 // 8

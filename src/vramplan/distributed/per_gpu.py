@@ -18,6 +18,7 @@ from vramplan.distributed.sharding import (
     PipelineSchedule,
     ShardedStates,
     TracedModule,
+    Zero3ConfigFile,
     shard_model_states,
     zero3_gathered_peaks,
     zero3_reduce_transient_bytes,
@@ -112,6 +113,22 @@ DEFAULT_SCHEME: dict[Framework, Scheme] = {
     framework: framework_defaults(framework).scheme for framework in Framework}
 """The data-parallel scheme a framework sets up on several GPUs when none is named (each with
 its source in `vramplan.presets.frameworks`)."""
+
+
+ZERO3_CONFIG_FILES: dict[Framework, Zero3ConfigFile] = {
+    # hiyouga/LLaMA-Factory examples/deepspeed/ds_z3_config.json @1d6e8b21: reduce and
+    # prefetch buckets "auto", sub_group_size, max_live and max_reuse 1e9
+    Framework.LLAMAFACTORY: Zero3ConfigFile(buckets_from_hidden_size=True),
+    # axolotl-ai-cloud/axolotl deepspeed_configs/zero3_bf16.json @1aaebb0d: buckets "auto",
+    # sub_group_size 0 (every parameter a sub-group), max_live_parameters and
+    # max_reuse_distance 0 (nothing prefetched, nothing kept for reuse)
+    Framework.AXOLOTL: Zero3ConfigFile(buckets_from_hidden_size=True, sub_group_elements=0,
+                                       max_live_parameters=0, max_reuse_distance=0),
+}
+"""The ZeRO-3 config file a framework ships, where its users start from one. The others run at
+DeepSpeed's defaults (`CommBuffers`): accelerate's DeepSpeedPlugin writes none of these keys
+(TRL's examples/accelerate_configs/zero3.yaml, the PEFT docs' configs), nor does a bare
+DeepSpeed config."""
 
 
 _DDP_FIRST_BUCKET_BYTES = 1 * 1024 * 1024
@@ -274,6 +291,9 @@ def estimate_per_gpu(arch: Architecture, setup: TrainingSetup,
     pipeline parallelism, on the most loaded stage)."""
     single = estimate_step(arch, _autograd_setup(setup, parallelism))
     plan = _as_run(setup, parallelism)
+    config_file = ZERO3_CONFIG_FILES.get(setup.framework)
+    if plan.scheme is Scheme.ZERO3 and config_file is not None:
+        plan = replace(plan, buffers=config_file.buffers(arch.hidden_size, plan.buffers))
     estimates = [_stage_estimate(arch, single, single.states, stage, plan)
                  for stage in pipeline_stages(arch, setup, parallelism)]
     return max(estimates, key=lambda estimate: estimate.total_bytes)

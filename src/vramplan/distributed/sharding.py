@@ -13,7 +13,7 @@ Toward Training Trillion Parameter Models", arXiv:1910.02054, section 5 (P_os, P
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import lru_cache
 
@@ -80,6 +80,30 @@ class CommBuffers:
     fsdp_prefetch_units: int = 1
     """Wrapped units gathered ahead of the one computing: FSDP1 `BackwardPrefetch.BACKWARD_PRE`
     (default) and `limit_all_gathers=True` keep at most two units gathered; FSDP2 prefetches one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Zero3ConfigFile:
+    """The ZeRO-3 settings of the DeepSpeed config file a framework ships, where they differ
+    from DeepSpeed's defaults (`CommBuffers`)."""
+
+    buckets_from_hidden_size: bool
+    """`reduce_bucket_size` and `stage3_prefetch_bucket_size` are "auto", which the
+    transformers Trainer fills with hidden_size² and 0.9 x hidden_size² (transformers
+    integrations/deepspeed.py `HfTrainerDeepSpeedConfig.trainer_config_finalize`)."""
+    sub_group_elements: int = 1_000_000_000
+    max_live_parameters: int = 1_000_000_000
+    max_reuse_distance: int = 1_000_000_000
+
+    def buffers(self, hidden_size: int, base: CommBuffers) -> CommBuffers:
+        """`base` with this file's settings, for a model of `hidden_size`."""
+        buffers = replace(base, zero_sub_group_elements=self.sub_group_elements,
+                          zero3_max_live_parameters=self.max_live_parameters,
+                          zero3_max_reuse_distance=self.max_reuse_distance)
+        if not self.buckets_from_hidden_size:
+            return buffers
+        return replace(buffers, zero_reduce_bucket_elements=hidden_size * hidden_size,
+                       zero3_prefetch_bucket_elements=9 * hidden_size * hidden_size // 10)
 
 
 @dataclass(frozen=True, slots=True)

@@ -252,11 +252,11 @@ class Sharding:
     `unit_grad_bytes / gradients`, is made on `REDUCE_STREAM` and kept)."""
     persistent_bytes: tuple[int, ...] = ()
     """Buffers allocated once and kept (DDP's gradient buckets, ZeRO-3's bucket)."""
-    step_group_elements: int = 0
+    step_group_elements: int | None = None
     """DeepSpeed ZeRO-3: the gradient partition is one flat buffer allocated with the optimizer
     and kept; masters and optimizer states are flat per sub-group of this many elements, and
     the step runs sub-group by sub-group (deepspeed/runtime/zero/stage3.py @38327e07
-    `_setup_for_real_optimizer`, `_create_fp16_sub_groups`, `step`). 0: tensor by tensor."""
+    `_setup_for_real_optimizer`, `_create_fp16_sub_groups`, `step`). None: tensor by tensor."""
 
 
 WHOLE = Sharding()
@@ -323,10 +323,10 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
     model = _Model(params, sharding, grads={}, states=[], masters=[])
     if setup.precision is Precision.MIXED and sharding.states:
         masters = [ceil_div(FP32 * t.elements, sharding.states) for t in params if t.trainable]
-        if sharding.step_group_elements:
+        if sharding.step_group_elements is not None:
             masters = [FP32 * n for n in _sub_groups(params, sharding)]
         model.masters = [program.alloc(n_bytes) for n_bytes in masters]
-    if sharding.step_group_elements and sharding.gradients:
+    if sharding.step_group_elements is not None and sharding.gradients:
         model.flat_grads = program.alloc(sum(
             ceil_div(t.n_bytes, sharding.gradients) for t in params if t.trainable))
     for n_bytes in sharding.persistent_bytes:
@@ -632,10 +632,11 @@ def _sub_groups(params: tuple[ParamTensor, ...], sharding: Sharding) -> list[int
     """The elements of each ZeRO-3 sub-group of this rank's partition: partitions are added
     until a group holds `step_group_elements` or more (stage3.py `_create_fp16_sub_groups`)."""
     groups, current = [], 0
+    size = sharding.step_group_elements or 0
     for tensor in params:
         if tensor.trainable:
             current += ceil_div(tensor.elements, sharding.states)
-            if current >= sharding.step_group_elements:
+            if current >= size:
                 groups.append(current)
                 current = 0
     return [*groups, current] if current else groups

@@ -130,7 +130,7 @@ def test_checkpointed_blocks_stay_gathered_from_recomputation_to_backward() -> N
     gate, up, down 234.9M elements. Recomputed, down is used again at once, up after down
     (234.9M), gate after up and down twice (939.5M < 1e9); o would need 1409M: released. So
     gate, up and down (704.6M) are gathered while the block runs backward, plus the 5e7
-    prefetch bucket, in bf16."""
+    prefetch bucket (an all-gather's flat buffer and the parameters' copies: twice), in bf16."""
     arch = architecture_of(find_model("llama-2-70b"))
     setup = TrainingSetup(method=Method.LORA, precision=Precision.MIXED, lora_rank=8,
                           lora_targets=frozenset({LoraTarget.Q, LoraTarget.V}), batch=1,
@@ -139,7 +139,7 @@ def test_checkpointed_blocks_stay_gathered_from_recomputation_to_backward() -> N
     estimate = estimate_per_gpu(arch, setup, default_parallelism(setup, Scheme.ZERO3, 8))
     mlp = 3 * 8192 * 28672
     lora_grad = 2 * 8 * 8192  # the largest adapter's gradient, before its hook moves it
-    assert estimate.sharded.backward_buffers_bytes == 2 * (mlp + 50_000_000) + lora_grad
+    assert estimate.sharded.backward_buffers_bytes == 2 * (mlp + 2 * 50_000_000) + lora_grad
 
 
 def test_quantization_statistics_stay_whole_on_every_gpu() -> None:
@@ -200,7 +200,8 @@ def test_zero3_never_holds_more_than_zero2_model_states(gpus: int) -> None:
 def test_llamafactory_buckets_follow_the_hidden_size() -> None:
     """LLaMA-Factory's ds_z3_config.json leaves the buckets "auto": the transformers Trainer
     fills reduce_bucket_size with 4096² for Llama-3.1-8B (in bf16) and the prefetch bucket
-    with 0.9 x 4096²; other frameworks keep DeepSpeed's 5e8 elements."""
+    with 0.9 x 4096² (prefetched into a flat buffer, then copied: twice); other frameworks keep
+    DeepSpeed's 5e8 elements."""
     arch = architecture_of(find_model("llama-3.1-8b"))
     def sharded(framework: Framework) -> tuple[int, int]:
         setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=512,
@@ -211,7 +212,7 @@ def test_llamafactory_buckets_follow_the_hidden_size() -> None:
     bucket, forward = sharded(Framework.LLAMAFACTORY)
     assert bucket == 2 * 4096 * 4096
     largest = 128256 * 4096  # the embedding (and the untied head)
-    assert forward == 2 * (largest + 9 * 4096 * 4096 // 10)
+    assert forward == 2 * (largest + 2 * (9 * 4096 * 4096 // 10))
     assert sharded(Framework.HF)[0] == 2 * 500_000_000
 
 

@@ -348,10 +348,13 @@ def _zero3_as_run(arch: Architecture, setup: TrainingSetup, states: ModelStates,
 
     def held(elements: int) -> int:
         # what the coordinator prefetches on top, while fewer than max_live are gathered
-        # (partitioned_param_coordinator.py @38327e07 `fetch_sub_module`)
+        # (partitioned_param_coordinator.py @38327e07 `fetch_sub_module`), in one all-gather
+        # into a flat buffer that lives until the batch's last parameter is used, beside the
+        # per-parameter `torch.cat` copies its `wait()` makes (partition_parameters.py
+        # `_all_gather_dtype`, `AllGatherCoalescedHandle.wait`): twice
         ahead = min(bufs.zero3_prefetch_bucket_elements,
                     max(bufs.zero3_max_live_parameters - elements, 0))
-        return (elements + ahead) * itemsize
+        return (elements + 2 * ahead) * itemsize
 
     gradient_path = (zero3_reduce_transient_bytes(states, bufs)
                      + _largest_block_gradient(arch, setup, states) // plan.tensor_parallel)

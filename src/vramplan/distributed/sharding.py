@@ -345,6 +345,8 @@ def _deepspeed(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
     if stage == 3:
         # The module being computed plus the prefetch bucket, bounded by max_live_parameters and
         # by the model (DeepSpeed memory.rst: "largest_layer_memory" = the gathered largest layer).
+        # With the architecture known, vramplan.distributed.per_gpu replaces this by the modules
+        # DeepSpeed's coordinator keeps for reuse (`zero3_gathered_peaks`).
         live = min(states.largest_layer_params + bufs.zero3_prefetch_bucket_elements,
                    bufs.zero3_max_live_parameters, states.params)
         gathered = live * states.weight_itemsize

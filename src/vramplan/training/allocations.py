@@ -252,6 +252,11 @@ class Sharding:
     `unit_grad_bytes / gradients`, is made on `REDUCE_STREAM` and kept)."""
     persistent_bytes: tuple[int, ...] = ()
     """Buffers allocated once and kept (DDP's gradient buckets, ZeRO-3's bucket)."""
+    step_group_elements: int | None = None
+    """DeepSpeed ZeRO-3: the gradient partition is one flat buffer allocated with the optimizer
+    and kept; masters and optimizer states are flat per sub-group of this many elements, and
+    the step runs sub-group by sub-group (deepspeed/runtime/zero/stage3.py @38327e07
+    `_setup_for_real_optimizer`, `_create_fp16_sub_groups`, `step`). None: tensor by tensor."""
 
 
 WHOLE = Sharding()
@@ -294,6 +299,8 @@ class _Model:
     """Gradient id and bytes, by parameter index (or -1 - block for a unit's shard)."""
     states: list[int]
     masters: list[int]
+    flat_grads: int | None = None
+    """ZeRO-3's flat gradient partition (`Sharding.step_group_elements`): gradients land in it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,8 +322,13 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
     _load(program, params, sharding)
     model = _Model(params, sharding, grads={}, states=[], masters=[])
     if setup.precision is Precision.MIXED and sharding.states:
-        model.masters = [program.alloc(ceil_div(FP32 * t.elements, sharding.states))
-                         for t in params if t.trainable]
+        masters = [ceil_div(FP32 * t.elements, sharding.states) for t in params if t.trainable]
+        if sharding.step_group_elements is not None:
+            masters = [FP32 * n for n in _sub_groups(params, sharding)]
+        model.masters = [program.alloc(n_bytes) for n_bytes in masters]
+    if sharding.step_group_elements is not None and sharding.gradients:
+        model.flat_grads = program.alloc(sum(
+            ceil_div(t.n_bytes, sharding.gradients) for t in params if t.trainable))
     for n_bytes in sharding.persistent_bytes:
         program.alloc(n_bytes)
     micro_batches = 2 if setup.gradient_accumulation else 1
@@ -577,6 +589,8 @@ def _make_grads(program: _Program, model: _Model, indices: list[int]) -> None:
     if model.sharding.unit_grad_bytes and any(model.params[i].block is not None
                                               for i in indices):
         return
+    if model.flat_grads is not None:
+        return
     divisor = model.sharding.gradients
     if not divisor:
         return
@@ -590,6 +604,9 @@ def _make_grads(program: _Program, model: _Model, indices: list[int]) -> None:
 
 def _optimizer_step(program: _Program, setup: TrainingSetup, model: _Model) -> None:
     program.events.append(mark("optimizer_step"))
+    if model.flat_grads is not None and model.sharding.states:
+        _sub_group_step(program, setup, model)
+        return
     trainable = [t for t in model.params if t.trainable]
     divisor = model.sharding.states
     if setup.precision is Precision.MIXED and divisor:
@@ -609,6 +626,38 @@ def _optimizer_step(program: _Program, setup: TrainingSetup, model: _Model) -> N
     for grad, _ in model.grads.values():
         program.free(grad)
     model.grads = {}
+
+
+def _sub_groups(params: tuple[ParamTensor, ...], sharding: Sharding) -> list[int]:
+    """The elements of each ZeRO-3 sub-group of this rank's partition: partitions are added
+    until a group holds `step_group_elements` or more (stage3.py `_create_fp16_sub_groups`)."""
+    groups, current = [], 0
+    size = sharding.step_group_elements or 0
+    for tensor in params:
+        if tensor.trainable:
+            current += ceil_div(tensor.elements, sharding.states)
+            if current >= size:
+                groups.append(current)
+                current = 0
+    return [*groups, current] if current else groups
+
+
+def _sub_group_step(program: _Program, setup: TrainingSetup, model: _Model) -> None:
+    """ZeRO-3's step, sub-group by sub-group (stage3.py `step`): the group's gradients are
+    flattened and cast to an fp32 gradient (`_prepare_fp32_grad_for_sub_group`), the
+    optimizer updates the group's flat master (its states made at the first step), the fp32
+    gradient is freed (`_release_sub_group`); the flat 16-bit gradient buffer is kept."""
+    first = not model.states
+    for elements in _sub_groups(model.params, model.sharding):
+        group = ParamTensor(elements, FP32 * elements, True, None)
+        flat = program.alloc(weight_itemsize(setup.precision) * elements)
+        fp32 = program.alloc(FP32 * elements)
+        program.free(flat)
+        if first:
+            model.states += [program.alloc(n) for n in _state_tensors(group, setup)]
+        _step_temporaries(program, setup, [group], 1)
+        program.free(fp32)
+    program.events.append(mark("zero_grad"))
 
 
 def _step_temporaries(program: _Program, setup: TrainingSetup,

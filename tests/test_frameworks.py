@@ -153,6 +153,45 @@ def test_notes_on_accumulation_and_empty_cache() -> None:
     assert training_setup_of(case).empty_cache_between_steps  # type: ignore[arg-type]
 
 
+FREEZE_ROW = ("t1,src,llama-2-7b,freeze,bf16-true,adamw-8bit,,none,,,1,512,,full,flash,,1,"
+              "a100-40gb,none,none,hf,,15.69,GB,")
+LLAMA_2_7B_BLOCK = 4 * 4096 * 4096 + 3 * 4096 * 11008 + 2 * 4096
+"""q, k, v, o; gate, up, down; the two RMSNorm weights (config.json: hidden 4096, intermediate
+11008, 32 heads of 128, no GQA)."""
+
+
+@pytest.mark.parametrize(("framework", "notes", "blocks"), [
+    ("hf", "freeze-tuning: last 3 layers trainable", 3),  # LlamaFactory Table 4's notes
+    ("hf", "only the last 2 decoder layers train", 2),
+    ("hf", "", 1),  # no freeze method of its own: the last block
+    ("llamafactory", "", 2),  # FreezeArguments.freeze_trainable_layers = 2
+    ("llamafactory", "last 4 blocks", 4),
+])
+def test_a_freeze_row_trains_the_blocks_its_notes_say(framework: str, notes: str,
+                                                      blocks: int) -> None:
+    (case,) = _read(FREEZE_ROW.replace(",hf,", f",{framework},") + f'"{notes}"')
+    setup = training_setup_of(case)  # type: ignore[arg-type]
+    assert setup.train_layers == blocks
+    estimate = estimate_training(architecture_of(find_model("llama-2-7b")), setup)
+    assert estimate.states.trainable_params == blocks * LLAMA_2_7B_BLOCK
+
+
+def test_a_request_without_train_layers_takes_the_frameworks_blocks() -> None:
+    from vramplan.requests.reading import read
+    from vramplan.requests.training import training_setup
+    from vramplan.requests.vocabulary import FIT
+
+    def blocks(**fields: object) -> int:
+        inputs = read(FIT, {"model": "llama-2-7b", "gpu": "a100-40gb", "method": "freeze",
+                            **fields}, text=False)
+        return training_setup(inputs).train_layers
+
+    assert framework_defaults(Framework.LLAMAFACTORY).freeze_layers == 2
+    assert blocks(framework="llamafactory") == 2
+    assert blocks(framework="hf") == 1
+    assert blocks(framework="llamafactory", train_layers=5) == 5
+
+
 def test_reserved_never_exceeds_the_card_when_the_tensors_fit() -> None:
     """The allocator frees its cache and retries before it fails (release_cached_blocks)."""
     arch = architecture_of(find_model("llama-2-7b"))

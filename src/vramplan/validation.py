@@ -544,6 +544,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         batch=case.batch, seq_len=case.seq_len or _shortest_sequence(alignment),
         checkpointing=case.checkpointing,
         attention=case.attention, loss=case.loss, framework=case.framework, metric=case.metric,
+        train_layers=trained_blocks(case),
         gradient_accumulation=accumulates(case),
         empty_cache_between_steps=EMPTY_CACHE_NOTE in case.notes,
         compiled=compiled(case),
@@ -593,6 +594,20 @@ def accumulates(case: Case) -> bool:
     if _ACCUMULATION.search(case.notes):
         return True
     return default_gradient_accumulation(case.framework, case.method)
+
+
+_LAST_BLOCKS = re.compile(r"\blast (\d{1,5}) (?:decoder |transformer )?(?:layers|blocks)\b",
+                          re.IGNORECASE)
+
+
+def trained_blocks(case: Case) -> int:
+    """How many of the last blocks a `freeze` row trains: what its notes say ("last 3 layers
+    trainable"; the format has no column for it), else the framework's default
+    (`vramplan.presets.frameworks.FrameworkDefaults.freeze_layers`)."""
+    said = _LAST_BLOCKS.search(case.notes)
+    if said is not None and int(said.group(1)) > 0:
+        return int(said.group(1))
+    return framework_defaults(case.framework).freeze_layers
 
 
 def largest_batch_first(case: Case) -> bool:

@@ -192,6 +192,23 @@ def test_a_request_without_train_layers_takes_the_frameworks_blocks() -> None:
     assert blocks(framework="llamafactory", train_layers=5) == 5
 
 
+@pytest.mark.parametrize(("notes", "expected"), [
+    ("QLoRA via bnb Linear4bit(quant_type nf4, quant_storage bf16)", True),  # Answer.AI rows
+    ("4-bit nf4 + nested quant, compute bf16, bnb_4bit_quant_storage bf16", True),
+    ("NF4 + double quant with bf16 quant storage; compute bf16", True),
+    ("bnb_4bit_quant_storage=torch.bfloat16", True),
+    ("4-bit bitsandbytes, quant type/double quant not stated", False),
+])
+def test_notes_that_say_the_4bit_storage_is_a_float(notes: str, expected: bool) -> None:
+    row = ROW.replace(",lora,bf16-true,adamw,,none,", ",qlora,bf16-true,adamw,,nf4,")
+    (case,) = _read(row.replace(",litgpt,", ",hf,") + f'"{notes}"')
+    setup = training_setup_of(case)  # type: ignore[arg-type]
+    assert setup.float_quant_storage is expected
+    # peft's adapters: fp32 on a uint8 storage, the base's bf16 on a float one
+    states = estimate_training(architecture_of(find_model("llama-2-7b")), setup).states
+    assert states.trainable_weight_bytes == (2 if expected else 4) * states.trainable_params
+
+
 def test_reserved_never_exceeds_the_card_when_the_tensors_fit() -> None:
     """The allocator frees its cache and retries before it fails (release_cached_blocks)."""
     arch = architecture_of(find_model("llama-2-7b"))

@@ -545,6 +545,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         checkpointing=case.checkpointing,
         attention=case.attention, loss=case.loss, framework=case.framework, metric=case.metric,
         train_layers=trained_blocks(case),
+        float_quant_storage=float_quant_storage(case),
         gradient_accumulation=accumulates(case),
         empty_cache_between_steps=EMPTY_CACHE_NOTE in case.notes,
         compiled=compiled(case),
@@ -608,6 +609,18 @@ def trained_blocks(case: Case) -> int:
     if said is not None and int(said.group(1)) > 0:
         return int(said.group(1))
     return framework_defaults(case.framework).freeze_layers
+
+
+_FLOAT = r"(?:torch\.)?(?:bf16|fp16|fp32|bfloat16|float16|float32)"
+_FLOAT_QUANT_STORAGE = re.compile(
+    rf"quant[_ ]storage[ :=]*{_FLOAT}\b|\b{_FLOAT} quant[_ ]storage\b", re.IGNORECASE)
+
+
+def float_quant_storage(case: Case) -> bool:
+    """The row's 4-bit base is stored in a float dtype (bitsandbytes `bnb_4bit_quant_storage`,
+    "quant_storage bf16" in its notes; the format has no column for it): peft's adapters then
+    take that dtype (`vramplan.training.setup.adapters_in_fp32`)."""
+    return _FLOAT_QUANT_STORAGE.search(case.notes) is not None
 
 
 def largest_batch_first(case: Case) -> bool:

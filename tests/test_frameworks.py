@@ -94,6 +94,17 @@ def test_an_empty_quant_on_a_qlora_row_is_the_frameworks_storage(framework: str,
     assert Reading.QUANT_DEFAULT in case.readings
 
 
+def test_an_empty_quant_on_a_row_that_unsloth_loaded_is_unsloths_nf4_with_double_quant() -> None:
+    # unsloth/models/llama.py FastLlamaModel.from_pretrained: nf4, bnb_4bit_use_double_quant
+    row = ROW.replace(",lora,bf16-true,adamw,,none,", ",qlora,bf16-true,adamw,,,")
+    row = row.replace(",litgpt,", ",hf,")
+    (case,) = _read(row + '"LoRA r128 on all linear layers, Unsloth kernels (not vanilla HF)"')
+    assert case.quant is Quant.NF4_DQ  # type: ignore[attr-defined]
+    assert Reading.QUANT_DEFAULT in case.readings  # type: ignore[attr-defined]
+    (case,) = _read(row + '"no kernels of its own"')
+    assert case.quant is Quant.FP4  # type: ignore[attr-defined]
+
+
 def test_an_empty_seq_len_is_a_lower_bound_at_one_token() -> None:
     row = ROW.replace(",1,1304,,", ",1,,,")
     (case,) = read_cases("\n".join((HEADER, row)))

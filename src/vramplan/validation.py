@@ -290,7 +290,8 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         readings.append(Reading.SEQ_LEN_UNKNOWN)
     quant = choice(Quant, "quant", get("quant"), Quant.NONE)
     if method is Method.QLORA and not get("quant"):
-        quant = framework_defaults(framework).qlora_quant
+        quant = (UNSLOTH_QUANT if _UNSLOTH.search(get("notes", ""))
+                 else framework_defaults(framework).qlora_quant)
         readings.append(Reading.QUANT_DEFAULT)
     # An empty cell is the framework's default (the format's rule): on several GPUs, its
     # data-parallel scheme; with litgpt's FSDP strategy, block checkpointing.
@@ -332,6 +333,14 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         notes=get("notes", ""),
         readings=tuple(readings),
     )
+
+
+_UNSLOTH = re.compile(r"\bunsloth\b", re.IGNORECASE)
+UNSLOTH_QUANT = Quant.NF4_DQ
+"""A QLoRA row whose notes say Unsloth loaded the model: Unsloth's own BitsAndBytesConfig,
+`bnb_4bit_quant_type="nf4"`, `bnb_4bit_use_double_quant=True`, no `bnb_4bit_quant_storage`
+(unslothai/unsloth unsloth/models/llama.py `FastLlamaModel.from_pretrained` @b9d5ca53,
+2024-03, and still so in models/loader.py)."""
 
 
 _SIZED_NAME = re.compile(r"[a-z0-9][a-z0-9-]*-(\d{1,4})gb", re.IGNORECASE)

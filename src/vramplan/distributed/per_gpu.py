@@ -230,7 +230,13 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
     `_use_unsharded_views` sets `Tensor` views "tracked by autograd" in forward;
     `_validate_tensors_to_flatten` ORs `requires_grad`): a block holding a LoRA adapter
     computes every weight's gradient and saves what full fine-tuning saves; not under peft's
-    wrap policy, whose blocks hold frozen weights only."""
+    wrap policy, whose blocks hold frozen weights only. FSDP and ZeRO-3 shard a 4-bit base
+    stored in the weights' dtype (`bnb_4bit_quant_storage`; AnswerDotAI/fsdp_qlora train.py: "The
+    Linear4Bit quant_storage dtype should always match the FSDP param_dtype"), and peft then
+    gives the adapters that dtype (`vramplan.training.setup.adapters_in_fp32`)."""
+    if setup.method is Method.QLORA and parallelism.scheme in (
+            Scheme.ZERO3, Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP):
+        setup = replace(setup, float_quant_storage=True)
     fsdp1 = parallelism.scheme in (Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP) \
         and parallelism.fsdp_version is FsdpVersion.FSDP1
     if fsdp1 and setup.method is Method.LORA and lora_in_blocks(setup) \

@@ -49,7 +49,8 @@ from vramplan.training.setup import (
     DEFAULT_LORA_TARGETS,
     TrainingSetup,
     compute_itemsize,
-    optimizer_state_itemsize,
+    trainable_itemsize,
+    trainable_state_itemsize,
     weight_itemsize,
 )
 from vramplan.training.states import (
@@ -138,8 +139,9 @@ def _outer_tensors(arch: Architecture,
         after.append(ParamTensor(head.out_features, w * head.out_features, full, None))
     if setup.method.uses_lora and LoraTarget.HEAD in (setup.lora_targets or frozenset()):
         rank = setup.lora_rank or DEFAULT_LORA_RANK
-        after += [ParamTensor(rank * head.in_features, w * rank * head.in_features, True, None),
-                  ParamTensor(head.out_features * rank, w * head.out_features * rank, True,
+        a = trainable_itemsize(setup)
+        after += [ParamTensor(rank * head.in_features, a * rank * head.in_features, True, None),
+                  ParamTensor(head.out_features * rank, a * head.out_features * rank, True,
                               None)]
     return before, after
 
@@ -164,13 +166,14 @@ def _block_tensors(arch: Architecture, setup: TrainingSetup, block: int,
     if setup.method.uses_lora:
         rank = setup.lora_rank or DEFAULT_LORA_RANK
         targets = (setup.lora_targets or DEFAULT_LORA_TARGETS) - {LoraTarget.HEAD}
+        a = trainable_itemsize(setup)
         for matrix in lora_breakdown(arch, rank, targets):
             copies = max(matrix.copies // arch.n_layers, 1)
             for _ in range(copies):
                 tensors += [ParamTensor(rank * matrix.in_features,
-                                        w * rank * matrix.in_features, True, block),
+                                        a * rank * matrix.in_features, True, block),
                             ParamTensor(matrix.out_features * rank,
-                                        w * matrix.out_features * rank, True, block)]
+                                        a * matrix.out_features * rank, True, block)]
     return tensors
 
 
@@ -198,7 +201,7 @@ def _linear_weight(setup: TrainingSetup, elements: int, trains: bool, block: int
 def _state_tensors(tensor: ParamTensor, setup: TrainingSetup) -> list[int]:
     """The optimizer's device tensors for one trainable parameter, in bytes (paged states live
     outside the allocator: bitsandbytes `get_state_buffer` pages tensors of 1e5 values or more)."""
-    n, s = tensor.elements, optimizer_state_itemsize(setup.precision)
+    n, s = tensor.elements, trainable_state_itemsize(setup)
     kind = setup.optimizer
     paged = kind in (Optimizer.PAGED_ADAMW, Optimizer.PAGED_ADAMW_8BIT) \
         and n >= BNB_PAGED_MIN_ELEMENTS
@@ -667,7 +670,7 @@ def _step_temporaries(program: _Program, setup: TrainingSetup,
     if setup.optimizer not in (Optimizer.ADAMW, Optimizer.ADAFACTOR):
         return
     impl = setup.optimizer_impl or framework_defaults(setup.framework).optimizer_impl
-    s = optimizer_state_itemsize(setup.precision)
+    s = trainable_state_itemsize(setup)
     sizes = [ceil_div(s * t.elements, divisor) for t in trainable]
     if impl is OptimizerImpl.FOREACH and setup.optimizer is Optimizer.ADAMW:
         temporaries = [program.alloc(n) for n in sizes]

@@ -43,6 +43,7 @@ from vramplan.vocab import (
     Checkpointing,
     Framework,
     FsdpVersion,
+    LoraTarget,
     Loss,
     Method,
     Metric,
@@ -190,22 +191,39 @@ def test_torchtitan_per_op_selective_checkpointing_keeps_every_other_matmul() ->
     assert kept_for_backward(LLAMA31, megatron, everything, Checkpointing.SELECTIVE) != kept
 
 
-@pytest.mark.parametrize(("chunked", "is_compiled", "saved_tv", "backward_tv"), [
-    (False, False, 4, 12),   # fp32 log-softmax saved; nll and log-softmax gradients
-    (False, True, 4, 8),     # the fp32 logits saved; one gradient
-    (True, False, 4, 4.0 + 2 * 0.5 + 0.25),   # 8 chunks: log-softmaxes, one chunk's grads
-    (True, True, 2, 2.0 + 0.5 + 0.25),        # the 16-bit chunks kept by the compiled CE
+@pytest.mark.parametrize(("method", "chunked", "is_compiled", "backward_tv"), [
+    # tokens x vocab units (tv); LLAMA31: hidden 4096, so the head's bf16 weight is
+    # 2 x 4096 x vocab = 1.0 tv over 2 x 4096 tokens; a chunk's bf16 logits 0.25 tv, fp32 0.5 tv
+    (Method.FULL, False, False, 12),  # fp32 log-softmax saved; nll and log-softmax gradients
+    # the full recipes drop `compile_loss`'s result: an unchunked loss runs eagerly
+    (Method.FULL, False, True, 12),
+    (Method.LORA, False, True, 8),    # the LoRA recipe keeps it: fp32 logits saved, one gradient
+    # eager chunks: log-softmaxes and one chunk's gradients; then the head, chunk by chunk: 7
+    # chunk gradients wait while the head's weight gradient is summed (3 x 1.0 tv)
+    (Method.FULL, True, False, max(4.0 + 2 * 0.5 + 0.25, 7 * 0.25 + 3 * 1.0)),
+    (Method.FULL, True, True, max(2.0 + 0.25, 7 * 0.25 + 3 * 1.0)),
+    # a frozen head: the 16-bit chunks kept by the compiled CE, one chunk's 16-bit gradient
+    (Method.LORA, True, True, 2.0 + 0.25),
 ])
-def test_torchtune_cross_entropy(chunked: bool, is_compiled: bool, saved_tv: int,
+def test_torchtune_cross_entropy(method: Method, chunked: bool, is_compiled: bool,
                                  backward_tv: float) -> None:
     tokens, vocab = 2 * 4096, LLAMA31.vocab_size
-    setup = TrainingSetup(framework=Framework.TORCHTUNE, batch=2, seq_len=4096,
-                          loss=Loss.CHUNKED if chunked else Loss.STANDARD, compiled=is_compiled)
+    assert 2 * LLAMA31.hidden_size == tokens  # the head's weight is 1.0 tv
+    adapters = {"lora_rank": 8, "lora_targets": frozenset({LoraTarget.Q, LoraTarget.V})} \
+        if method.uses_lora else {}
+    setup = TrainingSetup(framework=Framework.TORCHTUNE, method=method, batch=2, seq_len=4096,
+                          loss=Loss.CHUNKED if chunked else Loss.STANDARD, compiled=is_compiled,
+                          **adapters)  # type: ignore[arg-type]
     loss = estimate_training(LLAMA31, setup).loss
-    tv = tokens * vocab
-    assert loss.backward_peak_bytes == pytest.approx(backward_tv * tv, rel=1e-6)
-    kept = loss.backward_peak_bytes - (loss.backward_peak_bytes - saved_tv * tv)
-    assert kept == saved_tv * tv
+    assert loss.backward_peak_bytes == pytest.approx(backward_tv * tokens * vocab, rel=1e-6)
+
+
+def test_torchtune_compiled_chunks_hold_only_their_16_bit_logits_in_forward() -> None:
+    """The upcast is fused into the compiled cross-entropy's reductions: no fp32 chunk."""
+    setup = TrainingSetup(framework=Framework.TORCHTUNE, batch=2, seq_len=4096,
+                          loss=Loss.CHUNKED, compiled=True)
+    loss = estimate_training(LLAMA31, setup).loss
+    assert loss.forward_peak_bytes == 2 * 2 * 4096 * LLAMA31.vocab_size
 
 
 def test_optimizer_in_backward_never_holds_every_gradient() -> None:

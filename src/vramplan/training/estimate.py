@@ -364,6 +364,7 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         lora_dropout=uses_lora and lora_dropout_active(setup),
         attention=setup.attention,
         model_dropout=model_dropout_active(setup),
+        compiled=setup.compiled,
     )
 
 

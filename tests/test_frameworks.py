@@ -283,3 +283,40 @@ def test_a_quantized_base_is_loaded_whole_before_fsdp_shards_it() -> None:
     offloaded = estimate_per_gpu(arch, qlora, dataclasses.replace(
         plan, offload=Offload.PARAMS_OPTIMIZER))
     assert offloaded.reserved_bytes < whole  # an offloading loader keeps them off the GPU
+
+
+def test_torchtune_stores_nf4_as_torchao_nf4tensor_with_quantized_scalers() -> None:
+    """torchao's NF4Tensor always double-quantizes its scalers: a torchtune `nf4` base weighs
+    what bitsandbytes' nf4-dq does; elsewhere `nf4` keeps an fp32 absmax per 64 values."""
+    arch = architecture_of(find_model("llama-3.2-3b"))
+    lora = {"method": Method.QLORA, "lora_rank": 8,
+            "lora_targets": frozenset({LoraTarget.Q, LoraTarget.V})}
+    tune = TrainingSetup(framework=Framework.TORCHTUNE, quant=Quant.NF4, **lora)  # type: ignore[arg-type]
+    hf = dataclasses.replace(tune, framework=Framework.HF)
+    # per linear of m values: nf4 keeps m / 64 fp32 absmax; nf4-dq m / 64 uint8 absmax, one fp32
+    # per 256 of them and an fp32 offset (m is a multiple of 64 x 256 here)
+    sizes = [3072 * 3072] * 2 + [3072 * 1024] * 2 + [3072 * 8192] * 3
+    saved = sum(4 * m // 64 - (m // 64 + 4 * m // 64 // 256 + 4) for m in sizes)
+    tune_bytes = estimate_training(arch, tune).states.frozen_weight_bytes
+    hf_bytes = estimate_training(arch, hf).states.frozen_weight_bytes
+    assert hf_bytes - tune_bytes == 28 * saved == 131_431_664
+
+
+@pytest.mark.parametrize(("is_compiled", "per_value"), [
+    (False, 8 + 3 * 2),  # int64 codes of both nibbles, the looked-up and scaled halves, stack
+    (True, 2),           # inductor fuses it: the bf16 weight only
+])
+def test_torchtune_nf4_dequantization_transient(is_compiled: bool, per_value: int) -> None:
+    arch = architecture_of(find_model("llama-2-7b"))
+    setup = TrainingSetup(framework=Framework.TORCHTUNE, method=Method.QLORA, quant=Quant.NF4,
+                          lora_rank=8, lora_targets=frozenset({LoraTarget.Q, LoraTarget.V}),
+                          batch=1, seq_len=16, compiled=is_compiled)
+    blocks = {p.phase: p for p in estimate_training(arch, setup).phases}[Phase.BACKWARD_BLOCKS]
+    transient = sum(p.memory_bytes for p in blocks.parts
+                    if p.kind is PartKind.BACKWARD_TEMPORARIES)
+    plain = estimate_training(arch, dataclasses.replace(setup, framework=Framework.HF))
+    hf_blocks = {p.phase: p for p in plain.phases}[Phase.BACKWARD_BLOCKS]
+    hf_transient = sum(p.memory_bytes for p in hf_blocks.parts
+                       if p.kind is PartKind.BACKWARD_TEMPORARIES)
+    mlp = 4096 * 11008
+    assert transient - hf_transient == (per_value - 2) * mlp

@@ -63,6 +63,7 @@ from vramplan.training.states import (
     head_is_separate,
     model_states,
     optimizer_step_temporaries,
+    torchao_nf4_dequantize_bytes,
     trainable_tensors,
 )
 from vramplan.units import ceil_div
@@ -442,9 +443,14 @@ def dequantized_bytes_per_value(setup: TrainingSetup) -> int:
     and @d9ff9f3b, `_Linear4bit.quantize` / `_quantize_weight`:
     `weight.contiguous().to(device=device, dtype=torch.half)`), so litgpt's bf16 runs hold a
     float16 and a bf16 copy; transformers quantizes from the checkpoint's dtype (no cast under
-    its compute dtype). int8 (MatMul8bitLt) makes one 16-bit copy (`state.CB.to(ctx.dtype_A)`)."""
+    its compute dtype). int8 (MatMul8bitLt) makes one 16-bit copy (`state.CB.to(ctx.dtype_A)`).
+    torchtune's torchao NF4 dequantizes through int64 codes in eager mode
+    (`vramplan.training.states.torchao_nf4_dequantize_bytes`); compiled, inductor fuses the
+    dequantization into one kernel that writes the compute-dtype weight."""
     compute = compute_itemsize(setup.precision)
     four_bit = setup.quant not in (Quant.NONE, Quant.INT8)
+    if four_bit and setup.framework is Framework.TORCHTUNE and not setup.compiled:
+        return torchao_nf4_dequantize_bytes(compute)
     if four_bit and setup.framework is Framework.LITGPT:
         return 2 + compute  # the float16 dequantized weight, then its cast (litgpt: bf16-true)
     return compute

@@ -320,3 +320,22 @@ def test_torchtune_nf4_dequantization_transient(is_compiled: bool, per_value: in
                        if p.kind is PartKind.BACKWARD_TEMPORARIES)
     mlp = 4096 * 11008
     assert transient - hf_transient == (per_value - 2) * mlp
+
+
+@pytest.mark.parametrize(("loss", "tensors"), [
+    (Loss.STANDARD, 3),  # the head's gradient is a transposed view: summed out of place
+    (Loss.CHUNKED, 2),   # the 8 chunks' sum is a tensor of its own: the embedding's added in place
+])
+def test_torchtune_tied_embedding_gradients_at_the_embeddings_backward(loss: Loss,
+                                                                       tensors: int) -> None:
+    arch = architecture_of(find_model("llama-3.2-3b"))
+    assert arch.tied_embeddings
+    setup = TrainingSetup(framework=Framework.TORCHTUNE, batch=2, seq_len=4096, loss=loss,
+                          compiled=True, checkpointing=Checkpointing.FULL,
+                          gradient_accumulation=False)
+    phase = {p.phase: p for p in estimate_training(arch, setup).phases}[Phase.EMBEDDING_BACKWARD]
+    temporaries = sum(p.memory_bytes for p in phase.parts
+                      if p.kind is PartKind.BACKWARD_TEMPORARIES)
+    embedding = 2 * 128256 * 3072
+    block_input = 2 * 3072 * 2 * 4096  # the first block's gradient arriving at the embedding
+    assert temporaries == tensors * embedding + block_input

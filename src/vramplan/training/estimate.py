@@ -543,9 +543,13 @@ def _embedding_gradients_in_flight(arch: Architecture, setup: TrainingSetup) -> 
     tensor of its own, and the embedding's is added into it: two. Traced (vramplan trace,
     qwen2.5-0.5b full bf16-true, SGD: 3 x 259.7 MiB beside every other gradient at the peak;
     the tracer's dispatch mode turns the in-place sum under autocast into a third tensor too:
-    ATen's `isTensorSubclassLike` is true while a dispatch mode is active)."""
+    ATen's `isTensorSubclassLike` is true while a dispatch mode is active). torchtune's chunked
+    head calls the linear once per chunk: the buffer then holds the chunks' out-of-place sum, a
+    tensor of its own that the embedding's gradient is added to in place (`_torchtune_loss`)."""
     if not _tied_in_framework(arch, setup):
         return 1
+    if setup.framework is Framework.TORCHTUNE and _head_spec(arch, setup).chunked:
+        return 2
     return 2 if setup.precision is Precision.AMP else 3
 
 

@@ -43,6 +43,7 @@ from vramplan.vocab import (
     Checkpointing,
     Framework,
     FsdpVersion,
+    LoraTarget,
     Loss,
     Method,
     Metric,
@@ -257,22 +258,39 @@ def test_torchtitan_per_op_selective_checkpointing_keeps_every_other_matmul() ->
     assert kept_for_backward(LLAMA31, megatron, everything, Checkpointing.SELECTIVE) != kept
 
 
-@pytest.mark.parametrize(("chunked", "is_compiled", "saved_tv", "backward_tv"), [
-    (False, False, 4, 12),   # fp32 log-softmax saved; nll and log-softmax gradients
-    (False, True, 4, 8),     # the fp32 logits saved; one gradient
-    (True, False, 4, 4.0 + 2 * 0.5 + 0.25),   # 8 chunks: log-softmaxes, one chunk's grads
-    (True, True, 2, 2.0 + 0.5 + 0.25),        # the 16-bit chunks kept by the compiled CE
+@pytest.mark.parametrize(("method", "chunked", "is_compiled", "backward_tv"), [
+    # tokens x vocab units (tv); LLAMA31: hidden 4096, so the head's bf16 weight is
+    # 2 x 4096 x vocab = 1.0 tv over 2 x 4096 tokens; a chunk's bf16 logits 0.25 tv, fp32 0.5 tv
+    (Method.FULL, False, False, 12),  # fp32 log-softmax saved; nll and log-softmax gradients
+    # the full recipes drop `compile_loss`'s result: an unchunked loss runs eagerly
+    (Method.FULL, False, True, 12),
+    (Method.LORA, False, True, 8),    # the LoRA recipe keeps it: fp32 logits saved, one gradient
+    # eager chunks: log-softmaxes and one chunk's gradients; then the head, chunk by chunk: 7
+    # chunk gradients wait while the head's weight gradient is summed (3 x 1.0 tv)
+    (Method.FULL, True, False, max(4.0 + 2 * 0.5 + 0.25, 7 * 0.25 + 3 * 1.0)),
+    (Method.FULL, True, True, max(2.0 + 0.25, 7 * 0.25 + 3 * 1.0)),
+    # a frozen head: the 16-bit chunks kept by the compiled CE, one chunk's 16-bit gradient
+    (Method.LORA, True, True, 2.0 + 0.25),
 ])
-def test_torchtune_cross_entropy(chunked: bool, is_compiled: bool, saved_tv: int,
+def test_torchtune_cross_entropy(method: Method, chunked: bool, is_compiled: bool,
                                  backward_tv: float) -> None:
     tokens, vocab = 2 * 4096, LLAMA31.vocab_size
-    setup = TrainingSetup(framework=Framework.TORCHTUNE, batch=2, seq_len=4096,
-                          loss=Loss.CHUNKED if chunked else Loss.STANDARD, compiled=is_compiled)
+    assert 2 * LLAMA31.hidden_size == tokens  # the head's weight is 1.0 tv
+    adapters = {"lora_rank": 8, "lora_targets": frozenset({LoraTarget.Q, LoraTarget.V})} \
+        if method.uses_lora else {}
+    setup = TrainingSetup(framework=Framework.TORCHTUNE, method=method, batch=2, seq_len=4096,
+                          loss=Loss.CHUNKED if chunked else Loss.STANDARD, compiled=is_compiled,
+                          **adapters)  # type: ignore[arg-type]
     loss = estimate_training(LLAMA31, setup).loss
-    tv = tokens * vocab
-    assert loss.backward_peak_bytes == pytest.approx(backward_tv * tv, rel=1e-6)
-    kept = loss.backward_peak_bytes - (loss.backward_peak_bytes - saved_tv * tv)
-    assert kept == saved_tv * tv
+    assert loss.backward_peak_bytes == pytest.approx(backward_tv * tokens * vocab, rel=1e-6)
+
+
+def test_torchtune_compiled_chunks_hold_only_their_16_bit_logits_in_forward() -> None:
+    """The upcast is fused into the compiled cross-entropy's reductions: no fp32 chunk."""
+    setup = TrainingSetup(framework=Framework.TORCHTUNE, batch=2, seq_len=4096,
+                          loss=Loss.CHUNKED, compiled=True)
+    loss = estimate_training(LLAMA31, setup).loss
+    assert loss.forward_peak_bytes == 2 * 2 * 4096 * LLAMA31.vocab_size
 
 
 def test_optimizer_in_backward_never_holds_every_gradient() -> None:
@@ -332,3 +350,59 @@ def test_a_quantized_base_is_loaded_whole_before_fsdp_shards_it() -> None:
     offloaded = estimate_per_gpu(arch, qlora, dataclasses.replace(
         plan, offload=Offload.PARAMS_OPTIMIZER))
     assert offloaded.reserved_bytes < whole  # an offloading loader keeps them off the GPU
+
+
+def test_torchtune_stores_nf4_as_torchao_nf4tensor_with_quantized_scalers() -> None:
+    """torchao's NF4Tensor always double-quantizes its scalers: a torchtune `nf4` base weighs
+    what bitsandbytes' nf4-dq does; elsewhere `nf4` keeps an fp32 absmax per 64 values."""
+    arch = architecture_of(find_model("llama-3.2-3b"))
+    lora = {"method": Method.QLORA, "lora_rank": 8,
+            "lora_targets": frozenset({LoraTarget.Q, LoraTarget.V})}
+    tune = TrainingSetup(framework=Framework.TORCHTUNE, quant=Quant.NF4, **lora)  # type: ignore[arg-type]
+    hf = dataclasses.replace(tune, framework=Framework.HF)
+    # per linear of m values: nf4 keeps m / 64 fp32 absmax; nf4-dq m / 64 uint8 absmax, one fp32
+    # per 256 of them and an fp32 offset (m is a multiple of 64 x 256 here)
+    sizes = [3072 * 3072] * 2 + [3072 * 1024] * 2 + [3072 * 8192] * 3
+    saved = sum(4 * m // 64 - (m // 64 + 4 * m // 64 // 256 + 4) for m in sizes)
+    tune_bytes = estimate_training(arch, tune).states.frozen_weight_bytes
+    hf_bytes = estimate_training(arch, hf).states.frozen_weight_bytes
+    assert hf_bytes - tune_bytes == 28 * saved == 131_431_664
+
+
+@pytest.mark.parametrize(("is_compiled", "per_value"), [
+    (False, 8 + 3 * 2),  # int64 codes of both nibbles, the looked-up and scaled halves, stack
+    (True, 2),           # inductor fuses it: the bf16 weight only
+])
+def test_torchtune_nf4_dequantization_transient(is_compiled: bool, per_value: int) -> None:
+    arch = architecture_of(find_model("llama-2-7b"))
+    setup = TrainingSetup(framework=Framework.TORCHTUNE, method=Method.QLORA, quant=Quant.NF4,
+                          lora_rank=8, lora_targets=frozenset({LoraTarget.Q, LoraTarget.V}),
+                          batch=1, seq_len=16, compiled=is_compiled)
+    blocks = {p.phase: p for p in estimate_training(arch, setup).phases}[Phase.BACKWARD_BLOCKS]
+    transient = sum(p.memory_bytes for p in blocks.parts
+                    if p.kind is PartKind.BACKWARD_TEMPORARIES)
+    plain = estimate_training(arch, dataclasses.replace(setup, framework=Framework.HF))
+    hf_blocks = {p.phase: p for p in plain.phases}[Phase.BACKWARD_BLOCKS]
+    hf_transient = sum(p.memory_bytes for p in hf_blocks.parts
+                       if p.kind is PartKind.BACKWARD_TEMPORARIES)
+    mlp = 4096 * 11008
+    assert transient - hf_transient == (per_value - 2) * mlp
+
+
+@pytest.mark.parametrize(("loss", "tensors"), [
+    (Loss.STANDARD, 3),  # the head's gradient is a transposed view: summed out of place
+    (Loss.CHUNKED, 2),   # the 8 chunks' sum is a tensor of its own: the embedding's added in place
+])
+def test_torchtune_tied_embedding_gradients_at_the_embeddings_backward(loss: Loss,
+                                                                       tensors: int) -> None:
+    arch = architecture_of(find_model("llama-3.2-3b"))
+    assert arch.tied_embeddings
+    setup = TrainingSetup(framework=Framework.TORCHTUNE, batch=2, seq_len=4096, loss=loss,
+                          compiled=True, checkpointing=Checkpointing.FULL,
+                          gradient_accumulation=False)
+    phase = {p.phase: p for p in estimate_training(arch, setup).phases}[Phase.EMBEDDING_BACKWARD]
+    temporaries = sum(p.memory_bytes for p in phase.parts
+                      if p.kind is PartKind.BACKWARD_TEMPORARIES)
+    embedding = 2 * 128256 * 3072
+    block_input = 2 * 3072 * 2 * 4096  # the first block's gradient arriving at the embedding
+    assert temporaries == tensors * embedding + block_input

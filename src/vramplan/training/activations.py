@@ -70,6 +70,9 @@ class BlockSpec:
     model_dropout: bool = False
     """The model's own dropout layers run at the config's rates (transformers modules in train
     mode); litgpt's GPT has none."""
+    compiled: bool = False
+    """The block runs under torch.compile: AOTAutograd's min-cut partitioner, not each
+    operation, decides what it saves (`COMPILED_SAVES`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +155,10 @@ def _norm(ledger: _Ledger, arch: Architecture, spec: BlockSpec, source: _Tensor,
           needs_grad: bool) -> None:
     """A norm layer reading `source`."""
     h = arch.hidden_size
-    if arch.norm is NormKind.RMSNORM:
+    if arch.norm is NormKind.RMSNORM and spec.compiled:
+        _compiled_rmsnorm(ledger, source, name=name, width=h,
+                          needs_grad=needs_grad or spec.weights_train)
+    elif arch.norm is NormKind.RMSNORM:
         # litgpt RMSNorm and transformers' LlamaRMSNorm compute in fp32: `x.float()` is a new
         # fp32 copy, saved by `x * x` and `x * rsqrt(...)` (no copy when x already is fp32).
         if needs_grad:
@@ -174,6 +180,29 @@ def _norm(ledger: _Ledger, arch: Architecture, spec: BlockSpec, source: _Tensor,
         # native_layer_norm saves its input and its fp32 mean and rstd, whatever trains
         ledger.keep(source.name, source.itemsize * h)
         ledger.keep(f"{name}_stats", 2 * FP32)
+
+
+COMPILED_SAVES = (
+    "torch.compile partitions a block's joint graph with AOTAutograd's min-cut "
+    "(torch/_functorch/partitioners.py `min_cut_rematerialization_partition`): pointwise "
+    "ops, casts and views are recomputed in backward; a tensor that a matmul or the attention "
+    "kernel reads in backward is saved (`is_materialized_backwards`), so is a reduction's "
+    "small output (`ban_recompute_reductions`: 4x smaller than its input), and the cut keeps "
+    "the fewest bytes among the rest")
+"""Why a compiled block saves less than its operations would (`BlockSpec.compiled`)."""
+
+
+def _compiled_rmsnorm(ledger: _Ledger, source: _Tensor, *, name: str, width: int,
+                      needs_grad: bool) -> None:
+    """An fp32 Python RMSNorm under torch.compile (`COMPILED_SAVES`): the min-cut saves its
+    input in its own dtype and the per-row inverse RMS, and recomputes in backward the fp32
+    upcast and the normalized tensor that eager autograd saves (`x.float()`, `x * rsqrt(...)`);
+    its output is saved by the matmuls that read it. Counted against the eager ledger, a
+    torchtune Llama block under full fine-tuning keeps 8 h + 2 f bytes per token fewer
+    (tests/test_activations.py)."""
+    if needs_grad:
+        ledger.keep(source.name, source.itemsize * width)
+        ledger.keep(f"{name}_rstd", FP32)
 
 
 def _python_layernorm(ledger: _Ledger, spec: BlockSpec, name: str, width: int,
@@ -454,9 +483,11 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
         fused_gate_up = arch.fused_gate_up and spec.framework is not Framework.LITGPT
         _linear(ledger, spec, n2, h, lora=lora_in, prefix="gate_up", needs_grad=input_needs_grad,
                 readers=1 if fused_gate_up else 2)
-        # act(gate) saves its input; act * up saves both factors
+        # act(gate) saves its input; act * up saves both factors (compiled: act(gate) is
+        # recomputed from gate in backward, COMPILED_SAVES)
         ledger.keep("gate_out", c * f)
-        ledger.keep("act_out", c * f)
+        if not spec.compiled:
+            ledger.keep("act_out", c * f)
         ledger.keep("up_out", c * f)
         _linear(ledger, spec, _Tensor("mlp_hidden", c), f,
                 lora=int(LoraTarget.DOWN in targets), prefix="down")
@@ -564,7 +595,10 @@ def _activation_saved(arch: Architecture) -> str:
 
 
 def _activation_extra_tensors(arch: Architecture, spec: BlockSpec) -> int:
-    """Intermediate-wide tensors an activation saves beyond its input."""
+    """Intermediate-wide tensors an activation saves beyond its input (compiled: none, the
+    pointwise chain is recomputed from its input, COMPILED_SAVES)."""
+    if spec.compiled:
+        return 0
     if spec.framework is not Framework.LITGPT and arch.activation in _PYTHON_TANH_GELU:
         return 3
     return 0
@@ -726,7 +760,8 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
         return LossMemory(saved_bytes=saved, logits_alive_bytes=alive,
                           forward_peak_bytes=forward, backward_peak_bytes=backward)
     if head.framework is Framework.TORCHTUNE:
-        return _torchtune_loss(head, saved=saved, tokens=tokens, vocab=vocab, compute=c)
+        return _torchtune_loss(head, saved=saved, tokens=tokens, vocab=vocab, hidden=h,
+                               compute=c)
     if head.log_probs:
         return _log_prob_loss(head, saved=saved, elements=vocab * tokens, compute=c)
     if head.chunked:
@@ -780,33 +815,53 @@ ce_chunked_output_loss.py): the model returns its output as 8 chunks along the s
 (`TransformerDecoder.chunked_output`)."""
 
 
-def _torchtune_loss(head: HeadSpec, *, saved: int, tokens: int, vocab: int,
+def _torchtune_loss(head: HeadSpec, *, saved: int, tokens: int, vocab: int, hidden: int,
                     compute: int) -> LossMemory:
     """torchtune's head and cross-entropy (pytorch/torchtune @1814feb1 and @bd2a0fc7).
 
     Unchunked: the model returns `self.output(h).float()` (torchtune/modules/transformer.py), so
     its 16-bit logits live only during the cast; `F.cross_entropy` saves its fp32 log-softmax
     and the recipe drops the logits before backward (`del logits`, recipes/
-    full_finetune_single_device.py `_loss_step`). Chunked (`CEWithChunkedOutputLoss`): the 16-bit
-    chunks stay referenced until `del logits`, each chunk is cast to fp32 and its log-softmax
-    saved. Compiled (`training.compile_loss` compiles `compute_cross_entropy`, "the CE and
-    upcasting have to be compiled together"): the compiled function saves its input and the
-    log-sum-exp, not the fp32 log-probabilities, and its backward makes one gradient tensor."""
+    full_finetune_single_device.py `_loss_step`). `training.compile_loss` compiles such a loss
+    by returning `torch.compile(loss)`: the LoRA single-device recipe keeps what it returns
+    (`self._loss_fn = training.compile_loss(self._loss_fn)`), the full fine-tuning recipes call
+    it and drop the result, so their unchunked loss runs eagerly; a compiled one saves its fp32
+    input, not the log-probabilities, and its backward makes one gradient.
+
+    Chunked (`CEWithChunkedOutputLoss`): the 16-bit chunks stay referenced until `del logits`.
+    Eager, each chunk is cast to fp32 and its log-softmax saved. Compiled (`compile_loss`
+    replaces `compute_cross_entropy` in place in every recipe, "the CE and upcasting have to be
+    compiled together"): inductor fuses the cast into the cross-entropy's reductions, the graph
+    saves its 16-bit input and the log-sum-exp, and its backward writes one 16-bit gradient.
+
+    Backward, every chunk's loss runs before the head's (autograd's engine runs the ready node
+    with the highest sequence number first, and the loss's nodes were made after the head's
+    matmuls): the chunks' gradients wait, and the head then runs once per chunk. A trained head
+    sums its weight's gradients in autograd's input buffer, the first sum out of place (the
+    linear's weight gradient is a transposed view, see vramplan.training.estimate
+    `_embedding_gradients_in_flight`): the buffer, the new gradient and their sum, beside the
+    chunks' gradients still waiting (torchtune trains in bf16 or fp32: the head's weight, and its
+    gradient, are in the compute dtype)."""
     logits16, logits32 = compute * vocab * tokens, 4 * vocab * tokens
     if not head.chunked:
+        compiled = head.compiled and not head.head_trains
         kept = logits32  # the log-softmax (eager) or the fp32 logits themselves (compiled)
-        forward = logits16 + logits32 if head.compiled else max(logits16 + logits32,
-                                                                 logits32 + kept)
-        backward = kept + (1 if head.compiled else 2) * logits32
+        forward = logits16 + logits32 if compiled else max(logits16 + logits32, logits32 + kept)
+        backward = kept + (1 if compiled else 2) * logits32
         return LossMemory(saved_bytes=saved, logits_alive_bytes=0,
                           forward_peak_bytes=forward, backward_peak_bytes=backward)
     chunk32 = ceil_div(logits32, TORCHTUNE_OUTPUT_CHUNKS)
     chunk16 = ceil_div(logits16, TORCHTUNE_OUTPUT_CHUNKS)
-    kept = logits16 if head.compiled else logits32
-    forward = logits16 + (0 if head.compiled else logits32) + chunk32
-    backward = kept + (1 if head.compiled else 2) * chunk32 + chunk16
+    if head.compiled:
+        forward = logits16
+        losses = logits16 + chunk16
+    else:
+        forward = logits16 + logits32 + chunk32
+        losses = logits32 + 2 * chunk32 + chunk16
+    head_gradient = compute * vocab * hidden if head.head_trains else 0
+    heads = (TORCHTUNE_OUTPUT_CHUNKS - 1) * chunk16 + 3 * head_gradient
     return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
-                      backward_peak_bytes=backward)
+                      backward_peak_bytes=max(losses, heads))
 
 
 def _final_softcap_bytes(arch: Architecture, compute_bytes: int) -> int:

@@ -57,6 +57,7 @@ from vramplan.training.states import (
     BNB_MIN_8BIT_SIZE,
     BNB_PAGED_MIN_ELEMENTS,
     head_is_separate,
+    stored_quant,
 )
 from vramplan.units import ceil_div
 from vramplan.vocab import (
@@ -184,11 +185,12 @@ def _linear_weight(setup: TrainingSetup, elements: int, trains: bool, block: int
     if not quantized:
         return [ParamTensor(elements, weight_itemsize(setup.precision) * elements, trains,
                             block)]
-    if setup.quant is Quant.INT8:
+    quant = stored_quant(setup)
+    if quant is Quant.INT8:
         return [ParamTensor(elements, elements, False, block)]
     blocks = ceil_div(elements, BNB_BLOCKSIZE)
     pieces = [ParamTensor(elements, (elements + 1) // 2, False, block)]
-    if setup.quant in (Quant.NF4_DQ, Quant.FP4_DQ):
+    if quant in (Quant.NF4_DQ, Quant.FP4_DQ):
         pieces += [ParamTensor(blocks, blocks, False, block),
                    ParamTensor(ceil_div(blocks, BNB_DQ_BLOCKSIZE),
                                FP32 * ceil_div(blocks, BNB_DQ_BLOCKSIZE), False, block),

@@ -64,6 +64,7 @@ from vramplan.training.states import (
     head_is_separate,
     model_states,
     optimizer_step_temporaries,
+    torchao_nf4_dequantize_bytes,
     trainable_tensors,
 )
 from vramplan.units import ceil_div
@@ -365,6 +366,7 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         lora_dropout=uses_lora and lora_dropout_active(setup),
         attention=setup.attention,
         model_dropout=model_dropout_active(setup),
+        compiled=setup.compiled,
     )
 
 
@@ -442,9 +444,14 @@ def dequantized_bytes_per_value(setup: TrainingSetup) -> int:
     and @d9ff9f3b, `_Linear4bit.quantize` / `_quantize_weight`:
     `weight.contiguous().to(device=device, dtype=torch.half)`), so litgpt's bf16 runs hold a
     float16 and a bf16 copy; transformers quantizes from the checkpoint's dtype (no cast under
-    its compute dtype). int8 (MatMul8bitLt) makes one 16-bit copy (`state.CB.to(ctx.dtype_A)`)."""
+    its compute dtype). int8 (MatMul8bitLt) makes one 16-bit copy (`state.CB.to(ctx.dtype_A)`).
+    torchtune's torchao NF4 dequantizes through int64 codes in eager mode
+    (`vramplan.training.states.torchao_nf4_dequantize_bytes`); compiled, inductor fuses the
+    dequantization into one kernel that writes the compute-dtype weight."""
     compute = compute_itemsize(setup.precision)
     four_bit = setup.quant not in (Quant.NONE, Quant.INT8)
+    if four_bit and setup.framework is Framework.TORCHTUNE and not setup.compiled:
+        return torchao_nf4_dequantize_bytes(compute)
     if four_bit and setup.framework is Framework.LITGPT:
         return 2 + compute  # the float16 dequantized weight, then its cast (litgpt: bf16-true)
     return compute
@@ -537,9 +544,13 @@ def _embedding_gradients_in_flight(arch: Architecture, setup: TrainingSetup) -> 
     tensor of its own, and the embedding's is added into it: two. Traced (vramplan trace,
     qwen2.5-0.5b full bf16-true, SGD: 3 x 259.7 MiB beside every other gradient at the peak;
     the tracer's dispatch mode turns the in-place sum under autocast into a third tensor too:
-    ATen's `isTensorSubclassLike` is true while a dispatch mode is active)."""
+    ATen's `isTensorSubclassLike` is true while a dispatch mode is active). torchtune's chunked
+    head calls the linear once per chunk: the buffer then holds the chunks' out-of-place sum, a
+    tensor of its own that the embedding's gradient is added to in place (`_torchtune_loss`)."""
     if not _tied_in_framework(arch, setup):
         return 1
+    if setup.framework is Framework.TORCHTUNE and _head_spec(arch, setup).chunked:
+        return 2
     return 2 if setup.precision is Precision.AMP else 3
 
 

@@ -111,8 +111,9 @@ class TrainingSetup:
     """The peak step follows a micro-batch of the same shape (batches padded to a length cap),
     so what a loop keeps from the previous step counts. False: the largest batch comes first."""
     compiled: bool = False
-    """The model and loss run under torch.compile. Modelled for torchtune's cross-entropy
-    (`vramplan.training.activations`); what the compiler saves inside the blocks is not."""
+    """The model and loss run under torch.compile: the blocks save what AOTAutograd's min-cut
+    partitioner keeps (`vramplan.training.activations.COMPILED_SAVES`), and torchtune's
+    cross-entropy is compiled as its recipes compile it."""
     empty_cache_between_steps: bool = False
     """The loop calls `torch.cuda.empty_cache()` between steps, so the caching allocator keeps
     no free segment from one step to the next (reserved memory is then that of a steady step,

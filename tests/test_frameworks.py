@@ -94,6 +94,17 @@ def test_an_empty_quant_on_a_qlora_row_is_the_frameworks_storage(framework: str,
     assert Reading.QUANT_DEFAULT in case.readings
 
 
+def test_an_empty_quant_on_a_row_that_unsloth_loaded_is_unsloths_nf4_with_double_quant() -> None:
+    # unsloth/models/llama.py FastLlamaModel.from_pretrained: nf4, bnb_4bit_use_double_quant
+    row = ROW.replace(",lora,bf16-true,adamw,,none,", ",qlora,bf16-true,adamw,,,")
+    row = row.replace(",litgpt,", ",hf,")
+    (case,) = _read(row + '"LoRA r128 on all linear layers, Unsloth kernels (not vanilla HF)"')
+    assert case.quant is Quant.NF4_DQ  # type: ignore[attr-defined]
+    assert Reading.QUANT_DEFAULT in case.readings  # type: ignore[attr-defined]
+    (case,) = _read(row + '"no kernels of its own"')
+    assert case.quant is Quant.FP4  # type: ignore[attr-defined]
+
+
 def test_an_empty_seq_len_is_a_lower_bound_at_one_token() -> None:
     row = ROW.replace(",1,1304,,", ",1,,,")
     (case,) = read_cases("\n".join((HEADER, row)))
@@ -151,6 +162,62 @@ def test_notes_on_accumulation_and_empty_cache() -> None:
     cache = ROW + '"memory_reserved sampled after each step (empty_cache every 10 steps)"'
     (case,) = _read(cache)
     assert training_setup_of(case).empty_cache_between_steps  # type: ignore[arg-type]
+
+
+FREEZE_ROW = ("t1,src,llama-2-7b,freeze,bf16-true,adamw-8bit,,none,,,1,512,,full,flash,,1,"
+              "a100-40gb,none,none,hf,,15.69,GB,")
+LLAMA_2_7B_BLOCK = 4 * 4096 * 4096 + 3 * 4096 * 11008 + 2 * 4096
+"""q, k, v, o; gate, up, down; the two RMSNorm weights (config.json: hidden 4096, intermediate
+11008, 32 heads of 128, no GQA)."""
+
+
+@pytest.mark.parametrize(("framework", "notes", "blocks"), [
+    ("hf", "freeze-tuning: last 3 layers trainable", 3),  # LlamaFactory Table 4's notes
+    ("hf", "only the last 2 decoder layers train", 2),
+    ("hf", "", 1),  # no freeze method of its own: the last block
+    ("llamafactory", "", 2),  # FreezeArguments.freeze_trainable_layers = 2
+    ("llamafactory", "last 4 blocks", 4),
+])
+def test_a_freeze_row_trains_the_blocks_its_notes_say(framework: str, notes: str,
+                                                      blocks: int) -> None:
+    (case,) = _read(FREEZE_ROW.replace(",hf,", f",{framework},") + f'"{notes}"')
+    setup = training_setup_of(case)  # type: ignore[arg-type]
+    assert setup.train_layers == blocks
+    estimate = estimate_training(architecture_of(find_model("llama-2-7b")), setup)
+    assert estimate.states.trainable_params == blocks * LLAMA_2_7B_BLOCK
+
+
+def test_a_request_without_train_layers_takes_the_frameworks_blocks() -> None:
+    from vramplan.requests.reading import read
+    from vramplan.requests.training import training_setup
+    from vramplan.requests.vocabulary import FIT
+
+    def blocks(**fields: object) -> int:
+        inputs = read(FIT, {"model": "llama-2-7b", "gpu": "a100-40gb", "method": "freeze",
+                            **fields}, text=False)
+        return training_setup(inputs).train_layers
+
+    assert framework_defaults(Framework.LLAMAFACTORY).freeze_layers == 2
+    assert blocks(framework="llamafactory") == 2
+    assert blocks(framework="hf") == 1
+    assert blocks(framework="llamafactory", train_layers=5) == 5
+
+
+@pytest.mark.parametrize(("notes", "expected"), [
+    ("QLoRA via bnb Linear4bit(quant_type nf4, quant_storage bf16)", True),  # Answer.AI rows
+    ("4-bit nf4 + nested quant, compute bf16, bnb_4bit_quant_storage bf16", True),
+    ("NF4 + double quant with bf16 quant storage; compute bf16", True),
+    ("bnb_4bit_quant_storage=torch.bfloat16", True),
+    ("4-bit bitsandbytes, quant type/double quant not stated", False),
+])
+def test_notes_that_say_the_4bit_storage_is_a_float(notes: str, expected: bool) -> None:
+    row = ROW.replace(",lora,bf16-true,adamw,,none,", ",qlora,bf16-true,adamw,,nf4,")
+    (case,) = _read(row.replace(",litgpt,", ",hf,") + f'"{notes}"')
+    setup = training_setup_of(case)  # type: ignore[arg-type]
+    assert setup.float_quant_storage is expected
+    # peft's adapters: fp32 on a uint8 storage, the base's bf16 on a float one
+    states = estimate_training(architecture_of(find_model("llama-2-7b")), setup).states
+    assert states.trainable_weight_bytes == (2 if expected else 4) * states.trainable_params
 
 
 def test_reserved_never_exceeds_the_card_when_the_tensors_fit() -> None:

@@ -292,7 +292,8 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         readings.append(Reading.SEQ_LEN_UNKNOWN)
     quant = choice(Quant, "quant", get("quant"), Quant.NONE)
     if method is Method.QLORA and not get("quant"):
-        quant = framework_defaults(framework).qlora_quant
+        quant = (UNSLOTH_QUANT if _UNSLOTH.search(get("notes", ""))
+                 else framework_defaults(framework).qlora_quant)
         readings.append(Reading.QUANT_DEFAULT)
     # An empty cell is the framework's default (the format's rule): on several GPUs, its
     # data-parallel scheme; with litgpt's FSDP strategy, block checkpointing.
@@ -334,6 +335,14 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         notes=get("notes", ""),
         readings=tuple(readings),
     )
+
+
+_UNSLOTH = re.compile(r"\bunsloth\b", re.IGNORECASE)
+UNSLOTH_QUANT = Quant.NF4_DQ
+"""A QLoRA row whose notes say Unsloth loaded the model: Unsloth's own BitsAndBytesConfig,
+`bnb_4bit_quant_type="nf4"`, `bnb_4bit_use_double_quant=True`, no `bnb_4bit_quant_storage`
+(unslothai/unsloth unsloth/models/llama.py `FastLlamaModel.from_pretrained` @b9d5ca53,
+2024-03, and still so in models/loader.py)."""
 
 
 _SIZED_NAME = re.compile(r"[a-z0-9][a-z0-9-]*-(\d{1,4})gb", re.IGNORECASE)
@@ -546,6 +555,8 @@ def training_setup_of(case: Case) -> TrainingSetup:
         batch=case.batch, seq_len=case.seq_len or _shortest_sequence(alignment),
         checkpointing=case.checkpointing,
         attention=case.attention, loss=case.loss, framework=case.framework, metric=case.metric,
+        train_layers=trained_blocks(case),
+        float_quant_storage=float_quant_storage(case),
         gradient_accumulation=accumulates(case),
         empty_cache_between_steps=EMPTY_CACHE_NOTE in case.notes,
         compiled=compiled(case),
@@ -622,6 +633,32 @@ def accumulates(case: Case) -> bool:
     if _ACCUMULATION.search(case.notes):
         return True
     return default_gradient_accumulation(case.framework, case.method)
+
+
+_LAST_BLOCKS = re.compile(r"\blast (\d{1,5}) (?:decoder |transformer )?(?:layers|blocks)\b",
+                          re.IGNORECASE)
+
+
+def trained_blocks(case: Case) -> int:
+    """How many of the last blocks a `freeze` row trains: what its notes say ("last 3 layers
+    trainable"; the format has no column for it), else the framework's default
+    (`vramplan.presets.frameworks.FrameworkDefaults.freeze_layers`)."""
+    said = _LAST_BLOCKS.search(case.notes)
+    if said is not None and int(said.group(1)) > 0:
+        return int(said.group(1))
+    return framework_defaults(case.framework).freeze_layers
+
+
+_FLOAT = r"(?:torch\.)?(?:bf16|fp16|fp32|bfloat16|float16|float32)"
+_FLOAT_QUANT_STORAGE = re.compile(
+    rf"quant[_ ]storage[ :=]*{_FLOAT}\b|\b{_FLOAT} quant[_ ]storage\b", re.IGNORECASE)
+
+
+def float_quant_storage(case: Case) -> bool:
+    """The row's 4-bit base is stored in a float dtype (bitsandbytes `bnb_4bit_quant_storage`,
+    "quant_storage bf16" in its notes; the format has no column for it): peft's adapters then
+    take that dtype (`vramplan.training.setup.adapters_in_fp32`)."""
+    return _FLOAT_QUANT_STORAGE.search(case.notes) is not None
 
 
 def largest_batch_first(case: Case) -> bool:

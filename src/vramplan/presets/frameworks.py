@@ -75,6 +75,12 @@ class FrameworkDefaults:
     fsdp2_embedding_apart: bool = False
     """FSDP2 wraps the input embedding as a unit of its own and keeps only the head gathered
     between forward and backward (`vramplan.distributed.sharding.Parallelism.embedding_apart`)."""
+    freeze_layers: int = 1
+    """Method `freeze`: how many of the last blocks train when the run does not say (the last
+    one for stacks without a freeze method of their own)."""
+    float_quant_storage: bool = False
+    """QLoRA's 4-bit base is stored in the compute dtype (bitsandbytes `bnb_4bit_quant_storage`)
+    rather than bitsandbytes' default uint8 (`vramplan.training.setup.adapters_in_fp32`)."""
 
 
 _TRANSFORMERS_SOURCE = (
@@ -89,13 +95,15 @@ _TRANSFORMERS_SOURCE = (
 def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
                   impl: OptimizerImpl = OptimizerImpl.FOREACH,
                   scheme: Scheme = Scheme.DDP, fsdp: FsdpVersion = FsdpVersion.FSDP1,
+                  freeze_layers: int = 1, float_quant_storage: bool = False,
                   source: str = _TRANSFORMERS_SOURCE) -> FrameworkDefaults:
     return FrameworkDefaults(
         framework=framework, model_code=ModelCode.TRANSFORMERS, scheme=scheme,
         fsdp_version=fsdp, accumulate_without_sync=True, accumulates_full=False,
         accumulates_adapters=False, optimizer_impl=impl, qlora_quant=quant,
         checkpointing=Checkpointing.NONE, loss=Loss.STANDARD, peft_fsdp_wrap=True,
-        fsdp_params_fp32=False, model_dropout=True, fsdp2_embedding_apart=True, source=source)
+        fsdp_params_fp32=False, model_dropout=True, fsdp2_embedding_apart=True,
+        freeze_layers=freeze_layers, float_quant_storage=float_quant_storage, source=source)
 
 
 DEFAULTS: dict[Framework, FrameworkDefaults] = {
@@ -123,11 +131,20 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
                "src/axolotl/utils/schemas/training.py (adamw_torch_fused, accumulation 1) "
                "@067b021c"),
     # LLaMA-Factory: the transformers Trainer; src/llamafactory/hparams/model_args.py
-    # QuantizationArguments: quantization_type 'nf4', double_quantization True.
+    # QuantizationArguments: quantization_type 'nf4', double_quantization True;
+    # src/llamafactory/hparams/finetuning_args.py FreezeArguments: freeze_trainable_layers 2,
+    # the last two blocks (`num_layer_trainable` 2 since 5d7d8bd5, 2024-03-09; 3 before);
+    # model/model_utils/quantization.py: `bnb_4bit_quant_storage=model_args.compute_dtype`
+    # ("crucial for fsdp+qlora"; model/patcher.py since v0.6.0). model/adapter.py casts the
+    # trainable parameters to fp32 unless `pure_bf16` (our `bf16-true`): under `--bf16` autocast
+    # an fp32 trainable weight with its fp32 gradient holds what `mixed`'s 16-bit weight,
+    # gradient and fp32 master hold.
     Framework.LLAMAFACTORY: _transformers(
-        Framework.LLAMAFACTORY, quant=Quant.NF4_DQ,
+        Framework.LLAMAFACTORY, quant=Quant.NF4_DQ, freeze_layers=2, float_quant_storage=True,
         source="hiyouga/LLaMA-Factory src/llamafactory/hparams/model_args.py "
-               "QuantizationArguments (nf4, double quantization); " + _TRANSFORMERS_SOURCE),
+               "QuantizationArguments (nf4, double quantization), hparams/finetuning_args.py "
+               "FreezeArguments (freeze_trainable_layers 2), model/model_utils/quantization.py "
+               "(bnb_4bit_quant_storage = compute dtype); " + _TRANSFORMERS_SOURCE),
     # litgpt finetune/*.py: `if devices * num_nodes > 1: strategy = FSDPStrategy(
     # auto_wrap_policy={Block}, activation_checkpointing_policy={Block}, ...)` (FSDP1 through
     # Lightning Fabric), accumulation in `fabric.no_backward_sync`; every recipe accumulates

@@ -56,6 +56,7 @@ from vramplan.training.setup import (
     model_dropout_active,
     optimizer_states_exist,
     policy_pass,
+    trainable_itemsize,
     weight_itemsize,
 )
 from vramplan.training.states import (
@@ -509,7 +510,7 @@ def _gradients_before_first_block(arch: Architecture, setup: TrainingSetup) -> i
         # a tied embedding is the head: its gradient starts with the head's, early in backward
         embedding = 0 if _tied_in_framework(arch, setup) else arch.params_token_embedding
         done = total - arch.params_of_layer(0) - embedding
-    return done * weight_itemsize(setup.precision)
+    return done * trainable_itemsize(setup)
 
 
 def _embedding_backward(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,

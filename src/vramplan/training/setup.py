@@ -8,7 +8,7 @@ from datetime import date
 
 from vramplan.bounds import BATCH, LORA_RANK, SEQ_LEN, TRAIN_LAYERS
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
-from vramplan.presets.frameworks import framework_defaults
+from vramplan.presets.frameworks import ModelCode, framework_defaults
 from vramplan.training.activations import LITGPT_LORA_DROPOUT
 from vramplan.vocab import (
     POLICY_METHODS,
@@ -118,6 +118,10 @@ class TrainingSetup:
     """The loop calls `torch.cuda.empty_cache()` between steps, so the caching allocator keeps
     no free segment from one step to the next (reserved memory is then that of a steady step,
     without the first step's fragmentation)."""
+    float_quant_storage: bool = False
+    """QLoRA: bitsandbytes stores the 4-bit base in a float dtype (`bnb_4bit_quant_storage`,
+    which FSDP and ZeRO-3 need to shard it) instead of its default uint8; peft then gives the
+    adapters the base's dtype (`adapters_in_fp32`)."""
     frozen_weights_need_grad: bool = False
     """The frozen weights of the trained blocks are views of a tensor that requires a gradient
     (FSDP1 flat parameters mixing frozen and trainable parameters): autograd saves what full
@@ -227,6 +231,30 @@ def optimizer_state_itemsize(precision: Precision) -> int:
     """torch optimizers keep states like the parameter they update: the fp32 master copy in
     `mixed`, the bf16 weight itself in `bf16-true` (torch.optim.AdamW `zeros_like(p)`)."""
     return 2 if precision is Precision.BF16_TRUE else 4
+
+
+def adapters_in_fp32(setup: TrainingSetup) -> bool:
+    """peft's LoRA adapters on a bitsandbytes 4-bit base stored as uint8 (bitsandbytes'
+    default) are fp32 whatever the precision: `update_layer` builds them as `nn.Linear` in
+    torch's default dtype, then casts them to the base weight's dtype only when that dtype is
+    floating point (huggingface/peft src/peft/tuners/lora/layer.py @v0.9.0, @v0.10.0); since
+    v0.12.0 `get_peft_model(autocast_adapter_dtype=True)` upcasts 16-bit adapters to fp32
+    anyway (tuners_utils.py `_cast_adapter_dtype`). With a float storage, adapters follow the
+    base before v0.12.0 (the precision's dtype here). litgpt, torchtune and Megatron build
+    their adapters in the model's dtype."""
+    defaults = framework_defaults(setup.framework)
+    return (setup.method is Method.QLORA and defaults.model_code is ModelCode.TRANSFORMERS
+            and not (setup.float_quant_storage or defaults.float_quant_storage))
+
+
+def trainable_itemsize(setup: TrainingSetup) -> int:
+    """Bytes per trainable parameter as stored, and per element of its gradient."""
+    return 4 if adapters_in_fp32(setup) else weight_itemsize(setup.precision)
+
+
+def trainable_state_itemsize(setup: TrainingSetup) -> int:
+    """Bytes per element of a torch optimizer's state of a trainable parameter."""
+    return 4 if adapters_in_fp32(setup) else optimizer_state_itemsize(setup.precision)
 
 
 def lora_dropout_active(setup: TrainingSetup) -> bool:

@@ -13,7 +13,9 @@ from vramplan.training.setup import (
     DEFAULT_LORA_RANK,
     DEFAULT_LORA_TARGETS,
     TrainingSetup,
-    optimizer_state_itemsize,
+    adapters_in_fp32,
+    trainable_itemsize,
+    trainable_state_itemsize,
     weight_itemsize,
 )
 from vramplan.units import ceil_div
@@ -192,6 +194,7 @@ def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
     tensors = trainable_tensors(arch, setup)
     trainable = sum(g.elements * g.count for g in tensors)
     w = weight_itemsize(setup.precision)
+    t = trainable_itemsize(setup)
     base = total_params(arch, setup)
     if setup.method.uses_lora:
         frozen_params = base
@@ -199,7 +202,9 @@ def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
     else:
         frozen_params = base - trainable
         frozen_bytes = frozen_params * w
-    master = 4 * trainable if setup.precision is Precision.MIXED else 0
+    # fp32 adapters are their own master copy
+    master = (4 * trainable if setup.precision is Precision.MIXED and not adapters_in_fp32(setup)
+              else 0)
     state = optimizer_state_bytes(tensors, setup)
     paged = setup.optimizer in (Optimizer.PAGED_ADAMW, Optimizer.PAGED_ADAMW_8BIT)
     managed = 0
@@ -211,14 +216,14 @@ def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
     return ModelStates(
         trainable_params=trainable,
         frozen_params=frozen_params,
-        trainable_weight_bytes=trainable * w,
+        trainable_weight_bytes=trainable * t,
         frozen_weight_bytes=frozen_bytes,
-        gradient_bytes=trainable * w,
+        gradient_bytes=trainable * t,
         master_weight_bytes=master,
         optimizer_state_bytes=state - managed,
         managed_optimizer_bytes=managed,
         weight_itemsize=w,
-        gradient_itemsize=w,
+        gradient_itemsize=t,
         largest_layer_params=max(arch.params_token_embedding, arch.head_linear().params,
                                  *(lin.params_each for lin in arch.block_linears())),
         block_params=arch.params_per_block,
@@ -283,7 +288,7 @@ def _quantized_matrix_bytes(quant: Quant, in_features: int, out_features: int) -
 
 def optimizer_state_bytes(tensors: tuple[TensorGroup, ...], setup: TrainingSetup) -> int:
     """Optimizer states for the trainable tensors."""
-    s = optimizer_state_itemsize(setup.precision)
+    s = trainable_state_itemsize(setup)
     kind = setup.optimizer
     if kind is Optimizer.ADAMW:
         return sum(2 * s * g.elements * g.count for g in tensors)
@@ -323,7 +328,7 @@ def optimizer_step_temporaries(arch: Architecture, setup: TrainingSetup) -> int:
     tensors = trainable_tensors(arch, setup)
     if not tensors:
         return 0
-    s = optimizer_state_itemsize(setup.precision)
+    s = trainable_state_itemsize(setup)
     impl = setup.optimizer_impl or framework_defaults(setup.framework).optimizer_impl
     if setup.optimizer not in (Optimizer.ADAMW, Optimizer.ADAFACTOR):
         return 0

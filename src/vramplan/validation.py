@@ -18,6 +18,7 @@ import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from enum import StrEnum
 from pathlib import Path
 from typing import TypeVar
@@ -38,6 +39,7 @@ from vramplan.inference.setup import inference_inputs
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import (
+    LITGPT_COMMIT_DATES,
     default_gradient_accumulation,
     framework_defaults,
     read_framework,
@@ -558,7 +560,9 @@ def training_setup_of(case: Case) -> TrainingSetup:
         gradient_accumulation=accumulates(case),
         empty_cache_between_steps=EMPTY_CACHE_NOTE in case.notes,
         compiled=compiled(case),
-        steady_state=not largest_batch_first(case))
+        steady_state=not largest_batch_first(case),
+        code_date=code_date(case),
+        loss_in_function=loss_in_function(case))
 
 
 def _shortest_sequence(alignment: AlignmentSetup | None) -> int:
@@ -585,6 +589,31 @@ def compiled(case: Case) -> bool:
     `compiled` (not `compile off`, `compile=False`, `no compile`); the format has no column
     for it."""
     return _COMPILED.search(case.notes) is not None
+
+
+_COMMIT = re.compile(r"\b[0-9a-f]{8,40}\b")
+
+
+def code_date(case: Case) -> date | None:
+    """The date of the litgpt code a row ran, from the commits its source names: the earliest
+    whose date is known (`vramplan.presets.frameworks.LITGPT_COMMIT_DATES`), as a published
+    run is no newer than the commit that published it. None (today's code) for other
+    frameworks and unknown commits."""
+    if case.framework is not Framework.LITGPT:
+        return None
+    dates = [LITGPT_COMMIT_DATES[commit[:8]] for commit in _COMMIT.findall(case.source)
+             if commit[:8] in LITGPT_COMMIT_DATES]
+    return min(dates, default=None)
+
+
+LOSS_IN_FUNCTION_SOURCE = "extensions/thunder/"
+"""Where a litgpt row's source names the thunder extension, its run is extensions/thunder/
+pretrain.py, which computes the logits and the loss in `forward_and_loss` and returns the loss
+alone (`TrainingSetup.loss_in_function`)."""
+
+
+def loss_in_function(case: Case) -> bool:
+    return case.framework is Framework.LITGPT and LOSS_IN_FUNCTION_SOURCE in case.source
 
 
 EMPTY_CACHE_NOTE = "empty_cache"

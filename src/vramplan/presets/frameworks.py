@@ -9,6 +9,7 @@ user leaves out. `framework_defaults(framework)` answers for every `vramplan.voc
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from enum import StrEnum
 
 from vramplan.vocab import (
@@ -213,6 +214,54 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
                "opt-in; Apex/TE fused Adam)"),
 }
 """Every framework's defaults; a test checks that each `Framework` has one."""
+
+
+@dataclass(frozen=True, slots=True)
+class LitgptCode:
+    """What litgpt's model code did at some date, where it changed what a block saves for
+    backward (Lightning-AI/litgpt, `lit_gpt/model.py` then `litgpt/model.py`)."""
+
+    mqa_kv_expanded: bool
+    """A multi-query model's single key-value head is expanded to every query head before SDPA
+    in training (50b1974b, 2023-10-24: `if self.config.n_query_groups != self.config.n_head and
+    (input_pos is None or ...)`, "training: flash attention requires it"). Before, `if
+    self.config.n_query_groups != 1` left it unexpanded, and torch's SDPA, whose fused kernels
+    need as many key and value heads as query heads (aten/src/ATen/native/transformers/
+    sdp_utils_cpp.h `check_batch_size_and_num_heads`), ran its math kernel."""
+    rmsnorm_scale_after_cast: bool
+    """RMSNorm casts the normalized input back to the input's dtype before the scale
+    (`x_normed = x_normed.to(dtype=dtype)`, then `x_normed * self.weight`), so the scale's
+    gradient keeps a 16-bit copy: from 7c157492 (2024-02-23) to 916a84ca (2024-07-23). Before
+    it the scale multiplied in fp32 (`(self.weight * x_normed).to(dtype=dtype)`, 6178c7cc), and
+    since then again (`(x_normed * weight.float()).to(dtype=dtype)`). Before 6178c7cc
+    (2023-10-24) the whole norm ran in the input's dtype, which is not modelled."""
+
+
+LITGPT_MQA_EXPANDED_SINCE = date(2023, 10, 24)
+LITGPT_RMSNORM_CAST_BEFORE_SCALE = (date(2024, 2, 23), date(2024, 7, 23))
+"""The dates of the commits named in `LitgptCode` (the window is half-open)."""
+
+
+LITGPT_COMMIT_DATES: dict[str, date] = {
+    # the Lightning-AI/litgpt commits that published measured runs of the case files, by their
+    # first eight hex digits, and their dates (git log)
+    "29de2828": date(2023, 9, 27),  # tutorials/prepare_dataset.md
+    "0cc02afa": date(2023, 10, 27),  # tutorials/resource-tables.md
+    "5895df10": date(2024, 4, 26),  # config_hub/finetune/README.md
+    "101e31d2": date(2024, 5, 6),  # extensions/thunder/README.md
+    "e5493986": date(2024, 7, 22),  # config_hub/finetune/README.md
+    "916a84ca": date(2024, 7, 23),  # config_hub/finetune/README.md
+    "fd71063c": date(2024, 7, 24),  # config_hub/finetune/README.md
+}
+
+
+def litgpt_code(on: date | None) -> LitgptCode:
+    """litgpt's model code as of `on`; None: today's."""
+    if on is None:
+        return LitgptCode(mqa_kv_expanded=True, rmsnorm_scale_after_cast=False)
+    start, end = LITGPT_RMSNORM_CAST_BEFORE_SCALE
+    return LitgptCode(mqa_kv_expanded=on >= LITGPT_MQA_EXPANDED_SINCE,
+                      rmsnorm_scale_after_cast=start <= on < end)
 
 
 def framework_defaults(framework: Framework) -> FrameworkDefaults:

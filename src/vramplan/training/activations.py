@@ -73,6 +73,9 @@ class BlockSpec:
     compiled: bool = False
     """The block runs under torch.compile: AOTAutograd's min-cut partitioner, not each
     operation, decides what it saves (`COMPILED_SAVES`)."""
+    rmsnorm_scale_after_cast: bool = False
+    """litgpt's RMSNorm casts its normalized input back to the input's dtype before the scale
+    (its code from February to July 2024, `vramplan.presets.frameworks.LitgptCode`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,8 +174,12 @@ def _norm(ledger: _Ledger, arch: Architecture, spec: BlockSpec, source: _Tensor,
             # `weight * x_normed` saves x_normed for the weight's gradient: fp32 in litgpt and
             # where the scale multiplies in fp32 (Gemma, OLMo 2, gpt-oss: `norm_scale_fp32`),
             # the 16-bit cast in Llama's transformers norm (`self.weight *
-            # hidden_states.to(input_dtype)`)
-            fp32 = spec.framework is Framework.LITGPT or arch.norm_scale_fp32
+            # hidden_states.to(input_dtype)`) and in litgpt's of 2024-02 to 2024-07, Gemma's
+            # `x_normed * (1 + self.weight)` too
+            if spec.framework is Framework.LITGPT:
+                fp32 = not spec.rmsnorm_scale_after_cast
+            else:
+                fp32 = arch.norm_scale_fp32
             ledger.keep(f"{name}_normed", (FP32 if fp32 else spec.residual_bytes) * h)
     elif arch.norm_python_layernorm:
         _python_layernorm(ledger, spec, name, h, needs_grad)
@@ -295,6 +302,11 @@ def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor
         or spec.framework is Framework.TORCHTUNE
     expanded_kv = q if grouped and expands else kv
     eager = spec.attention is Attention.EAGER or _softcapped(arch)
+    # litgpt always calls SDPA (but for soft-capping): eager there is SDPA's math kernel
+    # (aten/src/ATen/native/transformers/attention.cpp `_scaled_dot_product_attention_math`),
+    # whose first matmul reads `query * scale`, a new tensor saved in place of q, and whose
+    # matmuls expand and copy a single key-value head
+    math = fused and eager and not _softcapped(arch)
     # which of q, k, v need a gradient: all of them once the block's input does
     everything = input_needs_grad or spec.weights_train
     q_grad, k_grad, v_grad = (everything or t in qkv_lora
@@ -304,11 +316,12 @@ def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor
     keep_q, keep_k, keep_v = (k_grad, q_grad, q_grad or k_grad) if eager else (True,) * 3
     _qk_norms(ledger, arch, spec, q_grad=q_grad, k_grad=k_grad)
     if keep_q:
-        ledger.keep("q", c * q)
+        ledger.keep("q_scaled" if math else "q", c * q)
     if keep_k:
         ledger.keep("k", c * expanded_kv)
-    if fused and not grouped:
+    if fused and not grouped and not math:
         # v = qkv.split(...)[2].reshape(...) is a view: it keeps the whole fused output alive
+        # (the math kernel's matmul reshapes it into a contiguous copy, which it keeps instead)
         ledger.keep("qkv", c * (q + 2 * kv))
     elif keep_v:
         ledger.keep("v", c * expanded_kv)
@@ -328,7 +341,15 @@ def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor
         # `_scaled_dot_product_flash_attention` / `_efficient_attention` backward take
         # `philox_seed, philox_offset`): no mask
         ledger.keep("attn_logsumexp", FP32 * arch.n_heads)
-    _linear(ledger, spec, attn_out, q, lora=int(LoraTarget.O in spec.lora_targets), prefix="o")
+    # litgpt: `y.transpose(1, 2)` then `y.reshape(B, T, C)` (litgpt/model.py
+    # CausalSelfAttention). Its q is the contiguous (B, nh, T, hs) output of `torch.cat` after
+    # RoPE, and the flash kernel's output takes q's layout (flash_api.cpp `mha_fwd`:
+    # `out = at::empty_like(q_padded)` on the (B, T, nh, hs) transpose), as does the math
+    # kernel's `attn @ v`: the reshape copies, and o_proj keeps the copy beside the output that
+    # SDPA saves. (The memory-efficient kernel allocates (B, T, nh, hs): a view there. Which
+    # kernel runs depends on the GPU, not known here: flash is counted.)
+    proj_in = _Tensor("attn_out_merged", c) if fused else attn_out
+    _linear(ledger, spec, proj_in, q, lora=int(LoraTarget.O in spec.lora_targets), prefix="o")
     # dropout on the output projection's result: its mask; the output goes to the residual add,
     # which saves nothing
     _dropout_mask(ledger, spec, "attn_out_dropout_mask", arch.attention_output_dropout,
@@ -401,9 +422,10 @@ def _eager_scores(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_len:
         ledger.keep("attn_probs", c * arch.n_heads * (seq_len + 1))
         return
     if spec.framework is Framework.LITGPT and not _softcapped(arch):
-        # SDPA's math fallback: the 16-bit probabilities and a scaled copy of q
-        ledger.keep("attn_probs", c * per_row)
-        ledger.keep("q_scaled", c * arch.q_dim)
+        # SDPA's math kernel: its 16-bit probabilities, saved by softmax and by `attn @ v`
+        # (the scaled q is counted with q, k and v)
+        if probs_needed or probs_grad:
+            ledger.keep("attn_probs", c * per_row)
         return
     # transformers' eager attention and litgpt's soft-capped path: softmax(dtype=float32) saves
     # its fp32 output, `.to(q.dtype)` is saved by probs @ v (the same tensor when both dtypes
@@ -700,6 +722,9 @@ class HeadSpec:
     cross-entropy."""
     autocast: bool = False
     """The model runs under autocast (`amp`): its 16-bit logits are turned into an fp32 copy."""
+    loss_in_function: bool = False
+    """litgpt: logits and loss computed in a function that returns the loss alone
+    (`vramplan.training.setup.TrainingSetup.loss_in_function`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -741,9 +766,14 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
     softcap = _final_softcap_bytes(arch, c) * tokens
     if head.framework is Framework.LITGPT:
         # Fabric's convert_output: the list of logit chunks, in fp32, is the training loop's
-        # `logits` variable, alive through backward and the optimizer step
-        alive = fp32_logits
-        copy = 0 if head.chunked or batch == 1 else fp32_logits  # logits[..., :-1, :] reshaped
+        # `logits` variable, alive through backward and the optimizer step; computed inside a
+        # function, they die with its frame once the loss is returned (extensions/thunder/
+        # pretrain.py `forward_and_loss`: `chunked_cross_entropy(logits, targets,
+        # chunk_size=0)` on the whole logits, their targets already shifted)
+        alive = 0 if head.loss_in_function else fp32_logits
+        # finetune/*.py: `logits[..., :-1, :]` reshaped by the loss is a copy when batch > 1
+        sliced = not (head.chunked or batch == 1 or head.loss_in_function)
+        copy = fp32_logits if sliced else 0
         chunk = min(LITGPT_LM_HEAD_CHUNK, seq_len) * batch if head.chunked else tokens
         # Inside `model(...)`, the previous step's fp32 logits are still bound (the loop rebinds
         # `logits` when the call returns) beside the head's 16-bit chunks: the last chunk
@@ -752,9 +782,9 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
         # a new list). After the call, the loss adds its log-softmax to the fp32 logits.
         previous = alive if head.previous_logits else 0
         model_out = c * vocab * tokens
-        converted = alive if c != FP32 else 0
+        converted = fp32_logits if c != FP32 else 0
         in_call = previous + softcap + model_out + max(converted, head.head_dequant_bytes)
-        forward = max(in_call, alive + softcap + log_softmax + copy)
+        forward = max(in_call, fp32_logits + softcap + log_softmax + copy)
         backward = (alive + softcap + log_softmax + 2 * FP32 * vocab * chunk
                     + head.head_dequant_bytes)
         return LossMemory(saved_bytes=saved, logits_alive_bytes=alive,

@@ -25,7 +25,7 @@ from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig
 from vramplan.model.architecture import Architecture, NormKind
 from vramplan.parts import Component, PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
-from vramplan.presets.frameworks import framework_defaults
+from vramplan.presets.frameworks import framework_defaults, litgpt_code
 from vramplan.training.activations import (
     FP32,
     LITGPT_LM_HEAD_CHUNK,
@@ -69,6 +69,7 @@ from vramplan.training.states import (
 )
 from vramplan.units import ceil_div
 from vramplan.vocab import (
+    Attention,
     Checkpointing,
     Framework,
     LoraTarget,
@@ -364,10 +365,23 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         lora_targets=targets - {LoraTarget.HEAD},
         lora_rank=setup.lora_rank or DEFAULT_LORA_RANK,
         lora_dropout=uses_lora and lora_dropout_active(setup),
-        attention=setup.attention,
+        attention=_attention_kernel(arch, setup),
         model_dropout=model_dropout_active(setup),
         compiled=setup.compiled,
+        rmsnorm_scale_after_cast=setup.framework is Framework.LITGPT
+        and litgpt_code(setup.code_date).rmsnorm_scale_after_cast,
     )
+
+
+def _attention_kernel(arch: Architecture, setup: TrainingSetup) -> Attention:
+    """The attention that runs: litgpt's code of before October 2023 gave SDPA a multi-query
+    model's single key-value head unexpanded, and SDPA ran its math kernel (`LitgptCode
+    .mqa_kv_expanded`), which `eager` stands for in litgpt."""
+    multi_query = arch.n_kv_heads == 1 < arch.n_heads
+    if (setup.framework is Framework.LITGPT and setup.attention is Attention.SDPA
+            and multi_query and not litgpt_code(setup.code_date).mqa_kv_expanded):
+        return Attention.EAGER
+    return setup.attention
 
 
 def _blocks_activation_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
@@ -477,6 +491,7 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         compiled=setup.compiled,
         log_probs=setup.log_probs,
         autocast=setup.precision is Precision.AMP,
+        loss_in_function=setup.loss_in_function,
     )
 
 

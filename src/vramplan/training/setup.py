@@ -4,6 +4,7 @@ defaults that decide what it keeps in memory."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import date
 
 from vramplan.bounds import BATCH, LORA_RANK, SEQ_LEN, TRAIN_LAYERS
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
@@ -136,6 +137,16 @@ class TrainingSetup:
     log_probs: bool = False
     """The loss takes per-token log-probabilities of the labels (TRL's `selective_log_softmax`)
     instead of a cross-entropy."""
+    code_date: date | None = None
+    """The date of the framework's code the run used (the commit of a published run); None:
+    today's. litgpt's model code changed what a block saves (`vramplan.presets.frameworks
+    .litgpt_code`)."""
+    loss_in_function: bool = False
+    """litgpt: the script computes the logits and the loss in a function that returns the loss
+    alone (extensions/thunder/pretrain.py `forward_and_loss`), so no loop variable holds the
+    logits through backward, and its targets come shifted from the data (no
+    `logits[..., :-1, :]` copy). False: the loops of litgpt's finetune scripts, which bind
+    `logits = model(input_ids)` in the loop body and slice the last position off."""
 
     @property
     def logit_tokens(self) -> int:

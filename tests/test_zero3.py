@@ -230,3 +230,37 @@ def test_axolotl_keeps_nothing_gathered_beyond_the_running_module() -> None:
     gradient_path = 2 * bucket + 2 * 14336 * 4096  # a full bucket's copy, one linear's grad
     assert result.sharded.backward_buffers_bytes == 2 * 14336 * 4096 + gradient_path
     assert result.sharded.step_group_params == 128256 * 4096 // 8
+
+
+# --- DeepSpeed's memory-efficient linear ---------------------------------------------------------
+
+def test_zero3_linears_keep_the_inputs_of_frozen_weights() -> None:
+    """Under ZeRO-3, `zero3_linear_wrap` saves every linear's input (deepspeed/runtime/zero/
+    linear.py `LinearFunctionForZeroStage3.forward`: `ctx.save_for_backward(input, weight,
+    bias)`). A LoRA block with adapter dropout keeps the dropped inputs for its adapters; the
+    frozen q/k/v, gate/up and down then also keep what they read: the two normed hidden states
+    (2 x 2 bytes x hidden) and the MLP product (2 bytes x intermediate), per token. The head,
+    frozen, keeps the final norm's output (2 bytes x hidden per token)."""
+    arch = architecture_of(find_model("llama-2-7b"))
+    setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, lora_rank=8,
+                          lora_targets=frozenset({LoraTarget.ALL}), lora_dropout=0.1,
+                          batch=1, seq_len=512, checkpointing=Checkpointing.NONE,
+                          framework=Framework.HF)
+
+    def per_gpu(scheme: Scheme) -> tuple[int, int]:
+        estimate = estimate_per_gpu(arch, setup, default_parallelism(setup, scheme, 2))
+        saved = sum(item.bytes_per_token for item in estimate.single.block_saved)
+        loss = next(p for p in estimate.single.phases if p.phase is Phase.LOSS_FORWARD)
+        return saved, loss.total_bytes
+
+    ddp_saved, ddp_loss = per_gpu(Scheme.DDP)
+    zero3_saved, zero3_loss = per_gpu(Scheme.ZERO3)
+    h, f = arch.hidden_size, arch.intermediate_size
+    assert zero3_saved - ddp_saved == 2 * 2 * h + 2 * f
+    tokens = setup.batch * setup.seq_len
+    # the one-GPU step under each scheme's autograd: everything else is equal. The first block's
+    # input needs no gradient under LoRA, so its q/k/v build no graph; its MLP reads the
+    # attention's output, which its adapters made require one (2 h + 2 f)
+    first_block = 2 * h + 2 * f
+    assert zero3_loss - ddp_loss == \
+        ((arch.n_layers - 1) * (2 * 2 * h + 2 * f) + first_block + 2 * h) * tokens

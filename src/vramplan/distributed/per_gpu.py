@@ -233,7 +233,11 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
     wrap policy, whose blocks hold frozen weights only. FSDP and ZeRO-3 shard a 4-bit base
     stored in the weights' dtype (`bnb_4bit_quant_storage`; AnswerDotAI/fsdp_qlora train.py: "The
     Linear4Bit quant_storage dtype should always match the FSDP param_dtype"), and peft then
-    gives the adapters that dtype (`vramplan.training.setup.adapters_in_fp32`)."""
+    gives the adapters that dtype (`vramplan.training.setup.adapters_in_fp32`). Under ZeRO-3
+    every linear keeps its input (`TrainingSetup.linears_keep_input`: DeepSpeed's
+    memory-efficient linear, on by default)."""
+    if parallelism.scheme is Scheme.ZERO3:
+        setup = replace(setup, linears_keep_input=True)
     if setup.method is Method.QLORA and parallelism.scheme in (
             Scheme.ZERO3, Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP):
         setup = replace(setup, float_quant_storage=True)

@@ -73,6 +73,10 @@ class BlockSpec:
     compiled: bool = False
     """The block runs under torch.compile: AOTAutograd's min-cut partitioner, not each
     operation, decides what it saves (`COMPILED_SAVES`)."""
+    linears_keep_input: bool = False
+    """Every linear saves its input, frozen ones included (DeepSpeed ZeRO-3's
+    `LinearFunctionForZeroStage3`, `vramplan.training.setup.TrainingSetup.linears_keep_input`);
+    unlike bitsandbytes' context tensors they are saved tensors, released by backward."""
     rmsnorm_scale_after_cast: bool = False
     """litgpt's RMSNorm casts its normalized input back to the input's dtype before the scale
     (its code from February to July 2024, `vramplan.presets.frameworks.LitgptCode`)."""
@@ -256,7 +260,9 @@ def _linear(ledger: _Ledger, spec: BlockSpec, source: _Tensor, width: int, *, lo
                 ledger.keep(f"{prefix}{reader}_input_16bit", spec.compute_bytes * width)
         else:
             ledger.keep(source.name, source.itemsize * width)
-    elif spec.base_keeps_input and needs_grad:
+    elif (spec.base_keeps_input or spec.linears_keep_input) and needs_grad:
+        # the input as it came: DeepSpeed's `autocast_custom_fwd` passes no `cast_inputs`, so
+        # the function saves it before its matmul casts it
         ledger.keep(source.name, source.itemsize * width)
     for i in range(lora):
         tag = f"{prefix}{i}"
@@ -709,7 +715,8 @@ class HeadSpec:
     head_trains: bool
     head_lora: bool
     head_keeps_input: bool
-    """A quantized head whose matmul keeps its input (bitsandbytes MatMul4Bit)."""
+    """The head keeps its input though its weight is frozen: a quantized head (bitsandbytes
+    MatMul4Bit), or DeepSpeed ZeRO-3's linear (`BlockSpec.linears_keep_input`)."""
     head_dequant_bytes: int
     """Bytes of the head weight dequantized to 16 bits for each matmul (0 when not quantized)."""
     previous_logits: bool = False

@@ -368,6 +368,7 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         attention=_attention_kernel(arch, setup),
         model_dropout=model_dropout_active(setup),
         compiled=setup.compiled,
+        linears_keep_input=setup.linears_keep_input,
         rmsnorm_scale_after_cast=setup.framework is Framework.LITGPT
         and litgpt_code(setup.code_date).rmsnorm_scale_after_cast,
     )
@@ -484,7 +485,7 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         chunked=chunked,
         head_trains=setup.method is Method.FULL,
         head_lora=uses_lora and LoraTarget.HEAD in setup.lora_targets,
-        head_keeps_input=head_quantized,
+        head_keeps_input=head_quantized or setup.linears_keep_input,
         head_dequant_bytes=(dequantized_bytes_per_value(setup) * arch.hidden_size
                             * arch.vocab_size if head_quantized else 0),
         previous_logits=setup.framework is Framework.LITGPT and setup.steady_state,

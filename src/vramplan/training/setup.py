@@ -128,6 +128,15 @@ class TrainingSetup:
     (FSDP1 flat parameters mixing frozen and trainable parameters): autograd saves what full
     fine-tuning saves and computes every weight's gradient; the optimizer still updates only the
     trainable ones. `vramplan.distributed.per_gpu` sets it for FSDP1."""
+    linears_keep_input: bool = False
+    """Every `F.linear` saves its input for backward, frozen weights included: DeepSpeed's
+    `zero.Init` replaces `torch.nn.functional.linear` with `zero3_linear_wrap` when
+    `memory_efficient_linear` is on (its default) and leaves it replaced for training
+    (deepspeed/runtime/zero/partition_parameters.py: "This will persist unless manually
+    reset"); its `LinearFunctionForZeroStage3` calls `ctx.save_for_backward(input, weight,
+    bias)` whatever needs a gradient (deepspeed/runtime/zero/linear.py), where PyTorch's
+    linear keeps the input only for the weight's gradient. `vramplan.distributed.per_gpu` sets
+    it for ZeRO-3."""
     alignment: AlignmentSetup | None = None
     """A preference or RL method (DPO, GRPO...) whose policy trains as `method` says;
     `vramplan.training.alignment` estimates it."""

@@ -37,7 +37,6 @@ from vramplan.i18n import Lang
 from vramplan.inference.estimate import InferenceEstimate, estimate_inference
 from vramplan.inference.setup import inference_inputs
 from vramplan.model.lora_targets import parse_lora_targets
-from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import (
     LITGPT_COMMIT_DATES,
     default_gradient_accumulation,
@@ -676,12 +675,12 @@ def metric_on_card(estimate: PeakOverPhases, metric: Metric, gpu: Gpu | None) ->
     value = estimate.metric_bytes(metric)
     if gpu is None or metric is Metric.ALLOCATED:
         return value
-    room = gpu.capacity_bytes - CUDA_CONTEXT_BYTES - estimate.managed_bytes
+    room = gpu.capacity_bytes - estimate.outside_allocator_bytes
     if estimate.allocated_bytes > room:
         return value
     reserved = min(estimate.reserved_bytes, room)
     return reserved if metric is Metric.RESERVED else \
-        reserved + CUDA_CONTEXT_BYTES + estimate.managed_bytes
+        reserved + estimate.outside_allocator_bytes
 
 
 def _score_training(case: Case) -> CaseScore:

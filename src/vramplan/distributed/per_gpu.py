@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
 
+from vramplan.distributed.communicators import communicator_bytes
 from vramplan.distributed.sharding import (
     GatheredPeaks,
     Parallelism,
@@ -96,6 +97,10 @@ class PerGpuEstimate(PeakOverPhases):
         sharding = program_sharding(single.states, self.sharded,
                                     quantized=single.setup.method is Method.QLORA)
         return reserved_memory(single.arch, single.setup, shape, sharding=sharding).cache_bytes
+
+    @property
+    def communicator_bytes(self) -> int:
+        return communicator_bytes(self.parallelism)
 
     @property
     def managed_bytes(self) -> int:
@@ -766,3 +771,12 @@ def _later_micro_batch(single: TrainingEstimate, sharded: ShardedStates) -> Phas
 def _scaled(n_bytes: int, part: int, whole: int) -> int:
     """The optimizer step's temporaries follow the states this GPU updates."""
     return n_bytes * part // whole if whole else n_bytes
+
+
+def overhead_parts(estimate: PerGpuEstimate) -> tuple[tuple[str, int], ...]:
+    """What the peak in the setup's metric holds beyond the allocated tensors, as the fit report
+    lists it (catalogue key, bytes): the allocator's cache and the CUDA context, then NCCL's
+    communicators, which only the `device` metric counts."""
+    nccl = estimate.communicator_bytes if estimate.metric is Metric.DEVICE else 0
+    rest = estimate.total_bytes - estimate.allocated_bytes - nccl
+    return tuple((key, n) for key, n in (("fit.allocator", rest), ("fit.nccl", nccl)) if n)

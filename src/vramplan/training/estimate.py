@@ -154,7 +154,8 @@ class PeakOverPhases:
     """The peak of a step over its phases, read in each metric: `allocated` (tensors),
     `reserved` (plus what the caching allocator keeps cached: `allocator_cache_bytes`, from the
     step's program of allocations and frees replayed through `vramplan.allocator`) and `device`
-    (plus the CUDA context and what paged optimizers keep resident in unified memory).
+    (plus the CUDA context, what paged optimizers keep resident in unified memory and NCCL's
+    communicators).
     For estimates with a `phases` field and a `metric` (the one their setup asks for)."""
 
     __slots__ = ()
@@ -176,6 +177,18 @@ class PeakOverPhases:
         return 0
 
     @property
+    def communicator_bytes(self) -> int:
+        """NCCL's communicators, outside PyTorch's allocator (0 on one GPU:
+        `vramplan.distributed.communicators`)."""
+        return 0
+
+    @property
+    def outside_allocator_bytes(self) -> int:
+        """What the device holds beyond PyTorch's allocator: the CUDA context, managed memory
+        and NCCL's communicators."""
+        return CUDA_CONTEXT_BYTES + self.managed_bytes + self.communicator_bytes
+
+    @property
     def peak(self) -> PhaseMemory:
         return max(self.phases, key=lambda phase: phase.total_bytes)
 
@@ -189,7 +202,7 @@ class PeakOverPhases:
 
     @property
     def device_bytes(self) -> int:
-        return self.reserved_bytes + CUDA_CONTEXT_BYTES + self.managed_bytes
+        return self.reserved_bytes + self.outside_allocator_bytes
 
     def metric_bytes(self, metric: Metric) -> int:
         """The peak read in `metric`; only `reserved` and `device` replay the allocator."""

@@ -19,7 +19,15 @@ from vramplan.training.activations import (
 )
 from vramplan.training.estimate import block_spec, estimate_training
 from vramplan.training.setup import TrainingSetup
-from vramplan.vocab import Attention, Checkpointing, Framework, LoraTarget, Method, Precision
+from vramplan.vocab import (
+    Attention,
+    Checkpointing,
+    Framework,
+    LoraTarget,
+    Method,
+    Precision,
+    Quant,
+)
 
 LLAMA = architecture_of(find_model("llama-2-7b"))
 Q_V = frozenset({LoraTarget.Q, LoraTarget.V})
@@ -231,3 +239,55 @@ def test_embedding_dropout_mask_only_when_the_embedding_trains() -> None:
               - estimate_training(parse_config(TINY_GPT2 | NO_DROPOUT),
                                   setup).activations_bytes)
     assert gained == tokens * (layers * (2 * 8 + 2 * 4 * 3) + 8)
+
+
+# --- torch.compile ------------------------------------------------------------------------------
+
+LLAMA32_3B = architecture_of(find_model("llama-3.2-3b"))
+
+
+def torchtune_full_spec(**changes: object) -> BlockSpec:
+    spec = block_spec(LLAMA32_3B, TrainingSetup(framework=Framework.TORCHTUNE, batch=2,
+                                                seq_len=4096, compiled=True))
+    return dataclasses.replace(spec, **changes)  # type: ignore[arg-type]
+
+
+def test_compiled_torchtune_block_tallied_by_hand() -> None:
+    """AOTAutograd's min-cut (torch/_functorch/partitioners.py): what a matmul or the attention
+    kernel reads in backward and the norms' inverse RMS are saved; the fp32 upcasts, the
+    normalized tensors and silu(gate) are recomputed from the norms' 16-bit inputs and gate."""
+    h, q, f, heads = 3072, 3072, 8192, 24
+    assert (LLAMA32_3B.hidden_size, LLAMA32_3B.q_dim, LLAMA32_3B.expert_intermediate_size,
+            LLAMA32_3B.n_heads) == (h, q, f, heads)
+    expected = (
+        2 * h + 4          # norm_1: its bf16 input and rstd (not x.float(), not x_normed)
+        + 2 * h            # norm_1's output, read by q/k/v's weight gradients
+        + 2 * q + 2 * q + 2 * q  # q, and k and v expanded to the query heads (torchtune)
+        + 2 * q + 4 * heads      # attention output (o_proj's input) and log-sum-exp
+        + 2 * h + 4 + 2 * h      # norm_2: its input, rstd, its output
+        + 3 * 2 * f        # gate, up, and act * up (w2's input); silu(gate) recomputed
+    )
+    spec = torchtune_full_spec()
+    assert spec.compiled
+    assert total_per_token(block_saved(LLAMA32_3B, spec, seq_len=4096)) == expected
+    eager = total_per_token(block_saved(LLAMA32_3B, dataclasses.replace(spec, compiled=False),
+                                        seq_len=4096))
+    # eager: each norm's fp32 copy (4 h) and normalized tensor (2 h), and silu's output (2 f)
+    assert eager - expected == 2 * (4 * h + 2 * h - 2 * h) + 2 * f
+
+
+@pytest.mark.parametrize("method", [Method.FULL, Method.LORA, Method.QLORA, Method.FREEZE])
+def test_a_compiled_block_never_saves_more_than_the_eager_one(method: Method) -> None:
+    for name in ("llama-2-7b", "qwen2.5-0.5b", "gemma-2-2b", "phi-2", "gpt2"):
+        arch = architecture_of(find_model(name))
+        adapters = {"lora_rank": 8, "lora_targets": Q_V} if method.uses_lora else {}
+        quant = {"quant": Quant.NF4} if method is Method.QLORA else {}
+        for precision in (Precision.BF16_TRUE, Precision.AMP):
+            setup = TrainingSetup(method=method, precision=precision, compiled=True,
+                                  **adapters, **quant)  # type: ignore[arg-type]
+            spec = block_spec(arch, setup)
+            for first in (True, False):
+                compiled = block_saved(arch, spec, 512, input_needs_grad=not first)
+                eager = block_saved(arch, dataclasses.replace(spec, compiled=False), 512,
+                                    input_needs_grad=not first)
+                assert total_per_token(compiled) <= total_per_token(eager), (name, precision)

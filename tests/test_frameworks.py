@@ -43,6 +43,7 @@ from vramplan.vocab import (
     Checkpointing,
     Framework,
     FsdpVersion,
+    LoraTarget,
     Loss,
     Method,
     Metric,
@@ -91,6 +92,17 @@ def test_an_empty_quant_on_a_qlora_row_is_the_frameworks_storage(framework: str,
     (case,) = read_cases("\n".join((HEADER, row.replace(",litgpt,", f",{framework},"))))
     assert case.quant is quant
     assert Reading.QUANT_DEFAULT in case.readings
+
+
+def test_an_empty_quant_on_a_row_that_unsloth_loaded_is_unsloths_nf4_with_double_quant() -> None:
+    # unsloth/models/llama.py FastLlamaModel.from_pretrained: nf4, bnb_4bit_use_double_quant
+    row = ROW.replace(",lora,bf16-true,adamw,,none,", ",qlora,bf16-true,adamw,,,")
+    row = row.replace(",litgpt,", ",hf,")
+    (case,) = _read(row + '"LoRA r128 on all linear layers, Unsloth kernels (not vanilla HF)"')
+    assert case.quant is Quant.NF4_DQ  # type: ignore[attr-defined]
+    assert Reading.QUANT_DEFAULT in case.readings  # type: ignore[attr-defined]
+    (case,) = _read(row + '"no kernels of its own"')
+    assert case.quant is Quant.FP4  # type: ignore[attr-defined]
 
 
 def test_an_empty_seq_len_is_a_lower_bound_at_one_token() -> None:
@@ -152,6 +164,62 @@ def test_notes_on_accumulation_and_empty_cache() -> None:
     assert training_setup_of(case).empty_cache_between_steps  # type: ignore[arg-type]
 
 
+FREEZE_ROW = ("t1,src,llama-2-7b,freeze,bf16-true,adamw-8bit,,none,,,1,512,,full,flash,,1,"
+              "a100-40gb,none,none,hf,,15.69,GB,")
+LLAMA_2_7B_BLOCK = 4 * 4096 * 4096 + 3 * 4096 * 11008 + 2 * 4096
+"""q, k, v, o; gate, up, down; the two RMSNorm weights (config.json: hidden 4096, intermediate
+11008, 32 heads of 128, no GQA)."""
+
+
+@pytest.mark.parametrize(("framework", "notes", "blocks"), [
+    ("hf", "freeze-tuning: last 3 layers trainable", 3),  # LlamaFactory Table 4's notes
+    ("hf", "only the last 2 decoder layers train", 2),
+    ("hf", "", 1),  # no freeze method of its own: the last block
+    ("llamafactory", "", 2),  # FreezeArguments.freeze_trainable_layers = 2
+    ("llamafactory", "last 4 blocks", 4),
+])
+def test_a_freeze_row_trains_the_blocks_its_notes_say(framework: str, notes: str,
+                                                      blocks: int) -> None:
+    (case,) = _read(FREEZE_ROW.replace(",hf,", f",{framework},") + f'"{notes}"')
+    setup = training_setup_of(case)  # type: ignore[arg-type]
+    assert setup.train_layers == blocks
+    estimate = estimate_training(architecture_of(find_model("llama-2-7b")), setup)
+    assert estimate.states.trainable_params == blocks * LLAMA_2_7B_BLOCK
+
+
+def test_a_request_without_train_layers_takes_the_frameworks_blocks() -> None:
+    from vramplan.requests.reading import read
+    from vramplan.requests.training import training_setup
+    from vramplan.requests.vocabulary import FIT
+
+    def blocks(**fields: object) -> int:
+        inputs = read(FIT, {"model": "llama-2-7b", "gpu": "a100-40gb", "method": "freeze",
+                            **fields}, text=False)
+        return training_setup(inputs).train_layers
+
+    assert framework_defaults(Framework.LLAMAFACTORY).freeze_layers == 2
+    assert blocks(framework="llamafactory") == 2
+    assert blocks(framework="hf") == 1
+    assert blocks(framework="llamafactory", train_layers=5) == 5
+
+
+@pytest.mark.parametrize(("notes", "expected"), [
+    ("QLoRA via bnb Linear4bit(quant_type nf4, quant_storage bf16)", True),  # Answer.AI rows
+    ("4-bit nf4 + nested quant, compute bf16, bnb_4bit_quant_storage bf16", True),
+    ("NF4 + double quant with bf16 quant storage; compute bf16", True),
+    ("bnb_4bit_quant_storage=torch.bfloat16", True),
+    ("4-bit bitsandbytes, quant type/double quant not stated", False),
+])
+def test_notes_that_say_the_4bit_storage_is_a_float(notes: str, expected: bool) -> None:
+    row = ROW.replace(",lora,bf16-true,adamw,,none,", ",qlora,bf16-true,adamw,,nf4,")
+    (case,) = _read(row.replace(",litgpt,", ",hf,") + f'"{notes}"')
+    setup = training_setup_of(case)  # type: ignore[arg-type]
+    assert setup.float_quant_storage is expected
+    # peft's adapters: fp32 on a uint8 storage, the base's bf16 on a float one
+    states = estimate_training(architecture_of(find_model("llama-2-7b")), setup).states
+    assert states.trainable_weight_bytes == (2 if expected else 4) * states.trainable_params
+
+
 def test_reserved_never_exceeds_the_card_when_the_tensors_fit() -> None:
     """The allocator frees its cache and retries before it fails (release_cached_blocks)."""
     arch = architecture_of(find_model("llama-2-7b"))
@@ -189,22 +257,39 @@ def test_torchtitan_per_op_selective_checkpointing_keeps_every_other_matmul() ->
     assert kept_for_backward(LLAMA31, megatron, everything, Checkpointing.SELECTIVE) != kept
 
 
-@pytest.mark.parametrize(("chunked", "is_compiled", "saved_tv", "backward_tv"), [
-    (False, False, 4, 12),   # fp32 log-softmax saved; nll and log-softmax gradients
-    (False, True, 4, 8),     # the fp32 logits saved; one gradient
-    (True, False, 4, 4.0 + 2 * 0.5 + 0.25),   # 8 chunks: log-softmaxes, one chunk's grads
-    (True, True, 2, 2.0 + 0.5 + 0.25),        # the 16-bit chunks kept by the compiled CE
+@pytest.mark.parametrize(("method", "chunked", "is_compiled", "backward_tv"), [
+    # tokens x vocab units (tv); LLAMA31: hidden 4096, so the head's bf16 weight is
+    # 2 x 4096 x vocab = 1.0 tv over 2 x 4096 tokens; a chunk's bf16 logits 0.25 tv, fp32 0.5 tv
+    (Method.FULL, False, False, 12),  # fp32 log-softmax saved; nll and log-softmax gradients
+    # the full recipes drop `compile_loss`'s result: an unchunked loss runs eagerly
+    (Method.FULL, False, True, 12),
+    (Method.LORA, False, True, 8),    # the LoRA recipe keeps it: fp32 logits saved, one gradient
+    # eager chunks: log-softmaxes and one chunk's gradients; then the head, chunk by chunk: 7
+    # chunk gradients wait while the head's weight gradient is summed (3 x 1.0 tv)
+    (Method.FULL, True, False, max(4.0 + 2 * 0.5 + 0.25, 7 * 0.25 + 3 * 1.0)),
+    (Method.FULL, True, True, max(2.0 + 0.25, 7 * 0.25 + 3 * 1.0)),
+    # a frozen head: the 16-bit chunks kept by the compiled CE, one chunk's 16-bit gradient
+    (Method.LORA, True, True, 2.0 + 0.25),
 ])
-def test_torchtune_cross_entropy(chunked: bool, is_compiled: bool, saved_tv: int,
+def test_torchtune_cross_entropy(method: Method, chunked: bool, is_compiled: bool,
                                  backward_tv: float) -> None:
     tokens, vocab = 2 * 4096, LLAMA31.vocab_size
-    setup = TrainingSetup(framework=Framework.TORCHTUNE, batch=2, seq_len=4096,
-                          loss=Loss.CHUNKED if chunked else Loss.STANDARD, compiled=is_compiled)
+    assert 2 * LLAMA31.hidden_size == tokens  # the head's weight is 1.0 tv
+    adapters = {"lora_rank": 8, "lora_targets": frozenset({LoraTarget.Q, LoraTarget.V})} \
+        if method.uses_lora else {}
+    setup = TrainingSetup(framework=Framework.TORCHTUNE, method=method, batch=2, seq_len=4096,
+                          loss=Loss.CHUNKED if chunked else Loss.STANDARD, compiled=is_compiled,
+                          **adapters)  # type: ignore[arg-type]
     loss = estimate_training(LLAMA31, setup).loss
-    tv = tokens * vocab
-    assert loss.backward_peak_bytes == pytest.approx(backward_tv * tv, rel=1e-6)
-    kept = loss.backward_peak_bytes - (loss.backward_peak_bytes - saved_tv * tv)
-    assert kept == saved_tv * tv
+    assert loss.backward_peak_bytes == pytest.approx(backward_tv * tokens * vocab, rel=1e-6)
+
+
+def test_torchtune_compiled_chunks_hold_only_their_16_bit_logits_in_forward() -> None:
+    """The upcast is fused into the compiled cross-entropy's reductions: no fp32 chunk."""
+    setup = TrainingSetup(framework=Framework.TORCHTUNE, batch=2, seq_len=4096,
+                          loss=Loss.CHUNKED, compiled=True)
+    loss = estimate_training(LLAMA31, setup).loss
+    assert loss.forward_peak_bytes == 2 * 2 * 4096 * LLAMA31.vocab_size
 
 
 def test_optimizer_in_backward_never_holds_every_gradient() -> None:
@@ -246,3 +331,59 @@ def test_fsdp2_wrapping_the_embedding_apart_keeps_only_the_head_gathered() -> No
     root = estimate_per_gpu(LLAMA31, setup, dataclasses.replace(plan, embedding_apart=False))
     embedding = 2 * LLAMA31.vocab_size * LLAMA31.hidden_size
     assert root.sharded.loss_buffers_bytes - apart.loss_buffers_bytes == embedding  # type: ignore[operator]
+
+
+def test_torchtune_stores_nf4_as_torchao_nf4tensor_with_quantized_scalers() -> None:
+    """torchao's NF4Tensor always double-quantizes its scalers: a torchtune `nf4` base weighs
+    what bitsandbytes' nf4-dq does; elsewhere `nf4` keeps an fp32 absmax per 64 values."""
+    arch = architecture_of(find_model("llama-3.2-3b"))
+    lora = {"method": Method.QLORA, "lora_rank": 8,
+            "lora_targets": frozenset({LoraTarget.Q, LoraTarget.V})}
+    tune = TrainingSetup(framework=Framework.TORCHTUNE, quant=Quant.NF4, **lora)  # type: ignore[arg-type]
+    hf = dataclasses.replace(tune, framework=Framework.HF)
+    # per linear of m values: nf4 keeps m / 64 fp32 absmax; nf4-dq m / 64 uint8 absmax, one fp32
+    # per 256 of them and an fp32 offset (m is a multiple of 64 x 256 here)
+    sizes = [3072 * 3072] * 2 + [3072 * 1024] * 2 + [3072 * 8192] * 3
+    saved = sum(4 * m // 64 - (m // 64 + 4 * m // 64 // 256 + 4) for m in sizes)
+    tune_bytes = estimate_training(arch, tune).states.frozen_weight_bytes
+    hf_bytes = estimate_training(arch, hf).states.frozen_weight_bytes
+    assert hf_bytes - tune_bytes == 28 * saved == 131_431_664
+
+
+@pytest.mark.parametrize(("is_compiled", "per_value"), [
+    (False, 8 + 3 * 2),  # int64 codes of both nibbles, the looked-up and scaled halves, stack
+    (True, 2),           # inductor fuses it: the bf16 weight only
+])
+def test_torchtune_nf4_dequantization_transient(is_compiled: bool, per_value: int) -> None:
+    arch = architecture_of(find_model("llama-2-7b"))
+    setup = TrainingSetup(framework=Framework.TORCHTUNE, method=Method.QLORA, quant=Quant.NF4,
+                          lora_rank=8, lora_targets=frozenset({LoraTarget.Q, LoraTarget.V}),
+                          batch=1, seq_len=16, compiled=is_compiled)
+    blocks = {p.phase: p for p in estimate_training(arch, setup).phases}[Phase.BACKWARD_BLOCKS]
+    transient = sum(p.memory_bytes for p in blocks.parts
+                    if p.kind is PartKind.BACKWARD_TEMPORARIES)
+    plain = estimate_training(arch, dataclasses.replace(setup, framework=Framework.HF))
+    hf_blocks = {p.phase: p for p in plain.phases}[Phase.BACKWARD_BLOCKS]
+    hf_transient = sum(p.memory_bytes for p in hf_blocks.parts
+                       if p.kind is PartKind.BACKWARD_TEMPORARIES)
+    mlp = 4096 * 11008
+    assert transient - hf_transient == (per_value - 2) * mlp
+
+
+@pytest.mark.parametrize(("loss", "tensors"), [
+    (Loss.STANDARD, 3),  # the head's gradient is a transposed view: summed out of place
+    (Loss.CHUNKED, 2),   # the 8 chunks' sum is a tensor of its own: the embedding's added in place
+])
+def test_torchtune_tied_embedding_gradients_at_the_embeddings_backward(loss: Loss,
+                                                                       tensors: int) -> None:
+    arch = architecture_of(find_model("llama-3.2-3b"))
+    assert arch.tied_embeddings
+    setup = TrainingSetup(framework=Framework.TORCHTUNE, batch=2, seq_len=4096, loss=loss,
+                          compiled=True, checkpointing=Checkpointing.FULL,
+                          gradient_accumulation=False)
+    phase = {p.phase: p for p in estimate_training(arch, setup).phases}[Phase.EMBEDDING_BACKWARD]
+    temporaries = sum(p.memory_bytes for p in phase.parts
+                      if p.kind is PartKind.BACKWARD_TEMPORARIES)
+    embedding = 2 * 128256 * 3072
+    block_input = 2 * 3072 * 2 * 4096  # the first block's gradient arriving at the embedding
+    assert temporaries == tensors * embedding + block_input

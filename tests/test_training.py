@@ -221,3 +221,63 @@ def test_the_embeddings_backward_holds_every_other_gradient_and_its_own_in_fligh
     step = {p.phase: p for p in estimate.phases}[Phase.OPTIMIZER_STEP]
     assert phase.total_bytes - step.total_bytes == (in_flight - 1) * embedding + d_output
     assert estimate.peak.phase is Phase.EMBEDDING_BACKWARD
+
+
+# --- peft's adapters on a bitsandbytes 4-bit base ------------------------------------------------
+
+Q_V_ADAPTERS = 32 * 2 * (8 * 4096 + 4096 * 8)
+"""r8 on q and v of Llama-2-7B: A (8 x 4096) and B (4096 x 8) per matrix, 32 blocks."""
+HF_QLORA = TrainingSetup(method=Method.QLORA, quant=Quant.NF4, lora_rank=8, lora_targets=Q_V,
+                         seq_len=512)
+
+
+@pytest.mark.parametrize(("setup", "adapter_bytes", "state_bytes"), [
+    # peft builds the adapters in fp32 and keeps them so on a uint8-stored base (layer.py
+    # update_layer @v0.10.0): fp32 weight and gradient, AdamW's fp32 `zeros_like` moments
+    (HF_QLORA, 4, 8),
+    # a float storage (`bnb_4bit_quant_storage`): the adapters take the base's bf16
+    (dataclasses.replace(HF_QLORA, float_quant_storage=True), 2, 4),
+    # LLaMA-Factory stores the 4-bit base in the compute dtype
+    (dataclasses.replace(HF_QLORA, framework=Framework.LLAMAFACTORY), 2, 4),
+    # litgpt's adapters are in the model's dtype
+    (dataclasses.replace(HF_QLORA, framework=Framework.LITGPT), 2, 4),
+    # plain LoRA on a bf16 base: bf16 adapters (peft before v0.12)
+    (dataclasses.replace(HF_QLORA, method=Method.LORA, quant=Quant.NONE), 2, 4),
+])
+def test_peft_adapters_on_a_uint8_stored_base_are_fp32(setup: TrainingSetup, adapter_bytes: int,
+                                                       state_bytes: int) -> None:
+    states = model_states(LLAMA, setup)
+    assert states.trainable_params == Q_V_ADAPTERS
+    assert states.trainable_weight_bytes == adapter_bytes * Q_V_ADAPTERS
+    assert states.gradient_bytes == adapter_bytes * Q_V_ADAPTERS
+    assert states.gradient_itemsize == adapter_bytes
+    assert states.optimizer_state_bytes == state_bytes * Q_V_ADAPTERS
+    assert states.master_weight_bytes == 0
+
+
+def test_fp32_adapters_are_their_own_master_copy() -> None:
+    mixed = model_states(LLAMA, dataclasses.replace(HF_QLORA, precision=Precision.MIXED))
+    assert (mixed.trainable_weight_bytes, mixed.master_weight_bytes) == (4 * Q_V_ADAPTERS, 0)
+    lora = model_states(LLAMA, dataclasses.replace(HF_QLORA, precision=Precision.MIXED,
+                                                   method=Method.LORA, quant=Quant.NONE))
+    assert (lora.trainable_weight_bytes, lora.master_weight_bytes) == (2 * Q_V_ADAPTERS,
+                                                                       4 * Q_V_ADAPTERS)
+
+
+def test_the_allocation_program_holds_the_adapters_as_the_states_do() -> None:
+    from vramplan.training.allocations import parameter_tensors
+
+    for setup in (HF_QLORA, dataclasses.replace(HF_QLORA, float_quant_storage=True)):
+        tensors = parameter_tensors(LLAMA, setup)
+        held = sum(t.n_bytes for t in tensors if t.trainable)
+        assert held == model_states(LLAMA, setup).trainable_weight_bytes
+
+
+def test_fsdp_and_zero3_store_the_4bit_base_in_the_weights_dtype() -> None:
+    from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
+    from vramplan.vocab import Offload, Scheme
+
+    for scheme, adapter_bytes in ((Scheme.FSDP, 2), (Scheme.ZERO3, 2), (Scheme.DDP, 4)):
+        plan = default_parallelism(HF_QLORA, scheme, 2, Offload.NONE)
+        single = estimate_per_gpu(LLAMA, HF_QLORA, plan).single
+        assert single.states.trainable_weight_bytes == adapter_bytes * Q_V_ADAPTERS

@@ -24,6 +24,7 @@ from vramplan.validation import (
     shipped_cases,
     training_setup_of,
 )
+from vramplan.vocab import Framework
 
 CASES = files("vramplan").joinpath("data/cases.csv").read_text(encoding="utf-8")
 HEADER = CASES.splitlines()[0]
@@ -48,11 +49,11 @@ def _oom_right(report: ValidationReport) -> bool:
 
 def test_accuracy_goals_on_the_published_measurements(report: ValidationReport) -> None:
     # issue 16: median absolute error <= 1.5 % (met); its 90th-percentile goal, 6 %, is not met
-    # on the 127 rows (12.1 %: torchtune's compiled runs, LlamaFactory's Table 4, QLoRA's
+    # on the 127 rows (8.5 %: LlamaFactory's Table 4, torchtune's tutorial runs, QLoRA's
     # quantization caches; docs/memory-model.md), so the bound is what the model reaches
     assert report.rows_scored >= 110
     assert report.median_abs_error_pct is not None and report.median_abs_error_pct <= 1.5
-    assert report.p90_abs_error_pct is not None and report.p90_abs_error_pct <= 13
+    assert report.p90_abs_error_pct is not None and report.p90_abs_error_pct <= 10
     assert report.oom_total >= 9
     assert _oom_right(report)
     assert not report.unread and not report.skipped
@@ -64,6 +65,21 @@ def test_single_gpu_training_rows_meet_the_goals_on_their_own(report: Validation
     assert mine.median_abs_error_pct is not None and mine.median_abs_error_pct <= 5
     assert mine.p90_abs_error_pct is not None and mine.p90_abs_error_pct <= 12
     assert _oom_right(mine)
+
+
+LITGPT_UNSAID = {"litgpt-hub-phi-2-full"}
+"""Its recipe does not accumulate gradients (config_hub/finetune/phi-2/full.yaml: global batch 8
+on 2 GPUs of micro-batch 4), which the row does not say (docs/memory-model.md)."""
+
+
+def test_litgpt_rows_within_4_5_percent(report: ValidationReport) -> None:
+    # the furthest are two 2023 FSDP LoRA rows, -4.0 and -4.1 % (docs/sharding.md)
+    errors = {s.case.id: s.error_pct for s in report.scores
+              if s.case.framework is Framework.LITGPT and s.error_pct is not None}
+    assert len(errors) >= 70
+    off = {case: round(error, 1) for case, error in errors.items()
+           if abs(error) > 4.5 and case not in LITGPT_UNSAID}
+    assert not off
 
 
 def test_every_row_is_estimated_by_the_model_that_owns_it(report: ValidationReport) -> None:

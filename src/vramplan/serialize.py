@@ -571,6 +571,7 @@ def per_gpu_to_json(estimate: PerGpuEstimate) -> PerGpuOut:
     total, allocated, reserved, device = (estimate.total_bytes, estimate.allocated_bytes,
                                           estimate.reserved_bytes, estimate.device_bytes)
     host, pinned = estimate.host_bytes_per_node, estimate.sharded.pinned_host_bytes_per_node
+    nccl = estimate.communicator_bytes
     return {
         "parallelism": _parallelism_to_json(estimate),
         "stage": estimate.stage.name,
@@ -587,6 +588,9 @@ def per_gpu_to_json(estimate: PerGpuEstimate) -> PerGpuOut:
         "device_bytes": device,
         "device_gb": bytes_to_gb(device),
         "device_gib": bytes_to_gib(device),
+        "nccl_bytes": nccl,
+        "nccl_gb": bytes_to_gb(nccl),
+        "nccl_gib": bytes_to_gib(nccl),
         "host_per_node_bytes": host,
         "host_per_node_gb": bytes_to_gb(host),
         "host_per_node_gib": bytes_to_gib(host),

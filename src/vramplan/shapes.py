@@ -688,9 +688,14 @@ class PerGpuOut(TypedDict):
     reserved_gb: float
     reserved_gib: float
     device_bytes: int
-    """Reserved memory plus the CUDA context: what the card must hold."""
+    """Reserved memory plus the CUDA context, managed memory and NCCL's communicators: what the
+    card must hold."""
     device_gb: float
     device_gib: float
+    nccl_bytes: int
+    """NCCL's communicators on this GPU, outside PyTorch's allocator (part of `device_bytes`)."""
+    nccl_gb: float
+    nccl_gib: float
     host_per_node_bytes: int
     host_per_node_gb: float
     host_per_node_gib: float

@@ -18,6 +18,7 @@ import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from enum import StrEnum
 from pathlib import Path
 from typing import TypeVar
@@ -36,8 +37,8 @@ from vramplan.i18n import Lang
 from vramplan.inference.estimate import InferenceEstimate, estimate_inference
 from vramplan.inference.setup import inference_inputs
 from vramplan.model.lora_targets import parse_lora_targets
-from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import (
+    LITGPT_COMMIT_DATES,
     default_gradient_accumulation,
     framework_defaults,
     read_framework,
@@ -290,7 +291,8 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         readings.append(Reading.SEQ_LEN_UNKNOWN)
     quant = choice(Quant, "quant", get("quant"), Quant.NONE)
     if method is Method.QLORA and not get("quant"):
-        quant = framework_defaults(framework).qlora_quant
+        quant = (UNSLOTH_QUANT if _UNSLOTH.search(get("notes", ""))
+                 else framework_defaults(framework).qlora_quant)
         readings.append(Reading.QUANT_DEFAULT)
     # An empty cell is the framework's default (the format's rule): on several GPUs, its
     # data-parallel scheme; with litgpt's FSDP strategy, block checkpointing.
@@ -332,6 +334,14 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         notes=get("notes", ""),
         readings=tuple(readings),
     )
+
+
+_UNSLOTH = re.compile(r"\bunsloth\b", re.IGNORECASE)
+UNSLOTH_QUANT = Quant.NF4_DQ
+"""A QLoRA row whose notes say Unsloth loaded the model: Unsloth's own BitsAndBytesConfig,
+`bnb_4bit_quant_type="nf4"`, `bnb_4bit_use_double_quant=True`, no `bnb_4bit_quant_storage`
+(unslothai/unsloth unsloth/models/llama.py `FastLlamaModel.from_pretrained` @b9d5ca53,
+2024-03, and still so in models/loader.py)."""
 
 
 _SIZED_NAME = re.compile(r"[a-z0-9][a-z0-9-]*-(\d{1,4})gb", re.IGNORECASE)
@@ -544,10 +554,14 @@ def training_setup_of(case: Case) -> TrainingSetup:
         batch=case.batch, seq_len=case.seq_len or _shortest_sequence(alignment),
         checkpointing=case.checkpointing,
         attention=case.attention, loss=case.loss, framework=case.framework, metric=case.metric,
+        train_layers=trained_blocks(case),
+        float_quant_storage=float_quant_storage(case),
         gradient_accumulation=accumulates(case),
         empty_cache_between_steps=EMPTY_CACHE_NOTE in case.notes,
         compiled=compiled(case),
-        steady_state=not largest_batch_first(case))
+        steady_state=not largest_batch_first(case),
+        code_date=code_date(case),
+        loss_in_function=loss_in_function(case))
 
 
 def _shortest_sequence(alignment: AlignmentSetup | None) -> int:
@@ -576,6 +590,31 @@ def compiled(case: Case) -> bool:
     return _COMPILED.search(case.notes) is not None
 
 
+_COMMIT = re.compile(r"\b[0-9a-f]{8,40}\b")
+
+
+def code_date(case: Case) -> date | None:
+    """The date of the litgpt code a row ran, from the commits its source names: the earliest
+    whose date is known (`vramplan.presets.frameworks.LITGPT_COMMIT_DATES`), as a published
+    run is no newer than the commit that published it. None (today's code) for other
+    frameworks and unknown commits."""
+    if case.framework is not Framework.LITGPT:
+        return None
+    dates = [LITGPT_COMMIT_DATES[commit[:8]] for commit in _COMMIT.findall(case.source)
+             if commit[:8] in LITGPT_COMMIT_DATES]
+    return min(dates, default=None)
+
+
+LOSS_IN_FUNCTION_SOURCE = "extensions/thunder/"
+"""Where a litgpt row's source names the thunder extension, its run is extensions/thunder/
+pretrain.py, which computes the logits and the loss in `forward_and_loss` and returns the loss
+alone (`TrainingSetup.loss_in_function`)."""
+
+
+def loss_in_function(case: Case) -> bool:
+    return case.framework is Framework.LITGPT and LOSS_IN_FUNCTION_SOURCE in case.source
+
+
 EMPTY_CACHE_NOTE = "empty_cache"
 """How a row's notes say that its loop called `torch.cuda.empty_cache()` between steps (the PEFT
 MetaMathQA harness: `empty_cache every 10 steps`, method_comparison/MetaMathQA/run.py)."""
@@ -595,6 +634,32 @@ def accumulates(case: Case) -> bool:
     return default_gradient_accumulation(case.framework, case.method)
 
 
+_LAST_BLOCKS = re.compile(r"\blast (\d{1,5}) (?:decoder |transformer )?(?:layers|blocks)\b",
+                          re.IGNORECASE)
+
+
+def trained_blocks(case: Case) -> int:
+    """How many of the last blocks a `freeze` row trains: what its notes say ("last 3 layers
+    trainable"; the format has no column for it), else the framework's default
+    (`vramplan.presets.frameworks.FrameworkDefaults.freeze_layers`)."""
+    said = _LAST_BLOCKS.search(case.notes)
+    if said is not None and int(said.group(1)) > 0:
+        return int(said.group(1))
+    return framework_defaults(case.framework).freeze_layers
+
+
+_FLOAT = r"(?:torch\.)?(?:bf16|fp16|fp32|bfloat16|float16|float32)"
+_FLOAT_QUANT_STORAGE = re.compile(
+    rf"quant[_ ]storage[ :=]*{_FLOAT}\b|\b{_FLOAT} quant[_ ]storage\b", re.IGNORECASE)
+
+
+def float_quant_storage(case: Case) -> bool:
+    """The row's 4-bit base is stored in a float dtype (bitsandbytes `bnb_4bit_quant_storage`,
+    "quant_storage bf16" in its notes; the format has no column for it): peft's adapters then
+    take that dtype (`vramplan.training.setup.adapters_in_fp32`)."""
+    return _FLOAT_QUANT_STORAGE.search(case.notes) is not None
+
+
 def largest_batch_first(case: Case) -> bool:
     """The row's run processed its largest batch first (said in its notes): the peak is that of
     the run's first micro-batch, not of a steady state at `seq_len`."""
@@ -610,12 +675,12 @@ def metric_on_card(estimate: PeakOverPhases, metric: Metric, gpu: Gpu | None) ->
     value = estimate.metric_bytes(metric)
     if gpu is None or metric is Metric.ALLOCATED:
         return value
-    room = gpu.capacity_bytes - CUDA_CONTEXT_BYTES - estimate.managed_bytes
+    room = gpu.capacity_bytes - estimate.outside_allocator_bytes
     if estimate.allocated_bytes > room:
         return value
     reserved = min(estimate.reserved_bytes, room)
     return reserved if metric is Metric.RESERVED else \
-        reserved + CUDA_CONTEXT_BYTES + estimate.managed_bytes
+        reserved + estimate.outside_allocator_bytes
 
 
 def _score_training(case: Case) -> CaseScore:

@@ -7,6 +7,7 @@ from typing import TextIO
 
 from vramplan.cli.options import add_common_flags, add_fields, option_label, read_options
 from vramplan.cli.render import table, to_json_text
+from vramplan.distributed.per_gpu import overhead_parts
 from vramplan.i18n import Lang, has_message, translate
 from vramplan.planner.changes import Change, settings_text
 from vramplan.planner.report import FitReport, fit_report
@@ -123,10 +124,8 @@ def _breakdown(result: FitReport, lang: Lang) -> str:
     rows = [[translate(part.kind.label_key, lang), _gb(part.memory_bytes, lang),
              format_gib(part.memory_bytes, lang)]
             for part in peak.parts if part.memory_bytes]
-    overhead = estimate.total_bytes - estimate.allocated_bytes
-    if overhead:
-        rows.append([translate("fit.allocator", lang), _gb(overhead, lang),
-                     format_gib(overhead, lang)])
+    for key, n_bytes in overhead_parts(estimate):
+        rows.append([translate(key, lang), _gb(n_bytes, lang), format_gib(n_bytes, lang)])
     rows.append([translate("fit.total", lang), _gb(estimate.total_bytes, lang),
                  format_gib(estimate.total_bytes, lang)])
     phase_key = f"training_phase.{peak.phase.value}"

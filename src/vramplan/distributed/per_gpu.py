@@ -10,17 +10,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import lru_cache
 
+from vramplan.distributed.communicators import communicator_bytes
 from vramplan.distributed.sharding import (
+    GatheredPeaks,
     Parallelism,
     PipelineSchedule,
     ShardedStates,
+    TracedModule,
     UnitBytes,
+    Zero3ConfigFile,
     prefetches_late,
     shard_model_states,
+    zero3_gathered_peaks,
+    zero3_reduce_transient_bytes,
 )
 from vramplan.errors import ConflictingOptions
-from vramplan.model.architecture import Architecture
+from vramplan.model.architecture import Architecture, LinearSpec
+from vramplan.model.weight_storage import bnb_4bit_bytes, bnb_int8_bytes
 from vramplan.parts import PartKind
 from vramplan.presets.frameworks import ModelCode, framework_defaults
 from vramplan.training.alignment import estimate_step, value_model_states
@@ -41,8 +49,13 @@ from vramplan.training.estimate import (
     largest_gradient_bytes,
     loss_rows,
 )
-from vramplan.training.setup import TrainingSetup, gradients_kept, optimizer_states_exist
-from vramplan.training.states import ModelStates, lora_in_blocks, total_params
+from vramplan.training.setup import (
+    TrainingSetup,
+    gradients_kept,
+    optimizer_states_exist,
+    weight_itemsize,
+)
+from vramplan.training.states import ModelStates, head_is_separate, lora_in_blocks, total_params
 from vramplan.units import ceil_div
 from vramplan.vocab import (
     Checkpointing,
@@ -53,6 +66,7 @@ from vramplan.vocab import (
     Offload,
     OptimizerImpl,
     Precision,
+    Quant,
     Scheme,
 )
 
@@ -93,6 +107,10 @@ class PerGpuEstimate(PeakOverPhases):
         return reserved_memory(single.arch, single.setup, shape, sharding=sharding).cache_bytes
 
     @property
+    def communicator_bytes(self) -> int:
+        return communicator_bytes(self.parallelism)
+
+    @property
     def managed_bytes(self) -> int:
         """Paged optimizer states in unified memory, split like the other states."""
         return ceil_div(self.single.states.managed_optimizer_bytes, self.sharded.shard_degree)
@@ -108,6 +126,22 @@ DEFAULT_SCHEME: dict[Framework, Scheme] = {
     framework: framework_defaults(framework).scheme for framework in Framework}
 """The data-parallel scheme a framework sets up on several GPUs when none is named (each with
 its source in `vramplan.presets.frameworks`)."""
+
+
+ZERO3_CONFIG_FILES: dict[Framework, Zero3ConfigFile] = {
+    # hiyouga/LLaMA-Factory examples/deepspeed/ds_z3_config.json @1d6e8b21: reduce and
+    # prefetch buckets "auto", sub_group_size, max_live and max_reuse 1e9
+    Framework.LLAMAFACTORY: Zero3ConfigFile(buckets_from_hidden_size=True),
+    # axolotl-ai-cloud/axolotl deepspeed_configs/zero3_bf16.json @1aaebb0d: buckets "auto",
+    # sub_group_size 0 (every parameter a sub-group), max_live_parameters and
+    # max_reuse_distance 0 (nothing prefetched, nothing kept for reuse)
+    Framework.AXOLOTL: Zero3ConfigFile(buckets_from_hidden_size=True, sub_group_elements=0,
+                                       max_live_parameters=0, max_reuse_distance=0),
+}
+"""The ZeRO-3 config file a framework ships, where its users start from one. The others run at
+DeepSpeed's defaults (`CommBuffers`): accelerate's DeepSpeedPlugin writes none of these keys
+(TRL's examples/accelerate_configs/zero3.yaml, the PEFT docs' configs), nor does a bare
+DeepSpeed config."""
 
 
 _DDP_FIRST_BUCKET_BYTES = 1 * 1024 * 1024
@@ -151,9 +185,10 @@ def program_sharding(states: ModelStates, sharded: ShardedStates, *,
                         root_gathered_bytes=sharded.gathered_root_bytes,
                         unit_grad_bytes=sharded.unit_gradient_bytes)
     if plan.scheme is Scheme.ZERO3:
-        return Sharding(weights=0 if offloaded else n, gradients=n,
+        return Sharding(weights=0 if offloaded else n, gradients=0 if optimizer_off else n,
                         states=0 if optimizer_off else n, gather_bytes=unit,
-                        persistent_bytes=(sharded.persistent_buffers_bytes,))
+                        persistent_bytes=(sharded.persistent_buffers_bytes,),
+                        step_group_elements=plan.buffers.zero_sub_group_elements)
     tp = plan.model_parallel
     if plan.scheme in (Scheme.ZERO1, Scheme.ZERO2):
         return Sharding(weights=tp, gradients=n if plan.scheme is Scheme.ZERO2 else tp,
@@ -218,7 +253,17 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
     `_use_unsharded_views` sets `Tensor` views "tracked by autograd" in forward;
     `_validate_tensors_to_flatten` ORs `requires_grad`): a block holding a LoRA adapter
     computes every weight's gradient and saves what full fine-tuning saves; not under peft's
-    wrap policy, whose blocks hold frozen weights only."""
+    wrap policy, whose blocks hold frozen weights only. FSDP and ZeRO-3 shard a 4-bit base
+    stored in the weights' dtype (`bnb_4bit_quant_storage`; AnswerDotAI/fsdp_qlora train.py: "The
+    Linear4Bit quant_storage dtype should always match the FSDP param_dtype"), and peft then
+    gives the adapters that dtype (`vramplan.training.setup.adapters_in_fp32`). Under ZeRO-3
+    every linear keeps its input (`TrainingSetup.linears_keep_input`: DeepSpeed's
+    memory-efficient linear, on by default)."""
+    if parallelism.scheme is Scheme.ZERO3:
+        setup = replace(setup, linears_keep_input=True)
+    if setup.method is Method.QLORA and parallelism.scheme in (
+            Scheme.ZERO3, Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP):
+        setup = replace(setup, float_quant_storage=True)
     fsdp1 = parallelism.scheme in (Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP) \
         and parallelism.fsdp_version is FsdpVersion.FSDP1
     if fsdp1 and setup.method is Method.LORA and lora_in_blocks(setup) \
@@ -278,7 +323,11 @@ def estimate_per_gpu(arch: Architecture, setup: TrainingSetup,
     """The per-GPU peak of `setup` on `arch` spread over GPUs as `parallelism` says (for
     pipeline parallelism, on the most loaded stage)."""
     single = estimate_step(arch, _autograd_setup(setup, parallelism))
-    estimates = [_stage_estimate(arch, single, single.states, stage, parallelism)
+    plan = parallelism
+    config_file = ZERO3_CONFIG_FILES.get(setup.framework)
+    if plan.scheme is Scheme.ZERO3 and config_file is not None:
+        plan = replace(plan, buffers=config_file.buffers(arch.hidden_size, plan.buffers))
+    estimates = [_stage_estimate(arch, single, single.states, stage, plan)
                  for stage in pipeline_stages(arch, setup, parallelism)]
     return max(estimates, key=lambda estimate: estimate.total_bytes)
 
@@ -305,6 +354,8 @@ def _stage_estimate(arch: Architecture, single: TrainingEstimate, states: ModelS
         shard_model_states(stage_states(states, stage), parallelism,
                            fsdp_unit_bytes(arch, single.setup, stage)),
         routed_expert_share(arch), parallelism)
+    if parallelism.scheme is Scheme.ZERO3 and stage.name == "all":
+        sharded = _zero3_as_run(arch, single.setup, stage_states(states, stage), sharded)
     acts = _stage_activations(arch, single, stage)
     gpu_acts, host_acts = _activation_split(arch, single, stage, acts,
                                             parallelism.offload is Offload.ACTIVATIONS)
@@ -319,6 +370,146 @@ def _stage_estimate(arch: Architecture, single: TrainingEstimate, states: ModelS
         phases += (_later_micro_batch(single, sharded),)
     return PerGpuEstimate(single=single, stage=stage, sharded=sharded, phases=phases,
                           host_activation_bytes_per_rank=host_acts)
+
+
+def _zero3_as_run(arch: Architecture, setup: TrainingSetup, states: ModelStates,
+                  sharded: ShardedStates) -> ShardedStates:
+    """ZeRO-3 as DeepSpeed runs `setup`: the parameters its coordinator holds gathered in each
+    phase (`vramplan.distributed.sharding.zero3_gathered_peaks` over the step's module trace,
+    plus the prefetch bucket), the gradient path of backward, and the quantization statistics
+    that stay whole."""
+    plan = sharded.parallelism
+    bufs = plan.buffers
+    peaks = _zero3_peaks(arch, _TracedStep.of(arch, setup), plan.tensor_parallel,
+                         bufs.zero3_max_reuse_distance)
+    itemsize = states.weight_itemsize
+
+    def held(elements: int) -> int:
+        # what the coordinator prefetches on top, while fewer than max_live are gathered
+        # (partitioned_param_coordinator.py @38327e07 `fetch_sub_module`), in one all-gather
+        # into a flat buffer that lives until the batch's last parameter is used, beside the
+        # per-parameter `torch.cat` copies its `wait()` makes (partition_parameters.py
+        # `_all_gather_dtype`, `AllGatherCoalescedHandle.wait`): twice
+        ahead = min(bufs.zero3_prefetch_bucket_elements,
+                    max(bufs.zero3_max_live_parameters - elements, 0))
+        return (elements + 2 * ahead) * itemsize
+
+    gradient_path = (zero3_reduce_transient_bytes(states, bufs)
+                     + _largest_block_gradient(arch, setup, states) // plan.tensor_parallel)
+    kept_whole = _unpartitioned_quant_state_bytes(arch, setup) // plan.tensor_parallel
+    weights = sharded.weights_bytes
+    if weights and kept_whole:
+        weights += kept_whole - ceil_div(kept_whole, sharded.shard_degree)
+    return replace(sharded, weights_bytes=weights,
+                   forward_buffers_bytes=held(peaks.forward), loss_buffers_bytes=held(peaks.loss),
+                   backward_buffers_bytes=held(peaks.backward) + gradient_path,
+                   last_unit_backward_buffers_bytes=held(peaks.first_block) + gradient_path)
+
+
+@dataclass(frozen=True, slots=True)
+class _TracedStep:
+    """What decides a ZeRO-3 step's module trace (not its batch nor its length)."""
+
+    method: Method
+    quant: Quant
+    precision: Precision
+    checkpointing: Checkpointing
+    blocks_with_graph: int
+    head_separate: bool
+
+    @staticmethod
+    def of(arch: Architecture, setup: TrainingSetup) -> _TracedStep:
+        # under `freeze`, no gradient reaches the blocks before the trained ones
+        with_graph = min(setup.train_layers, arch.n_layers) if setup.method is Method.FREEZE \
+            else arch.n_layers
+        return _TracedStep(setup.method, setup.quant, setup.precision, setup.checkpointing,
+                           with_graph, head_is_separate(arch, setup))
+
+
+@lru_cache(maxsize=64)
+def _zero3_peaks(arch: Architecture, step: _TracedStep, tensor_parallel: int,
+                 max_reuse_distance: int) -> GatheredPeaks:
+    trace, forward_uses, first_block = _zero3_trace(arch, step, tensor_parallel)
+    return zero3_gathered_peaks(trace, forward_uses, first_block, max_reuse_distance)
+
+
+def _zero3_trace(arch: Architecture, step: _TracedStep,
+                 tensor_parallel: int) -> tuple[tuple[TracedModule, ...], int, int]:
+    """The modules of a step in the order DeepSpeed's hooks fetch them (parameter_offload.py
+    @38327e07: a forward pre-hook on every module, a backward pre-hook on its outputs): the
+    embedding, every block's linears, the head; then backward from the head, each block's
+    linears in reverse, after their recomputation under full activation checkpointing (its
+    forward hooks fire again), and the embedding when its output needs a gradient. Norms and
+    biases fall under `stage3_param_persistence_threshold` and stay whole. Returns the trace,
+    the number of forward uses and where the first block's backward starts."""
+    embedding = TracedModule("embedding", ceil_div(arch.params_embedding, tensor_parallel))
+    head = TracedModule("head", ceil_div(arch.head_linear().params, tensor_parallel)) \
+        if step.head_separate else embedding
+    kinds = {moe: tuple(_traced_linear(lin, step, tensor_parallel)
+                        for lin in arch.kind_view(moe).block_linears())
+             for moe in {arch.layer_is_moe(layer) for layer in range(arch.n_layers)}}
+    blocks = [tuple(TracedModule((layer, index), elements) for index, elements
+                    in enumerate(kinds[arch.layer_is_moe(layer)]))
+              for layer in range(arch.n_layers)]
+    forward = (embedding, *(use for block in blocks for use in block), head)
+    backward: list[TracedModule] = [head]
+    first_block = 0
+    for layer in reversed(range(arch.n_layers - step.blocks_with_graph, arch.n_layers)):
+        first_block = len(forward) + len(backward)
+        if step.checkpointing is Checkpointing.FULL:
+            backward += blocks[layer]
+        backward += reversed(blocks[layer])
+    if step.method is Method.FULL:
+        backward.append(embedding)
+    return (*forward, *backward), len(forward), first_block
+
+
+def _traced_linear(linear: LinearSpec, step: _TracedStep, tensor_parallel: int) -> int:
+    """A linear's parameter elements as DeepSpeed counts them (`ds_numel`): a bitsandbytes
+    weight is its packed storage in the 16-bit `bnb_4bit_quant_storage` that ZeRO-3 needs
+    (PEFT docs, accelerate/deepspeed.md), every expert of a MoE layer together (one leaf
+    module, transformers `set_z3_leaf_modules`)."""
+    weights = linear.in_features * linear.out_features * linear.count
+    biases = linear.params - weights
+    if step.method is Method.QLORA:
+        packed = weights if step.quant is Quant.INT8 else (weights + 1) // 2
+        weights = ceil_div(packed, weight_itemsize(step.precision))
+    return ceil_div(weights + biases, tensor_parallel)
+
+
+def _largest_block_gradient(arch: Architecture, setup: TrainingSetup,
+                            states: ModelStates) -> int:
+    """The whole 16-bit gradient autograd writes for one parameter before ZeRO-3's hook moves it
+    into the bucket or reduces it (stage3.py `reduce_independent_p_g_buckets_and_remove_grads`,
+    run from the parameter's AccumulateGrad hook): in the blocks, their largest linear when
+    their weights train, else the largest adapter."""
+    if not states.gradient_bytes:
+        return 0
+    if setup.method in (Method.FULL, Method.FREEZE):
+        largest = max(lin.in_features * lin.out_features for lin in arch.block_linears())
+    else:
+        largest = states.largest_trainable_params
+    return largest * states.gradient_itemsize
+
+
+def _unpartitioned_quant_state_bytes(arch: Architecture, setup: TrainingSetup) -> int:
+    """What bitsandbytes keeps beside a quantized weight's storage (absmax, the nested
+    quantization's constants; LLM.int8's row scales): attributes of the parameter
+    (bitsandbytes nn/modules.py `Params4bit.quant_state`, `Int8Params.SCB`), not parameters,
+    so ZeRO-3, which partitions `param.data` (partition_parameters.py @38327e07
+    `_partition_param`), leaves them whole on every GPU."""
+    if setup.method is not Method.QLORA:
+        return 0
+    total = 0
+    for linear, layers in arch.model_linears():
+        elements = linear.in_features * linear.out_features
+        if setup.quant is Quant.INT8:
+            stats = bnb_int8_bytes(linear.in_features, linear.out_features) - elements
+        else:
+            double = setup.quant in (Quant.NF4_DQ, Quant.FP4_DQ)
+            stats = bnb_4bit_bytes(elements, double) - (elements + 1) // 2
+        total += stats * linear.count * layers
+    return total
 
 
 def _embedding_backward_as_on_one_gpu(stage: Stage, parallelism: Parallelism) -> bool:
@@ -453,6 +644,7 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
     parts = [*_sharded_parts(phase.phase, single.setup, sharded, one_gradient)]
     if phase.phase in _END_OF_BACKWARD and not gradients_kept(single.setup) \
             and not sharded.parallelism.accumulate_without_sync \
+            and not sharded.gradients_from_start \
             and single.setup.optimizer_impl is not OptimizerImpl.IN_BACKWARD:
         # made by this backward before the first block's: the single-GPU count, split as this
         # GPU splits its gradients
@@ -471,6 +663,12 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
         elif part.kind is PartKind.STEP_TEMPORARIES:
             n_bytes = _scaled(n_bytes, sharded.optimizer_states_bytes,
                               single.states.optimizer_state_bytes)
+            if sharded.step_group_params is not None:
+                # one sub-group per optimizer call (DeepSpeed ZeRO-3 `_optimizer_step`)
+                n_bytes = _scaled(part.memory_bytes, sharded.step_group_params,
+                                  single.states.trainable_params)
+            # the group's flattened 16-bit gradient, beside its fp32 copy, before the update
+            n_bytes = max(n_bytes, sharded.step_prepare_bytes)
         elif part.kind is PartKind.LOGITS_LOSS and not stage.has_loss:
             n_bytes = 0  # the head and the loss live on the last pipeline stage
         elif part.kind in (PartKind.REFERENCE_WEIGHTS, PartKind.REWARD_WEIGHTS):
@@ -521,7 +719,9 @@ def _sharded_parts(phase: Phase, setup: TrainingSetup, sharded: ShardedStates,
     }.get(phase, sharded.forward_buffers_bytes)
     return (
         Part(PartKind.WEIGHTS_PER_GPU, sharded.weights_bytes),
-        Part(PartKind.GRADIENTS, _gradients(phase, setup, sharded, one_gradient)),
+        # ZeRO-3's flat gradient partition exists from start-up (see ShardedStates)
+        Part(PartKind.GRADIENTS, sharded.gradients_bytes if sharded.gradients_from_start
+             else _gradients(phase, setup, sharded, one_gradient)),
         Part(PartKind.MASTER_WEIGHTS, sharded.master_weights_bytes),
         Part(PartKind.OPTIMIZER_STATES,
              sharded.optimizer_states_bytes if _after_a_step(phase, setup) else 0),
@@ -594,3 +794,12 @@ def _later_micro_batch(single: TrainingEstimate, sharded: ShardedStates) -> Phas
 def _scaled(n_bytes: int, part: int, whole: int) -> int:
     """The optimizer step's temporaries follow the states this GPU updates."""
     return n_bytes * part // whole if whole else n_bytes
+
+
+def overhead_parts(estimate: PerGpuEstimate) -> tuple[tuple[str, int], ...]:
+    """What the peak in the setup's metric holds beyond the allocated tensors, as the fit report
+    lists it (catalogue key, bytes): the allocator's cache and the CUDA context, then NCCL's
+    communicators, which only the `device` metric counts."""
+    nccl = estimate.communicator_bytes if estimate.metric is Metric.DEVICE else 0
+    rest = estimate.total_bytes - estimate.allocated_bytes - nccl
+    return tuple((key, n) for key, n in (("fit.allocator", rest), ("fit.nccl", nccl)) if n)

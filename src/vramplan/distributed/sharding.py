@@ -12,8 +12,10 @@ Toward Training Trillion Parameter Models", arXiv:1910.02054, section 5 (P_os, P
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from functools import lru_cache
 
 from vramplan.bounds import (
     EXPERT_PARALLEL,
@@ -65,11 +67,43 @@ class CommBuffers:
     zero3_prefetch_bucket_elements: int = 50_000_000
     """DeepSpeed `stage3_prefetch_bucket_size` default 5e7 elements (config.py)."""
     zero3_max_live_parameters: int = 1_000_000_000
-    """DeepSpeed `stage3_max_live_parameters` default 1e9 elements (config.py): an upper bound
-    on the gathered parameters."""
+    """DeepSpeed `stage3_max_live_parameters` default 1e9 elements (config.py): the coordinator
+    prefetches only while fewer are gathered (partitioned_param_coordinator.py
+    `fetch_sub_module`: `max_params_to_prefetch`)."""
+    zero3_max_reuse_distance: int = 1_000_000_000
+    """DeepSpeed `stage3_max_reuse_distance` default 1e9 elements (config.py): a module's
+    parameters stay gathered after it ran when the trace uses them again within this many
+    elements (partitioned_param_coordinator.py `__params_to_release`)."""
+    zero_sub_group_elements: int = 1_000_000_000
+    """DeepSpeed `sub_group_size` default 1e9 elements (config.py): ZeRO-3 steps its partition
+    one sub-group at a time (stage3.py `_create_fp16_sub_groups`, `step`)."""
     fsdp_prefetch_units: int = 1
     """Wrapped units gathered ahead of the one computing: FSDP1 `BackwardPrefetch.BACKWARD_PRE`
     (default) and `limit_all_gathers=True` keep at most two units gathered; FSDP2 prefetches one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Zero3ConfigFile:
+    """The ZeRO-3 settings of the DeepSpeed config file a framework ships, where they differ
+    from DeepSpeed's defaults (`CommBuffers`)."""
+
+    buckets_from_hidden_size: bool
+    """`reduce_bucket_size` and `stage3_prefetch_bucket_size` are "auto", which the
+    transformers Trainer fills with hidden_size² and 0.9 x hidden_size² (transformers
+    integrations/deepspeed.py `HfTrainerDeepSpeedConfig.trainer_config_finalize`)."""
+    sub_group_elements: int = 1_000_000_000
+    max_live_parameters: int = 1_000_000_000
+    max_reuse_distance: int = 1_000_000_000
+
+    def buffers(self, hidden_size: int, base: CommBuffers) -> CommBuffers:
+        """`base` with this file's settings, for a model of `hidden_size`."""
+        buffers = replace(base, zero_sub_group_elements=self.sub_group_elements,
+                          zero3_max_live_parameters=self.max_live_parameters,
+                          zero3_max_reuse_distance=self.max_reuse_distance)
+        if not self.buckets_from_hidden_size:
+            return buffers
+        return replace(buffers, zero_reduce_bucket_elements=hidden_size * hidden_size,
+                       zero3_prefetch_bucket_elements=9 * hidden_size * hidden_size // 10)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +216,17 @@ class ShardedStates:
     """One wrapped block, gathered (FSDP), 0 otherwise."""
     gathered_root_bytes: int = 0
     """The root unit, gathered (FSDP), 0 otherwise."""
+    gradients_from_start: bool = False
+    """The gradient partition is one buffer allocated with the optimizer and never freed, so it
+    is held in every phase (DeepSpeed ZeRO-3: stage3.py `_setup_for_real_optimizer`,
+    `grad_partitions_flat_buffer = torch.zeros(...)`)."""
+    step_group_params: int | None = None
+    """Parameters one optimizer call updates at a time, when the step goes group by group
+    (DeepSpeed ZeRO-3's largest sub-group); None: all of this GPU's at once."""
+    step_prepare_bytes: int = 0
+    """Transient while the step prepares a group's fp32 gradient: the flattened 16-bit copy
+    beside it (stage3.py `_prepare_fp32_grad_for_sub_group`: `flatten(...).to(fp32)`), counted
+    where it exceeds the optimizer's own temporaries."""
 
     @property
     def model_states_bytes(self) -> int:
@@ -304,7 +349,12 @@ def _deepspeed(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
     # The step upcasts this rank's gradient partition to the master dtype (fp32) before the
     # optimizer runs: stage_1_and_2.py `single_grad_partition`, stage3.py `fp32 ... .grad`
     # (memory.rst: "all of them are converted into fp32 before doing the weight updates").
-    fp32_grad_partition = ceil_div(states.trainable_params, n) * (states.master_itemsize or 0)
+    # ZeRO-3 does it one sub-group at a time and frees each group's fp32 gradient after its
+    # update (stage3.py `step`: `_prepare_sub_group`, `_optimizer_step`, `_release_sub_group`).
+    step_params = ceil_div(states.trainable_params, n)
+    if stage == 3:
+        step_params = zero3_sub_group_params(states, bufs, n)
+    fp32_grad_partition = step_params * (states.master_itemsize or 0)
     weights = states.weight_bytes if stage < 3 else ceil_div(states.weight_bytes, n)
     grads = states.gradient_bytes if stage == 1 else ceil_div(states.gradient_bytes, n)
     master = ceil_div(states.master_weight_bytes, n)
@@ -313,13 +363,17 @@ def _deepspeed(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
     if stage == 3:
         # The module being computed plus the prefetch bucket, bounded by max_live_parameters and
         # by the model (DeepSpeed memory.rst: "largest_layer_memory" = the gathered largest layer).
+        # With the architecture known, vramplan.distributed.per_gpu replaces this by the modules
+        # DeepSpeed's coordinator keeps for reuse (`zero3_gathered_peaks`).
         live = min(states.largest_layer_params + bufs.zero3_prefetch_bucket_elements,
                    bufs.zero3_max_live_parameters, states.params)
         gathered = live * states.weight_itemsize
     # stage 3 allocates its bucket at start-up; stages 1-2 in backward, freed after the step
     kept_ipg = ipg if stage == 3 else 0
+    reduce = zero3_reduce_transient_bytes(states, bufs) if stage == 3 else 0
     host = pinned = 0
     step = fp32_grad_partition
+    prepare = step_params * states.gradient_itemsize if stage == 3 and step else 0
     if plan.offload in (Offload.OPTIMIZER, Offload.PARAMS_OPTIMIZER):
         # ZeRO-Offload: master weights, optimizer states and the fp32 gradient partition live on
         # the host; the GPU keeps only the bucket it reduces through (memory.rst, "General RAM":
@@ -327,7 +381,7 @@ def _deepspeed(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
         fp32_grads = ceil_div(states.trainable_params, n) * 4
         host = master + optim + fp32_grads
         pinned = fp32_grads  # memory.rst "Pinned Memory": the 4-byte fp32 gradients
-        master = optim = grads = step = 0
+        master = optim = grads = step = prepare = 0
         if plan.offload is Offload.PARAMS_OPTIMIZER:
             # + the 16-bit parameter partition (memory.rst: 18 = 16 + 2 bytes/param, 6 pinned)
             host += weights
@@ -339,10 +393,99 @@ def _deepspeed(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
         master_weights_bytes=master, optimizer_states_bytes=optim,
         gradients_at_step_bytes=grads,
         persistent_buffers_bytes=kept_ipg,
-        forward_buffers_bytes=gathered, backward_buffers_bytes=gathered + ipg - kept_ipg,
+        forward_buffers_bytes=gathered,
+        backward_buffers_bytes=gathered + ipg - kept_ipg + reduce,
         step_buffers_bytes=step,
         host_bytes_per_rank=host, pinned_host_bytes_per_rank=pinned,
+        gradients_from_start=stage == 3 and grads > 0,
+        step_group_params=step_params if stage == 3 and step else None,
+        step_prepare_bytes=prepare,
     )
+
+
+def zero3_sub_group_params(states: ModelStates, buffers: CommBuffers, n: int) -> int:
+    """The largest ZeRO-3 sub-group of this rank's partition, in parameters. DeepSpeed adds
+    parameter partitions to a sub-group until it holds `sub_group_size` elements or more
+    (deepspeed/runtime/zero/stage3.py @38327e07 `_create_fp16_sub_groups`): at most the
+    sub-group size plus one parameter's partition, at most the whole partition."""
+    partition = ceil_div(states.trainable_params, n)
+    largest = ceil_div(states.largest_trainable_params, n)
+    return min(partition, buffers.zero_sub_group_elements + largest)
+
+
+def zero3_reduce_transient_bytes(states: ModelStates, buffers: CommBuffers) -> int:
+    """ZeRO-3 reduce-scatters a full bucket through `torch.cat` of its padded partitions, a
+    copy of the bucket beside the kept one (deepspeed/runtime/comm/coalesced_collectives.py
+    @38327e07 `reduce_scatter_coalesced`, called by stage3.py `__avg_scatter_grads` under the
+    default `reduce_scatter=True`). The bucket fills, and is reduced while the blocks run
+    backward, only when the trainable parameters outnumber it; otherwise its one reduction
+    comes after backward (`independent_gradient_partition_epilogue`), once the activations
+    are freed."""
+    if states.trainable_params <= buffers.zero_reduce_bucket_elements:
+        return 0
+    return buffers.zero_reduce_bucket_elements * states.gradient_itemsize
+
+
+@dataclass(frozen=True, slots=True)
+class TracedModule:
+    """One use of a module in a ZeRO-3 step's module trace: its parameters, by their storage
+    elements (DeepSpeed's `ds_numel`)."""
+
+    key: Hashable
+    """The module (the same key at each of its uses)."""
+    elements: int
+
+
+@dataclass(frozen=True, slots=True)
+class GatheredPeaks:
+    """The most parameter elements ZeRO-3 holds gathered in each part of a step."""
+
+    forward: int
+    loss: int
+    """From the head's forward to its backward, with what the coordinator kept for reuse."""
+    backward: int
+    """While the blocks run backward (the uses after the head's and before `first_block`)."""
+    first_block: int
+    """While the first block runs backward, and after it."""
+
+
+@lru_cache(maxsize=64)
+def zero3_gathered_peaks(trace: tuple[TracedModule, ...], forward_uses: int, first_block: int,
+                         max_reuse_distance: int) -> GatheredPeaks:
+    """Replays DeepSpeed's release rule over a step's module trace (`forward_uses` uses of
+    forward, the last the head's; then backward, the head's first, whose uses from
+    `first_block` on are the first block's and the embedding's). A module's parameters are
+    gathered for its use and released after it, unless the trace uses the module again before
+    `max_reuse_distance` elements of later uses have gone by
+    (deepspeed/runtime/zero/partitioned_param_coordinator.py @38327e07 `__params_to_release`:
+    it walks `__submodule_order` from the current step, discarding every parameter it meets,
+    until `params_traversed >= max_reuse_dist_in_numel`). Parameters under the persistence
+    threshold are kept whole and are not traced."""
+    gathered: dict[Hashable, int] = {}
+    at_use: list[int] = []
+    for step, use in enumerate(trace):
+        gathered[use.key] = use.elements
+        at_use.append(sum(gathered.values()))
+        if not _reused_soon(trace, step, max_reuse_distance):
+            del gathered[use.key]
+    # the loss runs between the head's forward (the last forward use) and its backward
+    head = forward_uses
+    return GatheredPeaks(forward=max(at_use[:forward_uses], default=0),
+                         loss=max(at_use[head - 1:head + 1], default=0),
+                         backward=max(at_use[head + 1:first_block], default=0),
+                         first_block=max(at_use[first_block:], default=0))
+
+
+def _reused_soon(trace: Sequence[TracedModule], step: int, max_reuse_distance: int) -> bool:
+    traversed = 0
+    key = trace[step].key
+    for later in range(step + 1, len(trace)):
+        if traversed >= max_reuse_distance:
+            return False
+        if trace[later].key == key:
+            return True
+        traversed += trace[later].elements
+    return False
 
 
 def _fsdp(states: ModelStates, plan: Parallelism, n: int,

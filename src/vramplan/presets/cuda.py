@@ -13,3 +13,16 @@ PyTorch 1.13): reports run from about 300 MiB to over 1 GiB (pytorch/pytorch iss
 for a bare `torch.zeros(1).cuda()`; the PyTorch note on torch.cuda.memory_allocated: "some context
 needs to be created on GPU"). 500 MiB is a middle value of that 300 MiB to 1 GiB range, which the
 inference report prints beside it. No measured case in cases.csv backs it yet."""
+
+NCCL_PAIR_COMMUNICATOR_BYTES = 544 * BYTES_PER_MIB
+"""What one NCCL communicator of 2 ranks holds on each GPU once it has run a collective: its
+channels' buffers (NCCL_BUFFSIZE per protocol, per channel, per peer), outside PyTorch's
+allocator, so nvidia-smi counts it and `max_memory_reserved` does not. Measured by a PyTorch user
+on 4 A100s linked by NVLink, one all-reduce per group: 544 MB for a group of 2 ranks, 688 MB for
+groups of more (NVIDIA/nccl issue #964, 2023-08). It grows with the channels NCCL opens, which
+depend on the links (NVIDIA/nccl issue #986, NCCL's author: "the memory usage is linearly tied to
+the number of channels"; fewer over PCIe), and with send/receive or all-to-all traffic, which
+connects more peers (issue #1685: 4.3 GB after an all-to-all on 8 H100s)."""
+
+NCCL_COMMUNICATOR_BYTES = 688 * BYTES_PER_MIB
+"""One NCCL communicator of more than 2 ranks, on each GPU (`NCCL_PAIR_COMMUNICATOR_BYTES`)."""

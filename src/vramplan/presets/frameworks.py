@@ -9,6 +9,7 @@ user leaves out. `framework_defaults(framework)` answers for every `vramplan.voc
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from enum import StrEnum
 
 from vramplan.vocab import (
@@ -74,6 +75,12 @@ class FrameworkDefaults:
     fsdp2_embedding_apart: bool = False
     """FSDP2 wraps the input embedding as a unit of its own and keeps only the head gathered
     between forward and backward (`vramplan.distributed.sharding.Parallelism.embedding_apart`)."""
+    freeze_layers: int = 1
+    """Method `freeze`: how many of the last blocks train when the run does not say (the last
+    one for stacks without a freeze method of their own)."""
+    float_quant_storage: bool = False
+    """QLoRA's 4-bit base is stored in the compute dtype (bitsandbytes `bnb_4bit_quant_storage`)
+    rather than bitsandbytes' default uint8 (`vramplan.training.setup.adapters_in_fp32`)."""
 
 
 _TRANSFORMERS_SOURCE = (
@@ -88,13 +95,15 @@ _TRANSFORMERS_SOURCE = (
 def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
                   impl: OptimizerImpl = OptimizerImpl.FOREACH,
                   scheme: Scheme = Scheme.DDP, fsdp: FsdpVersion = FsdpVersion.FSDP1,
+                  freeze_layers: int = 1, float_quant_storage: bool = False,
                   source: str = _TRANSFORMERS_SOURCE) -> FrameworkDefaults:
     return FrameworkDefaults(
         framework=framework, model_code=ModelCode.TRANSFORMERS, scheme=scheme,
         fsdp_version=fsdp, accumulate_without_sync=True, accumulates_full=False,
         accumulates_adapters=False, optimizer_impl=impl, qlora_quant=quant,
         checkpointing=Checkpointing.NONE, loss=Loss.STANDARD, peft_fsdp_wrap=True,
-        fsdp_params_fp32=False, model_dropout=True, fsdp2_embedding_apart=True, source=source)
+        fsdp_params_fp32=False, model_dropout=True, fsdp2_embedding_apart=True,
+        freeze_layers=freeze_layers, float_quant_storage=float_quant_storage, source=source)
 
 
 DEFAULTS: dict[Framework, FrameworkDefaults] = {
@@ -122,11 +131,20 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
                "src/axolotl/utils/schemas/training.py (adamw_torch_fused, accumulation 1) "
                "@067b021c"),
     # LLaMA-Factory: the transformers Trainer; src/llamafactory/hparams/model_args.py
-    # QuantizationArguments: quantization_type 'nf4', double_quantization True.
+    # QuantizationArguments: quantization_type 'nf4', double_quantization True;
+    # src/llamafactory/hparams/finetuning_args.py FreezeArguments: freeze_trainable_layers 2,
+    # the last two blocks (`num_layer_trainable` 2 since 5d7d8bd5, 2024-03-09; 3 before);
+    # model/model_utils/quantization.py: `bnb_4bit_quant_storage=model_args.compute_dtype`
+    # ("crucial for fsdp+qlora"; model/patcher.py since v0.6.0). model/adapter.py casts the
+    # trainable parameters to fp32 unless `pure_bf16` (our `bf16-true`): under `--bf16` autocast
+    # an fp32 trainable weight with its fp32 gradient holds what `mixed`'s 16-bit weight,
+    # gradient and fp32 master hold.
     Framework.LLAMAFACTORY: _transformers(
-        Framework.LLAMAFACTORY, quant=Quant.NF4_DQ,
+        Framework.LLAMAFACTORY, quant=Quant.NF4_DQ, freeze_layers=2, float_quant_storage=True,
         source="hiyouga/LLaMA-Factory src/llamafactory/hparams/model_args.py "
-               "QuantizationArguments (nf4, double quantization); " + _TRANSFORMERS_SOURCE),
+               "QuantizationArguments (nf4, double quantization), hparams/finetuning_args.py "
+               "FreezeArguments (freeze_trainable_layers 2), model/model_utils/quantization.py "
+               "(bnb_4bit_quant_storage = compute dtype); " + _TRANSFORMERS_SOURCE),
     # litgpt finetune/*.py: `if devices * num_nodes > 1: strategy = FSDPStrategy(
     # auto_wrap_policy={Block}, activation_checkpointing_policy={Block}, ...)` (FSDP1 through
     # Lightning Fabric), accumulation in `fabric.no_backward_sync`; every recipe accumulates
@@ -196,6 +214,54 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
                "opt-in; Apex/TE fused Adam)"),
 }
 """Every framework's defaults; a test checks that each `Framework` has one."""
+
+
+@dataclass(frozen=True, slots=True)
+class LitgptCode:
+    """What litgpt's model code did at some date, where it changed what a block saves for
+    backward (Lightning-AI/litgpt, `lit_gpt/model.py` then `litgpt/model.py`)."""
+
+    mqa_kv_expanded: bool
+    """A multi-query model's single key-value head is expanded to every query head before SDPA
+    in training (50b1974b, 2023-10-24: `if self.config.n_query_groups != self.config.n_head and
+    (input_pos is None or ...)`, "training: flash attention requires it"). Before, `if
+    self.config.n_query_groups != 1` left it unexpanded, and torch's SDPA, whose fused kernels
+    need as many key and value heads as query heads (aten/src/ATen/native/transformers/
+    sdp_utils_cpp.h `check_batch_size_and_num_heads`), ran its math kernel."""
+    rmsnorm_scale_after_cast: bool
+    """RMSNorm casts the normalized input back to the input's dtype before the scale
+    (`x_normed = x_normed.to(dtype=dtype)`, then `x_normed * self.weight`), so the scale's
+    gradient keeps a 16-bit copy: from 7c157492 (2024-02-23) to 916a84ca (2024-07-23). Before
+    it the scale multiplied in fp32 (`(self.weight * x_normed).to(dtype=dtype)`, 6178c7cc), and
+    since then again (`(x_normed * weight.float()).to(dtype=dtype)`). Before 6178c7cc
+    (2023-10-24) the whole norm ran in the input's dtype, which is not modelled."""
+
+
+LITGPT_MQA_EXPANDED_SINCE = date(2023, 10, 24)
+LITGPT_RMSNORM_CAST_BEFORE_SCALE = (date(2024, 2, 23), date(2024, 7, 23))
+"""The dates of the commits named in `LitgptCode` (the window is half-open)."""
+
+
+LITGPT_COMMIT_DATES: dict[str, date] = {
+    # the Lightning-AI/litgpt commits that published measured runs of the case files, by their
+    # first eight hex digits, and their dates (git log)
+    "29de2828": date(2023, 9, 27),  # tutorials/prepare_dataset.md
+    "0cc02afa": date(2023, 10, 27),  # tutorials/resource-tables.md
+    "5895df10": date(2024, 4, 26),  # config_hub/finetune/README.md
+    "101e31d2": date(2024, 5, 6),  # extensions/thunder/README.md
+    "e5493986": date(2024, 7, 22),  # config_hub/finetune/README.md
+    "916a84ca": date(2024, 7, 23),  # config_hub/finetune/README.md
+    "fd71063c": date(2024, 7, 24),  # config_hub/finetune/README.md
+}
+
+
+def litgpt_code(on: date | None) -> LitgptCode:
+    """litgpt's model code as of `on`; None: today's."""
+    if on is None:
+        return LitgptCode(mqa_kv_expanded=True, rmsnorm_scale_after_cast=False)
+    start, end = LITGPT_RMSNORM_CAST_BEFORE_SCALE
+    return LitgptCode(mqa_kv_expanded=on >= LITGPT_MQA_EXPANDED_SINCE,
+                      rmsnorm_scale_after_cast=start <= on < end)
 
 
 def framework_defaults(framework: Framework) -> FrameworkDefaults:

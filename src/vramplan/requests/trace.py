@@ -30,7 +30,6 @@ from vramplan.requests.vocabulary import (
     QUANT,
     SEQ_LEN,
     SHARDING,
-    TRAIN_LAYERS,
 )
 from vramplan.tracer.setup import TraceSetup, make_setup
 from vramplan.vocab import Checkpointing
@@ -55,7 +54,7 @@ def trace_setup(inputs: Inputs, config: Mapping[str, Any] | None = None) -> Trac
         lora_r=inputs.require(LORA_R) if policy.uses_lora else None,
         lora_targets=(tuple(t.value for t in inputs.require(LORA_TARGETS))
                       if policy.uses_lora else None),
-        train_layers=inputs.require(TRAIN_LAYERS), batch=inputs.require(BATCH),
+        train_layers=training.train_layers, batch=inputs.require(BATCH),
         seq_len=inputs.require(SEQ_LEN),
         checkpointing=(training.checkpointing if aligned
                        else inputs.get(CHECKPOINTING) or Checkpointing.NONE),

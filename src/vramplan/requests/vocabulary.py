@@ -96,7 +96,8 @@ _LORA_TARGET = ChoiceField(
 LORA_TARGETS = ListField("lora_targets", default=(LoraTarget.Q, LoraTarget.V), metavar="LIST",
                          item=_LORA_TARGET)
 """peft's default for Llama-style models, and litgpt's (lora_query, lora_value)."""
-TRAIN_LAYERS = IntField("train_layers", default=1, metavar="N", bounds=bounds.TRAIN_LAYERS)
+TRAIN_LAYERS = IntField("train_layers", metavar="N", bounds=bounds.TRAIN_LAYERS)
+"""Default: the framework's (the last 2 blocks for LLaMA-Factory, the last one elsewhere)."""
 BATCH = IntField("batch", default=1, metavar="N", bounds=bounds.BATCH)
 SEQ_LEN = IntField("seq_len", default=2048, metavar="TOKENS", bounds=bounds.SEQ_LEN)
 CHECKPOINTING = ChoiceField("checkpointing", metavar="MODE",

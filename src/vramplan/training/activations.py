@@ -70,6 +70,16 @@ class BlockSpec:
     model_dropout: bool = False
     """The model's own dropout layers run at the config's rates (transformers modules in train
     mode); litgpt's GPT has none."""
+    compiled: bool = False
+    """The block runs under torch.compile: AOTAutograd's min-cut partitioner, not each
+    operation, decides what it saves (`COMPILED_SAVES`)."""
+    linears_keep_input: bool = False
+    """Every linear saves its input, frozen ones included (DeepSpeed ZeRO-3's
+    `LinearFunctionForZeroStage3`, `vramplan.training.setup.TrainingSetup.linears_keep_input`);
+    unlike bitsandbytes' context tensors they are saved tensors, released by backward."""
+    rmsnorm_scale_after_cast: bool = False
+    """litgpt's RMSNorm casts its normalized input back to the input's dtype before the scale
+    (its code from February to July 2024, `vramplan.presets.frameworks.LitgptCode`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +162,10 @@ def _norm(ledger: _Ledger, arch: Architecture, spec: BlockSpec, source: _Tensor,
           needs_grad: bool) -> None:
     """A norm layer reading `source`."""
     h = arch.hidden_size
-    if arch.norm is NormKind.RMSNORM:
+    if arch.norm is NormKind.RMSNORM and spec.compiled:
+        _compiled_rmsnorm(ledger, source, name=name, width=h,
+                          needs_grad=needs_grad or spec.weights_train)
+    elif arch.norm is NormKind.RMSNORM:
         # litgpt RMSNorm and transformers' LlamaRMSNorm compute in fp32: `x.float()` is a new
         # fp32 copy, saved by `x * x` and `x * rsqrt(...)` (no copy when x already is fp32).
         if needs_grad:
@@ -165,8 +178,12 @@ def _norm(ledger: _Ledger, arch: Architecture, spec: BlockSpec, source: _Tensor,
             # `weight * x_normed` saves x_normed for the weight's gradient: fp32 in litgpt and
             # where the scale multiplies in fp32 (Gemma, OLMo 2, gpt-oss: `norm_scale_fp32`),
             # the 16-bit cast in Llama's transformers norm (`self.weight *
-            # hidden_states.to(input_dtype)`)
-            fp32 = spec.framework is Framework.LITGPT or arch.norm_scale_fp32
+            # hidden_states.to(input_dtype)`) and in litgpt's of 2024-02 to 2024-07, Gemma's
+            # `x_normed * (1 + self.weight)` too
+            if spec.framework is Framework.LITGPT:
+                fp32 = not spec.rmsnorm_scale_after_cast
+            else:
+                fp32 = arch.norm_scale_fp32
             ledger.keep(f"{name}_normed", (FP32 if fp32 else spec.residual_bytes) * h)
     elif arch.norm_python_layernorm:
         _python_layernorm(ledger, spec, name, h, needs_grad)
@@ -174,6 +191,29 @@ def _norm(ledger: _Ledger, arch: Architecture, spec: BlockSpec, source: _Tensor,
         # native_layer_norm saves its input and its fp32 mean and rstd, whatever trains
         ledger.keep(source.name, source.itemsize * h)
         ledger.keep(f"{name}_stats", 2 * FP32)
+
+
+COMPILED_SAVES = (
+    "torch.compile partitions a block's joint graph with AOTAutograd's min-cut "
+    "(torch/_functorch/partitioners.py `min_cut_rematerialization_partition`): pointwise "
+    "ops, casts and views are recomputed in backward; a tensor that a matmul or the attention "
+    "kernel reads in backward is saved (`is_materialized_backwards`), so is a reduction's "
+    "small output (`ban_recompute_reductions`: 4x smaller than its input), and the cut keeps "
+    "the fewest bytes among the rest")
+"""Why a compiled block saves less than its operations would (`BlockSpec.compiled`)."""
+
+
+def _compiled_rmsnorm(ledger: _Ledger, source: _Tensor, *, name: str, width: int,
+                      needs_grad: bool) -> None:
+    """An fp32 Python RMSNorm under torch.compile (`COMPILED_SAVES`): the min-cut saves its
+    input in its own dtype and the per-row inverse RMS, and recomputes in backward the fp32
+    upcast and the normalized tensor that eager autograd saves (`x.float()`, `x * rsqrt(...)`);
+    its output is saved by the matmuls that read it. Counted against the eager ledger, a
+    torchtune Llama block under full fine-tuning keeps 8 h + 2 f bytes per token fewer
+    (tests/test_activations.py)."""
+    if needs_grad:
+        ledger.keep(source.name, source.itemsize * width)
+        ledger.keep(f"{name}_rstd", FP32)
 
 
 def _python_layernorm(ledger: _Ledger, spec: BlockSpec, name: str, width: int,
@@ -220,7 +260,9 @@ def _linear(ledger: _Ledger, spec: BlockSpec, source: _Tensor, width: int, *, lo
                 ledger.keep(f"{prefix}{reader}_input_16bit", spec.compute_bytes * width)
         else:
             ledger.keep(source.name, source.itemsize * width)
-    elif spec.base_keeps_input and needs_grad:
+    elif (spec.base_keeps_input or spec.linears_keep_input) and needs_grad:
+        # the input as it came: DeepSpeed's `autocast_custom_fwd` passes no `cast_inputs`, so
+        # the function saves it before its matmul casts it
         ledger.keep(source.name, source.itemsize * width)
     for i in range(lora):
         tag = f"{prefix}{i}"
@@ -266,6 +308,11 @@ def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor
         or spec.framework is Framework.TORCHTUNE
     expanded_kv = q if grouped and expands else kv
     eager = spec.attention is Attention.EAGER or _softcapped(arch)
+    # litgpt always calls SDPA (but for soft-capping): eager there is SDPA's math kernel
+    # (aten/src/ATen/native/transformers/attention.cpp `_scaled_dot_product_attention_math`),
+    # whose first matmul reads `query * scale`, a new tensor saved in place of q, and whose
+    # matmuls expand and copy a single key-value head
+    math = fused and eager and not _softcapped(arch)
     # which of q, k, v need a gradient: all of them once the block's input does
     everything = input_needs_grad or spec.weights_train
     q_grad, k_grad, v_grad = (everything or t in qkv_lora
@@ -275,11 +322,12 @@ def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor
     keep_q, keep_k, keep_v = (k_grad, q_grad, q_grad or k_grad) if eager else (True,) * 3
     _qk_norms(ledger, arch, spec, q_grad=q_grad, k_grad=k_grad)
     if keep_q:
-        ledger.keep("q", c * q)
+        ledger.keep("q_scaled" if math else "q", c * q)
     if keep_k:
         ledger.keep("k", c * expanded_kv)
-    if fused and not grouped:
+    if fused and not grouped and not math:
         # v = qkv.split(...)[2].reshape(...) is a view: it keeps the whole fused output alive
+        # (the math kernel's matmul reshapes it into a contiguous copy, which it keeps instead)
         ledger.keep("qkv", c * (q + 2 * kv))
     elif keep_v:
         ledger.keep("v", c * expanded_kv)
@@ -299,7 +347,15 @@ def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor
         # `_scaled_dot_product_flash_attention` / `_efficient_attention` backward take
         # `philox_seed, philox_offset`): no mask
         ledger.keep("attn_logsumexp", FP32 * arch.n_heads)
-    _linear(ledger, spec, attn_out, q, lora=int(LoraTarget.O in spec.lora_targets), prefix="o")
+    # litgpt: `y.transpose(1, 2)` then `y.reshape(B, T, C)` (litgpt/model.py
+    # CausalSelfAttention). Its q is the contiguous (B, nh, T, hs) output of `torch.cat` after
+    # RoPE, and the flash kernel's output takes q's layout (flash_api.cpp `mha_fwd`:
+    # `out = at::empty_like(q_padded)` on the (B, T, nh, hs) transpose), as does the math
+    # kernel's `attn @ v`: the reshape copies, and o_proj keeps the copy beside the output that
+    # SDPA saves. (The memory-efficient kernel allocates (B, T, nh, hs): a view there. Which
+    # kernel runs depends on the GPU, not known here: flash is counted.)
+    proj_in = _Tensor("attn_out_merged", c) if fused else attn_out
+    _linear(ledger, spec, proj_in, q, lora=int(LoraTarget.O in spec.lora_targets), prefix="o")
     # dropout on the output projection's result: its mask; the output goes to the residual add,
     # which saves nothing
     _dropout_mask(ledger, spec, "attn_out_dropout_mask", arch.attention_output_dropout,
@@ -372,9 +428,10 @@ def _eager_scores(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_len:
         ledger.keep("attn_probs", c * arch.n_heads * (seq_len + 1))
         return
     if spec.framework is Framework.LITGPT and not _softcapped(arch):
-        # SDPA's math fallback: the 16-bit probabilities and a scaled copy of q
-        ledger.keep("attn_probs", c * per_row)
-        ledger.keep("q_scaled", c * arch.q_dim)
+        # SDPA's math kernel: its 16-bit probabilities, saved by softmax and by `attn @ v`
+        # (the scaled q is counted with q, k and v)
+        if probs_needed or probs_grad:
+            ledger.keep("attn_probs", c * per_row)
         return
     # transformers' eager attention and litgpt's soft-capped path: softmax(dtype=float32) saves
     # its fp32 output, `.to(q.dtype)` is saved by probs @ v (the same tensor when both dtypes
@@ -454,9 +511,11 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
         fused_gate_up = arch.fused_gate_up and spec.framework is not Framework.LITGPT
         _linear(ledger, spec, n2, h, lora=lora_in, prefix="gate_up", needs_grad=input_needs_grad,
                 readers=1 if fused_gate_up else 2)
-        # act(gate) saves its input; act * up saves both factors
+        # act(gate) saves its input; act * up saves both factors (compiled: act(gate) is
+        # recomputed from gate in backward, COMPILED_SAVES)
         ledger.keep("gate_out", c * f)
-        ledger.keep("act_out", c * f)
+        if not spec.compiled:
+            ledger.keep("act_out", c * f)
         ledger.keep("up_out", c * f)
         _linear(ledger, spec, _Tensor("mlp_hidden", c), f,
                 lora=int(LoraTarget.DOWN in targets), prefix="down")
@@ -564,7 +623,10 @@ def _activation_saved(arch: Architecture) -> str:
 
 
 def _activation_extra_tensors(arch: Architecture, spec: BlockSpec) -> int:
-    """Intermediate-wide tensors an activation saves beyond its input."""
+    """Intermediate-wide tensors an activation saves beyond its input (compiled: none, the
+    pointwise chain is recomputed from its input, COMPILED_SAVES)."""
+    if spec.compiled:
+        return 0
     if spec.framework is not Framework.LITGPT and arch.activation in _PYTHON_TANH_GELU:
         return 3
     return 0
@@ -653,7 +715,8 @@ class HeadSpec:
     head_trains: bool
     head_lora: bool
     head_keeps_input: bool
-    """A quantized head whose matmul keeps its input (bitsandbytes MatMul4Bit)."""
+    """The head keeps its input though its weight is frozen: a quantized head (bitsandbytes
+    MatMul4Bit), or DeepSpeed ZeRO-3's linear (`BlockSpec.linears_keep_input`)."""
     head_dequant_bytes: int
     """Bytes of the head weight dequantized to 16 bits for each matmul (0 when not quantized)."""
     previous_logits: bool = False
@@ -666,6 +729,9 @@ class HeadSpec:
     cross-entropy."""
     autocast: bool = False
     """The model runs under autocast (`amp`): its 16-bit logits are turned into an fp32 copy."""
+    loss_in_function: bool = False
+    """litgpt: logits and loss computed in a function that returns the loss alone
+    (`vramplan.training.setup.TrainingSetup.loss_in_function`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -707,9 +773,14 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
     softcap = _final_softcap_bytes(arch, c) * tokens
     if head.framework is Framework.LITGPT:
         # Fabric's convert_output: the list of logit chunks, in fp32, is the training loop's
-        # `logits` variable, alive through backward and the optimizer step
-        alive = fp32_logits
-        copy = 0 if head.chunked or batch == 1 else fp32_logits  # logits[..., :-1, :] reshaped
+        # `logits` variable, alive through backward and the optimizer step; computed inside a
+        # function, they die with its frame once the loss is returned (extensions/thunder/
+        # pretrain.py `forward_and_loss`: `chunked_cross_entropy(logits, targets,
+        # chunk_size=0)` on the whole logits, their targets already shifted)
+        alive = 0 if head.loss_in_function else fp32_logits
+        # finetune/*.py: `logits[..., :-1, :]` reshaped by the loss is a copy when batch > 1
+        sliced = not (head.chunked or batch == 1 or head.loss_in_function)
+        copy = fp32_logits if sliced else 0
         chunk = min(LITGPT_LM_HEAD_CHUNK, seq_len) * batch if head.chunked else tokens
         # Inside `model(...)`, the previous step's fp32 logits are still bound (the loop rebinds
         # `logits` when the call returns) beside the head's 16-bit chunks: the last chunk
@@ -718,15 +789,16 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
         # a new list). After the call, the loss adds its log-softmax to the fp32 logits.
         previous = alive if head.previous_logits else 0
         model_out = c * vocab * tokens
-        converted = alive if c != FP32 else 0
+        converted = fp32_logits if c != FP32 else 0
         in_call = previous + softcap + model_out + max(converted, head.head_dequant_bytes)
-        forward = max(in_call, alive + softcap + log_softmax + copy)
+        forward = max(in_call, fp32_logits + softcap + log_softmax + copy)
         backward = (alive + softcap + log_softmax + 2 * FP32 * vocab * chunk
                     + head.head_dequant_bytes)
         return LossMemory(saved_bytes=saved, logits_alive_bytes=alive,
                           forward_peak_bytes=forward, backward_peak_bytes=backward)
     if head.framework is Framework.TORCHTUNE:
-        return _torchtune_loss(head, saved=saved, tokens=tokens, vocab=vocab, compute=c)
+        return _torchtune_loss(head, saved=saved, tokens=tokens, vocab=vocab, hidden=h,
+                               compute=c)
     if head.log_probs:
         return _log_prob_loss(head, saved=saved, elements=vocab * tokens, compute=c)
     if head.chunked:
@@ -780,33 +852,53 @@ ce_chunked_output_loss.py): the model returns its output as 8 chunks along the s
 (`TransformerDecoder.chunked_output`)."""
 
 
-def _torchtune_loss(head: HeadSpec, *, saved: int, tokens: int, vocab: int,
+def _torchtune_loss(head: HeadSpec, *, saved: int, tokens: int, vocab: int, hidden: int,
                     compute: int) -> LossMemory:
     """torchtune's head and cross-entropy (pytorch/torchtune @1814feb1 and @bd2a0fc7).
 
     Unchunked: the model returns `self.output(h).float()` (torchtune/modules/transformer.py), so
     its 16-bit logits live only during the cast; `F.cross_entropy` saves its fp32 log-softmax
     and the recipe drops the logits before backward (`del logits`, recipes/
-    full_finetune_single_device.py `_loss_step`). Chunked (`CEWithChunkedOutputLoss`): the 16-bit
-    chunks stay referenced until `del logits`, each chunk is cast to fp32 and its log-softmax
-    saved. Compiled (`training.compile_loss` compiles `compute_cross_entropy`, "the CE and
-    upcasting have to be compiled together"): the compiled function saves its input and the
-    log-sum-exp, not the fp32 log-probabilities, and its backward makes one gradient tensor."""
+    full_finetune_single_device.py `_loss_step`). `training.compile_loss` compiles such a loss
+    by returning `torch.compile(loss)`: the LoRA single-device recipe keeps what it returns
+    (`self._loss_fn = training.compile_loss(self._loss_fn)`), the full fine-tuning recipes call
+    it and drop the result, so their unchunked loss runs eagerly; a compiled one saves its fp32
+    input, not the log-probabilities, and its backward makes one gradient.
+
+    Chunked (`CEWithChunkedOutputLoss`): the 16-bit chunks stay referenced until `del logits`.
+    Eager, each chunk is cast to fp32 and its log-softmax saved. Compiled (`compile_loss`
+    replaces `compute_cross_entropy` in place in every recipe, "the CE and upcasting have to be
+    compiled together"): inductor fuses the cast into the cross-entropy's reductions, the graph
+    saves its 16-bit input and the log-sum-exp, and its backward writes one 16-bit gradient.
+
+    Backward, every chunk's loss runs before the head's (autograd's engine runs the ready node
+    with the highest sequence number first, and the loss's nodes were made after the head's
+    matmuls): the chunks' gradients wait, and the head then runs once per chunk. A trained head
+    sums its weight's gradients in autograd's input buffer, the first sum out of place (the
+    linear's weight gradient is a transposed view, see vramplan.training.estimate
+    `_embedding_gradients_in_flight`): the buffer, the new gradient and their sum, beside the
+    chunks' gradients still waiting (torchtune trains in bf16 or fp32: the head's weight, and its
+    gradient, are in the compute dtype)."""
     logits16, logits32 = compute * vocab * tokens, 4 * vocab * tokens
     if not head.chunked:
+        compiled = head.compiled and not head.head_trains
         kept = logits32  # the log-softmax (eager) or the fp32 logits themselves (compiled)
-        forward = logits16 + logits32 if head.compiled else max(logits16 + logits32,
-                                                                 logits32 + kept)
-        backward = kept + (1 if head.compiled else 2) * logits32
+        forward = logits16 + logits32 if compiled else max(logits16 + logits32, logits32 + kept)
+        backward = kept + (1 if compiled else 2) * logits32
         return LossMemory(saved_bytes=saved, logits_alive_bytes=0,
                           forward_peak_bytes=forward, backward_peak_bytes=backward)
     chunk32 = ceil_div(logits32, TORCHTUNE_OUTPUT_CHUNKS)
     chunk16 = ceil_div(logits16, TORCHTUNE_OUTPUT_CHUNKS)
-    kept = logits16 if head.compiled else logits32
-    forward = logits16 + (0 if head.compiled else logits32) + chunk32
-    backward = kept + (1 if head.compiled else 2) * chunk32 + chunk16
+    if head.compiled:
+        forward = logits16
+        losses = logits16 + chunk16
+    else:
+        forward = logits16 + logits32 + chunk32
+        losses = logits32 + 2 * chunk32 + chunk16
+    head_gradient = compute * vocab * hidden if head.head_trains else 0
+    heads = (TORCHTUNE_OUTPUT_CHUNKS - 1) * chunk16 + 3 * head_gradient
     return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
-                      backward_peak_bytes=backward)
+                      backward_peak_bytes=max(losses, heads))
 
 
 def _final_softcap_bytes(arch: Architecture, compute_bytes: int) -> int:

@@ -50,13 +50,15 @@ from vramplan.training.setup import (
     DEFAULT_LORA_TARGETS,
     TrainingSetup,
     compute_itemsize,
-    optimizer_state_itemsize,
+    trainable_itemsize,
+    trainable_state_itemsize,
     weight_itemsize,
 )
 from vramplan.training.states import (
     BNB_MIN_8BIT_SIZE,
     BNB_PAGED_MIN_ELEMENTS,
     head_is_separate,
+    stored_quant,
 )
 from vramplan.units import ceil_div
 from vramplan.vocab import (
@@ -139,8 +141,9 @@ def _outer_tensors(arch: Architecture,
         after.append(ParamTensor(head.out_features, w * head.out_features, full, None))
     if setup.method.uses_lora and LoraTarget.HEAD in (setup.lora_targets or frozenset()):
         rank = setup.lora_rank or DEFAULT_LORA_RANK
-        after += [ParamTensor(rank * head.in_features, w * rank * head.in_features, True, None),
-                  ParamTensor(head.out_features * rank, w * head.out_features * rank, True,
+        a = trainable_itemsize(setup)
+        after += [ParamTensor(rank * head.in_features, a * rank * head.in_features, True, None),
+                  ParamTensor(head.out_features * rank, a * head.out_features * rank, True,
                               None)]
     return before, after
 
@@ -165,13 +168,14 @@ def _block_tensors(arch: Architecture, setup: TrainingSetup, block: int,
     if setup.method.uses_lora:
         rank = setup.lora_rank or DEFAULT_LORA_RANK
         targets = (setup.lora_targets or DEFAULT_LORA_TARGETS) - {LoraTarget.HEAD}
+        a = trainable_itemsize(setup)
         for matrix in lora_breakdown(arch, rank, targets):
             copies = max(matrix.copies // arch.n_layers, 1)
             for _ in range(copies):
                 tensors += [ParamTensor(rank * matrix.in_features,
-                                        w * rank * matrix.in_features, True, block),
+                                        a * rank * matrix.in_features, True, block),
                             ParamTensor(matrix.out_features * rank,
-                                        w * matrix.out_features * rank, True, block)]
+                                        a * matrix.out_features * rank, True, block)]
     return tensors
 
 
@@ -182,11 +186,12 @@ def _linear_weight(setup: TrainingSetup, elements: int, trains: bool, block: int
     if not quantized:
         return [ParamTensor(elements, weight_itemsize(setup.precision) * elements, trains,
                             block)]
-    if setup.quant is Quant.INT8:
+    quant = stored_quant(setup)
+    if quant is Quant.INT8:
         return [ParamTensor(elements, elements, False, block)]
     blocks = ceil_div(elements, BNB_BLOCKSIZE)
     pieces = [ParamTensor(elements, (elements + 1) // 2, False, block)]
-    if setup.quant in (Quant.NF4_DQ, Quant.FP4_DQ):
+    if quant in (Quant.NF4_DQ, Quant.FP4_DQ):
         pieces += [ParamTensor(blocks, blocks, False, block),
                    ParamTensor(ceil_div(blocks, BNB_DQ_BLOCKSIZE),
                                FP32 * ceil_div(blocks, BNB_DQ_BLOCKSIZE), False, block),
@@ -199,7 +204,7 @@ def _linear_weight(setup: TrainingSetup, elements: int, trains: bool, block: int
 def _state_tensors(tensor: ParamTensor, setup: TrainingSetup) -> list[int]:
     """The optimizer's device tensors for one trainable parameter, in bytes (paged states live
     outside the allocator: bitsandbytes `get_state_buffer` pages tensors of 1e5 values or more)."""
-    n, s = tensor.elements, optimizer_state_itemsize(setup.precision)
+    n, s = tensor.elements, trainable_state_itemsize(setup)
     kind = setup.optimizer
     paged = kind in (Optimizer.PAGED_ADAMW, Optimizer.PAGED_ADAMW_8BIT) \
         and n >= BNB_PAGED_MIN_ELEMENTS
@@ -263,6 +268,11 @@ class Sharding:
     """FSDP1 `sync_module_states=True`: each unit's parameters are broadcast from rank 0 as it is
     wrapped, flattened into buckets of up to this many bytes (`FSDP1_SYNC_BUCKET_BYTES`); 0: no
     broadcast."""
+    step_group_elements: int | None = None
+    """DeepSpeed ZeRO-3: the gradient partition is one flat buffer allocated with the optimizer
+    and kept; masters and optimizer states are flat per sub-group of this many elements, and
+    the step runs sub-group by sub-group (deepspeed/runtime/zero/stage3.py @38327e07
+    `_setup_for_real_optimizer`, `_create_fp16_sub_groups`, `step`). None: tensor by tensor."""
 
 
 WHOLE = Sharding()
@@ -305,6 +315,8 @@ class _Model:
     """Gradient id and bytes, by parameter index (or -1 - block for a unit's shard)."""
     states: list[int]
     masters: list[int]
+    flat_grads: int | None = None
+    """ZeRO-3's flat gradient partition (`Sharding.step_group_elements`): gradients land in it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,8 +341,13 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
         _load(program, params, sharding)
     model = _Model(params, sharding, grads={}, states=[], masters=[])
     if setup.precision is Precision.MIXED and sharding.states:
-        model.masters = [program.alloc(ceil_div(FP32 * t.elements, sharding.states))
-                         for t in params if t.trainable]
+        masters = [ceil_div(FP32 * t.elements, sharding.states) for t in params if t.trainable]
+        if sharding.step_group_elements is not None:
+            masters = [FP32 * n for n in _sub_groups(params, sharding)]
+        model.masters = [program.alloc(n_bytes) for n_bytes in masters]
+    if sharding.step_group_elements is not None and sharding.gradients:
+        model.flat_grads = program.alloc(sum(
+            ceil_div(t.n_bytes, sharding.gradients) for t in params if t.trainable))
     for n_bytes in sharding.persistent_bytes:
         program.alloc(n_bytes)
     micro_batches = 2 if setup.gradient_accumulation else 1
@@ -678,6 +695,8 @@ def _make_grads(program: _Program, model: _Model, indices: list[int]) -> None:
     if model.sharding.unit_grad_bytes and any(model.params[i].block is not None
                                               for i in indices):
         return
+    if model.flat_grads is not None:
+        return
     divisor = model.sharding.gradients
     if not divisor:
         return
@@ -691,6 +710,9 @@ def _make_grads(program: _Program, model: _Model, indices: list[int]) -> None:
 
 def _optimizer_step(program: _Program, setup: TrainingSetup, model: _Model) -> None:
     program.events.append(mark("optimizer_step"))
+    if model.flat_grads is not None and model.sharding.states:
+        _sub_group_step(program, setup, model)
+        return
     trainable = [t for t in model.params if t.trainable]
     divisor = model.sharding.states
     if setup.precision is Precision.MIXED and divisor:
@@ -712,6 +734,38 @@ def _optimizer_step(program: _Program, setup: TrainingSetup, model: _Model) -> N
     model.grads = {}
 
 
+def _sub_groups(params: tuple[ParamTensor, ...], sharding: Sharding) -> list[int]:
+    """The elements of each ZeRO-3 sub-group of this rank's partition: partitions are added
+    until a group holds `step_group_elements` or more (stage3.py `_create_fp16_sub_groups`)."""
+    groups, current = [], 0
+    size = sharding.step_group_elements or 0
+    for tensor in params:
+        if tensor.trainable:
+            current += ceil_div(tensor.elements, sharding.states)
+            if current >= size:
+                groups.append(current)
+                current = 0
+    return [*groups, current] if current else groups
+
+
+def _sub_group_step(program: _Program, setup: TrainingSetup, model: _Model) -> None:
+    """ZeRO-3's step, sub-group by sub-group (stage3.py `step`): the group's gradients are
+    flattened and cast to an fp32 gradient (`_prepare_fp32_grad_for_sub_group`), the
+    optimizer updates the group's flat master (its states made at the first step), the fp32
+    gradient is freed (`_release_sub_group`); the flat 16-bit gradient buffer is kept."""
+    first = not model.states
+    for elements in _sub_groups(model.params, model.sharding):
+        group = ParamTensor(elements, FP32 * elements, True, None)
+        flat = program.alloc(weight_itemsize(setup.precision) * elements)
+        fp32 = program.alloc(FP32 * elements)
+        program.free(flat)
+        if first:
+            model.states += [program.alloc(n) for n in _state_tensors(group, setup)]
+        _step_temporaries(program, setup, [group], 1)
+        program.free(fp32)
+    program.events.append(mark("zero_grad"))
+
+
 def _step_temporaries(program: _Program, setup: TrainingSetup,
                       trainable: list[ParamTensor], divisor: int) -> None:
     """torch AdamW `foreach`: `_foreach_sqrt(exp_avg_sqs)` makes one state-sized tensor per
@@ -719,7 +773,7 @@ def _step_temporaries(program: _Program, setup: TrainingSetup,
     if setup.optimizer not in (Optimizer.ADAMW, Optimizer.ADAFACTOR):
         return
     impl = setup.optimizer_impl or framework_defaults(setup.framework).optimizer_impl
-    s = optimizer_state_itemsize(setup.precision)
+    s = trainable_state_itemsize(setup)
     sizes = [ceil_div(s * t.elements, divisor) for t in trainable]
     if impl is OptimizerImpl.FOREACH and setup.optimizer is Optimizer.ADAMW:
         temporaries = [program.alloc(n) for n in sizes]

@@ -25,7 +25,7 @@ from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig
 from vramplan.model.architecture import Architecture, NormKind
 from vramplan.parts import Component, PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
-from vramplan.presets.frameworks import framework_defaults
+from vramplan.presets.frameworks import framework_defaults, litgpt_code
 from vramplan.training.activations import (
     FP32,
     LITGPT_LM_HEAD_CHUNK,
@@ -56,6 +56,7 @@ from vramplan.training.setup import (
     model_dropout_active,
     optimizer_states_exist,
     policy_pass,
+    trainable_itemsize,
     weight_itemsize,
 )
 from vramplan.training.states import (
@@ -63,10 +64,12 @@ from vramplan.training.states import (
     head_is_separate,
     model_states,
     optimizer_step_temporaries,
+    torchao_nf4_dequantize_bytes,
     trainable_tensors,
 )
 from vramplan.units import ceil_div
 from vramplan.vocab import (
+    Attention,
     Checkpointing,
     Framework,
     LoraTarget,
@@ -151,7 +154,8 @@ class PeakOverPhases:
     """The peak of a step over its phases, read in each metric: `allocated` (tensors),
     `reserved` (plus what the caching allocator keeps cached: `allocator_cache_bytes`, from the
     step's program of allocations and frees replayed through `vramplan.allocator`) and `device`
-    (plus the CUDA context and what paged optimizers keep resident in unified memory).
+    (plus the CUDA context, what paged optimizers keep resident in unified memory and NCCL's
+    communicators).
     For estimates with a `phases` field and a `metric` (the one their setup asks for)."""
 
     __slots__ = ()
@@ -173,6 +177,18 @@ class PeakOverPhases:
         return 0
 
     @property
+    def communicator_bytes(self) -> int:
+        """NCCL's communicators, outside PyTorch's allocator (0 on one GPU:
+        `vramplan.distributed.communicators`)."""
+        return 0
+
+    @property
+    def outside_allocator_bytes(self) -> int:
+        """What the device holds beyond PyTorch's allocator: the CUDA context, managed memory
+        and NCCL's communicators."""
+        return CUDA_CONTEXT_BYTES + self.managed_bytes + self.communicator_bytes
+
+    @property
     def peak(self) -> PhaseMemory:
         return max(self.phases, key=lambda phase: phase.total_bytes)
 
@@ -186,7 +202,7 @@ class PeakOverPhases:
 
     @property
     def device_bytes(self) -> int:
-        return self.reserved_bytes + CUDA_CONTEXT_BYTES + self.managed_bytes
+        return self.reserved_bytes + self.outside_allocator_bytes
 
     def metric_bytes(self, metric: Metric) -> int:
         """The peak read in `metric`; only `reserved` and `device` replay the allocator."""
@@ -362,9 +378,24 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         lora_targets=targets - {LoraTarget.HEAD},
         lora_rank=setup.lora_rank or DEFAULT_LORA_RANK,
         lora_dropout=uses_lora and lora_dropout_active(setup),
-        attention=setup.attention,
+        attention=_attention_kernel(arch, setup),
         model_dropout=model_dropout_active(setup),
+        compiled=setup.compiled,
+        linears_keep_input=setup.linears_keep_input,
+        rmsnorm_scale_after_cast=setup.framework is Framework.LITGPT
+        and litgpt_code(setup.code_date).rmsnorm_scale_after_cast,
     )
+
+
+def _attention_kernel(arch: Architecture, setup: TrainingSetup) -> Attention:
+    """The attention that runs: litgpt's code of before October 2023 gave SDPA a multi-query
+    model's single key-value head unexpanded, and SDPA ran its math kernel (`LitgptCode
+    .mqa_kv_expanded`), which `eager` stands for in litgpt."""
+    multi_query = arch.n_kv_heads == 1 < arch.n_heads
+    if (setup.framework is Framework.LITGPT and setup.attention is Attention.SDPA
+            and multi_query and not litgpt_code(setup.code_date).mqa_kv_expanded):
+        return Attention.EAGER
+    return setup.attention
 
 
 def _blocks_activation_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
@@ -441,9 +472,14 @@ def dequantized_bytes_per_value(setup: TrainingSetup) -> int:
     and @d9ff9f3b, `_Linear4bit.quantize` / `_quantize_weight`:
     `weight.contiguous().to(device=device, dtype=torch.half)`), so litgpt's bf16 runs hold a
     float16 and a bf16 copy; transformers quantizes from the checkpoint's dtype (no cast under
-    its compute dtype). int8 (MatMul8bitLt) makes one 16-bit copy (`state.CB.to(ctx.dtype_A)`)."""
+    its compute dtype). int8 (MatMul8bitLt) makes one 16-bit copy (`state.CB.to(ctx.dtype_A)`).
+    torchtune's torchao NF4 dequantizes through int64 codes in eager mode
+    (`vramplan.training.states.torchao_nf4_dequantize_bytes`); compiled, inductor fuses the
+    dequantization into one kernel that writes the compute-dtype weight."""
     compute = compute_itemsize(setup.precision)
     four_bit = setup.quant not in (Quant.NONE, Quant.INT8)
+    if four_bit and setup.framework is Framework.TORCHTUNE and not setup.compiled:
+        return torchao_nf4_dequantize_bytes(compute)
     if four_bit and setup.framework is Framework.LITGPT:
         return 2 + compute  # the float16 dequantized weight, then its cast (litgpt: bf16-true)
     return compute
@@ -462,13 +498,14 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         chunked=chunked,
         head_trains=setup.method is Method.FULL,
         head_lora=uses_lora and LoraTarget.HEAD in setup.lora_targets,
-        head_keeps_input=head_quantized,
+        head_keeps_input=head_quantized or setup.linears_keep_input,
         head_dequant_bytes=(dequantized_bytes_per_value(setup) * arch.hidden_size
                             * arch.vocab_size if head_quantized else 0),
         previous_logits=setup.framework is Framework.LITGPT and setup.steady_state,
         compiled=setup.compiled,
         log_probs=setup.log_probs,
         autocast=setup.precision is Precision.AMP,
+        loss_in_function=setup.loss_in_function,
     )
 
 
@@ -494,7 +531,7 @@ def _gradients_before_first_block(arch: Architecture, setup: TrainingSetup) -> i
         # a tied embedding is the head: its gradient starts with the head's, early in backward
         embedding = 0 if _tied_in_framework(arch, setup) else arch.params_token_embedding
         done = total - arch.params_of_layer(0) - embedding
-    return done * weight_itemsize(setup.precision)
+    return done * trainable_itemsize(setup)
 
 
 def _embedding_backward(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
@@ -536,9 +573,13 @@ def _embedding_gradients_in_flight(arch: Architecture, setup: TrainingSetup) -> 
     tensor of its own, and the embedding's is added into it: two. Traced (vramplan trace,
     qwen2.5-0.5b full bf16-true, SGD: 3 x 259.7 MiB beside every other gradient at the peak;
     the tracer's dispatch mode turns the in-place sum under autocast into a third tensor too:
-    ATen's `isTensorSubclassLike` is true while a dispatch mode is active)."""
+    ATen's `isTensorSubclassLike` is true while a dispatch mode is active). torchtune's chunked
+    head calls the linear once per chunk: the buffer then holds the chunks' out-of-place sum, a
+    tensor of its own that the embedding's gradient is added to in place (`_torchtune_loss`)."""
     if not _tied_in_framework(arch, setup):
         return 1
+    if setup.framework is Framework.TORCHTUNE and _head_spec(arch, setup).chunked:
+        return 2
     return 2 if setup.precision is Precision.AMP else 3
 
 

@@ -4,10 +4,11 @@ defaults that decide what it keeps in memory."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import date
 
 from vramplan.bounds import BATCH, LORA_RANK, SEQ_LEN, TRAIN_LAYERS
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
-from vramplan.presets.frameworks import framework_defaults
+from vramplan.presets.frameworks import ModelCode, framework_defaults
 from vramplan.training.activations import LITGPT_LORA_DROPOUT
 from vramplan.vocab import (
     POLICY_METHODS,
@@ -111,17 +112,31 @@ class TrainingSetup:
     """The peak step follows a micro-batch of the same shape (batches padded to a length cap),
     so what a loop keeps from the previous step counts. False: the largest batch comes first."""
     compiled: bool = False
-    """The model and loss run under torch.compile. Modelled for torchtune's cross-entropy
-    (`vramplan.training.activations`); what the compiler saves inside the blocks is not."""
+    """The model and loss run under torch.compile: the blocks save what AOTAutograd's min-cut
+    partitioner keeps (`vramplan.training.activations.COMPILED_SAVES`), and torchtune's
+    cross-entropy is compiled as its recipes compile it."""
     empty_cache_between_steps: bool = False
     """The loop calls `torch.cuda.empty_cache()` between steps, so the caching allocator keeps
     no free segment from one step to the next (reserved memory is then that of a steady step,
     without the first step's fragmentation)."""
+    float_quant_storage: bool = False
+    """QLoRA: bitsandbytes stores the 4-bit base in a float dtype (`bnb_4bit_quant_storage`,
+    which FSDP and ZeRO-3 need to shard it) instead of its default uint8; peft then gives the
+    adapters the base's dtype (`adapters_in_fp32`)."""
     frozen_weights_need_grad: bool = False
     """The frozen weights of the trained blocks are views of a tensor that requires a gradient
     (FSDP1 flat parameters mixing frozen and trainable parameters): autograd saves what full
     fine-tuning saves and computes every weight's gradient; the optimizer still updates only the
     trainable ones. `vramplan.distributed.per_gpu` sets it for FSDP1."""
+    linears_keep_input: bool = False
+    """Every `F.linear` saves its input for backward, frozen weights included: DeepSpeed's
+    `zero.Init` replaces `torch.nn.functional.linear` with `zero3_linear_wrap` when
+    `memory_efficient_linear` is on (its default) and leaves it replaced for training
+    (deepspeed/runtime/zero/partition_parameters.py: "This will persist unless manually
+    reset"); its `LinearFunctionForZeroStage3` calls `ctx.save_for_backward(input, weight,
+    bias)` whatever needs a gradient (deepspeed/runtime/zero/linear.py), where PyTorch's
+    linear keeps the input only for the weight's gradient. `vramplan.distributed.per_gpu` sets
+    it for ZeRO-3."""
     alignment: AlignmentSetup | None = None
     """A preference or RL method (DPO, GRPO...) whose policy trains as `method` says;
     `vramplan.training.alignment` estimates it."""
@@ -131,6 +146,16 @@ class TrainingSetup:
     log_probs: bool = False
     """The loss takes per-token log-probabilities of the labels (TRL's `selective_log_softmax`)
     instead of a cross-entropy."""
+    code_date: date | None = None
+    """The date of the framework's code the run used (the commit of a published run); None:
+    today's. litgpt's model code changed what a block saves (`vramplan.presets.frameworks
+    .litgpt_code`)."""
+    loss_in_function: bool = False
+    """litgpt: the script computes the logits and the loss in a function that returns the loss
+    alone (extensions/thunder/pretrain.py `forward_and_loss`), so no loop variable holds the
+    logits through backward, and its targets come shifted from the data (no
+    `logits[..., :-1, :]` copy). False: the loops of litgpt's finetune scripts, which bind
+    `logits = model(input_ids)` in the loop body and slice the last position off."""
 
     @property
     def logit_tokens(self) -> int:
@@ -216,6 +241,30 @@ def optimizer_state_itemsize(precision: Precision) -> int:
     """torch optimizers keep states like the parameter they update: the fp32 master copy in
     `mixed`, the bf16 weight itself in `bf16-true` (torch.optim.AdamW `zeros_like(p)`)."""
     return 2 if precision is Precision.BF16_TRUE else 4
+
+
+def adapters_in_fp32(setup: TrainingSetup) -> bool:
+    """peft's LoRA adapters on a bitsandbytes 4-bit base stored as uint8 (bitsandbytes'
+    default) are fp32 whatever the precision: `update_layer` builds them as `nn.Linear` in
+    torch's default dtype, then casts them to the base weight's dtype only when that dtype is
+    floating point (huggingface/peft src/peft/tuners/lora/layer.py @v0.9.0, @v0.10.0); since
+    v0.12.0 `get_peft_model(autocast_adapter_dtype=True)` upcasts 16-bit adapters to fp32
+    anyway (tuners_utils.py `_cast_adapter_dtype`). With a float storage, adapters follow the
+    base before v0.12.0 (the precision's dtype here). litgpt, torchtune and Megatron build
+    their adapters in the model's dtype."""
+    defaults = framework_defaults(setup.framework)
+    return (setup.method is Method.QLORA and defaults.model_code is ModelCode.TRANSFORMERS
+            and not (setup.float_quant_storage or defaults.float_quant_storage))
+
+
+def trainable_itemsize(setup: TrainingSetup) -> int:
+    """Bytes per trainable parameter as stored, and per element of its gradient."""
+    return 4 if adapters_in_fp32(setup) else weight_itemsize(setup.precision)
+
+
+def trainable_state_itemsize(setup: TrainingSetup) -> int:
+    """Bytes per element of a torch optimizer's state of a trainable parameter."""
+    return 4 if adapters_in_fp32(setup) else optimizer_state_itemsize(setup.precision)
 
 
 def lora_dropout_active(setup: TrainingSetup) -> bool:

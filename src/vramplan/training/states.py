@@ -13,7 +13,9 @@ from vramplan.training.setup import (
     DEFAULT_LORA_RANK,
     DEFAULT_LORA_TARGETS,
     TrainingSetup,
-    optimizer_state_itemsize,
+    adapters_in_fp32,
+    trainable_itemsize,
+    trainable_state_itemsize,
     weight_itemsize,
 )
 from vramplan.units import ceil_div
@@ -192,6 +194,7 @@ def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
     tensors = trainable_tensors(arch, setup)
     trainable = sum(g.elements * g.count for g in tensors)
     w = weight_itemsize(setup.precision)
+    t = trainable_itemsize(setup)
     base = total_params(arch, setup)
     if setup.method.uses_lora:
         frozen_params = base
@@ -199,7 +202,9 @@ def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
     else:
         frozen_params = base - trainable
         frozen_bytes = frozen_params * w
-    master = 4 * trainable if setup.precision is Precision.MIXED else 0
+    # fp32 adapters are their own master copy
+    master = (4 * trainable if setup.precision is Precision.MIXED and not adapters_in_fp32(setup)
+              else 0)
     state = optimizer_state_bytes(tensors, setup)
     paged = setup.optimizer in (Optimizer.PAGED_ADAMW, Optimizer.PAGED_ADAMW_8BIT)
     managed = 0
@@ -211,14 +216,14 @@ def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
     return ModelStates(
         trainable_params=trainable,
         frozen_params=frozen_params,
-        trainable_weight_bytes=trainable * w,
+        trainable_weight_bytes=trainable * t,
         frozen_weight_bytes=frozen_bytes,
-        gradient_bytes=trainable * w,
+        gradient_bytes=trainable * t,
         master_weight_bytes=master,
         optimizer_state_bytes=state - managed,
         managed_optimizer_bytes=managed,
         weight_itemsize=w,
-        gradient_itemsize=w,
+        gradient_itemsize=t,
         largest_layer_params=max(arch.params_token_embedding, arch.head_linear().params,
                                  *(lin.params_each for lin in arch.block_linears())),
         block_params=arch.params_per_block,
@@ -256,6 +261,32 @@ def _flat_gradient_params(arch: Architecture, setup: TrainingSetup, trainable: i
     return blocks + (root if root_trains(setup) else 0) + trainable
 
 
+def stored_quant(setup: TrainingSetup) -> Quant:
+    """The 4-bit storage a QLoRA run really holds. torchtune stores its base as torchao's
+    `NF4Tensor`, whose `from_tensor` always quantizes the per-block scalers (int8 per 64 values,
+    one bf16 factor per 256 of them: `double_quantize_scalers`, pytorch/ao
+    torchao/dtypes/nf4tensor.py @99c8d52c, v0.6.1): there `nf4` is bitsandbytes' `nf4-dq`
+    layout, to the byte but for the factor's dtype (bf16 there, fp32 in bitsandbytes: 2 bytes
+    per 16,384 values)."""
+    if setup.framework is Framework.TORCHTUNE and setup.quant is Quant.NF4:
+        return Quant.NF4_DQ
+    return setup.quant
+
+
+TORCHAO_NF4_UNPACKED_BYTES = 8
+"""torchao `NF4Tensor.get_original_weight` unpacks each 4-bit code to int64
+(`(self.quantized_data >> 4).to(torch.long)`, and the low nibble likewise), so eager
+dequantization holds 8 bytes per value of indices (torchao/dtypes/nf4tensor.py @99c8d52c)."""
+
+
+def torchao_nf4_dequantize_bytes(compute_itemsize: int) -> int:
+    """Bytes per weight value at the peak of torchao's eager NF4 dequantization (`linear_nf4`:
+    `weight.to(input.dtype)` -> `get_original_weight`): the int64 codes of both nibbles
+    (`TORCHAO_NF4_UNPACKED_BYTES`), both halves looked up in the NF4 table, both halves scaled,
+    and their `torch.stack`, each in the compute dtype; the locals live until it returns."""
+    return TORCHAO_NF4_UNPACKED_BYTES + 3 * compute_itemsize
+
+
 def _frozen_base_bytes(arch: Architecture, setup: TrainingSetup) -> int:
     """The frozen base: in the weight dtype, or with its linear layers quantized (bitsandbytes
     keeps biases, embeddings and norms in 16-bit). litgpt (Fabric BitsandbytesPrecision) replaces
@@ -263,14 +294,15 @@ def _frozen_base_bytes(arch: Architecture, setup: TrainingSetup) -> int:
     `get_keys_to_not_convert`)."""
     w = weight_itemsize(setup.precision)
     base = total_params(arch, setup)
-    if setup.quant is Quant.NONE:
+    quant = stored_quant(setup)
+    if quant is Quant.NONE:
         return base * w
     matrices = [(lin.in_features, lin.out_features, lin.count * layers)
                 for lin, layers in arch.model_linears()]
     if setup.framework is Framework.LITGPT:
         matrices.append((arch.hidden_size, arch.vocab_size, 1))
     quantized_params = sum(i * o * n for i, o, n in matrices)
-    stored = sum(_quantized_matrix_bytes(setup.quant, i, o) * n for i, o, n in matrices)
+    stored = sum(_quantized_matrix_bytes(quant, i, o) * n for i, o, n in matrices)
     return stored + (base - quantized_params) * 2
 
 
@@ -283,7 +315,7 @@ def _quantized_matrix_bytes(quant: Quant, in_features: int, out_features: int) -
 
 def optimizer_state_bytes(tensors: tuple[TensorGroup, ...], setup: TrainingSetup) -> int:
     """Optimizer states for the trainable tensors."""
-    s = optimizer_state_itemsize(setup.precision)
+    s = trainable_state_itemsize(setup)
     kind = setup.optimizer
     if kind is Optimizer.ADAMW:
         return sum(2 * s * g.elements * g.count for g in tensors)
@@ -323,7 +355,7 @@ def optimizer_step_temporaries(arch: Architecture, setup: TrainingSetup) -> int:
     tensors = trainable_tensors(arch, setup)
     if not tensors:
         return 0
-    s = optimizer_state_itemsize(setup.precision)
+    s = trainable_state_itemsize(setup)
     impl = setup.optimizer_impl or framework_defaults(setup.framework).optimizer_impl
     if setup.optimizer not in (Optimizer.ADAMW, Optimizer.ADAFACTOR):
         return 0

@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
+from vramplan.distributed.per_gpu import overhead_parts
 from vramplan.errors import MissingValue, VramplanError
 from vramplan.i18n import Lang, translate
 from vramplan.planner.report import FitReport, fit_report
@@ -210,10 +211,9 @@ def fit_chart(report: FitReport) -> FitChart:
     named = [(part.kind.label_key, part.memory_bytes)
              for part in estimate.peak.parts if part.memory_bytes]
     components = {part.kind.label_key: part.component.value for part in estimate.peak.parts}
-    overhead = estimate.total_bytes - estimate.allocated_bytes
-    if overhead:
-        named.append(("fit.allocator", overhead))
-        components["fit.allocator"] = OVERHEAD
+    for key, n_bytes in overhead_parts(estimate):
+        named.append((key, n_bytes))
+        components[key] = OVERHEAD
     scale = units_per_byte(estimate.total_bytes, verdict.capacity_bytes)
     parts = stack(named, scale, palette_styles([(name, components[name]) for name, _ in named]))
     lines = (ChartLine("usable", verdict.usable_bytes, verdict.usable_bytes * scale),

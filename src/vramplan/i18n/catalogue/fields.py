@@ -72,8 +72,10 @@ MESSAGES = {
         EN: "adapted modules, comma-separated (peft's names accepted: q_proj, all-linear…)",
     },
     "field.train_layers": {
-        FR: "freeze : nombre de derniers blocs entraînés",
-        EN: "freeze: number of last blocks that train",
+        FR: "freeze : nombre de derniers blocs entraînés (défaut : celui du cadre ; 2 pour "
+        "LLaMA-Factory, 1 ailleurs)",
+        EN: "freeze: number of last blocks that train (default: the framework's; 2 for "
+        "LLaMA-Factory, 1 elsewhere)",
     },
     "field.batch": {
         FR: "séquences par micro-lot (entraînement) ou simultanées (inférence)",

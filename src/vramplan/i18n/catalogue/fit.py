@@ -48,6 +48,9 @@ MESSAGES = {
     "fit.allocator": {
         FR: "allocateur et contexte CUDA", EN: "allocator and CUDA context",
     },
+    "fit.nccl": {
+        FR: "communicateurs NCCL (hors PyTorch)", EN: "NCCL communicators (outside PyTorch)",
+    },
     "fit.host": {
         FR: "Mémoire hôte par nœud pour le déchargement : {host} (dont épinglée : {pinned})",
         EN: "Host memory per node for offload: {host} (pinned: {pinned})",

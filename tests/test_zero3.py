@@ -1,0 +1,266 @@
+"""DeepSpeed ZeRO-3 as its implementation runs (deepspeed/runtime/zero/stage3.py,
+partitioned_param_coordinator.py, runtime/comm/coalesced_collectives.py @38327e07): expectations
+computed by hand from the source's rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from vramplan.allocator import EventKind
+from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
+from vramplan.distributed.sharding import (
+    Parallelism,
+    TracedModule,
+    shard_model_states,
+    zero3_gathered_peaks,
+)
+from vramplan.model.hf_config import parse_config
+from vramplan.parts import PartKind
+from vramplan.presets.models import architecture_of, find_model
+from vramplan.training.allocations import (
+    ParamTensor,
+    Sharding,
+    StepShape,
+    _sub_groups,
+    step_program,
+)
+from vramplan.training.estimate import Phase, block_spec, loss_rows
+from vramplan.training.setup import TrainingSetup
+from vramplan.training.states import ModelStates
+from vramplan.vocab import Checkpointing, Framework, LoraTarget, Method, Precision, Quant, Scheme
+
+
+def _mixed_adam(params: int, largest_trainable: int = 0) -> ModelStates:
+    """Adam in mixed precision: 2 + 2 + 4 + 8 bytes per trainable parameter."""
+    return ModelStates(
+        trainable_params=params, frozen_params=0, trainable_weight_bytes=2 * params,
+        frozen_weight_bytes=0, gradient_bytes=2 * params, master_weight_bytes=4 * params,
+        optimizer_state_bytes=8 * params, weight_itemsize=2, gradient_itemsize=2,
+        largest_layer_params=0, block_params=0, root_params=0,
+        largest_trainable_params=largest_trainable)
+
+
+# --- The coordinator's release rule --------------------------------------------------------------
+
+_E, _A, _B, _C, _H = (TracedModule(key, n) for key, n in
+                      (("E", 10), ("A", 100), ("B", 100), ("C", 100), ("H", 50)))
+# forward E A B C H; backward H, the block recomputed (A B C), then its backward (C B A)
+_TRACE = (_E, _A, _B, _C, _H, _H, _A, _B, _C, _C, _B, _A)
+
+
+def test_a_module_reused_within_the_distance_stays_gathered() -> None:
+    """max_reuse_distance 300. A at its recomputation (step 6) sees B, C, C = 300 elements
+    before its backward use: released. B sees C, C, then itself (200): kept; C sees itself at
+    once: kept. So B and C are both gathered when C runs backward (200); the head is used again
+    right after its forward (kept over the loss, 50); in forward one module at a time (100)."""
+    peaks = zero3_gathered_peaks(_TRACE, 5, 6, 300)
+    assert (peaks.forward, peaks.loss, peaks.first_block) == (100, 50, 200)
+
+
+def test_no_reuse_distance_releases_every_module_after_its_use() -> None:
+    peaks = zero3_gathered_peaks(_TRACE, 5, 6, 0)
+    assert (peaks.forward, peaks.loss, peaks.first_block) == (100, 50, 100)
+
+
+def test_a_long_reuse_distance_keeps_the_forward_for_the_recomputation() -> None:
+    """max_reuse_distance 1000: every forward module is used again before 1000 elements go by
+    (A, the farthest, after B C H H = 300), except E, never used again: all of A B C H stay
+    gathered from the forward through the loss (350); H goes after its backward, never used
+    again, and the block keeps A B C (300) until their own backward."""
+    peaks = zero3_gathered_peaks(_TRACE, 5, 6, 1000)
+    assert (peaks.forward, peaks.loss, peaks.first_block) == (350, 350, 300)
+
+
+# --- The optimizer step, sub-group by sub-group -------------------------------------------------
+
+
+def test_the_step_upcasts_one_sub_group_at_a_time() -> None:
+    """16e9 trainable parameters on 8 GPUs: a 2e9 partition, stepped in sub-groups of at most
+    sub_group_size (1e9) plus one parameter's partition (400e6 / 8): the fp32 gradient of the
+    largest sub-group (4 x 1.05e9 bytes) with its flattened 16-bit copy (2 x 1.05e9)."""
+    sharded = shard_model_states(_mixed_adam(16_000_000_000, 400_000_000),
+                                 Parallelism(scheme=Scheme.ZERO3, gpus=8))
+    assert sharded.step_group_params == 1_050_000_000
+    assert sharded.step_buffers_bytes == 4 * 1_050_000_000
+    assert sharded.step_prepare_bytes == 2 * 1_050_000_000
+    small = shard_model_states(_mixed_adam(7_000_000_000), Parallelism(scheme=Scheme.ZERO3,
+                                                                       gpus=8))
+    assert small.step_buffers_bytes == 4 * 875_000_000  # the whole partition is one sub-group
+
+
+def test_sub_groups_fill_to_the_sub_group_size() -> None:
+    params = (ParamTensor(600, 1200, True, 0), ParamTensor(50, 100, False, 0),
+              ParamTensor(600, 1200, True, 1), ParamTensor(300, 600, True, None))
+    assert _sub_groups(params, Sharding(states=1, step_group_elements=1000)) == [1200, 300]
+    assert _sub_groups(params, Sharding(states=2, step_group_elements=1000)) == [750]
+
+
+# --- The gradient path ----------------------------------------------------------------------------
+
+
+def test_a_full_bucket_is_copied_when_reduced() -> None:
+    """7e9 trainable parameters outnumber the 5e8-element bucket: it fills and is reduced in
+    backward through a `torch.cat` copy (2 x 5e8 bytes) beside the kept bucket. 1e8 trainable
+    parameters never fill it: their one reduction comes after backward."""
+    plan = Parallelism(scheme=Scheme.ZERO3, gpus=8)
+    full = shard_model_states(_mixed_adam(7_000_000_000), plan)
+    assert full.persistent_buffers_bytes == 2 * 500_000_000
+    assert full.backward_buffers_bytes - full.forward_buffers_bytes == 2 * 500_000_000
+    few = shard_model_states(_mixed_adam(100_000_000), plan)
+    assert few.backward_buffers_bytes == few.forward_buffers_bytes
+
+
+def test_the_gradient_partition_is_held_from_the_start() -> None:
+    """stage3.py allocates the flat gradient partition with the optimizer: it is there in the
+    forward of the first micro-batch, 2 bytes per trainable parameter / N."""
+    arch = architecture_of(find_model("llama-3.1-8b"))
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=1024,
+                          gradient_accumulation=False, framework=Framework.HF)
+    estimate = estimate_per_gpu(arch, setup, default_parallelism(setup, Scheme.ZERO3, 8))
+    loss = next(p for p in estimate.phases if p.phase is Phase.LOSS_FORWARD)
+    gradients = sum(p.memory_bytes for p in loss.parts if p.kind is PartKind.GRADIENTS)
+    assert gradients == estimate.sharded.gradients_bytes == 2 * -(-arch.params_total // 8)
+
+
+# --- ZeRO-3 per GPU, with a real model ----------------------------------------------------------
+
+
+def test_checkpointed_blocks_stay_gathered_from_recomputation_to_backward() -> None:
+    """Llama-2-70B under full checkpointing: a block's linears hold q, o 67.1M, k, v 8.4M,
+    gate, up, down 234.9M elements. Recomputed, down is used again at once, up after down
+    (234.9M), gate after up and down twice (939.5M < 1e9); o would need 1409M: released. So
+    gate, up and down (704.6M) are gathered while the block runs backward, plus the 5e7
+    prefetch bucket (an all-gather's flat buffer and the parameters' copies: twice), in bf16."""
+    arch = architecture_of(find_model("llama-2-70b"))
+    setup = TrainingSetup(method=Method.LORA, precision=Precision.MIXED, lora_rank=8,
+                          lora_targets=frozenset({LoraTarget.Q, LoraTarget.V}), batch=1,
+                          seq_len=512, checkpointing=Checkpointing.FULL, framework=Framework.HF,
+                          gradient_accumulation=False)
+    estimate = estimate_per_gpu(arch, setup, default_parallelism(setup, Scheme.ZERO3, 8))
+    mlp = 3 * 8192 * 28672
+    lora_grad = 2 * 8 * 8192  # the largest adapter's gradient, before its hook moves it
+    assert estimate.sharded.backward_buffers_bytes == 2 * (mlp + 2 * 50_000_000) + lora_grad
+
+
+def test_quantization_statistics_stay_whole_on_every_gpu() -> None:
+    """Llama-2-70B in NF4 with double quantization on 2 GPUs: per layer, q and o (8192 x 8192)
+    hold 1048576 uint8 absmax, 4096 fp32 constants and an offset (1064964 bytes), k and v
+    (8192 x 1024) 133124 bytes, gate, up and down (8192 x 28672) 3727364 bytes: 13578268 bytes
+    a layer, 1086261440 for 80. ZeRO-3 splits the packed weights, not these."""
+    arch = architecture_of(find_model("llama-2-70b"))
+    setup = TrainingSetup(method=Method.QLORA, quant=Quant.NF4_DQ, lora_rank=8,
+                          lora_targets=frozenset({LoraTarget.Q, LoraTarget.V}), batch=1,
+                          seq_len=512, checkpointing=Checkpointing.FULL, framework=Framework.HF,
+                          gradient_accumulation=False)
+    plan = default_parallelism(setup, Scheme.ZERO3, 2)
+    estimate = estimate_per_gpu(arch, setup, plan)
+    split_evenly = shard_model_states(estimate.single.states, plan).weights_bytes
+    stats = 1_086_261_440
+    assert estimate.sharded.weights_bytes - split_evenly == stats - stats // 2
+
+
+# --- The step as the caching allocator sees it --------------------------------------------------
+
+_MID = {"model_type": "llama", "hidden_size": 1024, "intermediate_size": 2816,
+        "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 4,
+        "vocab_size": 32000, "max_position_embeddings": 4096, "tie_word_embeddings": False}
+
+
+def test_the_program_keeps_one_flat_gradient_partition() -> None:
+    """Under ZeRO-3 no gradient is allocated in backward nor freed by zero_grad: the flat
+    partition is allocated once, before the first forward, and kept."""
+    arch = parse_config(_MID)
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=128,
+                          framework=Framework.HF, gradient_accumulation=False)
+    sharding = Sharding(weights=2, gradients=2, states=2, step_group_elements=1_000_000_000)
+    program = step_program(arch, setup, StepShape(block_spec(arch, setup),
+                                                  loss_rows(arch, setup)), sharding)
+    partition = -(-2 * arch.params_total // 2)
+    first_forward = next(i for i, e in enumerate(program)
+                         if e.kind is EventKind.MARK and e.name == "forward")
+    flat = [e for e in program[:first_forward] if e.kind is EventKind.ALLOC
+            and abs(e.n_bytes - partition) <= 8]
+    assert len(flat) == 1
+    assert not any(e.kind is EventKind.FREE and e.tensor == flat[0].tensor for e in program)
+
+
+@pytest.mark.parametrize("gpus", [2, 8])
+def test_zero3_never_holds_more_than_zero2_model_states(gpus: int) -> None:
+    arch = architecture_of(find_model("tinyllama-1.1b"))
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=256)
+    def states(scheme: Scheme) -> int:
+        return estimate_per_gpu(arch, setup,
+                                default_parallelism(setup, scheme, gpus)).sharded.model_states_bytes
+    assert states(Scheme.ZERO3) <= states(Scheme.ZERO2)
+
+
+# --- The config files frameworks ship -------------------------------------------------------------
+
+
+def test_llamafactory_buckets_follow_the_hidden_size() -> None:
+    """LLaMA-Factory's ds_z3_config.json leaves the buckets "auto": the transformers Trainer
+    fills reduce_bucket_size with 4096² for Llama-3.1-8B (in bf16) and the prefetch bucket
+    with 0.9 x 4096² (prefetched into a flat buffer, then copied: twice); other frameworks keep
+    DeepSpeed's 5e8 elements."""
+    arch = architecture_of(find_model("llama-3.1-8b"))
+    def sharded(framework: Framework) -> tuple[int, int]:
+        setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=512,
+                              framework=framework, gradient_accumulation=False,
+                              checkpointing=Checkpointing.FULL)
+        result = estimate_per_gpu(arch, setup, default_parallelism(setup, Scheme.ZERO3, 8))
+        return result.sharded.persistent_buffers_bytes, result.sharded.forward_buffers_bytes
+    bucket, forward = sharded(Framework.LLAMAFACTORY)
+    assert bucket == 2 * 4096 * 4096
+    largest = 128256 * 4096  # the embedding (and the untied head)
+    assert forward == 2 * (largest + 2 * (9 * 4096 * 4096 // 10))
+    assert sharded(Framework.HF)[0] == 2 * 500_000_000
+
+
+def test_axolotl_keeps_nothing_gathered_beyond_the_running_module() -> None:
+    """axolotl's zero3_bf16.json: max_live_parameters and max_reuse_distance 0, so no
+    prefetch and no reuse: a block's backward holds its largest linear (14336 x 4096) alone;
+    sub_group_size 0 makes every parameter a sub-group: the step upcasts the largest
+    parameter's partition (the 128256 x 4096 embedding over 8 GPUs)."""
+    arch = architecture_of(find_model("llama-3.1-8b"))
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=512,
+                          framework=Framework.AXOLOTL, gradient_accumulation=False,
+                          checkpointing=Checkpointing.FULL)
+    result = estimate_per_gpu(arch, setup, default_parallelism(setup, Scheme.ZERO3, 8))
+    bucket = 4096 * 4096
+    gradient_path = 2 * bucket + 2 * 14336 * 4096  # a full bucket's copy, one linear's grad
+    assert result.sharded.backward_buffers_bytes == 2 * 14336 * 4096 + gradient_path
+    assert result.sharded.step_group_params == 128256 * 4096 // 8
+
+
+# --- DeepSpeed's memory-efficient linear ---------------------------------------------------------
+
+def test_zero3_linears_keep_the_inputs_of_frozen_weights() -> None:
+    """Under ZeRO-3, `zero3_linear_wrap` saves every linear's input (deepspeed/runtime/zero/
+    linear.py `LinearFunctionForZeroStage3.forward`: `ctx.save_for_backward(input, weight,
+    bias)`). A LoRA block with adapter dropout keeps the dropped inputs for its adapters; the
+    frozen q/k/v, gate/up and down then also keep what they read: the two normed hidden states
+    (2 x 2 bytes x hidden) and the MLP product (2 bytes x intermediate), per token. The head,
+    frozen, keeps the final norm's output (2 bytes x hidden per token)."""
+    arch = architecture_of(find_model("llama-2-7b"))
+    setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, lora_rank=8,
+                          lora_targets=frozenset({LoraTarget.ALL}), lora_dropout=0.1,
+                          batch=1, seq_len=512, checkpointing=Checkpointing.NONE,
+                          framework=Framework.HF)
+
+    def per_gpu(scheme: Scheme) -> tuple[int, int]:
+        estimate = estimate_per_gpu(arch, setup, default_parallelism(setup, scheme, 2))
+        saved = sum(item.bytes_per_token for item in estimate.single.block_saved)
+        loss = next(p for p in estimate.single.phases if p.phase is Phase.LOSS_FORWARD)
+        return saved, loss.total_bytes
+
+    ddp_saved, ddp_loss = per_gpu(Scheme.DDP)
+    zero3_saved, zero3_loss = per_gpu(Scheme.ZERO3)
+    h, f = arch.hidden_size, arch.intermediate_size
+    assert zero3_saved - ddp_saved == 2 * 2 * h + 2 * f
+    tokens = setup.batch * setup.seq_len
+    # the one-GPU step under each scheme's autograd: everything else is equal. The first block's
+    # input needs no gradient under LoRA, so its q/k/v build no graph; its MLP reads the
+    # attention's output, which its adapters made require one (2 h + 2 f)
+    first_block = 2 * h + 2 * f
+    assert zero3_loss - ddp_loss == \
+        ((arch.n_layers - 1) * (2 * 2 * h + 2 * f) + first_block + 2 * h) * tokens

@@ -249,3 +249,22 @@ def test_moe_weights_hold_every_expert() -> None:
     arch = architecture_of(find_model("qwen3-30b-a3b"))
     assert est.bytes_of(PartKind.WEIGHTS) == 2 * arch.params_total
     assert arch.params_active < arch.params_total // 9
+
+
+
+def test_a_4bit_prefill_under_transformers_casts_the_matrix_to_fp32() -> None:
+    """A prefill dequantizes each 4-bit matrix to its stored 16-bit dtype (bitsandbytes
+    `MatMul4Bit.forward`); transformers' layers compute in fp32 by default (BitsAndBytesConfig's
+    `bnb_4bit_compute_dtype`), so `.to(A.dtype)` adds an fp32 copy: 2 + 4 bytes per weight of
+    the largest matrix, Llama-2-7B's MLP projections (4096 x 11008). A plain PyTorch loop keeps
+    the 16-bit copy only, less than loading holds (the 16-bit weight, its 4-bit codes and one
+    fp32 absmax per 64 values)."""
+    largest = 4096 * 11008
+
+    def transient(engine: Engine) -> int:
+        estimate = _estimate("llama-2-7b", "nf4", context=64, prompt=16, engine=engine)
+        return estimate.bytes_of(PartKind.QUANT_TRANSIENT) + \
+            estimate.bytes_of(PartKind.PREFILL_ACTIVATIONS)
+
+    assert transient(Engine.HF) == 6 * largest
+    assert transient(Engine.GENERIC) == 2 * largest + largest // 2 + 4 * (largest // 64)

@@ -23,6 +23,9 @@ class EngineProfile:
     bnb_quant_dtype_fp16: bool = False
     """bitsandbytes weights are quantized from an fp16 copy, so a bf16 run dequantizes to fp16 and
     then casts (two 16-bit copies of the matrix at once)."""
+    bnb_4bit_compute_fp32: bool = False
+    """bitsandbytes 4-bit layers compute in fp32: a prefill's dequantized 16-bit matrix is cast to
+    an fp32 copy beside it."""
     kv_expands_gqa: bool = False
     """Grouped-query models cache all n_heads key/value heads (not n_kv_heads)."""
     kv_sliding_window: bool = True
@@ -48,11 +51,18 @@ ENGINES: dict[Engine, EngineProfile] = {p.engine: p for p in (
         source="static KV cache sized for the whole context; last-token logits in fp32"),
     EngineProfile(
         Engine.HF, "Hugging Face transformers",
+        bnb_4bit_compute_fp32=True,
+        # BitsAndBytesConfig's bnb_4bit_compute_dtype defaults to float32
+        # (utils/quantization_config.py; bitsandbytes warns "Input type into Linear4bit is
+        # torch.bfloat16, but bnb_4bit_compute_dtype=torch.float32 (default)"): Linear4bit casts
+        # its input to it, and MatMul4Bit dequantizes the weight to its stored dtype then
+        # `.to(A.dtype)`, an fp32 copy; a run that sets a 16-bit compute dtype holds less.
         # generate() keeps only the last position's logits (logits_to_keep / num_logits_to_keep,
         # transformers >= 4.45) and copies them to fp32 (`.to(copy=True, dtype=torch.float32)` in
         # generation/utils.py); Gemma 2/3 HybridCache sizes sliding layers to the window.
         source="transformers generation/utils.py; the bitsandbytes integration keeps lm_head in "
-               "16 bits (integrations/bitsandbytes.py get_keys_to_not_convert)"),
+               "16 bits (integrations/bitsandbytes.py get_keys_to_not_convert); "
+               "utils/quantization_config.py (bnb_4bit_compute_dtype float32 by default)"),
     EngineProfile(
         Engine.LITGPT, "LitGPT",
         separate_head=True, quantizes_head=True, bnb_quant_dtype_fp16=True, kv_expands_gqa=True,

@@ -159,7 +159,7 @@ def test_the_root_unit_is_gathered_in_its_own_bytes() -> None:
                                 default_parallelism(_qlora_7b(), Scheme.FSDP, 2))
     assert estimate.sharded.gathered_root_bytes == 2 * 32000 * 4096 * 2 + 4096 * 2
     assert estimate.sharded.loss_buffers_bytes == 2 * 32000 * 4096 * 2 + 4096 * 2
-    units = fsdp_unit_bytes(LLAMA2_7B, _qlora_7b(), estimate.stage)
+    units = fsdp_unit_bytes(LLAMA2_7B, estimate.single.setup, estimate.stage)
     assert units is not None and units.block == estimate.sharded.gathered_unit_bytes
     assert units.block < 2 * LLAMA2_7B.params_per_block // 3  # 4-bit weights, 16-bit adapters
 

@@ -12,7 +12,11 @@ from typing import Any
 import pytest
 
 from vramplan.allocator import EventKind, alloc, free, replay
-from vramplan.distributed.per_gpu import estimate_per_gpu, program_sharding
+from vramplan.distributed.per_gpu import (
+    estimate_per_gpu,
+    program_sharding,
+    syncs_module_states,
+)
 from vramplan.errors import VramplanError
 from vramplan.model.architecture import Architecture
 from vramplan.requests.reading import read
@@ -31,7 +35,6 @@ from vramplan.training.allocations import (
 )
 from vramplan.training.estimate import block_spec, loss_rows
 from vramplan.training.setup import TrainingSetup
-from vramplan.vocab import Method
 
 MODELS = ("gpt2", "qwen2.5-0.5b", "gemma-2-2b", "llama-2-7b", "llama-3.1-8b", "llama-2-70b",
           "mixtral-8x7b", "qwen3-30b-a3b")
@@ -68,7 +71,7 @@ def _cases() -> Iterator[tuple[str, Architecture, TrainingSetup, StepShape, Shar
             shape = StepShape(block_spec(single.arch, single.setup),
                               loss_rows(single.arch, single.setup))
             sharding = program_sharding(single.states, estimate.sharded,
-                                        quantized=single.setup.method is Method.QLORA)
+                                        synced=syncs_module_states(single.setup.framework))
             name = model + "".join(f",{key}={value}" for key, value in fields.items())
             yield name, single.arch, single.setup, shape, sharding
 

@@ -19,6 +19,7 @@ from vramplan.distributed.sharding import (
     Parallelism,
     PipelineSchedule,
     ShardedStates,
+    UnitBytes,
     shard_model_states,
 )
 from vramplan.errors import ConflictingOptions, OutOfRange
@@ -229,6 +230,47 @@ def test_fsdp_unit_reduce_holds_two_unsharded_gradients() -> None:
     assert fsdp2.reduce_buffers_bytes == root + unit + 2 * unit + early_head
     # at the loss every block has been resharded after its forward: the root stays gathered
     assert fsdp1.loss_buffers_bytes == fsdp2.loss_buffers_bytes == root
+
+
+def test_fsdp1_with_adapter_units_prefetches_the_block_before_only_at_the_reduce() -> None:
+    """FSDP1 prefetches the unit whose forward ended just before the current one; a block's own
+    adapters, units of their own under peft's policy, end their forward inside it, so the block
+    before is gathered only from the hook of the block's first adapter, when its backward has
+    run (`prefetches_late`): one block gathered during a block's backward, two at its reduce."""
+    states = dataclasses.replace(mixed_adam(100_000, block=100_000, root=200_000,
+                                            frozen=900_000), root_trains=False)
+    unit, root = 2 * 100_000, 2 * 200_000
+    late = shard(states, Scheme.FSDP, 4, fsdp_version=FsdpVersion.FSDP1,
+                 adapters_wrapped_apart=True)
+    assert late.backward_buffers_bytes == root + unit
+    assert late.last_unit_backward_buffers_bytes == root + unit
+    assert late.reduce_buffers_bytes == root + unit + unit + 2 * late.unit_gradient_bytes
+    early = shard(states, Scheme.FSDP, 4, fsdp_version=FsdpVersion.FSDP1)
+    assert early.backward_buffers_bytes == root + 2 * unit
+
+
+def test_fsdp_units_in_bytes_as_stored() -> None:
+    """A quantized base keeps its embeddings (and transformers its head) in 16 bits: the root
+    gathered is its own bytes, not the model's average bytes per parameter."""
+    states = mixed_adam(1_000_000, block=100_000, root=200_000)
+    exact = shard_model_states(states, Parallelism(scheme=Scheme.FSDP, gpus=4),
+                               UnitBytes(block=50_000, root=400_000))
+    assert exact.loss_buffers_bytes == 400_000
+    assert exact.forward_buffers_bytes == 400_000 + 2 * 50_000
+    assert (exact.gathered_unit_bytes, exact.gathered_root_bytes) == (50_000, 400_000)
+
+
+def test_fsdp1_offload_keeps_gradient_shards_on_the_gpu_until_backward_ends() -> None:
+    """FSDP1 copies each reduced gradient shard to the host and keeps the GPU one as
+    `_saved_grad_shard` until the end of backward; FSDP2 drops it once copied."""
+    states = mixed_adam(1_000_000, block=100_000, root=200_000)
+    fsdp1 = shard(states, Scheme.FSDP, 4, fsdp_version=FsdpVersion.FSDP1,
+                  offload=Offload.PARAMS_OPTIMIZER)
+    assert fsdp1.gradients_bytes == 2 * 1_000_000 // 4
+    assert fsdp1.gradients_at_step_bytes == 0 and fsdp1.weights_bytes == 0
+    fsdp2 = shard(states, Scheme.FSDP, 4, fsdp_version=FsdpVersion.FSDP2,
+                  offload=Offload.PARAMS_OPTIMIZER)
+    assert fsdp2.gradients_bytes == 0
 
 
 def test_shard_grad_op_holds_all_weights_through_backward() -> None:

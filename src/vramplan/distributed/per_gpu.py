@@ -19,7 +19,9 @@ from vramplan.distributed.sharding import (
     PipelineSchedule,
     ShardedStates,
     TracedModule,
+    UnitBytes,
     Zero3ConfigFile,
+    prefetches_late,
     shard_model_states,
     zero3_gathered_peaks,
     zero3_reduce_transient_bytes,
@@ -28,9 +30,15 @@ from vramplan.errors import ConflictingOptions
 from vramplan.model.architecture import Architecture, LinearSpec
 from vramplan.model.weight_storage import bnb_4bit_bytes, bnb_int8_bytes
 from vramplan.parts import PartKind
-from vramplan.presets.frameworks import framework_defaults
+from vramplan.presets.frameworks import ModelCode, framework_defaults
 from vramplan.training.alignment import estimate_step, value_model_states
-from vramplan.training.allocations import Sharding, StepShape, reserved_memory
+from vramplan.training.allocations import (
+    FSDP1_SYNC_BUCKET_BYTES,
+    Sharding,
+    StepShape,
+    parameter_tensors,
+    reserved_memory,
+)
 from vramplan.training.estimate import (
     Part,
     PeakOverPhases,
@@ -95,7 +103,7 @@ class PerGpuEstimate(PeakOverPhases):
         shape = StepShape(spec=block_spec(single.arch, single.setup),
                           loss_rows=loss_rows(single.arch, single.setup))
         sharding = program_sharding(single.states, self.sharded,
-                                    quantized=single.setup.method is Method.QLORA)
+                                    synced=syncs_module_states(single.setup.framework))
         return reserved_memory(single.arch, single.setup, shape, sharding=sharding).cache_bytes
 
     @property
@@ -142,15 +150,23 @@ _DDP_FIRST_BUCKET_BYTES = 1 * 1024 * 1024
 `_compute_bucket_assignment_by_size`)."""
 
 
+def syncs_module_states(framework: Framework) -> bool:
+    """Under FSDP1, the Hugging Face stacks broadcast every unit's parameters from rank 0 as
+    they wrap it (`sync_module_states=True`): accelerate forces it with its rank-0 loading
+    (accelerate utils/dataclasses.py `FullyShardedDataParallelPlugin`: "sync_module_states
+    cannot be False since efficient cpu ram loading enabled"), its `accelerate config` FSDP
+    answers write `fsdp_sync_module_states: true`, and Answer.AI's fsdp_qlora train.py passes
+    `sync_module_states=args["low_memory"]` (default True). litgpt builds its model on the meta
+    device on every rank and loads its checkpoint after wrapping: nothing to broadcast."""
+    return framework_defaults(framework).model_code is ModelCode.TRANSFORMERS
+
+
 def program_sharding(states: ModelStates, sharded: ShardedStates, *,
-                     quantized: bool = False) -> Sharding:
+                     synced: bool = False) -> Sharding:
     """How this GPU holds and moves the states, for the step's program of allocations
     (`vramplan.training.allocations`): what is split over how many GPUs, the units FSDP
-    gathers, the buckets DDP and ZeRO-3 keep. A `quantized` base is loaded whole on each GPU
-    before FSDP shards it: bitsandbytes quantizes on the GPU as transformers loads the model
-    (the PEFT docs' FSDP QLoRA recipe, with `bnb_4bit_quant_storage` so that FSDP can flatten
-    it; Answer.AI reports 3.72 GiB reserved after wrapping Llama-2-7B QLoRA on 2 GPUs, about
-    its whole quantized size)."""
+    gathers and how FSDP1 wraps them (`synced`: `syncs_module_states`), the buckets DDP and
+    ZeRO-3 keep."""
     plan = sharded.parallelism
     n = max(sharded.shard_degree, 1) * plan.model_parallel
     offloaded = plan.offload is Offload.PARAMS_OPTIMIZER
@@ -158,13 +174,15 @@ def program_sharding(states: ModelStates, sharded: ShardedStates, *,
     per_param = states.weight_bytes / states.params if states.params else 0.0
     unit = round(states.block_params * per_param) // plan.tensor_parallel
     if plan.scheme in (Scheme.FSDP, Scheme.HSDP, Scheme.FSDP_GRAD_OP):
+        unit = sharded.gathered_unit_bytes
         return Sharding(weights=0 if offloaded else n, gradients=n,
                         states=0 if optimizer_off else n,
                         flat_units=plan.fsdp_version is FsdpVersion.FSDP1,
-                        # with the parameters offloaded, the loader keeps them off the GPU
-                        loaded_whole=quantized and not offloaded,
                         gather_bytes=unit, keep_gathered=plan.scheme is Scheme.FSDP_GRAD_OP,
-                        root_gathered_bytes=round(states.root_params * per_param),
+                        prefetch_late=prefetches_late(plan),
+                        adapter_units=plan.adapters_wrapped_apart,
+                        sync_bucket_bytes=FSDP1_SYNC_BUCKET_BYTES if synced else 0,
+                        root_gathered_bytes=sharded.gathered_root_bytes,
                         unit_grad_bytes=sharded.unit_gradient_bytes)
     if plan.scheme is Scheme.ZERO3:
         return Sharding(weights=0 if offloaded else n, gradients=0 if optimizer_off else n,
@@ -305,7 +323,7 @@ def estimate_per_gpu(arch: Architecture, setup: TrainingSetup,
     """The per-GPU peak of `setup` on `arch` spread over GPUs as `parallelism` says (for
     pipeline parallelism, on the most loaded stage)."""
     single = estimate_step(arch, _autograd_setup(setup, parallelism))
-    plan = _as_run(setup, parallelism)
+    plan = parallelism
     config_file = ZERO3_CONFIG_FILES.get(setup.framework)
     if plan.scheme is Scheme.ZERO3 and config_file is not None:
         plan = replace(plan, buffers=config_file.buffers(arch.hidden_size, plan.buffers))
@@ -314,23 +332,28 @@ def estimate_per_gpu(arch: Architecture, setup: TrainingSetup,
     return max(estimates, key=lambda estimate: estimate.total_bytes)
 
 
-def _as_run(setup: TrainingSetup, parallelism: Parallelism) -> Parallelism:
-    """`parallelism` as it runs with `setup`: FSDP1 under full activation checkpointing, with
-    blocks whose flat parameters are frozen (peft's wrap policy), gathers one block at a time in
-    backward, the block it recomputes, with none prefetched (measured by tracing PyTorch's
-    FullyShardedDataParallel on fake tensors, vramplan.tracer.parallel, in
-    tests/test_trace_agreement.py; units that train, and FSDP2, prefetch all the same)."""
-    if parallelism.fsdp_version is FsdpVersion.FSDP1 and parallelism.adapters_wrapped_apart \
-            and setup.method.uses_lora and setup.checkpointing is Checkpointing.FULL:
-        return replace(parallelism, buffers=replace(parallelism.buffers, fsdp_prefetch_units=0))
-    return parallelism
+def fsdp_unit_bytes(arch: Architecture, setup: TrainingSetup, stage: Stage) -> UnitBytes | None:
+    """FSDP's units as the framework stores them (`vramplan.training.allocations.
+    parameter_tensors`): the largest block and the root (what is outside the blocks), for the
+    whole model on one stage; None elsewhere (the stage's average bytes per parameter)."""
+    if stage.name != "all" or stage.tensor_parallel != 1:
+        return None
+    blocks: dict[int, int] = {}
+    root = 0
+    for tensor in parameter_tensors(arch, setup):
+        if tensor.block is None:
+            root += tensor.n_bytes
+        else:
+            blocks[tensor.block] = blocks.get(tensor.block, 0) + tensor.n_bytes
+    return UnitBytes(block=max(blocks.values(), default=0), root=root)
 
 
 def _stage_estimate(arch: Architecture, single: TrainingEstimate, states: ModelStates,
                     stage: Stage, parallelism: Parallelism) -> PerGpuEstimate:
     sharded = expert_parallel_states(
-        shard_model_states(stage_states(states, stage), parallelism), routed_expert_share(arch),
-        parallelism)
+        shard_model_states(stage_states(states, stage), parallelism,
+                           fsdp_unit_bytes(arch, single.setup, stage)),
+        routed_expert_share(arch), parallelism)
     if parallelism.scheme is Scheme.ZERO3 and stage.name == "all":
         sharded = _zero3_as_run(arch, single.setup, stage_states(states, stage), sharded)
     acts = _stage_activations(arch, single, stage)

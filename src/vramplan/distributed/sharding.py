@@ -160,6 +160,18 @@ class Parallelism:
 
 
 @dataclass(frozen=True, slots=True)
+class UnitBytes:
+    """What FSDP gathers, in bytes as stored: one wrapped block and the root unit (embeddings,
+    final norm, head). Needed where the blocks and the root keep different dtypes: a quantized
+    base has its blocks' linear layers in 4 or 8 bits, while the embeddings stay 16-bit, and the
+    head too under transformers (bitsandbytes `llm_int8_skip_modules` keeps `lm_head`; Answer.AI's
+    fsdp_qlora `replace_linear(model.model, ...)` skips `lm_head`)."""
+
+    block: int
+    root: int
+
+
+@dataclass(frozen=True, slots=True)
 class ShardedStates:
     """What ONE GPU holds under a parallelism, plus the host memory it needs. Bytes are integers."""
 
@@ -200,6 +212,10 @@ class ShardedStates:
     activations already freed): FSDP's unit-sized gradients. None: no such moment."""
     root_gradient_bytes: int = 0
     """The root unit's unsharded gradient (FSDP; 0 when nothing in it trains)."""
+    gathered_unit_bytes: int = 0
+    """One wrapped block, gathered (FSDP), 0 otherwise."""
+    gathered_root_bytes: int = 0
+    """The root unit, gathered (FSDP), 0 otherwise."""
     gradients_from_start: bool = False
     """The gradient partition is one buffer allocated with the optimizer and never freed, so it
     is held in every phase (DeepSpeed ZeRO-3: stage3.py `_setup_for_real_optimizer`,
@@ -280,15 +296,17 @@ def shard_degree(plan: Parallelism) -> int:
     return plan.data_parallel
 
 
-def shard_model_states(states: ModelStates, plan: Parallelism) -> ShardedStates:
-    """What each GPU holds for `states` under `plan`."""
+def shard_model_states(states: ModelStates, plan: Parallelism,
+                       units: UnitBytes | None = None) -> ShardedStates:
+    """What each GPU holds for `states` under `plan`; `units`: FSDP's units in bytes when known
+    (None: the model's average bytes per parameter)."""
     check_parallelism(plan)
     _check_states(states)
     n = shard_degree(plan)
     if plan.scheme in _DEEPSPEED:
         return _deepspeed(states, plan, n)
     if plan.scheme in _FSDP:
-        return _fsdp(states, plan, n)
+        return _fsdp(states, plan, n, units)
     return _replicated(states, plan)
 
 
@@ -470,7 +488,8 @@ def _reused_soon(trace: Sequence[TracedModule], step: int, max_reuse_distance: i
     return False
 
 
-def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
+def _fsdp(states: ModelStates, plan: Parallelism, n: int,
+          units: UnitBytes | None = None) -> ShardedStates:
     """PyTorch FSDP (FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD), FSDP1 or FSDP2.
 
     Zhao et al. 2023, "PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel",
@@ -478,8 +497,8 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
     backward and freed after; gradients are reduce-scattered into shards.
     """
     bytes_per_param = states.weight_bytes / states.params if states.params else 0.0
-    unit_weights = round(states.block_params * bytes_per_param)
-    root_weights = round(states.root_params * bytes_per_param)
+    unit_weights = round(states.block_params * bytes_per_param) if units is None else units.block
+    root_weights = round(states.root_params * bytes_per_param) if units is None else units.root
     # Weights: the blocks' shards plus the root unit's shard.
     weights = ceil_div(max(states.weight_bytes - root_weights, 0), n) + ceil_div(root_weights, n)
     # The root unit stays gathered from forward to backward: FSDP1 does not reshard the root
@@ -490,8 +509,12 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
     # in `_local_shard`).
     root_gathered = root_weights
     if plan.embedding_apart and plan.fsdp_version is FsdpVersion.FSDP2:
-        root_gathered = max(root_weights - round(states.embedding_params * bytes_per_param), 0)
-    units_gathered = (1 + plan.buffers.fsdp_prefetch_units) * unit_weights
+        embedding = round(states.embedding_params * bytes_per_param) if units is None \
+            else root_weights * states.embedding_params // max(states.root_params, 1)
+        root_gathered = max(root_weights - embedding, 0)
+    late = prefetches_late(plan)
+    ahead = 0 if late else plan.buffers.fsdp_prefetch_units
+    units_gathered = (1 + ahead) * unit_weights
     if plan.scheme is Scheme.FSDP_GRAD_OP:
         # SHARD_GRAD_OP keeps every unit gathered between forward and backward.
         root_gathered = states.weight_bytes
@@ -521,11 +544,17 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
     host = pinned = 0
     if plan.offload is Offload.PARAMS_OPTIMIZER:
         # FSDP CPUOffload(offload_params=True): parameter and gradient shards on the host (pinned),
-        # the optimizer step on the CPU (PyTorch FSDP docs, `CPUOffload`).
+        # the optimizer step on the CPU (PyTorch FSDP docs, `CPUOffload`). FSDP1 copies each
+        # reduced gradient shard to the host but keeps it as `_saved_grad_shard` until backward
+        # ends (torch/distributed/fsdp/_runtime_utils.py @01caf79e `_offload_grad`;
+        # _flat_param.py `prepare_gradient_for_optim` deletes it): the shards stay on the GPU
+        # through backward, none at the step. FSDP2 moves each reduced shard to the host and
+        # drops it (_fully_shard/_fsdp_collectives.py `foreach_reduce`).
         host = weights + step_grads + master + optim
         pinned = weights + step_grads
+        kept = step_grads if plan.fsdp_version is FsdpVersion.FSDP1 else 0
+        grads = grad_bytes if plan.accumulate_without_sync else kept
         weights = master = optim = step_grads = 0
-        grads = grad_bytes if plan.accumulate_without_sync else 0
     # In forward, the block computing and the next one (prefetched); at the loss, every block
     # has been resharded after its forward (FULL_SHARD; FSDP2 `reshard_after_forward=True` for
     # non-root modules) and only the root stays gathered. When a block's backward starts, it is
@@ -537,6 +566,8 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
     # block before it copies (`post_backward`: `reshard()` then `foreach_reduce`); FSDP1's
     # post-backward hook runs on the flat gradient, after the `cat`, with the block still
     # gathered (`_post_backward_hook`: `_post_backward_reshard` comes after the gradient exists).
+    # With the adapters as units of their own (`prefetches_late`), the block before is gathered
+    # only at the end of a block's backward: in `reduce`, not in `backward`.
     forward = root_gathered + units_gathered
     loss = root_gathered
     backward = forward + early_root_grad
@@ -546,7 +577,7 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
     reduce = root_gathered + current + prefetched + gradient_transient + early_root_grad
     # The first block runs backward with no unit left to prefetch; then the embedding's
     # gradient completes the root's, which is formed or reduced like a block's.
-    first_block = backward - prefetched
+    first_block = backward - (0 if late else prefetched)
     root_end = forward - units_gathered + transient_units * root_grad
     return ShardedStates(
         parallelism=plan, shard_degree=n,
@@ -559,7 +590,30 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
         last_unit_backward_buffers_bytes=max(first_block, root_end),
         unit_gradient_bytes=unit_grad, root_gradient_bytes=root_grad,
         loss_buffers_bytes=loss, reduce_buffers_bytes=reduce,
+        gathered_unit_bytes=unit_weights, gathered_root_bytes=root_weights,
     )
+
+
+def prefetches_late(plan: Parallelism) -> bool:
+    """FSDP1 with each LoRA adapter a unit of its own (`adapters_wrapped_apart`) gathers the block
+    before a block only when that block's backward ends, not when it starts.
+
+    FSDP1's BACKWARD_PRE prefetch unshards, from a unit's pre-backward hook, the unit whose
+    forward ended just before this one's (pytorch/pytorch torch/distributed/fsdp/
+    _runtime_utils.py @01caf79e `_prefetch_handle` -> `_get_handle_to_prefetch`;
+    _exec_order_utils.py `get_handle_to_backward_prefetch`: `handles_post_forward_order
+    [current_index - 1]`). A block's forward ends after those of its own adapters, which run
+    inside it: the block's hook prefetches its last adapter (a few MB), and the block before it
+    is prefetched only by the hook of the block's first adapter (the query projection's
+    `lora_A`), whose gradient comes last in the block's backward, when the block's saved and
+    recomputed tensors are nearly all freed. With checkpointing the adapters' flags are set by
+    the recomputed forward (`_register_pre_backward_hooks`), with the same order. Traced with
+    PyTorch's FullyShardedDataParallel on a fake process group (peft's wrap policy, reentrant and
+    non-reentrant checkpointing inside the units, and none): the unshard of block i - 1 comes
+    after the unshard of block i's `q_proj.lora_A`, before block i is resharded.
+    SHARD_GRAD_OP keeps every unit gathered: nothing to prefetch."""
+    return plan.fsdp_version is FsdpVersion.FSDP1 and plan.adapters_wrapped_apart \
+        and plan.scheme in (Scheme.FSDP, Scheme.HSDP)
 
 
 def _unit_gradient_bytes(states: ModelStates, plan: Parallelism, grad_bytes: int) -> int:

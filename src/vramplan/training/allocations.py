@@ -19,12 +19,13 @@ same program from a real step (every ATen op), and tests/test_allocations.py com
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from vramplan.allocator import (
     EMPTY_CACHE,
+    K_SMALL_SIZE,
     PYTORCH_DEFAULTS,
     RESET_PEAKS,
     AllocatorConfig,
@@ -228,6 +229,9 @@ apart from the default stream's."""
 REDUCE_STREAM = 2
 """FSDP reduce-scatters gradients on a third stream (`_post_backward_stream`,
 `reduce_scatter_stream`)."""
+PRE_UNSHARD_STREAM = 3
+"""FSDP1 copies a CPU-offloaded shard to the GPU on a fourth stream before gathering it
+(`_pre_unshard_stream`, torch/distributed/fsdp/_runtime_utils.py @01caf79e `_unshard`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,14 +246,14 @@ class Sharding:
     """Optimizer states and fp32 masters."""
     flat_units: bool = False
     """FSDP1: the shards of a unit's parameters are one flat tensor."""
-    loaded_whole: bool = False
-    """The whole model is on the GPU before it is sharded (a quantized base: bitsandbytes
-    quantizes on the GPU as transformers loads it), then sharded unit by unit."""
     gather_bytes: int = 0
     """A block's gathered parameters, allocated on `GATHER_STREAM` for its forward and its
     backward, freed after (the next block's gather is issued first: one unit prefetched)."""
     keep_gathered: bool = False
     """Gathered blocks stay from forward to backward (SHARD_GRAD_OP, ZeRO-1/2: no gather)."""
+    prefetch_late: bool = False
+    """In backward, the block before is gathered when a block's backward has run, not when it
+    starts (FSDP1 with each adapter a unit: `vramplan.distributed.sharding.prefetches_late`)."""
     root_gathered_bytes: int = 0
     """The root unit (embeddings, head), gathered from forward to the end of backward."""
     unit_grad_bytes: int = 0
@@ -257,6 +261,13 @@ class Sharding:
     `unit_grad_bytes / gradients`, is made on `REDUCE_STREAM` and kept)."""
     persistent_bytes: tuple[int, ...] = ()
     """Buffers allocated once and kept (DDP's gradient buckets, ZeRO-3's bucket)."""
+    adapter_units: bool = False
+    """FSDP1: each LoRA adapter matrix is a unit of its own, wrapped before its block (peft's
+    `fsdp_auto_wrap_policy`)."""
+    sync_bucket_bytes: int = 0
+    """FSDP1 `sync_module_states=True`: each unit's parameters are broadcast from rank 0 as it is
+    wrapped, flattened into buckets of up to this many bytes (`FSDP1_SYNC_BUCKET_BYTES`); 0: no
+    broadcast."""
     step_group_elements: int | None = None
     """DeepSpeed ZeRO-3: the gradient partition is one flat buffer allocated with the optimizer
     and kept; masters and optimizer states are flat per sub-group of this many elements, and
@@ -324,7 +335,10 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
     program of allocations and frees, on one GPU of a run sharded as `sharding` says."""
     program = _Program()
     params = _by_lifetime(arch, setup)
-    _load(program, params, sharding)
+    if sharding.flat_units:
+        _wrap_flat_units(program, parameter_tensors(arch, setup), sharding)
+    else:
+        _load(program, params, sharding)
     model = _Model(params, sharding, grads={}, states=[], masters=[])
     if setup.precision is Precision.MIXED and sharding.states:
         masters = [ceil_div(FP32 * t.elements, sharding.states) for t in params if t.trainable]
@@ -379,38 +393,88 @@ def _merged(tensors: list[ParamTensor]) -> list[ParamTensor]:
 
 
 def _load(program: _Program, params: tuple[ParamTensor, ...], sharding: Sharding) -> None:
-    """The parameters this GPU holds: each tensor, its shard, or one flat shard per unit.
-
-    FSDP1 builds each unit's shard on the GPU from the whole unit: its parameters are moved
-    there (`_move_module_to_device`, or materialized and synchronized from rank 0), flattened
-    into one tensor (torch/distributed/fsdp/_flat_param.py `flatten_tensors`: `torch.cat`),
-    and the rank's chunk is cloned as its shard (`_get_shard`); the whole unit and its flat copy
-    are then freed, and stay cached."""
-    if not sharding.weights and not sharding.loaded_whole:
+    """The parameters this GPU holds: each tensor, or its shard (FSDP1's flat units:
+    `_wrap_flat_units`)."""
+    if not sharding.weights:
         return
-    if not sharding.flat_units:
-        for tensor in params:
-            program.alloc(ceil_div(tensor.n_bytes, sharding.weights))
-        return
-    units: dict[int | None, list[int]] = {}
     for tensor in params:
-        units.setdefault(tensor.block, []).append(tensor.n_bytes)
-    loaded = {block: [program.alloc(n) for n in sizes] for block, sizes in units.items()} \
-        if sharding.loaded_whole else {}
-    for block, sizes in units.items():
-        whole = loaded.get(block) or [program.alloc(n) for n in sizes]
+        program.alloc(ceil_div(tensor.n_bytes, sharding.weights))
+
+
+FSDP1_SYNC_BUCKET_BYTES = 250 * 1024 * 1024
+"""pytorch/pytorch torch/distributed/fsdp/_init_utils.py @01caf79e `PARAM_BROADCAST_BUCKET_SIZE`:
+`_sync_module_params_and_buffers` broadcasts a unit's parameters with `_broadcast_coalesced`
+in buckets of 250 MiB."""
+SYNC_BUCKETS_IN_FLIGHT = 2
+"""torch/csrc/distributed/c10d/comm.cpp `broadcast_coalesced`: "We maintain a maximum of 2 in
+flight broadcast operations to avoid allocating too much memory"; each `BroadcastWork` holds its
+bucket flattened into one new tensor (`flatten_dense_tensors`) until it finishes."""
+
+
+def _wrap_flat_units(program: _Program, tensors: tuple[ParamTensor, ...],
+                     sharding: Sharding) -> None:
+    """FSDP1 wraps the model unit by unit, the nested units first and the root last
+    (torch/distributed/fsdp/fully_sharded_data_parallel.py @01caf79e: `_auto_wrap` runs before
+    the root's own `_init_param_handle_from_module`). Each unit's parameters come to the GPU one
+    by one (`_move_module_to_device` from the CPU, `_materialize_meta_module` from the meta
+    device), are broadcast from rank 0 under
+    `sync_module_states` (`sync_bucket_bytes`), flattened into one tensor
+    (_flat_param.py `flatten_tensors`: `torch.cat`), and the rank's chunk is cloned as its shard
+    (`_get_shard`; with CPU offload the shard then goes to the host, `flat_param_to(cpu)`); the
+    parameters and the flat copy are then freed, and stay cached."""
+    for unit in _flat_units(tensors, sharding.adapter_units).values():
+        sizes = [t.n_bytes for t in unit]
+        whole = [program.alloc(n) for n in _requests(sizes)]
+        _broadcast_buckets(program, sizes, sharding.sync_bucket_bytes)
         flat = program.alloc(sum(sizes))
-        if sharding.weights:  # offloaded shards go to the host
-            program.alloc(ceil_div(sum(sizes), sharding.weights))
+        shard = program.alloc(ceil_div(sum(sizes), max(sharding.gradients, 1)))
+        if not sharding.weights:  # offloaded: the shard goes to the host
+            program.free(shard)
         program.free_all(whole)
         program.free(flat)
+
+
+def _flat_units(tensors: tuple[ParamTensor, ...],
+                adapter_units: bool) -> dict[tuple[int, bool], list[ParamTensor]]:
+    """The units in the order FSDP1 wraps them: by block, its adapters first when they are units
+    of their own (written as one: each is a few MB, a small-pool block either way), then the
+    block; the root (embeddings, final norm, head) last."""
+    units: dict[tuple[int, bool], list[ParamTensor]] = {}
+    root = len(tensors)  # after every block
+    for tensor in tensors:
+        block = root if tensor.block is None else tensor.block
+        apart = adapter_units and tensor.trainable and block != root
+        units.setdefault((block, not apart), []).append(tensor)
+    return dict(sorted(units.items()))
+
+
+def _broadcast_buckets(program: _Program, sizes: list[int], bucket_bytes: int) -> None:
+    """`broadcast_coalesced` on the unit's tensors: a bucket closes once it reaches
+    `bucket_bytes` (c10d `compute_bucket_assignment_by_size`), each is flattened into a tensor of
+    its own, two at most alive at once."""
+    if not bucket_bytes:
+        return
+    buckets, filled = [], 0
+    for n_bytes in sizes:
+        filled += n_bytes
+        if filled >= bucket_bytes:
+            buckets.append(filled)
+            filled = 0
+    if filled:
+        buckets.append(filled)
+    in_flight: list[int] = []
+    for n_bytes in buckets:
+        if len(in_flight) == SYNC_BUCKETS_IN_FLIGHT:
+            program.free(in_flight.pop(0))
+        in_flight.append(program.alloc(n_bytes))
+    program.free_all(in_flight)
 
 
 def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, shape: StepShape,
                  model: _Model) -> None:
     tokens = setup.batch * setup.seq_len
     batch = [program.alloc(TOKEN_ID_BYTES * tokens), program.alloc(TOKEN_ID_BYTES * tokens)]
-    root = program.alloc(model.sharding.root_gathered_bytes, GATHER_STREAM)
+    root = _gather(program, model.sharding, model.sharding.root_gathered_bytes)
     sizes = _Sizes.of(arch, setup, shape)
     program.events.append(mark("forward"))
     hidden, kept, gathered = _forward(program, arch, sizes, model.sharding)
@@ -439,8 +503,11 @@ class _Sizes:
     """The residual stream (a block's input and output)."""
     working: int
     """The MLP's intermediate-wide working tensor."""
-    saved: int
-    """What one block saves for backward (freed together by its backward)."""
+    saved: tuple[int, ...]
+    """What one block saves for backward, tensor by tensor. Kept from forward to backward they
+    are one request (their lifetimes are the same); a block recomputed under checkpointing makes
+    them again one by one in its backward, when the cache holds the blocks that the loss's
+    vocabulary-sized tensors left, and each takes its own block there."""
     transient: int
     """One block's backward working tensors."""
     checkpointed: bool
@@ -454,9 +521,40 @@ class _Sizes:
                                   setup.checkpointing)
         return _Sizes(residual=shape.spec.residual_bytes * arch.hidden_size * tokens,
                       working=shape.spec.compute_bytes * width * tokens,
-                      saved=sum(item.bytes_per_token for item in saved) * tokens,
+                      saved=_requests(item.bytes_per_token * tokens for item in saved),
                       transient=block_backward_transient(arch, shape.spec) * tokens,
                       checkpointed=setup.checkpointing is Checkpointing.FULL)
+
+
+def _requests(sizes: Iterable[int]) -> tuple[int, ...]:
+    """Tensors made together, as requests: each of more than 1 MiB on its own, the smaller ones
+    gathered into requests of at most 1 MiB (they stay in the allocator's small pool, packed into
+    its 2 MiB segments either way), which keeps a program of many blocks short."""
+    requests: list[int] = []
+    small = 0
+    for n_bytes in sizes:
+        if n_bytes > K_SMALL_SIZE:
+            requests.append(n_bytes)
+        elif small + n_bytes > K_SMALL_SIZE:
+            requests.append(small)
+            small = n_bytes
+        else:
+            small += n_bytes
+    return (*requests, small) if small else tuple(requests)
+
+
+def _gather(program: _Program, sharding: Sharding, n_bytes: int) -> int:
+    """A unit gathered on `GATHER_STREAM`. With its shard offloaded, FSDP1 first copies the shard
+    to the GPU on `PRE_UNSHARD_STREAM` (_flat_param.py `pre_unshard`: `flat_param_to(device,
+    non_blocking=True)`, "This creates a new tensor distinct from any attributes"), all-gathers
+    from that copy, which `_use_unsharded_flat_param` then drops (`_all_gather_flat_param`
+    records it on the unshard stream)."""
+    copy = program.alloc(ceil_div(n_bytes, max(sharding.gradients, 1)), PRE_UNSHARD_STREAM) \
+        if sharding.flat_units and not sharding.weights else 0
+    gathered = program.alloc(n_bytes, GATHER_STREAM)
+    if copy:
+        program.free(copy)
+    return gathered
 
 
 def _forward(program: _Program, arch: Architecture, sizes: _Sizes,
@@ -468,14 +566,14 @@ def _forward(program: _Program, arch: Architecture, sizes: _Sizes,
     kept: list[list[int]] = []
     gathered: list[int] = []
     for _ in range(arch.n_layers):
-        gathered.append(program.alloc(sharding.gather_bytes, GATHER_STREAM))
+        gathered.append(_gather(program, sharding, sharding.gather_bytes))
         if len(gathered) > 2 and not sharding.keep_gathered:
             program.free(gathered.pop(0))
         if sizes.checkpointed:
             kept.append([hidden])  # torch.utils.checkpoint keeps the block's input
-            working = [program.alloc(sizes.saved)]
+            working = [program.alloc(n) for n in sizes.saved]
         else:
-            kept.append([program.alloc(sizes.saved)])
+            kept.append([program.alloc(sum(sizes.saved))])
             working = []
         working += [program.alloc(sizes.working), program.alloc(sizes.residual)]
         program.free_all(working)
@@ -494,11 +592,14 @@ def _backward_block(program: _Program, model: _Model, sizes: _Sizes, block: int,
     """One block's backward (gathered again under FSDP, recomputed under checkpointing); returns
     the gradient of its input."""
     sharding = model.sharding
-    if not sharding.keep_gathered:
-        gathered.append(program.alloc(sharding.gather_bytes, GATHER_STREAM))
-    recomputed = [program.alloc(sizes.saved)] if sizes.checkpointed else []
+    prefetched = sharding.prefetch_late and bool(gathered)
+    if not (sharding.keep_gathered or prefetched):
+        gathered.append(_gather(program, sharding, sharding.gather_bytes))
+    recomputed = [program.alloc(n) for n in sizes.saved] if sizes.checkpointed else []
     unit_grad = program.alloc(sharding.unit_grad_bytes)
     _block_backward(program, model, trainable, recomputed + kept, sizes.transient)
+    if sharding.prefetch_late and block > 0:
+        gathered.append(_gather(program, sharding, sharding.gather_bytes))
     if sharding.unit_grad_bytes:
         _reduce_unit(program, model, block)
     program.free(unit_grad)

@@ -29,7 +29,7 @@ from vramplan.training.activations import (
     total_per_token,
 )
 from vramplan.training.estimate import Phase, block_spec, estimate_training
-from vramplan.training.setup import TrainingSetup
+from vramplan.training.setup import TrainingSetup, lora_dropout_active
 from vramplan.validation import (
     Outcome,
     Reading,
@@ -387,3 +387,17 @@ def test_torchtune_tied_embedding_gradients_at_the_embeddings_backward(loss: Los
     embedding = 2 * 128256 * 3072
     block_input = 2 * 3072 * 2 * 4096  # the first block's gradient arriving at the embedding
     assert temporaries == tensors * embedding + block_input
+
+
+@pytest.mark.parametrize(("notes", "expected"), [
+    ("LoRA r64 alpha16 dropout0.1 on q,k,v,up,down,gate", 0.1),  # Answer.AI rows
+    ("LoRA r8 alpha16 dropout .1 all-linear", 0.1),  # the PEFT docs' FSDP rows
+    ("lora_dropout=0.05", 0.05),
+    ("LoRA r8 alpha16, dropout 0", 0.0),
+    ("LoRA r8 alpha16", None),  # not said: the framework's default
+])
+def test_notes_that_give_the_adapters_dropout(notes: str, expected: float | None) -> None:
+    (case,) = _read(ROW.replace(",litgpt,", ",hf,") + f'"{notes}"')
+    setup = training_setup_of(case)  # type: ignore[arg-type]
+    assert setup.lora_dropout == expected
+    assert lora_dropout_active(setup) is (bool(expected) if expected is not None else False)

@@ -556,6 +556,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         attention=case.attention, loss=case.loss, framework=case.framework, metric=case.metric,
         train_layers=trained_blocks(case),
         float_quant_storage=float_quant_storage(case),
+        lora_dropout=lora_dropout(case) if uses_lora else None,
         gradient_accumulation=accumulates(case),
         empty_cache_between_steps=EMPTY_CACHE_NOTE in case.notes,
         compiled=compiled(case),
@@ -658,6 +659,17 @@ def float_quant_storage(case: Case) -> bool:
     "quant_storage bf16" in its notes; the format has no column for it): peft's adapters then
     take that dtype (`vramplan.training.setup.adapters_in_fp32`)."""
     return _FLOAT_QUANT_STORAGE.search(case.notes) is not None
+
+
+_LORA_DROPOUT = re.compile(r"\b(?:lora[_ ])?dropout[ :=]*(0?\.\d+|0)(?![\d.])", re.IGNORECASE)
+
+
+def lora_dropout(case: Case) -> float | None:
+    """The adapters' dropout rate of a LoRA row, as its notes give it ("dropout 0.1",
+    "lora_dropout=0.05"; the format has no column for it), else None: the framework's default
+    (`vramplan.training.setup.lora_dropout_active`)."""
+    said = _LORA_DROPOUT.search(case.notes)
+    return float(said.group(1)) if said is not None else None
 
 
 def largest_batch_first(case: Case) -> bool:

@@ -39,6 +39,7 @@ from vramplan.inference.setup import inference_inputs
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.frameworks import (
     LITGPT_COMMIT_DATES,
+    ModelCode,
     default_gradient_accumulation,
     framework_defaults,
     read_framework,
@@ -595,14 +596,47 @@ _COMMIT = re.compile(r"\b[0-9a-f]{8,40}\b")
 
 
 def code_date(case: Case) -> date | None:
-    """The date of the litgpt code a row ran, from the commits its source names: the earliest
-    whose date is known (`vramplan.presets.frameworks.LITGPT_COMMIT_DATES`), as a published
-    run is no newer than the commit that published it. None (today's code) for other
-    frameworks and unknown commits."""
-    if case.framework is not Framework.LITGPT:
+    """The date of the model code a row ran, None (today's code) when unknown.
+
+    litgpt: from the commits its source names, the earliest whose date is known
+    (`vramplan.presets.frameworks.LITGPT_COMMIT_DATES`), as a published run is no newer than the
+    commit that published it. transformers' model code (`ModelCode.TRANSFORMERS`): the earliest
+    date its source or notes state (`stated_date`), unless its notes say Unsloth ran the model,
+    whose own forward replaced transformers' loss (`UNSLOTH_NOTE`). Other frameworks: None."""
+    if case.framework is Framework.LITGPT:
+        dates = [LITGPT_COMMIT_DATES[commit[:8]] for commit in _COMMIT.findall(case.source)
+                 if commit[:8] in LITGPT_COMMIT_DATES]
+        return min(dates, default=None)
+    if framework_defaults(case.framework).model_code is not ModelCode.TRANSFORMERS:
         return None
-    dates = [LITGPT_COMMIT_DATES[commit[:8]] for commit in _COMMIT.findall(case.source)
-             if commit[:8] in LITGPT_COMMIT_DATES]
+    if UNSLOTH_NOTE.search(case.notes):
+        return None
+    return stated_date(f"{case.source} {case.notes}")
+
+
+UNSLOTH_NOTE = re.compile(r"\bunsloth\b", re.IGNORECASE)
+"""A row whose notes name Unsloth ran Unsloth's forward: `self.lm_head(hidden_states)` then
+`fast_cross_entropy_loss` (its Triton kernel) on the 16-bit logits, the labels shifted with
+`torch.hstack((labels[..., 1:], extra_ignored_labels))`: no fp32 copy and no shifted copy of the
+logits, whatever transformers' version (unslothai/unsloth unsloth/models/llama.py
+`LlamaForCausalLM_fast_forward`, early 2024)."""
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_ISO_DATE = re.compile(r"\b(20\d\d)-(0[1-9]|1[0-2])(?:-(0[1-9]|[12]\d|3[01]))?\b")
+_MONTH_YEAR = re.compile(rf"\b{_MONTH}(?:\s*[-/]\s*{_MONTH})?\s+(20\d\d)\b", re.IGNORECASE)
+_ARXIV = re.compile(r"\barxiv[: ]*(\d\d)(0[1-9]|1[0-2])\.\d{4,5}\b", re.IGNORECASE)
+
+
+def stated_date(text: str) -> date | None:
+    """The earliest date `text` states: ISO dates (`2024-03-13`, `2024-10`), a month and year
+    (`March 2024`; a range `Feb-Mar 2024` reads as its first month), arXiv identifiers
+    (`arXiv 2403.13372`: March 2024); a month alone reads as its first day."""
+    dates = [date(int(year), int(month), int(day or 1))
+             for year, month, day in _ISO_DATE.findall(text)]
+    dates += [date(int(year), _MONTHS.index(first.lower()) + 1, 1)
+              for first, _, year in _MONTH_YEAR.findall(text)]
+    dates += [date(2000 + int(year), int(month), 1) for year, month in _ARXIV.findall(text)]
     return min(dates, default=None)
 
 

@@ -264,6 +264,44 @@ def litgpt_code(on: date | None) -> LitgptCode:
                       rmsnorm_scale_after_cast=start <= on < end)
 
 
+@dataclass(frozen=True, slots=True)
+class TransformersCode:
+    """How transformers' `*ForCausalLM.forward` computed a causal-LM loss at some date, where it
+    changed which vocabulary-sized tensors the loss holds (huggingface/transformers
+    `models/llama/modeling_llama.py`, `loss/loss_utils.py`; Mistral, Gemma, Gemma2 and Qwen2
+    copied Llama's code in each release, read in the v4.36.2 and v4.45.2 wheels)."""
+
+    logits_fp32_in_model: bool
+    """The model upcasts its logits itself and returns them in fp32 (`logits = logits.float()`
+    after `self.lm_head(...)` in `LlamaForCausalLM.forward`, v4.31.0 to v4.45.2; the 16-bit
+    head output lives only during the cast). From v4.46.0 the model returns its 16-bit logits
+    and `ForCausalLMLoss` upcasts a copy of its own (`logits = logits.float()`)."""
+    shifts_logits: bool
+    """The loss drops the last position of the logits: `shift_logits = logits[..., :-1,
+    :].contiguous()`, an fp32 copy of (tokens - batch) rows, whose log-softmax the
+    cross-entropy saves; in backward `slice_backward` makes a zero-filled fp32 gradient of every
+    row. Up to v4.48.x, in the model's forward then in `ForCausalLMLoss`; v4.49.0 pads and
+    shifts the labels instead (`labels = nn.functional.pad(labels, (0, 1), value=
+    ignore_index)`), so the cross-entropy takes the upcast logits whole."""
+
+
+TRANSFORMERS_LOSS_FUNCTION_SINCE = date(2024, 10, 24)
+"""transformers v4.46.0 (PyPI upload date): `self.loss_function` (`ForCausalLMLoss`) upcasts,
+the model returns 16-bit logits."""
+TRANSFORMERS_SHIFTS_LABELS_SINCE = date(2025, 2, 17)
+"""transformers v4.49.0 (PyPI upload date): `ForCausalLMLoss` shifts the labels, not the
+logits."""
+
+
+def transformers_code(on: date | None) -> TransformersCode:
+    """transformers' causal-LM loss as of `on`; None: today's. Before v4.31.0 (2023-07-18) Llama
+    ran its cross-entropy on the 16-bit logits, which is not modelled (read as v4.31)."""
+    if on is None:
+        return TransformersCode(logits_fp32_in_model=False, shifts_logits=False)
+    return TransformersCode(logits_fp32_in_model=on < TRANSFORMERS_LOSS_FUNCTION_SINCE,
+                            shifts_logits=on < TRANSFORMERS_SHIFTS_LABELS_SINCE)
+
+
 def framework_defaults(framework: Framework) -> FrameworkDefaults:
     return DEFAULTS[framework]
 

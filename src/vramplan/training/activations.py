@@ -732,6 +732,12 @@ class HeadSpec:
     loss_in_function: bool = False
     """litgpt: logits and loss computed in a function that returns the loss alone
     (`vramplan.training.setup.TrainingSetup.loss_in_function`)."""
+    logits_fp32_in_model: bool = False
+    """transformers up to v4.45: the model returns fp32 logits, its 16-bit head output is freed
+    once cast (`vramplan.presets.frameworks.TransformersCode.logits_fp32_in_model`)."""
+    shifts_logits: bool = False
+    """transformers up to v4.48: the loss takes an fp32 copy of the logits without their last
+    position (`vramplan.presets.frameworks.TransformersCode.shifts_logits`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -809,6 +815,9 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
         peak = 2 * FP32 * vocab * chunk + c * h * tokens + head.head_dequant_bytes
         return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=peak,
                           backward_peak_bytes=peak)
+    if head.shifts_logits:
+        return _shifted_hf_loss(head, saved=saved, tokens=tokens, rows=batch, vocab=vocab,
+                                compute=c, softcap=softcap)
     # transformers: the model's 16-bit logits, `logits.float()` in ForCausalLMLoss (no copy when
     # already fp32), the fp32 log-softmax. The Trainer keeps only the loss (`training_step`
     # drops the outputs), so backward starts with the log-softmax and adds the fp32 gradients
@@ -817,6 +826,35 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
     copy = 0 if c == FP32 else fp32_logits
     forward = logits + softcap + copy + log_softmax
     backward = softcap + log_softmax + 2 * FP32 * vocab * tokens + head.head_dequant_bytes
+    return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
+                      backward_peak_bytes=backward)
+
+
+def _shifted_hf_loss(head: HeadSpec, *, saved: int, tokens: int, rows: int, vocab: int,
+                     compute: int, softcap: int) -> LossMemory:
+    """transformers' causal-LM loss before v4.49 (`vramplan.presets.frameworks.TransformersCode`;
+    huggingface/transformers v4.45.2 models/llama/modeling_llama.py `LlamaForCausalLM.forward`,
+    v4.46.0 loss/loss_utils.py `ForCausalLMLoss`): `logits = logits.float()`, then
+    `shift_logits = logits[..., :-1, :].contiguous()`, an fp32 copy of the `tokens - rows`
+    positions that predict a next token, and `CrossEntropyLoss` on it, which saves its fp32
+    log-softmax (the copy itself dies with the forward: log_softmax saves its output only).
+
+    Forward peak: the logits the model returns (fp32 up to v4.45; 16-bit from v4.46 with the
+    loss's fp32 upcast beside them), the shifted copy and its log-softmax. The Trainer drops the
+    outputs, so backward starts with the log-softmax alone: the NLL's gradient and the
+    log-softmax's gradient beside it (three fp32 tensors of the shifted rows), then
+    `slice_backward` writes that gradient into a zero-filled fp32 tensor of every row, then
+    `ToCopyBackward0` casts it to the 16-bit logits' gradient."""
+    every = vocab * tokens
+    shifted = vocab * (tokens - rows)
+    if head.logits_fp32_in_model or compute == FP32:
+        logits = FP32 * every  # the 16-bit head output (c x every) is freed by the cast
+    else:
+        logits = compute * every + FP32 * every
+    forward = logits + softcap + 2 * FP32 * shifted
+    cast_back = (compute + FP32) * every if compute != FP32 else 0
+    backward = softcap + max(3 * FP32 * shifted, FP32 * (shifted + every), cast_back) \
+        + head.head_dequant_bytes
     return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
                       backward_peak_bytes=backward)
 

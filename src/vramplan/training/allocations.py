@@ -37,7 +37,7 @@ from vramplan.allocator import (
 )
 from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import lora_breakdown
-from vramplan.presets.frameworks import framework_defaults
+from vramplan.presets.frameworks import TransformersCode, framework_defaults
 from vramplan.presets.quant_formats import BNB_BLOCKSIZE, BNB_DQ_BLOCKSIZE
 from vramplan.training.activations import (
     BlockSpec,
@@ -50,6 +50,7 @@ from vramplan.training.setup import (
     DEFAULT_LORA_TARGETS,
     TrainingSetup,
     compute_itemsize,
+    model_loss_code,
     trainable_itemsize,
     trainable_state_itemsize,
     weight_itemsize,
@@ -480,7 +481,8 @@ def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, sh
     hidden, kept, gathered = _forward(program, arch, sizes, model.sharding)
     program.events.append(mark("loss"))
     grad_hidden = _loss(program, arch, rows=shape.loss_rows, tokens=tokens,
-                        hidden=hidden, compute=compute_itemsize(setup.precision))
+                        hidden=hidden, compute=compute_itemsize(setup.precision),
+                        code=model_loss_code(setup), batch=setup.batch)
     program.events.append(mark("backward"))
     trainable_by_block = _trainable_by_block(model.params)
     _make_grads(program, model, trainable_by_block.pop(None, []))
@@ -622,12 +624,16 @@ def _reduce_unit(program: _Program, model: _Model, block: int) -> None:
 
 
 def _loss(program: _Program, arch: Architecture, *, rows: int, tokens: int, hidden: int,
-          compute: int) -> int:
+          compute: int, code: TransformersCode, batch: int) -> int:
     """The head, the logits and the cross-entropy, forward then the start of backward, as
     transformers' `ForCausalLMLoss` runs them (16-bit logits, their fp32 copy, the saved fp32
     log-softmax; backward: the fp32 gradients of the log-softmax and of the logits, then their
-    16-bit cast); a chunked loss holds one chunk at a time. Returns the gradient of the last
-    hidden state."""
+    16-bit cast); a chunked loss holds one chunk at a time. Before v4.49 an unchunked loss
+    takes an fp32 copy of the logits without their last position (`_shifted_loss`). Returns
+    the gradient of the last hidden state."""
+    if code.shifts_logits and rows == tokens:
+        return _shifted_loss(program, arch, tokens=tokens, hidden=hidden, compute=compute,
+                             code=code, batch=batch)
     vocab = arch.vocab_size
     saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
     chunk_grads: list[int] = []
@@ -650,6 +656,44 @@ def _loss(program: _Program, arch: Architecture, *, rows: int, tokens: int, hidd
         if cast != logits_grad:
             program.free(logits_grad)
         program.free(cast)
+    program.free(saved_hidden)
+    return grad_hidden
+
+
+def _shifted_loss(program: _Program, arch: Architecture, *, tokens: int, hidden: int,
+                  compute: int, code: TransformersCode, batch: int) -> int:
+    """transformers' causal-LM loss before v4.49 (`vramplan.training.activations
+    ._shifted_hf_loss`, huggingface/transformers v4.45.2 models/llama/modeling_llama.py,
+    v4.46.0 loss/loss_utils.py): the fp32 logits (cast in the model up to v4.45, freeing the
+    16-bit head output; in the loss from v4.46, the 16-bit logits alive beside them), the
+    contiguous copy of the `tokens - batch` shifted rows and its saved log-softmax; in backward
+    the NLL's and the log-softmax's gradients of the shifted rows, `slice_backward`'s
+    zero-filled gradient of every row, then its 16-bit cast."""
+    every, shifted = arch.vocab_size * tokens, arch.vocab_size * (tokens - batch)
+    saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
+    logits = program.alloc(compute * every)
+    upcast = program.alloc(FP32 * every) if compute != FP32 else logits
+    if code.logits_fp32_in_model and upcast != logits:
+        program.free(logits)
+    copy = program.alloc(FP32 * shifted)
+    log_probs = program.alloc(FP32 * shifted)
+    program.free(copy)
+    if upcast != logits:
+        program.free(upcast)
+    if not code.logits_fp32_in_model or upcast == logits:
+        program.free(logits)
+    program.free(hidden)
+    grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
+    nll_grad = program.alloc(FP32 * shifted)
+    rows_grad = program.alloc(FP32 * shifted)
+    program.free(nll_grad)
+    program.free(log_probs)
+    logits_grad = program.alloc(FP32 * every)
+    program.free(rows_grad)
+    cast = program.alloc(compute * every) if compute != FP32 else logits_grad
+    if cast != logits_grad:
+        program.free(logits_grad)
+    program.free(cast)
     program.free(saved_hidden)
     return grad_hidden
 

@@ -54,6 +54,7 @@ from vramplan.training.setup import (
     gradients_kept,
     lora_dropout_active,
     model_dropout_active,
+    model_loss_code,
     optimizer_states_exist,
     policy_pass,
     trainable_itemsize,
@@ -493,6 +494,7 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
     default_chunked = (setup.framework is Framework.LITGPT and uses_lora) or \
         framework_defaults(setup.framework).loss is Loss.CHUNKED
     chunked = setup.loss is Loss.CHUNKED if setup.loss is not None else default_chunked
+    code = model_loss_code(setup)
     return HeadSpec(
         framework=setup.framework,
         chunked=chunked,
@@ -506,6 +508,8 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         log_probs=setup.log_probs,
         autocast=setup.precision is Precision.AMP,
         loss_in_function=setup.loss_in_function,
+        logits_fp32_in_model=code.logits_fp32_in_model,
+        shifts_logits=code.shifts_logits,
     )
 
 

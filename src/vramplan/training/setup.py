@@ -8,7 +8,12 @@ from datetime import date
 
 from vramplan.bounds import BATCH, LORA_RANK, SEQ_LEN, TRAIN_LAYERS
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
-from vramplan.presets.frameworks import ModelCode, framework_defaults
+from vramplan.presets.frameworks import (
+    ModelCode,
+    TransformersCode,
+    framework_defaults,
+    transformers_code,
+)
 from vramplan.training.activations import LITGPT_LORA_DROPOUT
 from vramplan.vocab import (
     POLICY_METHODS,
@@ -149,7 +154,8 @@ class TrainingSetup:
     code_date: date | None = None
     """The date of the framework's code the run used (the commit of a published run); None:
     today's. litgpt's model code changed what a block saves (`vramplan.presets.frameworks
-    .litgpt_code`)."""
+    .litgpt_code`), transformers' what its causal-LM loss holds (`vramplan.presets.frameworks
+    .transformers_code`)."""
     loss_in_function: bool = False
     """litgpt: the script computes the logits and the loss in a function that returns the loss
     alone (extensions/thunder/pretrain.py `forward_and_loss`), so no loop variable holds the
@@ -255,6 +261,16 @@ def adapters_in_fp32(setup: TrainingSetup) -> bool:
     defaults = framework_defaults(setup.framework)
     return (setup.method is Method.QLORA and defaults.model_code is ModelCode.TRANSFORMERS
             and not (setup.float_quant_storage or defaults.float_quant_storage))
+
+
+def model_loss_code(setup: TrainingSetup) -> TransformersCode:
+    """How the model's own causal-LM loss ran: transformers' code as of the run's date
+    (`TrainingSetup.code_date`) when transformers' model computes the loss from its labels;
+    today's otherwise (an alignment method's loss takes the logits outside the model: TRL)."""
+    if (framework_defaults(setup.framework).model_code is ModelCode.TRANSFORMERS
+            and setup.alignment is None and not setup.log_probs):
+        return transformers_code(setup.code_date)
+    return transformers_code(None)
 
 
 def trainable_itemsize(setup: TrainingSetup) -> int:

@@ -1,0 +1,146 @@
+"""transformers' causal-LM loss as it ran at a row's date: the tensors its versions keep, counted
+by hand from huggingface/transformers' source (v4.45.2 models/llama/modeling_llama.py, v4.46.0
+and v4.49.0 loss/loss_utils.py), and the dates a row states."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import date
+
+import pytest
+
+from vramplan.allocator import replay
+from vramplan.model.hf_config import parse_config
+from vramplan.presets.frameworks import TransformersCode, transformers_code
+from vramplan.training.activations import BlockSpec, HeadSpec, head_and_loss
+from vramplan.training.allocations import StepShape, step_program
+from vramplan.training.estimate import block_spec, estimate_training, loss_rows
+from vramplan.training.setup import AlignmentSetup, TrainingSetup, model_loss_code
+from vramplan.validation import code_date, read_cases, stated_date
+from vramplan.vocab import Attention, Framework, Method, Precision
+
+TINY = parse_config({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+                     "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+                     "vocab_size": 1000, "max_position_embeddings": 256,
+                     "tie_word_embeddings": False})
+SPEC = BlockSpec(framework=Framework.HF, residual_bytes=2, compute_bytes=2, autocast=False,
+                 weights_train=False, base_keeps_input=False, lora_targets=frozenset(),
+                 lora_rank=8, lora_dropout=False, attention=Attention.SDPA)
+HEAD = HeadSpec(framework=Framework.HF, chunked=False, head_trains=False, head_lora=False,
+                head_keeps_input=False, head_dequant_bytes=0)
+V4_45 = TransformersCode(logits_fp32_in_model=True, shifts_logits=True)
+V4_46 = TransformersCode(logits_fp32_in_model=False, shifts_logits=True)
+TODAY = TransformersCode(logits_fp32_in_model=False, shifts_logits=False)
+
+
+@pytest.mark.parametrize(("day", "expected"), [
+    (None, TODAY),
+    (date(2024, 3, 1), V4_45),
+    (date(2024, 10, 23), V4_45),
+    (date(2024, 10, 24), V4_46),  # v4.46.0: `self.loss_function` upcasts
+    (date(2025, 2, 16), V4_46),
+    (date(2025, 2, 17), TODAY),  # v4.49.0: the labels are padded and shifted
+])
+def test_transformers_code_by_the_dates_of_its_releases(day: date | None,
+                                                        expected: TransformersCode) -> None:
+    assert transformers_code(day) == expected
+
+
+def _loss(code: TransformersCode, compute: int = 2) -> tuple[int, int]:
+    head = dataclasses.replace(HEAD, logits_fp32_in_model=code.logits_fp32_in_model,
+                               shifts_logits=code.shifts_logits)
+    loss = head_and_loss(TINY, dataclasses.replace(SPEC, compute_bytes=compute), head, 2, 8)
+    return loss.forward_peak_bytes, loss.backward_peak_bytes
+
+
+def test_the_shifted_loss_of_v4_45_counted_by_hand() -> None:
+    """vocab 1000, batch 2 x 8 tokens: 16 rows, 14 shifted rows. Forward: the fp32 logits the
+    model returns (16,000 x 4 B; the bf16 head output is freed by `.float()`), the contiguous
+    shifted copy and its log-softmax (14,000 x 4 B each). Backward: the saved log-softmax, the
+    NLL's gradient and the log-softmax's gradient (3 x 56,000 B), more than `slice_backward`'s
+    zero-filled gradient beside its input (64,000 + 56,000 B)."""
+    assert _loss(V4_45) == (64_000 + 56_000 + 56_000, 3 * 56_000)
+
+
+def test_the_shifted_loss_of_v4_46_keeps_the_16_bit_logits_beside_the_upcast() -> None:
+    # bf16 logits returned by the model (32,000 B), the loss's fp32 upcast (64,000 B), the copy
+    # and the log-softmax (56,000 B each); backward as in v4.45
+    assert _loss(V4_46) == (32_000 + 64_000 + 2 * 56_000, 3 * 56_000)
+
+
+def test_todays_loss_takes_the_upcast_logits_whole() -> None:
+    # bf16 logits, fp32 upcast, fp32 log-softmax of every row; backward: log-softmax and the
+    # fp32 gradients of the log-softmax and of the logits
+    assert _loss(TODAY) == (32_000 + 64_000 + 64_000, 3 * 64_000)
+
+
+def test_fp32_logits_are_not_copied_by_the_upcast() -> None:
+    # fp32 compute: `.float()` returns the logits themselves in both versions
+    assert _loss(V4_45, compute=4) == _loss(V4_46, compute=4) == (64_000 + 2 * 56_000,
+                                                                  3 * 56_000)
+
+
+def _setup(day: date | None, **changes: object) -> TrainingSetup:
+    setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, batch=2, seq_len=8,
+                          framework=Framework.HF, gradient_accumulation=False, lora_rank=8,
+                          code_date=day)
+    return dataclasses.replace(setup, **changes)  # type: ignore[arg-type]
+
+
+def test_only_transformers_own_loss_follows_its_release() -> None:
+    assert model_loss_code(_setup(date(2024, 3, 1))) == V4_45
+    assert model_loss_code(_setup(None)) == TODAY
+    # litgpt's scripts compute their own loss; TRL's preference losses take the logits
+    assert model_loss_code(_setup(date(2024, 3, 1), framework=Framework.LITGPT)) == TODAY
+    assert model_loss_code(_setup(date(2024, 3, 1),
+                                  alignment=AlignmentSetup(Method.DPO))) == TODAY
+
+
+def test_the_allocation_program_holds_the_shifted_loss() -> None:
+    """The program's allocated peak follows the analytic one for both versions (a 32,000-word
+    vocabulary over 2 x 512 tokens: the loss is the step's peak)."""
+    arch = parse_config({"model_type": "llama", "hidden_size": 256, "intermediate_size": 704,
+                         "num_hidden_layers": 2, "num_attention_heads": 4,
+                         "num_key_value_heads": 2, "vocab_size": 32000,
+                         "max_position_embeddings": 1024, "tie_word_embeddings": False})
+    for day in (date(2024, 3, 1), date(2024, 12, 1), None):
+        setup = dataclasses.replace(_setup(day), seq_len=512)
+        shape = StepShape(block_spec(arch, setup), loss_rows(arch, setup))
+        replayed = replay(step_program(arch, setup, shape))
+        analytic = estimate_training(arch, setup).allocated_bytes
+        assert replayed.peak_allocated_bytes == pytest.approx(analytic, rel=0.03)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Feb-Mar 2024 runs (exact torch/bnb versions not published)", date(2024, 2, 1)),
+    ("Zheng et al. 2024, LlamaFactory (arXiv 2403.13372), Table 4", date(2024, 3, 1)),
+    ("text added in 6008f272, 2024-03-13; read at 0f0ecfba, 2024-10", date(2024, 3, 13)),
+    ("runs in March 2025", date(2025, 3, 1)),
+    ("commit not recorded", None),
+])
+def test_the_dates_a_row_states(text: str, expected: date | None) -> None:
+    assert stated_date(text) == expected
+
+
+HEADER = ("id,source,model,method,precision,optimizer,optimizer_impl,quant,lora_r,lora_targets,"
+          "batch,seq_len,new_tokens,checkpointing,attention,loss,gpus,gpu,sharding,offload,"
+          "framework,metric,measured,unit,notes")
+
+
+def _row(framework: str, source: str, notes: str) -> str:
+    return (f'r,"{source}",llama-2-7b,lora,bf16-true,adamw,,,8,q;v,1,512,,none,sdpa,,1,,,,'
+            f'{framework},allocated,10,GB,"{notes}"')
+
+
+@pytest.mark.parametrize(("framework", "source", "notes", "expected"), [
+    ("hf", "a paper (arXiv 2403.13372)", "vanilla HF", date(2024, 3, 1)),
+    ("llamafactory", "a README", "Feb-Mar 2024 runs", date(2024, 2, 1)),
+    # Unsloth's forward shifts the labels and runs its own cross-entropy on the 16-bit logits
+    ("hf", "a paper (arXiv 2403.13372)", "LoRA r128, Unsloth kernels", None),
+    ("hf", "a README (commit not recorded)", "no date", None),
+    ("torchtune", "a README, 2024-03-13", "", None),
+])
+def test_a_rows_code_date(framework: str, source: str, notes: str,
+                          expected: date | None) -> None:
+    (case,) = read_cases(f"{HEADER}\n{_row(framework, source, notes)}\n")
+    assert code_date(case) == expected

@@ -57,6 +57,7 @@ from vramplan.vocab import (
     ComputeDtype,
     Engine,
     Framework,
+    FsdpVersion,
     KvDtype,
     LoraTarget,
     Loss,
@@ -672,6 +673,29 @@ def lora_dropout(case: Case) -> float | None:
     return float(said.group(1)) if said is not None else None
 
 
+_FSDP2 = re.compile(r"\bFSDP2\b|\bfsdp_version[ :=]*2\b|\bfully_shard\b", re.IGNORECASE)
+
+
+def fsdp_version(case: Case) -> FsdpVersion | None:
+    """The FSDP a `fsdp` row ran, when its notes name FSDP2 ("FSDP2", "fsdp_version: 2",
+    "fully_shard"; the format has no column for it), else None: the framework's default
+    (`vramplan.presets.frameworks.FrameworkDefaults.fsdp_version`). Only the notes are read:
+    an id's "fsdp2" may count GPUs."""
+    return FsdpVersion.FSDP2 if _FSDP2.search(case.notes) is not None else None
+
+
+_ISO_DATE = re.compile(r"\b(20\d\d)-(\d\d)-(\d\d)\b")
+
+
+def published_on(case: Case) -> date | None:
+    """The earliest date the row's source gives ("added in ba3dba3e4, 2025-08-06"): a published
+    run is no newer than its publication, so its stack's code is that date's or older. None
+    when the source gives no date (today's code)."""
+    dates = [date(int(y), int(m), int(d)) for y, m, d in _ISO_DATE.findall(case.source)
+             if 1 <= int(m) <= 12 and 1 <= int(d) <= 31]
+    return min(dates, default=None)
+
+
 def largest_batch_first(case: Case) -> bool:
     """The row's run processed its largest batch first (said in its notes): the peak is that of
     the run's first micro-batch, not of a steady state at `seq_len`."""
@@ -713,7 +737,8 @@ def _score_multi_gpu(case: Case) -> CaseScore:
                                    pipeline_parallel=case.gpus,
                                    pipeline_schedule=PipelineSchedule.SEQUENTIAL)
     else:
-        plan = default_parallelism(setup, case.sharding, case.gpus, case.offload)
+        plan = default_parallelism(setup, case.sharding, case.gpus, case.offload,
+                                   fsdp_version=fsdp_version(case), on=published_on(case))
     estimate = estimate_per_gpu(architecture_of(find_model(case.model)), setup, plan)
     return CaseScore(case, _outcome(case), metric_on_card(estimate, case.metric, case.gpu),
                      estimate.device_bytes, estimate.peak.phase.value, "per_gpu")

@@ -189,11 +189,12 @@ def program_sharding(states: ModelStates, sharded: ShardedStates, *,
         return Sharding(weights=0 if offloaded else n, gradients=0 if optimizer_off else n,
                         states=0 if optimizer_off else n, gather_bytes=unit,
                         persistent_bytes=(sharded.persistent_buffers_bytes,),
-                        step_group_elements=plan.buffers.zero_sub_group_elements)
+                        step_group_elements=plan.buffers.zero_sub_group_elements,
+                        zero_init_buffer=True)
     tp = plan.model_parallel
     if plan.scheme in (Scheme.ZERO1, Scheme.ZERO2):
         return Sharding(weights=tp, gradients=n if plan.scheme is Scheme.ZERO2 else tp,
-                        states=0 if optimizer_off else n)
+                        states=0 if optimizer_off else n, zero_init_buffer=True)
     buckets: tuple[int, ...] = ()
     if plan.scheme is Scheme.DDP and sharded.persistent_buffers_bytes:
         cap = plan.buffers.ddp_bucket_cap_bytes

@@ -274,7 +274,9 @@ def framework_defaults(framework: Framework) -> FrameworkDefaults:
 
 
 ACCELERATE_FSDP2_NO_SYNC_SINCE = date(2025, 9, 7)
-"""huggingface/accelerate ec92b1af (#3762, 2025-09-07, first released in v1.11.0): under FSDP2,
+"""The transformers Trainer runs every micro-batch but the last in `accelerator.no_sync(model)`
+(trainer.py `_inner_training_loop`). huggingface/accelerate ec92b1af (#3762, 2025-09-07, first
+released in v1.11.0): under FSDP2,
 `Accelerator.no_sync` calls `model.set_requires_gradient_sync(False)`, so FSDP2 keeps the
 unsharded gradients between micro-batches. Before it (v1.10.1, and 9359a019, the commit axolotl
 pinned in August 2025) `no_sync` was `getattr(model, "no_sync", nullcontext)`: a `fully_shard`

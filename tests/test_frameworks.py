@@ -5,6 +5,7 @@ that leaves something to them: an unknown framework name, an empty `quant` on a 
 from __future__ import annotations
 
 import dataclasses
+from datetime import date
 from importlib.resources import files
 
 import pytest
@@ -15,7 +16,9 @@ from vramplan.i18n import Lang, translate
 from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import (
+    ACCELERATE_FSDP2_NO_SYNC_SINCE,
     DEFAULTS,
+    accumulate_without_sync,
     default_gradient_accumulation,
     framework_defaults,
     read_framework,
@@ -33,7 +36,9 @@ from vramplan.training.setup import TrainingSetup, lora_dropout_active
 from vramplan.validation import (
     Outcome,
     Reading,
+    code_date,
     compiled,
+    fsdp_version,
     metric_on_card,
     read_cases,
     score_cases,
@@ -401,3 +406,57 @@ def test_notes_that_give_the_adapters_dropout(notes: str, expected: float | None
     setup = training_setup_of(case)  # type: ignore[arg-type]
     assert setup.lora_dropout == expected
     assert lora_dropout_active(setup) is (bool(expected) if expected is not None else False)
+
+
+@pytest.mark.parametrize(("notes", "expected"), [
+    ("fsdp_version 2 (FSDP2 fully_shard)", FsdpVersion.FSDP2),  # the axolotl gpt-oss rows
+    ("fsdp_version: 2, reshard_after_forward true", FsdpVersion.FSDP2),
+    ("the model is wrapped with fully_shard per block", FsdpVersion.FSDP2),
+    # only accelerate's function is named: not a statement of the FSDP version
+    ("axolotl replaces accelerate's fsdp2_prepare_model", None),
+    # the Answer.AI rows: their ids say "fsdp2" (2 GPUs), their notes name no version
+    ("LoRA r64 alpha16 dropout0.1 on q,k,v,up,down,gate; 2 GPUs", None),
+])
+def test_notes_that_name_fsdp2(notes: str, expected: FsdpVersion | None) -> None:
+    row = ROW.replace("t1,", "aai-llama-2-7b-lora-fsdp2-mb1,")
+    (case,) = _read(row.replace(",1,a100-40gb,none,", ",2,a100-40gb,fsdp,") + f'"{notes}"')
+    assert fsdp_version(case) is expected  # type: ignore[arg-type]
+
+
+def test_a_rows_code_date_is_the_earliest_its_source_gives() -> None:
+    hf_row = ROW.replace(",litgpt,", ",hf,")
+    (case,) = _read(hf_row.replace(",src,", ',"README (added in ba3dba3e4, 2025-08-06; '
+                                            'read at ca796fb56, 2025-08-07)",'))
+    assert code_date(case) == date(2025, 8, 6)  # type: ignore[arg-type]
+    (undated,) = _read(hf_row)
+    assert code_date(undated) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("framework", "version", "on", "expected"), [
+    # accelerate's `no_sync` reached FSDP2 modules on 2025-09-07 (ec92b1af, v1.11.0)
+    (Framework.AXOLOTL, FsdpVersion.FSDP2, date(2025, 8, 6), False),
+    (Framework.HF, FsdpVersion.FSDP2, ACCELERATE_FSDP2_NO_SYNC_SINCE, True),
+    (Framework.HF, FsdpVersion.FSDP2, None, True),  # today's accelerate
+    (Framework.HF, FsdpVersion.FSDP1, date(2024, 1, 1), True),  # FSDP1's own `no_sync`
+    (Framework.LITGPT, FsdpVersion.FSDP1, date(2024, 1, 1), True),  # Fabric's no_backward_sync
+    (Framework.TORCHTITAN, FsdpVersion.FSDP2, None, False),
+])
+def test_accumulation_without_sync_by_stack_fsdp_version_and_date(
+        framework: Framework, version: FsdpVersion, on: date | None, expected: bool) -> None:
+    assert accumulate_without_sync(framework, version, on) is expected
+
+
+def test_fsdp2_under_accelerate_before_its_no_sync_keeps_the_gradients_sharded() -> None:
+    """Before accelerate 1.11 the Trainer's `no_sync` found none on a `fully_shard` module:
+    every micro-batch's gradients are reduce-scattered, and each GPU keeps its shard only."""
+    arch = architecture_of(find_model("llama-2-7b"))
+    setup = TrainingSetup(framework=Framework.AXOLOTL, precision=Precision.BF16_TRUE,
+                          batch=1, seq_len=512, gradient_accumulation=True)
+    early = default_parallelism(setup, Scheme.FSDP, 8, fsdp_version=FsdpVersion.FSDP2,
+                                on=date(2025, 8, 6))
+    today = default_parallelism(setup, Scheme.FSDP, 8, fsdp_version=FsdpVersion.FSDP2)
+    assert early.fsdp_version is today.fsdp_version is FsdpVersion.FSDP2
+    assert not early.accumulate_without_sync and today.accumulate_without_sync
+    grads = estimate_training(arch, setup).states.gradient_bytes  # bf16: 2 bytes a parameter
+    assert estimate_per_gpu(arch, setup, early).sharded.gradients_bytes == grads // 8
+    assert estimate_per_gpu(arch, setup, today).sharded.gradients_bytes == grads

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from vramplan.allocator import EventKind
-from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
+from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu, program_sharding
 from vramplan.distributed.sharding import (
     Parallelism,
     TracedModule,
@@ -182,6 +182,53 @@ def test_the_program_keeps_one_flat_gradient_partition() -> None:
             and abs(e.n_bytes - partition) <= 8]
     assert len(flat) == 1
     assert not any(e.kind is EventKind.FREE and e.tensor == flat[0].tensor for e in program)
+
+
+def _init_buffers(sharding: Sharding) -> list[int]:
+    """The sizes of the tensors allocated and freed before the first forward."""
+    arch = parse_config(_MID)
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=128,
+                          framework=Framework.HF, gradient_accumulation=False)
+    program = step_program(arch, setup, StepShape(block_spec(arch, setup),
+                                                  loss_rows(arch, setup)), sharding)
+    first_forward = next(i for i, e in enumerate(program)
+                         if e.kind is EventKind.MARK and e.name == "forward")
+    freed = {e.tensor for e in program[:first_forward] if e.kind is EventKind.FREE}
+    return [e.n_bytes for e in program[:first_forward]
+            if e.kind is EventKind.ALLOC and e.tensor in freed]
+
+
+@pytest.mark.parametrize(("step_group_elements", "groups"), [
+    (1_000_000_000, 1),  # the whole partition is one sub-group
+    (None, 1),  # ZeRO-1/2: one fp32 gradient partition per parameter group
+])
+def test_deepspeed_makes_and_frees_an_fp32_gradient_buffer_at_construction(
+        step_group_elements: int | None, groups: int) -> None:
+    """stage3.py / stage_1_and_2.py `initialize_optimizer_states` @edaa7221: an fp32 buffer
+    of the (largest sub-group's) partition, freed before the first forward; the states are
+    not made there (DeepSpeed 0.13.2, #5104)."""
+    arch = parse_config(_MID)
+    partition = -(-arch.params_total // 2)  # every parameter trains, 2 GPUs
+    zero = Sharding(weights=2, gradients=2, states=2, step_group_elements=step_group_elements,
+                    zero_init_buffer=True)
+    assert abs(sum(_init_buffers(zero)) - 4 * partition) <= 4 * 16  # rounding per tensor
+    assert len(_init_buffers(zero)) == groups
+    assert _init_buffers(Sharding(weights=2, gradients=2, states=2,
+                                  step_group_elements=step_group_elements)) == []
+    offloaded = Sharding(weights=2, gradients=2, states=0,
+                         step_group_elements=step_group_elements, zero_init_buffer=True)
+    assert _init_buffers(offloaded) == []  # the buffer is made on the host
+
+
+def test_zero_schemes_build_the_init_buffer() -> None:
+    arch = architecture_of(find_model("tinyllama-1.1b"))
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=256)
+    for scheme, expected in ((Scheme.ZERO3, True), (Scheme.ZERO2, True), (Scheme.ZERO1, True),
+                             (Scheme.DDP, False), (Scheme.FSDP, False)):
+        plan = default_parallelism(setup, scheme, 2)
+        result = estimate_per_gpu(arch, setup, plan)
+        sharding = program_sharding(result.single.states, result.sharded)
+        assert sharding.zero_init_buffer is expected
 
 
 @pytest.mark.parametrize("gpus", [2, 8])

@@ -58,6 +58,7 @@ from vramplan.vocab import (
     ComputeDtype,
     Engine,
     Framework,
+    FsdpVersion,
     KvDtype,
     LoraTarget,
     Loss,
@@ -706,6 +707,17 @@ def lora_dropout(case: Case) -> float | None:
     return float(said.group(1)) if said is not None else None
 
 
+_FSDP2 = re.compile(r"\bFSDP2\b|\bfsdp_version[ :=]*2\b|\bfully_shard\b", re.IGNORECASE)
+
+
+def fsdp_version(case: Case) -> FsdpVersion | None:
+    """The FSDP a `fsdp` row ran, when its notes name FSDP2 ("FSDP2", "fsdp_version: 2",
+    "fully_shard"; the format has no column for it), else None: the framework's default
+    (`vramplan.presets.frameworks.FrameworkDefaults.fsdp_version`). Only the notes are read:
+    an id's "fsdp2" may count GPUs."""
+    return FsdpVersion.FSDP2 if _FSDP2.search(case.notes) is not None else None
+
+
 def largest_batch_first(case: Case) -> bool:
     """The row's run processed its largest batch first (said in its notes): the peak is that of
     the run's first micro-batch, not of a steady state at `seq_len`."""
@@ -747,7 +759,8 @@ def _score_multi_gpu(case: Case) -> CaseScore:
                                    pipeline_parallel=case.gpus,
                                    pipeline_schedule=PipelineSchedule.SEQUENTIAL)
     else:
-        plan = default_parallelism(setup, case.sharding, case.gpus, case.offload)
+        plan = default_parallelism(setup, case.sharding, case.gpus, case.offload,
+                                   fsdp_version=fsdp_version(case), on=setup.code_date)
     estimate = estimate_per_gpu(architecture_of(find_model(case.model)), setup, plan)
     return CaseScore(case, _outcome(case), metric_on_card(estimate, case.metric, case.gpu),
                      estimate.device_bytes, estimate.peak.phase.value, "per_gpu")

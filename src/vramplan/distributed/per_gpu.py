@@ -9,6 +9,7 @@ micro-batch whatever the scheme. Pure: no I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import date
 from fractions import Fraction
 from functools import lru_cache
 
@@ -30,7 +31,7 @@ from vramplan.errors import ConflictingOptions
 from vramplan.model.architecture import Architecture, LinearSpec
 from vramplan.model.weight_storage import bnb_4bit_bytes, bnb_int8_bytes
 from vramplan.parts import PartKind
-from vramplan.presets.frameworks import ModelCode, framework_defaults
+from vramplan.presets.frameworks import ModelCode, accumulate_without_sync, framework_defaults
 from vramplan.training.alignment import estimate_step, value_model_states
 from vramplan.training.allocations import (
     FSDP1_SYNC_BUCKET_BYTES,
@@ -188,11 +189,12 @@ def program_sharding(states: ModelStates, sharded: ShardedStates, *,
         return Sharding(weights=0 if offloaded else n, gradients=0 if optimizer_off else n,
                         states=0 if optimizer_off else n, gather_bytes=unit,
                         persistent_bytes=(sharded.persistent_buffers_bytes,),
-                        step_group_elements=plan.buffers.zero_sub_group_elements)
+                        step_group_elements=plan.buffers.zero_sub_group_elements,
+                        zero_init_buffer=True)
     tp = plan.model_parallel
     if plan.scheme in (Scheme.ZERO1, Scheme.ZERO2):
         return Sharding(weights=tp, gradients=n if plan.scheme is Scheme.ZERO2 else tp,
-                        states=0 if optimizer_off else n)
+                        states=0 if optimizer_off else n, zero_init_buffer=True)
     buckets: tuple[int, ...] = ()
     if plan.scheme is Scheme.DDP and sharded.persistent_buffers_bytes:
         cap = plan.buffers.ddp_bucket_cap_bytes
@@ -221,23 +223,28 @@ def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
                         offload: Offload = Offload.NONE, gpus_per_node: int = 8, *,
                         tensor_parallel: int = 1, pipeline_parallel: int = 1,
                         pipeline_schedule: PipelineSchedule = PipelineSchedule.ONE_F_ONE_B,
-                        expert_parallel: int = 1) -> Parallelism:
+                        expert_parallel: int = 1, fsdp_version: FsdpVersion | None = None,
+                        on: date | None = None) -> Parallelism:
     """The parallelism a framework sets up for `scheme`, with its known defaults.
 
-    - FSDP version: litgpt wraps `torch.distributed.fsdp.FullyShardedDataParallel` through
-      Lightning Fabric's FSDPStrategy (FSDP1, `use_orig_params=True`); the Hugging Face Trainer
-      goes through accelerate, FSDP1 unless `fsdp_version: 2`; torchtune and torchtitan use
-      `fully_shard` (FSDP2).
+    - FSDP version (`fsdp_version` when the run names one): litgpt wraps
+      `torch.distributed.fsdp.FullyShardedDataParallel` through Lightning Fabric's FSDPStrategy
+      (FSDP1, `use_orig_params=True`); the Hugging Face Trainer goes through accelerate, FSDP1
+      unless `fsdp_version: 2`; torchtune and torchtitan use `fully_shard` (FSDP2).
     - Gradient accumulation inside `no_sync`: litgpt wraps every accumulating micro-batch in
       `fabric.no_backward_sync(model, enabled=is_accumulating)` (litgpt/finetune/lora.py, full.py),
-      which is FSDP's `no_sync()` under FSDPStrategy; accelerate's `accumulate()` does the same.
+      which is FSDP's `no_sync()` under FSDPStrategy; the transformers Trainer calls
+      accelerate's `no_sync`, which under FSDP2 did nothing before accelerate 1.11 (the code as
+      of `on`, None: today's; `vramplan.presets.frameworks.accumulate_without_sync`).
     (`vramplan.presets.frameworks` holds each framework's defaults with their sources.)
     """
     defaults = framework_defaults(setup.framework)
-    no_sync = setup.gradient_accumulation and defaults.accumulate_without_sync
+    version = fsdp_version or defaults.fsdp_version
+    no_sync = setup.gradient_accumulation \
+        and accumulate_without_sync(setup.framework, version, on)
     return Parallelism(
         scheme=scheme, gpus=gpus, gpus_per_node=gpus_per_node, offload=offload,
-        fsdp_version=defaults.fsdp_version,
+        fsdp_version=version,
         adapters_wrapped_apart=defaults.peft_fsdp_wrap and setup.method.uses_lora,
         embedding_apart=defaults.fsdp2_embedding_apart,
         accumulate_without_sync=no_sync,

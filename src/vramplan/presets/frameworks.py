@@ -81,6 +81,10 @@ class FrameworkDefaults:
     float_quant_storage: bool = False
     """QLoRA's 4-bit base is stored in the compute dtype (bitsandbytes `bnb_4bit_quant_storage`)
     rather than bitsandbytes' default uint8 (`vramplan.training.setup.adapters_in_fp32`)."""
+    accelerate_no_sync: bool = False
+    """The stack accumulates gradients in accelerate's `Accelerator.no_sync` (the transformers
+    Trainer and its wrappers): under FSDP2 that is a no-op before accelerate 1.11
+    (`accumulate_without_sync`)."""
 
 
 _TRANSFORMERS_SOURCE = (
@@ -103,7 +107,8 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
         accumulates_adapters=False, optimizer_impl=impl, qlora_quant=quant,
         checkpointing=Checkpointing.NONE, loss=Loss.STANDARD, peft_fsdp_wrap=True,
         fsdp_params_fp32=False, model_dropout=True, fsdp2_embedding_apart=True,
-        freeze_layers=freeze_layers, float_quant_storage=float_quant_storage, source=source)
+        freeze_layers=freeze_layers, float_quant_storage=float_quant_storage,
+        accelerate_no_sync=True, source=source)
 
 
 DEFAULTS: dict[Framework, FrameworkDefaults] = {
@@ -304,6 +309,29 @@ def transformers_code(on: date | None) -> TransformersCode:
 
 def framework_defaults(framework: Framework) -> FrameworkDefaults:
     return DEFAULTS[framework]
+
+
+ACCELERATE_FSDP2_NO_SYNC_SINCE = date(2025, 9, 7)
+"""The transformers Trainer runs every micro-batch but the last in `accelerator.no_sync(model)`
+(trainer.py `_inner_training_loop`). huggingface/accelerate ec92b1af (#3762, 2025-09-07, first
+released in v1.11.0): under FSDP2,
+`Accelerator.no_sync` calls `model.set_requires_gradient_sync(False)`, so FSDP2 keeps the
+unsharded gradients between micro-batches. Before it (v1.10.1, and 9359a019, the commit axolotl
+pinned in August 2025) `no_sync` was `getattr(model, "no_sync", nullcontext)`: a `fully_shard`
+module has no `no_sync`, so every micro-batch's gradients were reduce-scattered and kept
+sharded."""
+
+
+def accumulate_without_sync(framework: Framework, fsdp_version: FsdpVersion,
+                            on: date | None = None) -> bool:
+    """Whether `framework` accumulates gradients inside FSDP's/DDP's `no_sync()` (unsharded
+    gradients kept whole between micro-batches), with its code as of `on` (None: today's):
+    accelerate's `no_sync` reached FSDP2 only on `ACCELERATE_FSDP2_NO_SYNC_SINCE`."""
+    defaults = DEFAULTS[framework]
+    if defaults.accelerate_no_sync and fsdp_version is FsdpVersion.FSDP2 and on is not None \
+            and on < ACCELERATE_FSDP2_NO_SYNC_SINCE:
+        return False
+    return defaults.accumulate_without_sync
 
 
 def default_gradient_accumulation(framework: Framework, method: Method) -> bool:

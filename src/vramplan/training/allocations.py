@@ -274,6 +274,9 @@ class Sharding:
     and kept; masters and optimizer states are flat per sub-group of this many elements, and
     the step runs sub-group by sub-group (deepspeed/runtime/zero/stage3.py @38327e07
     `_setup_for_real_optimizer`, `_create_fp16_sub_groups`, `step`). None: tensor by tensor."""
+    zero_init_buffer: bool = False
+    """DeepSpeed's ZeRO optimizer allocates an fp32 gradient buffer at construction and frees it
+    (`_zero_init_buffer`); its states are made at the first step, as torch.optim's are."""
 
 
 WHOLE = Sharding()
@@ -346,6 +349,8 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
         if sharding.step_group_elements is not None:
             masters = [FP32 * n for n in _sub_groups(params, sharding)]
         model.masters = [program.alloc(n_bytes) for n_bytes in masters]
+    if sharding.zero_init_buffer and sharding.states:
+        _zero_init_buffer(program, params, sharding)
     if sharding.step_group_elements is not None and sharding.gradients:
         model.flat_grads = program.alloc(sum(
             ceil_div(t.n_bytes, sharding.gradients) for t in params if t.trainable))
@@ -776,6 +781,23 @@ def _optimizer_step(program: _Program, setup: TrainingSetup, model: _Model) -> N
     for grad, _ in model.grads.values():
         program.free(grad)
     model.grads = {}
+
+
+def _zero_init_buffer(program: _Program, params: tuple[ParamTensor, ...],
+                      sharding: Sharding) -> None:
+    """DeepSpeed's `initialize_optimizer_states`, run when the ZeRO optimizer is built, before
+    the first forward (deepspeedai/DeepSpeed @edaa7221): ZeRO-3 (runtime/zero/stage3.py) makes
+    one fp32 `gradient_buffer` of its largest sub-group's partition, ZeRO-1/2
+    (runtime/zero/stage_1_and_2.py) one fp32 gradient partition per parameter group, set as the
+    fp32 partitions' `.grad`, then `group.grad = None` frees them (on the GPU unless the
+    optimizer is offloaded). The states are no longer made there: "Remove optimizer step on
+    initialization" (18179807, #5104, DeepSpeed 0.13.2) leaves them to the first step."""
+    if sharding.step_group_elements is not None:
+        sizes = [FP32 * max(_sub_groups(params, sharding), default=0)]
+    else:
+        sizes = [FP32 * sum(ceil_div(t.elements, sharding.states) for t in params
+                            if t.trainable)]
+    program.free_all([program.alloc(n_bytes) for n_bytes in sizes])
 
 
 def _sub_groups(params: tuple[ParamTensor, ...], sharding: Sharding) -> list[int]:

@@ -128,8 +128,9 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
 # axolotl (src/axolotl/loaders/model.py @067b021c `_configure_embedding_dtypes`,
 # `_prepare_model_for_quantization`): embeddings to fp32, `prepare_model_for_kbit_training`
 # unless FSDP or ZeRO-3, then embeddings and norms back to the model's dtype for an adapter.
-# LLaMA-Factory never calls it (model/model_utils/checkpointing.py `prepare_model_for_training`
-# upcasts norms only under `upcast_layernorm`, default False).
+# LLaMA-Factory never calls it (hiyouga/LLaMA-Factory @ff6d4d12: src/llamafactory/model/
+# model_utils/checkpointing.py `prepare_model_for_training` upcasts norms only under
+# `upcast_layernorm`, hparams/model_args.py default False).
 DEFAULTS: dict[Framework, FrameworkDefaults] = {
     Framework.HF: _transformers(Framework.HF),
     # A plain PyTorch loop on transformers modules: DDP on several GPUs, FSDP2 (`fully_shard`,

@@ -561,6 +561,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         lora_dropout=lora_dropout(case) if uses_lora else None,
         gradient_accumulation=accumulates(case),
         empty_cache_between_steps=EMPTY_CACHE_NOTE in case.notes,
+        kbit_upcast=True if KBIT_PREPARATION_NOTE in case.notes else None,
         compiled=compiled(case),
         steady_state=not largest_batch_first(case),
         code_date=code_date(case),
@@ -650,6 +651,11 @@ alone (`TrainingSetup.loss_in_function`)."""
 def loss_in_function(case: Case) -> bool:
     return case.framework is Framework.LITGPT and LOSS_IN_FUNCTION_SOURCE in case.source
 
+
+KBIT_PREPARATION_NOTE = "prepare_model_for_kbit_training"
+"""How a QLoRA row's notes say that its script ran peft's `prepare_model_for_kbit_training`
+and cast the embeddings and head back (TRL's trainers until 2025-12-04:
+`vramplan.presets.frameworks.FrameworkDefaults.kbit_upcast_at_load`)."""
 
 EMPTY_CACHE_NOTE = "empty_cache"
 """How a row's notes say that its loop called `torch.cuda.empty_cache()` between steps (the PEFT

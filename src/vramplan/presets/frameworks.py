@@ -85,6 +85,13 @@ class FrameworkDefaults:
     """The stack accumulates gradients in accelerate's `Accelerator.no_sync` (the transformers
     Trainer and its wrappers): under FSDP2 that is a no-op before accelerate 1.11
     (`accumulate_without_sync`)."""
+    kbit_upcast_at_load: bool = False
+    """A QLoRA run on unsharded weights goes through peft's `prepare_model_for_kbit_training`,
+    which casts every 16-bit parameter that bitsandbytes left unquantized (embeddings, norms,
+    the head) to fp32, then casts the embeddings and the head back to 16-bit once the adapters
+    exist (TRL's `peft_module_casting_to_bf16` until 2025-12, axolotl's
+    `_convert_embedding_modules_dtype`): the copies stay in the allocator's cache
+    (`vramplan.training.allocations._upcast_and_back`)."""
 
 
 _TRANSFORMERS_SOURCE = (
@@ -100,6 +107,7 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
                   impl: OptimizerImpl = OptimizerImpl.FOREACH,
                   scheme: Scheme = Scheme.DDP, fsdp: FsdpVersion = FsdpVersion.FSDP1,
                   freeze_layers: int = 1, float_quant_storage: bool = False,
+                  kbit_upcast: bool = False,
                   source: str = _TRANSFORMERS_SOURCE) -> FrameworkDefaults:
     return FrameworkDefaults(
         framework=framework, model_code=ModelCode.TRANSFORMERS, scheme=scheme,
@@ -108,9 +116,25 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
         checkpointing=Checkpointing.NONE, loss=Loss.STANDARD, peft_fsdp_wrap=True,
         fsdp_params_fp32=False, model_dropout=True, fsdp2_embedding_apart=True,
         freeze_layers=freeze_layers, float_quant_storage=float_quant_storage,
-        accelerate_no_sync=True, source=source)
+        accelerate_no_sync=True, kbit_upcast_at_load=kbit_upcast, source=source)
 
 
+# QLoRA preparation (`kbit_upcast_at_load`): peft's `prepare_model_for_kbit_training`
+# (huggingface/peft src/peft/utils/other.py @5d602fdb) gives every float16/bfloat16 parameter
+# that is not `Params4bit` an fp32 copy (`param.data = param.data.to(torch.float32)`).
+# hf and accelerate: the transformers Trainer never calls it; TRL's trainers called it through
+# `prepare_peft_model` (trl/models/utils.py @e2ab4354, 2025-10-21: skipped when the 4-bit
+# weights sit on the CPU or the meta device, i.e. sharded QLoRA), then, under `bf16`, cast the
+# modules named lm_head, embed_tokens, wte, wpe back to bf16 (`peft_module_casting_to_bf16`;
+# modules named *norm* stay fp32) until 2af35fb0d (2025-12-04, "Clean up model preparation"),
+# which dropped both from SFTTrainer, GRPOTrainer and RewardTrainer: today's default is no
+# preparation, and a row whose script prepared says so (`TrainingSetup.kbit_upcast`).
+# axolotl (src/axolotl/loaders/model.py @067b021c `_configure_embedding_dtypes`,
+# `_prepare_model_for_quantization`): embeddings to fp32, `prepare_model_for_kbit_training`
+# unless FSDP or ZeRO-3, then embeddings and norms back to the model's dtype for an adapter.
+# LLaMA-Factory never calls it (hiyouga/LLaMA-Factory @ff6d4d12: src/llamafactory/model/
+# model_utils/checkpointing.py `prepare_model_for_training` upcasts norms only under
+# `upcast_layernorm`, hparams/model_args.py default False).
 DEFAULTS: dict[Framework, FrameworkDefaults] = {
     Framework.HF: _transformers(Framework.HF),
     # A plain PyTorch loop on transformers modules: DDP on several GPUs, FSDP2 (`fully_shard`,
@@ -131,7 +155,7 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
     # src/axolotl/utils/schemas/training.py: optimizer default 'adamw_torch_fused',
     # gradient_accumulation_steps default 1 (axolotl-ai-cloud/axolotl @067b021c).
     Framework.AXOLOTL: _transformers(
-        Framework.AXOLOTL, quant=Quant.NF4_DQ, impl=OptimizerImpl.FUSED,
+        Framework.AXOLOTL, quant=Quant.NF4_DQ, impl=OptimizerImpl.FUSED, kbit_upcast=True,
         source="axolotl src/axolotl/loaders/model.py (nf4, double quant), "
                "src/axolotl/utils/schemas/training.py (adamw_torch_fused, accumulation 1) "
                "@067b021c"),
@@ -241,6 +265,10 @@ class LitgptCode:
     since then again (`(x_normed * weight.float()).to(dtype=dtype)`). Before 6178c7cc
     (2023-10-24) the whole norm ran in the input's dtype, which is not modelled."""
 
+
+PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE = date(2026, 7, 7)
+"""huggingface/peft 537805209 (v0.20.0): `prepare_model_for_kbit_training(...,
+auto_clear_cache=True)` calls `torch.cuda.empty_cache()` after the fp32 casts."""
 
 LITGPT_MQA_EXPANDED_SINCE = date(2023, 10, 24)
 LITGPT_RMSNORM_CAST_BEFORE_SCALE = (date(2024, 2, 23), date(2024, 7, 23))

@@ -37,7 +37,11 @@ from vramplan.allocator import (
 )
 from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import lora_breakdown
-from vramplan.presets.frameworks import TransformersCode, framework_defaults
+from vramplan.presets.frameworks import (
+    PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE,
+    TransformersCode,
+    framework_defaults,
+)
 from vramplan.presets.quant_formats import BNB_BLOCKSIZE, BNB_DQ_BLOCKSIZE
 from vramplan.training.activations import (
     BlockSpec,
@@ -60,6 +64,7 @@ from vramplan.training.states import (
     BNB_PAGED_MIN_ELEMENTS,
     head_is_separate,
     stored_quant,
+    upcasts_at_load,
 )
 from vramplan.units import ceil_div
 from vramplan.vocab import (
@@ -342,7 +347,7 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
     if sharding.flat_units:
         _wrap_flat_units(program, parameter_tensors(arch, setup), sharding)
     else:
-        _load(program, params, sharding)
+        _load(program, params, sharding, setup)
     model = _Model(params, sharding, grads={}, states=[], masters=[])
     if setup.precision is Precision.MIXED and sharding.states:
         masters = [ceil_div(FP32 * t.elements, sharding.states) for t in params if t.trainable]
@@ -398,13 +403,48 @@ def _merged(tensors: list[ParamTensor]) -> list[ParamTensor]:
                         trainable, tensors[0].block) for trainable, group in by_kind.items()]
 
 
-def _load(program: _Program, params: tuple[ParamTensor, ...], sharding: Sharding) -> None:
+def _load(program: _Program, params: tuple[ParamTensor, ...], sharding: Sharding,
+          setup: TrainingSetup) -> None:
     """The parameters this GPU holds: each tensor, or its shard (FSDP1's flat units:
-    `_wrap_flat_units`)."""
+    `_wrap_flat_units`). A QLoRA run prepared for k-bit training (`upcasts_at_load`) loads
+    the base, then `_upcast_and_back`."""
     if not sharding.weights:
         return
+    if sharding.weights > 1 or not upcasts_at_load(setup):
+        for tensor in params:
+            program.alloc(ceil_div(tensor.n_bytes, sharding.weights))
+        return
+    frozen = {index: program.alloc(t.n_bytes) for index, t in enumerate(params)
+              if not t.trainable}
+    empty_cache = setup.code_date is None or setup.code_date >= PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE
+    _upcast_and_back(program, params, frozen, empty_cache=empty_cache)
+
+
+def _upcast_and_back(program: _Program, params: tuple[ParamTensor, ...],
+                     frozen: dict[int, int], *, empty_cache: bool) -> None:
+    """peft `prepare_model_for_kbit_training` (huggingface/peft src/peft/utils/other.py
+    @5d602fdb) replaces each 16-bit parameter that is not `Params4bit` by its fp32 copy
+    (`param.data = param.data.to(torch.float32)`: the copy is made, then the 16-bit tensor is
+    freed into the cache) and, since v0.20.0 (`empty_cache`), calls `torch.cuda.empty_cache()`;
+    `get_peft_model` then makes the adapters; TRL's `peft_module_casting_to_bf16`
+    (trl/models/utils.py @e2ab4354) casts the embeddings and the head back to 16-bit, each
+    16-bit copy made before its fp32 tensor is freed. Only the tensors outside the blocks are
+    written: the blocks' norms and biases are small-pool tensors of a few KB; the final norm,
+    which TRL keeps in fp32, is cast back here too (its hidden-sized bytes are not counted)."""
+    outer = [index for index in frozen
+             if params[index].block is None and params[index].n_bytes == 2 * params[index].elements]
+    fp32 = {}
+    for index in outer:
+        fp32[index] = program.alloc(2 * params[index].n_bytes)
+        program.free(frozen[index])
+    if empty_cache:
+        program.events.append(mark(EMPTY_CACHE))
     for tensor in params:
-        program.alloc(ceil_div(tensor.n_bytes, sharding.weights))
+        if tensor.trainable:
+            program.alloc(tensor.n_bytes)
+    for index in outer:
+        program.alloc(params[index].n_bytes)
+        program.free(fp32[index])
 
 
 FSDP1_SYNC_BUCKET_BYTES = 250 * 1024 * 1024

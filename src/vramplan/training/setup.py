@@ -151,6 +151,10 @@ class TrainingSetup:
     log_probs: bool = False
     """The loss takes per-token log-probabilities of the labels (TRL's `selective_log_softmax`)
     instead of a cross-entropy."""
+    kbit_upcast: bool | None = None
+    """QLoRA: whether the script prepares the model with peft's `prepare_model_for_kbit_training`
+    and casts the embeddings and head back (`vramplan.presets.frameworks.FrameworkDefaults
+    .kbit_upcast_at_load`); None: the framework's default."""
     code_date: date | None = None
     """The date of the framework's code the run used (the commit of a published run); None:
     today's. litgpt's model code changed what a block saves (`vramplan.presets.frameworks

@@ -273,6 +273,19 @@ def stored_quant(setup: TrainingSetup) -> Quant:
     return setup.quant
 
 
+def upcasts_at_load(setup: TrainingSetup) -> bool:
+    """A QLoRA run whose script casts the unquantized 16-bit parameters to fp32 and the
+    embeddings and head back once the adapters exist (peft `prepare_model_for_kbit_training`,
+    then TRL's or axolotl's cast back: `FrameworkDefaults.kbit_upcast_at_load`). What persists
+    differs from the load by the norms alone, kept in fp32 (a few hidden-sized vectors, not
+    counted); the copies made and freed on the way stay in the allocator's cache."""
+    if setup.method is not Method.QLORA:
+        return False
+    if setup.kbit_upcast is not None:
+        return setup.kbit_upcast
+    return framework_defaults(setup.framework).kbit_upcast_at_load
+
+
 TORCHAO_NF4_UNPACKED_BYTES = 8
 """torchao `NF4Tensor.get_original_weight` unpacks each 4-bit code to int64
 (`(self.quantized_data >> 4).to(torch.long)`, and the low nibble likewise), so eager

@@ -10,6 +10,7 @@ from importlib.resources import files
 
 import pytest
 
+from vramplan.allocator import PYTORCH_DEFAULTS
 from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
 from vramplan.distributed.sharding import Parallelism
 from vramplan.i18n import Lang, translate
@@ -460,3 +461,21 @@ def test_fsdp2_under_accelerate_before_its_no_sync_keeps_the_gradients_sharded()
     grads = estimate_training(arch, setup).states.gradient_bytes  # bf16: 2 bytes a parameter
     assert estimate_per_gpu(arch, setup, early).sharded.gradients_bytes == grads // 8
     assert estimate_per_gpu(arch, setup, today).sharded.gradients_bytes == grads
+
+
+@pytest.mark.parametrize(("notes", "expandable"), [
+    ("PYTORCH_CUDA_ALLOC_CONF='expandable_segments:True' swift sft --model Qwen/Qwen2.5-7B", True),
+    ("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True swift rlhf --rlhf_type ppo", True),
+    ("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False", False),
+    ("PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.6", False),  # not simulated
+    ("no allocator setting", False),
+])
+def test_notes_that_give_the_allocator_settings(notes: str, expandable: bool) -> None:
+    (case,) = _read(ROW.replace(",allocated,", ",reserved,") + f'"{notes}"')
+    setup = training_setup_of(case)  # type: ignore[arg-type]
+    assert setup.alloc_conf.expandable_segments is expandable
+    # the replay runs with them: expandable segments map pages instead of whole segments
+    arch = architecture_of(find_model("llama-2-7b"))
+    default = estimate_training(arch, dataclasses.replace(setup, alloc_conf=PYTORCH_DEFAULTS))
+    estimate = estimate_training(arch, setup)
+    assert (estimate.reserved_bytes != default.reserved_bytes) is expandable

@@ -23,6 +23,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TypeVar
 
+from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig, AllocConfError, parse_alloc_conf
 from vramplan.bounds import NumberField, parse_decimal
 from vramplan.distributed.per_gpu import (
     default_checkpointing,
@@ -559,6 +560,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         train_layers=trained_blocks(case),
         float_quant_storage=float_quant_storage(case),
         lora_dropout=lora_dropout(case) if uses_lora else None,
+        alloc_conf=alloc_conf(case),
         gradient_accumulation=accumulates(case),
         empty_cache_between_steps=EMPTY_CACHE_NOTE in case.notes,
         kbit_upcast=True if KBIT_PREPARATION_NOTE in case.notes else None,
@@ -722,6 +724,22 @@ def fsdp_version(case: Case) -> FsdpVersion | None:
     (`vramplan.presets.frameworks.FrameworkDefaults.fsdp_version`). Only the notes are read:
     an id's "fsdp2" may count GPUs."""
     return FsdpVersion.FSDP2 if _FSDP2.search(case.notes) is not None else None
+
+
+_ALLOC_CONF = re.compile(r"PYTORCH_CUDA_ALLOC_CONF\s*=\s*['\"]?([\w:.,]+)")
+
+
+def alloc_conf(case: Case) -> AllocatorConfig:
+    """The allocator settings the row's notes give (`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:
+    True` before the command; the format has no column for it), else PyTorch's defaults. Settings
+    the simulation does not take leave the defaults."""
+    said = _ALLOC_CONF.search(case.notes)
+    if said is None:
+        return PYTORCH_DEFAULTS
+    try:
+        return parse_alloc_conf(said.group(1))
+    except AllocConfError:
+        return PYTORCH_DEFAULTS
 
 
 def largest_batch_first(case: Case) -> bool:

@@ -105,7 +105,8 @@ class PerGpuEstimate(PeakOverPhases):
                           loss_rows=loss_rows(single.arch, single.setup))
         sharding = program_sharding(single.states, self.sharded,
                                     synced=syncs_module_states(single.setup.framework))
-        return reserved_memory(single.arch, single.setup, shape, sharding=sharding).cache_bytes
+        return reserved_memory(single.arch, single.setup, shape, sharding=sharding,
+                               config=single.setup.alloc_conf).cache_bytes
 
     @property
     def communicator_bytes(self) -> int:

@@ -239,7 +239,7 @@ class TrainingEstimate(PeakOverPhases):
 
     @property
     def allocator_cache_bytes(self) -> int:
-        return reserved_memory_of(self.arch, self.setup).cache_bytes
+        return reserved_memory_of(self.arch, self.setup, self.setup.alloc_conf).cache_bytes
 
     @property
     def managed_bytes(self) -> int:

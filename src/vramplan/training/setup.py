@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import date
 
+from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig
 from vramplan.bounds import BATCH, LORA_RANK, SEQ_LEN, TRAIN_LAYERS
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
 from vramplan.presets.frameworks import (
@@ -133,6 +134,8 @@ class TrainingSetup:
     (FSDP1 flat parameters mixing frozen and trainable parameters): autograd saves what full
     fine-tuning saves and computes every weight's gradient; the optimizer still updates only the
     trainable ones. `vramplan.distributed.per_gpu` sets it for FSDP1."""
+    alloc_conf: AllocatorConfig = PYTORCH_DEFAULTS
+    """The run's `PYTORCH_CUDA_ALLOC_CONF` (`vramplan.allocator`), for `reserved` and `device`."""
     linears_keep_input: bool = False
     """Every `F.linear` saves its input for backward, frozen weights included: DeepSpeed's
     `zero.Init` replaces `torch.nn.functional.linear` with `zero3_linear_wrap` when

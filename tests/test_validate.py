@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from vramplan.cli.main import main
+from vramplan.distributed.per_gpu import MS_SWIFT_ZERO3
 from vramplan.errors import UnknownName
 from vramplan.validation import (
     SHIPPED_CASE_FILES,
@@ -23,6 +24,7 @@ from vramplan.validation import (
     score_cases,
     shipped_cases,
     training_setup_of,
+    zero3_config_file,
 )
 from vramplan.vocab import Framework
 
@@ -104,6 +106,20 @@ def test_notes_saying_the_largest_batch_came_first_drop_the_steady_state() -> No
     cases = read_cases("\n".join((HEADER, ROW, first.replace("t1,", "t2,", 1))))
     assert training_setup_of(cases[0]).steady_state
     assert not training_setup_of(cases[1]).steady_state
+
+
+@pytest.mark.parametrize(("notes", "swift_file"), [
+    ("swift sft --model Qwen/Qwen2.5-7B --packing true --deepspeed zero3 --use_liger_kernel true",
+     True),
+    ("swift rlhf --rlhf_type dpo --tuner_type full --deepspeed zero3 --attn_impl flash_attn", True),
+    ("swift sft --model Qwen/Qwen2.5-7B --deepspeed zero3_offload", False),
+    ("accelerate launch train.py --deepspeed zero3", False),
+])
+def test_notes_giving_an_ms_swift_zero3_command_read_its_config_file(notes: str,
+                                                                     swift_file: bool) -> None:
+    row = ROW.replace("none,none,litgpt", "zero3,none,hf") + f'"{notes}"'
+    case = read_cases("\n".join((HEADER, row)))[0]
+    assert (zero3_config_file(case) is MS_SWIFT_ZERO3) is swift_file
 
 
 def test_oom_rows_and_units_are_read() -> None:

@@ -7,7 +7,12 @@ from __future__ import annotations
 import pytest
 
 from vramplan.allocator import EventKind
-from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu, program_sharding
+from vramplan.distributed.per_gpu import (
+    MS_SWIFT_ZERO3,
+    default_parallelism,
+    estimate_per_gpu,
+    program_sharding,
+)
 from vramplan.distributed.sharding import (
     Parallelism,
     TracedModule,
@@ -261,6 +266,23 @@ def test_llamafactory_buckets_follow_the_hidden_size() -> None:
     largest = 128256 * 4096  # the embedding (and the untied head)
     assert forward == 2 * (largest + 2 * (9 * 4096 * 4096 // 10))
     assert sharded(Framework.HF)[0] == 2 * 500_000_000
+
+
+def test_ms_swift_zero3_file_fills_the_buckets_from_the_hidden_size() -> None:
+    """ms-swift's `--deepspeed zero3` (swift/llm/ds_config/zero3.json @7b709960f) leaves the
+    buckets "auto", as LLaMA-Factory's file does: for Llama-3.1-8B in bf16 the reduce bucket is
+    2 x 4096² bytes, where a bare hf run keeps DeepSpeed's 5e8 elements."""
+    arch = architecture_of(find_model("llama-3.1-8b"))
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=512,
+                          framework=Framework.HF, gradient_accumulation=False,
+                          checkpointing=Checkpointing.FULL)
+    plan = default_parallelism(setup, Scheme.ZERO3, 8)
+    swift = estimate_per_gpu(arch, setup, plan, zero3_config=MS_SWIFT_ZERO3)
+    assert swift.sharded.persistent_buffers_bytes == 2 * 4096 * 4096
+    assert swift.sharded.forward_buffers_bytes == 2 * (128256 * 4096
+                                                       + 2 * (9 * 4096 * 4096 // 10))
+    assert estimate_per_gpu(arch, setup, plan).sharded.persistent_buffers_bytes \
+        == 2 * 500_000_000
 
 
 def test_axolotl_keeps_nothing_gathered_beyond_the_running_module() -> None:

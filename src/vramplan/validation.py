@@ -26,12 +26,13 @@ from typing import TypeVar
 from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig, AllocConfError, parse_alloc_conf
 from vramplan.bounds import NumberField, parse_decimal
 from vramplan.distributed.per_gpu import (
+    MS_SWIFT_ZERO3,
     default_checkpointing,
     default_parallelism,
     default_scheme,
     estimate_per_gpu,
 )
-from vramplan.distributed.sharding import PipelineSchedule
+from vramplan.distributed.sharding import PipelineSchedule, Zero3ConfigFile
 from vramplan.errors import ConflictingOptions, MissingValue, UnknownName, VramplanError
 from vramplan.files import read_text_file
 from vramplan.i18n import Lang
@@ -726,6 +727,18 @@ def fsdp_version(case: Case) -> FsdpVersion | None:
     return FsdpVersion.FSDP2 if _FSDP2.search(case.notes) is not None else None
 
 
+_MS_SWIFT_ZERO3 = re.compile(r"\bswift (?:sft|rlhf)\b.*--deepspeed zero3\b")
+
+
+def zero3_config_file(case: Case) -> Zero3ConfigFile | None:
+    """The ZeRO-3 config file of a row whose notes give an ms-swift command with `--deepspeed
+    zero3` (`swift sft ... --deepspeed zero3`: `MS_SWIFT_ZERO3`, the file ms-swift ships; the
+    format has no column for it and ms-swift is no framework of ours), else None: the row's
+    framework's (`vramplan.distributed.per_gpu.ZERO3_CONFIG_FILES`). `zero3_offload` is
+    another file and is not read."""
+    return MS_SWIFT_ZERO3 if _MS_SWIFT_ZERO3.search(case.notes) is not None else None
+
+
 _ALLOC_CONF = re.compile(r"PYTORCH_CUDA_ALLOC_CONF\s*=\s*['\"]?([\w:.,]+)")
 
 
@@ -785,7 +798,8 @@ def _score_multi_gpu(case: Case) -> CaseScore:
     else:
         plan = default_parallelism(setup, case.sharding, case.gpus, case.offload,
                                    fsdp_version=fsdp_version(case), on=setup.code_date)
-    estimate = estimate_per_gpu(architecture_of(find_model(case.model)), setup, plan)
+    estimate = estimate_per_gpu(architecture_of(find_model(case.model)), setup, plan,
+                                zero3_config=zero3_config_file(case))
     return CaseScore(case, _outcome(case), metric_on_card(estimate, case.metric, case.gpu),
                      estimate.device_bytes, estimate.peak.phase.value, "per_gpu")
 

@@ -145,6 +145,14 @@ DeepSpeed's defaults (`CommBuffers`): accelerate's DeepSpeedPlugin writes none o
 (TRL's examples/accelerate_configs/zero3.yaml, the PEFT docs' configs), nor does a bare
 DeepSpeed config."""
 
+MS_SWIFT_ZERO3 = Zero3ConfigFile(buckets_from_hidden_size=True)
+"""ms-swift's `--deepspeed zero3`: the file it ships (modelscope/ms-swift
+swift/llm/ds_config/zero3.json @7b709960f, swift/config/zero3.json @3602360a): reduce and
+prefetch buckets "auto" (filled by the transformers Trainer), sub_group_size,
+stage3_max_live_parameters and stage3_max_reuse_distance 1e9, overlap_comm false. ms-swift runs
+on transformers' Trainer and is no framework of ours: a case row names it in its notes
+(`vramplan.validation.zero3_config_file`)."""
+
 
 _DDP_FIRST_BUCKET_BYTES = 1 * 1024 * 1024
 """torch/nn/parallel/distributed.py `_DEFAULT_FIRST_BUCKET_BYTES`: the reducer's first bucket is
@@ -326,13 +334,15 @@ def pipeline_stages(arch: Architecture, setup: TrainingSetup,
             Stage("last", blocks + head, blocks, per_stage, True, tp))
 
 
-def estimate_per_gpu(arch: Architecture, setup: TrainingSetup,
-                     parallelism: Parallelism) -> PerGpuEstimate:
+def estimate_per_gpu(arch: Architecture, setup: TrainingSetup, parallelism: Parallelism, *,
+                     zero3_config: Zero3ConfigFile | None = None) -> PerGpuEstimate:
     """The per-GPU peak of `setup` on `arch` spread over GPUs as `parallelism` says (for
-    pipeline parallelism, on the most loaded stage)."""
+    pipeline parallelism, on the most loaded stage). A ZeRO-3 run reads `zero3_config` when
+    given, else the file its framework ships (`ZERO3_CONFIG_FILES`), else DeepSpeed's
+    defaults."""
     single = estimate_step(arch, _autograd_setup(setup, parallelism))
     plan = parallelism
-    config_file = ZERO3_CONFIG_FILES.get(setup.framework)
+    config_file = zero3_config or ZERO3_CONFIG_FILES.get(setup.framework)
     if plan.scheme is Scheme.ZERO3 and config_file is not None:
         plan = replace(plan, buffers=config_file.buffers(arch.hidden_size, plan.buffers))
     estimates = [_stage_estimate(arch, single, single.states, stage, plan)

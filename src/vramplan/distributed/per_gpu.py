@@ -37,8 +37,8 @@ from vramplan.training.allocations import (
     FSDP1_SYNC_BUCKET_BYTES,
     Sharding,
     StepShape,
-    parameter_tensors,
     reserved_memory,
+    stored_unit_bytes,
 )
 from vramplan.training.estimate import (
     Part,
@@ -356,14 +356,8 @@ def fsdp_unit_bytes(arch: Architecture, setup: TrainingSetup, stage: Stage) -> U
     whole model on one stage; None elsewhere (the stage's average bytes per parameter)."""
     if stage.name != "all" or stage.tensor_parallel != 1:
         return None
-    blocks: dict[int, int] = {}
-    root = 0
-    for tensor in parameter_tensors(arch, setup):
-        if tensor.block is None:
-            root += tensor.n_bytes
-        else:
-            blocks[tensor.block] = blocks.get(tensor.block, 0) + tensor.n_bytes
-    return UnitBytes(block=max(blocks.values(), default=0), root=root)
+    block, root = stored_unit_bytes(arch, setup)
+    return UnitBytes(block=block, root=root)
 
 
 def _stage_estimate(arch: Architecture, single: TrainingEstimate, states: ModelStates,

@@ -106,6 +106,17 @@ def parameter_tensors(arch: Architecture, setup: TrainingSetup) -> tuple[ParamTe
     return (*before, *blocks, *after)
 
 
+def stored_unit_bytes(arch: Architecture, setup: TrainingSetup) -> tuple[int, int]:
+    """The bytes of the largest block and of everything outside the blocks, as
+    `parameter_tensors` stores them; blocks of one kind (trained or frozen) hold the same
+    tensors, so each kind is summed once."""
+    before, after = _outer_tensors(arch, setup)
+    kinds = _block_kinds(arch, setup)
+    block = max((sum(t.n_bytes for t in kinds[trains])
+                 for trains in set(_trained_blocks(arch, setup))), default=0)
+    return block, sum(t.n_bytes for t in (*before, *after))
+
+
 def _trained_blocks(arch: Architecture, setup: TrainingSetup) -> list[bool]:
     """Whether each block's own weights train: all of them (full), the last `train_layers`
     (freeze) or none (the adapters of LoRA train, the weights stay frozen)."""

@@ -295,7 +295,7 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         readings.append(Reading.SEQ_LEN_UNKNOWN)
     quant = choice(Quant, "quant", get("quant"), Quant.NONE)
     if method is Method.QLORA and not get("quant"):
-        quant = (UNSLOTH_QUANT if _UNSLOTH.search(get("notes", ""))
+        quant = (UNSLOTH_QUANT if UNSLOTH_NOTE.search(get("notes", ""))
                  else framework_defaults(framework).qlora_quant)
         readings.append(Reading.QUANT_DEFAULT)
     # An empty cell is the framework's default (the format's rule): on several GPUs, its
@@ -340,7 +340,9 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
     )
 
 
-_UNSLOTH = re.compile(r"\bunsloth\b", re.IGNORECASE)
+UNSLOTH_NOTE = re.compile(r"\bunsloth\b", re.IGNORECASE)
+"""A row whose notes name Unsloth: Unsloth loaded and ran the model (`UNSLOTH_QUANT`,
+`code_date`)."""
 UNSLOTH_QUANT = Quant.NF4_DQ
 """A QLoRA row whose notes say Unsloth loaded the model: Unsloth's own BitsAndBytesConfig,
 `bnb_4bit_quant_type="nf4"`, `bnb_4bit_use_double_quant=True`, no `bnb_4bit_quant_storage`
@@ -607,7 +609,11 @@ def code_date(case: Case) -> date | None:
     (`vramplan.presets.frameworks.LITGPT_COMMIT_DATES`), as a published run is no newer than the
     commit that published it. transformers' model code (`ModelCode.TRANSFORMERS`): the earliest
     date its source or notes state (`stated_date`), unless its notes say Unsloth ran the model,
-    whose own forward replaced transformers' loss (`UNSLOTH_NOTE`). Other frameworks: None."""
+    whose own forward replaced transformers' loss (`UNSLOTH_NOTE`): `self.lm_head(hidden_states)`
+    then `fast_cross_entropy_loss` (its Triton kernel) on the 16-bit logits, the labels shifted
+    with `torch.hstack`, no fp32 or shifted copy of the logits whatever transformers' version
+    (unslothai/unsloth unsloth/models/llama.py `LlamaForCausalLM_fast_forward`, early 2024).
+    Other frameworks: None."""
     if case.framework is Framework.LITGPT:
         dates = [LITGPT_COMMIT_DATES[commit[:8]] for commit in _COMMIT.findall(case.source)
                  if commit[:8] in LITGPT_COMMIT_DATES]
@@ -618,13 +624,6 @@ def code_date(case: Case) -> date | None:
         return None
     return stated_date(f"{case.source} {case.notes}")
 
-
-UNSLOTH_NOTE = re.compile(r"\bunsloth\b", re.IGNORECASE)
-"""A row whose notes name Unsloth ran Unsloth's forward: `self.lm_head(hidden_states)` then
-`fast_cross_entropy_loss` (its Triton kernel) on the 16-bit logits, the labels shifted with
-`torch.hstack((labels[..., 1:], extra_ignored_labels))`: no fp32 copy and no shifted copy of the
-logits, whatever transformers' version (unslothai/unsloth unsloth/models/llama.py
-`LlamaForCausalLM_fast_forward`, early 2024)."""
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"

@@ -66,9 +66,6 @@ class FrameworkDefaults:
     peft_fsdp_wrap: bool
     """Under FSDP1, peft's `fsdp_auto_wrap_policy` wraps every trainable LoRA layer in its own
     unit, so the blocks' flat parameters hold frozen weights only."""
-    fsdp_params_fp32: bool
-    """`mixed` under FSDP keeps the sharded parameters themselves in fp32 (no separate 16-bit
-    weights and fp32 masters): 16-bit copies exist only for the units gathered for compute."""
     model_dropout: bool
     """The model's own dropout layers run at config.json's rates in training."""
     source: str
@@ -114,7 +111,7 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
         fsdp_version=fsdp, accumulate_without_sync=True, accumulates_full=False,
         accumulates_adapters=False, optimizer_impl=impl, qlora_quant=quant,
         checkpointing=Checkpointing.NONE, loss=Loss.STANDARD, peft_fsdp_wrap=True,
-        fsdp_params_fp32=False, model_dropout=True, fsdp2_embedding_apart=True,
+        model_dropout=True, fsdp2_embedding_apart=True,
         freeze_layers=freeze_layers, float_quant_storage=float_quant_storage,
         accelerate_no_sync=True, kbit_upcast_at_load=kbit_upcast, source=source)
 
@@ -144,7 +141,7 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
         fsdp_version=FsdpVersion.FSDP2, accumulate_without_sync=False, accumulates_full=False,
         accumulates_adapters=False, optimizer_impl=OptimizerImpl.FOREACH,
         qlora_quant=Quant.FP4, checkpointing=Checkpointing.NONE, loss=Loss.STANDARD,
-        peft_fsdp_wrap=False, fsdp_params_fp32=False, model_dropout=True,
+        peft_fsdp_wrap=False, model_dropout=True,
         source="torch.optim.AdamW foreach default; transformers BitsAndBytesConfig defaults"),
     Framework.ACCELERATE: _transformers(
         Framework.ACCELERATE,
@@ -183,7 +180,7 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
         fsdp_version=FsdpVersion.FSDP1, accumulate_without_sync=True, accumulates_full=True,
         accumulates_adapters=True, optimizer_impl=OptimizerImpl.FOREACH, qlora_quant=Quant.NF4,
         checkpointing=Checkpointing.NONE, loss=Loss.STANDARD, peft_fsdp_wrap=False,
-        fsdp_params_fp32=False, model_dropout=False,
+        model_dropout=False,
         source="litgpt finetune/lora.py, full.py (FSDPStrategy, no_backward_sync); "
                "config_hub/finetune/*/qlora.yaml (bnb.nf4)"),
     # torchtune (pytorch/torchtune @bd2a0fc7, and @1814feb1 for the 2024 README runs):
@@ -202,7 +199,7 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
         fsdp_version=FsdpVersion.FSDP2, accumulate_without_sync=False, accumulates_full=False,
         accumulates_adapters=True, optimizer_impl=OptimizerImpl.FUSED, qlora_quant=Quant.NF4_DQ,
         checkpointing=Checkpointing.FULL, loss=Loss.STANDARD, peft_fsdp_wrap=False,
-        fsdp_params_fp32=False, model_dropout=False,
+        model_dropout=False,
         source="torchtune recipes/configs (fused AdamW, activation checkpointing, "
                "CrossEntropyLoss until 2024-08), torchtune/training/_distributed.py shard_model "
                "(FSDP2), torchao dtypes/nf4tensor.py @bd2a0fc7"),
@@ -217,7 +214,7 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
         fsdp_version=FsdpVersion.FSDP2, accumulate_without_sync=False, accumulates_full=False,
         accumulates_adapters=False, optimizer_impl=OptimizerImpl.FUSED,
         qlora_quant=Quant.NF4, checkpointing=Checkpointing.SELECTIVE, loss=Loss.STANDARD,
-        peft_fsdp_wrap=False, fsdp_params_fp32=True, model_dropout=False,
+        peft_fsdp_wrap=False, model_dropout=False,
         fsdp2_embedding_apart=True,
         source="torchtitan torchtitan/config/job_config.py @9810191b^ (fused AdamW, "
                "bf16 param / fp32 reduce), torchtitan/distributed/fsdp.py, "
@@ -228,7 +225,7 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
         fsdp_version=FsdpVersion.FSDP2, accumulate_without_sync=False, accumulates_full=True,
         accumulates_adapters=True, optimizer_impl=OptimizerImpl.FOREACH,
         qlora_quant=Quant.FP4, checkpointing=Checkpointing.NONE, loss=Loss.STANDARD,
-        peft_fsdp_wrap=False, fsdp_params_fp32=False, model_dropout=False,
+        peft_fsdp_wrap=False, model_dropout=False,
         source="deepspeed runtime/zero/config.py (stage 0), runtime/config.py "
                "(gradient_accumulation_steps from train_batch_size)"),
     # Megatron-LM's DistributedDataParallel; its distributed optimizer is opt-in
@@ -238,7 +235,7 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
         fsdp_version=FsdpVersion.FSDP2, accumulate_without_sync=False, accumulates_full=True,
         accumulates_adapters=True, optimizer_impl=OptimizerImpl.FUSED,
         qlora_quant=Quant.NF4, checkpointing=Checkpointing.NONE, loss=Loss.STANDARD,
-        peft_fsdp_wrap=False, fsdp_params_fp32=False, model_dropout=False,
+        peft_fsdp_wrap=False, model_dropout=False,
         source="Megatron-LM megatron/training/arguments.py (--use-distributed-optimizer "
                "opt-in; Apex/TE fused Adam)"),
 }

@@ -23,7 +23,7 @@ from vramplan.distributed.sharding import (
     shard_model_states,
 )
 from vramplan.errors import ConflictingOptions, OutOfRange
-from vramplan.parts import Component
+from vramplan.parts import Component, PartKind
 from vramplan.presets.gpus import find_gpu
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.estimate import Phase, estimate_training
@@ -247,6 +247,44 @@ def test_fsdp1_with_adapter_units_prefetches_the_block_before_only_at_the_reduce
     assert late.reduce_buffers_bytes == root + unit + unit + 2 * late.unit_gradient_bytes
     early = shard(states, Scheme.FSDP, 4, fsdp_version=FsdpVersion.FSDP1)
     assert early.backward_buffers_bytes == root + 2 * unit
+
+
+def test_fsdp_mixed_precision_gathers_fp32_parameters_as_16_bit_copies() -> None:
+    """accelerate's FSDP `MixedPrecision(param_dtype=bf16)` all-gathers a 16-bit copy of each
+    fp32 shard: the shards stay 4 bytes per parameter, what is gathered is 2."""
+    fp32 = dataclasses.replace(mixed_adam(1_000_000, block=100_000, root=200_000),
+                               trainable_weight_bytes=4_000_000, weight_itemsize=4)
+    stored = shard(fp32, Scheme.FSDP, 4)
+    cast = shard(fp32, Scheme.FSDP, 4, params_cast_for_compute=True)
+    assert cast.weights_bytes == stored.weights_bytes == 4 * 1_000_000 // 4
+    assert stored.forward_buffers_bytes == 4 * 200_000 + 2 * (4 * 100_000)
+    assert cast.forward_buffers_bytes == 2 * 200_000 + 2 * (2 * 100_000)
+    assert (cast.gathered_unit_bytes, cast.gathered_root_bytes) == (2 * 100_000, 2 * 200_000)
+
+
+@pytest.mark.parametrize(("framework", "casts"), [(Framework.HF, True),
+                                                  (Framework.LITGPT, False)])
+def test_amp_under_fsdp_computes_as_its_framework_casts(framework: Framework,
+                                                        casts: bool) -> None:
+    """An `amp` LoRA run (fp32 weights) under FSDP: accelerate's mixed-precision policy makes
+    the blocks compute on 16-bit weights, so the residual stream and what checkpointing keeps
+    are 16-bit and autocast casts no weight; Lightning Fabric's `bf16-mixed` keeps fp32
+    parameters for autocast. The checkpointed blocks' inputs: 2 or 4 bytes per value."""
+    arch = architecture_of(find_model("llama-2-7b"))
+    setup = TrainingSetup(method=Method.LORA, precision=Precision.AMP, batch=2, seq_len=1024,
+                          checkpointing=Checkpointing.FULL, framework=framework)
+    plan = default_parallelism(setup, Scheme.FSDP, 4)
+    assert plan.params_cast_for_compute is casts
+    estimate = estimate_per_gpu(arch, setup, plan)
+    single = estimate_training(arch, setup)
+    itemsize = 2 if casts else 4
+    kept = itemsize * arch.hidden_size * setup.batch * setup.seq_len * arch.n_layers
+    assert estimate.single.activations_bytes - kept == single.activations_bytes - 4 * (
+        arch.hidden_size * setup.batch * setup.seq_len * arch.n_layers)
+    at_loss = next(phase for phase in estimate.phases if phase.phase is Phase.LOSS_FORWARD)
+    copies = sum(part.memory_bytes for part in at_loss.parts
+                 if part.kind is PartKind.AUTOCAST_COPIES)
+    assert (copies == 0) is casts  # the head's cast, kept for its backward
 
 
 def test_fsdp_units_in_bytes_as_stored() -> None:

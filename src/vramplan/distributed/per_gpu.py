@@ -15,6 +15,7 @@ from functools import lru_cache
 
 from vramplan.distributed.communicators import communicator_bytes
 from vramplan.distributed.sharding import (
+    FSDP_SCHEMES,
     GatheredPeaks,
     Parallelism,
     PipelineSchedule,
@@ -245,6 +246,9 @@ def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
       which is FSDP's `no_sync()` under FSDPStrategy; the transformers Trainer calls
       accelerate's `no_sync`, which under FSDP2 did nothing before accelerate 1.11 (the code as
       of `on`, None: today's; `vramplan.presets.frameworks.accumulate_without_sync`).
+    - FSDP's mixed precision: accelerate (the transformers Trainer and its wrappers) and
+      torchtitan gather an `amp` run's fp32 parameters as 16-bit copies
+      (`FrameworkDefaults.fsdp_casts_params`); Lightning Fabric leaves them fp32 for autocast.
     (`vramplan.presets.frameworks` holds each framework's defaults with their sources.)
     """
     defaults = framework_defaults(setup.framework)
@@ -254,6 +258,8 @@ def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
     return Parallelism(
         scheme=scheme, gpus=gpus, gpus_per_node=gpus_per_node, offload=offload,
         fsdp_version=version,
+        params_cast_for_compute=defaults.fsdp_casts_params and setup.precision is Precision.AMP
+        and setup.quant is Quant.NONE and scheme in FSDP_SCHEMES,
         adapters_wrapped_apart=defaults.peft_fsdp_wrap and setup.method.uses_lora,
         embedding_apart=defaults.fsdp2_embedding_apart,
         accumulate_without_sync=no_sync,
@@ -277,10 +283,12 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
     memory-efficient linear, on by default)."""
     if parallelism.scheme is Scheme.ZERO3:
         setup = replace(setup, linears_keep_input=True)
+    if parallelism.params_cast_for_compute:
+        setup = replace(setup, params_cast_for_compute=True)
     if setup.method is Method.QLORA and parallelism.scheme in (
             Scheme.ZERO3, Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP):
         setup = replace(setup, float_quant_storage=True)
-    fsdp1 = parallelism.scheme in (Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP) \
+    fsdp1 = parallelism.scheme in FSDP_SCHEMES \
         and parallelism.fsdp_version is FsdpVersion.FSDP1
     if fsdp1 and setup.method is Method.LORA and lora_in_blocks(setup) \
             and not parallelism.adapters_wrapped_apart:

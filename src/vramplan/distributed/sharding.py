@@ -45,7 +45,9 @@ class PipelineSchedule(StrEnum):
 _SHARDED = frozenset({Scheme.ZERO3, Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP})
 """Schemes that shard parameters (and so can offload them)."""
 _DEEPSPEED = frozenset({Scheme.ZERO1, Scheme.ZERO2, Scheme.ZERO3})
-_FSDP = frozenset({Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP})
+FSDP_SCHEMES = frozenset({Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP})
+CAST_ITEMSIZE = 2
+"""Bytes per parameter FSDP gathers under a 16-bit mixed-precision `param_dtype`."""
 
 
 
@@ -131,6 +133,11 @@ class Parallelism:
     each leaf module whose weight requires a gradient), so the blocks' flat parameters hold frozen
     weights only and get no gradient. False: the blocks are units mixing frozen and trainable
     weights (litgpt's `auto_wrap_policy={Block}`)."""
+    params_cast_for_compute: bool = False
+    """FSDP gathers the fp32 parameters of an `amp` run as 16-bit copies (its mixed-precision
+    `param_dtype`, `vramplan.presets.frameworks.FrameworkDefaults.fsdp_casts_params`): each
+    gathered unit holds 2 bytes per parameter (FSDP1 `FlatParamHandle._use_low_precision_shard`
+    casts the local shard, then all-gathers the low-precision copy)."""
     tensor_parallel: int = 1
     """Megatron-LM tensor parallelism: each matrix split over this many GPUs (Shoeybi et al.
     2019, arXiv:1909.08053)."""
@@ -305,7 +312,7 @@ def shard_model_states(states: ModelStates, plan: Parallelism,
     n = shard_degree(plan)
     if plan.scheme in _DEEPSPEED:
         return _deepspeed(states, plan, n)
-    if plan.scheme in _FSDP:
+    if plan.scheme in FSDP_SCHEMES:
         return _fsdp(states, plan, n, units)
     return _replicated(states, plan)
 
@@ -519,6 +526,11 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int,
         # SHARD_GRAD_OP keeps every unit gathered between forward and backward.
         root_gathered = states.weight_bytes
         units_gathered = 0
+    if plan.params_cast_for_compute and states.weight_itemsize > CAST_ITEMSIZE:
+        # gathered as 16-bit copies of the stored fp32 parameters
+        unit_weights, root_weights, root_gathered, units_gathered = (
+            n_bytes * CAST_ITEMSIZE // states.weight_itemsize
+            for n_bytes in (unit_weights, root_weights, root_gathered, units_gathered))
     grad_bytes = _fsdp_gradient_bytes(states, plan)
     step_grads = ceil_div(grad_bytes, n)
     grads = grad_bytes if plan.accumulate_without_sync else step_grads

@@ -82,6 +82,15 @@ class FrameworkDefaults:
     """The stack accumulates gradients in accelerate's `Accelerator.no_sync` (the transformers
     Trainer and its wrappers): under FSDP2 that is a no-op before accelerate 1.11
     (`accumulate_without_sync`)."""
+    fsdp_casts_params: bool = False
+    """Under FSDP, an `amp` run's fp32 parameters are gathered as copies in the 16-bit compute
+    dtype: the stack sets FSDP's mixed-precision `param_dtype` to it
+    (`vramplan.training.setup.TrainingSetup.params_cast_for_compute`). accelerate's
+    `AcceleratorState` calls `fsdp_plugin.set_mixed_precision(mixed_precision)` under FSDP,
+    which builds `MixedPrecision(param_dtype=dtype, reduce_dtype=dtype, buffer_dtype=dtype)`
+    (accelerate/state.py, utils/dataclasses.py `FullyShardedDataParallelPlugin`); Lightning
+    Fabric's `bf16-mixed` keeps `param_dtype=torch.float32` and lets autocast cast
+    (lightning/fabric/plugins/precision/fsdp.py `mixed_precision_config`)."""
     kbit_upcast_at_load: bool = False
     """A QLoRA run on unsharded weights goes through peft's `prepare_model_for_kbit_training`,
     which casts every 16-bit parameter that bitsandbytes left unquantized (embeddings, norms,
@@ -113,7 +122,8 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
         checkpointing=Checkpointing.NONE, loss=Loss.STANDARD, peft_fsdp_wrap=True,
         model_dropout=True, fsdp2_embedding_apart=True,
         freeze_layers=freeze_layers, float_quant_storage=float_quant_storage,
-        accelerate_no_sync=True, kbit_upcast_at_load=kbit_upcast, source=source)
+        accelerate_no_sync=True, kbit_upcast_at_load=kbit_upcast, fsdp_casts_params=True,
+        source=source)
 
 
 # QLoRA preparation (`kbit_upcast_at_load`): peft's `prepare_model_for_kbit_training`
@@ -215,7 +225,7 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
         accumulates_adapters=False, optimizer_impl=OptimizerImpl.FUSED,
         qlora_quant=Quant.NF4, checkpointing=Checkpointing.SELECTIVE, loss=Loss.STANDARD,
         peft_fsdp_wrap=False, model_dropout=False,
-        fsdp2_embedding_apart=True,
+        fsdp2_embedding_apart=True, fsdp_casts_params=True,
         source="torchtitan torchtitan/config/job_config.py @9810191b^ (fused AdamW, "
                "bf16 param / fp32 reduce), torchtitan/distributed/fsdp.py, "
                "train_configs/llama3_8b.toml (selective 'op')"),

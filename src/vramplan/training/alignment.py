@@ -47,9 +47,11 @@ from vramplan.training.estimate import (
 from vramplan.training.setup import (
     AlignmentSetup,
     TrainingSetup,
+    autocast_casts_weights,
     check_setup,
     compute_itemsize,
     policy_pass,
+    residual_itemsize,
     weight_itemsize,
 )
 from vramplan.training.states import ModelStates, model_states
@@ -239,8 +241,7 @@ def _no_grad_forward_bytes(arch: Architecture, setup: TrainingSetup, rows: int, 
     # returns) and the block's input (the caller's `hidden_states` while
     # `hidden_states = decoder_layer(hidden_states, ...)` runs), in the residual stream's dtype
     # (fp32 under autocast: the embedding is not autocast and the fp32 residual adds win)
-    residual = FP32 if setup.precision in (Precision.AMP, Precision.FP32) \
-        else compute_itemsize(setup.precision)
+    residual = residual_itemsize(setup)
     held = 2 * residual * rows * tokens * arch.hidden_size
     blocks = prefill_activation_bytes(arch, inputs) + held
     elements = rows * logit_positions * arch.vocab_size
@@ -369,7 +370,7 @@ def _generation_autocast_copies(setup: TrainingSetup, policy: TrainingEstimate) 
     aten/src/ATen/autocast_mode.cpp `cached_cast`: leaves that require grad, whatever the grad
     mode; accelerate wraps `forward` in autocast): a 16-bit copy of the trainable weights during
     each decoding step."""
-    if setup.precision is not Precision.AMP:
+    if not autocast_casts_weights(setup):
         return 0
     return 2 * policy.states.trainable_params
 

@@ -49,6 +49,7 @@ from vramplan.training.setup import (
     DEFAULT_LORA_RANK,
     DEFAULT_LORA_TARGETS,
     TrainingSetup,
+    autocast_casts_weights,
     check_setup,
     compute_itemsize,
     gradients_kept,
@@ -57,6 +58,7 @@ from vramplan.training.setup import (
     model_loss_code,
     optimizer_states_exist,
     policy_pass,
+    residual_itemsize,
     trainable_itemsize,
     weight_itemsize,
 )
@@ -369,7 +371,7 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
     targets = (setup.lora_targets or DEFAULT_LORA_TARGETS) if uses_lora else frozenset()
     return BlockSpec(
         framework=setup.framework,
-        residual_bytes=4 if setup.precision in (Precision.AMP, Precision.FP32) else 2,
+        residual_bytes=residual_itemsize(setup),
         compute_bytes=compute_itemsize(setup.precision),
         autocast=setup.precision is Precision.AMP,
         weights_train=setup.method in (Method.FULL, Method.FREEZE)
@@ -601,7 +603,7 @@ def _autocast_weight_copies(arch: Architecture, setup: TrainingSetup) -> int:
     cached (torch autocast caches only leaves that require grad, autocast_mode.cpp
     `cached_cast`) and are saved only when the matmul's input needs a gradient: not the first
     block's q/k/v under LoRA (nor its MLP in a parallel block); trainable ones are cached."""
-    if setup.precision is not Precision.AMP:
+    if not autocast_casts_weights(setup):
         return 0
     if setup.checkpointing is Checkpointing.FULL:
         # a checkpointed block runs its forward without grad (torch.utils.checkpoint): its
@@ -635,7 +637,7 @@ def _cached_block_copies(arch: Architecture, setup: TrainingSetup) -> int:
     mode, so also inside checkpoint's no-grad forward; the cache is cleared when the outermost
     autocast region exits). Without checkpointing they are the saved copies already counted.
     LoRA's adapters are cached too, a few MB, not counted."""
-    if setup.precision is not Precision.AMP or setup.checkpointing is not Checkpointing.FULL:
+    if not autocast_casts_weights(setup) or setup.checkpointing is not Checkpointing.FULL:
         return 0
     if setup.method not in (Method.FULL, Method.FREEZE):
         return 0
@@ -661,7 +663,7 @@ def _recomputed_block_copies(arch: Architecture, setup: TrainingSetup) -> int:
     (its backward ran first); in attention's, the query, key and value projections' only. The
     largest kind of block. Traced (tests/test_trace_agreement.py, amp under full
     checkpointing)."""
-    if setup.precision is not Precision.AMP:
+    if not autocast_casts_weights(setup):
         return 0
     compute = compute_itemsize(setup.precision)
     alive = []

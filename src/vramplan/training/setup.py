@@ -163,6 +163,12 @@ class TrainingSetup:
     today's. litgpt's model code changed what a block saves (`vramplan.presets.frameworks
     .litgpt_code`), transformers' what its causal-LM loss holds (`vramplan.presets.frameworks
     .transformers_code`)."""
+    params_cast_for_compute: bool = False
+    """`amp` under FSDP with a mixed-precision policy whose `param_dtype` is the 16-bit compute
+    dtype (accelerate's `FullyShardedDataParallelPlugin.set_mixed_precision`): FSDP gathers the
+    fp32 parameters as 16-bit copies, so the blocks compute on 16-bit weights, the residual
+    stream is 16-bit and autocast makes no weight casts. `vramplan.distributed.per_gpu` sets
+    it."""
     loss_in_function: bool = False
     """litgpt: the script computes the logits and the loss in a function that returns the loss
     alone (extensions/thunder/pretrain.py `forward_and_loss`), so no loop variable holds the
@@ -243,6 +249,21 @@ def policy_pass(setup: TrainingSetup) -> TrainingSetup:
 def weight_itemsize(precision: Precision) -> int:
     """Bytes per stored weight: fp32 under `amp` and `fp32`, 16-bit otherwise."""
     return 4 if precision in (Precision.AMP, Precision.FP32) else 2
+
+
+def residual_itemsize(setup: TrainingSetup) -> int:
+    """Bytes per element of the residual stream and the norms' outputs: fp32 under `fp32`, and
+    under `amp` when the weights it computes with are fp32 (autocast casts only the matmuls'
+    operands; a residual add of an fp32 embedding output stays fp32)."""
+    if setup.precision is Precision.AMP:
+        return 2 if setup.params_cast_for_compute else 4
+    return 4 if setup.precision is Precision.FP32 else 2
+
+
+def autocast_casts_weights(setup: TrainingSetup) -> bool:
+    """Autocast casts fp32 weights to 16 bits for each matmul (`amp` on fp32 weights; not
+    when FSDP already gathers them as 16-bit copies)."""
+    return setup.precision is Precision.AMP and not setup.params_cast_for_compute
 
 
 def compute_itemsize(precision: Precision) -> int:

@@ -551,6 +551,13 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int,
     early_root_grad = (states.head_params * states.gradient_itemsize if whole_root
                        and not (plan.fsdp_version is FsdpVersion.FSDP2
                                 and plan.accumulate_without_sync) else 0)
+    if plan.params_cast_for_compute and states.gradient_itemsize > CAST_ITEMSIZE:
+        # autograd makes the unsharded gradients in the gathered copies' dtype; FSDP casts
+        # each reduced shard back to the parameters' (FSDP1 `_cast_grad_to_param_dtype`)
+        unit_grad, root_grad, early_root_grad = (
+            n_bytes * CAST_ITEMSIZE // states.gradient_itemsize
+            for n_bytes in (unit_grad, root_grad, early_root_grad))
+        gradient_transient = transient_units * unit_grad
     master = ceil_div(states.master_weight_bytes, n)
     optim = ceil_div(states.optimizer_state_bytes, n)
     host = pinned = 0

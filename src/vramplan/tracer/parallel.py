@@ -15,6 +15,11 @@ model wrapped and stepped inside it. What each scheme needs:
   own, as the Hugging Face Trainer installs it: blocks then hold frozen weights only) or the
   blocks as units mixing frozen and trainable weights (litgpt's `auto_wrap_policy={Block}`,
   which needs `use_orig_params=True`).
+- `amp` (fp32 weights, bf16 autocast) under FSDP: accelerate's mixed-precision policy, bf16
+  parameters, gradient reduction and buffers (`FullyShardedDataParallelPlugin
+  .set_mixed_precision`: `MixedPrecision(param_dtype=dtype, reduce_dtype=dtype,
+  buffer_dtype=dtype)`; FSDP2 `MixedPrecisionPolicy(param_dtype, reduce_dtype)`), so FSDP
+  gathers bf16 copies of the fp32 shards.
 - DDP: its reducer reads tensor data when it rebuilds its buckets at the start of the second
   iteration and when it checks parameter shapes across ranks, which fake tensors cannot give;
   so the first step runs on the bare model (it creates the optimizer states), the model is
@@ -36,7 +41,7 @@ from torch import nn
 
 from vramplan.tracer.model import transformer_blocks
 from vramplan.tracer.setup import TraceSetup
-from vramplan.vocab import FsdpVersion, Scheme
+from vramplan.vocab import FsdpVersion, Precision, Scheme
 
 
 @dataclass
@@ -55,7 +60,7 @@ class ParallelWorld:
         if self.scheme is not Scheme.FSDP:
             return model
         if self.setup.fsdp_version is FsdpVersion.FSDP2:
-            return _fully_shard(model, self.mesh)
+            return _fully_shard(model, self.mesh, self.setup)
         return _fsdp1(model, self.setup)
 
     def before_reported_step(self, model: nn.Module) -> nn.Module:
@@ -83,17 +88,19 @@ def parallel_world(setup: TraceSetup) -> Iterator[ParallelWorld]:
         dist.destroy_process_group()
 
 
-def _fully_shard(model: nn.Module, mesh: Any) -> nn.Module:
-    from torch.distributed.fsdp import fully_shard
+def _fully_shard(model: nn.Module, mesh: Any, setup: TraceSetup) -> nn.Module:
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
+    policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16) \
+        if setup.precision is Precision.AMP else MixedPrecisionPolicy()
     for block in transformer_blocks(model):
-        fully_shard(block, mesh=mesh)
-    fully_shard(model, mesh=mesh)
+        fully_shard(block, mesh=mesh, mp_policy=policy)
+    fully_shard(model, mesh=mesh, mp_policy=policy)
     return model
 
 
 def _fsdp1(model: nn.Module, setup: TraceSetup) -> nn.Module:
-    from torch.distributed.fsdp import FullyShardedDataParallel
+    from torch.distributed.fsdp import FullyShardedDataParallel, MixedPrecision
     from torch.distributed.fsdp.wrap import ModuleWrapPolicy
 
     block_class = type(transformer_blocks(model)[0])
@@ -105,7 +112,11 @@ def _fsdp1(model: nn.Module, setup: TraceSetup) -> nn.Module:
         policy = ModuleWrapPolicy({block_class})
     # a unit mixing frozen and trainable weights needs use_orig_params=True
     mixed_units = setup.uses_lora and not setup.peft_wrap
+    bf16 = torch.bfloat16
+    mixed_precision = MixedPrecision(param_dtype=bf16, reduce_dtype=bf16, buffer_dtype=bf16) \
+        if setup.precision is Precision.AMP else None
     return FullyShardedDataParallel(model, auto_wrap_policy=policy,
+                                    mixed_precision=mixed_precision,
                                     device_id=torch.device("cpu"),
                                     use_orig_params=mixed_units or not setup.uses_lora)
 

@@ -183,6 +183,45 @@ def test_fused_chunked_loss_never_holds_all_logits() -> None:
     assert b.loss.forward_peak_bytes < logits_fp32 / 4
 
 
+def test_fused_linear_cross_entropy_as_liger_runs_it() -> None:
+    """Liger-Kernel's fused linear cross-entropy (ops/fused_linear_cross_entropy.py): chunks of
+    `next_power_of_2(cdiv(BT, cdiv(V, H)))` rows, the logits of one chunk in bf16 with the
+    chunk's hidden gradient, the hidden states' gradient and, when the head trains, the head
+    weight's gradient made in forward. Qwen2.5-3B (V 151,936, H 2,048) on 8,192 tokens: 75
+    chunks of 110 rows would do, Liger takes 64 of 128."""
+    from vramplan.training.activations import fused_loss_rows
+    from vramplan.vocab import Loss
+
+    assert fused_loss_rows(8192, 151_936, 2048) == 128
+    assert fused_loss_rows(16384, 152_064, 3584) == 512
+    assert fused_loss_rows(3, 151_936, 2048) == 1  # never more rows than tokens
+    qwen = architecture_of(find_model("qwen2.5-3b"))
+    full = TrainingSetup(method=Method.FULL, batch=1, seq_len=8192, loss=Loss.CHUNKED,
+                         checkpointing=Checkpointing.FULL)
+    grad_input, head_grad = 2 * 2048 * 8192, 2 * 151_936 * 2048
+    chunk = 2 * (151_936 + 2048) * 128
+    assert estimate_training(qwen, full).loss.forward_peak_bytes == \
+        grad_input + head_grad + chunk
+    lora = dataclasses.replace(full, method=Method.LORA)
+    assert estimate_training(qwen, lora).loss.forward_peak_bytes == grad_input + chunk
+    # the step program (what `reserved` replays) holds one chunk's logits at a time
+    from vramplan.allocator import EventKind
+    from vramplan.training.allocations import step_program
+    from vramplan.training.estimate import step_shape
+
+    made_in_loss: dict[int, int] = {}
+    in_loss, most = False, 0
+    for event in step_program(qwen, full, step_shape(qwen, full), steps=1):
+        if event.kind is EventKind.MARK:
+            in_loss = event.name == "loss"
+        elif event.kind is EventKind.ALLOC and in_loss:
+            made_in_loss[event.tensor] = event.n_bytes
+        elif event.kind is EventKind.FREE:
+            made_in_loss.pop(event.tensor, None)
+        most = max(most, sum(made_in_loss.values()))
+    assert most == grad_input + head_grad + chunk + 4 * 8192  # and the per-token losses
+
+
 def test_training_json_names_units_and_sums_parts() -> None:
     import json
 

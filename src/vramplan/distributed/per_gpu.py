@@ -37,7 +37,6 @@ from vramplan.training.alignment import estimate_step, value_model_states
 from vramplan.training.allocations import (
     FSDP1_SYNC_BUCKET_BYTES,
     Sharding,
-    StepShape,
     reserved_memory,
     stored_unit_bytes,
 )
@@ -47,9 +46,8 @@ from vramplan.training.estimate import (
     Phase,
     PhaseMemory,
     TrainingEstimate,
-    block_spec,
     largest_gradient_bytes,
-    loss_rows,
+    step_shape,
 )
 from vramplan.training.setup import (
     TrainingSetup,
@@ -102,8 +100,7 @@ class PerGpuEstimate(PeakOverPhases):
     @property
     def allocator_cache_bytes(self) -> int:
         single = self.single
-        shape = StepShape(spec=block_spec(single.arch, single.setup),
-                          loss_rows=loss_rows(single.arch, single.setup))
+        shape = step_shape(single.arch, single.setup)
         sharding = program_sharding(single.states, self.sharded,
                                     synced=syncs_module_states(single.setup.framework))
         return reserved_memory(single.arch, single.setup, shape, sharding=sharding,

@@ -738,6 +738,10 @@ class HeadSpec:
     shifts_logits: bool = False
     """transformers up to v4.48: the loss takes an fp32 copy of the logits without their last
     position (`vramplan.presets.frameworks.TransformersCode.shifts_logits`)."""
+    head_grad_bytes: int = 0
+    """A fused linear cross-entropy that trains the head makes the head weight's whole gradient
+    in forward (Liger-Kernel `fused_linear_cross_entropy_forward`: `grad_weight =
+    torch.zeros_like(weight)`, accumulated chunk by chunk): its bytes, else 0."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -753,6 +757,14 @@ class LossMemory:
     """Vocabulary-sized tensors alive when the loss has just been computed."""
     backward_peak_bytes: int
     """Vocabulary-sized tensors alive while the loss's backward runs (first chunk)."""
+
+
+def fused_loss_rows(tokens: int, vocab: int, hidden: int) -> int:
+    """Rows of logits a fused linear cross-entropy computes at once: enough chunks that a chunk's
+    logits take about as much as the hidden states, a power of two (Liger-Kernel
+    `chunk_size = triton.next_power_of_2(triton.cdiv(BT, triton.cdiv(V, H)))`)."""
+    rows = ceil_div(tokens, ceil_div(vocab, hidden))
+    return min(tokens, 1 << (rows - 1).bit_length())
 
 
 def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: int,
@@ -808,13 +820,19 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
     if head.log_probs:
         return _log_prob_loss(head, saved=saved, elements=vocab * tokens, compute=c)
     if head.chunked:
-        # fused linear + cross-entropy (Liger-Kernel FusedLinearCrossEntropyFunction): logits
-        # exist one chunk at a time, chunk = ceil(tokens / ceil(vocab / hidden)) rows, fp32 with
-        # their gradient; the gradient of the hidden states is computed in forward and kept
-        chunk = ceil_div(tokens, ceil_div(vocab, h))
-        peak = 2 * FP32 * vocab * chunk + c * h * tokens + head.head_dequant_bytes
-        return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=peak,
-                          backward_peak_bytes=peak)
+        # fused linear + cross-entropy (linkedin/Liger-Kernel ops/fused_linear_cross_entropy.py
+        # `fused_linear_cross_entropy_forward`, @c7dd3294 and @ead96b61): the gradients of the
+        # hidden states (`zeros_like(_input)`) and of a trained head (`zeros_like(weight)`) are
+        # made in forward and kept for backward, which only scales them in place; the logits
+        # exist one chunk at a time, in the compute dtype, their gradient written over them by
+        # the kernel, and `grad_logits_chunk @ weight` makes the chunk's hidden gradient before
+        # it is copied into place
+        chunk = fused_loss_rows(tokens, vocab, h)
+        grad_input = c * h * tokens
+        forward = (grad_input + head.head_grad_bytes + c * (vocab + h) * chunk
+                   + head.head_dequant_bytes)
+        return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
+                          backward_peak_bytes=grad_input + head.head_dequant_bytes)
     if head.shifts_logits:
         return _shifted_hf_loss(head, saved=saved, tokens=tokens, rows=batch, vocab=vocab,
                                 compute=c, softcap=softcap)

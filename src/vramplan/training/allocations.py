@@ -347,6 +347,10 @@ class StepShape:
     """How a trained block behaves (`vramplan.training.estimate.block_spec`)."""
     loss_rows: int
     """Rows of logits computed at once (all tokens, or a chunk)."""
+    fused_loss: bool = False
+    """The loss is a fused linear cross-entropy (Liger-Kernel): `_fused_linear_loss`."""
+    head_grad_bytes: int = 0
+    """The head weight's gradient a fused linear cross-entropy makes in forward (0: none)."""
 
 
 def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
@@ -536,11 +540,20 @@ def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, sh
     program.events.append(mark("forward"))
     hidden, kept, gathered = _forward(program, arch, sizes, model.sharding)
     program.events.append(mark("loss"))
-    grad_hidden = _loss(program, arch, rows=shape.loss_rows, tokens=tokens,
-                        hidden=hidden, compute=compute_itemsize(setup.precision),
-                        code=model_loss_code(setup), batch=setup.batch)
+    head_grad: int | None = None
+    if shape.fused_loss:
+        grad_hidden, head_grad = _fused_linear_loss(
+            program, arch, rows=shape.loss_rows, tokens=tokens, hidden=hidden,
+            compute=compute_itemsize(setup.precision), head_grad_bytes=shape.head_grad_bytes)
+    else:
+        grad_hidden = _loss(program, arch, rows=shape.loss_rows, tokens=tokens,
+                            hidden=hidden, compute=compute_itemsize(setup.precision),
+                            code=model_loss_code(setup), batch=setup.batch)
     program.events.append(mark("backward"))
     trainable_by_block = _trainable_by_block(model.params)
+    if head_grad is not None:
+        # the fused loss's head gradient is handed over as the head's: one tensor, not two
+        program.free(head_grad)
     _make_grads(program, model, trainable_by_block.pop(None, []))
     for block in reversed(range(arch.n_layers)):
         grad_hidden = _backward_block(program, model, sizes, block, kept=kept[block],
@@ -714,6 +727,25 @@ def _loss(program: _Program, arch: Architecture, *, rows: int, tokens: int, hidd
         program.free(cast)
     program.free(saved_hidden)
     return grad_hidden
+
+
+def _fused_linear_loss(program: _Program, arch: Architecture, *, rows: int, tokens: int,
+                       hidden: int, compute: int, head_grad_bytes: int) -> tuple[int, int]:
+    """A fused linear cross-entropy as Liger-Kernel runs it (`vramplan.training.activations
+    .head_and_loss`): the hidden states' gradient and a trained head's gradient made first, then
+    chunk by chunk the logits and the chunk's hidden gradient (`grad_logits_chunk @ weight`),
+    copied into place and freed with the chunk. The gradients are kept for backward. Returns the
+    hidden states' gradient and the head's."""
+    grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
+    head_grad = program.alloc(head_grad_bytes)
+    losses = program.alloc(FP32 * tokens)
+    for chunk_rows in _chunks(tokens, rows):
+        logits = program.alloc(compute * arch.vocab_size * chunk_rows)
+        program.free(program.alloc(compute * arch.hidden_size * chunk_rows))
+        program.free(logits)
+    program.free(losses)
+    program.free(hidden)
+    return grad_hidden, head_grad
 
 
 def _shifted_loss(program: _Program, arch: Architecture, *, tokens: int, hidden: int,

@@ -38,6 +38,7 @@ from vramplan.training.activations import (
     block_input_bytes,
     block_saved,
     embedding_dropout_bytes,
+    fused_loss_rows,
     head_and_loss,
     kept_for_backward,
     masked_local_layers_bytes,
@@ -254,20 +255,26 @@ def reserved_memory_of(arch: Architecture, setup: TrainingSetup,
     (`vramplan.training.allocations`). For a preference or RL method, the policy's training
     pass (`policy_pass`): its other passes and models are not in the program."""
     setup = policy_pass(setup)
-    shape = StepShape(spec=block_spec(arch, setup), loss_rows=loss_rows(arch, setup))
-    return reserved_memory(arch, setup, shape, config=config)
+    return reserved_memory(arch, setup, step_shape(arch, setup), config=config)
 
 
 def loss_rows(arch: Architecture, setup: TrainingSetup) -> int:
     """Rows of logits computed at once: all tokens, or a chunk (litgpt's 128-token head chunks
-    in its LoRA scripts; a fused linear cross-entropy's `ceil(tokens / ceil(vocab / hidden))`,
-    Liger-Kernel FusedLinearCrossEntropyFunction)."""
+    in its LoRA scripts; a fused linear cross-entropy's chunk, `fused_loss_rows`)."""
     tokens = setup.logit_tokens
     if not _head_spec(arch, setup).chunked:
         return tokens
     if setup.framework is Framework.LITGPT:
         return min(LITGPT_LM_HEAD_CHUNK, setup.seq_len) * setup.batch
-    return ceil_div(tokens, ceil_div(arch.vocab_size, arch.hidden_size))
+    return fused_loss_rows(tokens, arch.vocab_size, arch.hidden_size)
+
+
+def step_shape(arch: Architecture, setup: TrainingSetup) -> StepShape:
+    """What the step program (`vramplan.training.allocations`) needs from the analytic model."""
+    head = _head_spec(arch, setup)
+    fused = head.chunked and setup.framework not in (Framework.LITGPT, Framework.TORCHTUNE)
+    return StepShape(spec=block_spec(arch, setup), loss_rows=loss_rows(arch, setup),
+                     fused_loss=fused, head_grad_bytes=head.head_grad_bytes)
 
 
 # --- the estimate -----------------------------------------------------------------------------
@@ -496,6 +503,7 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
     default_chunked = (setup.framework is Framework.LITGPT and uses_lora) or \
         framework_defaults(setup.framework).loss is Loss.CHUNKED
     chunked = setup.loss is Loss.CHUNKED if setup.loss is not None else default_chunked
+    fused = chunked and setup.framework not in (Framework.LITGPT, Framework.TORCHTUNE)
     code = model_loss_code(setup)
     return HeadSpec(
         framework=setup.framework,
@@ -512,6 +520,8 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         loss_in_function=setup.loss_in_function,
         logits_fp32_in_model=code.logits_fp32_in_model,
         shifts_logits=code.shifts_logits,
+        head_grad_bytes=(weight_itemsize(setup.precision) * arch.vocab_size * arch.hidden_size
+                         if fused and setup.method is Method.FULL else 0),
     )
 
 

@@ -47,6 +47,7 @@ from vramplan.presets.frameworks import (
     read_framework,
 )
 from vramplan.presets.gpus import Gpu, find_gpu
+from vramplan.presets.litgpt_recipes import LITGPT_HUB_RECIPES, LITGPT_HUB_SOURCE, LitgptRecipe
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.presets.quant_formats import find_format
 from vramplan.training.alignment import estimate_step
@@ -555,7 +556,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         alignment=alignment,
         method=method, precision=case.precision, optimizer=case.optimizer,
         optimizer_impl=case.optimizer_impl, quant=case.quant,
-        lora_rank=case.lora_r if uses_lora else None,
+        lora_rank=lora_rank(case) if uses_lora else None,
         lora_targets=case.lora_targets if uses_lora else frozenset(),
         batch=case.batch, seq_len=case.seq_len or _shortest_sequence(alignment),
         checkpointing=case.checkpointing,
@@ -670,12 +671,33 @@ _ACCUMULATION = re.compile(r"\b(?:grad|gradient) accumulation\b", re.IGNORECASE)
 def accumulates(case: Case) -> bool:
     """Whether the row's run accumulated gradients over micro-batches: what its notes say ("no
     gradient accumulation", "via gradient accumulation"; the format has no column for it), else
-    the framework's default (`vramplan.presets.frameworks.default_gradient_accumulation`)."""
+    the litgpt recipe its source names (`litgpt_recipe`), else the framework's default
+    (`vramplan.presets.frameworks.default_gradient_accumulation`)."""
     if _NO_ACCUMULATION.search(case.notes):
         return False
     if _ACCUMULATION.search(case.notes):
         return True
+    recipe = litgpt_recipe(case)
+    if recipe is not None:
+        return recipe.accumulates
     return default_gradient_accumulation(case.framework, case.method)
+
+
+def litgpt_recipe(case: Case) -> LitgptRecipe | None:
+    """The litgpt finetuning recipe a row's run used, when its source is litgpt's config_hub
+    (`vramplan.presets.litgpt_recipes`): an empty cell of such a row is the recipe's value."""
+    if case.framework is not Framework.LITGPT or LITGPT_HUB_SOURCE not in case.source:
+        return None
+    return LITGPT_HUB_RECIPES.get((case.model, case.method))
+
+
+def lora_rank(case: Case) -> int | None:
+    """The row's LoRA rank: its `lora_r`, else its litgpt recipe's, else None (the framework's
+    default)."""
+    if case.lora_r is not None:
+        return case.lora_r
+    recipe = litgpt_recipe(case)
+    return recipe.lora_r if recipe is not None else None
 
 
 _LAST_BLOCKS = re.compile(r"\blast (\d{1,5}) (?:decoder |transformer )?(?:layers|blocks)\b",

@@ -743,6 +743,12 @@ class HeadSpec:
     in forward (Liger-Kernel `fused_linear_cross_entropy_forward`: `grad_weight =
     torch.zeros_like(weight)`, accumulated chunk by chunk): its bytes, else 0."""
 
+    @property
+    def fused_linear(self) -> bool:
+        """A chunked loss outside litgpt and torchtune, whose chunking is their own: a fused
+        linear cross-entropy (Liger-Kernel's)."""
+        return self.chunked and self.framework not in (Framework.LITGPT, Framework.TORCHTUNE)
+
 
 @dataclass(frozen=True, slots=True)
 class LossMemory:

@@ -17,7 +17,7 @@ Phases (the peak is the largest; see docs/memory-model.md):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
 
@@ -272,9 +272,8 @@ def loss_rows(arch: Architecture, setup: TrainingSetup) -> int:
 def step_shape(arch: Architecture, setup: TrainingSetup) -> StepShape:
     """What the step program (`vramplan.training.allocations`) needs from the analytic model."""
     head = _head_spec(arch, setup)
-    fused = head.chunked and setup.framework not in (Framework.LITGPT, Framework.TORCHTUNE)
     return StepShape(spec=block_spec(arch, setup), loss_rows=loss_rows(arch, setup),
-                     fused_loss=fused, head_grad_bytes=head.head_grad_bytes)
+                     fused_loss=head.fused_linear, head_grad_bytes=head.head_grad_bytes)
 
 
 # --- the estimate -----------------------------------------------------------------------------
@@ -503,9 +502,8 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
     default_chunked = (setup.framework is Framework.LITGPT and uses_lora) or \
         framework_defaults(setup.framework).loss is Loss.CHUNKED
     chunked = setup.loss is Loss.CHUNKED if setup.loss is not None else default_chunked
-    fused = chunked and setup.framework not in (Framework.LITGPT, Framework.TORCHTUNE)
     code = model_loss_code(setup)
-    return HeadSpec(
+    spec = HeadSpec(
         framework=setup.framework,
         chunked=chunked,
         head_trains=setup.method is Method.FULL,
@@ -520,9 +518,11 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         loss_in_function=setup.loss_in_function,
         logits_fp32_in_model=code.logits_fp32_in_model,
         shifts_logits=code.shifts_logits,
-        head_grad_bytes=(weight_itemsize(setup.precision) * arch.vocab_size * arch.hidden_size
-                         if fused and setup.method is Method.FULL else 0),
     )
+    if spec.fused_linear and setup.method is Method.FULL:
+        spec = replace(spec, head_grad_bytes=weight_itemsize(setup.precision)
+                       * arch.vocab_size * arch.hidden_size)
+    return spec
 
 
 def _gradients_made(arch: Architecture, setup: TrainingSetup, states: ModelStates) -> int:

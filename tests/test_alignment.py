@@ -137,6 +137,21 @@ def test_ppo_trains_a_full_value_model_beside_a_lora_policy() -> None:
     assert part(estimate, Phase.OPTIMIZER_STEP, PartKind.REWARD_WEIGHTS) == ARCH.params_total * 4
 
 
+def test_ms_swift_gives_the_ppo_value_model_the_policys_adapters() -> None:
+    """ms-swift's `swift rlhf` passes the value model through `prepare_model` (swift/llm/train/
+    rlhf.py @07bd7b463): under LoRA its frozen weights get the policy's adapters, and only these
+    train (AlignmentSetup.value_adapters); TRL trains it in full."""
+    trl = estimate_step(ARCH, setup_of(Method.PPO, Method.LORA))
+    swift = estimate_step(ARCH, setup_of(Method.PPO, Method.LORA, value_adapters=True))
+    lora_value = part(swift, Phase.OPTIMIZER_STEP, PartKind.VALUE_MODEL)
+    policy_states = swift.states.total_bytes
+    assert lora_value == policy_states
+    assert lora_value < part(trl, Phase.OPTIMIZER_STEP, PartKind.VALUE_MODEL) / 3
+    # a fully trained policy: the value model is full either way
+    full = estimate_step(ARCH, setup_of(Method.PPO, Method.FULL, value_adapters=True))
+    assert part(full, Phase.OPTIMIZER_STEP, PartKind.VALUE_MODEL) == 16 * ARCH.params_total
+
+
 # --- TRL's log-probabilities, traced ------------------------------------------------------------
 
 def _selective_log_softmax(logits: torch.Tensor, index: torch.Tensor) -> torch.Tensor:

@@ -550,6 +550,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
     uses_lora = method.uses_lora
     alignment = AlignmentSetup(
         case.method, completion_len=case.new_tokens if case.method.generates else None,
+        value_adapters=ms_swift_rlhf(case),
         gpu_memory_bytes=case.gpu.capacity_bytes if case.gpu is not None else None) \
         if aligned else None
     return TrainingSetup(
@@ -746,6 +747,17 @@ def fsdp_version(case: Case) -> FsdpVersion | None:
     (`vramplan.presets.frameworks.FrameworkDefaults.fsdp_version`). Only the notes are read:
     an id's "fsdp2" may count GPUs."""
     return FsdpVersion.FSDP2 if _FSDP2.search(case.notes) is not None else None
+
+
+MS_SWIFT_RLHF = re.compile(r"\bswift rlhf\b")
+MS_SWIFT_REPOSITORY = "modelscope/ms-swift"
+
+
+def ms_swift_rlhf(case: Case) -> bool:
+    """A preference or RL row that ms-swift ran: its notes give a `swift rlhf` command or its
+    source is one of ms-swift's examples. Its PPO value model takes the policy's adapters
+    (`vramplan.training.setup.AlignmentSetup.value_adapters`)."""
+    return MS_SWIFT_RLHF.search(case.notes) is not None or MS_SWIFT_REPOSITORY in case.source
 
 
 _MS_SWIFT_ZERO3 = re.compile(r"\bswift (?:sft|rlhf)\b.*--deepspeed zero3\b")

@@ -154,10 +154,14 @@ def _resident_models(arch: Architecture, setup: TrainingSetup,
 
 
 def value_model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
-    """PPO's value model: trained in full whatever the policy's method (TRL applies PEFT to the
-    policy only), with its gradients, master copy and optimizer states; sharded as a full
-    model is (`vramplan.distributed.per_gpu`)."""
-    return model_states(arch, replace(policy_pass(setup), method=Method.FULL, quant=Quant.NONE,
+    """PPO's value model, with its gradients, master copy and optimizer states; sharded as the
+    policy is (`vramplan.distributed.per_gpu`). TRL trains it in full whatever the policy's
+    method (PEFT goes to the policy only); ms-swift gives it the policy's adapters
+    (`AlignmentSetup.value_adapters`). Its score head (hidden x 1) is not counted."""
+    policy = policy_pass(setup)
+    if setup.alignment is not None and setup.alignment.value_adapters:
+        return model_states(arch, policy)
+    return model_states(arch, replace(policy, method=Method.FULL, quant=Quant.NONE,
                                       lora_rank=None, lora_targets=frozenset()))
 
 

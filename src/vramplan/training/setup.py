@@ -72,6 +72,12 @@ class AlignmentSetup:
     gpu_memory_bytes: int | None = None
     """The GPU's memory, which the colocated engine takes its share of (set from the GPU the
     request names)."""
+    value_adapters: bool = False
+    """PPO: the value model trains as the policy does, LoRA adapters included (ms-swift's
+    `swift rlhf` passes it through `prepare_model`, which applies the run's tuner:
+    modelscope/ms-swift swift/llm/train/rlhf.py @07bd7b463, swift/pipelines/train/rlhf.py
+    @3602360a). False: TRL's `PPOTrainer`, which applies PEFT to the policy only and trains the
+    value model in full."""
 
     @property
     def completion_tokens(self) -> int:

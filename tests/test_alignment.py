@@ -4,6 +4,7 @@ answers with their phases; bad combinations refused with their field named."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
@@ -150,6 +151,25 @@ def test_ms_swift_gives_the_ppo_value_model_the_policys_adapters() -> None:
     # a fully trained policy: the value model is full either way
     full = estimate_step(ARCH, setup_of(Method.PPO, Method.FULL, value_adapters=True))
     assert part(full, Phase.OPTIMIZER_STEP, PartKind.VALUE_MODEL) == 16 * ARCH.params_total
+
+
+@pytest.mark.parametrize("method", [Method.PPO, Method.GRPO])
+def test_zero3_gathers_the_whole_trained_model_to_generate(method: Method) -> None:
+    """TRL generates inside `unwrap_model_for_generation`, which under ZeRO-3 gathers every
+    parameter of the trained model (`deepspeed.zero.GatheredParameters(model.parameters())`,
+    trl/models/utils.py; `ds3_gather_for_generation` True by default): the policy, and for PPO
+    its value model, whole in 16 bits on every GPU while they generate. Not under FSDP, whose
+    units gather one by one."""
+    from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
+    from vramplan.vocab import Scheme
+
+    setup = dataclasses.replace(setup_of(method), precision=Precision.MIXED)
+    estimate = estimate_per_gpu(ARCH, setup, default_parallelism(setup, Scheme.ZERO3, 8))
+    models = 2 if method is Method.PPO else 1
+    assert part(estimate, Phase.GENERATION, PartKind.SHARDING_BUFFERS) == \
+        models * 2 * ARCH.params_total
+    fsdp = estimate_per_gpu(ARCH, setup, default_parallelism(setup, Scheme.FSDP, 8))
+    assert part(fsdp, Phase.GENERATION, PartKind.SHARDING_BUFFERS) < ARCH.params_total
 
 
 # --- TRL's log-probabilities, traced ------------------------------------------------------------

@@ -61,6 +61,7 @@ from vramplan.vocab import (
     Checkpointing,
     Framework,
     FsdpVersion,
+    Generation,
     Method,
     Metric,
     Offload,
@@ -377,7 +378,9 @@ def _stage_estimate(arch: Architecture, single: TrainingEstimate, states: ModelS
     gpu_acts, host_acts = _activation_split(arch, single, stage, acts,
                                             parallelism.offload is Offload.ACTIVATIONS)
     value = _value_model_bytes(arch, single, stage, parallelism)
-    phases = tuple(_phase(phase, single, sharded, stage, gpu_acts, value_model_bytes=value)
+    gathered = _gathered_for_generation(arch, single, stage, parallelism)
+    phases = tuple(_with_gathered(_phase(phase, single, sharded, stage, gpu_acts,
+                                         value_model_bytes=value), gathered)
                    for phase in single.phases
                    if phase.phase is not Phase.EMBEDDING_BACKWARD
                    or _embedding_backward_as_on_one_gpu(stage, parallelism))
@@ -651,6 +654,35 @@ def _value_model_bytes(arch: Architecture, single: TrainingEstimate, stage: Stag
         return 0
     states = stage_states(value_model_states(arch, single.setup), stage)
     return shard_model_states(states, parallelism).model_states_bytes
+
+
+def _gathered_for_generation(arch: Architecture, single: TrainingEstimate, stage: Stage,
+                             parallelism: Parallelism) -> int | None:
+    """What ZeRO-3 holds gathered while TRL generates with the model itself: every parameter of
+    the trained model, the policy's and for PPO the value model's (TRL `PPOTrainer` and
+    `GRPOTrainer` generate inside `unwrap_model_for_generation`, whose
+    `deepspeed.zero.GatheredParameters(model.parameters())` gathers them all; huggingface/trl
+    trl/models/utils.py, `ds3_gather_for_generation` True by default since d4222a1e0,
+    2025-01-21, and unconditional before). None: not a ZeRO-3 run generating with the model."""
+    alignment = single.setup.alignment
+    if (alignment is None or not alignment.method.generates
+            or alignment.generation is not Generation.MODEL
+            or parallelism.scheme is not Scheme.ZERO3):
+        return None
+    gathered = stage_states(single.states, stage).weight_bytes
+    if alignment.method is Method.PPO:
+        gathered += stage_states(value_model_states(arch, single.setup), stage).weight_bytes
+    return gathered
+
+
+def _with_gathered(phase: PhaseMemory, gathered: int | None) -> PhaseMemory:
+    """The generation phase with ZeRO-3's buffers holding the whole gathered model
+    (`_gathered_for_generation`); any other phase as it is."""
+    if phase.phase is not Phase.GENERATION or gathered is None:
+        return phase
+    return PhaseMemory(phase.phase, tuple(Part(PartKind.SHARDING_BUFFERS, gathered)
+                                          if p.kind is PartKind.SHARDING_BUFFERS else p
+                                          for p in phase.parts))
 
 
 def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates, stage: Stage,

@@ -41,6 +41,7 @@ from vramplan.inference.setup import inference_inputs
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.frameworks import (
     LITGPT_COMMIT_DATES,
+    TORCHTUNE_COMMIT_DATES,
     ModelCode,
     default_gradient_accumulation,
     framework_defaults,
@@ -602,23 +603,26 @@ def compiled(case: Case) -> bool:
 
 
 _COMMIT = re.compile(r"\b[0-9a-f]{8,40}\b")
+_COMMIT_DATES = {Framework.LITGPT: LITGPT_COMMIT_DATES,
+                 Framework.TORCHTUNE: TORCHTUNE_COMMIT_DATES}
 
 
 def code_date(case: Case) -> date | None:
     """The date of the model code a row ran, None (today's code) when unknown.
 
-    litgpt: from the commits its source names, the earliest whose date is known
-    (`vramplan.presets.frameworks.LITGPT_COMMIT_DATES`), as a published run is no newer than the
-    commit that published it. transformers' model code (`ModelCode.TRANSFORMERS`): the earliest
-    date its source or notes state (`stated_date`), unless its notes say Unsloth ran the model,
-    whose own forward replaced transformers' loss (`UNSLOTH_NOTE`): `self.lm_head(hidden_states)`
-    then `fast_cross_entropy_loss` (its Triton kernel) on the 16-bit logits, the labels shifted
-    with `torch.hstack`, no fp32 or shifted copy of the logits whatever transformers' version
-    (unslothai/unsloth unsloth/models/llama.py `LlamaForCausalLM_fast_forward`, early 2024).
-    Other frameworks: None."""
-    if case.framework is Framework.LITGPT:
-        dates = [LITGPT_COMMIT_DATES[commit[:8]] for commit in _COMMIT.findall(case.source)
-                 if commit[:8] in LITGPT_COMMIT_DATES]
+    litgpt and torchtune: from the commits its source names, the earliest whose date is known
+    (`vramplan.presets.frameworks.LITGPT_COMMIT_DATES`, `TORCHTUNE_COMMIT_DATES`), as a
+    published run is no newer than the commit that published it. transformers' model code
+    (`ModelCode.TRANSFORMERS`): the earliest date its source or notes state (`stated_date`),
+    unless its notes say Unsloth ran the model, whose own forward replaced transformers' loss
+    (`UNSLOTH_NOTE`): `self.lm_head(hidden_states)` then `fast_cross_entropy_loss` (its Triton
+    kernel) on the 16-bit logits, the labels shifted with `torch.hstack`, no fp32 or shifted copy
+    of the logits whatever transformers' version (unslothai/unsloth unsloth/models/llama.py
+    `LlamaForCausalLM_fast_forward`, early 2024). Other frameworks: None."""
+    if case.framework in _COMMIT_DATES:
+        known = _COMMIT_DATES[case.framework]
+        dates = [known[commit[:8]] for commit in _COMMIT.findall(case.source)
+                 if commit[:8] in known]
         return min(dates, default=None)
     if framework_defaults(case.framework).model_code is not ModelCode.TRANSFORMERS:
         return None

@@ -282,6 +282,21 @@ LITGPT_RMSNORM_CAST_BEFORE_SCALE = (date(2024, 2, 23), date(2024, 7, 23))
 """The dates of the commits named in `LitgptCode` (the window is half-open)."""
 
 
+TORCHTUNE_COMMIT_DATES: dict[str, date] = {
+    # the pytorch/torchtune commits that published measured runs of the case files, by their
+    # first eight hex digits, and their dates (git log)
+    "0914d5cf": date(2024, 4, 15),  # docs/source/tutorials/qlora_finetune.rst
+    "ff594c23": date(2024, 4, 15),  # docs/source/tutorials/lora_finetune.rst
+}
+TORCHTUNE_CHUNKED_NF4_SINCE = date(2024, 6, 26)
+"""torchtune pinned torchao 0.1 (pyproject.toml `torchao==0.1`, f97bcdaa0, 2024-04-09; a
+nightly of March 2024 before) until c1c9f308a pinned ao 0.3 (2024-06-26). torchao 0.1 quantized a
+weight to NF4 in one piece (torchao/dtypes/nf4tensor.py at v0.1 `quantize_tensor_nearest`:
+`(value.unsqueeze(-1) - nf4).abs()`, 16 bf16 entries per value, then `min(dim=-1)`); "perform in
+chunks" (pytorch/ao 6081796bc, PR #196, 2024-05-01, in 0.2.0) quantizes by chunks of 2^20
+values, whose transients (about 74 MB) change no estimate
+(`vramplan.training.allocations._torchao_v01_quantization`)."""
+
 LITGPT_COMMIT_DATES: dict[str, date] = {
     # the Lightning-AI/litgpt commits that published measured runs of the case files, by their
     # first eight hex digits, and their dates (git log)

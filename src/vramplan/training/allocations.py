@@ -39,6 +39,7 @@ from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import lora_breakdown
 from vramplan.presets.frameworks import (
     PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE,
+    TORCHTUNE_CHUNKED_NF4_SINCE,
     TransformersCode,
     framework_defaults,
 )
@@ -362,7 +363,7 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
     if sharding.flat_units:
         _wrap_flat_units(program, parameter_tensors(arch, setup), sharding)
     else:
-        _load(program, params, sharding, setup)
+        _load(program, params, sharding, setup, arch)
     model = _Model(params, sharding, grads={}, states=[], masters=[])
     if setup.precision is Precision.MIXED and sharding.states:
         masters = [ceil_div(FP32 * t.elements, sharding.states) for t in params if t.trainable]
@@ -419,11 +420,20 @@ def _merged(tensors: list[ParamTensor]) -> list[ParamTensor]:
 
 
 def _load(program: _Program, params: tuple[ParamTensor, ...], sharding: Sharding,
-          setup: TrainingSetup) -> None:
+          setup: TrainingSetup, arch: Architecture) -> None:
     """The parameters this GPU holds: each tensor, or its shard (FSDP1's flat units:
     `_wrap_flat_units`). A QLoRA run prepared for k-bit training (`upcasts_at_load`) loads
-    the base, then `_upcast_and_back`."""
+    the base, then `_upcast_and_back`; torchtune's QLoRA of before June 2024 quantizes each
+    linear as it builds it (`_torchao_v01_quantization`)."""
     if not sharding.weights:
+        return
+    if sharding.weights == 1 and quantizes_in_one_piece(setup):
+        linears = [linear.in_features * linear.out_features
+                   for linear in arch.block_linears() for _ in range(linear.count)]
+        for tensor in params:
+            if tensor.block is not None and not tensor.trainable:
+                _torchao_v01_quantization(program, linears)
+            program.alloc(tensor.n_bytes)
         return
     if sharding.weights > 1 or not upcasts_at_load(setup):
         for tensor in params:
@@ -433,6 +443,46 @@ def _load(program: _Program, params: tuple[ParamTensor, ...], sharding: Sharding
               if not t.trainable}
     empty_cache = setup.code_date is None or setup.code_date >= PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE
     _upcast_and_back(program, params, frozen, empty_cache=empty_cache)
+
+
+def quantizes_in_one_piece(setup: TrainingSetup) -> bool:
+    """torchtune's QLoRA with the torchao it pinned before June 2024, which quantized each
+    weight to NF4 in one piece (`vramplan.presets.frameworks.TORCHTUNE_CHUNKED_NF4_SINCE`); the
+    run's code date must say so (None: today's code)."""
+    return (setup.framework is Framework.TORCHTUNE and setup.method is Method.QLORA
+            and setup.code_date is not None and setup.code_date < TORCHTUNE_CHUNKED_NF4_SINCE)
+
+
+def _torchao_v01_quantization(program: _Program, linears: list[int]) -> None:
+    """torchtune builds the model on the GPU in bf16 (`with self._device:
+    config.instantiate(...)`, recipes/lora_finetune_single_device.py @ff594c231) and its
+    `LoRALinear` and `FrozenNF4Linear` quantize each new weight at once (`to_nf4`); the
+    checkpoint is then copied in on the CPU (torchao v0.1 `copy_` quantizes a CPU tensor where it
+    is). torchao v0.1 (torchao/dtypes/nf4tensor.py `NF4Tensor.from_tensor`) holds, for a weight of
+    n values: the bf16 weight (2n bytes), its blocks' absolute values for the absmax scalers (2n,
+    twice), the blocks divided by their scalers (2n), `value.unsqueeze(-1) - nf4` and its
+    `abs()` (16 bf16 entries per value: 32n each), then `min(dim=-1)`'s values and int64 indices
+    (2n + 8n), the packing's int64 halves (4n, twice) and the uint8 codes. The codes and scalers
+    that stay are the block's stored tensor, allocated after its linears."""
+    for n in linears:
+        weight = program.alloc(2 * n)
+        program.free(program.alloc(2 * n))  # |blocks| for the scalers (double quantization)
+        program.free(program.alloc(2 * n))  # |blocks| again for the weight's own scalers
+        scaled = program.alloc(2 * n)
+        difference = program.alloc(32 * n)
+        distance = program.alloc(32 * n)
+        program.free(difference)
+        values, indices = program.alloc(2 * n), program.alloc(8 * n)
+        program.free(distance)
+        program.free(values)
+        shifted = program.alloc(4 * n)
+        packed = program.alloc(4 * n)
+        program.free(shifted)
+        program.free(program.alloc(n // 2))  # the uint8 codes (kept in the block's tensor)
+        program.free(packed)
+        program.free(indices)
+        program.free(scaled)
+        program.free(weight)
 
 
 def _upcast_and_back(program: _Program, params: tuple[ParamTensor, ...],

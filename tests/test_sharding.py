@@ -287,6 +287,31 @@ def test_amp_under_fsdp_computes_as_its_framework_casts(framework: Framework,
     assert (copies == 0) is casts  # the head's cast, kept for its backward
 
 
+@pytest.mark.parametrize("offload", [Offload.NONE, Offload.PARAMS_OPTIMIZER])
+def test_sharded_qlora_keeps_bitsandbytes_statistics_whole_on_every_gpu(offload: Offload) -> None:
+    """bitsandbytes' absmax and nested constants are attributes of a 4-bit weight, not
+    parameters: FSDP flattens and shards (and offloads) the packed weights only. Llama-2-70B in
+    NF4 with double quantization: one uint8 absmax per 64 values and an fp32 constant per 256 of
+    them, about 1.08 GB, on each of 2 GPUs whatever the offload."""
+    from vramplan.vocab import Quant
+
+    arch = architecture_of(find_model("llama-2-70b"))
+    setup = TrainingSetup(method=Method.QLORA, quant=Quant.NF4_DQ, lora_rank=8, batch=1,
+                          seq_len=512, checkpointing=Checkpointing.FULL, framework=Framework.HF)
+    plan = default_parallelism(setup, Scheme.FSDP, 2, offload)
+    estimate = estimate_per_gpu(arch, setup, plan)
+    linears = sum(lin.in_features * lin.out_features * lin.count * layers
+                  for lin, layers in arch.model_linears())
+    stats = linears // 64 + 4 * (linears // 64 // 256)
+    weights = next(p.memory_bytes for p in estimate.peak.parts
+                   if p.kind is PartKind.WEIGHTS_PER_GPU)
+    if offload is Offload.PARAMS_OPTIMIZER:
+        assert weights == pytest.approx(stats, rel=0.01)
+    else:  # half of what is stored, and the other half of the statistics
+        stored = estimate.single.states.weight_bytes
+        assert weights == pytest.approx(stored / 2 + stats / 2, rel=0.005)
+
+
 def test_fsdp_units_in_bytes_as_stored() -> None:
     """A quantized base keeps its embeddings (and transformers its head) in 16 bits: the root
     gathered is its own bytes, not the model's average bytes per parameter."""

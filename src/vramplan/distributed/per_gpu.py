@@ -374,6 +374,7 @@ def _stage_estimate(arch: Architecture, single: TrainingEstimate, states: ModelS
         routed_expert_share(arch), parallelism)
     if parallelism.scheme is Scheme.ZERO3 and stage.name == "all":
         sharded = _zero3_as_run(arch, single.setup, stage_states(states, stage), sharded)
+    sharded = _quant_states_whole(arch, single.setup, sharded, stage)
     acts = _stage_activations(arch, single, stage)
     gpu_acts, host_acts = _activation_split(arch, single, stage, acts,
                                             parallelism.offload is Offload.ACTIVATIONS)
@@ -416,11 +417,7 @@ def _zero3_as_run(arch: Architecture, setup: TrainingSetup, states: ModelStates,
 
     gradient_path = (zero3_reduce_transient_bytes(states, bufs)
                      + _largest_block_gradient(arch, setup, states) // plan.tensor_parallel)
-    kept_whole = _unpartitioned_quant_state_bytes(arch, setup) // plan.tensor_parallel
-    weights = sharded.weights_bytes
-    if weights and kept_whole:
-        weights += kept_whole - ceil_div(kept_whole, sharded.shard_degree)
-    return replace(sharded, weights_bytes=weights,
+    return replace(sharded,
                    forward_buffers_bytes=held(peaks.forward), loss_buffers_bytes=held(peaks.loss),
                    backward_buffers_bytes=held(peaks.backward) + gradient_path,
                    last_unit_backward_buffers_bytes=held(peaks.first_block) + gradient_path)
@@ -512,12 +509,31 @@ def _largest_block_gradient(arch: Architecture, setup: TrainingSetup,
     return largest * states.gradient_itemsize
 
 
+def _quant_states_whole(arch: Architecture, setup: TrainingSetup, sharded: ShardedStates,
+                        stage: Stage) -> ShardedStates:
+    """A sharded QLoRA base with its bitsandbytes statistics whole on every GPU
+    (`_unpartitioned_quant_state_bytes`): the shards hold the packed weights, and the statistics,
+    counted among the stored bytes, are added back less their shard; parameters offloaded to the
+    host (FSDP's `CPUOffload`, ZeRO-3's `offload_param`) leave them on the GPU."""
+    scheme = sharded.parallelism.scheme
+    if scheme not in (Scheme.ZERO3, *FSDP_SCHEMES) or stage.name != "all":
+        return sharded
+    kept_whole = _unpartitioned_quant_state_bytes(arch, setup) // stage.tensor_parallel
+    if not kept_whole:
+        return sharded
+    on_gpu = ceil_div(kept_whole, sharded.shard_degree) if sharded.weights_bytes else 0
+    return replace(sharded, weights_bytes=sharded.weights_bytes + kept_whole - on_gpu)
+
+
 def _unpartitioned_quant_state_bytes(arch: Architecture, setup: TrainingSetup) -> int:
     """What bitsandbytes keeps beside a quantized weight's storage (absmax, the nested
     quantization's constants; LLM.int8's row scales): attributes of the parameter
     (bitsandbytes nn/modules.py `Params4bit.quant_state`, `Int8Params.SCB`), not parameters,
     so ZeRO-3, which partitions `param.data` (partition_parameters.py @38327e07
-    `_partition_param`), leaves them whole on every GPU."""
+    `_partition_param`), and FSDP, which flattens the modules' parameters
+    (torch/distributed/fsdp/_flat_param.py; bitsandbytes keeps a copy on the module,
+    `Linear4bit.quant_state`, `fix_4bit_weight_quant_state_from_module`), leave them whole on
+    every GPU, and parameter offload leaves them there."""
     if setup.method is not Method.QLORA:
         return 0
     total = 0

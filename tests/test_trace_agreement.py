@@ -217,19 +217,9 @@ SHARDED_RUNS = (  # scheme, FSDP version, GPUs, LoRA wrapped apart (peft's polic
     ("fsdp", "fsdp2", 4, True),
 )
 SHARDED_FAMILIES = ("llama", "qwen2", "phi")
-SHARDED_EXCLUDED = {
-    # LoRA under full checkpointing with FSDP2 and peft's policy: the traced step holds 3.1 to
-    # 3.9 % more than the model gives at a block's backward (the head's and the final norm's saved
-    # inputs, which the model takes as freed by then, and a few small tensors not matched)
-    ("llama", "lora", "fsdp", "fsdp2", 2, True, "full"),
-    ("llama", "lora", "fsdp", "fsdp2", 4, True, "full"),
-    ("qwen2", "lora", "fsdp", "fsdp2", 2, True, "full"),
-    ("qwen2", "lora", "fsdp", "fsdp2", 4, True, "full"),
-    # full fine-tuning of a tied Qwen2 under full checkpointing with FSDP2 on 2 GPUs: -3.2 %
-    ("qwen2", "full", "fsdp", "fsdp2", 2, True, "full"),
-}
-"""Configurations outside 3 %, with the deviation measured (tiny models: 128 hidden, 2 blocks,
-2 x 128 tokens, bf16)."""
+SHARDED_EXCLUDED: set[tuple[Any, ...]] = set()
+"""Configurations outside 3 % (none: the five LoRA and Qwen2 full-checkpointing FSDP2 runs once
+3.1 to 3.9 % off agree within 0.8 % since the FSDP buffers follow the traced ranks)."""
 SHARDED_MATRIX = [
     (family, method, *run, checkpointing)
     for family, method, run, checkpointing in itertools.product(
@@ -269,7 +259,10 @@ def test_per_gpu_peak_within_3_percent_of_the_traced_rank(case: tuple[Any, ...])
 # --- amp under FSDP: accelerate's mixed-precision policy gathers bf16 copies --------------------
 
 AMP_SHARDED_EXCLUDED = {
-    # full fine-tuning of a tied Qwen2 under full checkpointing with FSDP2: -3.5 % (as in bf16)
+    # full fine-tuning of a tied Qwen2 under full checkpointing with FSDP2: -3.5 %. The traced
+    # peak is in the first block's backward, beside the fp32 gradient shards the other units
+    # have reduced (0.37 of 6.06 MB), which the model counts from the end of backward; in bf16
+    # those shards weigh half and the run agrees within 0.8 %
     ("qwen2", "full", "fsdp2", "full"),
 }
 AMP_SHARDED_MATRIX = [

@@ -267,6 +267,32 @@ def test_fit_json_names_the_method_and_its_engine() -> None:
     assert payload["max_completion_len"] is not None
 
 
+def test_value_adapters_reach_the_estimate_from_the_cli_and_the_api(client: TestClient) -> None:
+    """`--value-adapters` (ms-swift's PPO): the value model holds the policy's frozen weights and
+    adapters, not a fully trained copy; only `ppo` takes it."""
+    ppo = ("fit", "--model", "qwen2.5-0.5b", "--gpu", "h100-80gb", "--method", "ppo",
+           "--policy", "lora", "--json")
+
+    def value_bytes(payload: dict[str, Any]) -> int:
+        peak = payload["per_gpu"]["peak_phase"]
+        phase = next(p for p in payload["per_gpu"]["phases"] if p["phase"] == peak)
+        return next(p["memory_bytes"] for p in phase["parts"] if p["part"] == "value_model")
+
+    trl, swift = (json.loads(run(*ppo, *extra)[1]) for extra in ((), ("--value-adapters",)))
+    assert swift["setup"]["alignment"]["value_adapters"] is True
+    assert value_bytes(swift) < value_bytes(trl) / 3
+    response = client.get("/api/v1/fit", params={
+        "model": "qwen2.5-0.5b", "gpu": "h100-80gb", "method": "ppo", "policy": "lora",
+        "value_adapters": "true"})
+    assert response.status_code == 200
+    assert response.json() == swift
+    refused = client.get("/api/v1/fit", params={
+        "model": "qwen2.5-0.5b", "gpu": "h100-80gb", "method": "dpo", "value_adapters": "true"})
+    assert refused.status_code == 422
+    assert run("fit", "--model", "qwen2.5-0.5b", "--gpu", "h100-80gb", "--method", "dpo",
+               "--value-adapters")[0] == 2
+
+
 def test_dpo_that_does_not_fit_is_told_to_precompute_its_reference() -> None:
     status, out, _ = run("fit", "--model", "qwen2.5-7b", "--gpu", "h100-80gb", "--method",
                          "dpo", "--json")

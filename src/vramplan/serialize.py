@@ -703,4 +703,5 @@ def _alignment_to_json(training: TrainingSetup) -> AlignmentOut | None:
             "generation": alignment.generation.value,
             "generated_together": generated_at_once(training),
             "vllm_share": alignment.vllm_share, "vllm_sleep": alignment.vllm_sleep,
+            "value_adapters": alignment.value_adapters,
             "engine_bytes": alignment.engine_budget_bytes}

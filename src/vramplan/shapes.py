@@ -632,6 +632,8 @@ class AlignmentOut(TypedDict):
     """Sequences generated at once per GPU."""
     vllm_share: float
     vllm_sleep: bool
+    value_adapters: bool
+    """PPO: the value model trains the policy's adapters only (ms-swift), not in full (TRL)."""
     engine_bytes: int
     """The colocated vLLM engine's share of the GPU (0 without one)."""
 

@@ -65,6 +65,7 @@ from vramplan.requests.vocabulary import (
     SHARDING,
     TENSOR_PARALLEL,
     TRAIN_LAYERS,
+    VALUE_ADAPTERS,
     VLLM_SHARE,
     VLLM_SLEEP,
 )
@@ -202,6 +203,7 @@ def _alignment(inputs: Inputs, method: Method, framework: Framework) -> Alignmen
     _only_for(inputs, PRECOMPUTE_REF, method in (Method.DPO, Method.KTO), Method.DPO,
               Method.KTO)
     _only_for(inputs, BETA, method is Method.GRPO, Method.GRPO)
+    _only_for(inputs, VALUE_ADAPTERS, method is Method.PPO, Method.PPO)
     online: tuple[Field[Any], ...] = (COMPLETION_LEN, GENERATION)
     for field in online:
         _only_for(inputs, field, method in _ONLINE, *_ONLINE)
@@ -224,6 +226,7 @@ def _alignment(inputs: Inputs, method: Method, framework: Framework) -> Alignmen
         generation=inputs.require(GENERATION),
         vllm_share=inputs.require(VLLM_SHARE),
         vllm_sleep=inputs.require(VLLM_SLEEP),
+        value_adapters=inputs.require(VALUE_ADAPTERS),
     )
 
 

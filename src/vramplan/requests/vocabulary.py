@@ -141,6 +141,9 @@ VLLM_SHARE = DecimalField("vllm_share", default=0.3, metavar="FRACTION",
 """`vllm-colocate`: the engine's `gpu_memory_utilization` (TRL's default 0.3)."""
 VLLM_SLEEP = FlagField("vllm_sleep", default=False)
 """`vllm-colocate`: the engine sleeps between generations (TRL `vllm_enable_sleep_mode`)."""
+VALUE_ADAPTERS = FlagField("value_adapters", default=False)
+"""PPO: the value model takes the policy's adapters and trains only them (ms-swift's `swift
+rlhf`); without it, TRL's `PPOTrainer` trains the value model in full."""
 
 # --- GPUs ---------------------------------------------------------------------------------------
 
@@ -221,7 +224,8 @@ TRAINING_FIELDS: tuple[Field[Any], ...] = (
     EMPTY_CACHE)
 """What trains and how: the single-GPU part of a training run."""
 ALIGNMENT_FIELDS: tuple[Field[Any], ...] = (
-    POLICY, PRECOMPUTE_REF, BETA, COMPLETION_LEN, GENERATION, VLLM_SHARE, VLLM_SLEEP)
+    POLICY, PRECOMPUTE_REF, BETA, COMPLETION_LEN, GENERATION, VLLM_SHARE, VLLM_SLEEP,
+    VALUE_ADAPTERS)
 """Preference and RL methods (`method` dpo, orpo, simpo, kto, ppo, grpo)."""
 PARALLELISM_FIELDS: tuple[Field[Any], ...] = (
     GPUS, GPUS_PER_NODE, SHARDING, OFFLOAD, TENSOR_PARALLEL, PIPELINE_PARALLEL, EXPERT_PARALLEL)

@@ -44,6 +44,7 @@ FIELD_KEYS = {
     "policy": "web_fit.policy", "generation": "web_fit.generation",
     "completion_len": "web_fit.completion_len", "vllm_share": "web_fit.vllm_share",
     "precompute_ref": "web_fit.precompute_ref", "vllm_sleep": "web_fit.vllm_sleep",
+    "value_adapters": "web_fit.value_adapters",
     "beta": "web_fit.beta",
 }
 """The label of each field the detailed model reads, as the page names it."""

@@ -148,6 +148,12 @@ MESSAGES = {
         FR: "vllm-colocate : vLLM libère sa mémoire entre les générations (mode veille)",
         EN: "vllm-colocate: vLLM releases its memory between generations (sleep mode)",
     },
+    "field.value_adapters": {
+        FR: "ppo : le modèle de valeur reçoit les adaptateurs de la politique et n'entraîne "
+        "qu'eux (swift rlhf de ms-swift) ; sans cela, il s'entraîne en entier (PPOTrainer de TRL)",
+        EN: "ppo: the value model gets the policy's adapters and trains only them (ms-swift's "
+        "swift rlhf); without it, it trains in full (TRL's PPOTrainer)",
+    },
     "field.gpus": {
         FR: "nombre de GPU (défaut : parallélisme de tenseur × de pipeline)",
         EN: "number of GPUs (default: tensor × pipeline parallelism)",

@@ -51,6 +51,8 @@ MESSAGES = {
     },
     "web_fit.precompute_ref": {FR: "Référence précalculée", EN: "Precomputed reference"},
     "web_fit.vllm_sleep": {FR: "vLLM en veille", EN: "vLLM asleep"},
+    "web_fit.value_adapters": {FR: "Modèle de valeur avec les adaptateurs",
+                               EN: "Value model with the adapters"},
     "web_fit.beta": {FR: "Poids KL (beta)", EN: "KL weight (beta)"},
     "web_fit.yes": {FR: "oui", EN: "yes"},
     "web_fit.no": {FR: "non", EN: "no"},

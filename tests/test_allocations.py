@@ -13,8 +13,8 @@ from vramplan.allocator import EventKind, replay
 from vramplan.model.hf_config import parse_config
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.training.allocations import StepShape, parameter_tensors, step_program
-from vramplan.training.estimate import block_spec, estimate_training, loss_rows
+from vramplan.training.allocations import parameter_tensors, step_program
+from vramplan.training.estimate import estimate_training, step_shape
 from vramplan.training.setup import TrainingSetup
 from vramplan.vocab import Checkpointing, Framework, Method, Precision, Quant
 
@@ -60,7 +60,7 @@ def test_the_programs_allocated_peak_is_the_analytic_peak(method: str, precision
                                                           checkpointing: str) -> None:
     arch = parse_config(MID)
     setup = _setup(method, precision, checkpointing)
-    program = step_program(arch, setup, StepShape(block_spec(arch, setup), loss_rows(arch, setup)))
+    program = step_program(arch, setup, step_shape(arch, setup))
     replayed = replay(program)
     analytic = estimate_training(arch, setup).allocated_bytes
     # the program rounds each tensor to its block (and keeps unsplit remainders)

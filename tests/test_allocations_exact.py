@@ -33,7 +33,7 @@ from vramplan.training.allocations import (
     parameter_tensors,
     step_program,
 )
-from vramplan.training.estimate import block_spec, loss_rows
+from vramplan.training.estimate import step_shape
 from vramplan.training.setup import TrainingSetup
 
 MODELS = ("gpt2", "qwen2.5-0.5b", "gemma-2-2b", "llama-2-7b", "llama-3.1-8b", "llama-2-70b",
@@ -68,8 +68,7 @@ def _cases() -> Iterator[tuple[str, Architecture, TrainingSetup, StepShape, Shar
             plan = request.setup
             estimate = estimate_per_gpu(plan.arch, plan.training, plan.parallelism)
             single = estimate.single
-            shape = StepShape(block_spec(single.arch, single.setup),
-                              loss_rows(single.arch, single.setup))
+            shape = step_shape(single.arch, single.setup)
             sharding = program_sharding(single.states, estimate.sharded,
                                         synced=syncs_module_states(single.setup.framework))
             name = model + "".join(f",{key}={value}" for key, value in fields.items())

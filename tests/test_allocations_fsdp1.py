@@ -22,14 +22,13 @@ from vramplan.training.allocations import (
     PRE_UNSHARD_STREAM,
     ParamTensor,
     Sharding,
-    StepShape,
     _broadcast_buckets,
     _flat_units,
     _gather,
     _Program,
     step_program,
 )
-from vramplan.training.estimate import block_spec, loss_rows
+from vramplan.training.estimate import step_shape
 from vramplan.training.setup import TrainingSetup
 from vramplan.units import BYTES_PER_GIB
 from vramplan.vocab import Checkpointing, Framework, LoraTarget, Method, Quant, Scheme
@@ -106,7 +105,7 @@ def _program(setup: TrainingSetup) -> tuple[list[Event], Sharding]:
     single = estimate.single
     sharding = program_sharding(single.states, estimate.sharded,
                                 synced=syncs_module_states(setup.framework))
-    shape = StepShape(block_spec(single.arch, single.setup), loss_rows(single.arch, single.setup))
+    shape = step_shape(single.arch, single.setup)
     return step_program(single.arch, single.setup, shape, sharding), sharding
 
 
@@ -126,7 +125,7 @@ def _units_beside_backward_tensors(setup: TrainingSetup, sharding: Sharding) -> 
     """The most gathered blocks alive at any allocation of the last backward's own tensors (on
     the default stream)."""
     single = estimate_per_gpu(LLAMA2_7B, setup, default_parallelism(setup, Scheme.FSDP, 2)).single
-    shape = StepShape(block_spec(single.arch, single.setup), loss_rows(single.arch, single.setup))
+    shape = step_shape(single.arch, single.setup)
     events = step_program(single.arch, single.setup, shape, sharding)
     backward = max(i for i, e in enumerate(events) if e.name == "backward")
     live: set[int] = set()

@@ -15,8 +15,8 @@ from vramplan.allocator import EventKind, replay
 from vramplan.model.hf_config import parse_config
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.frameworks import framework_defaults
-from vramplan.training.allocations import Sharding, StepShape, step_program
-from vramplan.training.estimate import block_spec, loss_rows
+from vramplan.training.allocations import Sharding, step_program
+from vramplan.training.estimate import step_shape
 from vramplan.training.setup import TrainingSetup
 from vramplan.training.states import upcasts_at_load
 from vramplan.validation import read_cases, training_setup_of
@@ -42,7 +42,7 @@ def _setup(framework: Framework = Framework.HF, **extra: Any) -> TrainingSetup:
 
 def _load(setup: TrainingSetup, sharding: Sharding | None = None) -> list[Any]:
     arch = parse_config(MID)
-    shape = StepShape(block_spec(arch, setup), loss_rows(arch, setup))
+    shape = step_shape(arch, setup)
     if sharding is None:
         return step_program(arch, setup, shape, steps=0)
     return step_program(arch, setup, shape, sharding, steps=0)

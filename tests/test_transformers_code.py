@@ -13,8 +13,8 @@ from vramplan.allocator import replay
 from vramplan.model.hf_config import parse_config
 from vramplan.presets.frameworks import TransformersCode, transformers_code
 from vramplan.training.activations import BlockSpec, HeadSpec, head_and_loss
-from vramplan.training.allocations import StepShape, step_program
-from vramplan.training.estimate import block_spec, estimate_training, loss_rows
+from vramplan.training.allocations import step_program
+from vramplan.training.estimate import estimate_training, step_shape
 from vramplan.training.setup import AlignmentSetup, TrainingSetup, model_loss_code
 from vramplan.validation import code_date, read_cases, stated_date
 from vramplan.vocab import Attention, Framework, Method, Precision
@@ -105,7 +105,7 @@ def test_the_allocation_program_holds_the_shifted_loss() -> None:
                          "max_position_embeddings": 1024, "tie_word_embeddings": False})
     for day in (date(2024, 3, 1), date(2024, 12, 1), None):
         setup = dataclasses.replace(_setup(day), seq_len=512)
-        shape = StepShape(block_spec(arch, setup), loss_rows(arch, setup))
+        shape = step_shape(arch, setup)
         replayed = replay(step_program(arch, setup, shape))
         analytic = estimate_training(arch, setup).allocated_bytes
         assert replayed.peak_allocated_bytes == pytest.approx(analytic, rel=0.03)

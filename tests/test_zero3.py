@@ -25,11 +25,10 @@ from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.allocations import (
     ParamTensor,
     Sharding,
-    StepShape,
     _sub_groups,
     step_program,
 )
-from vramplan.training.estimate import Phase, block_spec, loss_rows
+from vramplan.training.estimate import Phase, step_shape
 from vramplan.training.setup import TrainingSetup
 from vramplan.training.states import ModelStates
 from vramplan.vocab import Checkpointing, Framework, LoraTarget, Method, Precision, Quant, Scheme
@@ -178,8 +177,7 @@ def test_the_program_keeps_one_flat_gradient_partition() -> None:
     setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=128,
                           framework=Framework.HF, gradient_accumulation=False)
     sharding = Sharding(weights=2, gradients=2, states=2, step_group_elements=1_000_000_000)
-    program = step_program(arch, setup, StepShape(block_spec(arch, setup),
-                                                  loss_rows(arch, setup)), sharding)
+    program = step_program(arch, setup, step_shape(arch, setup), sharding)
     partition = -(-2 * arch.params_total // 2)
     first_forward = next(i for i, e in enumerate(program)
                          if e.kind is EventKind.MARK and e.name == "forward")
@@ -194,8 +192,7 @@ def _init_buffers(sharding: Sharding) -> list[int]:
     arch = parse_config(_MID)
     setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=128,
                           framework=Framework.HF, gradient_accumulation=False)
-    program = step_program(arch, setup, StepShape(block_spec(arch, setup),
-                                                  loss_rows(arch, setup)), sharding)
+    program = step_program(arch, setup, step_shape(arch, setup), sharding)
     first_forward = next(i for i, e in enumerate(program)
                          if e.kind is EventKind.MARK and e.name == "forward")
     freed = {e.tensor for e in program[:first_forward] if e.kind is EventKind.FREE}

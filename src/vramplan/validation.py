@@ -753,15 +753,15 @@ def fsdp_version(case: Case) -> FsdpVersion | None:
     return FsdpVersion.FSDP2 if _FSDP2.search(case.notes) is not None else None
 
 
-MS_SWIFT_RLHF = re.compile(r"\bswift rlhf\b")
-MS_SWIFT_REPOSITORY = "modelscope/ms-swift"
+_MS_SWIFT_RLHF = re.compile(r"\bswift rlhf\b")
+_MS_SWIFT_REPOSITORY = "modelscope/ms-swift"
 
 
 def ms_swift_rlhf(case: Case) -> bool:
     """A preference or RL row that ms-swift ran: its notes give a `swift rlhf` command or its
     source is one of ms-swift's examples. Its PPO value model takes the policy's adapters
     (`vramplan.training.setup.AlignmentSetup.value_adapters`)."""
-    return MS_SWIFT_RLHF.search(case.notes) is not None or MS_SWIFT_REPOSITORY in case.source
+    return _MS_SWIFT_RLHF.search(case.notes) is not None or _MS_SWIFT_REPOSITORY in case.source
 
 
 _MS_SWIFT_ZERO3 = re.compile(r"\bswift (?:sft|rlhf)\b.*--deepspeed zero3\b")

@@ -258,11 +258,11 @@ def reserved_memory_of(arch: Architecture, setup: TrainingSetup,
     return reserved_memory(arch, setup, step_shape(arch, setup), config=config)
 
 
-def loss_rows(arch: Architecture, setup: TrainingSetup) -> int:
+def _loss_rows(arch: Architecture, setup: TrainingSetup, head: HeadSpec) -> int:
     """Rows of logits computed at once: all tokens, or a chunk (litgpt's 128-token head chunks
     in its LoRA scripts; a fused linear cross-entropy's chunk, `fused_loss_rows`)."""
     tokens = setup.logit_tokens
-    if not _head_spec(arch, setup).chunked:
+    if not head.chunked:
         return tokens
     if setup.framework is Framework.LITGPT:
         return min(LITGPT_LM_HEAD_CHUNK, setup.seq_len) * setup.batch
@@ -272,7 +272,7 @@ def loss_rows(arch: Architecture, setup: TrainingSetup) -> int:
 def step_shape(arch: Architecture, setup: TrainingSetup) -> StepShape:
     """What the step program (`vramplan.training.allocations`) needs from the analytic model."""
     head = _head_spec(arch, setup)
-    return StepShape(spec=block_spec(arch, setup), loss_rows=loss_rows(arch, setup),
+    return StepShape(spec=block_spec(arch, setup), loss_rows=_loss_rows(arch, setup, head),
                      fused_loss=head.fused_linear, head_grad_bytes=head.head_grad_bytes)
 
 

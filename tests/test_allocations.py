@@ -103,3 +103,23 @@ def test_reserved_agrees_with_the_traced_steps() -> None:
         deviations.append(abs(analytic.reserved_bytes / traced.allocator.reserved_peak_bytes
                               - 1))
     assert sum(deviations) / len(deviations) < RESERVED_TOLERANCE / 2
+
+
+def test_megatron_program_makes_its_gradient_buffer_once_before_the_first_forward() -> None:
+    """Megatron-LM's DDP allocates one fp32 buffer for every gradient when it wraps the model
+    (megatron/core/distributed/param_and_grad_buffer.py `grad_data = torch.zeros(...)`), and
+    backward writes into it: no gradient tensor is allocated in the steps."""
+    arch = parse_config(MID)
+    setup = TrainingSetup(precision=Precision.MIXED, batch=2, seq_len=512,
+                          framework=Framework.MEGATRON, gradient_accumulation=False)
+    estimate = estimate_training(arch, setup)
+    program = step_program(arch, setup, step_shape(arch, setup))
+    first_forward = next(i for i, e in enumerate(program)
+                         if e.kind is EventKind.MARK and e.name == "forward")
+    buffer = 4 * estimate.states.trainable_params
+    before = [e for e in program[:first_forward] if e.kind is EventKind.ALLOC]
+    assert sum(1 for e in before if e.n_bytes == buffer) == 1
+    assert not any(e.kind is EventKind.ALLOC and e.n_bytes == buffer
+                   for e in program[first_forward:])
+    replayed = replay(program)
+    assert replayed.peak_allocated_bytes == pytest.approx(estimate.allocated_bytes, rel=0.03)

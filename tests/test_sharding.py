@@ -28,7 +28,7 @@ from vramplan.presets.gpus import find_gpu
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.estimate import Phase, estimate_training
 from vramplan.training.setup import TrainingSetup
-from vramplan.training.states import ModelStates
+from vramplan.training.states import ModelStates, model_states
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB
 from vramplan.vocab import (
     Checkpointing,
@@ -141,6 +141,58 @@ def test_ddp_reducer_keeps_a_copy_of_the_gradients() -> None:
     as_view = shard(states, Scheme.DDP, 4, buffers=dataclasses.replace(
         Parallelism().buffers, ddp_gradient_as_bucket_view=True))
     assert as_view.persistent_buffers_bytes == 0
+
+
+# --- Megatron-LM: its gradient buffer and distributed optimizer --------------------------------
+# NVIDIA/Megatron-LM docs/user-guide/features/dist_optimizer.md (@d98e8a64): "`bf16` parameters,
+# `fp32` gradients: Non-distributed optim 18, Distributed optim 6 + 12/d" bytes per parameter.
+def _megatron_states(framework: Framework = Framework.MEGATRON
+                     ) -> tuple[ModelStates, TrainingSetup]:
+    setup = TrainingSetup(precision=Precision.MIXED, framework=framework, batch=1, seq_len=512)
+    return model_states(architecture_of(find_model("tinyllama-1.1b")), setup), setup
+
+
+@pytest.mark.parametrize(("scheme", "gpus", "bytes_per_param"), [
+    (Scheme.DDP, 8, 18), (Scheme.ZERO1, 8, 6 + 12 / 8), (Scheme.ZERO1, 64, 6 + 12 / 64),
+])
+def test_megatron_bytes_per_parameter_match_its_docs(scheme: Scheme, gpus: int,
+                                                     bytes_per_param: float) -> None:
+    states, setup = _megatron_states()
+    sharded = shard_model_states(states, default_parallelism(setup, scheme, gpus))
+    assert sharded.model_states_bytes + sharded.persistent_buffers_bytes \
+        == pytest.approx(bytes_per_param * states.params, rel=1e-6)
+    assert sharded.gradients_from_start  # the buffer is made when the model is wrapped
+
+
+def test_megatron_reduces_in_its_gradient_buffer_where_torch_ddp_copies() -> None:
+    """torch DDP's reducer keeps a 16-bit copy of every gradient; Megatron's buckets are views
+    of its fp32 buffer, and its distributed optimizer makes no fp32 copy of a partition in the
+    step (DeepSpeed's ZeRO-1 does)."""
+    states, setup = _megatron_states()
+    hf_states, hf_setup = _megatron_states(Framework.HF)
+    assert states.gradient_bytes == 2 * hf_states.gradient_bytes  # fp32 against bf16
+    ddp = shard_model_states(hf_states, default_parallelism(hf_setup, Scheme.DDP, 8))
+    assert ddp.persistent_buffers_bytes == hf_states.gradient_bytes
+    zero1 = shard_model_states(hf_states, default_parallelism(hf_setup, Scheme.ZERO1, 8))
+    megatron = shard_model_states(states, default_parallelism(setup, Scheme.ZERO1, 8))
+    assert zero1.step_buffers_bytes > 0
+    assert (megatron.persistent_buffers_bytes, megatron.backward_buffers_bytes,
+            megatron.step_buffers_bytes) == (0, 0, 0)
+
+
+def test_megatron_holds_its_gradient_buffer_in_every_phase() -> None:
+    """Even the run's first micro-batch, before any gradient is made, holds the fp32 buffer."""
+    arch = architecture_of(find_model("tinyllama-1.1b"))
+    _, setup = _megatron_states()
+    for first in (True, False):
+        run = dataclasses.replace(setup, steady_state=not first, gradient_accumulation=False)
+        for gpus, scheme in ((1, Scheme.NONE), (8, Scheme.DDP), (8, Scheme.ZERO1)):
+            estimate = estimate_per_gpu(arch, run, default_parallelism(run, scheme, gpus))
+            grads = {phase.phase: sum(p.memory_bytes for p in phase.parts
+                                      if p.kind is PartKind.GRADIENTS)
+                     for phase in estimate.phases}
+            assert set(grads.values()) == {4 * estimate.single.states.trainable_params}, (
+                first, scheme)
 
 
 def test_zero3_gathers_largest_layer_and_prefetch_bucket() -> None:

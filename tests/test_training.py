@@ -345,3 +345,27 @@ def test_fsdp_and_zero3_store_the_4bit_base_in_the_weights_dtype() -> None:
         plan = default_parallelism(HF_QLORA, scheme, 2, Offload.NONE)
         single = estimate_per_gpu(LLAMA, HF_QLORA, plan).single
         assert single.states.trainable_weight_bytes == adapter_bytes * Q_V_ADAPTERS
+
+
+def test_megatron_cross_entropy_saves_one_fp32_softmax_made_in_place() -> None:
+    """Megatron-LM's vocab-parallel cross-entropy (megatron/core/tensor_parallel/cross_entropy.py
+    @d98e8a64): the bf16 logits and their fp32 copy, turned into the softmax in place and saved
+    (2 + 4 bytes per logit in forward); backward makes the gradient in place and autograd casts
+    it to bf16 (4 + 2). transformers' loss adds an fp32 log-softmax to the fp32 copy and, in
+    backward, two fp32 gradients (10 and 12 bytes per logit)."""
+    from vramplan.training.activations import HeadSpec, head_and_loss
+    from vramplan.training.estimate import block_spec
+
+    arch = architecture_of(find_model("tinyllama-1.1b"))
+    logits = arch.vocab_size * 2 * 512
+
+    def loss(framework: Framework) -> tuple[int, int]:
+        setup = TrainingSetup(precision=Precision.MIXED, batch=2, seq_len=512,
+                              framework=framework)
+        head = HeadSpec(framework=framework, chunked=False, head_trains=True, head_lora=False,
+                        head_keeps_input=False, head_dequant_bytes=0)
+        memory = head_and_loss(arch, block_spec(arch, setup), head, 2, 512)
+        return memory.forward_peak_bytes, memory.backward_peak_bytes
+
+    assert loss(Framework.MEGATRON) == (6 * logits, 6 * logits)
+    assert loss(Framework.GENERIC) == (10 * logits, 12 * logits)

@@ -202,7 +202,8 @@ def program_sharding(states: ModelStates, sharded: ShardedStates, *,
     tp = plan.model_parallel
     if plan.scheme in (Scheme.ZERO1, Scheme.ZERO2):
         return Sharding(weights=tp, gradients=n if plan.scheme is Scheme.ZERO2 else tp,
-                        states=0 if optimizer_off else n, zero_init_buffer=True)
+                        states=0 if optimizer_off else n,
+                        zero_init_buffer=not plan.main_grad_buffer)
     buckets: tuple[int, ...] = ()
     if plan.scheme is Scheme.DDP and sharded.persistent_buffers_bytes:
         cap = plan.buffers.ddp_bucket_cap_bytes
@@ -256,6 +257,7 @@ def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
     return Parallelism(
         scheme=scheme, gpus=gpus, gpus_per_node=gpus_per_node, offload=offload,
         fsdp_version=version,
+        main_grad_buffer=defaults.main_grad_buffer,
         params_cast_for_compute=defaults.fsdp_casts_params and setup.precision is Precision.AMP
         and setup.quant is Quant.NONE and scheme in FSDP_SCHEMES,
         adapters_wrapped_apart=defaults.peft_fsdp_wrap and setup.method.uses_lora,

@@ -138,6 +138,12 @@ class Parallelism:
     `param_dtype`, `vramplan.presets.frameworks.FrameworkDefaults.fsdp_casts_params`): each
     gathered unit holds 2 bytes per parameter (FSDP1 `FlatParamHandle._use_low_precision_shard`
     casts the local shard, then all-gathers the low-precision copy)."""
+    main_grad_buffer: bool = False
+    """The gradients live in one contiguous buffer allocated when the model is wrapped, reduced
+    in place (no bucket copies), and a distributed optimizer (`zero1`) shards only the fp32
+    master weights and the optimizer states (Megatron-LM's DistributedDataParallel and
+    `--use-distributed-optimizer`; `vramplan.presets.frameworks.FrameworkDefaults.
+    main_grad_buffer`)."""
     tensor_parallel: int = 1
     """Megatron-LM tensor parallelism: each matrix split over this many GPUs (Shoeybi et al.
     2019, arXiv:1909.08053)."""
@@ -310,6 +316,8 @@ def shard_model_states(states: ModelStates, plan: Parallelism,
     check_parallelism(plan)
     _check_states(states)
     n = shard_degree(plan)
+    if plan.scheme is Scheme.ZERO1 and plan.main_grad_buffer:
+        return _distributed_optimizer(states, plan, n)
     if plan.scheme in _DEEPSPEED:
         return _deepspeed(states, plan, n)
     if plan.scheme in FSDP_SCHEMES:
@@ -329,9 +337,11 @@ def _check_states(states: ModelStates) -> None:
 
 def _replicated(states: ModelStates, plan: Parallelism) -> ShardedStates:
     """No sharding. DDP adds its reducer's flat gradient buckets, allocated when the model is
-    wrapped, unless `gradient_as_bucket_view` (PyTorch DDP docs, see `CommBuffers`)."""
+    wrapped, unless `gradient_as_bucket_view` (PyTorch DDP docs, see `CommBuffers`); a gradient
+    buffer (`Parallelism.main_grad_buffer`) is its own bucket, held from start-up."""
     buckets = 0
-    if plan.scheme is Scheme.DDP and not plan.buffers.ddp_gradient_as_bucket_view:
+    if plan.scheme is Scheme.DDP and not plan.buffers.ddp_gradient_as_bucket_view \
+            and not plan.main_grad_buffer:
         buckets = states.gradient_bytes
     return ShardedStates(
         parallelism=plan, shard_degree=1,
@@ -341,6 +351,32 @@ def _replicated(states: ModelStates, plan: Parallelism) -> ShardedStates:
         gradients_at_step_bytes=states.gradient_bytes, persistent_buffers_bytes=buckets,
         forward_buffers_bytes=0, backward_buffers_bytes=0, step_buffers_bytes=0,
         host_bytes_per_rank=0, pinned_host_bytes_per_rank=0,
+        gradients_from_start=plan.main_grad_buffer and states.gradient_bytes > 0,
+    )
+
+
+def _distributed_optimizer(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
+    """Megatron-LM's distributed optimizer: every GPU keeps the 16-bit parameters and the whole
+    gradient buffer (reduce-scattered in place, each rank stepping on its range of it) and
+    `1/n` of the fp32 master weights and optimizer states: 6 + 12/n bytes per parameter for
+    bf16 parameters with fp32 gradients and Adam (NVIDIA/Megatron-LM @d98e8a64
+    docs/user-guide/features/dist_optimizer.md; megatron/core/optimizer/distrib_optimizer.py:
+    the parameters are views of the buffer's `param_data`, the fp32 gradient's range is the
+    master's `.grad`, no copy). `--optimizer-cpu-offload` moves the masters and states to the
+    host."""
+    master = ceil_div(states.master_weight_bytes, n)
+    optim = ceil_div(states.optimizer_state_bytes, n)
+    host = 0
+    if plan.offload is Offload.OPTIMIZER:
+        host, master, optim = master + optim, 0, 0
+    return ShardedStates(
+        parallelism=plan, shard_degree=n,
+        weights_bytes=states.weight_bytes, gradients_bytes=states.gradient_bytes,
+        master_weights_bytes=master, optimizer_states_bytes=optim,
+        gradients_at_step_bytes=states.gradient_bytes, persistent_buffers_bytes=0,
+        forward_buffers_bytes=0, backward_buffers_bytes=0, step_buffers_bytes=0,
+        host_bytes_per_rank=host, pinned_host_bytes_per_rank=0,
+        gradients_from_start=states.gradient_bytes > 0,
     )
 
 

@@ -91,6 +91,18 @@ class FrameworkDefaults:
     (accelerate/state.py, utils/dataclasses.py `FullyShardedDataParallelPlugin`); Lightning
     Fabric's `bf16-mixed` keeps `param_dtype=torch.float32` and lets autocast cast
     (lightning/fabric/plugins/precision/fsdp.py `mixed_precision_config`)."""
+    main_grad_buffer: bool = False
+    """Every trainable parameter's gradient lives in one contiguous buffer allocated when the
+    model is wrapped and never freed (zeroed between steps), in fp32 under `mixed` precision
+    (the gradients accumulate and are all-reduced in fp32), reduced in place: its buckets are
+    views of it, not copies. A distributed optimizer (`zero1`) shards only the fp32 master
+    weights and the optimizer states. Megatron-LM: megatron/core/distributed/
+    param_and_grad_buffer.py (`self.grad_data = torch.zeros(self.numel, dtype=
+    self.grad_dtype, ...)`), megatron/training/arguments.py (`--bf16` sets
+    `accumulate_allreduce_grads_in_fp32 = True` unless `--grad-reduce-in-bf16`);
+    docs/user-guide/features/dist_optimizer.md: bf16 parameters with fp32 gradients hold 18
+    bytes per parameter, 6 + 12/d with the distributed optimizer (NVIDIA/Megatron-LM
+    @d98e8a64)."""
     kbit_upcast_at_load: bool = False
     """A QLoRA run on unsharded weights goes through peft's `prepare_model_for_kbit_training`,
     which casts every 16-bit parameter that bitsandbytes left unquantized (embeddings, norms,
@@ -238,16 +250,19 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
         peft_fsdp_wrap=False, model_dropout=False,
         source="deepspeed runtime/zero/config.py (stage 0), runtime/config.py "
                "(gradient_accumulation_steps from train_batch_size)"),
-    # Megatron-LM's DistributedDataParallel; its distributed optimizer is opt-in
-    # (--use-distributed-optimizer); pretraining runs accumulate (global batch / micro-batch).
+    # Megatron-LM's DistributedDataParallel, with its fp32 gradient buffer (`main_grad_buffer`);
+    # its distributed optimizer is opt-in (--use-distributed-optimizer: `zero1` here);
+    # pretraining runs accumulate (global batch / micro-batch).
     Framework.MEGATRON: FrameworkDefaults(
         framework=Framework.MEGATRON, model_code=ModelCode.MEGATRON, scheme=Scheme.DDP,
         fsdp_version=FsdpVersion.FSDP2, accumulate_without_sync=False, accumulates_full=True,
         accumulates_adapters=True, optimizer_impl=OptimizerImpl.FUSED,
         qlora_quant=Quant.NF4, checkpointing=Checkpointing.NONE, loss=Loss.STANDARD,
-        peft_fsdp_wrap=False, model_dropout=False,
+        peft_fsdp_wrap=False, model_dropout=False, main_grad_buffer=True,
         source="Megatron-LM megatron/training/arguments.py (--use-distributed-optimizer "
-               "opt-in; Apex/TE fused Adam)"),
+               "opt-in; Apex/TE fused Adam; bf16 gradients accumulated in fp32), "
+               "megatron/core/distributed/param_and_grad_buffer.py (contiguous gradient "
+               "buffer) @d98e8a64"),
 }
 """Every framework's defaults; a test checks that each `Framework` has one."""
 

@@ -825,6 +825,9 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
                                compute=c)
     if head.log_probs:
         return _log_prob_loss(head, saved=saved, elements=vocab * tokens, compute=c)
+    if head.framework is Framework.MEGATRON and not head.chunked:
+        return _vocab_parallel_loss(head, saved=saved, elements=vocab * tokens, compute=c,
+                                    softcap=softcap)
     if head.chunked:
         # fused linear + cross-entropy (linkedin/Liger-Kernel ops/fused_linear_cross_entropy.py
         # `fused_linear_cross_entropy_forward`, @c7dd3294 and @ead96b61): the gradients of the
@@ -839,17 +842,44 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
                    + head.head_dequant_bytes)
         return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
                           backward_peak_bytes=grad_input + head.head_dequant_bytes)
+    return _transformers_loss(head, saved=saved, tokens=tokens, rows=batch, vocab=vocab,
+                              compute=c, softcap=softcap)
+
+
+def _transformers_loss(head: HeadSpec, *, saved: int, tokens: int, rows: int, vocab: int,
+                       compute: int, softcap: int) -> LossMemory:
+    """transformers: the model's 16-bit logits, `logits.float()` in ForCausalLMLoss (no copy
+    when already fp32), the fp32 log-softmax. The Trainer keeps only the loss (`training_step`
+    drops the outputs), so backward starts with the log-softmax and adds the fp32 gradients of
+    the log-softmax and of the logits. Before v4.49: `_shifted_hf_loss`."""
     if head.shifts_logits:
-        return _shifted_hf_loss(head, saved=saved, tokens=tokens, rows=batch, vocab=vocab,
-                                compute=c, softcap=softcap)
-    # transformers: the model's 16-bit logits, `logits.float()` in ForCausalLMLoss (no copy when
-    # already fp32), the fp32 log-softmax. The Trainer keeps only the loss (`training_step`
-    # drops the outputs), so backward starts with the log-softmax and adds the fp32 gradients
-    # of the log-softmax and of the logits.
-    logits = c * vocab * tokens
-    copy = 0 if c == FP32 else fp32_logits
+        return _shifted_hf_loss(head, saved=saved, tokens=tokens, rows=rows, vocab=vocab,
+                                compute=compute, softcap=softcap)
+    logits = compute * vocab * tokens
+    fp32_logits = FP32 * vocab * tokens
+    copy = 0 if compute == FP32 else fp32_logits
+    log_softmax = fp32_logits
     forward = logits + softcap + copy + log_softmax
     backward = softcap + log_softmax + 2 * FP32 * vocab * tokens + head.head_dequant_bytes
+    return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
+                      backward_peak_bytes=backward)
+
+
+def _vocab_parallel_loss(head: HeadSpec, *, saved: int, elements: int, compute: int,
+                         softcap: int) -> LossMemory:
+    """Megatron-LM's cross-entropy (NVIDIA/Megatron-LM @d98e8a64 megatron/core/tensor_parallel/
+    cross_entropy.py `_VocabParallelCrossEntropy`, its default: `--cross-entropy-loss-fusion`
+    is opt-in), on `elements` = tokens x vocabulary logits (this GPU's share of the
+    vocabulary under tensor parallelism). One autograd Function: `logits.float()`, then in
+    place the max subtracted, `exp`, the division by the sum: the fp32 softmax is saved, and
+    the 16-bit logits die once the model returns its loss (`GPTModel._postprocess`). Its
+    backward turns the saved softmax into the gradient in place, which autograd casts to the
+    logits' 16-bit dtype: the softmax and its 16-bit copy exist together."""
+    logits = compute * elements
+    softmax = FP32 * elements
+    upcast = logits if compute != FP32 else 0
+    forward = upcast + softmax + softcap
+    backward = softmax + upcast + softcap + head.head_dequant_bytes
     return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
                       backward_peak_bytes=backward)
 

@@ -55,6 +55,8 @@ from vramplan.training.setup import (
     DEFAULT_LORA_TARGETS,
     TrainingSetup,
     compute_itemsize,
+    gradient_itemsize,
+    main_grad_buffer,
     model_loss_code,
     trainable_itemsize,
     trainable_state_itemsize,
@@ -337,7 +339,8 @@ class _Model:
     states: list[int]
     masters: list[int]
     flat_grads: int | None = None
-    """ZeRO-3's flat gradient partition (`Sharding.step_group_elements`): gradients land in it."""
+    """ZeRO-3's flat gradient partition (`Sharding.step_group_elements`) or Megatron-LM's
+    gradient buffer: gradients land in it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,6 +378,12 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
     if sharding.step_group_elements is not None and sharding.gradients:
         model.flat_grads = program.alloc(sum(
             ceil_div(t.n_bytes, sharding.gradients) for t in params if t.trainable))
+    elif main_grad_buffer(setup) and sharding.gradients:
+        # Megatron-LM's gradient buffer, made when the model is wrapped: gradients land in it
+        # (`vramplan.presets.frameworks.FrameworkDefaults.main_grad_buffer`)
+        model.flat_grads = program.alloc(sum(
+            ceil_div(gradient_itemsize(setup) * t.elements, sharding.gradients)
+            for t in params if t.trainable))
     for n_bytes in sharding.persistent_bytes:
         program.alloc(n_bytes)
     micro_batches = 2 if setup.gradient_accumulation else 1
@@ -595,6 +604,9 @@ def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, sh
         grad_hidden, head_grad = _fused_linear_loss(
             program, arch, rows=shape.loss_rows, tokens=tokens, hidden=hidden,
             compute=compute_itemsize(setup.precision), head_grad_bytes=shape.head_grad_bytes)
+    elif setup.framework is Framework.MEGATRON and shape.loss_rows == tokens:
+        grad_hidden = _vocab_parallel_loss(program, arch, tokens=tokens, hidden=hidden,
+                                           compute=compute_itemsize(setup.precision))
     else:
         grad_hidden = _loss(program, arch, rows=shape.loss_rows, tokens=tokens,
                             hidden=hidden, compute=compute_itemsize(setup.precision),
@@ -798,6 +810,27 @@ def _fused_linear_loss(program: _Program, arch: Architecture, *, rows: int, toke
     return grad_hidden, head_grad
 
 
+def _vocab_parallel_loss(program: _Program, arch: Architecture, *, tokens: int, hidden: int,
+                         compute: int) -> int:
+    """Megatron-LM's cross-entropy (`vramplan.training.activations._vocab_parallel_loss`): the
+    16-bit logits and their fp32 copy, made a softmax in place and saved; in backward the
+    softmax becomes the gradient in place and is cast to 16 bits."""
+    every = arch.vocab_size * tokens
+    saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
+    logits = program.alloc(compute * every)
+    softmax = program.alloc(FP32 * every) if compute != FP32 else logits
+    if softmax != logits:
+        program.free(logits)
+    program.free(hidden)
+    grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
+    cast = program.alloc(compute * every) if compute != FP32 else softmax
+    if cast != softmax:
+        program.free(softmax)
+    program.free(cast)
+    program.free(saved_hidden)
+    return grad_hidden
+
+
 def _shifted_loss(program: _Program, arch: Architecture, *, tokens: int, hidden: int,
                   compute: int, code: TransformersCode, batch: int) -> int:
     """transformers' causal-LM loss before v4.49 (`vramplan.training.activations
@@ -892,7 +925,8 @@ def _make_grads(program: _Program, model: _Model, indices: list[int]) -> None:
 
 def _optimizer_step(program: _Program, setup: TrainingSetup, model: _Model) -> None:
     program.events.append(mark("optimizer_step"))
-    if model.flat_grads is not None and model.sharding.states:
+    if model.sharding.step_group_elements is not None and model.flat_grads is not None \
+            and model.sharding.states:
         _sub_group_step(program, setup, model)
         return
     trainable = [t for t in model.params if t.trainable]

@@ -308,8 +308,23 @@ def model_loss_code(setup: TrainingSetup) -> TransformersCode:
 
 
 def trainable_itemsize(setup: TrainingSetup) -> int:
-    """Bytes per trainable parameter as stored, and per element of its gradient."""
+    """Bytes per trainable parameter as stored."""
     return 4 if adapters_in_fp32(setup) else weight_itemsize(setup.precision)
+
+
+def gradient_itemsize(setup: TrainingSetup) -> int:
+    """Bytes per element of a trainable parameter's gradient: the parameter's, or 4 in a
+    framework's fp32 gradient buffer under `mixed` precision (Megatron-LM's `main_grad`,
+    `vramplan.presets.frameworks.FrameworkDefaults.main_grad_buffer`)."""
+    if main_grad_buffer(setup) and setup.precision is Precision.MIXED:
+        return 4
+    return trainable_itemsize(setup)
+
+
+def main_grad_buffer(setup: TrainingSetup) -> bool:
+    """The gradients live in one buffer allocated when the model is wrapped and never freed
+    (`vramplan.presets.frameworks.FrameworkDefaults.main_grad_buffer`)."""
+    return framework_defaults(setup.framework).main_grad_buffer
 
 
 def trainable_state_itemsize(setup: TrainingSetup) -> int:
@@ -337,8 +352,8 @@ def gradients_kept(setup: TrainingSetup) -> bool:
     """Gradients of earlier micro-batches exist when the peak micro-batch starts: with gradient
     accumulation in the steady state. When the largest batch comes first (`steady_state`
     False) it is the first micro-batch of the run, and its gradients are made by its own
-    backward."""
-    return setup.gradient_accumulation and setup.steady_state
+    backward. A framework's gradient buffer (`main_grad_buffer`) holds them at every moment."""
+    return (setup.gradient_accumulation and setup.steady_state) or main_grad_buffer(setup)
 
 
 def optimizer_states_exist(setup: TrainingSetup) -> bool:

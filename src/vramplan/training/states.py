@@ -14,6 +14,7 @@ from vramplan.training.setup import (
     DEFAULT_LORA_TARGETS,
     TrainingSetup,
     adapters_in_fp32,
+    gradient_itemsize,
     trainable_itemsize,
     trainable_state_itemsize,
     weight_itemsize,
@@ -195,6 +196,7 @@ def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
     trainable = sum(g.elements * g.count for g in tensors)
     w = weight_itemsize(setup.precision)
     t = trainable_itemsize(setup)
+    g = gradient_itemsize(setup)
     base = total_params(arch, setup)
     if setup.method.uses_lora:
         frozen_params = base
@@ -218,12 +220,12 @@ def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
         frozen_params=frozen_params,
         trainable_weight_bytes=trainable * t,
         frozen_weight_bytes=frozen_bytes,
-        gradient_bytes=trainable * t,
+        gradient_bytes=trainable * g,
         master_weight_bytes=master,
         optimizer_state_bytes=state - managed,
         managed_optimizer_bytes=managed,
         weight_itemsize=w,
-        gradient_itemsize=t,
+        gradient_itemsize=g,
         largest_layer_params=max(arch.params_token_embedding, arch.head_linear().params,
                                  *(lin.params_each for lin in arch.block_linears())),
         block_params=arch.params_per_block,

@@ -17,8 +17,10 @@ from vramplan.validation import (
     SHIPPED_CASE_FILES,
     CaseFormatError,
     CaseValueError,
+    ModelParallel,
     Outcome,
     ValidationReport,
+    model_parallel,
     parse_cases,
     read_cases,
     score_cases,
@@ -107,6 +109,35 @@ def test_notes_giving_an_ms_swift_zero3_command_read_its_config_file(notes: str,
     row = ROW.replace("none,none,litgpt", "zero3,none,hf") + f'"{notes}"'
     case = read_cases("\n".join((HEADER, row)))[0]
     assert (zero3_config_file(case) is MS_SWIFT_ZERO3) is swift_file
+
+
+@pytest.mark.parametrize(("notes", "tensor", "pipeline", "expert"), [
+    ("megatron: --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2", 2, 2, 1),
+    ("TP2PP2, sequence parallel", 2, 2, 1),
+    ("tp=4", 4, 1, 1),
+    ("tensor parallel 2, ep=2", 2, 1, 2),
+    ("pp. 3 of the paper; https://host/tp", 1, 1, 1),
+])
+def test_notes_giving_model_parallel_sizes_split_the_model(notes: str, tensor: int,
+                                                          pipeline: int, expert: int) -> None:
+    row = ROW.replace(",1,a100-40gb,none,none,litgpt", ",4,a100-40gb,,none,megatron") \
+        + f'"{notes}"'
+    case = read_cases("\n".join((HEADER, row)))[0]
+    assert model_parallel(case) == ModelParallel(tensor, pipeline, expert)
+
+
+def test_a_megatron_row_on_several_gpus_splits_and_shards_as_its_notes_say() -> None:
+    """Megatron-LM's distributed optimizer is `zero1`; tensor parallelism divides each GPU's
+    weights by its size (`vramplan.distributed.sharding.Parallelism.tensor_parallel`)."""
+    full = ("m1,src,llama-2-7b,full,mixed,adamw,,none,,,1,4096,,selective,flash,,8,h100-80gb,,"
+            "none,megatron,allocated,40,GB,")
+    split = full.replace("m1,", "m2,", 1) + '"tp=2 --use-distributed-optimizer"'
+    plain, tp2 = (score_cases(read_cases("\n".join((HEADER, row)))).scores[0]
+                  for row in (full, split))
+    assert (plain.model_kind, tp2.model_kind) == ("per_gpu", "per_gpu")
+    assert plain.estimate_bytes is not None and tp2.estimate_bytes is not None
+    # 18 bytes per parameter, against (6 + 12/4) / 2 with the model halved over 4 copies
+    assert tp2.estimate_bytes < plain.estimate_bytes / 3
 
 
 def test_a_litgpt_config_hub_row_reads_its_recipe_where_its_cells_are_empty() -> None:

@@ -531,7 +531,8 @@ def score_case(case: Case) -> CaseScore:
     try:
         if case.method is Method.INFERENCE:
             return _score_inference(case)
-        if case.sharding is not Scheme.NONE or case.gpus > 1 or case.offload is not Offload.NONE:
+        if case.sharding is not Scheme.NONE or case.gpus > 1 or case.offload is not Offload.NONE \
+                or model_parallel(case).splits_model:
             return _score_multi_gpu(case)
         return _score_training(case)
     except VramplanError as error:
@@ -753,6 +754,67 @@ def fsdp_version(case: Case) -> FsdpVersion | None:
     return FsdpVersion.FSDP2 if _FSDP2.search(case.notes) is not None else None
 
 
+@dataclass(frozen=True, slots=True)
+class ModelParallel:
+    """Tensor, pipeline and expert parallel sizes a row's notes give (the format has no column
+    for them): 1 where they say nothing."""
+
+    tensor: int = 1
+    pipeline: int = 1
+    expert: int = 1
+
+    @property
+    def splits_model(self) -> bool:
+        return self.tensor * self.pipeline * self.expert > 1
+
+
+def _size_pattern(short: str, long: str) -> re.Pattern[str]:
+    """`tp=2`, `TP 2`, `TP2` (as in `TP2PP4`), `tensor parallel 2`, `tensor parallelism = 2`,
+    `--tensor-model-parallel-size 2`, `tensor_model_parallel_size: 2`."""
+    return re.compile(
+        rf"(?<![a-z]){short}\s*[=:]?\s*(\d+)(?!\.\d)|"
+        rf"\b{long}[-_ ](?:model[-_ ])?parallel(?:ism)?(?:[-_ ]size)?\s*[=:]?\s*(\d+)\b",
+        re.IGNORECASE)
+
+
+_TENSOR_PARALLEL = _size_pattern("tp", "tensor")
+_PIPELINE_PARALLEL = _size_pattern("pp", "pipeline")
+_EXPERT_PARALLEL = re.compile(
+    r"(?<![a-z])ep\s*=\s*(\d+)\b|\bexpert[-_ ](?:model[-_ ])?parallel(?:ism)?(?:[-_ ]size)?"
+    r"\s*[=:]?\s*(\d+)\b", re.IGNORECASE)
+
+
+def model_parallel(case: Case) -> ModelParallel:
+    """The tensor, pipeline and expert parallel sizes of a training row, from its notes (Megatron-
+    LM's `--tensor-model-parallel-size 2`, `tp=2`, `TP2PP2`...); 1 where they are silent. A
+    size must divide the row's GPUs (checked by `vramplan.distributed.sharding
+    .check_parallelism`, which refuses the row otherwise)."""
+    if case.method is Method.INFERENCE:
+        return ModelParallel()
+
+    def size(pattern: re.Pattern[str]) -> int:
+        found = pattern.search(case.notes)
+        return int(next(g for g in found.groups() if g)) if found else 1
+
+    return ModelParallel(tensor=size(_TENSOR_PARALLEL), pipeline=size(_PIPELINE_PARALLEL),
+                         expert=size(_EXPERT_PARALLEL))
+
+
+_DISTRIBUTED_OPTIMIZER = re.compile(
+    r"(?<!no )(?<!without )(?<!without the )\b(?:--)?use[-_]distributed[-_]optimizer\b"
+    r"(?!\s*[=:]?\s*false)|(?<!no )(?<!without )(?<!without the )\bdistributed optimizer\b",
+    re.IGNORECASE)
+
+
+def megatron_distributed_optimizer(case: Case) -> bool:
+    """A Megatron-LM row whose notes say it used the distributed optimizer
+    (`--use-distributed-optimizer`, "distributed optimizer"; not "no"/"without" it): its scheme
+    is `zero1` (`vramplan.distributed.sharding.Parallelism.main_grad_buffer`) when its
+    `sharding` cell is empty or `ddp`."""
+    return case.framework is Framework.MEGATRON \
+        and _DISTRIBUTED_OPTIMIZER.search(case.notes) is not None
+
+
 _MS_SWIFT_RLHF = re.compile(r"\bswift rlhf\b")
 _MS_SWIFT_REPOSITORY = "modelscope/ms-swift"
 
@@ -827,13 +889,21 @@ def _score_multi_gpu(case: Case) -> CaseScore:
     from vramplan.presets.models import architecture_of, find_model
 
     setup = training_setup_of(case)
-    if case.sharding is Scheme.NONE and case.gpus > 1:
+    split = model_parallel(case)
+    if case.sharding is Scheme.NONE and case.gpus > 1 and not split.splits_model:
         # no data parallelism on several GPUs: the model split across them by layers
         plan = default_parallelism(setup, case.sharding, case.gpus, case.offload,
                                    pipeline_parallel=case.gpus,
                                    pipeline_schedule=PipelineSchedule.SEQUENTIAL)
     else:
-        plan = default_parallelism(setup, case.sharding, case.gpus, case.offload,
+        scheme = case.sharding
+        if scheme in (Scheme.NONE, Scheme.DDP) and megatron_distributed_optimizer(case):
+            scheme = Scheme.ZERO1
+        if scheme is Scheme.NONE and case.gpus > split.tensor * split.pipeline:
+            scheme = Scheme.DDP  # copies of the model beside the split: data parallelism
+        plan = default_parallelism(setup, scheme, case.gpus, case.offload,
+                                   tensor_parallel=split.tensor, pipeline_parallel=split.pipeline,
+                                   expert_parallel=split.expert,
                                    fsdp_version=fsdp_version(case), on=setup.code_date)
     estimate = estimate_per_gpu(architecture_of(find_model(case.model)), setup, plan,
                                 zero3_config=zero3_config_file(case))

@@ -203,11 +203,13 @@ def test_dropout_adds_masks_only_where_the_model_trains_with_it(attention: Atten
 
 @pytest.mark.parametrize(("framework", "active"), [
     (Framework.HF, True), (Framework.GENERIC, True),
-    # litgpt's GPT has no dropout layers; the others keep today's model (no dropout)
-    (Framework.LITGPT, False), (Framework.TORCHTUNE, False), (Framework.DEEPSPEED, False),
-    (Framework.MEGATRON, False),
+    # a DeepSpeed engine wraps transformers' modules in train mode; Megatron-LM drops out at
+    # the rates a run sets, read from config.json; litgpt's GPT and torchtune's modules have
+    # no dropout layers
+    (Framework.DEEPSPEED, True), (Framework.MEGATRON, True),
+    (Framework.LITGPT, False), (Framework.TORCHTUNE, False),
 ])
-def test_model_dropout_only_in_frameworks_that_run_transformers_modules(
+def test_model_dropout_where_the_framework_runs_dropout_layers(
         framework: Framework, active: bool) -> None:
     setup = TrainingSetup(method=Method.FULL, precision=Precision.BF16_TRUE, batch=1, seq_len=4,
                           framework=framework)
@@ -291,3 +293,35 @@ def test_a_compiled_block_never_saves_more_than_the_eager_one(method: Method) ->
                 eager = block_saved(arch, dataclasses.replace(spec, compiled=False), 512,
                                     input_needs_grad=not first)
                 assert total_per_token(compiled) <= total_per_token(eager), (name, precision)
+
+
+# --- Megatron-LM's layer: Korthikanti et al. 2022 (arXiv:2205.05198), section 4.1 ---------------
+# "Activations memory per layer = sbh(34 + 5as/h)" for its GPT layer in 16-bit with dropout and
+# no parallelism: attention 11sbh + 5as^2b, MLP 19sbh, the two LayerNorms' inputs 4sbh; with
+# selective recomputation (section 5) "34sbh". Per token: 34 h + 5 a s bytes, beside which our
+# ledger keeps each fused LayerNorm's mean and rstd (2 x 4 bytes, two norms).
+@pytest.mark.parametrize("seq_len", [512, 1024, 2048])
+@pytest.mark.parametrize("checkpointing", [Checkpointing.NONE, Checkpointing.SELECTIVE])
+def test_megatron_gpt_layer_keeps_what_korthikanti_counts(seq_len: int,
+                                                          checkpointing: Checkpointing) -> None:
+    gpt = architecture_of(find_model("gpt2-medium"))  # LayerNorm, GELU 4h, dropout 0.1
+    setup = TrainingSetup(precision=Precision.MIXED, framework=Framework.MEGATRON, batch=1,
+                          seq_len=seq_len, attention=Attention.EAGER, checkpointing=checkpointing)
+    saved = checkpointed(block_saved(gpt, block_spec(gpt, setup), seq_len), checkpointing)
+    h, a = gpt.hidden_size, gpt.n_heads
+    scores = 5 * a * seq_len if checkpointing is Checkpointing.NONE else 0
+    assert total_per_token(saved) == 34 * h + scores + 2 * 2 * 4
+
+
+def test_megatron_swiglu_and_norms_save_less_than_transformers_modules() -> None:
+    """Megatron's fused SwiGLU saves linear_fc1's output only (gate and up, one tensor), not
+    silu(gate); its fused RMSNorm saves its 16-bit input and rsigma, not transformers' fp32
+    copy (4 h) and 16-bit normalized input (2 h) per norm, in a fully trained Llama block."""
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=1024)
+    hf = total_per_token(block_saved(LLAMA, block_spec(LLAMA, setup), 1024))
+    megatron_setup = dataclasses.replace(setup, framework=Framework.MEGATRON)
+    megatron = total_per_token(block_saved(LLAMA, block_spec(LLAMA, megatron_setup), 1024))
+    h, f = LLAMA.hidden_size, LLAMA.intermediate_size
+    # per norm: fp32 copy + rstd + normalized bf16 (hf) against input + rsigma (megatron)
+    norms = 2 * ((4 * h + 4 + 2 * h) - (2 * h + 4))
+    assert hf - megatron == 2 * f + norms

@@ -241,13 +241,15 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
         source="torchtitan torchtitan/config/job_config.py @9810191b^ (fused AdamW, "
                "bf16 param / fp32 reduce), torchtitan/distributed/fsdp.py, "
                "train_configs/llama3_8b.toml (selective 'op')"),
-    # DeepSpeed's `zero_optimization.stage` defaults to 0: plain data parallelism.
+    # DeepSpeed's `zero_optimization.stage` defaults to 0: plain data parallelism. The engine
+    # wraps the model it is given, most often transformers' (DeepSpeed-Chat's `create_hf_model`),
+    # in train mode: its dropout layers run at config.json's rates.
     Framework.DEEPSPEED: FrameworkDefaults(
         framework=Framework.DEEPSPEED, model_code=ModelCode.TRANSFORMERS, scheme=Scheme.DDP,
         fsdp_version=FsdpVersion.FSDP2, accumulate_without_sync=False, accumulates_full=True,
         accumulates_adapters=True, optimizer_impl=OptimizerImpl.FOREACH,
         qlora_quant=Quant.FP4, checkpointing=Checkpointing.NONE, loss=Loss.STANDARD,
-        peft_fsdp_wrap=False, model_dropout=False,
+        peft_fsdp_wrap=False, model_dropout=True,
         source="deepspeed runtime/zero/config.py (stage 0), runtime/config.py "
                "(gradient_accumulation_steps from train_batch_size)"),
     # Megatron-LM's DistributedDataParallel, with its fp32 gradient buffer (`main_grad_buffer`);
@@ -258,7 +260,7 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
         fsdp_version=FsdpVersion.FSDP2, accumulate_without_sync=False, accumulates_full=True,
         accumulates_adapters=True, optimizer_impl=OptimizerImpl.FUSED,
         qlora_quant=Quant.NF4, checkpointing=Checkpointing.NONE, loss=Loss.STANDARD,
-        peft_fsdp_wrap=False, model_dropout=False, main_grad_buffer=True,
+        peft_fsdp_wrap=False, model_dropout=True, main_grad_buffer=True,
         source="Megatron-LM megatron/training/arguments.py (--use-distributed-optimizer "
                "opt-in; Apex/TE fused Adam; bf16 gradients accumulated in fp32), "
                "megatron/core/distributed/param_and_grad_buffer.py (contiguous gradient "

@@ -162,6 +162,14 @@ def _norm(ledger: _Ledger, arch: Architecture, spec: BlockSpec, source: _Tensor,
           needs_grad: bool) -> None:
     """A norm layer reading `source`."""
     h = arch.hidden_size
+    if spec.framework is Framework.MEGATRON:
+        # Megatron-LM's fused norms (Transformer Engine's LayerNormLinear / RMSNorm, Apex's
+        # FusedLayerNorm / FusedRMSNorm) save their input and per-row statistics, and compute
+        # the weight's gradient from them; their output is saved by the linear that reads it
+        if needs_grad or spec.weights_train:
+            ledger.keep(source.name, source.itemsize * h)
+            ledger.keep(f"{name}_stats", (FP32 if arch.norm is NormKind.RMSNORM else 2 * FP32))
+        return
     if arch.norm is NormKind.RMSNORM and spec.compiled:
         _compiled_rmsnorm(ledger, source, name=name, width=h,
                           needs_grad=needs_grad or spec.weights_train)
@@ -436,7 +444,10 @@ def _eager_scores(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_len:
     # transformers' eager attention and litgpt's soft-capped path: softmax(dtype=float32) saves
     # its fp32 output, `.to(q.dtype)` is saved by probs @ v (the same tensor when both dtypes
     # agree: GPT-2's softmax in the scores' dtype, fp32 training); tanh saves its output
-    fp32_softmax = arch.eager_softmax_fp32 or spec.autocast  # autocast runs softmax in fp32
+    # (Megatron-LM's FusedScaleMaskSoftmax computes in fp32 inside its kernel and returns the
+    # scores' dtype: megatron/core/fusions/fused_softmax.py)
+    fp32_softmax = (arch.eager_softmax_fp32 or spec.autocast) \
+        and spec.framework is not Framework.MEGATRON  # autocast runs softmax in fp32
     softmax_out = FP32 if fp32_softmax else c
     ledger.keep("attn_probs_fp32" if softmax_out != c else "attn_probs", softmax_out * per_row)
     if _dropout_active(spec, arch.attention_dropout):
@@ -508,13 +519,16 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
     targets = spec.lora_targets
     if arch.mlp is MlpKind.GATED:
         lora_in = int(LoraTarget.GATE in targets) + int(LoraTarget.UP in targets)
-        fused_gate_up = arch.fused_gate_up and spec.framework is not Framework.LITGPT
+        megatron = spec.framework is Framework.MEGATRON
+        fused_gate_up = (arch.fused_gate_up or megatron) and spec.framework is not Framework.LITGPT
         _linear(ledger, spec, n2, h, lora=lora_in, prefix="gate_up", needs_grad=input_needs_grad,
                 readers=1 if fused_gate_up else 2)
         # act(gate) saves its input; act * up saves both factors (compiled: act(gate) is
-        # recomputed from gate in backward, COMPILED_SAVES)
+        # recomputed from gate in backward, COMPILED_SAVES). Megatron-LM's linear_fc1 makes
+        # gate and up as one tensor and its fused SwiGLU saves only that input
+        # (megatron/core/fusions/fused_bias_swiglu.py `SwiGLUFunction`)
         ledger.keep("gate_out", c * f)
-        if not spec.compiled:
+        if not (spec.compiled or megatron):
             ledger.keep("act_out", c * f)
         ledger.keep("up_out", c * f)
         _linear(ledger, spec, _Tensor("mlp_hidden", c), f,
@@ -627,7 +641,10 @@ def _activation_extra_tensors(arch: Architecture, spec: BlockSpec) -> int:
     pointwise chain is recomputed from its input, COMPILED_SAVES)."""
     if spec.compiled:
         return 0
-    if spec.framework is not Framework.LITGPT and arch.activation in _PYTHON_TANH_GELU:
+    # litgpt calls torch's GELU; Megatron-LM its fused bias-GELU, which saves only its input
+    # (megatron/core/fusions/fused_bias_gelu.py `GeLUFunction`)
+    if spec.framework not in (Framework.LITGPT, Framework.MEGATRON) \
+            and arch.activation in _PYTHON_TANH_GELU:
         return 3
     return 0
 

@@ -342,8 +342,12 @@ def lora_dropout_active(setup: TrainingSetup) -> bool:
 def model_dropout_active(setup: TrainingSetup) -> bool:
     """The model's own dropout layers run at config.json's rates: frameworks that train
     transformers' modules in train mode (`nn.Dropout(config.resid_pdrop)`, ...). litgpt's GPT
-    (litgpt/model.py) has no dropout layer besides LoRA's; torchtune, torchtitan and Megatron
-    build their own modules, and what model a DeepSpeed engine wraps is not known here
+    (litgpt/model.py) has no dropout layer besides LoRA's; torchtune and torchtitan build their
+    own modules without one; a DeepSpeed engine wraps transformers' (DeepSpeed-Chat's
+    `create_hf_model`) in train mode. Megatron-LM's layers drop out attention probabilities
+    and each sublayer's output at its `--attention-dropout` and `--hidden-dropout` (0.1 by
+    default, megatron/training/arguments.py), which a run sets to its model's rates:
+    config.json's are read for them
     (`vramplan.presets.frameworks`)."""
     return framework_defaults(setup.framework).model_dropout
 

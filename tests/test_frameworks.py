@@ -76,10 +76,11 @@ def test_every_framework_has_its_defaults_with_a_source() -> None:
 
 
 def test_an_unknown_framework_is_read_as_generic_and_said() -> None:
-    reading = read_framework(" Unsloth ")
-    assert (reading.framework, reading.unknown_name) == (Framework.GENERIC, "Unsloth")
+    reading = read_framework(" ColossalAI ")
+    assert (reading.framework, reading.unknown_name) == (Framework.GENERIC, "ColossalAI")
     assert read_framework("torchtitan").unknown_name is None
-    (case,) = read_cases("\n".join((HEADER, ROW.replace(",litgpt,", ",unsloth,"))))
+    assert read_framework(" Unsloth ").framework is Framework.UNSLOTH
+    (case,) = read_cases("\n".join((HEADER, ROW.replace(",litgpt,", ",colossalai,"))))
     assert case.framework is Framework.GENERIC
     assert case.readings == (Reading.UNKNOWN_FRAMEWORK,)
     (score,) = score_cases((case,)).scores
@@ -91,6 +92,7 @@ def test_an_unknown_framework_is_read_as_generic_and_said() -> None:
     ("axolotl", Quant.NF4_DQ),  # axolotl's loader: nf4, bnb_4bit_use_double_quant True
     ("llamafactory", Quant.NF4_DQ),  # QuantizationArguments: nf4, double_quantization True
     ("torchtune", Quant.NF4_DQ),  # torchao NF4Tensor: int8 scalers, one scale per 256
+    ("unsloth", Quant.NF4_DQ),  # FastLanguageModel.from_pretrained: nf4, double quant
 ])
 def test_an_empty_quant_on_a_qlora_row_is_the_frameworks_storage(framework: str,
                                                                  quant: Quant) -> None:

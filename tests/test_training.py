@@ -4,12 +4,14 @@ anchored to published numbers where they exist."""
 from __future__ import annotations
 
 import dataclasses
+from datetime import date
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
+from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.models import architecture_of, find_model
@@ -17,6 +19,7 @@ from vramplan.training.estimate import Phase, activation_bytes, estimate_trainin
 from vramplan.training.setup import TrainingSetup
 from vramplan.training.states import model_states
 from vramplan.vocab import (
+    Attention,
     Checkpointing,
     Framework,
     LoraTarget,
@@ -369,3 +372,54 @@ def test_megatron_cross_entropy_saves_one_fp32_softmax_made_in_place() -> None:
 
     assert loss(Framework.MEGATRON) == (6 * logits, 6 * logits)
     assert loss(Framework.GENERIC) == (10 * logits, 12 * logits)
+
+
+# --- Unsloth (unslothai/unsloth: kernels/, models/llama.py) -------------------------------------
+def _unsloth(day: date | None = None, *, attention: Attention = Attention.SDPA,
+             checkpointing: Checkpointing = Checkpointing.FULL) -> TrainingSetup:
+    return TrainingSetup(method=Method.QLORA, precision=Precision.BF16_TRUE, quant=Quant.NF4_DQ,
+                         lora_rank=16, lora_targets=parse_lora_targets("all"), batch=2,
+                         seq_len=1024, checkpointing=checkpointing, attention=attention,
+                         framework=Framework.UNSLOTH, code_date=day)
+
+
+def test_unsloth_lora_block_keeps_what_its_kernels_save() -> None:
+    """Fast_RMS_Layernorm keeps X and r; LoRA_QKV keeps X; the attention kernel q, k, v, its
+    output and log-sum-exp (k and v expanded to every query head unless flash-attn runs);
+    LoRA_W keeps its input (the attention output); LoRA_MLP keeps X, e and g."""
+    from vramplan.training.activations import block_saved, total_per_token
+    from vramplan.training.estimate import block_spec
+
+    arch = architecture_of(find_model("llama-3.1-8b"))
+    h, q, kv, f, a = (arch.hidden_size, arch.q_dim, arch.kv_dim, arch.intermediate_size,
+                      arch.n_heads)
+    for attention, width in ((Attention.FLASH, kv), (Attention.SDPA, q)):
+        setup = _unsloth(attention=attention, checkpointing=Checkpointing.NONE)
+        per_token = total_per_token(block_saved(arch, block_spec(arch, setup), 1024))
+        assert per_token == (2 * h + 4) * 2 + 2 * h * 2 + 2 * q + 2 * 2 * width + 2 * q \
+            + 4 * a + 2 * 2 * f
+
+
+def test_unsloth_cross_entropy_writes_the_gradient_over_its_16_bit_logits() -> None:
+    """fast_cross_entropy_loss (before 2025-08-13) keeps the 16-bit logits and returns them as
+    their gradient: 2 bytes per logit in forward and in backward; since then the loss is
+    fused (no logits)."""
+    arch = architecture_of(find_model("llama-3.1-8b"))
+    logits = 2 * arch.vocab_size * 2 * 1024
+    loss = estimate_training(arch, _unsloth(day=date(2024, 5, 1))).loss
+    assert (loss.forward_peak_bytes, loss.backward_peak_bytes) == (logits, logits)
+    fused = estimate_training(arch, _unsloth(day=date(2025, 9, 1))).loss
+    assert fused.forward_peak_bytes < logits / 10
+
+
+@pytest.mark.parametrize(("day", "offloaded"), [
+    (date(2024, 4, 5), False), (date(2024, 4, 6), True), (None, True)])
+def test_unsloth_checkpointing_keeps_block_inputs_in_host_memory_since_april_2024(
+        day: date | None, offloaded: bool) -> None:
+    """`use_gradient_checkpointing="unsloth"` (920f0ae6, 2024-04-06) sends each block's input
+    to the CPU; before, transformers' checkpointing kept it on the GPU."""
+    arch = architecture_of(find_model("llama-3.1-8b"))
+    setup = _unsloth(day=day)
+    inputs = 2 * arch.hidden_size * 2 * 1024 * arch.n_layers
+    estimate = estimate_training(arch, setup)
+    assert estimate.activations_bytes - estimate.loss.saved_bytes == (0 if offloaded else inputs)

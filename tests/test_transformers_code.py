@@ -135,8 +135,10 @@ def _row(framework: str, source: str, notes: str) -> str:
 @pytest.mark.parametrize(("framework", "source", "notes", "expected"), [
     ("hf", "a paper (arXiv 2403.13372)", "vanilla HF", date(2024, 3, 1)),
     ("llamafactory", "a README", "Feb-Mar 2024 runs", date(2024, 2, 1)),
-    # Unsloth's forward shifts the labels and runs its own cross-entropy on the 16-bit logits
-    ("hf", "a paper (arXiv 2403.13372)", "LoRA r128, Unsloth kernels", None),
+    # Unsloth: its release (year.month) when the notes name one, else the stated date
+    ("hf", "a paper (arXiv 2403.13372)", "LoRA r128, Unsloth kernels", date(2024, 3, 1)),
+    ("hf", "a notebook, 2024-12-20", "Unsloth 2024.5 (banner)", date(2024, 5, 1)),
+    ("hf", "a notebook", "Unsloth: Fast Llama patching release 2024.10.0", date(2024, 10, 1)),
     ("hf", "a README (commit not recorded)", "no date", None),
     ("torchtune", "a README, 2024-03-13", "", None),
 ])

@@ -381,3 +381,17 @@ def test_both_shipped_files_are_named() -> None:
     assert shipped_cases("cases.csv") == CASES
     with pytest.raises(UnknownName):
         shipped_cases("other.csv")
+
+
+@pytest.mark.parametrize(("framework", "notes", "read_as"), [
+    ("hf", "Unsloth 2024.5, FastLanguageModel", Framework.UNSLOTH),
+    ("generic", "LoRA r128, Unsloth kernels", Framework.UNSLOTH),
+    ("llamafactory", "LoRA r128, Unsloth kernels", Framework.LLAMAFACTORY),
+    ("hf", "vanilla HF", Framework.HF),
+])
+def test_a_row_whose_notes_name_unsloth_is_read_as_unsloths(framework: str, notes: str,
+                                                            read_as: Framework) -> None:
+    """The format's frameworks cannot say Unsloth: a `hf` or `generic` row whose notes name it
+    gets Unsloth's defaults and kernels (`vramplan.presets.frameworks`)."""
+    row = ROW.replace(",litgpt,", f",{framework},") + f'"{notes}"'
+    assert read_cases("\n".join((HEADER, row)))[0].framework is read_as

@@ -292,13 +292,14 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
     readings: list[Reading] = []
     if framework_read.unknown_name is not None:
         readings.append(Reading.UNKNOWN_FRAMEWORK)
+    if framework in UNSLOTH_HOSTS and UNSLOTH_NOTE.search(get("notes", "")):
+        framework = Framework.UNSLOTH
     seq_len = _seq_len(get("seq_len", ""), inference)
     if seq_len is None and not inference:
         readings.append(Reading.SEQ_LEN_UNKNOWN)
     quant = choice(Quant, "quant", get("quant"), Quant.NONE)
     if method is Method.QLORA and not get("quant"):
-        quant = (UNSLOTH_QUANT if UNSLOTH_NOTE.search(get("notes", ""))
-                 else framework_defaults(framework).qlora_quant)
+        quant = framework_defaults(framework).qlora_quant
         readings.append(Reading.QUANT_DEFAULT)
     # An empty cell is the framework's default (the format's rule): on several GPUs, its
     # data-parallel scheme; with litgpt's FSDP strategy, block checkpointing.
@@ -343,13 +344,11 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
 
 
 UNSLOTH_NOTE = re.compile(r"\bunsloth\b", re.IGNORECASE)
-"""A row whose notes name Unsloth: Unsloth loaded and ran the model (`UNSLOTH_QUANT`,
-`code_date`)."""
-UNSLOTH_QUANT = Quant.NF4_DQ
-"""A QLoRA row whose notes say Unsloth loaded the model: Unsloth's own BitsAndBytesConfig,
-`bnb_4bit_quant_type="nf4"`, `bnb_4bit_use_double_quant=True`, no `bnb_4bit_quant_storage`
-(unslothai/unsloth unsloth/models/llama.py `FastLlamaModel.from_pretrained` @b9d5ca53,
-2024-03, and still so in models/loader.py)."""
+"""A row whose notes name Unsloth: Unsloth loaded and ran the model, which the format's
+frameworks cannot say: a `hf` or `generic` row is read as `unsloth` (its nf4 with double
+quantization, its kernels and checkpointing: `vramplan.presets.frameworks`)."""
+UNSLOTH_HOSTS = frozenset({Framework.HF, Framework.GENERIC})
+"""The frameworks whose rows are read as Unsloth's when their notes name it (`UNSLOTH_NOTE`)."""
 
 
 _SIZED_NAME = re.compile(r"[a-z0-9][a-z0-9-]*-(\d{1,4})gb", re.IGNORECASE)
@@ -614,12 +613,10 @@ def code_date(case: Case) -> date | None:
     litgpt and torchtune: from the commits its source names, the earliest whose date is known
     (`vramplan.presets.frameworks.LITGPT_COMMIT_DATES`, `TORCHTUNE_COMMIT_DATES`), as a
     published run is no newer than the commit that published it. transformers' model code
-    (`ModelCode.TRANSFORMERS`): the earliest date its source or notes state (`stated_date`),
-    unless its notes say Unsloth ran the model, whose own forward replaced transformers' loss
-    (`UNSLOTH_NOTE`): `self.lm_head(hidden_states)` then `fast_cross_entropy_loss` (its Triton
-    kernel) on the 16-bit logits, the labels shifted with `torch.hstack`, no fp32 or shifted copy
-    of the logits whatever transformers' version (unslothai/unsloth unsloth/models/llama.py
-    `LlamaForCausalLM_fast_forward`, early 2024). Other frameworks: None."""
+    (`ModelCode.TRANSFORMERS`): the earliest date its source or notes state (`stated_date`).
+    Unsloth: the release its notes name (`Unsloth 2024.5`, the banner `Unsloth: Fast Llama
+    patching release 2024.5`; Unsloth numbers its releases year.month), else as transformers'.
+    Other frameworks: None."""
     if case.framework in _COMMIT_DATES:
         known = _COMMIT_DATES[case.framework]
         dates = [known[commit[:8]] for commit in _COMMIT.findall(case.source)
@@ -627,9 +624,14 @@ def code_date(case: Case) -> date | None:
         return min(dates, default=None)
     if framework_defaults(case.framework).model_code is not ModelCode.TRANSFORMERS:
         return None
-    if UNSLOTH_NOTE.search(case.notes):
-        return None
+    release = _UNSLOTH_RELEASE.search(case.notes)
+    if case.framework is Framework.UNSLOTH and release is not None:
+        return date(int(release.group(1)), int(release.group(2)), 1)
     return stated_date(f"{case.source} {case.notes}")
+
+
+_UNSLOTH_RELEASE = re.compile(
+    r"\bUnsloth:?\s+(?:[A-Za-z]+\s+){0,4}(20\d\d)\.(1[0-2]|[1-9])(?:\.\d+|\.post\d+)*\b")
 
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")

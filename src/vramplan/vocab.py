@@ -241,6 +241,9 @@ class Framework(StrEnum):
     """axolotl-ai-cloud/axolotl: the transformers Trainer with axolotl's defaults."""
     LLAMAFACTORY = "llamafactory"
     """hiyouga/LLaMA-Factory: the transformers Trainer with LLaMA-Factory's defaults."""
+    UNSLOTH = "unsloth"
+    """unslothai/unsloth: TRL's trainers on transformers' models patched with Unsloth's kernels
+    (its norms, LoRA layers and cross-entropy) and its offloaded checkpointing."""
     ACCELERATE = "accelerate"
     """A loop on huggingface/accelerate's `Accelerator` (transformers models)."""
 

@@ -125,13 +125,13 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
                   impl: OptimizerImpl = OptimizerImpl.FOREACH,
                   scheme: Scheme = Scheme.DDP, fsdp: FsdpVersion = FsdpVersion.FSDP1,
                   freeze_layers: int = 1, float_quant_storage: bool = False,
-                  kbit_upcast: bool = False,
+                  kbit_upcast: bool = False, checkpointing: Checkpointing = Checkpointing.NONE,
                   source: str = _TRANSFORMERS_SOURCE) -> FrameworkDefaults:
     return FrameworkDefaults(
         framework=framework, model_code=ModelCode.TRANSFORMERS, scheme=scheme,
         fsdp_version=fsdp, accumulate_without_sync=True, accumulates_full=False,
         accumulates_adapters=False, optimizer_impl=impl, qlora_quant=quant,
-        checkpointing=Checkpointing.NONE, loss=Loss.STANDARD, peft_fsdp_wrap=True,
+        checkpointing=checkpointing, loss=Loss.STANDARD, peft_fsdp_wrap=True,
         model_dropout=True, fsdp2_embedding_apart=True,
         freeze_layers=freeze_layers, float_quant_storage=float_quant_storage,
         accelerate_no_sync=True, kbit_upcast_at_load=kbit_upcast, fsdp_casts_params=True,
@@ -193,6 +193,16 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
                "QuantizationArguments (nf4, double quantization), hparams/finetuning_args.py "
                "FreezeArguments (freeze_trainable_layers 2), model/model_utils/quantization.py "
                "(bnb_4bit_quant_storage = compute dtype); " + _TRANSFORMERS_SOURCE),
+    # Unsloth: TRL's SFTTrainer on transformers' models that `FastLanguageModel` patches
+    # (unslothai/unsloth unsloth/models/llama.py @015bdef0): `from_pretrained(load_in_4bit=True)`
+    # builds a BitsAndBytesConfig with nf4 and double quantization, `get_peft_model` defaults to
+    # `use_gradient_checkpointing="unsloth"` (every block checkpointed, its input kept in host
+    # memory: `UnslothCode`).
+    Framework.UNSLOTH: _transformers(
+        Framework.UNSLOTH, quant=Quant.NF4_DQ, checkpointing=Checkpointing.FULL,
+        source="unslothai/unsloth unsloth/models/llama.py @015bdef0 (nf4 with double quant, "
+               "use_gradient_checkpointing='unsloth'), unsloth/kernels/ (fast_lora.py, "
+               "rms_layernorm.py, cross_entropy_loss.py); " + _TRANSFORMERS_SOURCE),
     # litgpt finetune/*.py: `if devices * num_nodes > 1: strategy = FSDPStrategy(
     # auto_wrap_policy={Block}, activation_checkpointing_policy={Block}, ...)` (FSDP1 through
     # Lightning Fabric), accumulation in `fabric.no_backward_sync`; every recipe accumulates
@@ -288,6 +298,38 @@ class LitgptCode:
     it the scale multiplied in fp32 (`(self.weight * x_normed).to(dtype=dtype)`, 6178c7cc), and
     since then again (`(x_normed * weight.float()).to(dtype=dtype)`). Before 6178c7cc
     (2023-10-24) the whole norm ran in the input's dtype, which is not modelled."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnslothCode:
+    """What Unsloth did at some date, where it changed what a training step holds
+    (unslothai/unsloth)."""
+
+    offloads_checkpoints: bool
+    """`use_gradient_checkpointing="unsloth"` sends each checkpointed block's input to host memory
+    (`hidden_states.to("cpu", non_blocking=True)`, saved for backward, brought back to recompute
+    the block): 920f0ae6 (2024-04-06) `Offloaded_Gradient_Checkpointer`, then
+    `Unsloth_Offloaded_Gradient_Checkpointer` (unsloth/models/_utils.py 4474e4bc), since in
+    unsloth_zoo. Before, transformers' checkpointing kept the inputs on the GPU."""
+    fused_loss: bool
+    """The causal-LM loss never materializes the logits: `unsloth_fused_ce_loss` computes the
+    head and the cross-entropy chunk by chunk (806bee24, 2025-08-13, unsloth/models/llama.py
+    `CausalLM_fast_forward`), as a fused linear cross-entropy does. Before, the head made the
+    16-bit logits and `fast_cross_entropy_loss` (unsloth/kernels/cross_entropy_loss.py
+    `Fast_CrossEntropyLoss`) saved them and wrote their gradient over them in backward."""
+
+
+UNSLOTH_OFFLOADED_CHECKPOINTS_SINCE = date(2024, 4, 6)
+UNSLOTH_FUSED_LOSS_SINCE = date(2025, 8, 13)
+"""The dates of the commits named in `UnslothCode`."""
+
+
+def unsloth_code(on: date | None) -> UnslothCode:
+    """Unsloth's code as of `on`; None: today's."""
+    if on is None:
+        return UnslothCode(offloads_checkpoints=True, fused_loss=True)
+    return UnslothCode(offloads_checkpoints=on >= UNSLOTH_OFFLOADED_CHECKPOINTS_SINCE,
+                       fused_loss=on >= UNSLOTH_FUSED_LOSS_SINCE)
 
 
 PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE = date(2026, 7, 7)

@@ -124,9 +124,10 @@ class FitRequest:
 
 
 TRL_FRAMEWORKS = frozenset({Framework.HF, Framework.ACCELERATE, Framework.DEEPSPEED,
-                            Framework.GENERIC, Framework.AXOLOTL, Framework.LLAMAFACTORY})
-"""Stacks whose preference and RL training is TRL's trainers on transformers' models (axolotl
-and LLaMA-Factory call TRL's; DeepSpeed and accelerate run under them)."""
+                            Framework.GENERIC, Framework.AXOLOTL, Framework.LLAMAFACTORY,
+                            Framework.UNSLOTH})
+"""Stacks whose preference and RL training is TRL's trainers on transformers' models (axolotl,
+LLaMA-Factory and Unsloth call TRL's; DeepSpeed and accelerate run under them)."""
 
 
 def training_setup(inputs: Inputs, scheme: Scheme = Scheme.NONE) -> TrainingSetup:

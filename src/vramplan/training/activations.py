@@ -115,6 +115,8 @@ def block_saved(arch: Architecture, spec: BlockSpec, seq_len: int,
     r = spec.residual_bytes
     if arch.norms_after_sublayers:
         return _post_norm_block(ledger, arch, spec, seq_len, input_needs_grad)
+    if unsloth_lora_kernels(arch, spec):
+        return _unsloth_lora_block(ledger, arch, spec, input_needs_grad)
     _norm(ledger, arch, spec, _Tensor("x_in", r), name="norm_1", needs_grad=input_needs_grad)
     n1 = _Tensor("norm_1_out", r)
     _attention(ledger, arch, spec, n1, seq_len=seq_len, input_needs_grad=input_needs_grad)
@@ -150,6 +152,57 @@ def _post_norm_block(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_l
     return ledger.items()
 
 
+UNSLOTH_LORA_TARGETS = frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.O,
+                                  LoraTarget.GATE, LoraTarget.UP, LoraTarget.DOWN})
+"""The adapters Unsloth's fused LoRA layers take over: q, k and v together (`LoRA_QKV`), o
+(`LoRA_W`), gate, up and down together (`LoRA_MLP`) (unslothai/unsloth `FastLlamaModel
+.patch_peft_model`, which patches a block's attention or MLP only when all its projections carry
+an adapter without dropout or bias)."""
+
+
+def unsloth_lora_kernels(arch: Architecture, spec: BlockSpec) -> bool:
+    """A LoRA block that Unsloth runs through its own autograd functions: adapters on every
+    linear of a dense gated block (the notebooks' q, k, v, o, gate, up, down), no adapter
+    dropout, frozen base weights, a standard attention (no latent attention, no soft-capping,
+    which take other paths)."""
+    return (spec.framework is Framework.UNSLOTH and not spec.weights_train
+            and spec.lora_targets >= UNSLOTH_LORA_TARGETS and not spec.lora_dropout
+            and arch.mlp is MlpKind.GATED and not arch.is_moe and arch.latent_attention is None
+            and not _softcapped(arch) and not arch.parallel_block and not arch.sandwich_norms)
+
+
+def _unsloth_lora_block(ledger: _Ledger, arch: Architecture, spec: BlockSpec,
+                        input_needs_grad: bool) -> tuple[Saved, ...]:
+    """A LoRA block as Unsloth's kernels run it (unslothai/unsloth unsloth/kernels/fast_lora.py
+    and rms_layernorm.py @4474e4bc, the same at @015bdef0): each RMSNorm keeps its input and
+    inverse RMS (`Fast_RMS_Layernorm`); `LoRA_QKV` keeps only its input X, the normed hidden
+    state, and `LoRA_W` (o_proj) its input, the attention's output; the attention kernel keeps
+    q, k, v, its output and log-sum-exp, the key and value expanded to every query head unless
+    flash-attn runs (`LlamaAttention_fast_forward`: xformers and SDPA get `K.expand(...)
+    .reshape(...)` copies under GQA); `LoRA_MLP` keeps X and the gate and up outputs e and g,
+    and recomputes swiglu(e, g) in backward. The adapters' low-rank products are not kept:
+    `matmul_lora` adds `(X @ A) @ B` into the output."""
+    r, c = spec.residual_bytes, spec.compute_bytes
+    h, q, f = arch.hidden_size, arch.q_dim, arch.intermediate_size
+    kv = arch.kv_dim if spec.attention is Attention.FLASH or arch.n_kv_heads == arch.n_heads \
+        else q
+    if input_needs_grad:
+        ledger.keep("x_in", r * h)
+        ledger.keep("norm_1_stats", FP32)
+    ledger.keep("norm_1_out", r * h)
+    ledger.keep("q", c * q)
+    ledger.keep("k", c * kv)
+    ledger.keep("v", c * kv)
+    ledger.keep("attn_out", c * q)
+    ledger.keep("attn_logsumexp", FP32 * arch.n_heads)
+    ledger.keep("x_mid", r * h)
+    ledger.keep("norm_2_stats", FP32)
+    ledger.keep("norm_2_out", r * h)
+    ledger.keep("gate_out", c * f)
+    ledger.keep("up_out", c * f)
+    return ledger.items()
+
+
 @dataclass(frozen=True, slots=True)
 class _Tensor:
     """A named activation and its bytes per element."""
@@ -158,14 +211,20 @@ class _Tensor:
     itemsize: int
 
 
+_FUSED_NORMS = frozenset({Framework.MEGATRON, Framework.UNSLOTH})
+"""Frameworks whose norms are fused kernels (`_norm`)."""
+
+
 def _norm(ledger: _Ledger, arch: Architecture, spec: BlockSpec, source: _Tensor, *, name: str,
           needs_grad: bool) -> None:
     """A norm layer reading `source`."""
     h = arch.hidden_size
-    if spec.framework is Framework.MEGATRON:
+    if spec.framework in _FUSED_NORMS:
         # Megatron-LM's fused norms (Transformer Engine's LayerNormLinear / RMSNorm, Apex's
-        # FusedLayerNorm / FusedRMSNorm) save their input and per-row statistics, and compute
-        # the weight's gradient from them; their output is saved by the linear that reads it
+        # FusedLayerNorm / FusedRMSNorm) and Unsloth's (unsloth/kernels/rms_layernorm.py
+        # `Fast_RMS_Layernorm`: `save_for_backward(X, W, r)`) save their input and per-row
+        # statistics, and compute the weight's gradient from them; their output is saved by
+        # the linear that reads it
         if needs_grad or spec.weights_train:
             ledger.keep(source.name, source.itemsize * h)
             ledger.keep(f"{name}_stats", (FP32 if arch.norm is NormKind.RMSNORM else 2 * FP32))
@@ -842,9 +901,9 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
                                compute=c)
     if head.log_probs:
         return _log_prob_loss(head, saved=saved, elements=vocab * tokens, compute=c)
-    if head.framework is Framework.MEGATRON and not head.chunked:
-        return _vocab_parallel_loss(head, saved=saved, elements=vocab * tokens, compute=c,
-                                    softcap=softcap)
+    if head.framework in (Framework.MEGATRON, Framework.UNSLOTH) and not head.chunked:
+        return _kernel_loss(head, saved=saved, elements=vocab * tokens, compute=c,
+                            softcap=softcap)
     if head.chunked:
         # fused linear + cross-entropy (linkedin/Liger-Kernel ops/fused_linear_cross_entropy.py
         # `fused_linear_cross_entropy_forward`, @c7dd3294 and @ead96b61): the gradients of the
@@ -880,6 +939,21 @@ def _transformers_loss(head: HeadSpec, *, saved: int, tokens: int, rows: int, vo
     backward = softcap + log_softmax + 2 * FP32 * vocab * tokens + head.head_dequant_bytes
     return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
                       backward_peak_bytes=backward)
+
+
+def _kernel_loss(head: HeadSpec, *, saved: int, elements: int, compute: int,
+                 softcap: int) -> LossMemory:
+    """A framework's own cross-entropy kernel on `elements` = tokens x vocabulary logits:
+    Megatron-LM's (`_vocab_parallel_loss`) or Unsloth's `fast_cross_entropy_loss`
+    (unsloth/kernels/cross_entropy_loss.py `Fast_CrossEntropyLoss` @4474e4bc): one fp32 loss
+    and log-sum-exp per row, the 16-bit logits saved, and their gradient written over them in
+    backward (`return logits`)."""
+    if head.framework is Framework.MEGATRON:
+        return _vocab_parallel_loss(head, saved=saved, elements=elements, compute=compute,
+                                    softcap=softcap)
+    logits = compute * elements + softcap
+    return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=logits,
+                      backward_peak_bytes=logits + head.head_dequant_bytes)
 
 
 def _vocab_parallel_loss(head: HeadSpec, *, saved: int, elements: int, compute: int,

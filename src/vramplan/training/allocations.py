@@ -58,6 +58,7 @@ from vramplan.training.setup import (
     gradient_itemsize,
     main_grad_buffer,
     model_loss_code,
+    offloads_checkpoints,
     trainable_itemsize,
     trainable_state_itemsize,
     weight_itemsize,
@@ -607,6 +608,9 @@ def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, sh
     elif setup.framework is Framework.MEGATRON and shape.loss_rows == tokens:
         grad_hidden = _vocab_parallel_loss(program, arch, tokens=tokens, hidden=hidden,
                                            compute=compute_itemsize(setup.precision))
+    elif setup.framework is Framework.UNSLOTH and shape.loss_rows == tokens:
+        grad_hidden = _in_place_loss(program, arch, tokens=tokens, hidden=hidden,
+                                     compute=compute_itemsize(setup.precision))
     else:
         grad_hidden = _loss(program, arch, rows=shape.loss_rows, tokens=tokens,
                             hidden=hidden, compute=compute_itemsize(setup.precision),
@@ -644,6 +648,9 @@ class _Sizes:
     transient: int
     """One block's backward working tensors."""
     checkpointed: bool
+    offloaded: bool = False
+    """Checkpointed blocks keep their inputs in host memory and bring each back to recompute it
+    (Unsloth's checkpointing, `vramplan.training.estimate.offloads_checkpoints`)."""
 
     @staticmethod
     def of(arch: Architecture, setup: TrainingSetup, shape: StepShape) -> _Sizes:
@@ -656,7 +663,8 @@ class _Sizes:
                       working=shape.spec.compute_bytes * width * tokens,
                       saved=_requests(item.bytes_per_token * tokens for item in saved),
                       transient=block_backward_transient(arch, shape.spec) * tokens,
-                      checkpointed=setup.checkpointing is Checkpointing.FULL)
+                      checkpointed=setup.checkpointing is Checkpointing.FULL,
+                      offloaded=offloads_checkpoints(setup))
 
 
 def _requests(sizes: Iterable[int]) -> tuple[int, ...]:
@@ -703,7 +711,8 @@ def _forward(program: _Program, arch: Architecture, sizes: _Sizes,
         if len(gathered) > 2 and not sharding.keep_gathered:
             program.free(gathered.pop(0))
         if sizes.checkpointed:
-            kept.append([hidden])  # torch.utils.checkpoint keeps the block's input
+            # torch.utils.checkpoint keeps the block's input (in host memory: none here)
+            kept.append([] if sizes.offloaded else [hidden])
             working = [program.alloc(n) for n in sizes.saved]
         else:
             kept.append([program.alloc(sum(sizes.saved))])
@@ -711,7 +720,7 @@ def _forward(program: _Program, arch: Architecture, sizes: _Sizes,
         working += [program.alloc(sizes.working), program.alloc(sizes.residual)]
         program.free_all(working)
         out = program.alloc(sizes.residual)
-        if not sizes.checkpointed:
+        if not sizes.checkpointed or sizes.offloaded:
             program.free(hidden)
         hidden = out
     if not sharding.keep_gathered:
@@ -728,7 +737,10 @@ def _backward_block(program: _Program, model: _Model, sizes: _Sizes, block: int,
     prefetched = sharding.prefetch_late and bool(gathered)
     if not (sharding.keep_gathered or prefetched):
         gathered.append(_gather(program, sharding, sharding.gather_bytes))
-    recomputed = [program.alloc(n) for n in sizes.saved] if sizes.checkpointed else []
+    # an offloaded input comes back to the GPU first; the recomputed block then saves it
+    brought_back = [program.alloc(sizes.residual)] if sizes.offloaded else []
+    recomputed = brought_back + [program.alloc(n) for n in sizes.saved] \
+        if sizes.checkpointed else []
     unit_grad = program.alloc(sharding.unit_grad_bytes)
     _block_backward(program, model, trainable, recomputed + kept, sizes.transient)
     if sharding.prefetch_late and block > 0:
@@ -827,6 +839,21 @@ def _vocab_parallel_loss(program: _Program, arch: Architecture, *, tokens: int, 
     if cast != softmax:
         program.free(softmax)
     program.free(cast)
+    program.free(saved_hidden)
+    return grad_hidden
+
+
+def _in_place_loss(program: _Program, arch: Architecture, *, tokens: int, hidden: int,
+                   compute: int) -> int:
+    """Unsloth's `fast_cross_entropy_loss` (`vramplan.training.activations._kernel_loss`): the
+    16-bit logits, saved, and their gradient written over them in backward."""
+    saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
+    logits = program.alloc(compute * arch.vocab_size * tokens)
+    rows = program.alloc(2 * FP32 * tokens)  # the loss and log-sum-exp of each row
+    program.free(hidden)
+    grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
+    program.free(logits)
+    program.free(rows)
     program.free(saved_hidden)
     return grad_hidden
 

@@ -25,7 +25,7 @@ from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig
 from vramplan.model.architecture import Architecture, NormKind
 from vramplan.parts import Component, PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
-from vramplan.presets.frameworks import framework_defaults, litgpt_code
+from vramplan.presets.frameworks import framework_defaults, litgpt_code, unsloth_code
 from vramplan.training.activations import (
     FP32,
     LITGPT_LM_HEAD_CHUNK,
@@ -57,6 +57,7 @@ from vramplan.training.setup import (
     lora_dropout_active,
     model_dropout_active,
     model_loss_code,
+    offloads_checkpoints,
     optimizer_states_exist,
     policy_pass,
     residual_itemsize,
@@ -413,7 +414,10 @@ def _blocks_activation_bytes(arch: Architecture, setup: TrainingSetup, spec: Blo
     model each with their own tensors)."""
     if setup.checkpointing is Checkpointing.FULL:
         # only block inputs stay (torch.utils.checkpoint saves its inputs); one block is
-        # recomputed at a time in backward (counted in the backward_blocks phase)
+        # recomputed at a time in backward (counted in the backward_blocks phase). Unsloth's
+        # checkpointing keeps them in host memory (`UnslothCode.offloads_checkpoints`)
+        if offloads_checkpoints(setup):
+            return 0
         return block_input_bytes(arch, spec) * _blocks_with_graph(arch, setup)
     layers = range(arch.n_layers - _blocks_with_graph(arch, setup), arch.n_layers)
     per_kind = {moe: total_per_token(kept_for_backward(
@@ -500,7 +504,8 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
     # litgpt's LoRA scripts chunk the head by 128 tokens; torchtune chunks its output for its
     # CEWithChunkedOutputLoss; elsewhere `chunked` means a fused linear cross-entropy
     default_chunked = (setup.framework is Framework.LITGPT and uses_lora) or \
-        framework_defaults(setup.framework).loss is Loss.CHUNKED
+        framework_defaults(setup.framework).loss is Loss.CHUNKED or \
+        (setup.framework is Framework.UNSLOTH and unsloth_code(setup.code_date).fused_loss)
     chunked = setup.loss is Loss.CHUNKED if setup.loss is not None else default_chunked
     code = model_loss_code(setup)
     spec = HeadSpec(

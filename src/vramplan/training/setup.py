@@ -14,6 +14,7 @@ from vramplan.presets.frameworks import (
     TransformersCode,
     framework_defaults,
     transformers_code,
+    unsloth_code,
 )
 from vramplan.training.activations import LITGPT_LORA_DROPOUT
 from vramplan.vocab import (
@@ -350,6 +351,13 @@ def model_dropout_active(setup: TrainingSetup) -> bool:
     config.json's are read for them
     (`vramplan.presets.frameworks`)."""
     return framework_defaults(setup.framework).model_dropout
+
+
+def offloads_checkpoints(setup: TrainingSetup) -> bool:
+    """Full checkpointing keeps the blocks' inputs in host memory (Unsloth's
+    `use_gradient_checkpointing="unsloth"`, `vramplan.presets.frameworks.UnslothCode`)."""
+    return setup.framework is Framework.UNSLOTH and setup.checkpointing is Checkpointing.FULL \
+        and unsloth_code(setup.code_date).offloads_checkpoints
 
 
 def gradients_kept(setup: TrainingSetup) -> bool:

@@ -292,6 +292,7 @@ MESSAGES = {
     "web_fit.framework.torchtitan": {FR: "torchtitan", EN: "torchtitan"},
     "web_fit.framework.axolotl": {FR: "Axolotl", EN: "Axolotl"},
     "web_fit.framework.llamafactory": {FR: "LLaMA-Factory", EN: "LLaMA-Factory"},
+    "web_fit.framework.unsloth": {FR: "Unsloth", EN: "Unsloth"},
     "web_fit.framework.accelerate": {FR: "Hugging Face Accelerate", EN: "Hugging Face Accelerate"},
     "web_fit.framework.generic": {FR: "une boucle PyTorch", EN: "a PyTorch loop"},
     "web_fit.grad_accum": {

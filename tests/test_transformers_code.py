@@ -28,8 +28,10 @@ SPEC = BlockSpec(framework=Framework.HF, residual_bytes=2, compute_bytes=2, auto
                  lora_rank=8, lora_dropout=False, attention=Attention.SDPA)
 HEAD = HeadSpec(framework=Framework.HF, chunked=False, head_trains=False, head_lora=False,
                 head_keeps_input=False, head_dequant_bytes=0)
-V4_45 = TransformersCode(logits_fp32_in_model=True, shifts_logits=True)
-V4_46 = TransformersCode(logits_fp32_in_model=False, shifts_logits=True)
+V4_45 = TransformersCode(logits_fp32_in_model=True, shifts_logits=True,
+                         clamped_scores=frozenset({"opt"}))
+V4_46 = TransformersCode(logits_fp32_in_model=False, shifts_logits=True,
+                         clamped_scores=frozenset({"opt"}))
 TODAY = TransformersCode(logits_fp32_in_model=False, shifts_logits=False)
 
 
@@ -146,3 +148,34 @@ def test_a_rows_code_date(framework: str, source: str, notes: str,
                           expected: date | None) -> None:
     (case,) = read_cases(f"{HEADER}\n{_row(framework, source, notes)}\n")
     assert code_date(case) == expected
+
+
+@pytest.mark.parametrize(("day", "clamped"), [
+    (date(2023, 4, 18), {"opt", "llama"}),  # v4.28/4.29: both clamp
+    (date(2023, 6, 8), {"opt"}),  # v4.30.0: Llama's clamp gone
+    (date(2025, 2, 16), {"opt"}),  # v4.48.x: still in OPTAttention
+    (date(2025, 2, 17), set()),  # v4.49.0: OPT's eager_attention_forward
+    (None, set()),
+])
+def test_eager_attention_clamped_its_masked_scores_until_these_releases(
+        day: date | None, clamped: set[str]) -> None:
+    assert transformers_code(day).clamped_scores == clamped
+
+
+def test_a_clamped_eager_attention_keeps_its_masked_scores() -> None:
+    """`torch.max(attn_weights, finfo.min)` saves its input: one more 16-bit tensor of
+    n_heads x seq_len per token in each layer (OPT in DeepSpeed-Chat's April 2023 runs)."""
+    from vramplan.presets.models import architecture_of, find_model
+    from vramplan.training.activations import block_saved, total_per_token
+    from vramplan.training.estimate import block_spec
+    from vramplan.training.setup import TrainingSetup
+    from vramplan.vocab import Attention, Framework, Precision
+
+    opt = architecture_of(find_model("opt-1.3b"))
+
+    def per_token(day: date | None) -> int:
+        setup = TrainingSetup(precision=Precision.MIXED, framework=Framework.DEEPSPEED,
+                              batch=8, seq_len=512, attention=Attention.EAGER, code_date=day)
+        return total_per_token(block_saved(opt, block_spec(opt, setup), 512))
+
+    assert per_token(date(2023, 4, 18)) - per_token(None) == 2 * opt.n_heads * 512

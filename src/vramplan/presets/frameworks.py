@@ -380,8 +380,8 @@ def litgpt_code(on: date | None) -> LitgptCode:
 
 @dataclass(frozen=True, slots=True)
 class TransformersCode:
-    """How transformers' `*ForCausalLM.forward` computed a causal-LM loss at some date, where it
-    changed which vocabulary-sized tensors the loss holds (huggingface/transformers
+    """How transformers' model code ran at some date, where it changed what a step holds: its
+    causal-LM loss, which vocabulary-sized tensors it holds (huggingface/transformers
     `models/llama/modeling_llama.py`, `loss/loss_utils.py`; Mistral, Gemma, Gemma2 and Qwen2
     copied Llama's code in each release, read in the v4.36.2 and v4.45.2 wheels)."""
 
@@ -397,23 +397,36 @@ class TransformersCode:
     row. Up to v4.48.x, in the model's forward then in `ForCausalLMLoss`; v4.49.0 pads and
     shifts the labels instead (`labels = nn.functional.pad(labels, (0, 1), value=
     ignore_index)`), so the cross-entropy takes the upcast logits whole."""
+    clamped_scores: frozenset[str] = frozenset()
+    """Model types whose eager attention clamped its masked scores, `attn_weights =
+    torch.max(attn_weights, torch.tensor(torch.finfo(attn_weights.dtype).min))`: `maximum`
+    saves its input, so each layer keeps the masked scores beside the softmax. Llama until
+    v4.30.0 (read in the v4.28.1 and v4.29.2 wheels, gone in v4.30.0), OPT until v4.49.0
+    (`OPTAttention.forward` in the v4.28.1 to v4.48.0 wheels; v4.49.0 moved OPT to
+    `eager_attention_forward`, without it)."""
 
 
+TRANSFORMERS_LLAMA_UNCLAMPED_SINCE = date(2023, 6, 8)
+"""transformers v4.30.0 (the date of its wheel's files): Llama's eager attention no longer
+clamps its masked scores (`TransformersCode.clamped_scores`)."""
 TRANSFORMERS_LOSS_FUNCTION_SINCE = date(2024, 10, 24)
 """transformers v4.46.0 (PyPI upload date): `self.loss_function` (`ForCausalLMLoss`) upcasts,
 the model returns 16-bit logits."""
 TRANSFORMERS_SHIFTS_LABELS_SINCE = date(2025, 2, 17)
 """transformers v4.49.0 (PyPI upload date): `ForCausalLMLoss` shifts the labels, not the
-logits."""
+logits; OPT's eager attention no longer clamps its scores."""
 
 
 def transformers_code(on: date | None) -> TransformersCode:
-    """transformers' causal-LM loss as of `on`; None: today's. Before v4.31.0 (2023-07-18) Llama
+    """transformers' model code as of `on`; None: today's. Before v4.31.0 (2023-07-18) Llama
     ran its cross-entropy on the 16-bit logits, which is not modelled (read as v4.31)."""
     if on is None:
         return TransformersCode(logits_fp32_in_model=False, shifts_logits=False)
+    clamped = frozenset({"opt"} if on < TRANSFORMERS_SHIFTS_LABELS_SINCE else set()) \
+        | frozenset({"llama"} if on < TRANSFORMERS_LLAMA_UNCLAMPED_SINCE else set())
     return TransformersCode(logits_fp32_in_model=on < TRANSFORMERS_LOSS_FUNCTION_SINCE,
-                            shifts_logits=on < TRANSFORMERS_SHIFTS_LABELS_SINCE)
+                            shifts_logits=on < TRANSFORMERS_SHIFTS_LABELS_SINCE,
+                            clamped_scores=clamped)
 
 
 def framework_defaults(framework: Framework) -> FrameworkDefaults:

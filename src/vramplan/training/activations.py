@@ -80,6 +80,10 @@ class BlockSpec:
     rmsnorm_scale_after_cast: bool = False
     """litgpt's RMSNorm casts its normalized input back to the input's dtype before the scale
     (its code from February to July 2024, `vramplan.presets.frameworks.LitgptCode`)."""
+    scores_clamped: bool = False
+    """Eager attention keeps its masked scores for `torch.max` (transformers' OPT until
+    v4.49.0, Llama until v4.30.0: `vramplan.presets.frameworks.TransformersCode
+    .clamped_scores`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -505,6 +509,8 @@ def _eager_scores(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_len:
     # agree: GPT-2's softmax in the scores' dtype, fp32 training); tanh saves its output
     # (Megatron-LM's FusedScaleMaskSoftmax computes in fp32 inside its kernel and returns the
     # scores' dtype: megatron/core/fusions/fused_softmax.py)
+    if spec.scores_clamped and probs_grad:
+        ledger.keep("attn_scores_clamped", c * per_row)
     fp32_softmax = (arch.eager_softmax_fp32 or spec.autocast) \
         and spec.framework is not Framework.MEGATRON  # autocast runs softmax in fp32
     softmax_out = FP32 if fp32_softmax else c

@@ -25,7 +25,13 @@ from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig
 from vramplan.model.architecture import Architecture, NormKind
 from vramplan.parts import Component, PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
-from vramplan.presets.frameworks import framework_defaults, litgpt_code, unsloth_code
+from vramplan.presets.frameworks import (
+    ModelCode,
+    framework_defaults,
+    litgpt_code,
+    transformers_code,
+    unsloth_code,
+)
 from vramplan.training.activations import (
     FP32,
     LITGPT_LM_HEAD_CHUNK,
@@ -394,6 +400,8 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         linears_keep_input=setup.linears_keep_input,
         rmsnorm_scale_after_cast=setup.framework is Framework.LITGPT
         and litgpt_code(setup.code_date).rmsnorm_scale_after_cast,
+        scores_clamped=framework_defaults(setup.framework).model_code is ModelCode.TRANSFORMERS
+        and arch.family in transformers_code(setup.code_date).clamped_scores,
     )
 
 

@@ -77,6 +77,11 @@ def test_older_models_by_repo_id_and_paper_name(text: str, name: str) -> None:
     ("meta-llama/Llama-2-7b-chat-hf", "llama-2-7b"), ("Llama-2-13b-chat-hf", "llama-2-13b"),
     ("Meta-Llama-3-8B-Instruct", "llama-3-8b"), ("llama-3.1-8b-instruct", "llama-3.1-8b"),
     ("mistralai/Mistral-7B-Instruct-v0.1", "mistral-7b-v0.1"), ("gemma-7b-it", "gemma-7b"),
+    ("meta-llama/Llama-3.2-1B-Instruct", "llama-3.2-1b"), ("llama-3.2-3b-instruct", "llama-3.2-3b"),
+    ("Meta-Llama-3-70B-Instruct", "llama-3-70b"), ("Llama-3.1-70B-Instruct", "llama-3.1-70b"),
+    ("mistralai/Mistral-7B-Instruct-v0.3", "mistral-7b-v0.3"),
+    ("Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b"), ("google/gemma-2-9b-it", "gemma-2-9b"),
+    ("gemma-2-27b-it", "gemma-2-27b"), ("Qwen/Qwen2.5-32B-Instruct", "qwen2.5-32b"),
 ])
 def test_chat_and_instruct_variants_with_the_same_config_resolve_to_their_base(
         text: str, base: str) -> None:
@@ -104,7 +109,7 @@ def test_unknown_name_gets_three_close_names_and_a_hint_not_the_whole_list() -> 
 @pytest.mark.parametrize(("text", "first"), [
     ("Qwen2.5-7B-Instruct", "qwen2.5-7b"), ("gemma3-4b", "gemma-3-4b"),
     ("deepseek v3", "deepseek-v3"),
-    ("meta-llama/Llama-3.2-1B-Instruct", "llama-3.2-1b"), ("mistral-nemo-13b", "mistral-nemo-12b"),
+    ("meta-llama/Llama-3.2-1B-Chat", "llama-3.2-1b"), ("mistral-nemo-13b", "mistral-nemo-12b"),
 ])
 def test_the_closest_name_comes_first(text: str, first: str) -> None:
     with pytest.raises(UnknownName) as raised:

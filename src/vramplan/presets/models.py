@@ -33,6 +33,11 @@ __all__ = ["MODELS", "ModelPreset", "architecture_of", "find_model", "find_prese
 _hub, _copy, _preset = hub_config_url, copy_on_hub, make_preset
 
 _LITGPT = "Lightning-AI/litgpt litgpt/config.py (commit 0006c973)"
+_LLM_PROF = ("github.com/citsjtu2020/LLM-Prof sglang/Model_Config.md "
+             "@8434c8d19c396b2f95d92a67845a7c0a0e0dd512, copies of the config.json files")
+_THUNDER_BLOCKS = "github.com/kevinstephano/thunder_model_blocks"
+_KVFIT = ("github.com/debaditc/kvfit src/kvfit/data/models.json "
+          "@bd4ccabf914323ee9831bc4dfae6bff777aa7966, trimmed copies of the config.json keys")
 
 
 # --- shared key sets ----------------------------------------------------------------------------
@@ -722,6 +727,9 @@ MODELS: tuple[ModelPreset, ...] = (
         ),
         read_from=_copy("ksh1119/qwen2.5_7b_kor_cp_it"),
     ),
+    # The base 14B's config.json differs from the -Instruct one in max_position_embeddings
+    # (131,072 against 32,768), rms_norm_eps (1e-05 against 1e-06) and max_window_layers: two
+    # presets, with the same parameters.
     _preset(
         "qwen2.5-14b",
         "Qwen/Qwen2.5-14B",
@@ -734,12 +742,12 @@ MODELS: tuple[ModelPreset, ...] = (
             kv=8,
             vocab=152064,
             tied=False,
-            max_pos=32768,
-            max_window_layers=70,
-            rms_eps=1e-06,
+            max_pos=131072,
+            max_window_layers=48,
+            rms_eps=1e-05,
         ),
-        read_from=_copy("sknow-lab/Qwen2.5-14B-CIC-ACLARC", "8ae8e07")
-        + " (of Qwen2.5-14B-Instruct, same architecture)",
+        read_from=_LLM_PROF + " ('Qwen2.5-14B'; its 3B, 7B and 32B copies have the keys of the "
+        "presets above)",
     ),
     _preset(
         "qwen2.5-32b",
@@ -781,6 +789,69 @@ MODELS: tuple[ModelPreset, ...] = (
             rms_eps=1e-05,
         ),
         read_from=_copy("BitStack/BitStack-Qwen2.5-72B"),
+    ),
+    # Qwen2.5 -Instruct releases whose config.json differs from the base one: a 32,768-token
+    # max_position_embeddings (the 7B, 14B and 72B bases say 131,072), so that context limits follow
+    # the file of the model named; the parameters are the base's.
+    _preset(
+        "qwen2.5-7b-instruct",
+        "Qwen/Qwen2.5-7B-Instruct",
+        "Qwen2.5 7B Instruct",
+        _qwen25(
+            hidden=3584,
+            inter=18944,
+            layers=28,
+            heads=28,
+            kv=4,
+            vocab=152064,
+            tied=False,
+            max_pos=32768,
+            max_window_layers=28,
+            rms_eps=1e-06,
+        ),
+        read_from=_THUNDER_BLOCKS + " hf_qwen2/qwen2_rope.py "
+        "@d84dd5ccba375ee539abc702629d048f56c3852b (a copy with `_name_or_path` "
+        "Qwen/Qwen2.5-7B-Instruct, transformers 4.43.3)",
+    ),
+    _preset(
+        "qwen2.5-14b-instruct",
+        "Qwen/Qwen2.5-14B-Instruct",
+        "Qwen2.5 14B Instruct",
+        _qwen25(
+            hidden=5120,
+            inter=13824,
+            layers=48,
+            heads=40,
+            kv=8,
+            vocab=152064,
+            tied=False,
+            max_pos=32768,
+            max_window_layers=70,
+            rms_eps=1e-06,
+        ),
+        read_from=_copy("sknow-lab/Qwen2.5-14B-CIC-ACLARC", "8ae8e07")
+        + " (of Qwen2.5-14B-Instruct, same architecture)",
+    ),
+    _preset(
+        "qwen2.5-72b-instruct",
+        "Qwen/Qwen2.5-72B-Instruct",
+        "Qwen2.5 72B Instruct",
+        _qwen25(
+            hidden=8192,
+            inter=29568,
+            layers=80,
+            heads=64,
+            kv=8,
+            vocab=152064,
+            tied=False,
+            max_pos=32768,
+            max_window_layers=70,
+            rms_eps=1e-06,
+        ),
+        read_from="a report quoting the config.json of a Qwen2.5-72B-Instruct download "
+        "(transformers 4.43.1; code-search index file id 62544871882, repository/path not exposed "
+        "by the index); the shape keys and 32,768 positions as in " + _KVFIT
+        + " ('Qwen2.5-72B', repo Qwen/Qwen2.5-72B-Instruct)",
     ),
     # Google Gemma (arXiv:2403.08295) and Gemma 2 (arXiv:2408.00118)
     _preset(

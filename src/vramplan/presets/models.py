@@ -33,11 +33,14 @@ __all__ = ["MODELS", "ModelPreset", "architecture_of", "find_model", "find_prese
 _hub, _copy, _preset = hub_config_url, copy_on_hub, make_preset
 
 _LITGPT = "Lightning-AI/litgpt litgpt/config.py (commit 0006c973)"
+_LITGPT_NOW = "Lightning-AI/litgpt litgpt/config.py @31e5fcaf8486d08001a2eda2579c45fea307c529"
 _LLM_PROF = ("github.com/citsjtu2020/LLM-Prof sglang/Model_Config.md "
              "@8434c8d19c396b2f95d92a67845a7c0a0e0dd512, copies of the config.json files")
 _THUNDER_BLOCKS = "github.com/kevinstephano/thunder_model_blocks"
 _KVFIT = ("github.com/debaditc/kvfit src/kvfit/data/models.json "
           "@bd4ccabf914323ee9831bc4dfae6bff777aa7966, trimmed copies of the config.json keys")
+_MLC_PRESETS = ("github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py "
+                "@d1ea69a87280e821611643958bfec385b62dafd3, a copy of the config.json keys")
 
 
 # --- shared key sets ----------------------------------------------------------------------------
@@ -357,6 +360,48 @@ MODELS: tuple[ModelPreset, ...] = (
         ),
         read_from=_copy("TheBloke/Llama-2-70B-fp16", "refs%2Fpr%2F6"),
     ),
+    # Code Llama 7B and 13B: Llama 2's shapes with a 16,384-token context, RoPE base 1e6 and a
+    # 32,016-token vocabulary (the 34B's is 32,000).
+    # mlc-llm's copies have the same keys as litgpt's entries for both repositories (its 34B copy
+    # says 32,016 too, where the copy read for codellama-34b and litgpt say 32,000; only its 7B copy
+    # names its repository).
+    _preset(
+        "codellama-7b",
+        "codellama/CodeLlama-7b-hf",
+        "Code Llama 7B",
+        _llama(
+            hidden=4096,
+            inter=11008,
+            layers=32,
+            heads=32,
+            kv=32,
+            vocab=32016,
+            max_pos=16384,
+            rope_theta=1000000,
+            torch_dtype="bfloat16",
+        ),
+        aliases=("code-llama-7b",),
+        read_from=_MLC_PRESETS + " ('codellama_7b', `_name_or_path` codellama/CodeLlama-7b-hf), "
+        "and " + _LITGPT_NOW + " ('CodeLlama-7b-hf')",
+    ),
+    _preset(
+        "codellama-13b",
+        "codellama/CodeLlama-13b-hf",
+        "Code Llama 13B",
+        _llama(
+            hidden=5120,
+            inter=13824,
+            layers=40,
+            heads=40,
+            kv=40,
+            vocab=32016,
+            max_pos=16384,
+            rope_theta=1000000,
+            torch_dtype="bfloat16",
+        ),
+        aliases=("code-llama-13b",),
+        read_from=_MLC_PRESETS + " ('codellama_13b') and " + _LITGPT_NOW + " ('CodeLlama-13b-hf')",
+    ),
     _preset(
         "codellama-34b",
         "codellama/CodeLlama-34b-hf",
@@ -564,6 +609,37 @@ MODELS: tuple[ModelPreset, ...] = (
         # transformers' printout of its config)
         aliases=("mistral-7b", "mistralai/Mistral-7B-Instruct-v0.1"),
         read_from=_copy("Undi95/Mistral-RP-0.1-7B", "6adcfec"),
+    ),
+    # Mistral 7B v0.2, published as Mistral-7B-Instruct-v0.2: v0.1's shapes with a 32,768-token
+    # context, RoPE base 1e6 and no sliding window. litgpt's entry for this repository has the same
+    # values (and its entry for the later base upload, unsloth/mistral-7b-v0.2, too).
+    _preset(
+        "mistral-7b-v0.2",
+        "mistralai/Mistral-7B-Instruct-v0.2",
+        "Mistral 7B Instruct v0.2",
+        {
+            "architectures": ["MistralForCausalLM"],
+            "model_type": "mistral",
+            "hidden_act": "silu",
+            "hidden_size": 4096,
+            "intermediate_size": 14336,
+            "max_position_embeddings": 32768,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "num_key_value_heads": 8,
+            "rms_norm_eps": 1e-05,
+            "rope_theta": 1000000.0,
+            "sliding_window": None,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 32000,
+        },
+        aliases=("mistral-7b-v0.2-instruct",),
+        read_from="a copy of the config.json with `_name_or_path` "
+        "mistralai/Mistral-7B-Instruct-v0.2 (transformers 4.39.1) passed to MistralConfig in a "
+        "public script (code-search index file "
+        "id 14058549510; repository/path not exposed by the index), and " + _LITGPT_NOW
+        + " ('Mistral-7B-Instruct-v0.2')",
     ),
     _preset(
         "mistral-7b-v0.3",

@@ -1,7 +1,7 @@
 """Presets of the families released from 2024 to 2026: Llama 3.3 and 4, DeepSeek-V3 and R1 (and
-their Llama distillations), Kimi K2, Qwen2.5-Coder, Qwen3 (dense, MoE, FP8 and 2507 releases),
-Gemma 3, gpt-oss, Mistral Nemo and Small 3, Phi-4, OLMo 2, GLM-4.5, Aya 23, Granite 3.3,
-StarCoder2, SmolLM2 and SmolLM3.
+their Llama distillations), Kimi K2, Qwen2, Qwen2.5-Coder, Qwen3 (dense, MoE, FP8 and 2507
+releases), Gemma 3, gpt-oss, Mistral Nemo and Small 3, Phi-3.5-mini, Phi-4, OLMo 2, GLM-4.5, Aya 23,
+Granite 3.3, StarCoder2, SmolLM2 and SmolLM3.
 
 As in `vramplan.presets.models`: each preset keeps the architecture keys of the published
 config.json (tokenizer ids, dropout, initialization and cache keys left out), `source` is the
@@ -18,6 +18,37 @@ from __future__ import annotations
 from vramplan.presets.model_preset import ModelPreset, make_preset
 
 _preset = make_preset
+
+# Phi-3.5-mini's LongRoPE factors, one per rotary frequency (head_dim 96 / 2), as its config.json
+# gives them (the two copies read for the preset agree to the last digit).
+_PHI35_MINI_LONG_FACTOR = [
+    1.0800000429153442, 1.1100000143051147, 1.1399999856948853, 1.340000033378601,
+    1.5899999141693115, 1.600000023841858, 1.6200000047683716, 2.620000123977661,
+    3.2300000190734863, 3.2300000190734863, 4.789999961853027, 7.400000095367432,
+    7.700000286102295, 9.09000015258789, 12.199999809265137, 17.670000076293945,
+    24.46000099182129, 28.57000160217285, 30.420001983642578, 30.840002059936523,
+    32.590003967285156, 32.93000411987305, 42.320003509521484, 44.96000289916992,
+    50.340003967285156, 50.45000457763672, 57.55000305175781, 57.93000411987305,
+    58.21000289916992, 60.1400032043457, 62.61000442504883, 62.62000274658203, 62.71000289916992,
+    63.1400032043457, 63.1400032043457, 63.77000427246094, 63.93000411987305, 63.96000289916992,
+    63.970001220703125, 64.02999877929688, 64.06999969482422, 64.08000183105469,
+    64.12000274658203, 64.41000366210938, 64.4800033569336, 64.51000213623047, 64.52999877929688,
+    64.83999633789062,
+]
+_PHI35_MINI_SHORT_FACTOR = [
+    1.0, 1.0199999809265137, 1.0299999713897705, 1.0299999713897705, 1.0499999523162842,
+    1.0499999523162842, 1.0499999523162842, 1.0499999523162842, 1.0499999523162842,
+    1.0699999332427979, 1.0999999046325684, 1.1099998950958252, 1.1599998474121094,
+    1.1599998474121094, 1.1699998378753662, 1.2899998426437378, 1.339999794960022,
+    1.679999828338623, 1.7899998426437378, 1.8199998140335083, 1.8499997854232788,
+    1.8799997568130493, 1.9099997282028198, 1.9399996995925903, 1.9899996519088745,
+    2.0199997425079346, 2.0199997425079346, 2.0199997425079346, 2.0199997425079346,
+    2.0199997425079346, 2.0199997425079346, 2.0299997329711914, 2.0299997329711914,
+    2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914,
+    2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0799996852874756,
+    2.0899996757507324, 2.189999580383301, 2.2199995517730713, 2.5899994373321533,
+    2.729999542236328, 2.749999523162842, 2.8399994373321533,
+]
 
 MODELS_2024_2026: tuple[ModelPreset, ...] = (
     # Meta Llama 3.3, released only as an instruct model; the shapes of Llama 3.1 70B.
@@ -506,6 +537,71 @@ MODELS_2024_2026: tuple[ModelPreset, ...] = (
         read_from=(
             "github.com/Lightning-AI/litgpt litgpt/config.py "
             "@26857050fe3ff627cd714fe92f5838f51a3d5efa entry 'R1-Distill-Llama-70B'"
+        ),
+    ),
+    # Qwen2 (arXiv:2407.10671): Qwen2.5's layout (q/k/v biases, GQA). The 0.5B base config.json
+    # says 131,072 positions; the 7B -Instruct one 32,768.
+    _preset(
+        "qwen2-0.5b",
+        "Qwen/Qwen2-0.5B",
+        "Qwen2 0.5B",
+        {
+            "architectures": ["Qwen2ForCausalLM"],
+            "hidden_act": "silu",
+            "hidden_size": 896,
+            "intermediate_size": 4864,
+            "max_position_embeddings": 131072,
+            "max_window_layers": 24,
+            "model_type": "qwen2",
+            "num_attention_heads": 14,
+            "num_hidden_layers": 24,
+            "num_key_value_heads": 2,
+            "rms_norm_eps": 1e-06,
+            "rope_theta": 1000000.0,
+            "sliding_window": 131072,
+            "tie_word_embeddings": True,
+            "torch_dtype": "bfloat16",
+            "use_sliding_window": False,
+            "vocab_size": 151936,
+        },
+        read_from=(
+            "github.com/rwth-i6/i6_experiments "
+            "users/juanola/experiments/e25_11_13_ctc/configurations/qwen2/qwen2_configs.py "
+            "@274eb95e3eb8c82e24abce495e9b3f44e1935011 entry 'Qwen2-0_5B' (transformers 4.40.1)"
+        ),
+    ),
+    # mlc-llm's 'qwen2_7b' copies the keys of this file (transformers 4.41.2, the -Instruct
+    # end-of-turn eos_token_id 151645; it names no repository); a print-out of the Qwen2Config of
+    # Qwen/Qwen2-7B-Instruct (transformers 4.45.2, which writes sliding_window null when
+    # use_sliding_window is false) has the same other keys.
+    _preset(
+        "qwen2-7b-instruct",
+        "Qwen/Qwen2-7B-Instruct",
+        "Qwen2 7B Instruct",
+        {
+            "architectures": ["Qwen2ForCausalLM"],
+            "hidden_act": "silu",
+            "hidden_size": 3584,
+            "intermediate_size": 18944,
+            "max_position_embeddings": 32768,
+            "max_window_layers": 28,
+            "model_type": "qwen2",
+            "num_attention_heads": 28,
+            "num_hidden_layers": 28,
+            "num_key_value_heads": 4,
+            "rms_norm_eps": 1e-06,
+            "rope_theta": 1000000.0,
+            "sliding_window": 131072,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "use_sliding_window": False,
+            "vocab_size": 152064,
+        },
+        read_from=(
+            "github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py "
+            "@d1ea69a87280e821611643958bfec385b62dafd3 entry 'qwen2_7b', and "
+            "github.com/Retruth/deontic nlp_models/qwen2/README.md "
+            "@a77cf87a77779d63bd2acc1ef6d031e5cba833ff (the Qwen2Config print-out)"
         ),
     ),
     # Qwen2.5-Coder (arXiv:2409.12186), translated from litgpt's keys, which one entry serves for
@@ -1503,6 +1599,44 @@ MODELS_2024_2026: tuple[ModelPreset, ...] = (
             "github.com/debaditc/kvfit src/kvfit/data/models.json "
             "@bd4ccabf914323ee9831bc4dfae6bff777aa7966 entry 'Mistral-Small-3.2-24B' (text "
             "part of mistralai/Mistral-Small-3.2-24B-Instruct-2506, trimmed)"
+        ),
+    ),
+    # Microsoft Phi-3.5-mini (arXiv:2404.14219): Phi-3-mini's shapes with 131,072 positions
+    # (LongRoPE scaling from original_max_position_embeddings 4,096).
+    _preset(
+        "phi-3.5-mini",
+        "microsoft/Phi-3.5-mini-instruct",
+        "Phi-3.5-mini 3.8B",
+        {
+            "architectures": ["Phi3ForCausalLM"],
+            "attention_bias": False,
+            "hidden_act": "silu",
+            "hidden_size": 3072,
+            "intermediate_size": 8192,
+            "max_position_embeddings": 131072,
+            "model_type": "phi3",
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "num_key_value_heads": 32,
+            "original_max_position_embeddings": 4096,
+            "rms_norm_eps": 1e-05,
+            "rope_scaling": {
+                "long_factor": _PHI35_MINI_LONG_FACTOR,
+                "short_factor": _PHI35_MINI_SHORT_FACTOR,
+                "type": "longrope",
+            },
+            "rope_theta": 10000.0,
+            "sliding_window": 262144,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 32064,
+        },
+        read_from=(
+            "github.com/kevinstephano/thunder_model_blocks hf_phi3/phi3_rope.py "
+            "@d84dd5ccba375ee539abc702629d048f56c3852b (a copy with `_name_or_path` "
+            "microsoft/Phi-3.5-mini-instruct, transformers 4.46.3), and "
+            "github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py "
+            "@d1ea69a87280e821611643958bfec385b62dafd3 entry 'phi-3_5' (transformers 4.43.3)"
         ),
     ),
     # Microsoft Phi-4 (arXiv:2412.08905): phi3 layout, fused qkv_proj and gate_up_proj.

@@ -650,7 +650,7 @@ class _Sizes:
     checkpointed: bool
     offloaded: bool = False
     """Checkpointed blocks keep their inputs in host memory and bring each back to recompute it
-    (Unsloth's checkpointing, `vramplan.training.estimate.offloads_checkpoints`)."""
+    (Unsloth's checkpointing, `vramplan.training.setup.offloads_checkpoints`)."""
 
     @staticmethod
     def of(arch: Architecture, setup: TrainingSetup, shape: StepShape) -> _Sizes:

@@ -51,6 +51,7 @@ from vramplan.training.estimate import (
 )
 from vramplan.training.setup import (
     TrainingSetup,
+    gradient_itemsize,
     gradients_kept,
     optimizer_states_exist,
     weight_itemsize,
@@ -826,7 +827,7 @@ def _gradients(phase: Phase, setup: TrainingSetup, sharded: ShardedStates,
         if setup.precision is Precision.MIXED and sharded.step_buffers_bytes == 0:
             # a master-weight optimizer steps on fp32 gradients of its masters (as on one GPU,
             # vramplan.training.estimate); DeepSpeed counts its fp32 partition as a step buffer
-            return sharded.gradients_at_step_bytes * 4 // max(sharded_gradient_itemsize(setup), 1)
+            return sharded.gradients_at_step_bytes * 4 // gradient_itemsize(setup)
         return sharded.gradients_at_step_bytes
     if gradients_kept(setup) or phase is Phase.LATER_MICRO_BATCH:
         return sharded.gradients_bytes
@@ -837,11 +838,6 @@ def _gradients(phase: Phase, setup: TrainingSetup, sharded: ShardedStates,
         forming = sharded.unit_gradient_bytes + sharded.root_gradient_bytes if whole else 0
         return max(sharded.gradients_bytes - forming, 0)
     return 0
-
-
-def sharded_gradient_itemsize(setup: TrainingSetup) -> int:
-    """Bytes per gradient element during backward (the weights' dtype)."""
-    return 4 if setup.precision in (Precision.AMP, Precision.FP32) else 2
 
 
 def _after_a_step(phase: Phase, setup: TrainingSetup) -> bool:

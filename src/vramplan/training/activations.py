@@ -119,7 +119,7 @@ def block_saved(arch: Architecture, spec: BlockSpec, seq_len: int,
     r = spec.residual_bytes
     if arch.norms_after_sublayers:
         return _post_norm_block(ledger, arch, spec, seq_len, input_needs_grad)
-    if unsloth_lora_kernels(arch, spec):
+    if _unsloth_lora_kernels(arch, spec):
         return _unsloth_lora_block(ledger, arch, spec, input_needs_grad)
     _norm(ledger, arch, spec, _Tensor("x_in", r), name="norm_1", needs_grad=input_needs_grad)
     n1 = _Tensor("norm_1_out", r)
@@ -156,7 +156,7 @@ def _post_norm_block(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_l
     return ledger.items()
 
 
-UNSLOTH_LORA_TARGETS = frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.O,
+_UNSLOTH_LORA_TARGETS = frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.O,
                                   LoraTarget.GATE, LoraTarget.UP, LoraTarget.DOWN})
 """The adapters Unsloth's fused LoRA layers take over: q, k and v together (`LoRA_QKV`), o
 (`LoRA_W`), gate, up and down together (`LoRA_MLP`) (unslothai/unsloth `FastLlamaModel
@@ -164,13 +164,13 @@ UNSLOTH_LORA_TARGETS = frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V, Lora
 an adapter without dropout or bias)."""
 
 
-def unsloth_lora_kernels(arch: Architecture, spec: BlockSpec) -> bool:
+def _unsloth_lora_kernels(arch: Architecture, spec: BlockSpec) -> bool:
     """A LoRA block that Unsloth runs through its own autograd functions: adapters on every
     linear of a dense gated block (the notebooks' q, k, v, o, gate, up, down), no adapter
     dropout, frozen base weights, a standard attention (no latent attention, no soft-capping,
     which take other paths)."""
     return (spec.framework is Framework.UNSLOTH and not spec.weights_train
-            and spec.lora_targets >= UNSLOTH_LORA_TARGETS and not spec.lora_dropout
+            and spec.lora_targets >= _UNSLOTH_LORA_TARGETS and not spec.lora_dropout
             and arch.mlp is MlpKind.GATED and not arch.is_moe and arch.latent_attention is None
             and not _softcapped(arch) and not arch.parallel_block and not arch.sandwich_norms)
 

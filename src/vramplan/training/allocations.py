@@ -795,10 +795,7 @@ def _loss(program: _Program, arch: Architecture, *, rows: int, tokens: int, hidd
         logits_grad = program.alloc(FP32 * vocab * rows)
         program.free(rows_grad)
         program.free(log_probs)
-        cast = program.alloc(compute * vocab * rows) if compute != FP32 else logits_grad
-        if cast != logits_grad:
-            program.free(logits_grad)
-        program.free(cast)
+        program.free(_cast(program, logits_grad, compute * vocab * rows, compute))
     program.free(saved_hidden)
     return grad_hidden
 
@@ -830,15 +827,10 @@ def _vocab_parallel_loss(program: _Program, arch: Architecture, *, tokens: int, 
     every = arch.vocab_size * tokens
     saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
     logits = program.alloc(compute * every)
-    softmax = program.alloc(FP32 * every) if compute != FP32 else logits
-    if softmax != logits:
-        program.free(logits)
+    softmax = _cast(program, logits, FP32 * every, compute)
     program.free(hidden)
     grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
-    cast = program.alloc(compute * every) if compute != FP32 else softmax
-    if cast != softmax:
-        program.free(softmax)
-    program.free(cast)
+    program.free(_cast(program, softmax, compute * every, compute))
     program.free(saved_hidden)
     return grad_hidden
 
@@ -888,12 +880,19 @@ def _shifted_loss(program: _Program, arch: Architecture, *, tokens: int, hidden:
     program.free(log_probs)
     logits_grad = program.alloc(FP32 * every)
     program.free(rows_grad)
-    cast = program.alloc(compute * every) if compute != FP32 else logits_grad
-    if cast != logits_grad:
-        program.free(logits_grad)
-    program.free(cast)
+    program.free(_cast(program, logits_grad, compute * every, compute))
     program.free(saved_hidden)
     return grad_hidden
+
+
+def _cast(program: _Program, tensor: int, n_bytes: int, compute: int) -> int:
+    """`tensor` cast between the 16-bit compute dtype and fp32 (`n_bytes` after the cast), the
+    source freed once the copy exists; in fp32 training there is no cast: `tensor` itself."""
+    if compute == FP32:
+        return tensor
+    cast = program.alloc(n_bytes)
+    program.free(tensor)
+    return cast
 
 
 def _chunks(total: int, size: int) -> Iterator[int]:

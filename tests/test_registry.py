@@ -13,7 +13,14 @@ import pytest
 from vramplan.errors import UnknownName
 from vramplan.i18n import Lang
 from vramplan.model.hf_config import parse_config
-from vramplan.presets.models import MODELS, ModelPreset, architecture_of, find_model
+from vramplan.presets.models import (
+    MODELS,
+    ModelPreset,
+    architecture_of,
+    find_model,
+    lookup_key,
+    lookup_names,
+)
 
 CASES = Path(__file__).parents[1] / "src" / "vramplan" / "data" / "cases.csv"
 
@@ -44,11 +51,33 @@ def test_preset_is_well_formed(preset: ModelPreset) -> None:
 
 
 def test_names_and_aliases_are_unique() -> None:
+    # find_model compares names by their lookup key: two presets sharing one would make the
+    # lookup depend on the registry's order.
     seen: dict[str, str] = {}
     for preset in MODELS:
-        for alias in (preset.name, preset.hf_repo, *preset.aliases):
-            for name in (alias, alias.split("/", 1)[-1]):  # find_model takes both
-                assert seen.setdefault(name.lower(), preset.name) == preset.name, name
+        for name in lookup_names(preset):
+            assert seen.setdefault(lookup_key(name), preset.name) == preset.name, name
+
+
+@pytest.mark.parametrize(("written", "preset"), [
+    ("llama2-7b", "llama-2-7b"),
+    ("Llama 2 7B", "llama-2-7b"),  # the display name
+    ("LLAMA_2_7B", "llama-2-7b"),
+    ("meta-llama/Llama-2-7b-hf", "llama-2-7b"),
+    ("Llama-2-7b-hf", "llama-2-7b"),
+    ("gpt2_xl", "gpt2-xl"),
+    ("Qwen2.5 7B", "qwen2.5-7b"),
+    ("mistral7b-v0.1", "mistral-7b-v0.1"),
+    ("Llama 4 Scout 17B-16E", "llama-4-scout-17b-16e"),
+])
+def test_names_are_found_whatever_their_separators(written: str, preset: str) -> None:
+    assert find_model(written).name == preset
+
+
+@pytest.mark.parametrize("written", ["qwen25-7b", "llama-2-7", "llama-2-7b-extra"])
+def test_dots_and_words_still_count(written: str) -> None:
+    with pytest.raises(UnknownName):
+        find_model(written)
 
 
 def test_every_model_of_the_accuracy_set_resolves() -> None:
@@ -124,8 +153,8 @@ def test_unknown_name_gets_three_close_names_and_a_hint_not_the_whole_list() -> 
 
 
 @pytest.mark.parametrize(("text", "first"), [
-    ("qwen2.5-7b-chat", "qwen2.5-7b"), ("gemma3-4b", "gemma-3-4b"),
-    ("deepseek v3", "deepseek-v3"),
+    ("qwen2.5-7b-chat", "qwen2.5-7b"), ("gemma3-4b-pt", "gemma-3-4b"),
+    ("deepseek v3 base", "deepseek-v3"),
     ("meta-llama/Llama-3.2-1B-Chat", "llama-3.2-1b"), ("mistral-nemo-13b", "mistral-nemo-12b"),
 ])
 def test_the_closest_name_comes_first(text: str, first: str) -> None:

@@ -16,6 +16,7 @@ Data only: no file I/O at import; the name lookup is built once.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -1430,18 +1431,37 @@ def _normalize(name: str) -> str:
     return name.strip().lower()
 
 
+_SEPARATORS = re.compile(r"[\s_-]+")
+
+
+def lookup_key(name: str) -> str:
+    """The form names are compared in: any case, and without the separators people write
+    differently (`llama2-7b`, `Llama-2-7B`, `llama_2_7b` and `Llama 2 7B` are one key). Dots and
+    slashes are kept (`qwen2.5-7b` is not `qwen25-7b`; an owner stays an owner).
+    tests/test_registry.py checks that no two presets share a key."""
+    return _SEPARATORS.sub("", _normalize(name))
+
+
+def lookup_names(preset: ModelPreset) -> tuple[str, ...]:
+    """Every name a preset answers to: its name, display name, aliases and repo id, the repo id
+    also without its owner."""
+    names = (preset.name, preset.display_name, preset.hf_repo, *preset.aliases)
+    return tuple(dict.fromkeys(
+        form for name in names if name for form in (name, name.split("/", 1)[-1])))
+
+
 _BY_NAME: dict[str, ModelPreset] = {
-    _normalize(name): preset
-    for preset in MODELS
-    for alias in (preset.name, preset.hf_repo, *preset.aliases)
-    for name in (alias, alias.split("/", 1)[-1])  # a repo id, or its name without the owner
+    _normalize(name): preset for preset in MODELS for name in lookup_names(preset)
+}
+_BY_KEY: dict[str, ModelPreset] = {
+    lookup_key(name): preset for preset in MODELS for name in lookup_names(preset)
 }
 
 
 def find_preset(name: str) -> ModelPreset | None:
-    """The preset called `name` (its name, an alias or its Hugging Face repo id, any case), or
-    None."""
-    return _BY_NAME.get(_normalize(name))
+    """The preset called `name` (its name, display name, an alias or its Hugging Face repo id, in
+    any case and with any separators: `lookup_key`), or None."""
+    return _BY_KEY.get(lookup_key(name))
 
 
 def find_model(name: str) -> ModelPreset:

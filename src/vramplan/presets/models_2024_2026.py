@@ -94,7 +94,7 @@ MODELS_2024_2026: tuple[ModelPreset, ...] = (
     _preset(
         "llama-4-scout-17b-16e-instruct",
         "meta-llama/Llama-4-Scout-17B-16E-Instruct",
-        "Llama 4 Scout 17B-16E",
+        "Llama 4 Scout 17B-16E Instruct",
         {
             "architectures": ["Llama4ForConditionalGeneration"],
             "model_type": "llama4",
@@ -164,7 +164,7 @@ MODELS_2024_2026: tuple[ModelPreset, ...] = (
     _preset(
         "llama-4-scout-17b-16e",
         "meta-llama/Llama-4-Scout-17B-16E",
-        "Llama 4 Scout 17B-16E (pretrained)",
+        "Llama 4 Scout 17B-16E",
         {
             "architectures": ["Llama4ForConditionalGeneration"],
             "model_type": "llama4",

@@ -99,7 +99,7 @@ def test_health(client: TestClient) -> None:
     ({"params": 7, "bytes_per_param": 1001}, "out_of_range", "bytes_per_param"),
     ({"params": 7, "activations": -1}, "out_of_range", "activations"),
     ({}, "missing", "params"),
-    ({"params": 7, "optimizer": "adam"}, "unknown_name", "optimizer"),
+    ({"params": 7, "optimizer": "adamax"}, "unknown_name", "optimizer"),
     ({"params": 7, "gpu": "h1000"}, "unknown_name", "gpu"),
     ({"params": 7, "optimizer": "adam-mixed", "bytes_per_param": 10}, "conflicting", "optimizer"),
     ({"params": 7, "activation": 20}, "unknown_field", "activation"),

@@ -19,7 +19,9 @@ from vramplan.validation import (
     CaseValueError,
     ModelParallel,
     Outcome,
+    Reading,
     ValidationReport,
+    fsdp_version,
     model_parallel,
     parse_cases,
     read_cases,
@@ -28,7 +30,19 @@ from vramplan.validation import (
     training_setup_of,
     zero3_config_file,
 )
-from vramplan.vocab import Framework
+from vramplan.vocab import (
+    Attention,
+    Checkpointing,
+    Framework,
+    FsdpVersion,
+    LoraTarget,
+    Method,
+    Metric,
+    Optimizer,
+    Precision,
+    Quant,
+    Scheme,
+)
 
 CASES = files("vramplan").joinpath("data/cases.csv").read_text(encoding="utf-8")
 HEADER = CASES.splitlines()[0]
@@ -202,7 +216,7 @@ def test_missing_required_column_is_named() -> None:
     (ROW.replace("q;v", "q;query"), "lora_targets"),
     (ROW.replace("21.30", "lots"), "measured"),
     (ROW.replace(",GB,", ",GO,"), "unit"),
-    (ROW.replace("a100-40gb", "a100-big"), "gpu"),
+    (ROW.replace("a100-40gb", "a100-big").replace("21.30", "OOM"), "gpu"),  # needs its size
     (ROW.replace(",1304,", ",-3,"), "seq_len"),
 ])
 def test_bad_value_names_row_and_column(bad: str, column: str) -> None:
@@ -274,6 +288,66 @@ def test_a_card_missing_from_the_catalogue_is_read_by_the_size_in_its_name() -> 
     assert case.gpu.capacity_bytes == 24 * 2**30  # an "N GB" card holds N GiB
     (known,) = read_cases("\n".join((HEADER, ROW.replace("a100-40gb", "H100_80GB"))))
     assert known.gpu is not None and known.gpu.name == "h100-80gb"
+
+
+def test_a_measured_row_on_a_card_of_unknown_size_is_estimated_and_says_so() -> None:
+    (case,) = read_cases("\n".join((HEADER, ROW.replace("a100-40gb", "h800"))))
+    assert case.gpu is None and case.readings == (Reading.GPU_UNKNOWN,)
+    (score,) = score_cases((case,)).scores
+    assert score.outcome is Outcome.SCORED
+
+
+@pytest.mark.parametrize(("cells", "column", "value"), [
+    # transformers' TrainingArguments.optim names, torch.optim.Adam
+    ({"adamw": "adamw_torch"}, "optimizer", Optimizer.ADAMW),
+    ({"adamw": "Adam"}, "optimizer", Optimizer.ADAMW),
+    ({"adamw": "paged_adamw_32bit"}, "optimizer", Optimizer.PAGED_ADAMW),
+    ({"adamw": "paged_adamw_8bit"}, "optimizer", Optimizer.PAGED_ADAMW_8BIT),
+    ({"bf16-true": "bf16-mixed"}, "precision", Precision.AMP),  # Lightning's names
+    ({",sdpa,": ",flash_attention_2,"}, "attention", Attention.FLASH),
+    ({",none,sdpa,": ",true,sdpa,"}, "checkpointing", Checkpointing.FULL),
+    ({"q;v": "q_proj;v_proj"}, "lora_targets", frozenset({LoraTarget.Q, LoraTarget.V})),
+    ({"litgpt": "trl"}, "framework", Framework.HF),
+    ({"litgpt": "llama-factory"}, "framework", Framework.LLAMAFACTORY),
+    ({"allocated": "max_memory_allocated"}, "metric", Metric.ALLOCATED),
+    ({"allocated": "nvidia-smi"}, "metric", Metric.DEVICE),
+])
+def test_the_stacks_own_names_for_a_value_are_read_as_it(cells: dict[str, str], column: str,
+                                                         value: object) -> None:
+    row = ROW
+    for old, new in cells.items():
+        row = row.replace(old, new)
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert getattr(case, column) == value and case.readings == ()
+
+
+@pytest.mark.parametrize("ambiguous", ["bf16", "fp16"])  # amp or bf16-true? mixed or amp?
+def test_a_precision_that_names_two_values_is_not_guessed(ambiguous: str) -> None:
+    with pytest.raises(CaseValueError, match="precision"):
+        read_cases("\n".join((HEADER, ROW.replace("bf16-true", ambiguous))))
+
+
+def test_fsdp2_in_the_sharding_cell_is_fsdp_run_as_fsdp2() -> None:
+    row = ROW.replace(",1,a100-40gb,none,", ",2,a100-40gb,fsdp2,")
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert case.sharding is Scheme.FSDP and fsdp_version(case) is FsdpVersion.FSDP2
+    (plain,) = read_cases("\n".join((HEADER, row.replace(",fsdp2,", ",fsdp,"))))
+    assert fsdp_version(plain) is None  # the framework's default
+
+
+def test_lora_on_a_quantized_base_is_estimated_as_qlora_with_that_storage() -> None:
+    (case,) = read_cases("\n".join((HEADER, ROW.replace(",none,8,", ",int8,8,"))))
+    assert (case.method, case.quant) == (Method.QLORA, Quant.INT8)
+    assert case.readings == (Reading.LORA_ON_QUANTIZED,)
+    (qlora,) = read_cases("\n".join((HEADER, ROW.replace(",lora,", ",qlora,"))))  # quant none
+    assert qlora.quant is not Quant.NONE and qlora.readings == (Reading.QLORA_UNQUANTIZED,)
+
+
+def test_units_are_read_in_any_case_but_mb_is_not_mib() -> None:
+    (case,) = read_cases("\n".join((HEADER, ROW.replace(",GB,", ",gib,"))))
+    assert case.measured_bytes == round(21.30 * 2**30)
+    with pytest.raises(CaseValueError, match="unit"):
+        read_cases("\n".join((HEADER, ROW.replace(",GB,", ",MB,"))))
 
 
 def run(*argv: str) -> tuple[int, str, str]:

@@ -75,6 +75,7 @@ from vramplan.vocab import (
     Quant,
     Scheme,
     choice,
+    spelling,
 )
 
 COLUMNS = ("id", "source", "model", "method", "precision", "optimizer", "optimizer_impl", "quant",
@@ -86,6 +87,8 @@ trains: full, lora, qlora) is vramplan's addition (docs/cases-format.md)."""
 REQUIRED_COLUMNS = ("id", "model", "method", "measured", "unit")
 
 UNITS = {"GB": BYTES_PER_GB, "GiB": BYTES_PER_GIB, "MiB": BYTES_PER_MIB}
+_UNITS_ANY_CASE = {unit.lower(): unit for unit in UNITS}
+"""`gb`, `gib` and `mib` are the units above (`MB` is not read as `MiB`: tools print both)."""
 OOM = "OOM"
 WITHIN_SHARE_PCT = 10.0
 """The summary's `within_10pct_share` threshold."""
@@ -188,6 +191,8 @@ class Case:
     """What was assumed to read the row (an unknown framework name, an unknown length...)."""
     policy: Method | None = None
     """A preference or RL method's policy (full, lora, qlora; empty: full)."""
+    fsdp_named: FsdpVersion | None = None
+    """The FSDP the `sharding` cell names (`fsdp1`, `fsdp2`: other spellings of `fsdp`)."""
 
 
 class Reading(StrEnum):
@@ -202,6 +207,16 @@ class Reading(StrEnum):
     not grow with the sequence)."""
     QUANT_DEFAULT = "quant_default"
     """A QLoRA row without `quant`: the framework's 4-bit storage."""
+    LORA_ON_QUANTIZED = "lora_on_quantized"
+    """A `lora` row whose base is quantized (`quant` other than `none`, as PEFT's LoRA on an
+    8-bit base): estimated as `qlora` with that storage, which is what `qlora` models (adapters
+    over a frozen quantized base)."""
+    QLORA_UNQUANTIZED = "qlora_unquantized"
+    """A `qlora` row whose `quant` is `none`: a QLoRA base is quantized, so the method is taken
+    at its word and the base stored as the framework's default 4-bit format."""
+    GPU_UNKNOWN = "gpu_unknown"
+    """A card outside the catalogue whose name gives no size: a measured row does not need it
+    (only an OOM verdict and the cap of reserved memory read the card's size)."""
     COMPILED = "compiled"
     """The notes say the model ran under torch.compile."""
 
@@ -298,13 +313,26 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
     if seq_len is None and not inference:
         readings.append(Reading.SEQ_LEN_UNKNOWN)
     quant = choice(Quant, "quant", get("quant"), Quant.NONE)
-    if method is Method.QLORA and not get("quant"):
+    if method is Method.QLORA and quant is Quant.NONE:
         quant = framework_defaults(framework).qlora_quant
-        readings.append(Reading.QUANT_DEFAULT)
+        readings.append(Reading.QUANT_DEFAULT if not get("quant") else Reading.QLORA_UNQUANTIZED)
+    elif method is Method.LORA and quant is not Quant.NONE:
+        method = Method.QLORA
+        readings.append(Reading.LORA_ON_QUANTIZED)
     # An empty cell is the framework's default (the format's rule): on several GPUs, its
     # data-parallel scheme; with litgpt's FSDP strategy, block checkpointing.
     sharding = choice(Scheme, "sharding", get("sharding"),
                       Scheme.NONE if inference else default_scheme(framework, gpus))
+    fsdp_named = {"fsdp1": FsdpVersion.FSDP1, "fsdp2": FsdpVersion.FSDP2}.get(
+        spelling(get("sharding") or ""))
+    gpu = None
+    if gpu_name:
+        try:
+            gpu = case_gpu(gpu_name)
+        except UnknownName:
+            if get("measured", "").strip().upper() == OOM:
+                raise  # an OOM verdict needs the card's size
+            readings.append(Reading.GPU_UNKNOWN)
     policy = _optional_choice(Method, "policy", get("policy"))
     if policy is not None and (not method.is_alignment or policy not in POLICY_METHODS):
         raise ConflictingOptions("policy", "method", policy.value)
@@ -331,7 +359,7 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         attention=choice(Attention, "attention", get("attention"), Attention.SDPA),
         loss=_optional_choice(Loss, "loss", get("loss")),
         gpus=gpus,
-        gpu=case_gpu(gpu_name) if gpu_name else None,
+        gpu=gpu,
         sharding=sharding,
         offload=choice(Offload, "offload", get("offload"), Offload.NONE),
         framework=framework,
@@ -340,6 +368,7 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         unit=get("unit", ""),
         notes=get("notes", ""),
         readings=tuple(readings),
+        fsdp_named=fsdp_named,
     )
 
 
@@ -400,6 +429,7 @@ def _seq_len(value: str, inference: bool) -> int | None:
 
 
 def _measured(value: str, unit: str) -> int | None:
+    unit = _UNITS_ANY_CASE.get(unit.strip().lower(), unit)
     if unit not in UNITS:
         raise UnknownName("unit", unit, tuple(UNITS))
     if value.upper() == OOM:
@@ -749,10 +779,13 @@ _FSDP2 = re.compile(r"\bFSDP2\b|\bfsdp_version[ :=]*2\b|\bfully_shard\b", re.IGN
 
 
 def fsdp_version(case: Case) -> FsdpVersion | None:
-    """The FSDP a `fsdp` row ran, when its notes name FSDP2 ("FSDP2", "fsdp_version: 2",
-    "fully_shard"; the format has no column for it), else None: the framework's default
-    (`vramplan.presets.frameworks.FrameworkDefaults.fsdp_version`). Only the notes are read:
-    an id's "fsdp2" may count GPUs."""
+    """The FSDP a `fsdp` row ran, when its `sharding` cell names it (`fsdp1`, `fsdp2`) or its
+    notes name FSDP2 ("FSDP2", "fsdp_version: 2", "fully_shard"; the format has no column for
+    it), else None: the framework's default
+    (`vramplan.presets.frameworks.FrameworkDefaults.fsdp_version`). The id is not read: an id's
+    "fsdp2" may count GPUs."""
+    if case.fsdp_named is not None:
+        return case.fsdp_named
     return FsdpVersion.FSDP2 if _FSDP2.search(case.notes) is not None else None
 
 

@@ -365,11 +365,78 @@ _KV_BYTES = {
 E = TypeVar("E", bound=StrEnum)
 
 
+def spelling(text: str) -> str:
+    """`text` in the form names are compared in: any case, `_` and spaces written `-`
+    (`Paged_AdamW_8bit` is `paged-adamw-8bit`)."""
+    return "-".join(text.strip().lower().replace("_", " ").split())
+
+
+# Other names that the stacks themselves give to a member, in `spelling` form. Each is the
+# same thing under its framework's name, never a guess between two members (`bf16` alone could
+# be `amp` or `bf16-true`, `4bit` nf4 or fp4: they are not here).
+OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
+    # Lightning Fabric's precision strings (lightning/fabric/connector.py `_PRECISION_INPUT`):
+    # "16-mixed" and "bf16-mixed" keep fp32 weights and autocast (the `MixedPrecision` plugin)
+    Precision: {"16-mixed": Precision.AMP, "bf16-mixed": Precision.AMP,
+                "32-true": Precision.FP32, "float32": Precision.FP32},
+    # transformers' `TrainingArguments.optim` names (training_args.py `OptimizerNames`);
+    # torch.optim.Adam keeps AdamW's two moments (torch/optim/adam.py `_init_group`)
+    Optimizer: {"adam": Optimizer.ADAMW, "adamw-torch": Optimizer.ADAMW,
+                "adamw-torch-fused": Optimizer.ADAMW, "adamw-hf": Optimizer.ADAMW,
+                "adamw-bnb-8bit": Optimizer.ADAMW_8BIT, "adamw8bit": Optimizer.ADAMW_8BIT,
+                "paged-adamw-32bit": Optimizer.PAGED_ADAMW},
+    # bitsandbytes' 8-bit storage is LLM.int8() (transformers `load_in_8bit`)
+    Quant: {"8bit": Quant.INT8, "bnb-8bit": Quant.INT8, "llm.int8": Quant.INT8,
+            "llm-int8": Quant.INT8, "load-in-8bit": Quant.INT8, "bnb-nf4": Quant.NF4},
+    # transformers' `gradient_checkpointing=True` checkpoints every decoder layer
+    Checkpointing: {"true": Checkpointing.FULL, "yes": Checkpointing.FULL,
+                    "gradient-checkpointing": Checkpointing.FULL,
+                    "false": Checkpointing.NONE, "no": Checkpointing.NONE},
+    # transformers' `attn_implementation` names and the flash-attn package
+    Attention: {"flash-attention-2": Attention.FLASH, "flash-attention-3": Attention.FLASH,
+                "flash-attn": Attention.FLASH, "fa2": Attention.FLASH},
+    Loss: {"fused": Loss.CHUNKED},  # FORMAT.md: "chunked / fused cross-entropy"
+    # PyTorch FSDP's `ShardingStrategy` names; DeepSpeed's stages written with a dash
+    Scheme: {"full-shard": Scheme.FSDP, "shard-grad-op": Scheme.FSDP_GRAD_OP,
+             "hybrid-shard": Scheme.HSDP, "fsdp1": Scheme.FSDP, "fsdp2": Scheme.FSDP,
+             "zero-1": Scheme.ZERO1, "zero-2": Scheme.ZERO2, "zero-3": Scheme.ZERO3},
+    # peft's module names for Llama-style models, and its `all-linear`
+    LoraTarget: {"q-proj": LoraTarget.Q, "k-proj": LoraTarget.K, "v-proj": LoraTarget.V,
+                 "o-proj": LoraTarget.O, "gate-proj": LoraTarget.GATE, "up-proj": LoraTarget.UP,
+                 "down-proj": LoraTarget.DOWN, "lm-head": LoraTarget.HEAD,
+                 "all-linear": LoraTarget.ALL},
+    # the torch.cuda functions and the tools that read the device
+    Metric: {"max-memory-allocated": Metric.ALLOCATED, "memory-allocated": Metric.ALLOCATED,
+             "max-memory-reserved": Metric.RESERVED, "memory-reserved": Metric.RESERVED,
+             "nvidia-smi": Metric.DEVICE, "nvml": Metric.DEVICE},
+    # stacks that run one of these: TRL's and ms-swift's trainers subclass transformers'
+    # `Trainer` (trl/trainer/sft_trainer.py, swift/trainers/trainers.py); NeMo trains through
+    # Megatron Core; DeepSpeed-Chat on the DeepSpeed engine
+    Framework: {"transformers": Framework.HF, "trl": Framework.HF, "peft": Framework.HF,
+                "hf-trainer": Framework.HF, "ms-swift": Framework.HF,
+                "llama-factory": Framework.LLAMAFACTORY, "lit-gpt": Framework.LITGPT,
+                "megatron-lm": Framework.MEGATRON, "megatron-core": Framework.MEGATRON,
+                "nemo": Framework.MEGATRON, "deepspeed-chat": Framework.DEEPSPEED,
+                "pytorch": Framework.GENERIC},
+}
+
+
+def member_named(enum: type[E], text: str) -> E | None:
+    """The member of `enum` that `text` names (its value or another name of it in
+    `OTHER_SPELLINGS`, compared in `spelling` form), or None."""
+    key = spelling(text)
+    for member in enum:
+        if spelling(member.value) == key:
+            return member
+    other = OTHER_SPELLINGS.get(enum, {}).get(key)
+    return None if other is None else enum(other.value)
+
+
 def choice(enum: type[E], field: str, value: str | None, default: E) -> E:
     """The member of `enum` named `value` (`default` when empty), or an error listing the names."""
     if value is None or not value.strip():
         return default
-    try:
-        return enum(value.strip().lower())
-    except ValueError:
-        raise UnknownName(field, value, [member.value for member in enum]) from None
+    member = member_named(enum, value)
+    if member is None:
+        raise UnknownName(field, value, [member.value for member in enum])
+    return member

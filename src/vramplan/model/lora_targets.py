@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 
 from vramplan.errors import OutOfRange, UnknownName
 from vramplan.model.architecture import Architecture, LinearSpec
-from vramplan.vocab import LoraTarget
+from vramplan.vocab import LoraTarget, member_named
 
 BLOCK_TARGETS = frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.O,
                            LoraTarget.GATE, LoraTarget.UP, LoraTarget.DOWN})
@@ -72,10 +72,9 @@ def parse_lora_targets(raw: str) -> frozenset[LoraTarget]:
     names = [name.strip().lower() for name in raw.replace(",", ";").split(";") if name.strip()]
     targets: set[LoraTarget] = set()
     for name in names:
-        try:
-            target = LoraTarget(name)
-        except ValueError:
-            raise UnknownName("lora_targets", name, [t.value for t in LoraTarget]) from None
+        target = member_named(LoraTarget, name)  # peft's `q_proj` too
+        if target is None:
+            raise UnknownName("lora_targets", name, [t.value for t in LoraTarget])
         targets |= BLOCK_TARGETS if target is LoraTarget.ALL else {target}
     return frozenset(targets)
 

@@ -21,6 +21,7 @@ from vramplan.vocab import (
     OptimizerImpl,
     Quant,
     Scheme,
+    member_named,
 )
 
 
@@ -477,8 +478,7 @@ def read_framework(text: str | None) -> FrameworkReading:
     returned so the caller can say so (a stack not in the vocabulary still trains a model)."""
     if text is None or not text.strip():
         return FrameworkReading(Framework.GENERIC)
-    name = text.strip().lower()
-    try:
-        return FrameworkReading(Framework(name))
-    except ValueError:
+    framework = member_named(Framework, text)
+    if framework is None:
         return FrameworkReading(Framework.GENERIC, unknown_name=text.strip())
+    return FrameworkReading(framework)

@@ -23,6 +23,7 @@ from vramplan.bounds import NumberField
 from vramplan.errors import NotAnInteger, NotANumber, NotFinite, UnknownName, VramplanError
 from vramplan.i18n import Lang, translate
 from vramplan.units import format_number
+from vramplan.vocab import OTHER_SPELLINGS, member_named, spelling
 
 T = TypeVar("T")
 E = TypeVar("E", bound=StrEnum)
@@ -180,13 +181,12 @@ class ChoiceField(Field[E]):
         return tuple(member for member in self.enum if member not in self.excluded)
 
     def read_text(self, raw: str) -> E:
-        text = raw.strip().lower()
-        member = self.value_aliases.get(text)
+        """The member `raw` names: its value, one of `value_aliases` or another name of it
+        (`vramplan.vocab.member_named`), in any case and with `_` or `-`."""
+        aliases = {spelling(alias): member for alias, member in self.value_aliases.items()}
+        member = aliases.get(spelling(raw))
         if member is None:
-            try:
-                member = self.enum(text)
-            except ValueError:
-                member = None
+            member = member_named(self.enum, raw)
         if member is None or member in self.excluded:
             raise UnknownName(self.name, raw.strip(), [m.value for m in self.choices])
         return member
@@ -196,8 +196,10 @@ class ChoiceField(Field[E]):
                          choices=", ".join(member.value for member in self.choices))
 
     def json_schema(self) -> dict[str, Any]:
+        others = [name for name, member in OTHER_SPELLINGS.get(self.enum, {}).items()
+                  if member in self.choices]
         return {"type": "string",
-                "enum": [*(m.value for m in self.choices), *self.value_aliases]}
+                "enum": [*(m.value for m in self.choices), *self.value_aliases, *others]}
 
     def default_text(self) -> str | None:
         return None if self.default is None else self.default.value

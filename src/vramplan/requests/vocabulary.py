@@ -86,13 +86,8 @@ QUANT = ChoiceField("quant", metavar="QUANT", enum=Quant)
 otherwise."""
 LORA_R = IntField("lora_r", default=8, metavar="R", bounds=bounds.LORA_RANK)
 """peft `LoraConfig.r` and litgpt `lora_r` default to 8."""
-_LORA_TARGET = ChoiceField(
-    "lora_targets", metavar="NAME", enum=LoraTarget,
-    # peft's module names for Llama-style models, and its `all-linear`
-    value_aliases={"q_proj": LoraTarget.Q, "k_proj": LoraTarget.K, "v_proj": LoraTarget.V,
-                   "o_proj": LoraTarget.O, "gate_proj": LoraTarget.GATE,
-                   "up_proj": LoraTarget.UP, "down_proj": LoraTarget.DOWN,
-                   "lm_head": LoraTarget.HEAD, "all-linear": LoraTarget.ALL})
+# peft's module names (`q_proj`, `all-linear`) are other spellings: `vramplan.vocab.OTHER_SPELLINGS`
+_LORA_TARGET = ChoiceField("lora_targets", metavar="NAME", enum=LoraTarget)
 LORA_TARGETS = ListField("lora_targets", default=(LoraTarget.Q, LoraTarget.V), metavar="LIST",
                          item=_LORA_TARGET)
 """peft's default for Llama-style models, and litgpt's (lora_query, lora_value)."""

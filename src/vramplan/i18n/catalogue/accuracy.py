@@ -29,6 +29,20 @@ MESSAGES = {
         FR: "stockage 4 bits non précisé : celui du framework par défaut",
         EN: "4-bit storage not given: the framework's default",
     },
+    "reading.lora_on_quantized": {
+        FR: "LoRA sur une base quantifiée : estimé comme QLoRA avec ce stockage",
+        EN: "LoRA on a quantized base: estimated as QLoRA with that storage",
+    },
+    "reading.qlora_unquantized": {
+        FR: "QLoRA avec « quant » à none : la base d'un QLoRA est quantifiée, lue au stockage "
+        "4 bits par défaut du framework",
+        EN: "QLoRA with quant none: a QLoRA base is quantized, read as the framework's default "
+        "4-bit storage",
+    },
+    "reading.gpu_unknown": {
+        FR: "GPU hors catalogue, sans taille dans son nom : la taille de la carte n'est pas lue",
+        EN: "GPU outside the catalogue, no size in its name: the card's size is not read",
+    },
     "reading.compiled": {
         FR: "les notes disent torch.compile : modèle compilé",
         EN: "the notes say torch.compile: a compiled model",

@@ -19,6 +19,7 @@ from vramplan.vocab import (
     Loss,
     Method,
     OptimizerImpl,
+    Precision,
     Quant,
     Scheme,
     member_named,
@@ -104,6 +105,15 @@ class FrameworkDefaults:
     docs/user-guide/features/dist_optimizer.md: bf16 parameters with fp32 gradients hold 18
     bytes per parameter, 6 + 12/d with the distributed optimizer (NVIDIA/Megatron-LM
     @d98e8a64)."""
+    precision: Precision = Precision.BF16_TRUE
+    """The precision of a run that names none: bf16 weights, gradients and optimizer states
+    (transformers' `torch_dtype=bfloat16` under the Trainer, litgpt's `bf16-true`, torchtune's
+    `dtype: bf16`), except the stacks whose 16-bit training always keeps fp32 master weights
+    (`mixed`): Megatron-LM (megatron/core/optimizer/__init__.py @d98e8a64: bf16 or fp16 runs get
+    `Float16OptimizerWithFloat16Params` or the distributed optimizer, both with fp32 main
+    params), DeepSpeed (deepspeed/runtime/bf16_optimizer.py @edaa7221
+    `fp32_groups_flat_partition`; ZeRO's fp32 partitions) and torchtitan (fp32 parameters
+    sharded by FSDP2, bf16 `param_dtype` for compute)."""
     kbit_upcast_at_load: bool = False
     """A QLoRA run on unsharded weights goes through peft's `prepare_model_for_kbit_training`,
     which casts every 16-bit parameter that bitsandbytes left unquantized (embeddings, norms,
@@ -249,6 +259,7 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
         qlora_quant=Quant.NF4, checkpointing=Checkpointing.SELECTIVE, loss=Loss.STANDARD,
         peft_fsdp_wrap=False, model_dropout=False,
         fsdp2_embedding_apart=True, fsdp_casts_params=True,
+        precision=Precision.MIXED,
         source="torchtitan torchtitan/config/job_config.py @9810191b^ (fused AdamW, "
                "bf16 param / fp32 reduce), torchtitan/distributed/fsdp.py, "
                "train_configs/llama3_8b.toml (selective 'op')"),
@@ -261,6 +272,7 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
         accumulates_adapters=True, optimizer_impl=OptimizerImpl.FOREACH,
         qlora_quant=Quant.FP4, checkpointing=Checkpointing.NONE, loss=Loss.STANDARD,
         peft_fsdp_wrap=False, model_dropout=True,
+        precision=Precision.MIXED,
         source="deepspeed runtime/zero/config.py (stage 0), runtime/config.py "
                "(gradient_accumulation_steps from train_batch_size)"),
     # Megatron-LM's DistributedDataParallel, with its fp32 gradient buffer (`main_grad_buffer`);
@@ -272,6 +284,7 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
         accumulates_adapters=True, optimizer_impl=OptimizerImpl.FUSED,
         qlora_quant=Quant.NF4, checkpointing=Checkpointing.NONE, loss=Loss.STANDARD,
         peft_fsdp_wrap=False, model_dropout=True, main_grad_buffer=True,
+        precision=Precision.MIXED,
         source="Megatron-LM megatron/training/arguments.py (--use-distributed-optimizer "
                "opt-in; Apex/TE fused Adam; bf16 gradients accumulated in fp32), "
                "megatron/core/distributed/param_and_grad_buffer.py (contiguous gradient "

@@ -25,7 +25,6 @@ from vramplan.requests.vocabulary import (
     OPTIMIZER_IMPL,
     PEFT_WRAP,
     POLICY,
-    PRECISION,
     PRECOMPUTE_REF,
     QUANT,
     SEQ_LEN,
@@ -48,7 +47,7 @@ def trace_setup(inputs: Inputs, config: Mapping[str, Any] | None = None) -> Trac
     return make_setup(
         name, keys, method=inputs.require(METHOD),
         policy=inputs.get(POLICY) if aligned else None,
-        precision=training.precision if aligned else inputs.require(PRECISION),
+        precision=training.precision,
         optimizer=inputs.require(OPTIMIZER), optimizer_impl=inputs.get(OPTIMIZER_IMPL),
         quant=inputs.get(QUANT),
         lora_r=inputs.require(LORA_R) if policy.uses_lora else None,

@@ -153,9 +153,8 @@ def training_setup(inputs: Inputs, scheme: Scheme = Scheme.NONE) -> TrainingSetu
     check_tokens(inputs, BATCH, SEQ_LEN)
     steps = inputs.get(GRAD_ACCUM)
     targets: tuple[LoraTarget, ...] = inputs.require(LORA_TARGETS)
-    precision = inputs.require(PRECISION)
-    if alignment is not None and not inputs.given(PRECISION):
-        precision = Precision.AMP
+    precision = inputs.get(PRECISION) or (Precision.AMP if alignment is not None
+                                           else defaults.precision)
     if alignment is not None and steps is not None and steps > 1:
         alignment = replace(alignment, generation_batch=inputs.require(BATCH) * steps)
     return check_setup(TrainingSetup(

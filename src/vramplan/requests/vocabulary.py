@@ -77,8 +77,10 @@ ACTIVATIONS = DecimalField("activations", default=0.0, metavar="A", bounds=bound
 
 METHOD = ChoiceField("method", default=Method.FULL, metavar="METHOD", enum=Method,
                      excluded=frozenset({Method.INFERENCE}))
-PRECISION = ChoiceField("precision", default=Precision.BF16_TRUE, metavar="PRECISION",
-                        enum=Precision)
+PRECISION = ChoiceField("precision", metavar="PRECISION", enum=Precision)
+"""Default: the framework's (`bf16-true`; `mixed` for megatron, deepspeed and torchtitan:
+`vramplan.presets.frameworks.FrameworkDefaults.precision`); `amp` for the preference and RL
+methods (TRL)."""
 OPTIMIZER_IMPL = ChoiceField("optimizer_impl", metavar="IMPL", enum=OptimizerImpl)
 """Default: the framework's (torch's foreach on CUDA)."""
 QUANT = ChoiceField("quant", metavar="QUANT", enum=Quant)

@@ -54,8 +54,10 @@ MESSAGES = {
         "(dpo, orpo, simpo, kto, ppo, grpo; its policy as --policy says)",
     },
     "field.precision": {
-        FR: "précision des poids, gradients et copies maîtresses",
-        EN: "precision of weights, gradients and master copies",
+        FR: "précision des poids, gradients et copies maîtresses (défaut : celle du cadre ; "
+        "bf16-true, mixed pour megatron, deepspeed et torchtitan)",
+        EN: "precision of weights, gradients and master copies (default: the framework's; "
+        "bf16-true, mixed for megatron, deepspeed and torchtitan)",
     },
     "field.optimizer_impl": {
         FR: "implémentation du pas de l'optimiseur (défaut : celle du cadre, foreach sur CUDA)",

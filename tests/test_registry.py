@@ -111,6 +111,11 @@ def test_older_models_by_repo_id_and_paper_name(text: str, name: str) -> None:
     ("mistralai/Mistral-7B-Instruct-v0.3", "mistral-7b-v0.3"),
     ("Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b"), ("google/gemma-2-9b-it", "gemma-2-9b"),
     ("gemma-2-27b-it", "gemma-2-27b"), ("Qwen/Qwen2.5-32B-Instruct", "qwen2.5-32b"),
+    ("meta-llama/Llama-2-70b-chat-hf", "llama-2-70b"), ("llama-2-70b-chat", "llama-2-70b"),
+    ("CodeLlama-7b-Instruct-hf", "codellama-7b"), ("codellama-34b-instruct", "codellama-34b"),
+    ("google/gemma-2b-it", "gemma-2b"), ("gemma-2-2b-it", "gemma-2-2b"),
+    ("Qwen/Qwen2.5-3B-Instruct", "qwen2.5-3b"), ("stablelm-zephyr-3b", "stablelm-3b-4e1t"),
+    ("EleutherAI/pythia-410m-deduped", "pythia-410m"), ("pythia-1.4b-deduped", "pythia-1.4b"),
 ])
 def test_chat_and_instruct_variants_with_the_same_config_resolve_to_their_base(
         text: str, base: str) -> None:
@@ -121,6 +126,7 @@ def test_chat_and_instruct_variants_with_the_same_config_resolve_to_their_base(
     ("Qwen2.5-7B-Instruct", "qwen2.5-7b-instruct", "qwen2.5-7b"),
     ("Qwen/Qwen2.5-14B-Instruct", "qwen2.5-14b-instruct", "qwen2.5-14b"),
     ("qwen2.5-72b-instruct", "qwen2.5-72b-instruct", "qwen2.5-72b"),
+    ("Qwen2.5-1.5B-Instruct", "qwen2.5-1.5b-instruct", "qwen2.5-1.5b"),
 ])
 def test_instruct_variants_whose_context_differs_are_presets_of_their_own(
         text: str, name: str, base: str) -> None:
@@ -133,11 +139,14 @@ def test_instruct_variants_whose_context_differs_are_presets_of_their_own(
     assert base_arch.max_position_embeddings == 131072
 
 
-@pytest.mark.parametrize("text", ["Qwen2.5-1.5B-Instruct", "Mixtral-8x22B-Instruct-v0.1"])
+@pytest.mark.parametrize("text", ["Mixtral-8x22B-Instruct-v0.1", "CodeLlama-13b-Instruct-hf",
+                                  "Qwen/Qwen3-8B-Base"])
 def test_variants_whose_config_differs_or_was_not_read_are_not_aliases(text: str) -> None:
-    # Qwen2.5-1.5B-Instruct's config.json (a transformers printout of it) says
-    # max_position_embeddings 32768, the base's 131072; Mixtral-8x22B-Instruct-v0.1's was not read
-    # (litgpt gives it a 32,768-token vocabulary, the base's is 32,000).
+    # Mixtral-8x22B-Instruct-v0.1's config.json was not read (litgpt gives it a 32,768-token
+    # vocabulary, the base's is 32,000); neither was CodeLlama-13b-Instruct-hf's (litgpt gives it
+    # 2,048 positions, the base's file 16,384) nor Qwen3-8B-Base's (litgpt builds it from the
+    # post-trained model's entry, which for Qwen3-30B-A3B-Base, whose own file was read, has the
+    # wrong context: 40,960 positions where the file says 32,768).
     with pytest.raises(UnknownName):
         find_model(text)
 
@@ -192,6 +201,27 @@ def test_docs_list_every_preset_with_its_count() -> None:
     for preset in MODELS:
         row = f"| `{preset.name}` | {preset.family} | {architecture_of(preset).params_total:,} |"
         assert row in docs, preset.name
+
+
+# The Pythia model card's "Non-Embedding Params" (EleutherAI/pythia-410m-v0's card, the same
+# table in every Pythia card): the blocks and the final norm, without the embedding and the
+# untied `embed_out`.
+@pytest.mark.parametrize(("name", "non_embedding"), [
+    ("pythia-70m", 18_915_328), ("pythia-160m", 85_056_000), ("pythia-410m", 302_311_424),
+    ("pythia-1b", 805_736_448), ("pythia-1.4b", 1_208_602_624), ("pythia-2.8b", 2_517_652_480),
+])
+def test_pythia_counts_without_embeddings_are_the_model_cards(
+        name: str, non_embedding: int) -> None:
+    arch = architecture_of(find_model(name))
+    assert arch.params_non_embedding == non_embedding
+    assert arch.params_total == non_embedding + 2 * arch.vocab_size * arch.hidden_size
+
+
+def test_qwen15_7b_count_is_its_checkpoint_size() -> None:
+    # Qwen1.5-7B's model.safetensors.index.json: total_size 15,442,649,088 bytes of bfloat16
+    # (huggingface/transformers examples/pytorch/torchacc/qwen/Qwen1.5-7B @f092c38c, a fork's
+    # commit in the stored history)
+    assert architecture_of(find_model("Qwen/Qwen1.5-7B")).params_total * 2 == 15_442_649_088
 
 
 def test_presets_are_hashable_and_read_only() -> None:

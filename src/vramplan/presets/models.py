@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from vramplan.presets.model_preset import ModelPreset, copy_on_hub, hub_config_url, make_preset
 from vramplan.presets.models_2024_2026 import MODELS_2024_2026
+from vramplan.presets.models_more import MODELS_MORE
 
 if TYPE_CHECKING:
     from typing import Any
@@ -359,6 +360,11 @@ MODELS: tuple[ModelPreset, ...] = (
             rope_theta=10000.0,
             torch_dtype="float16",
         ),
+        # chat variant: the same architecture (one litgpt entry, 'Llama-2-70b{}-hf', serves both
+        # repositories, litgpt/config.py @26857050; gpu_poor's trimmed copies, all_configs.json
+        # @ad2fc0ef, of meta-llama/Llama-2-70b-chat-hf and TheBloke/Llama-2-70B-Chat-fp16 give the
+        # base's shapes and vocabulary)
+        aliases=("meta-llama/Llama-2-70b-chat-hf", "llama-2-70b-chat"),
         read_from=_copy("TheBloke/Llama-2-70B-fp16", "refs%2Fpr%2F6"),
     ),
     # Code Llama 7B and 13B: Llama 2's shapes with a 16,384-token context, RoPE base 1e6 and a
@@ -381,7 +387,10 @@ MODELS: tuple[ModelPreset, ...] = (
             rope_theta=1000000,
             torch_dtype="bfloat16",
         ),
-        aliases=("code-llama-7b",),
+        # instruct variant: litgpt's 'CodeLlama-7b-Instruct-hf' entry (config.py @26857050) gives
+        # these keys (16,384 positions, RoPE base 1e6, 32,016 tokens); gpu_poor's trimmed copy
+        # (all_configs.json @ad2fc0ef) the same shapes
+        aliases=("code-llama-7b", "codellama/CodeLlama-7b-Instruct-hf", "codellama-7b-instruct"),
         read_from=_MLC_PRESETS + " ('codellama_7b', `_name_or_path` codellama/CodeLlama-7b-hf), "
         "and " + _LITGPT_NOW + " ('CodeLlama-7b-hf')",
     ),
@@ -418,7 +427,11 @@ MODELS: tuple[ModelPreset, ...] = (
             rope_theta=1000000,
             torch_dtype="bfloat16",
         ),
-        aliases=("code-llama-34b",),
+        # instruct variant: litgpt's 'CodeLlama-34b-Instruct-hf' entry (config.py @26857050) gives
+        # these keys (16,384 positions, RoPE base 1e6, 32,000 tokens, 8 key/value heads);
+        # gpu_poor's trimmed copy (all_configs.json @ad2fc0ef) the same shapes
+        aliases=("code-llama-34b", "codellama/CodeLlama-34b-Instruct-hf",
+                 "codellama-34b-instruct"),
         read_from=_copy("HiTZ/GoLLIE-34B", "7b86bcf5096801c54928d5596f963fb9b6661432"),
     ),
     # Meta Llama 3 / 3.1 / 3.2 (arXiv:2407.21783)
@@ -784,6 +797,12 @@ MODELS: tuple[ModelPreset, ...] = (
             max_window_layers=36,
             rms_eps=1e-06,
         ),
+        # instruct variant: the same architecture and 32,768 positions (mlc-llm's 'qwen2.5_3b'
+        # entry, model_preset.py @79d603f0; a text_config with `_name_or_path`
+        # Qwen/Qwen2.5-3B-Instruct quoted in a public test, code-search file id 61122841562, has
+        # the same keys but a resized vocabulary). Only max_window_layers differs (70), which
+        # changes nothing while use_sliding_window is false.
+        aliases=("Qwen/Qwen2.5-3B-Instruct",),
         read_from=_copy("scasella91/Qwen-3B-RL-1"),
     ),
     _preset(
@@ -952,6 +971,10 @@ MODELS: tuple[ModelPreset, ...] = (
             "torch_dtype": "bfloat16",
             "vocab_size": 256000,
         },
+        # instruct variant: litgpt builds 'Gemma-2b-it' from the same entry (config.py
+        # @26857050), and GenZ-LLM-Analyzer's translation of gemma-2b-it's config.json
+        # (Model_sets/google.py @091bdd0a) gives these shapes
+        aliases=("google/gemma-2b-it",),
         read_from=_copy("PrunaAI/google-gemma-2b-HQQ-4bit-smashed", "5c8abf6"),
     ),
     _preset(
@@ -993,6 +1016,10 @@ MODELS: tuple[ModelPreset, ...] = (
             head_dim=256,
             query_pre_attn_scalar=256,
         ),
+        # instruct variant: litgpt builds 'Gemma-2-2b-it' from the same entry (config.py
+        # @26857050); mlc-llm's 'gemma2_2b' entry (model_preset.py @79d603f0) has these shapes
+        # too
+        aliases=("google/gemma-2-2b-it",),
         read_from=_copy("ModelSpace/GemmaX2-28-2B-Pretrain") + " (continued pre-training of "
         "Gemma2-2B, same architecture)",
     ),
@@ -1271,7 +1298,7 @@ MODELS: tuple[ModelPreset, ...] = (
         "openai-community/gpt2",
         "GPT-2 124M",
         _gpt2(768, 12, 12),
-        aliases=("gpt2-124m", "gpt-2"),
+        aliases=("gpt2-124m", "gpt-2", "gpt2-small"),
         read_from="not read (see the comment in presets/models.py)",
     ),
     _preset(
@@ -1351,9 +1378,9 @@ MODELS: tuple[ModelPreset, ...] = (
         aliases=("neox-20b",),
         read_from=_copy("h2oai/h2ogpt-gm-oasst1-multilang-1024-20b"),
     ),
-    # Meta OPT (Zhang et al. 2022, arXiv:2205.01068). OPT-125M and 350M are left out: 350M
-    # projects its 512-wide embeddings (word_embed_proj_dim) and normalizes after the residual
-    # adds, which hf_config's reader refuses; OPT-30B is left out because no copy of its
+    # Meta OPT (Zhang et al. 2022, arXiv:2205.01068). OPT-125M is in models_more.py. 350M is left
+    # out: it projects its 512-wide embeddings (word_embed_proj_dim) and normalizes after the
+    # residual adds, which hf_config's reader refuses; OPT-30B is left out because no copy of its
     # config.json was found in the stored material. The 2-row offset of the position table is
     # `Architecture.position_offset`.
     _preset(
@@ -1423,6 +1450,7 @@ MODELS: tuple[ModelPreset, ...] = (
         read_from=_copy("hivemind/gpt-j-6B-8bit", "42c6b2b76f655137bc52a80db1b38555b963865a"),
     ),
     *MODELS_2024_2026,
+    *MODELS_MORE,
 )
 """Every preset, in display order."""
 

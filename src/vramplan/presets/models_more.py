@@ -1,0 +1,541 @@
+"""More presets of the families that already have a reader: OPT-125M, the smaller Pythia models,
+Qwen1.5, the Qwen2.5 and Qwen3 releases whose config.json differs from their base's, the
+TinyLlama chat model, OpenLLaMA, Vicuna, Yi, DeepSeek LLM, Zephyr and StableLM.
+
+As in `vramplan.presets.models`: each preset keeps the architecture keys of the published
+config.json (tokenizer ids, dropout rates equal to the config class's defaults, initialization and
+cache keys left out), `source` is the official file on the Hub, and `read_from` names the copy the
+values were read from, with its commit. Where a copy was translated from another format (litgpt's
+`config.py`) or trimmed (gpu_poor keeps only the shape keys), the comment above the preset says so,
+and what was checked. No value here was written from memory. Counts are checked against
+transformers on the meta device (tests/test_param_counts_meta.py).
+
+Data only: no file I/O at import.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from vramplan.presets.model_preset import ModelPreset, make_preset
+
+if TYPE_CHECKING:
+    from typing import Any
+
+_preset = make_preset
+
+_LITGPT = ("github.com/Lightning-AI/litgpt litgpt/config.py "
+           "@26857050fe3ff627cd714fe92f5838f51a3d5efa")
+_GPU_POOR = ("github.com/RahulSChand/gpu_poor public/all_configs.json "
+             "@ad2fc0ef0e6ceeb7684363504eecc3342a5e7dc4 (trimmed copies: the shape keys and "
+             "vocab_size of each repository's config.json)")
+_MLC = ("github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py "
+        "@79d603f085f50500e9509fa01785ffa7ecfaaa93")
+
+
+def _pythia(*, hidden: int, layers: int, heads: int) -> dict[str, Any]:
+    """The keys of the Pythia config.json files (GPT-NeoX, 2,048 positions, a quarter of each head
+    rotated, parallel residual, untied `embed_out`), translated from litgpt's entries, whose
+    defaults give them: `bias`, `parallel_residual`, `rotary_percentage` 0.25, `norm_eps` 1e-5,
+    `rope_base` 10000, GELU, `intermediate_size` 4 x `n_embd`, and the vocabulary 50,254 padded to
+    a multiple of 128 (50,304, the vocab_size gpu_poor's copies give)."""
+    return {
+        "architectures": ["GPTNeoXForCausalLM"],
+        "model_type": "gpt_neox",
+        "hidden_act": "gelu",
+        "hidden_size": hidden,
+        "intermediate_size": 4 * hidden,
+        "layer_norm_eps": 1e-05,
+        "max_position_embeddings": 2048,
+        "num_attention_heads": heads,
+        "num_hidden_layers": layers,
+        "rotary_emb_base": 10000,
+        "rotary_pct": 0.25,
+        "tie_word_embeddings": False,
+        "use_parallel_residual": True,
+        "vocab_size": 50304,
+    }
+
+
+def _pythia_read_from(name: str) -> str:
+    return (f"{_LITGPT} entry '{name}' (commented source "
+            f"https://huggingface.co/EleutherAI/{name}/blob/main/config.json), and the shape keys "
+            f"and vocab_size of EleutherAI/{name} and EleutherAI/{name}-deduped in {_GPU_POOR}")
+
+
+def _open_llama(*, hidden: int, inter: int, layers: int) -> dict[str, Any]:
+    """OpenLLaMA (openlm-research), translated from litgpt's entries: LLaMA's layout, 32 heads
+    (litgpt's default `n_head`), 2,048 positions, RMSNorm eps 1e-6, the 32,000-token vocabulary
+    untied; no `num_key_value_heads` (LlamaConfig then uses num_attention_heads)."""
+    return {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_act": "silu",
+        "hidden_size": hidden,
+        "intermediate_size": inter,
+        "max_position_embeddings": 2048,
+        "num_attention_heads": 32,
+        "num_hidden_layers": layers,
+        "rms_norm_eps": 1e-06,
+        "tie_word_embeddings": False,
+        "vocab_size": 32000,
+    }
+
+
+MODELS_MORE: tuple[ModelPreset, ...] = (
+    # Meta OPT-125M (arXiv:2205.01068): OPT-1.3B's layout (no embedding projection, LayerNorms
+    # before the sublayers). Two copies with `_name_or_path` facebook/opt-125m and transformers
+    # 4.21.0.dev0 agree on every key below and disagree on torch_dtype (float32 in one, float16
+    # in the other), which is left out.
+    _preset(
+        "opt-125m",
+        "facebook/opt-125m",
+        "OPT 125M",
+        {
+            "architectures": ["OPTForCausalLM"],
+            "model_type": "opt",
+            "activation_function": "relu",
+            "do_layer_norm_before": True,
+            "ffn_dim": 3072,
+            "hidden_size": 768,
+            "max_position_embeddings": 2048,
+            "num_attention_heads": 12,
+            "num_hidden_layers": 12,
+            "vocab_size": 50272,
+            "word_embed_proj_dim": 768,
+        },
+        read_from=(
+            "a copy of the config.json with `_name_or_path` facebook/opt-125m passed as a Mamba "
+            "hybrid's attn_cfg in a public script (code-search index file id 67322646830), and "
+            "a markdown note quoting the config.json (file id 59461262682; repository/path not "
+            "exposed by the index); transformers 4.27.2's OPTConfig print-out of the same keys "
+            "(file id 35126208054)"
+        ),
+    ),
+    # EleutherAI Pythia (arXiv:2304.01373), the sizes below 6.9B. The keys are translated from
+    # litgpt (see `_pythia`); gpu_poor's trimmed copies give the same shapes and vocabulary for
+    # each repository and its -deduped twin (the same architecture, trained on the deduplicated
+    # Pile), which is an alias. The model card's non-embedding counts (tests/test_registry.py)
+    # are these presets' blocks and final norm.
+    _preset(
+        "pythia-70m",
+        "EleutherAI/pythia-70m",
+        "Pythia 70M",
+        _pythia(hidden=512, layers=6, heads=8),
+        aliases=("EleutherAI/pythia-70m-deduped",),
+        read_from=_pythia_read_from("pythia-70m"),
+    ),
+    _preset(
+        "pythia-160m",
+        "EleutherAI/pythia-160m",
+        "Pythia 160M",
+        _pythia(hidden=768, layers=12, heads=12),
+        aliases=("EleutherAI/pythia-160m-deduped",),
+        read_from=_pythia_read_from("pythia-160m"),
+    ),
+    _preset(
+        "pythia-410m",
+        "EleutherAI/pythia-410m",
+        "Pythia 410M",
+        _pythia(hidden=1024, layers=24, heads=16),
+        aliases=("EleutherAI/pythia-410m-deduped",),
+        read_from=_pythia_read_from("pythia-410m"),
+    ),
+    _preset(
+        "pythia-1b",
+        "EleutherAI/pythia-1b",
+        "Pythia 1B",
+        _pythia(hidden=2048, layers=16, heads=8),
+        aliases=("EleutherAI/pythia-1b-deduped",),
+        read_from=_pythia_read_from("pythia-1b"),
+    ),
+    _preset(
+        "pythia-1.4b",
+        "EleutherAI/pythia-1.4b",
+        "Pythia 1.4B",
+        _pythia(hidden=2048, layers=24, heads=16),
+        aliases=("EleutherAI/pythia-1.4b-deduped",),
+        read_from=_pythia_read_from("pythia-1.4b"),
+    ),
+    _preset(
+        "pythia-2.8b",
+        "EleutherAI/pythia-2.8b",
+        "Pythia 2.8B",
+        _pythia(hidden=2560, layers=32, heads=32),
+        aliases=("EleutherAI/pythia-2.8b-deduped",),
+        read_from=_pythia_read_from("pythia-2.8b"),
+    ),
+    # Qwen1.5 (model_type qwen2): q/k/v biases, no GQA below 32B. The 0.5B ties its head (the
+    # print-out below), the 7B does not (its checkpoint's 15,442,649,088 bf16 bytes are
+    # 7,721,324,544 parameters, this count).
+    _preset(
+        "qwen1.5-0.5b",
+        "Qwen/Qwen1.5-0.5B",
+        "Qwen1.5 0.5B",
+        {
+            "architectures": ["Qwen2ForCausalLM"],
+            "model_type": "qwen2",
+            "hidden_act": "silu",
+            "hidden_size": 1024,
+            "intermediate_size": 2816,
+            "max_position_embeddings": 32768,
+            "max_window_layers": 21,
+            "num_attention_heads": 16,
+            "num_hidden_layers": 24,
+            "num_key_value_heads": 16,
+            "rms_norm_eps": 1e-06,
+            "rope_theta": 1000000.0,
+            "sliding_window": 32768,
+            "tie_word_embeddings": True,
+            "torch_dtype": "bfloat16",
+            "use_sliding_window": False,
+            "vocab_size": 151936,
+        },
+        read_from=(
+            "transformers 4.41.2's Qwen2Config print-out with `_name_or_path` Qwen/Qwen1.5-0.5B "
+            "in a public fine-tuning write-up (code-search index file id 29205825897; "
+            "repository/path not exposed by the index; its id2label and pad_token_id are the "
+            "script's); the shapes agree with github.com/abhibambhaniya/GenZ-LLM-Analyzer "
+            "GenZ/Models/Model_sets/alibaba.py @091bdd0a2777dfe4d405a8fcdd91c8f12b474bf3"
+        ),
+    ),
+    _preset(
+        "qwen1.5-7b",
+        "Qwen/Qwen1.5-7B",
+        "Qwen1.5 7B",
+        {
+            "architectures": ["Qwen2ForCausalLM"],
+            "model_type": "qwen2",
+            "hidden_act": "silu",
+            "hidden_size": 4096,
+            "intermediate_size": 11008,
+            "max_position_embeddings": 32768,
+            "max_window_layers": 28,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "num_key_value_heads": 32,
+            "rms_norm_eps": 1e-06,
+            "rope_theta": 1000000.0,
+            "sliding_window": 32768,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "use_sliding_window": False,
+            "vocab_size": 151936,
+        },
+        read_from=(
+            "github.com/huggingface/transformers (a fork's commit in the stored history) "
+            "examples/pytorch/torchacc/qwen/Qwen1.5-7B/config.json and "
+            "model.safetensors.index.json @f092c38c0bf55916e1c78bcf0f800a7f8a54860b (the model "
+            "folder, README of Qwen/Qwen1.5-7B included)"
+        ),
+    ),
+    # Qwen2.5-1.5B-Instruct: the base's shapes, but its config.json says 32,768 positions (the
+    # base's 131,072) and max_window_layers 21 (use_sliding_window is false, so no window).
+    _preset(
+        "qwen2.5-1.5b-instruct",
+        "Qwen/Qwen2.5-1.5B-Instruct",
+        "Qwen2.5 1.5B Instruct",
+        {
+            "architectures": ["Qwen2ForCausalLM"],
+            "model_type": "qwen2",
+            "hidden_act": "silu",
+            "hidden_size": 1536,
+            "intermediate_size": 8960,
+            "max_position_embeddings": 32768,
+            "max_window_layers": 21,
+            "num_attention_heads": 12,
+            "num_hidden_layers": 28,
+            "num_key_value_heads": 2,
+            "rms_norm_eps": 1e-06,
+            "rope_scaling": None,
+            "rope_theta": 1000000.0,
+            "sliding_window": 32768,
+            "tie_word_embeddings": True,
+            "torch_dtype": "bfloat16",
+            "use_sliding_window": False,
+            "vocab_size": 151936,
+        },
+        read_from=(
+            "transformers 4.50.0.dev0's Qwen2Config print-out of "
+            "Qwen/Qwen2.5-1.5B-Instruct/config.json in a public training log (code-search index "
+            "file id 55986451419; repository/path not exposed by the index)"
+        ),
+    ),
+    # Qwen3-30B-A3B-Base: the post-trained model's shapes with a 32,768-token context (the
+    # post-trained config.json says 40,960), so a preset of its own. litgpt's entry for this
+    # repository says 40,960: it was not used.
+    _preset(
+        "qwen3-30b-a3b-base",
+        "Qwen/Qwen3-30B-A3B-Base",
+        "Qwen3 30B-A3B Base",
+        {
+            "architectures": ["Qwen3MoeForCausalLM"],
+            "model_type": "qwen3_moe",
+            "attention_bias": False,
+            "decoder_sparse_step": 1,
+            "head_dim": 128,
+            "hidden_act": "silu",
+            "hidden_size": 2048,
+            "intermediate_size": 6144,
+            "max_position_embeddings": 32768,
+            "max_window_layers": 48,
+            "mlp_only_layers": [],
+            "moe_intermediate_size": 768,
+            "norm_topk_prob": True,
+            "num_attention_heads": 32,
+            "num_experts": 128,
+            "num_experts_per_tok": 8,
+            "num_hidden_layers": 48,
+            "num_key_value_heads": 4,
+            "rms_norm_eps": 1e-06,
+            "rope_scaling": None,
+            "rope_theta": 1000000,
+            "router_aux_loss_coef": 0.001,
+            "sliding_window": None,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "use_sliding_window": False,
+            "vocab_size": 151936,
+        },
+        read_from=(
+            "github.com/AI-Hypercomputer/maxtext "
+            "src/maxtext/checkpoint_conversion/utils/hf_model_configs.py "
+            "@e591f30cbbf217ed67ef71263ec0538239f9c3b8, `qwen3_30b_a3b_base_config` (\"Matches "
+            "Qwen/Qwen3-30B-A3B-Base\", a re-typed copy with transformers_version 4.51.0)"
+        ),
+    ),
+    # TinyLlama 1.1B Chat v1.0: the base's shapes; its config.json says bfloat16 where the base
+    # checkpoint's says float32, so a preset of its own. litgpt builds both from one entry.
+    _preset(
+        "tinyllama-1.1b-chat",
+        "TinyLlama/TinyLlama-1.1B-Chat-v1.0",
+        "TinyLlama 1.1B Chat",
+        {
+            "architectures": ["LlamaForCausalLM"],
+            "model_type": "llama",
+            "attention_bias": False,
+            "hidden_act": "silu",
+            "hidden_size": 2048,
+            "intermediate_size": 5632,
+            "max_position_embeddings": 2048,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 22,
+            "num_key_value_heads": 4,
+            "rms_norm_eps": 1e-05,
+            "rope_scaling": None,
+            "rope_theta": 10000.0,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 32000,
+        },
+        aliases=("tinyllama-chat",),
+        read_from=(
+            f"{_MLC} entry 'tinyllama_1b_chat_v1.0' (transformers 4.35.0), and {_LITGPT} "
+            "entry 'tiny-llama-1.1b-chat' (the same shapes)"
+        ),
+    ),
+    # OpenLLaMA (openlm-research), translated from litgpt (see `_open_llama`); gpu_poor's trimmed
+    # copies give the same shapes and vocabulary.
+    _preset(
+        "open-llama-3b",
+        "openlm-research/open_llama_3b",
+        "OpenLLaMA 3B",
+        _open_llama(hidden=3200, inter=8640, layers=26),
+        read_from=(f"{_LITGPT} entry 'open_llama_3b' (commented source "
+                   "https://huggingface.co/openlm-research/open_llama_3b/blob/main/config.json), "
+                   f"and {_GPU_POOR}"),
+    ),
+    _preset(
+        "open-llama-7b",
+        "openlm-research/open_llama_7b",
+        "OpenLLaMA 7B",
+        _open_llama(hidden=4096, inter=11008, layers=32),
+        read_from=(f"{_LITGPT} entry 'open_llama_7b' (commented source "
+                   "https://huggingface.co/openlm-research/open_llama_7b/blob/main/config.json), "
+                   f"and {_GPU_POOR}"),
+    ),
+    # LMSYS Vicuna 7B v1.5: Llama 2 7B fine-tuned without changing the architecture; LLaVA-1.5,
+    # built on it, keeps its keys in its own config (`_name_or_path` lmsys/vicuna-7b-v1.5), and
+    # gpu_poor's trimmed copy gives the same shapes and vocabulary.
+    _preset(
+        "vicuna-7b-v1.5",
+        "lmsys/vicuna-7b-v1.5",
+        "Vicuna 7B v1.5",
+        {
+            "architectures": ["LlamaForCausalLM"],
+            "model_type": "llama",
+            "hidden_act": "silu",
+            "hidden_size": 4096,
+            "intermediate_size": 11008,
+            "max_position_embeddings": 4096,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "num_key_value_heads": 32,
+            "pretraining_tp": 1,
+            "rms_norm_eps": 1e-05,
+            "rope_scaling": None,
+            "tie_word_embeddings": False,
+            "torch_dtype": "float16",
+            "vocab_size": 32000,
+        },
+        read_from=(
+            "LLaVA-1.5's LlavaConfig print-out with `_name_or_path` lmsys/vicuna-7b-v1.5 "
+            "(transformers 4.31.0) in a public annotated copy of llava/model/multimodal_projector/"
+            "builder.py (code-search index file id 8410662249; repository/path not exposed by "
+            f"the index), and {_GPU_POOR}"
+        ),
+    ),
+    # 01.AI Yi-6B (arXiv:2403.04652): LLaMA's layout with 4 key/value heads, a 64,000-token
+    # vocabulary and RoPE base 5e6.
+    _preset(
+        "yi-6b",
+        "01-ai/Yi-6B",
+        "Yi 6B",
+        {
+            "architectures": ["LlamaForCausalLM"],
+            "model_type": "llama",
+            "hidden_act": "silu",
+            "hidden_size": 4096,
+            "intermediate_size": 11008,
+            "max_position_embeddings": 4096,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "num_key_value_heads": 4,
+            "pretraining_tp": 1,
+            "rms_norm_eps": 1e-05,
+            "rope_theta": 5000000.0,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 64000,
+        },
+        read_from=(
+            "github.com/InternLM/InternEvo-HFModels huggingface_model/yi/yi_6B/configuration_yi.py "
+            "@2cbc0493db4b35fea9f121374db20582f2ecf759 (the config.json's keys re-typed as "
+            "YiConfig's defaults, transformers_version 4.34.0 and architectures "
+            "LlamaForCausalLM included)"
+        ),
+    ),
+    # DeepSeek LLM 7B Chat (arXiv:2401.02954): LLaMA's layout, 30 layers, a 102,400-token
+    # vocabulary. The print-out also shows head_dim 128, which transformers derives (4096 / 32)
+    # and which the file need not carry, and the launcher's pad_token_id; both left out.
+    _preset(
+        "deepseek-llm-7b-chat",
+        "deepseek-ai/deepseek-llm-7b-chat",
+        "DeepSeek LLM 7B Chat",
+        {
+            "architectures": ["LlamaForCausalLM"],
+            "model_type": "llama",
+            "attention_bias": False,
+            "hidden_act": "silu",
+            "hidden_size": 4096,
+            "intermediate_size": 11008,
+            "max_position_embeddings": 4096,
+            "mlp_bias": False,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 30,
+            "num_key_value_heads": 32,
+            "pretraining_tp": 1,
+            "rms_norm_eps": 1e-06,
+            "rope_scaling": None,
+            "rope_theta": 10000.0,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 102400,
+        },
+        read_from=(
+            "transformers 4.48.3's LlamaConfig print-out with `_name_or_path` "
+            "deepseek-ai/deepseek-llm-7b-chat in a public verl training log (code-search index "
+            "file id 52834852015; repository/path not exposed by the index)"
+        ),
+    ),
+    # Zephyr 7B beta: Mistral-7B-v0.1 fine-tuned without changing the architecture (its model
+    # card). No copy of its own config.json was found: these are Mistral-7B-v0.1's keys (the
+    # mistral-7b-v0.1 preset, torch_dtype left out); GenZ's translation of zephyr's config.json
+    # gives the same shapes, vocabulary, 32,768 positions and 4,096-token window.
+    _preset(
+        "zephyr-7b-beta",
+        "HuggingFaceH4/zephyr-7b-beta",
+        "Zephyr 7B beta",
+        {
+            "architectures": ["MistralForCausalLM"],
+            "model_type": "mistral",
+            "hidden_act": "silu",
+            "hidden_size": 4096,
+            "intermediate_size": 14336,
+            "max_position_embeddings": 32768,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "num_key_value_heads": 8,
+            "rms_norm_eps": 1e-05,
+            "rope_theta": 10000.0,
+            "sliding_window": 4096,
+            "tie_word_embeddings": False,
+            "vocab_size": 32000,
+        },
+        read_from=(
+            "mistralai/Mistral-7B-v0.1's keys (the mistral-7b-v0.1 preset; same architecture), "
+            "checked against github.com/abhibambhaniya/GenZ-LLM-Analyzer "
+            "GenZ/Models/Model_sets/misc.py @091bdd0a2777dfe4d405a8fcdd91c8f12b474bf3 "
+            "(`zephyr_7b_config`, commented source "
+            "https://huggingface.co/HuggingFaceH4/zephyr-7b-beta/blob/main/config.json)"
+        ),
+    ),
+    # Stability AI StableLM-3B-4E1T (model_type stablelm): LayerNorms, SwiGLU, a quarter of each
+    # head rotated, no q/k/v bias. litgpt's entries for it and for StableLM Zephyr 3B (its
+    # instruction-tuned version) are the same, so Zephyr 3B is an alias; mlc-llm's 'stablelm'
+    # entry (which does not name its repository) has the same keys and says bfloat16.
+    _preset(
+        "stablelm-3b-4e1t",
+        "stabilityai/stablelm-3b-4e1t",
+        "StableLM-3B-4E1T",
+        {
+            "architectures": ["StableLmForCausalLM"],
+            "model_type": "stablelm",
+            "hidden_act": "silu",
+            "hidden_size": 2560,
+            "intermediate_size": 6912,
+            "layer_norm_eps": 1e-05,
+            "max_position_embeddings": 4096,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "num_key_value_heads": 32,
+            "partial_rotary_factor": 0.25,
+            "rope_theta": 10000,
+            "tie_word_embeddings": False,
+            "use_qkv_bias": False,
+            "vocab_size": 50304,
+        },
+        aliases=("stabilityai/stablelm-zephyr-3b",),
+        read_from=(
+            f"{_LITGPT} entries 'stablelm-3b-4e1t' and 'stablelm-zephyr-3b' (commented sources "
+            "their config.json on the Hub), translated, and "
+            f"{_MLC} entry 'stablelm' (transformers 4.38.0)"
+        ),
+    ),
+    # StableLM 2 Zephyr 1.6B: StableLM 2's layout (q/k/v biases, a 100,352-token vocabulary).
+    _preset(
+        "stablelm-2-zephyr-1.6b",
+        "stabilityai/stablelm-2-zephyr-1_6b",
+        "StableLM 2 Zephyr 1.6B",
+        {
+            "architectures": ["StableLmForCausalLM"],
+            "model_type": "stablelm",
+            "hidden_act": "silu",
+            "hidden_size": 2048,
+            "intermediate_size": 5632,
+            "layer_norm_eps": 1e-05,
+            "max_position_embeddings": 4096,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 24,
+            "num_key_value_heads": 32,
+            "partial_rotary_factor": 0.25,
+            "rope_theta": 10000,
+            "tie_word_embeddings": False,
+            "torch_dtype": "float16",
+            "use_qkv_bias": True,
+            "vocab_size": 100352,
+        },
+        read_from=f"{_MLC} entry 'stablelm-2-zephyr-1_6b' (transformers 4.38.0)",
+    ),
+)
+"""The presets of this module, in display order."""

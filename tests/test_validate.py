@@ -13,6 +13,7 @@ import pytest
 from vramplan.cli.main import main
 from vramplan.distributed.per_gpu import MS_SWIFT_ZERO3
 from vramplan.errors import UnknownName
+from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.validation import (
     SHIPPED_CASE_FILES,
     CaseFormatError,
@@ -348,6 +349,27 @@ def test_units_are_read_in_any_case_but_mb_is_not_mib() -> None:
     assert case.measured_bytes == round(21.30 * 2**30)
     with pytest.raises(CaseValueError, match="unit"):
         read_cases("\n".join((HEADER, ROW.replace(",GB,", ",MB,"))))
+
+
+INFERENCE_ROW = ("i1,src,llama-2-7b,inference,bf16-true,none,,none,,,1,128,128,,sdpa,,1,"
+                 "a100-80gb,,,hf,device,70,GB,")
+
+
+@pytest.mark.parametrize(("notes", "share"), [
+    ("served with vLLM", 0.9),  # vLLM's default gpu_memory_utilization
+    ("vllm serve --gpu-memory-utilization 0.5", 0.5),
+    ("vLLM; gpu_memory_utilization=0.95", 0.95),
+])
+def test_a_vllm_row_holds_its_share_of_the_card(notes: str, share: float) -> None:
+    (plain,) = score_cases(read_cases("\n".join((HEADER, INFERENCE_ROW)))).scores
+    assert plain.estimate_bytes is not None and plain.estimate_bytes < 20e9  # weights + KV
+    (case,) = read_cases("\n".join((HEADER, INFERENCE_ROW + notes)))
+    (score,) = score_cases((case,)).scores
+    # vllm/v1/worker/gpu_worker.py: requested_memory = total_memory * gpu_memory_utilization
+    assert score.estimate_bytes == round(share * 80 * 2**30)
+    (allocated,) = score_cases(read_cases("\n".join(
+        (HEADER, INFERENCE_ROW.replace(",device,", ",allocated,") + notes)))).scores
+    assert allocated.estimate_bytes == round(share * 80 * 2**30) - CUDA_CONTEXT_BYTES
 
 
 def run(*argv: str) -> tuple[int, str, str]:

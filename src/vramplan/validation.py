@@ -48,6 +48,7 @@ from vramplan.presets.frameworks import (
     read_framework,
 )
 from vramplan.presets.gpus import Gpu, find_gpu
+from vramplan.presets.inference_engines import VLLM_MEMORY_UTILIZATION
 from vramplan.presets.litgpt_recipes import LITGPT_HUB_RECIPES, LITGPT_HUB_SOURCE, LitgptRecipe
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.presets.quant_formats import find_format
@@ -948,13 +949,39 @@ def _score_multi_gpu(case: Case) -> CaseScore:
 
 
 def _score_inference(case: Case) -> CaseScore:
+    vllm = VLLM_NOTE.search(case.notes) is not None
     estimate = estimate_inference_case(
         case.model, case.precision.value, case.quant.value, batch=case.batch,
-        seq_len=case.seq_len, new_tokens=case.new_tokens, framework=case.framework.value,
+        seq_len=case.seq_len, new_tokens=case.new_tokens,
+        framework=Engine.VLLM.value if vllm else case.framework.value,
         gpus=case.gpus, attention=case.attention.value)
-    # compare `allocated_bytes` with allocated/reserved, `device_bytes` with device
-    value = estimate.device_bytes if case.metric is Metric.DEVICE else estimate.allocated_bytes
-    return CaseScore(case, _outcome(case), value, estimate.device_bytes, "", "inference")
+    allocated, device = estimate.allocated_bytes, estimate.device_bytes
+    if vllm and case.gpu is not None:
+        # vLLM takes `requested_memory = total_memory * gpu_memory_utilization` and gives the
+        # KV cache whatever its weights, profiled activations and non-torch memory leave of it
+        # (vllm/v1/worker/gpu_worker.py `init_device`, `determine_available_memory`): the
+        # process holds its share of the card whatever the request.
+        requested = round(vllm_memory_utilization(case) * case.gpu.capacity_bytes)
+        device = max(device, requested)
+        allocated = max(allocated, requested - estimate.cuda_context_bytes)
+    # compare the allocated peak with allocated/reserved, the device total with device
+    value = device if case.metric is Metric.DEVICE else allocated
+    return CaseScore(case, _outcome(case), value, device, "", "inference")
+
+
+VLLM_NOTE = re.compile(r"\bvllm\b", re.IGNORECASE)
+"""An inference row whose notes name vLLM ran on vLLM (the format's frameworks are training
+stacks)."""
+_UTILIZATION = re.compile(r"gpu[_ -]memory[_ -]utilization[\s=:]*(0?\.\d+|1(?:\.0+)?)\b",
+                          re.IGNORECASE)
+
+
+def vllm_memory_utilization(case: Case) -> float:
+    """The share of the card a vLLM row's engine takes: `gpu_memory_utilization` as its notes
+    give it (`--gpu-memory-utilization 0.8`, `gpu_memory_utilization=0.95`), else vLLM's
+    default (`vramplan.presets.inference_engines.VLLM_MEMORY_UTILIZATION`)."""
+    said = _UTILIZATION.search(case.notes)
+    return float(said.group(1)) if said is not None else VLLM_MEMORY_UTILIZATION
 
 
 # --- inference rows -----------------------------------------------------------------------------

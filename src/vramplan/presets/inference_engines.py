@@ -9,6 +9,10 @@ from dataclasses import dataclass
 
 from vramplan.vocab import Engine
 
+VLLM_MEMORY_UTILIZATION = 0.9
+"""vLLM's default `gpu_memory_utilization` (docs.vllm.ai configuration/optimization: "vLLM
+pre-allocates GPU cache using this percentage of memory")."""
+
 
 @dataclass(frozen=True, slots=True)
 class EngineProfile:
@@ -78,7 +82,7 @@ ENGINES: dict[Engine, EngineProfile] = {p.engine: p for p in (
                "lightning fabric/plugins/precision/bitsandbytes.py"),
     EngineProfile(
         Engine.VLLM, "vLLM",
-        prefill_chunk=2048, memory_utilization=0.9,
+        prefill_chunk=2048, memory_utilization=VLLM_MEMORY_UTILIZATION,
         # gpu_memory_utilization defaults to 0.9 (docs.vllm.ai configuration/optimization:
         # "vLLM pre-allocates GPU cache using this percentage of memory"); the profiling run uses
         # max_num_batched_tokens tokens: SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS = 2048

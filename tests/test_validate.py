@@ -12,6 +12,7 @@ import pytest
 
 from vramplan.cli.main import main
 from vramplan.distributed.per_gpu import MS_SWIFT_ZERO3
+from vramplan.distributed.sharding import CommBuffers
 from vramplan.errors import UnknownName
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.validation import (
@@ -124,6 +125,25 @@ def test_notes_giving_an_ms_swift_zero3_command_read_its_config_file(notes: str,
     row = ROW.replace("none,none,litgpt", "zero3,none,hf") + f'"{notes}"'
     case = read_cases("\n".join((HEADER, row)))[0]
     assert (zero3_config_file(case) is MS_SWIFT_ZERO3) is swift_file
+
+
+def test_deepspeed_config_keys_in_the_notes_set_the_zero3_buffers() -> None:
+    notes = ('"ds_config.json: {""sub_group_size"": 1e8, ""stage3_max_live_parameters"": 1e8, '
+             'reduce_bucket_size=200000000}"')
+    row = ROW.replace("none,none,litgpt", "zero3,none,deepspeed") + notes
+    config = zero3_config_file(read_cases("\n".join((HEADER, row)))[0])
+    assert config is not None
+    assert (config.sub_group_elements, config.max_live_parameters, config.max_reuse_distance,
+            config.reduce_bucket_elements, config.prefetch_bucket_elements) == (
+        100_000_000, 100_000_000, 1_000_000_000, 200_000_000, None)  # the rest: DeepSpeed's
+    buffers = config.buffers(4096, CommBuffers())
+    assert buffers.zero_reduce_bucket_elements == 200_000_000
+    assert buffers.zero3_prefetch_bucket_elements == CommBuffers().zero3_prefetch_bucket_elements
+    swift = ROW.replace("none,none,litgpt", "zero3,none,hf") + \
+        '"swift sft --deepspeed zero3; sub_group_size 5e8"'
+    on_swift = zero3_config_file(read_cases("\n".join((HEADER, swift)))[0])
+    assert on_swift is not None and on_swift.buckets_from_hidden_size  # the file ms-swift ships
+    assert on_swift.sub_group_elements == 500_000_000
 
 
 @pytest.mark.parametrize(("notes", "tensor", "pipeline", "expert"), [

@@ -4,6 +4,8 @@ computed by hand from the source's rules."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from vramplan.allocator import EventKind
@@ -31,7 +33,17 @@ from vramplan.training.allocations import (
 from vramplan.training.estimate import Phase, step_shape
 from vramplan.training.setup import TrainingSetup
 from vramplan.training.states import ModelStates
-from vramplan.vocab import Checkpointing, Framework, LoraTarget, Method, Precision, Quant, Scheme
+from vramplan.vocab import (
+    Checkpointing,
+    Framework,
+    LoraTarget,
+    Method,
+    Optimizer,
+    OptimizerImpl,
+    Precision,
+    Quant,
+    Scheme,
+)
 
 
 def _mixed_adam(params: int, largest_trainable: int = 0) -> ModelStates:
@@ -330,3 +342,27 @@ def test_zero3_linears_keep_the_inputs_of_frozen_weights() -> None:
     first_block = 2 * h + 2 * f
     assert zero3_loss - ddp_loss == \
         ((arch.n_layers - 1) * (2 * 2 * h + 2 * f) + first_block + 2 * h) * tokens
+
+
+# --- An optimizer stepping in backward: ZeRO-3 without a DeepSpeed optimizer ----------------------
+
+
+def test_an_optimizer_stepping_in_backward_leaves_zero3_partitioning_parameters_only() -> None:
+    """LOMO's hooks step each gradient inside backward, so `deepspeed.initialize` gets no
+    optimizer and ZeRO-3 is `DeepSpeedZeRoOffload` (deepspeed/runtime/engine.py
+    `_configure_zero_optimizer`): the 16-bit parameters are partitioned, and no gradient
+    partition, reduce bucket or fp32 step buffer exists."""
+    arch = architecture_of(find_model("llama-2-7b"))
+    base = TrainingSetup(method=Method.FULL, precision=Precision.BF16_TRUE,
+                         optimizer=Optimizer.SGD, batch=1, seq_len=1024,
+                         checkpointing=Checkpointing.FULL, framework=Framework.DEEPSPEED)
+    lomo = replace(base, optimizer_impl=OptimizerImpl.IN_BACKWARD)
+    plan = default_parallelism(lomo, Scheme.ZERO3, 8)
+    hooked, engine = (estimate_per_gpu(arch, setup, plan) for setup in (lomo, base))
+    assert hooked.sharded.gradients_bytes == 0 and hooked.sharded.persistent_buffers_bytes == 0
+    assert not hooked.sharded.gradients_from_start
+    # the engine's own optimizer keeps this rank's 2-byte gradient partition and its bucket
+    trainable = engine.single.states.trainable_params
+    assert engine.sharded.gradients_bytes == -(-2 * trainable // 8)
+    assert engine.sharded.persistent_buffers_bytes == 500_000_000 * 2  # reduce_bucket_size
+    assert hooked.sharded.weights_bytes == engine.sharded.weights_bytes

@@ -17,7 +17,7 @@ import io
 import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from enum import StrEnum
 from pathlib import Path
@@ -27,6 +27,7 @@ from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig, AllocConfError
 from vramplan.bounds import NumberField, parse_decimal
 from vramplan.distributed.per_gpu import (
     MS_SWIFT_ZERO3,
+    ZERO3_CONFIG_FILES,
     default_checkpointing,
     default_parallelism,
     default_scheme,
@@ -869,10 +870,35 @@ _MS_SWIFT_ZERO3 = re.compile(r"\bswift (?:sft|rlhf)\b.*--deepspeed zero3\b")
 def zero3_config_file(case: Case) -> Zero3ConfigFile | None:
     """The ZeRO-3 config file of a row whose notes give an ms-swift command with `--deepspeed
     zero3` (`swift sft ... --deepspeed zero3`: `MS_SWIFT_ZERO3`, the file ms-swift ships; the
-    format has no column for it and ms-swift is no framework of ours), else None: the row's
-    framework's (`vramplan.distributed.per_gpu.ZERO3_CONFIG_FILES`). `zero3_offload` is
-    another file and is not read."""
-    return MS_SWIFT_ZERO3 if _MS_SWIFT_ZERO3.search(case.notes) is not None else None
+    format has no column for it and ms-swift is no framework of ours), with the DeepSpeed config
+    keys the notes give a number (`sub_group_size 1e8`, `"stage3_max_live_parameters": 1e8`,
+    `stage3_max_reuse_distance`, `stage3_prefetch_bucket_size`, `reduce_bucket_size`) over it
+    or over the framework's file; None when the notes give neither: the row's framework's
+    (`vramplan.distributed.per_gpu.ZERO3_CONFIG_FILES`). `zero3_offload` is another file and
+    is not read."""
+    base = MS_SWIFT_ZERO3 if _MS_SWIFT_ZERO3.search(case.notes) is not None else None
+    keys = {match.group(1): int(float(match.group(2)))
+            for match in _ZERO3_KEY.finditer(case.notes)}
+    if not keys:
+        return base
+    base = base or ZERO3_CONFIG_FILES.get(case.framework) \
+        or Zero3ConfigFile(buckets_from_hidden_size=False)
+    return replace(
+        base,
+        sub_group_elements=keys.get("sub_group_size", base.sub_group_elements),
+        max_live_parameters=keys.get("stage3_max_live_parameters", base.max_live_parameters),
+        max_reuse_distance=keys.get("stage3_max_reuse_distance", base.max_reuse_distance),
+        prefetch_bucket_elements=keys.get("stage3_prefetch_bucket_size",
+                                          base.prefetch_bucket_elements),
+        reduce_bucket_elements=keys.get("reduce_bucket_size", base.reduce_bucket_elements))
+
+
+_ZERO3_KEY = re.compile(
+    r"\b(sub_group_size|stage3_max_live_parameters|stage3_max_reuse_distance|"
+    r"stage3_prefetch_bucket_size|reduce_bucket_size)\b[\"']?\s*[:=]?\s*"
+    r"(\d+(?:\.\d+)?(?:[eE]\+?\d+)?)\b")
+"""A DeepSpeed ZeRO config key (deepspeed/runtime/zero/config.py) given a number in a row's
+notes."""
 
 
 _ALLOC_CONF = re.compile(r"PYTORCH_CUDA_ALLOC_CONF\s*=\s*['\"]?([\w:.,]+)")

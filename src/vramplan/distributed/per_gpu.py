@@ -354,7 +354,15 @@ def estimate_per_gpu(arch: Architecture, setup: TrainingSetup, parallelism: Para
     config_file = zero3_config or ZERO3_CONFIG_FILES.get(setup.framework)
     if plan.scheme is Scheme.ZERO3 and config_file is not None:
         plan = replace(plan, buffers=config_file.buffers(arch.hidden_size, plan.buffers))
-    estimates = [_stage_estimate(arch, single, single.states, stage, plan)
+    states = single.states
+    if plan.scheme is Scheme.ZERO3 and setup.optimizer_impl is OptimizerImpl.IN_BACKWARD:
+        # An optimizer stepping inside backward (LOMO's hooks, OpenLMLab/LOMO lomo/src/
+        # lomo_trainer.py) is not DeepSpeed's: `deepspeed.initialize` gets no optimizer, and
+        # ZeRO-3 without one is `DeepSpeedZeRoOffload`, which partitions the parameters and
+        # nothing else (deepspeed/runtime/engine.py @edaa7221 `_configure_zero_optimizer`): no
+        # gradient partition, no reduce bucket. Each gradient is stepped on as it is made.
+        states = replace(states, gradient_bytes=0)
+    estimates = [_stage_estimate(arch, single, states, stage, plan)
                  for stage in pipeline_stages(arch, setup, parallelism)]
     return max(estimates, key=lambda estimate: estimate.total_bytes)
 

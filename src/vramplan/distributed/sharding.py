@@ -96,16 +96,25 @@ class Zero3ConfigFile:
     sub_group_elements: int = 1_000_000_000
     max_live_parameters: int = 1_000_000_000
     max_reuse_distance: int = 1_000_000_000
+    reduce_bucket_elements: int | None = None
+    """`reduce_bucket_size` given as a number (None: DeepSpeed's default, or "auto")."""
+    prefetch_bucket_elements: int | None = None
+    """`stage3_prefetch_bucket_size` given as a number (None: the default, or "auto")."""
 
     def buffers(self, hidden_size: int, base: CommBuffers) -> CommBuffers:
         """`base` with this file's settings, for a model of `hidden_size`."""
         buffers = replace(base, zero_sub_group_elements=self.sub_group_elements,
                           zero3_max_live_parameters=self.max_live_parameters,
                           zero3_max_reuse_distance=self.max_reuse_distance)
-        if not self.buckets_from_hidden_size:
-            return buffers
-        return replace(buffers, zero_reduce_bucket_elements=hidden_size * hidden_size,
-                       zero3_prefetch_bucket_elements=9 * hidden_size * hidden_size // 10)
+        if self.buckets_from_hidden_size:
+            buffers = replace(buffers, zero_reduce_bucket_elements=hidden_size * hidden_size,
+                              zero3_prefetch_bucket_elements=9 * hidden_size * hidden_size // 10)
+        if self.reduce_bucket_elements is not None:
+            buffers = replace(buffers, zero_reduce_bucket_elements=self.reduce_bucket_elements)
+        if self.prefetch_bucket_elements is not None:
+            buffers = replace(buffers,
+                              zero3_prefetch_bucket_elements=self.prefetch_bucket_elements)
+        return buffers
 
 
 @dataclass(frozen=True, slots=True)
@@ -463,8 +472,8 @@ def zero3_reduce_transient_bytes(states: ModelStates, buffers: CommBuffers) -> i
     default `reduce_scatter=True`). The bucket fills, and is reduced while the blocks run
     backward, only when the trainable parameters outnumber it; otherwise its one reduction
     comes after backward (`independent_gradient_partition_epilogue`), once the activations
-    are freed."""
-    if states.trainable_params <= buffers.zero_reduce_bucket_elements:
+    are freed. Without gradients to partition (an optimizer stepping in backward), none."""
+    if not states.gradient_bytes or states.trainable_params <= buffers.zero_reduce_bucket_elements:
         return 0
     return buffers.zero_reduce_bucket_elements * states.gradient_itemsize
 

@@ -13,7 +13,7 @@ from vramplan.training.activations import (
     BlockSpec,
     block_saved,
     checkpointed,
-    embedding_dropout_bytes,
+    embedding_saved_bytes,
     quantized_base_inputs,
     total_per_token,
 )
@@ -232,8 +232,8 @@ def test_frozen_first_block_keeps_masks_only_where_a_gradient_flows() -> None:
 
 def test_embedding_dropout_mask_only_when_the_embedding_trains() -> None:
     arch = parse_config(TINY_GPT2)
-    assert embedding_dropout_bytes(arch, hf_full_spec(), embedding_trains=True) == 8
-    assert embedding_dropout_bytes(arch, hf_full_spec(), embedding_trains=False) == 0
+    assert embedding_saved_bytes(arch, hf_full_spec(), embedding_trains=True) == 8
+    assert embedding_saved_bytes(arch, hf_full_spec(), embedding_trains=False) == 0
     tokens, layers = 2 * 4, 2
     setup = TrainingSetup(method=Method.FULL, precision=Precision.BF16_TRUE, batch=2,
                           seq_len=4, framework=Framework.HF, attention=Attention.EAGER)
@@ -325,3 +325,82 @@ def test_megatron_swiglu_and_norms_save_less_than_transformers_modules() -> None
     # per norm: fp32 copy + rstd + normalized bf16 (hf) against input + rsigma (megatron)
     norms = 2 * ((4 * h + 4 + 2 * h) - (2 * h + 4))
     assert hf - megatron == 2 * f + norms
+
+
+# --- BLOOM and GPT-Neo (transformers' own attention modules, eager only) -----------------------
+
+TINY_BLOOM = {"model_type": "bloom", "hidden_size": 64, "n_layer": 2, "n_head": 4,
+              "vocab_size": 100}
+TINY_GPT_NEO = {"model_type": "gpt_neo", "hidden_size": 64, "num_layers": 2, "num_heads": 4,
+                "vocab_size": 100, "max_position_embeddings": 32,
+                "attention_types": [[["global", "local"], 1]]}
+
+
+def test_gpt_neo_eager_attention_keeps_fp32_queries_and_keys() -> None:
+    # GPTNeoSelfAttention._attn: query.to(float32), key.to(float32) before matmul, which keeps
+    # both (fp32 copies); scores and softmax in fp32, probabilities cast back for probs @ v
+    arch = parse_config(TINY_GPT_NEO)
+    saved = dict((s.name, s.bytes_per_token) for s in
+                 block_saved(arch, hf_full_spec(attention=Attention.EAGER), seq_len=16))
+    h, heads = 64, 4
+    assert (saved["q"], saved["k"], saved["v"]) == (4 * h, 4 * h, 2 * h)
+    assert (saved["attn_probs_fp32"], saved["attn_probs"]) == (4 * heads * 16, 2 * heads * 16)
+    # under autocast the matmul casts them back to bf16 before saving them
+    amp = dict((s.name, s.bytes_per_token) for s in block_saved(
+        arch, hf_full_spec(attention=Attention.EAGER, autocast=True, residual_bytes=4), 16))
+    assert (amp["q"], amp["k"]) == (2 * h, 2 * h)
+
+
+def test_bloom_and_gpt_neo_run_eager_attention_when_sdpa_is_asked() -> None:
+    # transformers has no SDPA (nor, for BLOOM, FlashAttention) path for them and falls back
+    # to eager: the same estimate, with the score matrix
+    for config in (TINY_BLOOM, TINY_GPT_NEO):
+        arch = parse_config(config)
+        runs = {attention: estimate_training(arch, TrainingSetup(
+            method=Method.FULL, batch=2, seq_len=16, framework=Framework.HF,
+            attention=attention)).allocated_bytes for attention in Attention}
+        assert runs[Attention.SDPA] == runs[Attention.EAGER]
+        assert (runs[Attention.FLASH] == runs[Attention.EAGER]) is (config is TINY_BLOOM)
+        # with an SDPA path the same model would keep no score matrix
+        sdpa = dataclasses.replace(arch, sdpa_attention=True)
+        assert estimate_training(sdpa, TrainingSetup(
+            method=Method.FULL, batch=2, seq_len=16, framework=Framework.HF,
+            attention=Attention.SDPA)).allocated_bytes < runs[Attention.SDPA]
+
+
+def test_bloom_embedding_norm_keeps_its_input_when_the_embedding_output_needs_a_gradient() -> None:
+    # word_embeddings_layernorm: native_layer_norm saves its input and fp32 mean and rstd
+    arch = parse_config(TINY_BLOOM)
+    assert embedding_saved_bytes(arch, hf_full_spec(), embedding_trains=True) == 2 * 64 + 8
+    assert embedding_saved_bytes(arch, hf_full_spec(), embedding_trains=False) == 0
+    # LoRA: frozen embedding, nothing saved; full checkpointing asks transformers to make the
+    # embeddings' output require a gradient (enable_input_require_grads), and the norm saves
+    lora = TrainingSetup(method=Method.LORA, batch=2, seq_len=16, framework=Framework.HF,
+                         lora_rank=8, lora_targets=Q_V, checkpointing=Checkpointing.FULL)
+    plain = estimate_training(arch, lora).activations_bytes
+    no_norm = estimate_training(dataclasses.replace(arch, embedding_norm=False),
+                                lora).activations_bytes
+    assert plain - no_norm == 2 * 16 * (2 * 64 + 8)
+
+
+def test_bloom_gelu_backward_holds_six_intermediate_wide_tensors() -> None:
+    # bloom_gelu_back: the incoming gradient, tanh_out, 0.5 * x, 1 - tanh_out**2, the
+    # polynomial and their product, at once (traced)
+    from vramplan.training.activations import block_backward_transient
+
+    bloom = parse_config(TINY_BLOOM)
+    spec = hf_full_spec(attention=Attention.EAGER)
+    assert block_backward_transient(bloom, spec) == 6 * 2 * 4 * 64
+    gelu_new = dataclasses.replace(bloom, activation="gelu_new")
+    assert block_backward_transient(gelu_new, spec) == 3 * 2 * 4 * 64
+
+
+def test_gpt_neo_mask_buffers_are_held_with_the_weights() -> None:
+    # one 32 x 32 bool mask per layer, whatever trains (built with the model, never sharded)
+    arch = parse_config(TINY_GPT_NEO)
+    assert arch.buffer_bytes == 2 * 32 * 32
+    setup = TrainingSetup(method=Method.FULL, batch=1, seq_len=8, framework=Framework.HF)
+    with_masks = estimate_training(arch, setup).allocated_bytes
+    without = estimate_training(dataclasses.replace(arch, causal_mask_buffers=False),
+                                setup).allocated_bytes
+    assert with_masks - without == 2 * 32 * 32

@@ -396,3 +396,75 @@ def test_qwen3_moe_dense_layers_follow_the_sparse_step_and_mlp_only_layers() -> 
     arch = parse_config(_config("qwen3-30b-a3b", decoder_sparse_step=2, mlp_only_layers=[1]))
     # layers 0, 2, 4, ... fail (i + 1) % 2 == 0; layer 1 is listed
     assert arch.dense_layers == (0, 1, *range(2, 48, 2))
+
+
+@pytest.mark.parametrize(("name", "params"), [
+    # keras-team/keras-hub bloom_presets.py (its `params`, of the same checkpoints)
+    ("bloom-560m", 559_214_592), ("bloom-1b1", 1_065_314_304), ("bloom-1b7", 1_722_408_960),
+    ("bloom-3b", 3_002_557_440),
+    # the bigscience/bloom-7b1 model card: 7,069,016,064 parameters
+    ("bloom-7b1", 7_069_016_064),
+])
+def test_bloom_counts_equal_the_published_ones(name: str, params: int) -> None:
+    assert parse_config(_config(name)).params_total == params
+
+
+def test_bloom_layout() -> None:
+    # modeling_bloom.py: word_embeddings_layernorm, ALiBi, fused query_key_value with biases,
+    # 4 x hidden MLP (n_inner ignored), tied head; the model card's 1,027,604,480 embedding
+    # parameters for bloom-7b1
+    bloom = parse_config(_config("bloom-7b1"))
+    assert bloom.params_token_embedding == 1_027_604_480
+    assert bloom.position is PositionKind.ALIBI and bloom.params_position_embedding == 0
+    assert bloom.embedding_norm and bloom.params_embedding_norm == 2 * 4096
+    assert bloom.fused_qkv and bloom.qkv_bias and bloom.attn_out_bias and bloom.mlp_bias
+    assert bloom.intermediate_size == 4 * 4096 and bloom.tied_embeddings
+    assert bloom.max_position_embeddings == 2048  # trained context (no key in BloomConfig)
+    assert not (bloom.sdpa_attention or bloom.flash_attention)
+
+
+def test_bloom_reads_n_embed_first_as_bloom_config_does() -> None:
+    # BloomConfig.__post_init__: `hidden_size = hidden_size if n_embed is None else n_embed`
+    config = {"model_type": "bloom", "n_embed": 64, "hidden_size": 32, "n_layer": 2,
+              "num_attention_heads": 4, "vocab_size": 100, "seq_length": 512}
+    arch = parse_config(config)
+    assert (arch.hidden_size, arch.n_heads, arch.max_position_embeddings) == (64, 4, 512)
+
+
+def test_bloom_slow_but_exact_is_refused() -> None:
+    # pretraining_tp partial matmuls in the output projections: not modelled
+    with pytest.raises(InvalidConfigValue) as raised:
+        parse_config(_config("bloom-560m", slow_but_exact=True, pretraining_tp=4))
+    assert "'slow_but_exact'" in raised.value.message(Lang.EN)
+
+
+def test_gpt_neo_layout_and_mask_buffers() -> None:
+    # modeling_gpt_neo.py: learned positions (wpe), q/k/v without bias, out_proj with one,
+    # a bool max_positions^2 causal mask registered by every attention layer
+    neo = parse_config(_config("gpt-neo-2.7b"))
+    assert neo.position is PositionKind.LEARNED and neo.position_table_rows == 2048
+    assert not neo.qkv_bias and neo.attn_out_bias and neo.mlp_bias
+    assert neo.intermediate_size == 4 * 2560 and neo.activation == "gelu_new"
+    assert neo.eager_qk_fp32 and not neo.sdpa_attention and neo.flash_attention
+    assert neo.buffer_bytes == 32 * 2048 * 2048
+    # local layers compute every score and cache every token in transformers: no window
+    assert neo.sliding_window is None and neo.sliding_window_layers == 0
+
+
+@pytest.mark.parametrize("types", [
+    [[["global", "local"], 5]],          # 10 kinds for 24 layers
+    [[["global", "sliding"], 12]],       # not a GPT-Neo kind
+    "global",
+])
+def test_gpt_neo_attention_types_must_give_one_kind_per_layer(types: object) -> None:
+    # GPTNeoConfig.__post_init__ raises unless expand_attention_types_params gives num_layers
+    with pytest.raises(InvalidConfigValue) as raised:
+        parse_config(_config("gpt-neo-1.3b", attention_types=types))
+    assert "24 layers" in raised.value.message(Lang.EN)
+
+
+def test_gpt_neo_attention_types_default_as_gpt_neo_config() -> None:
+    # absent: [[["global", "local"], 12]], which fits 24 layers only
+    assert parse_config(_config("gpt-neo-1.3b", attention_types=...)).n_layers == 24
+    with pytest.raises(InvalidConfigValue):
+        parse_config(_config("gpt-neo-125m", attention_types=...))

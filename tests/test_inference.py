@@ -268,3 +268,18 @@ def test_a_4bit_prefill_under_transformers_casts_the_matrix_to_fp32() -> None:
 
     assert transient(Engine.HF) == 6 * largest
     assert transient(Engine.GENERIC) == 2 * largest + largest // 2 + 4 * (largest // 64)
+
+
+def test_transformers_runs_bloom_attention_eagerly_and_gpt_neo_keeps_its_mask_buffers() -> None:
+    # transformers' BLOOM has no SDPA path (eager prefill scores); GPT-Neo registers a bool
+    # 2048 x 2048 causal mask per layer (modeling_gpt_neo.py GPTNeoSelfAttention.bias)
+    def prefill(attention: Attention, engine: Engine) -> int:
+        inputs = inference_inputs(architecture_of(find_model("bloom-560m")), find_format("bf16"),
+                                  1024, engine=engine, attention=attention)
+        return estimate_inference(inputs).bytes_of(PartKind.PREFILL_ACTIVATIONS)
+
+    assert prefill(Attention.SDPA, Engine.HF) == prefill(Attention.EAGER, Engine.HF)
+    assert prefill(Attention.SDPA, Engine.VLLM) < prefill(Attention.EAGER, Engine.VLLM)
+    neo = inference_inputs(architecture_of(find_model("gpt-neo-1.3b")), find_format("bf16"), 1024,
+                           engine=Engine.HF)
+    assert estimate_inference(neo).bytes_of(PartKind.ENGINE_BUFFERS) == 24 * 2048 * 2048

@@ -141,6 +141,17 @@ VARIANTS: dict[str, dict[str, object]] = {
                                  "num_attention_heads": 4, "num_hidden_layers": 2,
                                  "vocab_size": 100, "max_position_embeddings": 32,
                                  "layer_norm_elementwise_affine": False},
+    "bloom-n-embed-untied": {"model_type": "bloom", "n_embed": 64, "n_layer": 2,
+                             "num_attention_heads": 4, "vocab_size": 100,
+                             "tie_word_embeddings": False},
+    "bloom-hidden-size-n-head": {"model_type": "bloom", "hidden_size": 96, "n_layer": 3,
+                                 "n_head": 4, "vocab_size": 100},
+    "gpt-neo-inner-untied-local-first": {"model_type": "gpt_neo", "hidden_size": 64,
+                                         "num_layers": 3, "num_heads": 4, "vocab_size": 100,
+                                         "max_position_embeddings": 32, "intermediate_size": 80,
+                                         "tie_word_embeddings": False,
+                                         "attention_types": [[["local"], 1],
+                                                             [["global", "local"], 1]]},
     "qwen3-tied-bias-window": {"model_type": "qwen3", **_TINY, "num_key_value_heads": 2,
                                "head_dim": 24, "attention_bias": True, "tie_word_embeddings": True,
                                "use_sliding_window": True, "sliding_window": 8,
@@ -219,6 +230,23 @@ def test_every_modelled_option_matches_transformers(config: dict[str, object]) -
     assert arch.params_total == _unique_numel(model)
     assert [arch.params_of_layer(i) for i in range(arch.n_layers)] == _block_sizes(
         model, arch.n_layers)
+
+
+@pytest.mark.parametrize("name", ["bloom-n-embed-untied", "bloom-hidden-size-n-head",
+                                  "gpt-neo-inner-untied-local-first"])
+def test_embedding_norm_and_mask_buffers_match_transformers(name: str) -> None:
+    # BLOOM's word_embeddings_layernorm; GPT-Neo's bool causal mask, one buffer per layer
+    from vramplan.model.hf_config import parse_config
+
+    config = VARIANTS[name]
+    keys = {key: value for key, value in config.items() if key != "model_type"}
+    model = _meta_build(str(config["model_type"]), keys)
+    arch = parse_config(config)
+    norms = [m for n, m in model.named_modules()  # type: ignore[attr-defined]
+             if n.endswith("word_embeddings_layernorm")]
+    assert arch.params_embedding_norm == sum(p.numel() for m in norms for p in m.parameters())
+    masks = [b for b in model.buffers() if b.dtype == torch.bool]  # type: ignore[attr-defined]
+    assert arch.buffer_bytes == sum(b.numel() * b.element_size() for b in masks)
 
 
 _ONE_PER_FAMILY = {preset.family: preset for preset in reversed(MODELS)}

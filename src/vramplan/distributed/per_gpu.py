@@ -645,7 +645,15 @@ def stage_states(states: ModelStates, stage: Stage) -> ModelStates:
         largest_trainable_params=ceil_div(states.largest_trainable_params, tp),
         embedding_params=(ceil_div(states.embedding_params, tp)
                           if stage.name in ("all", "first") else 0),
+        # one buffer per layer (GPT-Neo's masks), on the stage that holds the layer
+        buffer_bytes=_stage_share(states.buffer_bytes, stage.block_params,
+                                  states.params - states.root_params),
     )
+
+
+def _stage_share(n_bytes: int, stage_blocks: int, all_blocks: int) -> int:
+    """What of `n_bytes` spread evenly over the blocks a stage holds."""
+    return n_bytes * stage_blocks // all_blocks if all_blocks else n_bytes
 
 
 def _stage_activations(arch: Architecture, single: TrainingEstimate, stage: Stage) -> int:
@@ -795,6 +803,7 @@ def _sharded_parts(phase: Phase, setup: TrainingSetup, sharded: ShardedStates,
     }.get(phase, sharded.forward_buffers_bytes)
     return (
         Part(PartKind.WEIGHTS_PER_GPU, sharded.weights_bytes),
+        Part(PartKind.FROZEN_WEIGHTS, sharded.module_buffers_bytes),
         # ZeRO-3's flat gradient partition exists from start-up (see ShardedStates)
         Part(PartKind.GRADIENTS, sharded.gradients_bytes if sharded.gradients_from_start
              else _gradients(phase, setup, sharded, one_gradient)),

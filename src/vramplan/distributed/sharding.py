@@ -249,12 +249,15 @@ class ShardedStates:
     """Transient while the step prepares a group's fp32 gradient: the flattened 16-bit copy
     beside it (stage3.py `_prepare_fp32_grad_for_sub_group`: `flatten(...).to(fp32)`), counted
     where it exceeds the optimizer's own temporaries."""
+    module_buffers_bytes: int = 0
+    """The model's own device buffers (`ModelStates.buffer_bytes`), whole on every GPU."""
 
     @property
     def model_states_bytes(self) -> int:
-        """Weights, gradients, master weights and optimizer states held on this GPU."""
-        return (self.weights_bytes + self.gradients_bytes + self.master_weights_bytes
-                + self.optimizer_states_bytes)
+        """Weights (and the model's buffers), gradients, master weights and optimizer states
+        held on this GPU."""
+        return (self.weights_bytes + self.module_buffers_bytes + self.gradients_bytes
+                + self.master_weights_bytes + self.optimizer_states_bytes)
 
     @property
     def buffers_peak_bytes(self) -> int:
@@ -326,12 +329,14 @@ def shard_model_states(states: ModelStates, plan: Parallelism,
     _check_states(states)
     n = shard_degree(plan)
     if plan.scheme is Scheme.ZERO1 and plan.main_grad_buffer:
-        return _distributed_optimizer(states, plan, n)
-    if plan.scheme in _DEEPSPEED:
-        return _deepspeed(states, plan, n)
-    if plan.scheme in FSDP_SCHEMES:
-        return _fsdp(states, plan, n, units)
-    return _replicated(states, plan)
+        sharded = _distributed_optimizer(states, plan, n)
+    elif plan.scheme in _DEEPSPEED:
+        sharded = _deepspeed(states, plan, n)
+    elif plan.scheme in FSDP_SCHEMES:
+        sharded = _fsdp(states, plan, n, units)
+    else:
+        sharded = _replicated(states, plan)
+    return replace(sharded, module_buffers_bytes=states.buffer_bytes)
 
 
 def _check_states(states: ModelStates) -> None:

@@ -39,7 +39,7 @@ from vramplan.presets.inference_engines import EngineProfile
 from vramplan.presets.quant_formats import FormatFamily
 from vramplan.units import ceil_div
 from vramplan.verdict import GpuVerdict
-from vramplan.vocab import Attention, ComputeDtype
+from vramplan.vocab import Attention, ComputeDtype, Engine
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,10 +199,20 @@ def prefill_activation_bytes(arch: Architecture, inputs: InferenceInputs) -> int
     act_bytes = 4 if inputs.profile.activations_fp32 else inputs.compute_dtype.bytes
     tokens = inputs.batch * _chunk(inputs)
     working = tokens * max(attention, mlp) * act_bytes
-    if inputs.attention is Attention.EAGER:
+    if _eager_attention(arch, inputs):
         heads = max(1, arch.n_heads // tp)
         working += inputs.batch * heads * _chunk(inputs) * inputs.cached_tokens * 4
     return working
+
+
+def _eager_attention(arch: Architecture, inputs: InferenceInputs) -> bool:
+    """Eager attention runs: asked for, or transformers' module has no path for the kernel asked
+    (`Architecture.sdpa_attention`, `flash_attention`: BLOOM, GPT-Neo fall back to eager)."""
+    if inputs.attention is Attention.EAGER:
+        return True
+    missing = (not arch.sdpa_attention if inputs.attention is Attention.SDPA
+               else not arch.flash_attention)
+    return inputs.profile.engine is Engine.HF and missing
 
 
 def _mlp_width(arch: Architecture) -> int:
@@ -248,11 +258,13 @@ def _quant_transient_bytes(layout: WeightsLayout, inputs: InferenceInputs) -> in
 
 
 def _engine_buffer_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
-    """LitGPT's bool causal mask (context^2 bytes) and its fp32 cos/sin tables (2 x context x
+    """The model's own buffers (`Architecture.buffer_bytes`: GPT-Neo's per-layer causal masks);
+    LitGPT's bool causal mask (context^2 bytes) and its fp32 cos/sin tables (2 x context x
     rotary dims x 4 bytes)."""
     if not inputs.profile.mask_cache:
-        return 0
-    return inputs.cached_tokens ** 2 + 2 * inputs.cached_tokens * arch.rotary_dim * 4
+        return arch.buffer_bytes
+    return (arch.buffer_bytes + inputs.cached_tokens ** 2
+            + 2 * inputs.cached_tokens * arch.rotary_dim * 4)
 
 
 def _ceil_fraction(value: Fraction) -> int:

@@ -36,6 +36,12 @@ class MlpKind(StrEnum):
     """Two matrices: down(act(up(x))), as in GPT-2, GPT-NeoX, Falcon, Phi-1/2."""
 
 
+BLOOM_GELU = "bloom_gelu"
+"""The `activation` of BLOOM's MLP (models/bloom/modeling_bloom.py `BloomGelu`): an autograd
+Function that saves its input only and computes its tanh-approximated derivative in Python in
+backward (`bloom_gelu_back`); BloomConfig has no activation key."""
+
+
 class NormKind(StrEnum):
     """The normalization layer used in blocks and before the head."""
 
@@ -124,6 +130,8 @@ class ParamGroup(StrEnum):
     """The token embedding table (vocab_size x hidden_size)."""
     POSITION_EMBEDDING = "position_embedding"
     """A learned position table (0 for RoPE and ALiBi)."""
+    EMBEDDING_NORM = "embedding_norm"
+    """The norm on the embeddings before the first block (BLOOM; 0 elsewhere)."""
     ATTENTION = "attention"
     """q, k, v and output projections (with biases and query/key norms), all blocks."""
     MLP = "mlp"
@@ -311,6 +319,27 @@ class Architecture:
     """transformers' Llama 4 runs every token through every expert, scaled by a zero score when not
     routed (`Llama4TextMoe.forward`: `hidden_states.repeat(num_experts, 1)`, then `torch.bmm`), so
     its training activations grow with n_experts, not experts_per_token."""
+    embedding_norm: bool = False
+    """A norm on the token embeddings before the first block, of the blocks' kind (BLOOM's
+    `word_embeddings_layernorm`, a LayerNorm with scale and bias: models/bloom/modeling_bloom.py
+    `BloomModel`)."""
+    eager_qk_fp32: bool = False
+    """Eager attention casts queries and keys to fp32 before their product (GPT-Neo's
+    `GPTNeoSelfAttention._attn`: `query.to(torch.float32)`, `key.to(torch.float32)`), so the
+    product keeps fp32 copies of both and the scores, masked and softmaxed, are fp32."""
+    sdpa_attention: bool = True
+    """transformers' module has an SDPA path. BLOOM's and GPT-Neo's do not (`BloomAttention`
+    writes its attention out; GPT-Neo's `GPT_NEO_ATTENTION_CLASSES` holds eager and
+    flash_attention_2): there `sdpa`, transformers' default, runs eager attention
+    (modeling_utils.py `get_correct_attn_implementation`: "Sdpa is the default, so we try it and
+    fallback to eager otherwise when not possible")."""
+    flash_attention: bool = True
+    """transformers' module has a FlashAttention path (BLOOM's has none)."""
+    causal_mask_buffers: bool = False
+    """Each attention layer registers its causal mask as a bool buffer of
+    `max_position_embeddings` x `max_position_embeddings` (GPT-Neo's `GPTNeoSelfAttention.bias`,
+    `nn.Buffer(..., persistent=False)`: built on the model's device, in no checkpoint and no
+    parameter count): `buffer_bytes`."""
     checkpoint_format: str | None = None
     """The weight format the checkpoint is published in when it is not a plain float dtype
     (`quantization_config`): `fp8-block128` (DeepSeek-V3, Kimi K2), `mxfp4` (gpt-oss); a name of
@@ -603,6 +632,21 @@ class Architecture:
         return self.norm_params if self.final_norm else 0
 
     @property
+    def params_embedding_norm(self) -> int:
+        """The norm on the embeddings (`embedding_norm`), 0 without one."""
+        return self.norm_params if self.embedding_norm else 0
+
+    @property
+    def buffer_bytes(self) -> int:
+        """Bytes of the model's own device buffers that scale with it: one bool causal mask of
+        `max_position_embeddings`^2 per layer where `causal_mask_buffers` (2048 positions: 4 MiB
+        a layer); 0 for the other families (RoPE's inverse frequencies are a few hundred
+        bytes)."""
+        if not self.causal_mask_buffers:
+            return 0
+        return self.n_layers * self.max_position_embeddings ** 2
+
+    @property
     def params_vision(self) -> int:
         """The vision tower and its projector (0 for a text-only model)."""
         return self.vision.params if self.vision is not None else 0
@@ -655,6 +699,7 @@ class Architecture:
         return {
             ParamGroup.EMBEDDING: self.params_token_embedding,
             ParamGroup.POSITION_EMBEDDING: self.params_position_embedding,
+            ParamGroup.EMBEDDING_NORM: self.params_embedding_norm,
             ParamGroup.ATTENTION: n * self.params_attention_per_block,
             ParamGroup.MLP: (self.n_dense_layers * self.params_dense_mlp
                              + self.n_moe_layers * self.params_mlp_per_block

@@ -1,6 +1,7 @@
 """config.json readers of the dense families released since 2024: Qwen3, Gemma 3 (text and the
 multimodal wrapper), OLMo 2, Command R and R7B (`cohere`, `cohere2`), Granite 3, StarCoder2,
-SmolLM3.
+SmolLM3; and of two families of 2021-2022 that the PEFT and DeepSpeed-Chat benchmarks use, BLOOM
+and GPT-Neo.
 
 Part of the config.json layer (`vramplan.model.hf_config` holds the registry and the rules); each
 reader names the transformers 5.24 file whose layers it mirrors. Pure: no I/O.
@@ -12,6 +13,7 @@ import math
 from collections.abc import Callable
 
 from vramplan.model.architecture import (
+    BLOOM_GELU,
     Architecture,
     MlpKind,
     NormKind,
@@ -21,6 +23,7 @@ from vramplan.model.architecture import (
 from vramplan.model.hf_common import (
     ConfigKeys,
     Dropout,
+    InvalidConfigValue,
     derived_head_dim,
     llama_like,
     local_layer_count,
@@ -201,6 +204,103 @@ def _smollm3(keys: ConfigKeys) -> Architecture:
         keys, base.n_layers, lambda layer: layer < len(rope) and not rope[layer]))
 
 
+BLOOM_TRAINED_CONTEXT = 2048
+"""Tokens per training sequence of every BLOOM model (the model cards' "Sequence length: 2048
+tokens"; Le Scao et al. 2022, arXiv:2211.05100, section 3.3). ALiBi has no position table, and
+BloomConfig no context key: the `seq_length` some config.json files carry is read first."""
+
+
+def _bloom(keys: ConfigKeys) -> Architecture:
+    """models/bloom/modeling_bloom.py (BLOOM, BLOOMZ): the word embeddings go through a LayerNorm
+    (`word_embeddings_layernorm`) before the first block; ALiBi, no position table; one fused
+    `query_key_value` and `dense`, both with biases; `dense_h_to_4h` -> BloomGelu ->
+    `dense_4h_to_h`, 4 x hidden_size whatever `n_inner` says, with biases; LayerNorms with bias
+    before attention and MLP and before the head; head tied by default (BloomConfig).
+    BloomConfig reads an `n_embed` key as hidden_size (its `__post_init__`, `n_embed` first),
+    `n_head` / `num_attention_heads` and `n_layer` / `num_hidden_layers`; `hidden_dropout` drops
+    the attention's and the MLP's outputs (`dropout_add`), `attention_dropout` the probabilities
+    (0.0 both). `slow_but_exact` splits the output projections into `pretraining_tp` partial
+    matmuls, not modelled: refused."""
+    keys.require_false("slow_but_exact")
+    hidden = keys.get_int("n_embed", "hidden_size")
+    heads = keys.get_int("n_head", "num_attention_heads")
+    hidden_dropout = keys.get_float("hidden_dropout", 0.0)
+    return Architecture(
+        family=keys.model_type, n_layers=keys.get_int("n_layer", "num_hidden_layers"),
+        hidden_size=hidden, intermediate_size=4 * hidden, n_heads=heads, n_kv_heads=heads,
+        head_dim=derived_head_dim(keys, hidden, heads),
+        vocab_size=keys.get_int("vocab_size", default=250_880),
+        tied_embeddings=keys.get_bool("tie_word_embeddings", True), mlp=MlpKind.PLAIN,
+        # BloomGelu: a custom autograd Function (tanh approximation) that saves its input only
+        activation=BLOOM_GELU, qkv_bias=True, attn_out_bias=True, mlp_bias=True,
+        norm=NormKind.LAYERNORM, norm_bias=True, position=PositionKind.ALIBI,
+        max_position_embeddings=keys.get_int("seq_length", default=BLOOM_TRAINED_CONTEXT),
+        fused_qkv=True, embedding_norm=True, sdpa_attention=False, flash_attention=False,
+        dtype=keys.dtype(), attention_dropout=keys.get_float("attention_dropout", 0.0),
+        attention_output_dropout=hidden_dropout, mlp_output_dropout=hidden_dropout,
+    )
+
+
+def _gpt_neo(keys: ConfigKeys) -> Architecture:
+    """models/gpt_neo/modeling_gpt_neo.py (GPT-Neo 125M to 2.7B): learned positions (`wpe`,
+    `max_position_embeddings` rows); q/k/v_proj without bias, `out_proj` with one; `c_fc` ->
+    activation (`gelu_new`) -> `c_proj`, `intermediate_size` or 4 x hidden_size, with biases;
+    two LayerNorms per block and `ln_f`; head tied by default (GPTNeoConfig). Scores are not
+    scaled by 1/sqrt(head_dim), and eager attention computes them in fp32 (`eager_qk_fp32`).
+    `attention_types` lays out global and local layers (GPTNeoConfig
+    `expand_attention_types_params`, which must give one per layer); a local layer masks all
+    but the last `window_size` tokens in its own bool buffer but computes every score, and
+    transformers caches every token for it (DynamicCache reads no window from GPTNeoConfig,
+    which has no `sliding_window`), so no layer is modelled as windowed: every layer holds a
+    `max_position_embeddings`^2 mask buffer (`causal_mask_buffers`). Dropout: `embed_dropout`
+    on the embeddings, `attention_dropout` on the probabilities, `resid_dropout` on the
+    attention's and the MLP's outputs (0.0 each)."""
+    hidden = keys.get_int("hidden_size")
+    heads = keys.get_int("num_heads", "num_attention_heads")
+    layers = keys.get_int("num_layers", "num_hidden_layers")
+    _gpt_neo_attention_layers(keys, layers)
+    resid = keys.get_float("resid_dropout", 0.0)
+    return Architecture(
+        family=keys.model_type, n_layers=layers, hidden_size=hidden,
+        intermediate_size=keys.get_int("intermediate_size", default=4 * hidden), n_heads=heads,
+        n_kv_heads=heads, head_dim=derived_head_dim(keys, hidden, heads),
+        vocab_size=keys.get_int("vocab_size", default=50_257),
+        tied_embeddings=keys.get_bool("tie_word_embeddings", True), mlp=MlpKind.PLAIN,
+        activation=keys.get_str("activation_function", default="gelu_new"), qkv_bias=False,
+        attn_out_bias=True, mlp_bias=True, norm=NormKind.LAYERNORM, norm_bias=True,
+        position=PositionKind.LEARNED,
+        max_position_embeddings=keys.get_int("max_position_embeddings", default=2048),
+        eager_qk_fp32=True, causal_mask_buffers=True, sdpa_attention=False, dtype=keys.dtype(),
+        embedding_dropout=keys.get_float("embed_dropout", 0.0),
+        attention_dropout=keys.get_float("attention_dropout", 0.0),
+        attention_output_dropout=resid, mlp_output_dropout=resid,
+    )
+
+
+_GPT_NEO_DEFAULT_TYPES = [[["global", "local"], 12]]
+"""GPTNeoConfig's `attention_types` when the key is absent or null."""
+
+
+def _gpt_neo_attention_layers(keys: ConfigKeys, layers: int) -> tuple[str, ...]:
+    """The layer kinds `attention_types` expands to ([[kinds, repeat], ...], each list of kinds
+    repeated), checked as GPTNeoConfig checks them: one `global` or `local` per layer."""
+    types = keys.config.get("attention_types")
+    types = _GPT_NEO_DEFAULT_TYPES if types is None else types
+    kinds: list[str] = []
+    valid = isinstance(types, list)
+    for item in types if valid else ():
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], list)
+                and isinstance(item[1], int) and not isinstance(item[1], bool)
+                and all(kind in ("global", "local") for kind in item[0])):
+            valid = False
+            break
+        kinds += item[0] * item[1]
+    if not valid or len(kinds) != layers:
+        raise InvalidConfigValue(keys.path("attention_types"), types,
+                                 "expect.attention_types", n=layers)
+    return tuple(kinds)
+
+
 READERS: dict[str, Callable[[ConfigKeys], Architecture]] = {
     "qwen3": _qwen3,
     "gemma3_text": _gemma3_text,
@@ -211,5 +311,7 @@ READERS: dict[str, Callable[[ConfigKeys], Architecture]] = {
     "granite": _granite,
     "starcoder2": _starcoder2,
     "smollm3": _smollm3,
+    "bloom": _bloom,
+    "gpt_neo": _gpt_neo,
 }
 """The `model_type` values this module reads."""

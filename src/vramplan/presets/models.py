@@ -77,6 +77,55 @@ def _opt(*, hidden: int, ffn: int, layers: int, heads: int, **extra: Any) -> dic
     }
 
 
+def _bloom(*, hidden: int, layers: int, heads: int, hidden_key: str = "n_embed",
+           heads_key: str = "num_attention_heads", **extra: Any) -> dict[str, Any]:
+    """The architecture keys of the BigScience BLOOM config.json files (vocabulary 250880; the
+    width under `n_embed` and the heads under `num_attention_heads` in the files of 560m to 3b,
+    `hidden_size` and `n_head` in bloom-7b1's; `n_inner` null, which BloomMLP ignores)."""
+    return {
+        "architectures": ["BloomForCausalLM"],
+        "model_type": "bloom",
+        hidden_key: hidden,
+        "n_inner": None,
+        "n_layer": layers,
+        heads_key: heads,
+        "vocab_size": 250880,
+        **extra,
+    }
+
+
+_GPU_POOR_BLOOM = ("github.com/RahulSChand/gpu_poor public/all_configs.json "
+                   "@ad2fc0ef0e6ceeb7684363504eecc3342a5e7dc4, a trimmed copy of the Hub "
+                   "config.json keys")
+_KERAS_HUB_BLOOM = ("keras-team/keras-hub keras_hub/src/models/bloom/bloom_presets.py "
+                    "@1f5bf552444c8835177c60918e13aee68a3cf80b")
+
+
+def _gpt_neo(*, hidden: int, layers: int, heads: int, **extra: Any) -> dict[str, Any]:
+    """The architecture keys of the EleutherAI GPT-Neo config.json files: vocabulary 50257,
+    2048 positions, gelu_new, global and local layers alternating, a 256-token window."""
+    return {
+        "architectures": ["GPTNeoForCausalLM"],
+        "model_type": "gpt_neo",
+        "activation_function": "gelu_new",
+        "attention_types": [[["global", "local"], layers // 2]],
+        "hidden_size": hidden,
+        "intermediate_size": None,
+        "max_position_embeddings": 2048,
+        "num_heads": heads,
+        "num_layers": layers,
+        "vocab_size": 50257,
+        "window_size": 256,
+        **extra,
+    }
+
+
+def _gpt_neo_mesh(path: str, commit: str) -> str:
+    return (f"EleutherAI/gpt-neo {path} @{commit}, the Mesh TensorFlow config of the released "
+            "checkpoint (n_embd, n_layer, n_head, n_ctx, n_vocab and attention_types, the keys "
+            "the Hub config.json was converted from)")
+
+
 _EASYDEL_OPT = ("EasyDeL 0.0.8 (PyPI sdist) EasyDel/configs/configs.py, `opt_configs`, a copy "
                 "of the Hub config.json keys")
 
@@ -1448,6 +1497,82 @@ MODELS: tuple[ModelPreset, ...] = (
         },
         aliases=("gptj-6b",),
         read_from=_copy("hivemind/gpt-j-6B-8bit", "42c6b2b76f655137bc52a80db1b38555b963865a"),
+    ),
+    # BigScience BLOOM (Le Scao et al. 2022, arXiv:2211.05100) and BLOOMZ, its multitask
+    # fine-tune (Muennighoff et al. 2022, arXiv:2211.01786, same architecture): each BLOOMZ size
+    # is an alias of its BLOOM size, whose copies give the same n_layer, heads and vocabulary.
+    # The copies of 1b1 to 3b are trimmed of `n_embed`; their widths are keras-hub's, whose
+    # parameter counts these presets equal (tests/test_hf_config.py). bloom (176B) is left out.
+    _preset(
+        "bloom-560m",
+        "bigscience/bloom-560m",
+        "BLOOM 560M",
+        _bloom(hidden=1024, layers=24, heads=16, apply_residual_connection_post_layernorm=False,
+               slow_but_exact=False),
+        aliases=("bigscience/bloomz-560m",),
+        read_from="PaddlePaddle/PaddleNLP paddlenlp/transformers/bloom/configuration.py (an "
+        "early version, `BLOOM_PRETRAINED_INIT_CONFIGURATION['bigscience/bloom-560m']`, a copy "
+        "of the Hub config.json keys); the same n_layer, heads and vocabulary in "
+        + _GPU_POOR_BLOOM,
+    ),
+    _preset(
+        "bloom-1b1",
+        "bigscience/bloom-1b1",
+        "BLOOM 1.1B",
+        _bloom(hidden=1536, layers=24, heads=16),
+        aliases=("bigscience/bloomz-1b1",),
+        read_from=_GPU_POOR_BLOOM + "; hidden size 1536: " + _KERAS_HUB_BLOOM,
+    ),
+    _preset(
+        "bloom-1b7",
+        "bigscience/bloom-1b7",
+        "BLOOM 1.7B",
+        _bloom(hidden=2048, layers=24, heads=16),
+        aliases=("bigscience/bloomz-1b7",),
+        read_from=_GPU_POOR_BLOOM + "; hidden size 2048: " + _KERAS_HUB_BLOOM,
+    ),
+    _preset(
+        "bloom-3b",
+        "bigscience/bloom-3b",
+        "BLOOM 3B",
+        _bloom(hidden=2560, layers=30, heads=32),
+        aliases=("bigscience/bloomz-3b",),
+        read_from=_GPU_POOR_BLOOM + "; hidden size 2560: " + _KERAS_HUB_BLOOM,
+    ),
+    _preset(
+        "bloom-7b1",
+        "bigscience/bloom-7b1",
+        "BLOOM 7.1B",
+        _bloom(hidden=4096, layers=30, heads=32, hidden_key="hidden_size", heads_key="n_head"),
+        aliases=("bigscience/bloomz-7b1", "bigscience/bloomz-7b1-mt"),
+        read_from=_GPU_POOR_BLOOM,
+    ),
+    # EleutherAI GPT-Neo (Black et al. 2021): GPT-2's layout with local attention on every other
+    # layer; 125M, 1.3B and 2.7B were released (a 350M was not).
+    _preset(
+        "gpt-neo-125m",
+        "EleutherAI/gpt-neo-125m",
+        "GPT-Neo 125M",
+        _gpt_neo(hidden=768, layers=12, heads=12),
+        read_from="a copy of the config.json keys with `hf_model_name` EleutherAI/gpt-neo-125M "
+        "kept in a public project's source (found by its keys; the repository is not named by "
+        "the search)",
+    ),
+    _preset(
+        "gpt-neo-1.3b",
+        "EleutherAI/gpt-neo-1.3B",
+        "GPT-Neo 1.3B",
+        _gpt_neo(hidden=2048, layers=24, heads=16),
+        read_from=_gpt_neo_mesh("configs/GPT3_XL_pretrained.json",
+                                "3e1f69087aea484b18197bee4f7c99e3ceaaa8c4"),
+    ),
+    _preset(
+        "gpt-neo-2.7b",
+        "EleutherAI/gpt-neo-2.7B",
+        "GPT-Neo 2.7B",
+        _gpt_neo(hidden=2560, layers=32, heads=20),
+        read_from=_gpt_neo_mesh("configs/GPT3_2-7B_pretrained.json",
+                                "d092eea1a6bd67f30777700a46d034f4544c2b5e"),
     ),
     *MODELS_2024_2026,
     *MODELS_MORE,

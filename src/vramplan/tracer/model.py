@@ -34,6 +34,8 @@ LORA_MODULE_NAMES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
     "phi": {**_LLAMA_NAMES, "o": ("self_attn.dense",), "up": ("fc1",), "down": ("fc2",)},
     "gptj": {**_LLAMA_NAMES, "o": ("out_proj",), "up": ("fc_in",), "down": ("fc_out",)},
     "opt": {**_LLAMA_NAMES, "o": ("out_proj",), "up": ("fc1",), "down": ("fc2",)},
+    "bloom": _FUSED_QKV_NAMES,
+    "gpt_neo": {**_LLAMA_NAMES, "o": ("out_proj",), "up": ("c_fc",), "down": ("c_proj",)},
     "phi3": {"q": ("qkv_proj",), "k": ("qkv_proj",), "v": ("qkv_proj",), "o": ("o_proj",),
              "gate": ("gate_up_proj",), "up": ("gate_up_proj",), "down": ("down_proj",)},
     # multi-head latent attention (modeling_deepseek_v3.py): the query path is q_a/q_b (or one

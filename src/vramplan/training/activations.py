@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vramplan.model.architecture import Architecture, MlpKind, NormKind, QkNormKind
+from vramplan.model.architecture import BLOOM_GELU, Architecture, MlpKind, NormKind, QkNormKind
 from vramplan.units import ceil_div
 from vramplan.vocab import Attention, Checkpointing, Framework, LoraTarget
 
@@ -392,10 +392,14 @@ def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor
     # only the factor the other one's gradient needs (q @ k.T keeps k for dq, q for dk)
     keep_q, keep_k, keep_v = (k_grad, q_grad, q_grad or k_grad) if eager else (True,) * 3
     _qk_norms(ledger, arch, spec, q_grad=q_grad, k_grad=k_grad)
+    # GPT-Neo's `_attn` casts q and k to fp32 before `matmul`, which keeps fp32 copies (the
+    # (B, nh, T, hs) views of the projections' outputs are not contiguous: `reshape` copies);
+    # under autocast the matmul casts them back to 16 bits first
+    qk = FP32 if eager and arch.eager_qk_fp32 and not spec.autocast else c
     if keep_q:
-        ledger.keep("q_scaled" if math else "q", c * q)
+        ledger.keep("q_scaled" if math else "q", qk * q)
     if keep_k:
-        ledger.keep("k", c * expanded_kv)
+        ledger.keep("k", qk * expanded_kv)
     if fused and not grouped and not math:
         # v = qkv.split(...)[2].reshape(...) is a view: it keeps the whole fused output alive
         # (the math kernel's matmul reshapes it into a contiguous copy, which it keeps instead)
@@ -511,7 +515,8 @@ def _eager_scores(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_len:
     # scores' dtype: megatron/core/fusions/fused_softmax.py)
     if spec.scores_clamped and probs_grad:
         ledger.keep("attn_scores_clamped", c * per_row)
-    fp32_softmax = (arch.eager_softmax_fp32 or spec.autocast) \
+    fp32_scores = arch.eager_qk_fp32 and not spec.autocast  # GPT-Neo: fp32 q @ k.T
+    fp32_softmax = (arch.eager_softmax_fp32 or spec.autocast or fp32_scores) \
         and spec.framework is not Framework.MEGATRON  # autocast runs softmax in fp32
     softmax_out = FP32 if fp32_softmax else c
     ledger.keep("attn_probs_fp32" if softmax_out != c else "attn_probs", softmax_out * per_row)
@@ -562,13 +567,22 @@ def masked_local_layers_bytes(arch: Architecture, spec: BlockSpec, seq_len: int,
     return local * (c * seq_len + expanded)
 
 
-def embedding_dropout_bytes(arch: Architecture, spec: BlockSpec, embedding_trains: bool) -> int:
-    """Per token: the mask of the dropout on the embeddings' output, saved only when that output
-    needs a gradient (the embedding trains); the dropped output is the first block's input,
+def embedding_saved_bytes(arch: Architecture, spec: BlockSpec, embedding_trains: bool) -> int:
+    """Per token, what the embeddings' output keeps before the first block, only when it needs
+    a gradient (the embedding trains): the mask of its dropout, and the input and per-row
+    statistics of a norm on it (BLOOM's `word_embeddings_layernorm`: `native_layer_norm`
+    saves its input, mean and rstd). The dropped or normed output is the first block's input,
     counted there."""
-    if not (embedding_trains and _dropout_active(spec, arch.embedding_dropout)):
+    if not embedding_trains:
         return 0
-    return DROPOUT_MASK_BYTES * arch.hidden_size
+    saved = DROPOUT_MASK_BYTES * arch.hidden_size \
+        if _dropout_active(spec, arch.embedding_dropout) else 0
+    if arch.embedding_norm:
+        ledger = _Ledger()
+        _norm(ledger, arch, spec, _Tensor("x_embedded", spec.residual_bytes),
+              name="embedding_norm", needs_grad=True)
+        saved += total_per_token(ledger.items())
+    return saved
 
 
 def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
@@ -714,6 +728,19 @@ def _activation_extra_tensors(arch: Architecture, spec: BlockSpec) -> int:
     return 0
 
 
+BLOOM_GELU_BACKWARD_TENSORS = 6
+"""Intermediate-wide tensors alive at the peak of BloomGelu's backward (models/bloom/
+modeling_bloom.py `bloom_gelu_back`, written out in Python): the incoming gradient, `tanh_out`,
+`0.5 * x`, `1 - tanh_out * tanh_out`, `0.79788456 + 0.1070322243 * x * x` and their product;
+traced (vramplan.tracer, bloom full fp32, 2 x 128 tokens), the step's peak holds these six."""
+
+
+def _mlp_backward_tensors(arch: Architecture) -> int:
+    """Intermediate-wide tensors the MLP's backward holds at once: d(act*up), d(act), d(up)
+    (`BLOOM_GELU_BACKWARD_TENSORS` for BLOOM's own GELU)."""
+    return BLOOM_GELU_BACKWARD_TENSORS if arch.activation == BLOOM_GELU else 3
+
+
 RMSNORM_BACKWARD_FP32_TENSORS = 5
 """Residual-wide fp32 tensors alive at the peak of an fp32 Python RMSNorm's backward (the
 gradients of `x * rsqrt(...)`, of `x.pow(2)` and their sum, the casts): traced, a Llama block's
@@ -729,7 +756,7 @@ def block_backward_transient(arch: Architecture, spec: BlockSpec) -> int:
     computed in fp32 (litgpt's, transformers' and torchtune's RMSNorms upcast their input),
     whichever is larger."""
     c = spec.compute_bytes
-    mlp = 3 * c * arch.expert_intermediate_size
+    mlp = _mlp_backward_tensors(arch) * c * arch.expert_intermediate_size
     attention = 3 * c * arch.q_dim + FP32 * arch.q_dim
     norm = RMSNORM_BACKWARD_FP32_TENSORS * FP32 * arch.hidden_size \
         if arch.norm is NormKind.RMSNORM else 0

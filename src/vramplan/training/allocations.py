@@ -149,6 +149,9 @@ def _outer_tensors(arch: Architecture,
     if arch.params_position_embedding:
         before.append(ParamTensor(arch.params_position_embedding,
                                   w * arch.params_position_embedding, full, None))
+    if arch.params_embedding_norm:
+        before.append(ParamTensor(arch.params_embedding_norm,
+                                  w * arch.params_embedding_norm, full, None))
     after: list[ParamTensor] = []
     if arch.final_norm and arch.norm_params:
         after.append(ParamTensor(arch.norm_params, w * arch.norm_params, full, None))
@@ -368,6 +371,7 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
         _wrap_flat_units(program, parameter_tensors(arch, setup), sharding)
     else:
         _load(program, params, sharding, setup, arch)
+    _module_buffers(program, arch)
     model = _Model(params, sharding, grads={}, states=[], masters=[])
     if setup.precision is Precision.MIXED and sharding.states:
         masters = [ceil_div(FP32 * t.elements, sharding.states) for t in params if t.trainable]
@@ -397,6 +401,14 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
             _micro_batch(program, arch, setup, shape, model)
         _optimizer_step(program, setup, model)
     return program.events
+
+
+def _module_buffers(program: _Program, arch: Architecture) -> None:
+    """The model's own buffers, one per layer (`Architecture.buffer_bytes`: GPT-Neo's causal
+    masks), made with the model and never freed; whole on every rank."""
+    if arch.buffer_bytes:
+        for _ in range(arch.n_layers):
+            program.alloc(arch.buffer_bytes // arch.n_layers)
 
 
 def _by_lifetime(arch: Architecture, setup: TrainingSetup) -> tuple[ParamTensor, ...]:

@@ -43,7 +43,7 @@ from vramplan.training.activations import (
     block_backward_transient,
     block_input_bytes,
     block_saved,
-    embedding_dropout_bytes,
+    embedding_saved_bytes,
     fused_loss_rows,
     head_and_loss,
     kept_for_backward,
@@ -297,7 +297,7 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
                          logit_len=setup.logit_len)
     autocast_copies = _autocast_weight_copies(arch, setup)
     cached_copies = _cached_block_copies(arch, setup)
-    embedding = embedding_dropout_bytes(arch, spec, _embedding_trains(setup)) * tokens
+    embedding = embedding_saved_bytes(arch, spec, _embedding_output_needs_grad(setup)) * tokens
     activations = blocks + loss.saved_bytes + embedding
     persistent = _persistent_parts(states, setup)
     transient = _backward_transient(arch, setup, spec, saved) * tokens + _dequant_bytes(arch,
@@ -326,6 +326,8 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
             *_persistent_parts(states, setup, with_gradients=gradients_kept(setup)),
             Part(PartKind.GRADIENTS,
                  0 if gradients_kept(setup) else _gradients_made(arch, setup, states)),
+            # what the embeddings' output keeps waits for the embedding's backward, last
+            Part(PartKind.ACTIVATIONS, embedding),
             Part(PartKind.LOGITS_LOSS, loss.logits_alive_bytes),
             # the first block, recomputed last under full checkpointing, with its casts
             Part(PartKind.AUTOCAST_COPIES, copies_in_blocks.memory_bytes
@@ -378,6 +380,17 @@ def _embedding_trains(setup: TrainingSetup) -> bool:
     return setup.method is Method.FULL
 
 
+def _embedding_output_needs_grad(setup: TrainingSetup) -> bool:
+    """The embeddings' output needs a gradient: the embedding trains, or transformers' full
+    checkpointing asked for it (modeling_utils.py `activation_checkpointing_enable` calls
+    `enable_input_require_grads()` for every `input_ids` model, so that frozen layers before
+    the first checkpointed block let the gradient through; peft's `prepare_model_for_kbit_
+    training` does the same)."""
+    transformers_checkpointing = setup.checkpointing is Checkpointing.FULL \
+        and framework_defaults(setup.framework).model_code is ModelCode.TRANSFORMERS
+    return _embedding_trains(setup) or transformers_checkpointing
+
+
 def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
     """How a trained block behaves under `setup` (the last block, for `freeze`)."""
     uses_lora = setup.method.uses_lora
@@ -408,10 +421,16 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
 def _attention_kernel(arch: Architecture, setup: TrainingSetup) -> Attention:
     """The attention that runs: litgpt's code of before October 2023 gave SDPA a multi-query
     model's single key-value head unexpanded, and SDPA ran its math kernel (`LitgptCode
-    .mqa_kv_expanded`), which `eager` stands for in litgpt."""
+    .mqa_kv_expanded`), which `eager` stands for in litgpt. A transformers module without an
+    SDPA or a FlashAttention path runs eager attention (`Architecture.sdpa_attention`,
+    `flash_attention`: BLOOM, GPT-Neo)."""
     multi_query = arch.n_kv_heads == 1 < arch.n_heads
     if (setup.framework is Framework.LITGPT and setup.attention is Attention.SDPA
             and multi_query and not litgpt_code(setup.code_date).mqa_kv_expanded):
+        return Attention.EAGER
+    if framework_defaults(setup.framework).model_code is ModelCode.TRANSFORMERS and (
+            (setup.attention is Attention.SDPA and not arch.sdpa_attention)
+            or (setup.attention is Attention.FLASH and not arch.flash_attention)):
         return Attention.EAGER
     return setup.attention
 
@@ -738,7 +757,7 @@ def _persistent_parts(states: ModelStates, setup: TrainingSetup,
         gradient_bytes = largest_gradient_bytes(states, setup)
     return (
         Part(PartKind.TRAINABLE_WEIGHTS, states.trainable_weight_bytes),
-        Part(PartKind.FROZEN_WEIGHTS, states.frozen_weight_bytes),
+        Part(PartKind.FROZEN_WEIGHTS, states.frozen_weight_bytes + states.buffer_bytes),
         Part(PartKind.GRADIENTS, gradient_bytes),
         Part(PartKind.MASTER_WEIGHTS, states.master_weight_bytes),
         Part(PartKind.OPTIMIZER_STATES,

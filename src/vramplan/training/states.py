@@ -79,6 +79,10 @@ class ModelStates:
     embedding_params: int = 0
     """Parameters of the input embeddings when they are a tensor of their own (not tied to the
     head): an FSDP unit apart under torchtitan's and accelerate's FSDP2 wrapping."""
+    buffer_bytes: int = 0
+    """The model's own device buffers (`Architecture.buffer_bytes`: GPT-Neo's causal masks):
+    not parameters, so no sharding scheme splits them (FSDP and ZeRO-3 shard parameters; a
+    module's buffers stay whole on every rank)."""
 
     @property
     def params(self) -> int:
@@ -129,6 +133,8 @@ def trainable_tensors(arch: Architecture, setup: TrainingSetup) -> tuple[TensorG
         return block
     h, vocab = arch.hidden_size, arch.vocab_size
     outside = [TensorGroup(vocab, h, 1)]
+    if arch.params_embedding_norm:
+        outside.append(TensorGroup(arch.params_embedding_norm, 1, 1))
     if arch.final_norm and arch.norm_params:
         outside.append(TensorGroup(arch.norm_params, 1, 1))
     if arch.params_position_embedding:
@@ -235,6 +241,7 @@ def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
         flat_gradient_params=_flat_gradient_params(arch, setup, trainable),
         embedding_params=arch.params_embedding if head_is_separate(arch, setup) else 0,
         largest_trainable_params=max((g.elements for g in tensors), default=0),
+        buffer_bytes=arch.buffer_bytes,
     )
 
 

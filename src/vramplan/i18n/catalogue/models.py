@@ -165,6 +165,7 @@ MESSAGES = {
     "count.router": {FR: "routeurs", EN: "routers"},
     "count.norms": {FR: "normalisations des blocs", EN: "block norms"},
     "count.final_norm": {FR: "normalisation finale", EN: "final norm"},
+    "count.embedding_norm": {FR: "normalisation des embeddings", EN: "embedding norm"},
     "count.head": {FR: "tête de sortie (hors liaison)", EN: "output head (untied part)"},
     "count.total": {FR: "total", EN: "total"},
     "count.non_embedding": {FR: "hors embeddings et tête", EN: "without embeddings and head"},

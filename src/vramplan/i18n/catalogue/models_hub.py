@@ -83,6 +83,11 @@ MESSAGES = {
         "chunked_attention)",
         EN: "a list of {n} layer types (full_attention, sliding_attention, chunked_attention)",
     },
+    "expect.attention_types": {
+        FR: "une liste [[types, répétitions], ...] qui donne {n} couches, chacune global ou "
+        "local",
+        EN: "a list [[kinds, repeat], ...] giving {n} layers, each global or local",
+    },
     "expect.model_type": {FR: "« {name} »", EN: "'{name}'"},
     # --- counts and spec rows -------------------------------------------------------------------
     "count.vision": {FR: "tour de vision et projecteur", EN: "vision tower and projector"},

@@ -423,3 +423,57 @@ def test_unsloth_checkpointing_keeps_block_inputs_in_host_memory_since_april_202
     inputs = 2 * arch.hidden_size * 2 * 1024 * arch.n_layers
     estimate = estimate_training(arch, setup)
     assert estimate.activations_bytes - estimate.loss.saved_bytes == (0 if offloaded else inputs)
+
+
+def _phase_bytes(estimate: object, phase: Phase) -> int:
+    return next(p.total_bytes for p in estimate.phases  # type: ignore[attr-defined]
+                if p.phase is phase)
+
+
+@pytest.mark.parametrize("framework", [Framework.GENERIC, Framework.ACCELERATE,
+                                       Framework.DEEPSPEED])
+def test_a_loop_that_keeps_the_outputs_holds_the_logits_through_backward_and_the_step(
+        framework: Framework) -> None:
+    """`outputs = model(**batch); loss = outputs.loss; backward(loss)` (the HF course's loop,
+    DeepSpeed-Chat's): the 16-bit logits the model returns stay alive through backward and the
+    step, and the previous step's through this forward; the Trainer keeps only the loss."""
+    arch = architecture_of(find_model("llama-2-7b"))
+    setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, lora_rank=8,
+                          lora_targets=parse_lora_targets("q;v"), batch=2, seq_len=512,
+                          framework=Framework.HF, gradient_accumulation=False)
+    logits = 2 * arch.vocab_size * 2 * 512  # bf16, today's code (no shifted copy)
+    trainer = estimate_training(arch, setup)
+    loop = estimate_training(arch, dataclasses.replace(setup, framework=framework))
+    assert loop.loss.logits_alive_bytes == logits and trainer.loss.logits_alive_bytes == 0
+    for phase in (Phase.BACKWARD_BLOCKS, Phase.OPTIMIZER_STEP):
+        assert _phase_bytes(loop, phase) - _phase_bytes(trainer, phase) == logits
+    assert loop.loss.forward_peak_bytes - trainer.loss.forward_peak_bytes == logits  # previous
+    first = estimate_training(arch, dataclasses.replace(setup, framework=framework,
+                                                        steady_state=False))
+    assert first.loss.forward_peak_bytes == trainer.loss.forward_peak_bytes
+
+
+@pytest.mark.parametrize(("model", "day", "sixteen_bit"), [
+    ("opt-1.3b", date(2023, 4, 18), True),    # OPT's loss: no upcast until v4.49.0
+    ("opt-1.3b", date(2025, 3, 1), False),    # v4.49.0: self.loss_function upcasts
+    ("gpt2", date(2024, 6, 1), True),
+    ("llama-2-7b", date(2023, 7, 1), True),   # Llama before v4.31.0
+    ("llama-2-7b", date(2023, 8, 1), False),  # v4.31.0: logits.float() in the model
+])
+def test_transformers_models_that_never_upcast_run_their_loss_in_16_bits(
+        model: str, day: date, sixteen_bit: bool) -> None:
+    """Before v4.49 the shifted copy of the logits and its log-softmax: 2 + 2 bytes per logit
+    beside the 16-bit logits in a model that never upcast (OPT, GPT-2, Llama before v4.31);
+    in fp32 in one that did (`logits.float()`) and from v4.49 (`ForCausalLMLoss`)."""
+    arch = architecture_of(find_model(model))
+    setup = TrainingSetup(method=Method.FULL, precision=Precision.BF16_TRUE, batch=1,
+                          seq_len=512, framework=Framework.HF, code_date=day)
+    every, shifted = arch.vocab_size * 512, arch.vocab_size * 511
+    loss = estimate_training(arch, setup).loss
+    if sixteen_bit:
+        assert loss.forward_peak_bytes == 2 * every + 2 * 2 * shifted
+        assert loss.backward_peak_bytes == max(3 * 2 * shifted, 2 * (shifted + every))
+    else:  # fp32 logits (or their fp32 copy) and an fp32 log-softmax
+        assert loss.forward_peak_bytes >= 2 * 4 * shifted
+    amp = estimate_training(arch, dataclasses.replace(setup, precision=Precision.AMP)).loss
+    assert amp.forward_peak_bytes >= 2 * 4 * shifted  # autocast upcasts the loss

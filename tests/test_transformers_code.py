@@ -28,15 +28,23 @@ SPEC = BlockSpec(framework=Framework.HF, residual_bytes=2, compute_bytes=2, auto
                  lora_rank=8, lora_dropout=False, attention=Attention.SDPA)
 HEAD = HeadSpec(framework=Framework.HF, chunked=False, head_trains=False, head_lora=False,
                 head_keeps_input=False, head_dequant_bytes=0)
-V4_45 = TransformersCode(logits_fp32_in_model=True, shifts_logits=True,
+# OPT, GPT-2, BLOOM, GPT-BigCode, GPT-NeoX and Falcon ran their loss on the 16-bit logits until
+# v4.49.0 (v4.45.2 and v4.48.0 wheels: `shift_logits = lm_logits[..., :-1, :].contiguous()`, no
+# upcast); Llama until v4.31.0
+LEGACY_16BIT = frozenset({"opt", "gpt2", "bloom", "gpt_bigcode", "gpt_neox", "falcon"})
+V4_45 = TransformersCode(logits_fp32_in_model=True, shifts_logits=True, loss_16bit=LEGACY_16BIT,
                          clamped_scores=frozenset({"opt"}))
-V4_46 = TransformersCode(logits_fp32_in_model=False, shifts_logits=True,
+V4_46 = TransformersCode(logits_fp32_in_model=False, shifts_logits=True, loss_16bit=LEGACY_16BIT,
                          clamped_scores=frozenset({"opt"}))
 TODAY = TransformersCode(logits_fp32_in_model=False, shifts_logits=False)
+V4_30 = TransformersCode(logits_fp32_in_model=True, shifts_logits=True,
+                         loss_16bit=LEGACY_16BIT | {"llama"}, clamped_scores=frozenset({"opt"}))
 
 
 @pytest.mark.parametrize(("day", "expected"), [
     (None, TODAY),
+    (date(2023, 7, 17), V4_30),  # v4.30.x: Llama had no `logits.float()`
+    (date(2023, 7, 18), V4_45),  # v4.31.0 added it
     (date(2024, 3, 1), V4_45),
     (date(2024, 10, 23), V4_45),
     (date(2024, 10, 24), V4_46),  # v4.46.0: `self.loss_function` upcasts

@@ -105,6 +105,15 @@ class FrameworkDefaults:
     docs/user-guide/features/dist_optimizer.md: bf16 parameters with fp32 gradients hold 18
     bytes per parameter, 6 + 12/d with the distributed optimizer (NVIDIA/Megatron-LM
     @d98e8a64)."""
+    loop_keeps_outputs: bool = False
+    """The training loop binds the model's outputs to a variable and keeps it through backward
+    and the optimizer step (`outputs = model(**batch); loss = outputs.loss;
+    accelerator.backward(loss)`: the loop of the Hugging Face course, chapter 3 "A full
+    training", and of transformers' `examples/pytorch/*_no_trainer.py`; DeepSpeed-Chat's
+    training/step1_supervised_finetuning/main.py, deepspeedai/DeepSpeedExamples @45b4b715:
+    `outputs = model(**batch, use_cache=False); loss = outputs.loss; model.backward(loss);
+    model.step()`): the logits stay alive until the next forward returns and rebinds the
+    variable. The transformers Trainer keeps only the loss (`training_step`)."""
     precision: Precision = Precision.BF16_TRUE
     """The precision of a run that names none: bf16 weights, gradients and optimizer states
     (transformers' `torch_dtype=bfloat16` under the Trainer, litgpt's `bf16-true`, torchtune's
@@ -137,6 +146,7 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
                   scheme: Scheme = Scheme.DDP, fsdp: FsdpVersion = FsdpVersion.FSDP1,
                   freeze_layers: int = 1, float_quant_storage: bool = False,
                   kbit_upcast: bool = False, checkpointing: Checkpointing = Checkpointing.NONE,
+                  keeps_outputs: bool = False,
                   source: str = _TRANSFORMERS_SOURCE) -> FrameworkDefaults:
     return FrameworkDefaults(
         framework=framework, model_code=ModelCode.TRANSFORMERS, scheme=scheme,
@@ -146,7 +156,7 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
         model_dropout=True, fsdp2_embedding_apart=True,
         freeze_layers=freeze_layers, float_quant_storage=float_quant_storage,
         accelerate_no_sync=True, kbit_upcast_at_load=kbit_upcast, fsdp_casts_params=True,
-        source=source)
+        loop_keeps_outputs=keeps_outputs, source=source)
 
 
 # QLoRA preparation (`kbit_upcast_at_load`): peft's `prepare_model_for_kbit_training`
@@ -174,10 +184,10 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
         fsdp_version=FsdpVersion.FSDP2, accumulate_without_sync=False, accumulates_full=False,
         accumulates_adapters=False, optimizer_impl=OptimizerImpl.FOREACH,
         qlora_quant=Quant.FP4, checkpointing=Checkpointing.NONE, loss=Loss.STANDARD,
-        peft_fsdp_wrap=False, model_dropout=True,
+        peft_fsdp_wrap=False, model_dropout=True, loop_keeps_outputs=True,
         source="torch.optim.AdamW foreach default; transformers BitsAndBytesConfig defaults"),
     Framework.ACCELERATE: _transformers(
-        Framework.ACCELERATE,
+        Framework.ACCELERATE, keeps_outputs=True,
         source="accelerate utils/dataclasses.py: FSDP_VERSION default '1'; "
                "Accelerator.accumulate -> no_sync; " + _TRANSFORMERS_SOURCE),
     # axolotl: the transformers Trainer; src/axolotl/loaders/model.py builds QLoRA's
@@ -271,7 +281,7 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
         fsdp_version=FsdpVersion.FSDP2, accumulate_without_sync=False, accumulates_full=True,
         accumulates_adapters=True, optimizer_impl=OptimizerImpl.FOREACH,
         qlora_quant=Quant.FP4, checkpointing=Checkpointing.NONE, loss=Loss.STANDARD,
-        peft_fsdp_wrap=False, model_dropout=True,
+        peft_fsdp_wrap=False, model_dropout=True, loop_keeps_outputs=True,
         precision=Precision.MIXED,
         source="deepspeed runtime/zero/config.py (stage 0), runtime/config.py "
                "(gradient_accumulation_steps from train_batch_size)"),
@@ -411,6 +421,14 @@ class TransformersCode:
     row. Up to v4.48.x, in the model's forward then in `ForCausalLMLoss`; v4.49.0 pads and
     shifts the labels instead (`labels = nn.functional.pad(labels, (0, 1), value=
     ignore_index)`), so the cross-entropy takes the upcast logits whole."""
+    loss_16bit: frozenset[str] = frozenset()
+    """Model types whose causal-LM loss ran on the 16-bit logits: `lm_logits =
+    self.lm_head(hidden_states)`, `shift_logits = lm_logits[..., :-1, :].contiguous()` and
+    `CrossEntropyLoss` on that 16-bit copy, which saves its 16-bit log-softmax, with no fp32
+    upcast anywhere. OPT, GPT-2, BLOOM, GPT-BigCode, GPT-NeoX and Falcon until v4.49.0 (read in
+    the v4.21.0, v4.45.2, v4.46.0 and v4.48.0 wheels; v4.49.0 moved them to
+    `self.loss_function`, `ForCausalLMLoss`, which upcasts), Llama until v4.31.0 (the v4.30.0
+    wheel's `LlamaForCausalLM.forward` has no `logits.float()`; v4.31.0 added it)."""
     clamped_scores: frozenset[str] = frozenset()
     """Model types whose eager attention clamped its masked scores, `attn_weights =
     torch.max(attn_weights, torch.tensor(torch.finfo(attn_weights.dtype).min))`: `maximum`
@@ -423,6 +441,12 @@ class TransformersCode:
 TRANSFORMERS_LLAMA_UNCLAMPED_SINCE = date(2023, 6, 8)
 """transformers v4.30.0 (the date of its wheel's files): Llama's eager attention no longer
 clamps its masked scores (`TransformersCode.clamped_scores`)."""
+TRANSFORMERS_LLAMA_FP32_LOGITS_SINCE = date(2023, 7, 18)
+"""transformers v4.31.0: `LlamaForCausalLM.forward` upcasts its logits (`logits =
+logits.float()`); before it, the loss ran on the 16-bit logits (`TransformersCode.loss_16bit`)."""
+LEGACY_16BIT_LOSS_TYPES = frozenset({"opt", "gpt2", "bloom", "gpt_bigcode", "gpt_neox", "falcon"})
+"""The model types whose own loss took no fp32 copy until v4.49.0
+(`TransformersCode.loss_16bit`)."""
 TRANSFORMERS_LOSS_FUNCTION_SINCE = date(2024, 10, 24)
 """transformers v4.46.0 (PyPI upload date): `self.loss_function` (`ForCausalLMLoss`) upcasts,
 the model returns 16-bit logits."""
@@ -432,15 +456,17 @@ logits; OPT's eager attention no longer clamps its scores."""
 
 
 def transformers_code(on: date | None) -> TransformersCode:
-    """transformers' model code as of `on`; None: today's. Before v4.31.0 (2023-07-18) Llama
-    ran its cross-entropy on the 16-bit logits, which is not modelled (read as v4.31)."""
+    """transformers' model code as of `on`; None: today's."""
     if on is None:
         return TransformersCode(logits_fp32_in_model=False, shifts_logits=False)
     clamped = frozenset({"opt"} if on < TRANSFORMERS_SHIFTS_LABELS_SINCE else set()) \
         | frozenset({"llama"} if on < TRANSFORMERS_LLAMA_UNCLAMPED_SINCE else set())
+    loss_16bit = (LEGACY_16BIT_LOSS_TYPES if on < TRANSFORMERS_SHIFTS_LABELS_SINCE
+                  else frozenset()) \
+        | frozenset({"llama"} if on < TRANSFORMERS_LLAMA_FP32_LOGITS_SINCE else set())
     return TransformersCode(logits_fp32_in_model=on < TRANSFORMERS_LOSS_FUNCTION_SINCE,
                             shifts_logits=on < TRANSFORMERS_SHIFTS_LABELS_SINCE,
-                            clamped_scores=clamped)
+                            loss_16bit=loss_16bit, clamped_scores=clamped)
 
 
 def framework_defaults(framework: Framework) -> FrameworkDefaults:

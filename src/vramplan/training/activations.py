@@ -830,7 +830,11 @@ class HeadSpec:
     """Bytes of the head weight dequantized to 16 bits for each matmul (0 when not quantized)."""
     previous_logits: bool = False
     """The previous micro-batch's logits are still referenced during this forward (litgpt's
-    loop variable `logits` is rebound only when the new forward returns)."""
+    loop variable `logits` is rebound only when the new forward returns; a loop that keeps the
+    model's outputs, `outputs_kept`, likewise)."""
+    outputs_kept: bool = False
+    """The loop keeps the model's outputs, so the logits it returns stay alive through backward
+    and the optimizer step (`vramplan.presets.frameworks.FrameworkDefaults.loop_keeps_outputs`)."""
     compiled: bool = False
     """The cross-entropy runs under torch.compile (torchtune's `compile_loss`)."""
     log_probs: bool = False
@@ -847,6 +851,10 @@ class HeadSpec:
     shifts_logits: bool = False
     """transformers up to v4.48: the loss takes an fp32 copy of the logits without their last
     position (`vramplan.presets.frameworks.TransformersCode.shifts_logits`)."""
+    loss_16bit: bool = False
+    """That copy and its cross-entropy stay in the 16-bit compute dtype: the model's own loss
+    never upcast (`vramplan.presets.frameworks.TransformersCode.loss_16bit`: OPT, GPT-2,
+    BLOOM, GPT-NeoX... before v4.49)."""
     head_grad_bytes: int = 0
     """A fused linear cross-entropy that trains the head makes the head weight's whole gradient
     in forward (Liger-Kernel `fused_linear_cross_entropy_forward`: `grad_weight =
@@ -968,10 +976,21 @@ def _transformers_loss(head: HeadSpec, *, saved: int, tokens: int, rows: int, vo
     fp32_logits = FP32 * vocab * tokens
     copy = 0 if compute == FP32 else fp32_logits
     log_softmax = fp32_logits
-    forward = logits + softcap + copy + log_softmax
-    backward = softcap + log_softmax + 2 * FP32 * vocab * tokens + head.head_dequant_bytes
-    return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
+    alive, previous = _kept_outputs(head, logits)
+    forward = previous + logits + softcap + copy + log_softmax
+    backward = alive + softcap + log_softmax + 2 * FP32 * vocab * tokens \
+        + head.head_dequant_bytes
+    return LossMemory(saved_bytes=saved, logits_alive_bytes=alive, forward_peak_bytes=forward,
                       backward_peak_bytes=backward)
+
+
+def _kept_outputs(head: HeadSpec, returned: int) -> tuple[int, int]:
+    """The logits a loop that keeps the model's outputs holds through backward and the step
+    (`returned`, the bytes of the logits the model returns), and those of the previous step it
+    still holds during this forward; (0, 0) for a loop that drops them (the Trainer)."""
+    if not head.outputs_kept:
+        return 0, 0
+    return returned, returned if head.previous_logits else 0
 
 
 def _kernel_loss(head: HeadSpec, *, saved: int, elements: int, compute: int,
@@ -1022,18 +1041,23 @@ def _shifted_hf_loss(head: HeadSpec, *, saved: int, tokens: int, rows: int, voca
     outputs, so backward starts with the log-softmax alone: the NLL's gradient and the
     log-softmax's gradient beside it (three fp32 tensors of the shifted rows), then
     `slice_backward` writes that gradient into a zero-filled fp32 tensor of every row, then
-    `ToCopyBackward0` casts it to the 16-bit logits' gradient."""
+    `ToCopyBackward0` casts it to the 16-bit logits' gradient. A model whose loss never
+    upcast (`HeadSpec.loss_16bit`) does all of it in the 16-bit dtype, with no cast."""
     every = vocab * tokens
     shifted = vocab * (tokens - rows)
-    if head.logits_fp32_in_model or compute == FP32:
-        logits = FP32 * every  # the 16-bit head output (c x every) is freed by the cast
+    loss_bytes = compute if head.loss_16bit else FP32
+    if head.loss_16bit or head.logits_fp32_in_model or compute == FP32:
+        logits = loss_bytes * every  # fp32: the 16-bit head output is freed by the cast
+        returned = logits
     else:
         logits = compute * every + FP32 * every
-    forward = logits + softcap + 2 * FP32 * shifted
-    cast_back = (compute + FP32) * every if compute != FP32 else 0
-    backward = softcap + max(3 * FP32 * shifted, FP32 * (shifted + every), cast_back) \
-        + head.head_dequant_bytes
-    return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
+        returned = compute * every
+    alive, previous = _kept_outputs(head, returned)
+    forward = previous + logits + softcap + 2 * loss_bytes * shifted
+    cast_back = (compute + FP32) * every if loss_bytes != compute else 0
+    backward = alive + softcap + max(3 * loss_bytes * shifted, loss_bytes * (shifted + every),
+                                     cast_back) + head.head_dequant_bytes
+    return LossMemory(saved_bytes=saved, logits_alive_bytes=alive, forward_peak_bytes=forward,
                       backward_peak_bytes=backward)
 
 

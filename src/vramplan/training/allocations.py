@@ -870,15 +870,17 @@ def _shifted_loss(program: _Program, arch: Architecture, *, tokens: int, hidden:
     16-bit head output; in the loss from v4.46, the 16-bit logits alive beside them), the
     contiguous copy of the `tokens - batch` shifted rows and its saved log-softmax; in backward
     the NLL's and the log-softmax's gradients of the shifted rows, `slice_backward`'s
-    zero-filled gradient of every row, then its 16-bit cast."""
+    zero-filled gradient of every row, then its 16-bit cast. A model whose loss never upcast
+    (`TransformersCode.loss_16bit`) does it all in the 16-bit dtype."""
     every, shifted = arch.vocab_size * tokens, arch.vocab_size * (tokens - batch)
+    loss_bytes = compute if arch.family in code.loss_16bit else FP32
     saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
     logits = program.alloc(compute * every)
-    upcast = program.alloc(FP32 * every) if compute != FP32 else logits
+    upcast = program.alloc(FP32 * every) if loss_bytes != compute else logits
     if code.logits_fp32_in_model and upcast != logits:
         program.free(logits)
-    copy = program.alloc(FP32 * shifted)
-    log_probs = program.alloc(FP32 * shifted)
+    copy = program.alloc(loss_bytes * shifted)
+    log_probs = program.alloc(loss_bytes * shifted)
     program.free(copy)
     if upcast != logits:
         program.free(upcast)
@@ -886,13 +888,14 @@ def _shifted_loss(program: _Program, arch: Architecture, *, tokens: int, hidden:
         program.free(logits)
     program.free(hidden)
     grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
-    nll_grad = program.alloc(FP32 * shifted)
-    rows_grad = program.alloc(FP32 * shifted)
+    nll_grad = program.alloc(loss_bytes * shifted)
+    rows_grad = program.alloc(loss_bytes * shifted)
     program.free(nll_grad)
     program.free(log_probs)
-    logits_grad = program.alloc(FP32 * every)
+    logits_grad = program.alloc(loss_bytes * every)
     program.free(rows_grad)
-    program.free(_cast(program, logits_grad, compute * every, compute))
+    program.free(logits_grad if loss_bytes == compute
+                 else _cast(program, logits_grad, compute * every, compute))
     program.free(saved_hidden)
     return grad_hidden
 

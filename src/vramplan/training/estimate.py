@@ -535,6 +535,8 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         (setup.framework is Framework.UNSLOTH and unsloth_code(setup.code_date).fused_loss)
     chunked = setup.loss is Loss.CHUNKED if setup.loss is not None else default_chunked
     code = model_loss_code(setup)
+    keeps_outputs = framework_defaults(setup.framework).loop_keeps_outputs \
+        and setup.alignment is None and not setup.log_probs
     spec = HeadSpec(
         framework=setup.framework,
         chunked=chunked,
@@ -543,13 +545,16 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         head_keeps_input=head_quantized or setup.linears_keep_input,
         head_dequant_bytes=(dequantized_bytes_per_value(setup) * arch.hidden_size
                             * arch.vocab_size if head_quantized else 0),
-        previous_logits=setup.framework is Framework.LITGPT and setup.steady_state,
+        previous_logits=(setup.framework is Framework.LITGPT or keeps_outputs)
+        and setup.steady_state,
+        outputs_kept=keeps_outputs,
         compiled=setup.compiled,
         log_probs=setup.log_probs,
         autocast=setup.precision is Precision.AMP,
         loss_in_function=setup.loss_in_function,
         logits_fp32_in_model=code.logits_fp32_in_model,
         shifts_logits=code.shifts_logits,
+        loss_16bit=arch.family in code.loss_16bit,
     )
     if spec.fused_linear and setup.method is Method.FULL:
         spec = replace(spec, head_grad_bytes=weight_itemsize(setup.precision)
@@ -740,8 +745,9 @@ def _previous_graph_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockS
 
 
 def _logits_in_step(setup: TrainingSetup, loss: LossMemory) -> int:
-    """litgpt's loop variable `logits` still holds the (fp32) logits during optimizer.step()."""
-    return loss.logits_alive_bytes if setup.framework is Framework.LITGPT else 0
+    """The logits the loop still holds during optimizer.step(): litgpt's loop variable
+    `logits`, or the outputs a loop keeps (`HeadSpec.outputs_kept`)."""
+    return loss.logits_alive_bytes
 
 
 def _persistent_parts(states: ModelStates, setup: TrainingSetup,

@@ -301,10 +301,15 @@ def adapters_in_fp32(setup: TrainingSetup) -> bool:
 def model_loss_code(setup: TrainingSetup) -> TransformersCode:
     """How the model's own causal-LM loss ran: transformers' code as of the run's date
     (`TrainingSetup.code_date`) when transformers' model computes the loss from its labels;
-    today's otherwise (an alignment method's loss takes the logits outside the model: TRL)."""
+    today's otherwise (an alignment method's loss takes the logits outside the model: TRL).
+    Under autocast (`amp`) no loss runs in 16 bits: autocast casts `cross_entropy`'s input to
+    fp32 (torch.amp docs, "CUDA Ops that can autocast to float32")."""
     if (framework_defaults(setup.framework).model_code is ModelCode.TRANSFORMERS
             and setup.alignment is None and not setup.log_probs):
-        return transformers_code(setup.code_date)
+        code = transformers_code(setup.code_date)
+        if setup.precision is Precision.AMP:
+            return replace(code, loss_16bit=frozenset())
+        return code
     return transformers_code(None)
 
 

@@ -477,3 +477,24 @@ def test_transformers_models_that_never_upcast_run_their_loss_in_16_bits(
         assert loss.forward_peak_bytes >= 2 * 4 * shifted
     amp = estimate_training(arch, dataclasses.replace(setup, precision=Precision.AMP)).loss
     assert amp.forward_peak_bytes >= 2 * 4 * shifted  # autocast upcasts the loss
+
+
+@pytest.mark.parametrize(("day", "compiled_loss"), [
+    (date(2024, 12, 26), False),  # torchtitan compiled the model, not its loss
+    (date(2025, 4, 2), True),     # bbb1b616e: `torch.compile(loss_fn)` under training.compile
+    (None, True),
+])
+def test_torchtitan_compiles_its_loss_since_april_2025(day: date | None,
+                                                       compiled_loss: bool) -> None:
+    """The compiled `cross_entropy(pred.float())` saves its 16-bit input and a log-sum-exp per
+    row and writes one 16-bit gradient; eager, the fp32 copy and log-softmax are made."""
+    arch = architecture_of(find_model("llama-3.1-8b"))
+    setup = TrainingSetup(method=Method.FULL, precision=Precision.MIXED, batch=1, seq_len=8192,
+                          framework=Framework.TORCHTITAN, compiled=True, code_date=day)
+    loss = estimate_training(arch, setup).loss
+    logits, lse = 2 * arch.vocab_size * 8192, 4 * 8192
+    if compiled_loss:
+        assert (loss.forward_peak_bytes, loss.backward_peak_bytes) == (logits + lse,
+                                                                       2 * logits + lse)
+    else:
+        assert loss.forward_peak_bytes == logits + 2 * 4 * arch.vocab_size * 8192

@@ -649,13 +649,15 @@ def code_date(case: Case) -> date | None:
     (`ModelCode.TRANSFORMERS`): the earliest date its source or notes state (`stated_date`).
     Unsloth: the release its notes name (`Unsloth 2024.5`, the banner `Unsloth: Fast Llama
     patching release 2024.5`; Unsloth numbers its releases year.month), else as transformers'.
-    Other frameworks: None."""
+    torchtitan: the earliest date its source or notes state, as transformers'. Other
+    frameworks: None."""
     if case.framework in _COMMIT_DATES:
         known = _COMMIT_DATES[case.framework]
         dates = [known[commit[:8]] for commit in _COMMIT.findall(case.source)
                  if commit[:8] in known]
         return min(dates, default=None)
-    if framework_defaults(case.framework).model_code is not ModelCode.TRANSFORMERS:
+    if framework_defaults(case.framework).model_code not in (ModelCode.TRANSFORMERS,
+                                                             ModelCode.TORCHTITAN):
         return None
     release = _UNSLOTH_RELEASE.search(case.notes)
     if case.framework is Framework.UNSLOTH and release is not None:

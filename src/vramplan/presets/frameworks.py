@@ -438,6 +438,10 @@ class TransformersCode:
     `eager_attention_forward`, without it)."""
 
 
+TORCHTITAN_COMPILES_LOSS_SINCE = date(2025, 4, 2)
+"""pytorch/torchtitan bbb1b616e (#1033, 2025-04-02): `build_cross_entropy_loss` returns
+`torch.compile(loss_fn)` when `training.compile` is on (torchtitan/components/loss.py; "result in
+reduction of memory"); before it the model was compiled and the loss ran eagerly."""
 TRANSFORMERS_LLAMA_UNCLAMPED_SINCE = date(2023, 6, 8)
 """transformers v4.30.0 (the date of its wheel's files): Llama's eager attention no longer
 clamps its masked scores (`TransformersCode.clamped_scores`)."""

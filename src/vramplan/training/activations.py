@@ -959,8 +959,23 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
                    + head.head_dequant_bytes)
         return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
                           backward_peak_bytes=grad_input + head.head_dequant_bytes)
+    if head.framework is Framework.TORCHTITAN and head.compiled:
+        return _compiled_loss(head, saved=saved, tokens=tokens, vocab=vocab, compute=c)
     return _transformers_loss(head, saved=saved, tokens=tokens, rows=batch, vocab=vocab,
                               compute=c, softcap=softcap)
+
+
+def _compiled_loss(head: HeadSpec, *, saved: int, tokens: int, vocab: int,
+                   compute: int) -> LossMemory:
+    """torchtitan's `torch.compile`d `cross_entropy(pred.flatten(0, 1).float(), labels)`
+    (torchtitan/components/loss.py, `TORCHTITAN_COMPILES_LOSS_SINCE`): inductor fuses the fp32
+    upcast into the cross-entropy's reductions, so the graph saves its 16-bit input and a
+    log-sum-exp per row, and its backward writes one 16-bit gradient (the model's `pred` itself
+    is deleted before backward, torchtitan/train.py `del pred`)."""
+    logits = compute * vocab * tokens
+    lse = FP32 * tokens
+    return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=logits + lse,
+                      backward_peak_bytes=2 * logits + lse + head.head_dequant_bytes)
 
 
 def _transformers_loss(head: HeadSpec, *, saved: int, tokens: int, rows: int, vocab: int,

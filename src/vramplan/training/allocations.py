@@ -56,6 +56,7 @@ from vramplan.training.setup import (
     TrainingSetup,
     compute_itemsize,
     gradient_itemsize,
+    loss_compiled,
     main_grad_buffer,
     model_loss_code,
     offloads_checkpoints,
@@ -623,6 +624,9 @@ def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, sh
     elif setup.framework is Framework.UNSLOTH and shape.loss_rows == tokens:
         grad_hidden = _in_place_loss(program, arch, tokens=tokens, hidden=hidden,
                                      compute=compute_itemsize(setup.precision))
+    elif setup.framework is Framework.TORCHTITAN and loss_compiled(setup):
+        grad_hidden = _compiled_loss(program, arch, tokens=tokens, hidden=hidden,
+                                     compute=compute_itemsize(setup.precision))
     else:
         grad_hidden = _loss(program, arch, rows=shape.loss_rows, tokens=tokens,
                             hidden=hidden, compute=compute_itemsize(setup.precision),
@@ -858,6 +862,23 @@ def _in_place_loss(program: _Program, arch: Architecture, *, tokens: int, hidden
     grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
     program.free(logits)
     program.free(rows)
+    program.free(saved_hidden)
+    return grad_hidden
+
+
+def _compiled_loss(program: _Program, arch: Architecture, *, tokens: int, hidden: int,
+                   compute: int) -> int:
+    """torchtitan's compiled cross-entropy (`vramplan.training.activations._compiled_loss`):
+    the 16-bit logits and a log-sum-exp per row saved, then one 16-bit gradient."""
+    saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
+    logits = program.alloc(compute * arch.vocab_size * tokens)
+    lse = program.alloc(FP32 * tokens)
+    program.free(hidden)
+    grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
+    grad_logits = program.alloc(compute * arch.vocab_size * tokens)
+    program.free(logits)
+    program.free(lse)
+    program.free(grad_logits)
     program.free(saved_hidden)
     return grad_hidden
 

@@ -61,6 +61,7 @@ from vramplan.training.setup import (
     compute_itemsize,
     gradients_kept,
     lora_dropout_active,
+    loss_compiled,
     model_dropout_active,
     model_loss_code,
     offloads_checkpoints,
@@ -548,7 +549,7 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         previous_logits=(setup.framework is Framework.LITGPT or keeps_outputs)
         and setup.steady_state,
         outputs_kept=keeps_outputs,
-        compiled=setup.compiled,
+        compiled=loss_compiled(setup),
         log_probs=setup.log_probs,
         autocast=setup.precision is Precision.AMP,
         loss_in_function=setup.loss_in_function,

@@ -10,6 +10,7 @@ from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig
 from vramplan.bounds import BATCH, LORA_RANK, SEQ_LEN, TRAIN_LAYERS
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
 from vramplan.presets.frameworks import (
+    TORCHTITAN_COMPILES_LOSS_SINCE,
     ModelCode,
     TransformersCode,
     framework_defaults,
@@ -296,6 +297,16 @@ def adapters_in_fp32(setup: TrainingSetup) -> bool:
     defaults = framework_defaults(setup.framework)
     return (setup.method is Method.QLORA and defaults.model_code is ModelCode.TRANSFORMERS
             and not (setup.float_quant_storage or defaults.float_quant_storage))
+
+
+def loss_compiled(setup: TrainingSetup) -> bool:
+    """The cross-entropy runs under torch.compile: torchtune's `compile_loss` whenever the
+    run compiles, torchtitan's only since it compiles its loss function
+    (`vramplan.presets.frameworks.TORCHTITAN_COMPILES_LOSS_SINCE`)."""
+    if setup.framework is Framework.TORCHTITAN and setup.code_date is not None \
+            and setup.code_date < TORCHTITAN_COMPILES_LOSS_SINCE:
+        return False
+    return setup.compiled
 
 
 def model_loss_code(setup: TrainingSetup) -> TransformersCode:

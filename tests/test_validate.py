@@ -374,6 +374,20 @@ def test_units_are_read_in_any_case_but_mb_is_not_mib() -> None:
         read_cases("\n".join((HEADER, ROW.replace(",GB,", ",MB,"))))
 
 
+@pytest.mark.parametrize(("framework", "notes", "in_function"), [
+    ("deepspeed", "pl.Trainer(strategy=DeepSpeedStrategy(stage=3)), PyTorch Lightning", True),
+    ("generic", "Lightning training_step returns the loss", True),
+    ("generic", "weights from Lightning-AI's checkpoint", False),  # the organization
+    ("deepspeed", "DeepSpeed-Chat main.py", False),
+    ("hf", "Lightning", False),  # the Trainer keeps no outputs anyway
+])
+def test_a_lightning_loop_keeps_no_outputs(framework: str, notes: str,
+                                           in_function: bool) -> None:
+    row = ROW.replace("none,none,litgpt", f"none,none,{framework}") + f'"{notes}"'
+    case = read_cases("\n".join((HEADER, row)))[0]
+    assert training_setup_of(case).loss_in_function is in_function
+
+
 INFERENCE_ROW = ("i1,src,llama-2-7b,inference,bf16-true,none,,none,,,1,128,128,,sdpa,,1,"
                  "a100-80gb,,,hf,device,70,GB,")
 

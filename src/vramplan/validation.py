@@ -694,8 +694,21 @@ pretrain.py, which computes the logits and the loss in `forward_and_loss` and re
 alone (`TrainingSetup.loss_in_function`)."""
 
 
+LIGHTNING_NOTE = re.compile(r"\b(?:pytorch[ -])?lightning\b(?![-_ ]ai)", re.IGNORECASE)
+"""A row whose notes name PyTorch Lightning ran its loop: `training_step` computes the logits
+and the loss and returns the loss alone (automatic optimization), so no loop variable holds the
+logits (`TrainingSetup.loss_in_function`), whatever engine it drives (DeepSpeed, DDP). Not
+`Lightning-AI`, the organization that publishes litgpt."""
+
+
 def loss_in_function(case: Case) -> bool:
-    return case.framework is Framework.LITGPT and LOSS_IN_FUNCTION_SOURCE in case.source
+    """The logits and the loss are computed in a function that returns the loss alone: litgpt's
+    thunder extension (`LOSS_IN_FUNCTION_SOURCE`), or a PyTorch Lightning loop
+    (`LIGHTNING_NOTE`) driving a framework whose own loop keeps the model's outputs."""
+    if case.framework is Framework.LITGPT:
+        return LOSS_IN_FUNCTION_SOURCE in case.source
+    return framework_defaults(case.framework).loop_keeps_outputs \
+        and LIGHTNING_NOTE.search(case.notes) is not None
 
 
 KBIT_PREPARATION_NOTE = "prepare_model_for_kbit_training"

@@ -942,7 +942,8 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
                                compute=c)
     if head.log_probs:
         return _log_prob_loss(head, saved=saved, elements=vocab * tokens, compute=c)
-    if head.framework in (Framework.MEGATRON, Framework.UNSLOTH) and not head.chunked:
+    if (head.framework in (Framework.MEGATRON, Framework.UNSLOTH) and not head.chunked) \
+            or (head.framework is Framework.TORCHTITAN and head.compiled):
         return _kernel_loss(head, saved=saved, elements=vocab * tokens, compute=c,
                             softcap=softcap)
     if head.chunked:
@@ -959,23 +960,19 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
                    + head.head_dequant_bytes)
         return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
                           backward_peak_bytes=grad_input + head.head_dequant_bytes)
-    if head.framework is Framework.TORCHTITAN and head.compiled:
-        return _compiled_loss(head, saved=saved, tokens=tokens, vocab=vocab, compute=c)
     return _transformers_loss(head, saved=saved, tokens=tokens, rows=batch, vocab=vocab,
                               compute=c, softcap=softcap)
 
 
-def _compiled_loss(head: HeadSpec, *, saved: int, tokens: int, vocab: int,
-                   compute: int) -> LossMemory:
+def _compiled_loss(head: HeadSpec, *, saved: int, elements: int, compute: int) -> LossMemory:
     """torchtitan's `torch.compile`d `cross_entropy(pred.flatten(0, 1).float(), labels)`
     (torchtitan/components/loss.py, `TORCHTITAN_COMPILES_LOSS_SINCE`): inductor fuses the fp32
     upcast into the cross-entropy's reductions, so the graph saves its 16-bit input and a
     log-sum-exp per row, and its backward writes one 16-bit gradient (the model's `pred` itself
     is deleted before backward, torchtitan/train.py `del pred`)."""
-    logits = compute * vocab * tokens
-    lse = FP32 * tokens
-    return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=logits + lse,
-                      backward_peak_bytes=2 * logits + lse + head.head_dequant_bytes)
+    logits = compute * elements  # the log-sum-exp, 4 bytes a row, is not counted
+    return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=logits,
+                      backward_peak_bytes=2 * logits + head.head_dequant_bytes)
 
 
 def _transformers_loss(head: HeadSpec, *, saved: int, tokens: int, rows: int, vocab: int,
@@ -1011,13 +1008,16 @@ def _kept_outputs(head: HeadSpec, returned: int) -> tuple[int, int]:
 def _kernel_loss(head: HeadSpec, *, saved: int, elements: int, compute: int,
                  softcap: int) -> LossMemory:
     """A framework's own cross-entropy kernel on `elements` = tokens x vocabulary logits:
-    Megatron-LM's (`_vocab_parallel_loss`) or Unsloth's `fast_cross_entropy_loss`
+    Megatron-LM's (`_vocab_parallel_loss`), torchtitan's compiled one (`_compiled_loss`) or
+    Unsloth's `fast_cross_entropy_loss`
     (unsloth/kernels/cross_entropy_loss.py `Fast_CrossEntropyLoss` @4474e4bc): one fp32 loss
     and log-sum-exp per row, the 16-bit logits saved, and their gradient written over them in
     backward (`return logits`)."""
     if head.framework is Framework.MEGATRON:
         return _vocab_parallel_loss(head, saved=saved, elements=elements, compute=compute,
                                     softcap=softcap)
+    if head.framework is Framework.TORCHTITAN:
+        return _compiled_loss(head, saved=saved, elements=elements, compute=compute)
     logits = compute * elements + softcap
     return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=logits,
                       backward_peak_bytes=logits + head.head_dequant_bytes)

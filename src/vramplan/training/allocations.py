@@ -869,15 +869,14 @@ def _in_place_loss(program: _Program, arch: Architecture, *, tokens: int, hidden
 def _compiled_loss(program: _Program, arch: Architecture, *, tokens: int, hidden: int,
                    compute: int) -> int:
     """torchtitan's compiled cross-entropy (`vramplan.training.activations._compiled_loss`):
-    the 16-bit logits and a log-sum-exp per row saved, then one 16-bit gradient."""
+    the 16-bit logits saved (with a log-sum-exp per row, not counted), then one 16-bit
+    gradient."""
     saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
     logits = program.alloc(compute * arch.vocab_size * tokens)
-    lse = program.alloc(FP32 * tokens)
     program.free(hidden)
     grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
     grad_logits = program.alloc(compute * arch.vocab_size * tokens)
     program.free(logits)
-    program.free(lse)
     program.free(grad_logits)
     program.free(saved_hidden)
     return grad_hidden

@@ -537,7 +537,7 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
     chunked = setup.loss is Loss.CHUNKED if setup.loss is not None else default_chunked
     code = model_loss_code(setup)
     keeps_outputs = framework_defaults(setup.framework).loop_keeps_outputs \
-        and setup.alignment is None and not setup.log_probs
+        and setup.alignment is None and not setup.log_probs and not setup.loss_in_function
     spec = HeadSpec(
         framework=setup.framework,
         chunked=chunked,

@@ -182,7 +182,9 @@ class TrainingSetup:
     alone (extensions/thunder/pretrain.py `forward_and_loss`), so no loop variable holds the
     logits through backward, and its targets come shifted from the data (no
     `logits[..., :-1, :]` copy). False: the loops of litgpt's finetune scripts, which bind
-    `logits = model(input_ids)` in the loop body and slice the last position off."""
+    `logits = model(input_ids)` in the loop body and slice the last position off. Elsewhere:
+    a loop that would keep the model's outputs (`FrameworkDefaults.loop_keeps_outputs`) does
+    not, as PyTorch Lightning's `training_step`, which returns the loss."""
 
     @property
     def logit_tokens(self) -> int:

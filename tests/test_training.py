@@ -497,3 +497,22 @@ def test_torchtitan_compiles_its_loss_since_april_2025(day: date | None,
         assert (loss.forward_peak_bytes, loss.backward_peak_bytes) == (logits, 2 * logits)
     else:
         assert loss.forward_peak_bytes == logits + 2 * 4 * arch.vocab_size * 8192
+
+
+@pytest.mark.parametrize(("framework", "day", "kept"), [
+    (Framework.HF, date(2022, 8, 18), True),    # torch 1.x: zero_grad() fills with zeros
+    (Framework.GENERIC, date(2023, 3, 14), True),
+    (Framework.HF, date(2023, 3, 15), False),   # PyTorch 2.0: set_to_none=True by default
+    (Framework.HF, None, False),
+    (Framework.DEEPSPEED, date(2022, 8, 18), False),  # its engine zeroes its own buffers
+])
+def test_before_pytorch_2_zero_grad_kept_the_gradients_into_the_next_forward(
+        framework: Framework, day: date | None, kept: bool) -> None:
+    arch = architecture_of(find_model("gpt2-xl"))
+    setup = TrainingSetup(method=Method.FULL, precision=Precision.BF16_TRUE, batch=1,
+                          seq_len=512, framework=framework, code_date=day,
+                          gradient_accumulation=False)
+    loss_forward = next(p for p in estimate_training(arch, setup).phases
+                        if p.phase is Phase.LOSS_FORWARD)
+    gradients = sum(p.memory_bytes for p in loss_forward.parts if p.kind is PartKind.GRADIENTS)
+    assert gradients == (estimate_training(arch, setup).states.gradient_bytes if kept else 0)

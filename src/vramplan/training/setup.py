@@ -382,8 +382,26 @@ def gradients_kept(setup: TrainingSetup) -> bool:
     """Gradients of earlier micro-batches exist when the peak micro-batch starts: with gradient
     accumulation in the steady state. When the largest batch comes first (`steady_state`
     False) it is the first micro-batch of the run, and its gradients are made by its own
-    backward. A framework's gradient buffer (`main_grad_buffer`) holds them at every moment."""
-    return (setup.gradient_accumulation and setup.steady_state) or main_grad_buffer(setup)
+    backward. A framework's gradient buffer (`main_grad_buffer`) holds them at every moment, and
+    before PyTorch 2.0 `zero_grad()` kept them between steps (`zero_grad_keeps_gradients`)."""
+    return ((setup.gradient_accumulation or zero_grad_keeps_gradients(setup))
+            and setup.steady_state) or main_grad_buffer(setup)
+
+
+PYTORCH_SET_TO_NONE_SINCE = date(2023, 3, 15)
+"""PyTorch 2.0.0: `Optimizer.zero_grad` and `Module.zero_grad` default to `set_to_none=True`
+(pytorch/pytorch #92731, in the 2.0 release notes' backward-incompatible changes); before it
+they filled every gradient with zeros and kept the tensors."""
+
+
+def zero_grad_keeps_gradients(setup: TrainingSetup) -> bool:
+    """A run dated before PyTorch 2.0 whose loop zeroes its gradients through torch's
+    `zero_grad()` (the transformers Trainer's `model.zero_grad()`, Lightning's and plain loops'
+    `optimizer.zero_grad()`) kept every gradient tensor from one step into the next forward.
+    DeepSpeed's and the other frameworks' engines manage their gradients themselves."""
+    return (setup.code_date is not None and setup.code_date < PYTORCH_SET_TO_NONE_SINCE
+            and framework_defaults(setup.framework).model_code is ModelCode.TRANSFORMERS
+            and setup.framework is not Framework.DEEPSPEED)
 
 
 def optimizer_states_exist(setup: TrainingSetup) -> bool:

@@ -120,9 +120,11 @@ class FrameworkDefaults:
     `dtype: bf16`), except the stacks whose 16-bit training always keeps fp32 master weights
     (`mixed`): Megatron-LM (megatron/core/optimizer/__init__.py @d98e8a64: bf16 or fp16 runs get
     `Float16OptimizerWithFloat16Params` or the distributed optimizer, both with fp32 main
-    params), DeepSpeed (deepspeed/runtime/bf16_optimizer.py @edaa7221
-    `fp32_groups_flat_partition`; ZeRO's fp32 partitions) and torchtitan (fp32 parameters
-    sharded by FSDP2, bf16 `param_dtype` for compute)."""
+    params), DeepSpeed (ZeRO's fp32 partitions, deepspeed/runtime/zero/stage_1_and_2.py and
+    stage3.py; fp16 without ZeRO: `FP16_Optimizer`'s fp32 master; bf16 without ZeRO steps on
+    the bf16 weights unless `grad_accum_dtype` is fp32, engine.py @edaa7221
+    `_do_optimizer_sanity_check`, `DDP_BFLOAT16`: a row of that kind names its precision) and
+    torchtitan (fp32 parameters sharded by FSDP2, bf16 `param_dtype` for compute)."""
     kbit_upcast_at_load: bool = False
     """A QLoRA run on unsharded weights goes through peft's `prepare_model_for_kbit_training`,
     which casts every 16-bit parameter that bitsandbytes left unquantized (embeddings, norms,

@@ -10,6 +10,8 @@ from importlib.resources import files
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from vramplan.cli.main import main
 from vramplan.distributed.per_gpu import MS_SWIFT_ZERO3
@@ -531,3 +533,51 @@ def test_a_row_whose_notes_name_unsloth_is_read_as_unsloths(framework: str, note
     gets Unsloth's defaults and kernels (`vramplan.presets.frameworks`)."""
     row = ROW.replace(",litgpt,", f",{framework},") + f'"{notes}"'
     assert read_cases("\n".join((HEADER, row)))[0].framework is read_as
+
+
+# --- any row in the format is read and estimated -------------------------------------------------
+
+_CELLS = {
+    "model": ["llama-2-7b", "mixtral-8x7b", "gpt2", "qwen3-30b-a3b", "gemma-2-9b", "falcon-7b",
+              "opt-1.3b", "bloom-560m", "gpt-neo-125m", "deepseek-v3", "gpt-oss-20b"],
+    "precision": ["mixed", "amp", "bf16-true", "fp32", ""],
+    "optimizer": ["adamw", "adamw-8bit", "paged-adamw", "paged-adamw-8bit", "sgd-momentum", "sgd",
+                  "adafactor", ""],
+    "optimizer_impl": ["foreach", "fused", "for-loop", "in-backward", ""],
+    "lora_r": ["", "8"], "lora_targets": ["", "q;v", "all;head"],
+    "batch": ["1", "4"], "seq_len": ["", "512", "4096"],
+    "checkpointing": ["none", "full", "selective", ""], "attention": ["eager", "sdpa", "flash", ""],
+    "loss": ["standard", "chunked", ""], "gpus": ["1", "2", "8"],
+    "gpu": ["a100-80gb", "rtx-4090-24gb", "h800", ""],
+    "framework": ["hf", "litgpt", "torchtune", "torchtitan", "deepspeed", "megatron", "generic",
+                  "axolotl", "llamafactory", "unsloth", "accelerate", "colossalai", ""],
+    "metric": ["allocated", "reserved", "device"],
+}
+_SHARDED_OFFLOAD = [("none", "none"), ("ddp", "none"), ("zero1", "none"), ("zero2", "optimizer"),
+                    ("zero3", "params-optimizer"), ("fsdp", "none"), ("fsdp", "params-optimizer"),
+                    ("fsdp-grad-op", "none"), ("", "none"), ("zero3", "activations")]
+
+
+@st.composite
+def _case_rows(draw: st.DrawFn) -> str:
+    cells = {column: draw(st.sampled_from(values)) for column, values in _CELLS.items()}
+    method = draw(st.sampled_from(["full", "lora", "qlora", "freeze", "inference"]))
+    quant = draw(st.sampled_from(["none", "nf4", "nf4-dq", "int8", ""])) \
+        if method in ("lora", "qlora", "inference") else "none"
+    sharding, offload = draw(st.sampled_from(_SHARDED_OFFLOAD))
+    values = {**cells, "id": "r", "source": "s", "method": method, "quant": quant,
+              "new_tokens": "64" if method == "inference" else "", "sharding": sharding,
+              "offload": offload, "measured": "10", "unit": "GB", "notes": ""}
+    return ",".join(values[column] for column in HEADER.split(","))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_case_rows())
+def test_any_plausible_row_in_the_format_is_read_and_estimated(row: str) -> None:
+    """The format's whole vocabulary, as a held-out row may combine it: read without error,
+    scored (never skipped), with a positive estimate."""
+    parsed = parse_cases("\n".join((HEADER, row)))
+    assert not parsed.unread, parsed.unread[0].reason
+    (score,) = score_cases(parsed.cases).scores
+    assert score.outcome is Outcome.SCORED, score.skip_reason
+    assert score.estimate_bytes is not None and 0 < score.estimate_bytes < 10**15

@@ -19,6 +19,7 @@ from vramplan.distributed.sharding import CommBuffers
 from vramplan.errors import UnknownName
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import TORCHTITAN_COMPILES_LOSS_SINCE
+from vramplan.presets.models import architecture_of, find_model
 from vramplan.validation import (
     SHIPPED_CASE_FILES,
     CaseFormatError,
@@ -409,6 +410,29 @@ def test_a_vllm_row_holds_its_share_of_the_card(notes: str, share: float) -> Non
     (allocated,) = score_cases(read_cases("\n".join(
         (HEADER, INFERENCE_ROW.replace(",device,", ",allocated,") + notes)))).scores
     assert allocated.estimate_bytes == round(share * 80 * 2**30) - CUDA_CONTEXT_BYTES
+
+
+@pytest.mark.parametrize(("notes", "warmed"), [
+    ("from_pretrained(device_map='auto'), transformers of 2025-05-01", True),
+    ("from_pretrained(device_map='auto'), transformers of 2025-08-01", False),  # v4.54: skipped
+    ("model.to('cuda'), transformers of 2025-05-01", False),  # no device_map: no warm-up
+])
+def test_a_tied_head_counted_twice_by_transformers_warm_up_stays_reserved(
+        notes: str, warmed: bool) -> None:
+    """transformers v4.50-v4.53 warmed the allocator up with every state_dict entry's bytes, a
+    tied head's twice: after loading, the tied matrix's bytes stay reserved."""
+    row = INFERENCE_ROW.replace("llama-2-7b", "qwen2.5-0.5b").replace(",device,", ",reserved,")
+    (case,) = read_cases("\n".join((HEADER, row + f'"{notes}"')))
+    (score,) = score_cases((case,)).scores
+    arch = architecture_of(find_model("qwen2.5-0.5b"))
+    assert arch.tied_embeddings
+    weights = 2 * arch.params_total
+    expected = weights + 2 * arch.params_token_embedding if warmed else None
+    if expected is not None:
+        assert score.estimate_bytes == expected
+    else:
+        assert score.estimate_bytes is not None and score.estimate_bytes < weights + 2 * \
+            arch.params_token_embedding
 
 
 def run(*argv: str) -> tuple[int, str, str]:

@@ -40,9 +40,11 @@ from vramplan.i18n import Lang
 from vramplan.inference.estimate import InferenceEstimate, estimate_inference
 from vramplan.inference.setup import inference_inputs
 from vramplan.model.lora_targets import parse_lora_targets
+from vramplan.parts import PartKind
 from vramplan.presets.frameworks import (
     LITGPT_COMMIT_DATES,
     TORCHTUNE_COMMIT_DATES,
+    TRANSFORMERS_WARMUP_TIED_TWICE,
     ModelCode,
     default_gradient_accumulation,
     framework_defaults,
@@ -997,6 +999,11 @@ def _score_inference(case: Case) -> CaseScore:
         framework=Engine.VLLM.value if vllm else case.framework.value,
         gpus=case.gpus, attention=case.attention.value)
     allocated, device = estimate.allocated_bytes, estimate.device_bytes
+    warmup = warmup_reserved_bytes(case, estimate)
+    if warmup and case.metric is not Metric.ALLOCATED:
+        # the allocator's cache is what `reserved` and `device` read; the tensors fill it first
+        allocated = max(allocated, warmup)
+        device = max(device, warmup + estimate.cuda_context_bytes)
     if vllm and case.gpu is not None:
         # vLLM takes `requested_memory = total_memory * gpu_memory_utilization` and gives the
         # KV cache whatever its weights, profiled activations and non-torch memory leave of it
@@ -1008,6 +1015,27 @@ def _score_inference(case: Case) -> CaseScore:
     # compare the allocated peak with allocated/reserved, the device total with device
     value = device if case.metric is Metric.DEVICE else allocated
     return CaseScore(case, _outcome(case), value, device, "", "inference")
+
+
+DEVICE_MAP_NOTE = re.compile(r"\bdevice_map\b")
+
+
+def warmup_reserved_bytes(case: Case, estimate: InferenceEstimate) -> int:
+    """What transformers' loading left reserved for an inference row loaded with a `device_map`
+    (its notes say so) by a release that counted a tied head twice in its allocator warm-up
+    (`vramplan.presets.frameworks.TRANSFORMERS_WARMUP_TIED_TWICE`, the row dated by its source
+    and notes): the weights plus the tied matrix, in one segment whose unused part the step's
+    tensors fill first. 0 otherwise (no warm-up, nothing tied, or a quantized load)."""
+    start, end = TRANSFORMERS_WARMUP_TIED_TWICE
+    day = code_date(case)
+    if day is None or not start <= day < end or DEVICE_MAP_NOTE.search(case.notes) is None \
+            or case.quant is not Quant.NONE or case.framework is not Framework.HF:
+        return 0
+    arch = architecture_of(find_model(case.model))
+    if not arch.tied_embeddings:
+        return 0
+    weights = estimate.bytes_of(PartKind.WEIGHTS)
+    return weights + arch.params_token_embedding * estimate.inputs.compute_dtype.bytes
 
 
 VLLM_NOTE = re.compile(r"\bvllm\b", re.IGNORECASE)

@@ -444,6 +444,13 @@ TORCHTITAN_COMPILES_LOSS_SINCE = date(2025, 4, 2)
 """pytorch/torchtitan bbb1b616e (#1033, 2025-04-02): `build_cross_entropy_loss` returns
 `torch.compile(loss_fn)` when `training.compile` is on (torchtitan/components/loss.py; "result in
 reduction of memory"); before it the model was compiled and the loss ran eagerly."""
+TRANSFORMERS_WARMUP_TIED_TWICE = (date(2025, 3, 21), date(2025, 7, 25))
+"""transformers v4.50.0 to v4.53.x (release wheels' dates; read in the v4.50.0, v4.51.0, v4.53.0,
+v4.54.0 and v4.55.0 wheels): `from_pretrained` with a `device_map` warms the caching allocator
+up with one `torch.empty` of every parameter's bytes (`caching_allocator_warmup`), summed over
+`model.state_dict().keys()`, where a tied head appears beside the embedding: the tied matrix is
+counted twice, and after loading that much stays reserved, unused. v4.54.0 skips tied weights
+(`tied_param_names`)."""
 TRANSFORMERS_LLAMA_UNCLAMPED_SINCE = date(2023, 6, 8)
 """transformers v4.30.0 (the date of its wheel's files): Llama's eager attention no longer
 clamps its masked scores (`TransformersCode.clamped_scores`)."""

@@ -44,11 +44,11 @@ from vramplan.parts import PartKind
 from vramplan.presets.frameworks import (
     LITGPT_COMMIT_DATES,
     TORCHTUNE_COMMIT_DATES,
-    TRANSFORMERS_WARMUP_TIED_TWICE,
     ModelCode,
     default_gradient_accumulation,
     framework_defaults,
     read_framework,
+    transformers_code,
 )
 from vramplan.presets.gpus import Gpu, find_gpu
 from vramplan.presets.inference_engines import VLLM_MEMORY_UTILIZATION
@@ -1023,16 +1023,14 @@ DEVICE_MAP_NOTE = re.compile(r"\bdevice_map\b")
 def warmup_reserved_bytes(case: Case, estimate: InferenceEstimate) -> int:
     """What transformers' loading left reserved for an inference row loaded with a `device_map`
     (its notes say so) by a release that counted a tied head twice in its allocator warm-up
-    (`vramplan.presets.frameworks.TRANSFORMERS_WARMUP_TIED_TWICE`, the row dated by its source
+    (`vramplan.presets.frameworks.TransformersCode.warmup_counts_tied`, the row dated by its source
     and notes): the weights plus the tied matrix, in one segment whose unused part the step's
     tensors fill first. 0 otherwise (no warm-up, nothing tied, or a quantized load)."""
-    start, end = TRANSFORMERS_WARMUP_TIED_TWICE
     day = code_date(case)
-    if day is None or not start <= day < end or DEVICE_MAP_NOTE.search(case.notes) is None \
-            or case.quant is not Quant.NONE or case.framework is not Framework.HF:
-        return 0
-    arch = architecture_of(find_model(case.model))
-    if not arch.tied_embeddings:
+    arch = estimate.inputs.arch
+    if day is None or not transformers_code(day).warmup_counts_tied or not arch.tied_embeddings \
+            or DEVICE_MAP_NOTE.search(case.notes) is None or case.quant is not Quant.NONE \
+            or case.framework is not Framework.HF:
         return 0
     weights = estimate.bytes_of(PartKind.WEIGHTS)
     return weights + arch.params_token_embedding * estimate.inputs.compute_dtype.bytes

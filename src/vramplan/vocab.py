@@ -380,8 +380,10 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
     Precision: {"16-mixed": Precision.AMP, "bf16-mixed": Precision.AMP,
                 "32-true": Precision.FP32, "float32": Precision.FP32},
     # transformers' `TrainingArguments.optim` names (training_args.py `OptimizerNames`);
-    # torch.optim.Adam keeps AdamW's two moments (torch/optim/adam.py `_init_group`)
-    Optimizer: {"adam": Optimizer.ADAMW, "adamw-torch": Optimizer.ADAMW,
+    # torch.optim.Adam keeps AdamW's two moments (torch/optim/adam.py `_init_group`); the seed
+    # page's presets, "Adam in mixed precision" and 8-bit Adam
+    Optimizer: {"adam-mixed": Optimizer.ADAMW, "adam-8bit": Optimizer.ADAMW_8BIT,
+                "adam": Optimizer.ADAMW, "adamw-torch": Optimizer.ADAMW,
                 "adamw-torch-fused": Optimizer.ADAMW, "adamw-hf": Optimizer.ADAMW,
                 "adamw-bnb-8bit": Optimizer.ADAMW_8BIT, "adamw8bit": Optimizer.ADAMW_8BIT,
                 "paged-adamw-32bit": Optimizer.PAGED_ADAMW},

@@ -32,7 +32,11 @@ from vramplan.errors import ConflictingOptions
 from vramplan.model.architecture import Architecture, LinearSpec
 from vramplan.model.weight_storage import bnb_4bit_bytes, bnb_int8_bytes
 from vramplan.parts import PartKind
-from vramplan.presets.frameworks import ModelCode, accumulate_without_sync, framework_defaults
+from vramplan.presets.frameworks import (
+    accumulate_without_sync,
+    framework_defaults,
+    runs_transformers_code,
+)
 from vramplan.training.alignment import estimate_step, value_model_states
 from vramplan.training.allocations import (
     FSDP1_SYNC_BUCKET_BYTES,
@@ -168,7 +172,7 @@ def syncs_module_states(framework: Framework) -> bool:
     answers write `fsdp_sync_module_states: true`, and Answer.AI's fsdp_qlora train.py passes
     `sync_module_states=args["low_memory"]` (default True). litgpt builds its model on the meta
     device on every rank and loads its checkpoint after wrapping: nothing to broadcast."""
-    return framework_defaults(framework).model_code is ModelCode.TRANSFORMERS
+    return runs_transformers_code(framework)
 
 
 def program_sharding(states: ModelStates, sharded: ShardedStates, *,

@@ -431,6 +431,12 @@ class TransformersCode:
     the v4.21.0, v4.45.2, v4.46.0 and v4.48.0 wheels; v4.49.0 moved them to
     `self.loss_function`, `ForCausalLMLoss`, which upcasts), Llama until v4.31.0 (the v4.30.0
     wheel's `LlamaForCausalLM.forward` has no `logits.float()`; v4.31.0 added it)."""
+    warmup_counts_tied: bool = False
+    """`from_pretrained` with a `device_map` warms the caching allocator up with one
+    `torch.empty` of every `model.state_dict()` entry's bytes (`caching_allocator_warmup`),
+    where a tied head appears beside the embedding: the tied matrix is counted twice, and after
+    loading that much stays reserved, unused. v4.50.0 to v4.53.x (read in the v4.50.0, v4.51.0,
+    v4.53.0, v4.54.0 and v4.55.0 wheels; v4.54.0 skips tied weights, `tied_param_names`)."""
     clamped_scores: frozenset[str] = frozenset()
     """Model types whose eager attention clamped its masked scores, `attn_weights =
     torch.max(attn_weights, torch.tensor(torch.finfo(attn_weights.dtype).min))`: `maximum`
@@ -444,13 +450,11 @@ TORCHTITAN_COMPILES_LOSS_SINCE = date(2025, 4, 2)
 """pytorch/torchtitan bbb1b616e (#1033, 2025-04-02): `build_cross_entropy_loss` returns
 `torch.compile(loss_fn)` when `training.compile` is on (torchtitan/components/loss.py; "result in
 reduction of memory"); before it the model was compiled and the loss ran eagerly."""
-TRANSFORMERS_WARMUP_TIED_TWICE = (date(2025, 3, 21), date(2025, 7, 25))
-"""transformers v4.50.0 to v4.53.x (release wheels' dates; read in the v4.50.0, v4.51.0, v4.53.0,
-v4.54.0 and v4.55.0 wheels): `from_pretrained` with a `device_map` warms the caching allocator
-up with one `torch.empty` of every parameter's bytes (`caching_allocator_warmup`), summed over
-`model.state_dict().keys()`, where a tied head appears beside the embedding: the tied matrix is
-counted twice, and after loading that much stays reserved, unused. v4.54.0 skips tied weights
-(`tied_param_names`)."""
+TRANSFORMERS_WARMUP_SINCE = date(2025, 3, 21)
+"""transformers v4.50.0 (its wheel's date): `caching_allocator_warmup`, counting a tied head
+twice (`TransformersCode.warmup_counts_tied`)."""
+TRANSFORMERS_WARMUP_SKIPS_TIED_SINCE = date(2025, 7, 25)
+"""transformers v4.54.0 (its wheel's date): the warm-up skips tied weights."""
 TRANSFORMERS_LLAMA_UNCLAMPED_SINCE = date(2023, 6, 8)
 """transformers v4.30.0 (the date of its wheel's files): Llama's eager attention no longer
 clamps its masked scores (`TransformersCode.clamped_scores`)."""
@@ -477,13 +481,21 @@ def transformers_code(on: date | None) -> TransformersCode:
     loss_16bit = (LEGACY_16BIT_LOSS_TYPES if on < TRANSFORMERS_SHIFTS_LABELS_SINCE
                   else frozenset()) \
         | frozenset({"llama"} if on < TRANSFORMERS_LLAMA_FP32_LOGITS_SINCE else set())
-    return TransformersCode(logits_fp32_in_model=on < TRANSFORMERS_LOSS_FUNCTION_SINCE,
-                            shifts_logits=on < TRANSFORMERS_SHIFTS_LABELS_SINCE,
-                            loss_16bit=loss_16bit, clamped_scores=clamped)
+    return TransformersCode(
+        logits_fp32_in_model=on < TRANSFORMERS_LOSS_FUNCTION_SINCE,
+        shifts_logits=on < TRANSFORMERS_SHIFTS_LABELS_SINCE, loss_16bit=loss_16bit,
+        warmup_counts_tied=TRANSFORMERS_WARMUP_SINCE <= on < TRANSFORMERS_WARMUP_SKIPS_TIED_SINCE,
+        clamped_scores=clamped)
 
 
 def framework_defaults(framework: Framework) -> FrameworkDefaults:
     return DEFAULTS[framework]
+
+
+def runs_transformers_code(framework: Framework) -> bool:
+    """`framework` runs transformers' model code (`ModelCode.TRANSFORMERS`), whose dated
+    behaviours `transformers_code` gives."""
+    return DEFAULTS[framework].model_code is ModelCode.TRANSFORMERS
 
 
 ACCELERATE_FSDP2_NO_SYNC_SINCE = date(2025, 9, 7)

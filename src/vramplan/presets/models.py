@@ -126,6 +126,27 @@ def _gpt_neo_mesh(path: str, commit: str) -> str:
             "the Hub config.json was converted from)")
 
 
+_MISTRAL_7B_V01: dict[str, Any] = {
+    "architectures": ["MistralForCausalLM"],
+    "model_type": "mistral",
+    "hidden_act": "silu",
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "max_position_embeddings": 32768,
+    "num_attention_heads": 32,
+    "num_hidden_layers": 32,
+    "num_key_value_heads": 8,
+    "rms_norm_eps": 1e-05,
+    "rope_theta": 10000.0,
+    "sliding_window": 4096,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+    "vocab_size": 32000,
+}
+"""mistralai/Mistral-7B-v0.1's config.json keys (read from the copy its preset names); v0.2 and
+v0.3 differ from them only in the keys their presets write over."""
+
+
 _EASYDEL_OPT = ("EasyDeL 0.0.8 (PyPI sdist) EasyDel/configs/configs.py, `opt_configs`, a copy "
                 "of the Hub config.json keys")
 
@@ -651,27 +672,28 @@ MODELS: tuple[ModelPreset, ...] = (
         "mistral-7b-v0.1",
         "mistralai/Mistral-7B-v0.1",
         "Mistral 7B v0.1",
-        {
-            "architectures": ["MistralForCausalLM"],
-            "model_type": "mistral",
-            "hidden_act": "silu",
-            "hidden_size": 4096,
-            "intermediate_size": 14336,
-            "max_position_embeddings": 32768,
-            "num_attention_heads": 32,
-            "num_hidden_layers": 32,
-            "num_key_value_heads": 8,
-            "rms_norm_eps": 1e-05,
-            "rope_theta": 10000.0,
-            "sliding_window": 4096,
-            "tie_word_embeddings": False,
-            "torch_dtype": "bfloat16",
-            "vocab_size": 32000,
-        },
+        _MISTRAL_7B_V01,
         # instruct variant: the same architecture keys (F4biian/HalluRAG model_archs.md @224c954e,
         # transformers' printout of its config)
         aliases=("mistral-7b", "mistralai/Mistral-7B-Instruct-v0.1"),
         read_from=_copy("Undi95/Mistral-RP-0.1-7B", "6adcfec"),
+    ),
+    # Zephyr 7B beta: Mistral-7B-v0.1 fine-tuned without changing the architecture (its model
+    # card). No copy of its own config.json was found: these are Mistral-7B-v0.1's keys,
+    # torch_dtype left out; GenZ's translation of zephyr's config.json gives the same shapes,
+    # vocabulary, 32,768 positions and 4,096-token window.
+    _preset(
+        "zephyr-7b-beta",
+        "HuggingFaceH4/zephyr-7b-beta",
+        "Zephyr 7B beta",
+        {key: value for key, value in _MISTRAL_7B_V01.items() if key != "torch_dtype"},
+        read_from=(
+            "mistralai/Mistral-7B-v0.1's keys (the mistral-7b-v0.1 preset; same architecture), "
+            "checked against github.com/abhibambhaniya/GenZ-LLM-Analyzer "
+            "GenZ/Models/Model_sets/misc.py @091bdd0a2777dfe4d405a8fcdd91c8f12b474bf3 "
+            "(`zephyr_7b_config`, commented source "
+            "https://huggingface.co/HuggingFaceH4/zephyr-7b-beta/blob/main/config.json)"
+        ),
     ),
     # Mistral 7B v0.2, published as Mistral-7B-Instruct-v0.2: v0.1's shapes with a 32,768-token
     # context, RoPE base 1e6 and no sliding window. litgpt's entry for this repository has the same
@@ -680,23 +702,7 @@ MODELS: tuple[ModelPreset, ...] = (
         "mistral-7b-v0.2",
         "mistralai/Mistral-7B-Instruct-v0.2",
         "Mistral 7B Instruct v0.2",
-        {
-            "architectures": ["MistralForCausalLM"],
-            "model_type": "mistral",
-            "hidden_act": "silu",
-            "hidden_size": 4096,
-            "intermediate_size": 14336,
-            "max_position_embeddings": 32768,
-            "num_attention_heads": 32,
-            "num_hidden_layers": 32,
-            "num_key_value_heads": 8,
-            "rms_norm_eps": 1e-05,
-            "rope_theta": 1000000.0,
-            "sliding_window": None,
-            "tie_word_embeddings": False,
-            "torch_dtype": "bfloat16",
-            "vocab_size": 32000,
-        },
+        {**_MISTRAL_7B_V01, "rope_theta": 1000000.0, "sliding_window": None},
         aliases=("mistral-7b-v0.2-instruct",),
         read_from="a copy of the config.json with `_name_or_path` "
         "mistralai/Mistral-7B-Instruct-v0.2 (transformers 4.39.1) passed to MistralConfig in a "
@@ -708,23 +714,9 @@ MODELS: tuple[ModelPreset, ...] = (
         "mistral-7b-v0.3",
         "mistralai/Mistral-7B-v0.3",
         "Mistral 7B v0.3",
-        {
-            "architectures": ["MistralForCausalLM"],
-            "model_type": "mistral",
-            "hidden_act": "silu",
-            "hidden_size": 4096,
-            "intermediate_size": 14336,
-            "max_position_embeddings": 32768,
-            "num_attention_heads": 32,
-            "num_hidden_layers": 32,
-            "num_key_value_heads": 8,
-            "rms_norm_eps": 1e-05,
-            "rope_theta": 1000000.0,
-            "sliding_window": None,
-            "tie_word_embeddings": False,
-            "torch_dtype": "bfloat16",
-            "vocab_size": 32768,
-        },
+        # v0.2's keys with a 32,768-token vocabulary
+        {**_MISTRAL_7B_V01, "rope_theta": 1000000.0, "sliding_window": None,
+         "vocab_size": 32768},
         # instruct variant: read from its own config.json (below)
         aliases=("mistralai/Mistral-7B-Instruct-v0.3", "mistral-7b-v0.3-instruct"),
         read_from=_hub(

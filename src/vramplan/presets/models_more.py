@@ -1,6 +1,7 @@
 """More presets of the families that already have a reader: OPT-125M, the smaller Pythia models,
 Qwen1.5, the Qwen2.5 and Qwen3 releases whose config.json differs from their base's, the
-TinyLlama chat model, OpenLLaMA, Vicuna, Yi, DeepSeek LLM, Zephyr and StableLM.
+TinyLlama chat model, OpenLLaMA, Vicuna, Yi, DeepSeek LLM and StableLM (Zephyr, which takes
+Mistral 7B's keys, is beside it in `vramplan.presets.models`).
 
 As in `vramplan.presets.models`: each preset keeps the architecture keys of the published
 config.json (tokenizer ids, dropout rates equal to the config class's defaults, initialization and
@@ -117,54 +118,14 @@ MODELS_MORE: tuple[ModelPreset, ...] = (
     # each repository and its -deduped twin (the same architecture, trained on the deduplicated
     # Pile), which is an alias. The model card's non-embedding counts (tests/test_registry.py)
     # are these presets' blocks and final norm.
-    _preset(
-        "pythia-70m",
-        "EleutherAI/pythia-70m",
-        "Pythia 70M",
-        _pythia(hidden=512, layers=6, heads=8),
-        aliases=("EleutherAI/pythia-70m-deduped",),
-        read_from=_pythia_read_from("pythia-70m"),
-    ),
-    _preset(
-        "pythia-160m",
-        "EleutherAI/pythia-160m",
-        "Pythia 160M",
-        _pythia(hidden=768, layers=12, heads=12),
-        aliases=("EleutherAI/pythia-160m-deduped",),
-        read_from=_pythia_read_from("pythia-160m"),
-    ),
-    _preset(
-        "pythia-410m",
-        "EleutherAI/pythia-410m",
-        "Pythia 410M",
-        _pythia(hidden=1024, layers=24, heads=16),
-        aliases=("EleutherAI/pythia-410m-deduped",),
-        read_from=_pythia_read_from("pythia-410m"),
-    ),
-    _preset(
-        "pythia-1b",
-        "EleutherAI/pythia-1b",
-        "Pythia 1B",
-        _pythia(hidden=2048, layers=16, heads=8),
-        aliases=("EleutherAI/pythia-1b-deduped",),
-        read_from=_pythia_read_from("pythia-1b"),
-    ),
-    _preset(
-        "pythia-1.4b",
-        "EleutherAI/pythia-1.4b",
-        "Pythia 1.4B",
-        _pythia(hidden=2048, layers=24, heads=16),
-        aliases=("EleutherAI/pythia-1.4b-deduped",),
-        read_from=_pythia_read_from("pythia-1.4b"),
-    ),
-    _preset(
-        "pythia-2.8b",
-        "EleutherAI/pythia-2.8b",
-        "Pythia 2.8B",
-        _pythia(hidden=2560, layers=32, heads=32),
-        aliases=("EleutherAI/pythia-2.8b-deduped",),
-        read_from=_pythia_read_from("pythia-2.8b"),
-    ),
+    *(_preset(f"pythia-{size}", f"EleutherAI/pythia-{size}", f"Pythia {label}",
+              _pythia(hidden=hidden, layers=layers, heads=heads),
+              aliases=(f"EleutherAI/pythia-{size}-deduped",),
+              read_from=_pythia_read_from(f"pythia-{size}"))
+      for size, label, hidden, layers, heads in (
+          ("70m", "70M", 512, 6, 8), ("160m", "160M", 768, 12, 12),
+          ("410m", "410M", 1024, 24, 16), ("1b", "1B", 2048, 16, 8),
+          ("1.4b", "1.4B", 2048, 24, 16), ("2.8b", "2.8B", 2560, 32, 32))),
     # Qwen1.5 (model_type qwen2): q/k/v biases, no GQA below 32B. The 0.5B ties its head (the
     # print-out below), the 7B does not (its checkpoint's 15,442,649,088 bf16 bytes are
     # 7,721,324,544 parameters, this count).
@@ -446,38 +407,6 @@ MODELS_MORE: tuple[ModelPreset, ...] = (
             "transformers 4.48.3's LlamaConfig print-out with `_name_or_path` "
             "deepseek-ai/deepseek-llm-7b-chat in a public verl training log (code-search index "
             "file id 52834852015; repository/path not exposed by the index)"
-        ),
-    ),
-    # Zephyr 7B beta: Mistral-7B-v0.1 fine-tuned without changing the architecture (its model
-    # card). No copy of its own config.json was found: these are Mistral-7B-v0.1's keys (the
-    # mistral-7b-v0.1 preset, torch_dtype left out); GenZ's translation of zephyr's config.json
-    # gives the same shapes, vocabulary, 32,768 positions and 4,096-token window.
-    _preset(
-        "zephyr-7b-beta",
-        "HuggingFaceH4/zephyr-7b-beta",
-        "Zephyr 7B beta",
-        {
-            "architectures": ["MistralForCausalLM"],
-            "model_type": "mistral",
-            "hidden_act": "silu",
-            "hidden_size": 4096,
-            "intermediate_size": 14336,
-            "max_position_embeddings": 32768,
-            "num_attention_heads": 32,
-            "num_hidden_layers": 32,
-            "num_key_value_heads": 8,
-            "rms_norm_eps": 1e-05,
-            "rope_theta": 10000.0,
-            "sliding_window": 4096,
-            "tie_word_embeddings": False,
-            "vocab_size": 32000,
-        },
-        read_from=(
-            "mistralai/Mistral-7B-v0.1's keys (the mistral-7b-v0.1 preset; same architecture), "
-            "checked against github.com/abhibambhaniya/GenZ-LLM-Analyzer "
-            "GenZ/Models/Model_sets/misc.py @091bdd0a2777dfe4d405a8fcdd91c8f12b474bf3 "
-            "(`zephyr_7b_config`, commented source "
-            "https://huggingface.co/HuggingFaceH4/zephyr-7b-beta/blob/main/config.json)"
         ),
     ),
     # Stability AI StableLM-3B-4E1T (model_type stablelm): LayerNorms, SwiGLU, a quarter of each

@@ -14,7 +14,7 @@ range or the choices, so that a hint is never written twice.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
@@ -23,7 +23,7 @@ from vramplan.bounds import NumberField
 from vramplan.errors import NotAnInteger, NotANumber, NotFinite, UnknownName, VramplanError
 from vramplan.i18n import Lang, translate
 from vramplan.units import format_number
-from vramplan.vocab import OTHER_SPELLINGS, member_named, spelling
+from vramplan.vocab import OTHER_SPELLINGS, member_named
 
 T = TypeVar("T")
 E = TypeVar("E", bound=StrEnum)
@@ -169,11 +169,10 @@ def _example(example: str, lang: Lang) -> str:
 
 @dataclass(frozen=True)
 class ChoiceField(Field[E]):
-    """One member of a string enum, by its value (any case); `value_aliases` are other names of
-    members (peft's `q_proj` for `q`); `excluded` members are not accepted here."""
+    """One member of a string enum, by its value or another name of it (any case, `_` or `-`:
+    `vramplan.vocab.member_named`); `excluded` members are not accepted here."""
 
     enum: type[E] = field(kw_only=True)
-    value_aliases: Mapping[str, E] = field(default_factory=dict, kw_only=True)
     excluded: frozenset[E] = field(default=frozenset(), kw_only=True)
 
     @property
@@ -181,12 +180,9 @@ class ChoiceField(Field[E]):
         return tuple(member for member in self.enum if member not in self.excluded)
 
     def read_text(self, raw: str) -> E:
-        """The member `raw` names: its value, one of `value_aliases` or another name of it
+        """The member `raw` names: its value or another name of it
         (`vramplan.vocab.member_named`), in any case and with `_` or `-`."""
-        aliases = {spelling(alias): member for alias, member in self.value_aliases.items()}
-        member = aliases.get(spelling(raw))
-        if member is None:
-            member = member_named(self.enum, raw)
+        member = member_named(self.enum, raw)
         if member is None or member in self.excluded:
             raise UnknownName(self.name, raw.strip(), [m.value for m in self.choices])
         return member
@@ -199,7 +195,7 @@ class ChoiceField(Field[E]):
         others = [name for name, member in OTHER_SPELLINGS.get(self.enum, {}).items()
                   if member in self.choices]
         return {"type": "string",
-                "enum": [*(m.value for m in self.choices), *self.value_aliases, *others]}
+                "enum": [*(m.value for m in self.choices), *others]}
 
     def default_text(self) -> str | None:
         return None if self.default is None else self.default.value

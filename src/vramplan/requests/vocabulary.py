@@ -65,9 +65,9 @@ GPU = NameField("gpu", metavar="NAME", hint_key="accepted.gpu")
 PARAMS = DecimalField("params", metavar="N", bounds=bounds.PARAMS_BILLION, examples=("7", "7.5"))
 OPTIMIZER = ChoiceField(
     "optimizer", default=Optimizer.ADAMW, metavar="NAME", enum=Optimizer,
-    excluded=frozenset({Optimizer.NONE}),
-    # the seed page's preset names: Adam in mixed precision and 8-bit Adam
-    value_aliases={"adam-mixed": Optimizer.ADAMW, "adam-8bit": Optimizer.ADAMW_8BIT})
+    excluded=frozenset({Optimizer.NONE}))
+"""The seed page's preset names (`adam-mixed`, `adam-8bit`) are other spellings of its values
+(`vramplan.vocab.OTHER_SPELLINGS`)."""
 BYTES_PER_PARAM = DecimalField("bytes_per_param", metavar="B", bounds=bounds.BYTES_PER_PARAM,
                                examples=("16",))
 ACTIVATIONS = DecimalField("activations", default=0.0, metavar="A", bounds=bounds.ACTIVATIONS_GB,

@@ -26,9 +26,9 @@ from vramplan.model.architecture import Architecture, NormKind
 from vramplan.parts import Component, PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import (
-    ModelCode,
     framework_defaults,
     litgpt_code,
+    runs_transformers_code,
     transformers_code,
     unsloth_code,
 )
@@ -388,7 +388,7 @@ def _embedding_output_needs_grad(setup: TrainingSetup) -> bool:
     the first checkpointed block let the gradient through; peft's `prepare_model_for_kbit_
     training` does the same)."""
     transformers_checkpointing = setup.checkpointing is Checkpointing.FULL \
-        and framework_defaults(setup.framework).model_code is ModelCode.TRANSFORMERS
+        and runs_transformers_code(setup.framework)
     return _embedding_trains(setup) or transformers_checkpointing
 
 
@@ -414,7 +414,7 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         linears_keep_input=setup.linears_keep_input,
         rmsnorm_scale_after_cast=setup.framework is Framework.LITGPT
         and litgpt_code(setup.code_date).rmsnorm_scale_after_cast,
-        scores_clamped=framework_defaults(setup.framework).model_code is ModelCode.TRANSFORMERS
+        scores_clamped=runs_transformers_code(setup.framework)
         and arch.family in transformers_code(setup.code_date).clamped_scores,
     )
 
@@ -429,7 +429,7 @@ def _attention_kernel(arch: Architecture, setup: TrainingSetup) -> Attention:
     if (setup.framework is Framework.LITGPT and setup.attention is Attention.SDPA
             and multi_query and not litgpt_code(setup.code_date).mqa_kv_expanded):
         return Attention.EAGER
-    if framework_defaults(setup.framework).model_code is ModelCode.TRANSFORMERS and (
+    if runs_transformers_code(setup.framework) and (
             (setup.attention is Attention.SDPA and not arch.sdpa_attention)
             or (setup.attention is Attention.FLASH and not arch.flash_attention)):
         return Attention.EAGER

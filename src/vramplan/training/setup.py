@@ -11,9 +11,9 @@ from vramplan.bounds import BATCH, LORA_RANK, SEQ_LEN, TRAIN_LAYERS
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
 from vramplan.presets.frameworks import (
     TORCHTITAN_COMPILES_LOSS_SINCE,
-    ModelCode,
     TransformersCode,
     framework_defaults,
+    runs_transformers_code,
     transformers_code,
     unsloth_code,
 )
@@ -297,7 +297,7 @@ def adapters_in_fp32(setup: TrainingSetup) -> bool:
     base before v0.12.0 (the precision's dtype here). litgpt, torchtune and Megatron build
     their adapters in the model's dtype."""
     defaults = framework_defaults(setup.framework)
-    return (setup.method is Method.QLORA and defaults.model_code is ModelCode.TRANSFORMERS
+    return (setup.method is Method.QLORA and runs_transformers_code(setup.framework)
             and not (setup.float_quant_storage or defaults.float_quant_storage))
 
 
@@ -317,7 +317,7 @@ def model_loss_code(setup: TrainingSetup) -> TransformersCode:
     today's otherwise (an alignment method's loss takes the logits outside the model: TRL).
     Under autocast (`amp`) no loss runs in 16 bits: autocast casts `cross_entropy`'s input to
     fp32 (torch.amp docs, "CUDA Ops that can autocast to float32")."""
-    if (framework_defaults(setup.framework).model_code is ModelCode.TRANSFORMERS
+    if (runs_transformers_code(setup.framework)
             and setup.alignment is None and not setup.log_probs):
         code = transformers_code(setup.code_date)
         if setup.precision is Precision.AMP:
@@ -400,7 +400,7 @@ def zero_grad_keeps_gradients(setup: TrainingSetup) -> bool:
     `optimizer.zero_grad()`) kept every gradient tensor from one step into the next forward.
     DeepSpeed's and the other frameworks' engines manage their gradients themselves."""
     return (setup.code_date is not None and setup.code_date < PYTORCH_SET_TO_NONE_SINCE
-            and framework_defaults(setup.framework).model_code is ModelCode.TRANSFORMERS
+            and runs_transformers_code(setup.framework)
             and setup.framework is not Framework.DEEPSPEED)
 
 

@@ -558,6 +558,24 @@ def test_a_row_whose_notes_name_unsloth_is_read_as_unsloths(framework: str, note
     assert read_cases("\n".join((HEADER, row)))[0].framework is read_as
 
 
+@pytest.mark.parametrize(("framework", "notes", "metric"), [
+    ("torchtitan", "", Metric.RESERVED),  # its `memory:` log line is max_memory_reserved
+    ("unsloth", "", Metric.RESERVED),  # its notebooks print max_memory_reserved
+    ("litgpt", "", Metric.ALLOCATED),  # `Memory used`: max_memory_allocated
+    ("hf", "", Metric.ALLOCATED),
+    # Unsloth's kernels under another stack's harness: that stack printed the figure
+    ("hf", "LoRA r128, Unsloth kernels", Metric.ALLOCATED),
+])
+def test_an_empty_metric_is_what_the_stack_prints(framework: str, notes: str,
+                                                  metric: Metric) -> None:
+    """The format reads an empty cell as the framework's default: for `metric`, the peak the
+    stack named in the row prints by itself (`FrameworkDefaults.reported_metric`)."""
+    row = ROW.replace(",litgpt,allocated,", f",{framework},,") + f'"{notes}"'
+    assert f",{framework},,21.30,GB," in row  # the metric cell is empty
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert case.metric is metric
+
+
 # --- any row in the format is read and estimated -------------------------------------------------
 
 _CELLS = {

@@ -368,7 +368,9 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         sharding=sharding,
         offload=choice(Offload, "offload", get("offload"), Offload.NONE),
         framework=framework,
-        metric=choice(Metric, "metric", get("metric"), Metric.ALLOCATED),
+        # what the stack named in the cell prints (not the kernels the notes name)
+        metric=choice(Metric, "metric", get("metric"),
+                      framework_defaults(framework_read.framework).reported_metric),
         measured_bytes=_measured(get("measured", ""), get("unit", "")),
         unit=get("unit", ""),
         notes=get("notes", ""),

@@ -18,6 +18,7 @@ from vramplan.vocab import (
     FsdpVersion,
     Loss,
     Method,
+    Metric,
     OptimizerImpl,
     Precision,
     Quant,
@@ -132,6 +133,16 @@ class FrameworkDefaults:
     exist (TRL's `peft_module_casting_to_bf16` until 2025-12, axolotl's
     `_convert_embedding_modules_dtype`): the copies stay in the allocator's cache
     (`vramplan.training.allocations._upcast_and_back`)."""
+    reported_metric: Metric = Metric.ALLOCATED
+    """The peak the stack prints by itself, what a published figure of it is when the figure
+    does not say (a case row whose `metric` cell is empty: the format reads an empty cell as
+    the framework's default). `allocated` where the stack prints `max_memory_allocated` first or
+    prints nothing of its own (litgpt's `Memory used`, DeepSpeed's `see_memory_usage` MA/Max_MA,
+    Megatron-LM's `report_memory`, the transformers Trainer's memory metrics); `reserved` where
+    it prints only `max_memory_reserved`: torchtitan's `memory:` log line
+    (torchtitan/components/metrics.py `DeviceMemoryMonitor.get_peak_stats`,
+    `max_reserved_gib`) and Unsloth's notebooks (`used_memory = round(torch.cuda.
+    max_memory_reserved() / 1024 / 1024 / 1024, 3)`, unslothai/notebooks)."""
 
 
 _TRANSFORMERS_SOURCE = (
@@ -148,7 +159,7 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
                   scheme: Scheme = Scheme.DDP, fsdp: FsdpVersion = FsdpVersion.FSDP1,
                   freeze_layers: int = 1, float_quant_storage: bool = False,
                   kbit_upcast: bool = False, checkpointing: Checkpointing = Checkpointing.NONE,
-                  keeps_outputs: bool = False,
+                  keeps_outputs: bool = False, reported_metric: Metric = Metric.ALLOCATED,
                   source: str = _TRANSFORMERS_SOURCE) -> FrameworkDefaults:
     return FrameworkDefaults(
         framework=framework, model_code=ModelCode.TRANSFORMERS, scheme=scheme,
@@ -158,7 +169,7 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
         model_dropout=True, fsdp2_embedding_apart=True,
         freeze_layers=freeze_layers, float_quant_storage=float_quant_storage,
         accelerate_no_sync=True, kbit_upcast_at_load=kbit_upcast, fsdp_casts_params=True,
-        loop_keeps_outputs=keeps_outputs, source=source)
+        loop_keeps_outputs=keeps_outputs, reported_metric=reported_metric, source=source)
 
 
 # QLoRA preparation (`kbit_upcast_at_load`): peft's `prepare_model_for_kbit_training`
@@ -223,6 +234,7 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
     # memory: `UnslothCode`).
     Framework.UNSLOTH: _transformers(
         Framework.UNSLOTH, quant=Quant.NF4_DQ, checkpointing=Checkpointing.FULL,
+        reported_metric=Metric.RESERVED,
         source="unslothai/unsloth unsloth/models/llama.py @015bdef0 (nf4 with double quant, "
                "use_gradient_checkpointing='unsloth'), unsloth/kernels/ (fast_lora.py, "
                "rms_layernorm.py, cross_entropy_loss.py); " + _TRANSFORMERS_SOURCE),
@@ -271,7 +283,7 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
         qlora_quant=Quant.NF4, checkpointing=Checkpointing.SELECTIVE, loss=Loss.STANDARD,
         peft_fsdp_wrap=False, model_dropout=False,
         fsdp2_embedding_apart=True, fsdp_casts_params=True,
-        precision=Precision.MIXED,
+        precision=Precision.MIXED, reported_metric=Metric.RESERVED,
         source="torchtitan torchtitan/config/job_config.py @9810191b^ (fused AdamW, "
                "bf16 param / fp32 reduce), torchtitan/distributed/fsdp.py, "
                "train_configs/llama3_8b.toml (selective 'op')"),

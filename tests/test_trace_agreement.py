@@ -129,17 +129,10 @@ EAGER_ONLY_FAMILIES: dict[str, dict[str, Any]] = {
 }
 """Families whose transformers module has no SDPA path (`Architecture.sdpa_attention`): every
 combination of COMBOS runs with eager attention, what transformers falls back to."""
-EAGER_ONLY_EXCLUDED = {
-    # the recomputed last block's gelu_new backward holds one intermediate-wide tensor more
-    # than the three counted (-3.2 % at 2 x 128; bf16-true LoRA -2.1 %, 1 x 64 -2.3 %); CPU
-    # autocast, which the trace runs, casts fewer ops to fp32 than CUDA's (`pow`)
-    ("gpt_neo", "lora", "amp", "full", "eager", 2, 128),
-}
 MATRIX += [case for family in EAGER_ONLY_FAMILIES
            for case in dict.fromkeys((family, method, precision, checkpointing, "eager", *shape)
                                      for method, precision, checkpointing, _ in COMBOS
-                                     for shape in ((2, 128), (1, 64)))
-           if case not in EAGER_ONLY_EXCLUDED]
+                                     for shape in ((2, 128), (1, 64)))]
 FAMILIES.update(EAGER_ONLY_FAMILIES)
 
 _MLA = {"q_lora_rank": 64, "kv_lora_rank": 32, "qk_rope_head_dim": 8, "qk_nope_head_dim": 24,

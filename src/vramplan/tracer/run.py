@@ -20,6 +20,7 @@ from vramplan.tracer.alignment import (
     reference_copy_kept,
 )
 from vramplan.tracer.bnb_emulation import LABEL_4BIT, LABEL_8BIT, LABEL_PAGED, Linear4bitEmulated
+from vramplan.tracer.cuda_autocast import cuda_cast_lists
 from vramplan.tracer.model import apply_method, build_model
 from vramplan.tracer.optim import OptimizerSide, make_optimizer_side
 from vramplan.tracer.parallel import parallel_world
@@ -73,13 +74,14 @@ def _with_cuda(result: TraceResult, cuda: CudaPeaks | None) -> TraceResult:
 
 LABEL_DROPOUT = "dropout as on CUDA (native_dropout's one-byte mask, not CPU's noise tensor)"
 LABEL_FLASH = "FlashAttention as PyTorch's fused SDPA kernel (the same saved tensors)"
+LABEL_AUTOCAST = "autocast with CUDA's cast lists (pow, softmax, layer_norm, sum... in fp32)"
 
 
 def _trace_on(setup: TraceSetup, device: str, *, fake: bool, notify: Progress) -> TraceResult:
     torch.manual_seed(0)
     dropped: list[float] = []
     with parallel_world(setup) as world, _tensor_world(device, fake), \
-            _dropout_as_on_cuda(device, dropped):
+            _dropout_as_on_cuda(device, dropped), _autocast_as_on_cuda(device, setup):
         notify("build")
         model = apply_method(build_model(setup), setup)
         reference = frozen_reference(build_model(setup)) if reference_copy_kept(setup) else None
@@ -162,6 +164,15 @@ def _dropout_as_on_cuda(device: str, dropped: list[float]) -> Iterator[None]:
         yield
     finally:
         functional.dropout = original
+
+
+def _autocast_as_on_cuda(device: str,
+                         setup: TraceSetup) -> contextlib.AbstractContextManager[None]:
+    """On a CPU trace of an `amp` run, CPU autocast casts as CUDA autocast does
+    (`vramplan.tracer.cuda_autocast`)."""
+    if device != "cpu" or setup.precision is not Precision.AMP:
+        return contextlib.nullcontext()
+    return cuda_cast_lists()
 
 
 @contextlib.contextmanager
@@ -312,6 +323,8 @@ def _emulations(setup: TraceSetup) -> tuple[str, ...]:
         labels.append(LABEL_PAGED)
     if setup.attention is Attention.FLASH:
         labels.append(LABEL_FLASH)
+    if setup.precision is Precision.AMP:
+        labels.append(LABEL_AUTOCAST)
     return tuple(labels)
 
 

@@ -615,9 +615,8 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
     else:
         _linear(ledger, spec, n2, h, lora=int(LoraTarget.UP in targets), prefix="up",
                 needs_grad=input_needs_grad)
-        ledger.keep(_activation_saved(arch), c * f)
-        for extra in range(_activation_extra_tensors(arch, spec)):
-            ledger.keep(f"act_intermediate_{extra}", c * f)
+        for name, itemsize in _activation_saved_tensors(arch, spec):
+            ledger.keep(name, itemsize * f)
         _linear(ledger, spec, _Tensor("act_out", c), f,
                 lora=int(LoraTarget.DOWN in targets), prefix="down")
     _dropout_mask(ledger, spec, "mlp_out_dropout_mask", arch.mlp_output_dropout, h)
@@ -715,6 +714,25 @@ def _activation_saved(arch: Architecture) -> str:
     return "act_out" if arch.activation in _SAVES_OUTPUT else "up_out"
 
 
+def _activation_saved_tensors(arch: Architecture, spec: BlockSpec) -> tuple[tuple[str, int], ...]:
+    """What a plain MLP's activation saves, each intermediate-wide: name and bytes per element.
+
+    transformers' tanh GELU in Python under autocast (`amp`) on CUDA: `torch.pow` is on CUDA
+    autocast's fp32 list (aten/src/ATen/autocast_mode.h `AT_FORALL_FP32`; docs/source/amp.rst
+    "CUDA Ops that can autocast to float32"), so pow casts the 16-bit input to fp32 and saves
+    that copy (the 16-bit input itself is saved by nothing), the sum it joins is fp32 by type
+    promotion, and so are the tanh output and `1 + tanh(...)`; only `0.5 * x` stays 16-bit. The
+    product `0.5 * x * (1 + tanh)` is fp32, cast back to 16 bits by the next linear (counted
+    there). Without autocast every tensor of the chain is in the compute dtype."""
+    c = spec.compute_bytes
+    extra = _activation_extra_tensors(arch, spec)
+    if extra and spec.autocast:
+        return (("up_out_fp32", FP32), ("act_tanh", FP32), ("act_half_x", c),
+                ("act_one_plus_tanh", FP32))
+    return ((_activation_saved(arch), c),
+            *((f"act_intermediate_{index}", c) for index in range(extra)))
+
+
 def _activation_extra_tensors(arch: Architecture, spec: BlockSpec) -> int:
     """Intermediate-wide tensors an activation saves beyond its input (compiled: none, the
     pointwise chain is recomputed from its input, COMPILED_SAVES)."""
@@ -741,6 +759,16 @@ def _mlp_backward_tensors(arch: Architecture) -> int:
     return BLOOM_GELU_BACKWARD_TENSORS if arch.activation == BLOOM_GELU else 3
 
 
+def _mlp_backward_itemsize(arch: Architecture, spec: BlockSpec) -> int:
+    """Bytes per element of the MLP's backward tensors: fp32 through a Python tanh GELU under
+    autocast, whose chain runs in fp32 on CUDA (`_activation_saved_tensors`), so its gradients
+    do too (traced with `vramplan.tracer.cuda_autocast`: three fp32 intermediate-wide tensors
+    beside the saved ones at the peak of Phi's MLP backward)."""
+    if spec.autocast and _activation_extra_tensors(arch, spec):
+        return FP32
+    return spec.compute_bytes
+
+
 RMSNORM_BACKWARD_FP32_TENSORS = 5
 """Residual-wide fp32 tensors alive at the peak of an fp32 Python RMSNorm's backward (the
 gradients of `x * rsqrt(...)`, of `x.pow(2)` and their sum, the casts): traced, a Llama block's
@@ -756,7 +784,8 @@ def block_backward_transient(arch: Architecture, spec: BlockSpec) -> int:
     computed in fp32 (litgpt's, transformers' and torchtune's RMSNorms upcast their input),
     whichever is larger."""
     c = spec.compute_bytes
-    mlp = _mlp_backward_tensors(arch) * c * arch.expert_intermediate_size
+    mlp = _mlp_backward_tensors(arch) * _mlp_backward_itemsize(arch, spec) \
+        * arch.expert_intermediate_size
     attention = 3 * c * arch.q_dim + FP32 * arch.q_dim
     norm = RMSNORM_BACKWARD_FP32_TENSORS * FP32 * arch.hidden_size \
         if arch.norm is NormKind.RMSNORM else 0

@@ -404,3 +404,48 @@ def test_gpt_neo_mask_buffers_are_held_with_the_weights() -> None:
     without = estimate_training(dataclasses.replace(arch, causal_mask_buffers=False),
                                 setup).allocated_bytes
     assert with_masks - without == 2 * 32 * 32
+
+
+def test_eager_softmax_backward_holds_three_score_sized_tensors() -> None:
+    """Hand-tallied, a Llama block under bf16 eager attention: the softmax keeps its fp32 output
+    (4 bytes per score) and `probs @ v` the bf16 cast (2); in backward, the output's fp32
+    gradient and the fp32 input's gradient join the saved output, while what the ops after the
+    softmax saved has been freed by their backward."""
+    from vramplan.training.activations import Saved, scores_backward_extra
+
+    saved = (Saved("q", 10), Saved("attn_probs_fp32", 400), Saved("attn_probs", 200),
+             Saved("attn_out", 10), Saved("mlp_hidden", 30))
+    assert scores_backward_extra(saved) == 2 * 400 - (200 + 10 + 30)
+    # fp32 training, or GPT-2's softmax in the scores' dtype: one tensor, saved by both ops
+    assert scores_backward_extra((Saved("attn_probs", 400), Saved("attn_out", 10))) == 790
+    # no materialized scores (SDPA, FlashAttention): nothing
+    assert scores_backward_extra((Saved("q", 10), Saved("attn_out", 10))) == 0
+    # an MLP larger than the scores: its freed tensors outweigh them
+    assert scores_backward_extra((Saved("attn_probs", 4), Saved("mlp_hidden", 100))) == 0
+
+
+def test_eager_blocks_count_the_softmax_backward_the_4d_mask_and_the_gradients_made() -> None:
+    """At 16 heads x 512 tokens (8,192 scores per token) the softmax backward is a block's
+    backward peak: with it, transformers' eager mask and the MLP's gradients, the estimate of a
+    full bf16 step is what tests/test_trace_agreement.py checks against the trace (within 3 %)."""
+    from vramplan.training.activations import scores_backward_extra
+
+    arch = parse_config({"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 2,
+                         "num_attention_heads": 16, "num_key_value_heads": 16,
+                         "intermediate_size": 688, "vocab_size": 512,
+                         "max_position_embeddings": 2048, "tie_word_embeddings": False})
+    eager = TrainingSetup(method=Method.FULL, batch=1, seq_len=512, framework=Framework.HF,
+                          attention=Attention.EAGER, checkpointing=Checkpointing.FULL)
+    spec = block_spec(arch, eager)
+    saved = block_saved(arch, spec, 512)
+    # the fp32 softmax output (16 heads x 512 scores x 4 bytes) twice, less what came after it
+    extra = scores_backward_extra(saved)
+    assert extra > 0
+    estimate = estimate_training(arch, eager)
+    end = {part.kind.value: part.memory_bytes for part in next(
+        p for p in estimate.phases if p.phase.value == "backward_end").parts}
+    assert end["activations"] == 512 * 512 * 2  # the mask: batch x T x T in bf16
+    # the recomputed block, the softmax's extra tensors, and the gradients of the output
+    # projection (256 x 256) and the MLP (3 x 256 x 688), made before attention's backward
+    made = (256 * 256 + 3 * 256 * 688) * 2
+    assert end["backward_temporaries"] == (total_per_token(saved) + extra) * 512 + made

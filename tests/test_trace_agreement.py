@@ -135,6 +135,24 @@ MATRIX += [case for family in EAGER_ONLY_FAMILIES
                                      for shape in ((2, 128), (1, 64)))]
 FAMILIES.update(EAGER_ONLY_FAMILIES)
 
+# --- eager attention where the score matrices decide the peak ------------------------------------
+
+WIDE_EAGER_FAMILIES: dict[str, dict[str, Any]] = {
+    # 16 heads over 512 tokens: 8,192 scores per token beside a 256-wide residual stream, the
+    # ratio of Llama-2-7B at 4,096 tokens. The softmax backward's score-sized tensors
+    # (`scores_backward_extra`), the gradients the block made before it and transformers' 4-D
+    # mask decide the peak; the model missed them by 19 to 39 % before they were counted
+    "llama-wide-eager": {"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 2,
+                         "num_attention_heads": 16, "num_key_value_heads": 16,
+                         "intermediate_size": 688, "vocab_size": 512,
+                         "max_position_embeddings": 2048, "tie_word_embeddings": False},
+}
+MATRIX += [(family, method, precision, checkpointing, "eager", 1, 512)
+           for family in WIDE_EAGER_FAMILIES
+           for method, precision, checkpointing in itertools.product(
+               ("full", "lora", "freeze"), ("bf16-true", "mixed", "fp32", "amp"), ("none", "full"))]
+FAMILIES.update(WIDE_EAGER_FAMILIES)
+
 _MLA = {"q_lora_rank": 64, "kv_lora_rank": 32, "qk_rope_head_dim": 8, "qk_nope_head_dim": 24,
         "v_head_dim": 32}
 """Multi-head latent attention with v_head_dim equal to the query/key head width: PyTorch's CPU

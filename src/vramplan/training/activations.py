@@ -777,19 +777,45 @@ no logit hides it); transformers' LlamaRMSNorm alone, 18 bytes per element beyon
 tensors and output."""
 
 
-def block_backward_transient(arch: Architecture, spec: BlockSpec) -> int:
+def block_backward_transient(arch: Architecture, spec: BlockSpec,
+                             saved: tuple[Saved, ...] = ()) -> int:
     """Bytes per token created while one block runs backward, beyond what it saved: the MLP's
     gradients (three intermediate-wide tensors at once: d(act*up), d(act), d(up)), attention's
-    (dq, dk, dv and FlashAttention's fp32 dq accumulator, flash_bwd_kernel.h), or an RMSNorm's,
-    computed in fp32 (litgpt's, transformers' and torchtune's RMSNorms upcast their input),
-    whichever is larger."""
+    (dq, dk, dv and FlashAttention's fp32 dq accumulator, flash_bwd_kernel.h), eager
+    attention's softmax backward (`scores_backward_extra`, from the block's `saved` tensors), or
+    an RMSNorm's, computed in fp32 (litgpt's, transformers' and torchtune's RMSNorms upcast their
+    input), whichever is larger."""
     c = spec.compute_bytes
     mlp = _mlp_backward_tensors(arch) * _mlp_backward_itemsize(arch, spec) \
         * arch.expert_intermediate_size
     attention = 3 * c * arch.q_dim + FP32 * arch.q_dim
     norm = RMSNORM_BACKWARD_FP32_TENSORS * FP32 * arch.hidden_size \
         if arch.norm is NormKind.RMSNORM else 0
-    return max(mlp, attention, norm)
+    return max(mlp, attention, scores_backward_extra(saved), norm)
+
+
+def scores_backward_extra(saved: tuple[Saved, ...]) -> int:
+    """Per token: what the softmax backward of a materialized score matrix (eager attention,
+    litgpt's math path) holds beyond the block's saved tensors (`saved`, in forward order).
+
+    The softmax saves its output; autograd's `_softmax_backward_data(grad, output, dim,
+    input_dtype)` (aten/src/ATen/native/SoftMax.cpp) needs the gradient of that output, in its
+    dtype (an fp32 softmax of 16-bit scores gets it through the backward of the `.to(q.dtype)`
+    cast, `ToCopyBackward`), and writes the gradient of its input in the input's dtype: fp32
+    where `softmax(x, dtype=torch.float32)` converted a bf16 `x` first (`input_.toType(dtype)`;
+    only float16 on CUDA takes the `half_to_float` kernel, whose input gradient is 16-bit, not
+    counted). So three score-sized tensors of the output's dtype at once, one of them saved,
+    while what the ops after the softmax saved (the 16-bit cast or dropout's output and mask
+    that `probs @ v` kept, the output projection's input, the MLP's tensors) was freed by their
+    backward, which ran first. Traced: `vramplan trace` holds the fp32 output, its gradient and
+    the input's gradient at the peak of a Llama block's eager backward."""
+    names = [item.name for item in saved]
+    softmax = "attn_probs_fp32" if "attn_probs_fp32" in names else "attn_probs"
+    if softmax not in names:
+        return 0
+    index = names.index(softmax)
+    after = sum(item.bytes_per_token for item in saved[index + 1:])
+    return max(2 * saved[index].bytes_per_token - after, 0)
 
 
 def block_input_bytes(arch: Architecture, spec: BlockSpec) -> int:

@@ -678,7 +678,7 @@ class _Sizes:
         return _Sizes(residual=shape.spec.residual_bytes * arch.hidden_size * tokens,
                       working=shape.spec.compute_bytes * width * tokens,
                       saved=_requests(item.bytes_per_token * tokens for item in saved),
-                      transient=block_backward_transient(arch, shape.spec) * tokens,
+                      transient=block_backward_transient(arch, shape.spec, saved) * tokens,
                       checkpointed=setup.checkpointing is Checkpointing.FULL,
                       offloaded=offloads_checkpoints(setup))
 

@@ -49,6 +49,7 @@ from vramplan.training.activations import (
     kept_for_backward,
     masked_local_layers_bytes,
     quantized_base_inputs,
+    scores_backward_extra,
     total_per_token,
 )
 from vramplan.training.allocations import ReservedMemory, StepShape, reserved_memory
@@ -299,10 +300,12 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
     autocast_copies = _autocast_weight_copies(arch, setup)
     cached_copies = _cached_block_copies(arch, setup)
     embedding = embedding_saved_bytes(arch, spec, _embedding_output_needs_grad(setup)) * tokens
-    activations = blocks + loss.saved_bytes + embedding
+    # what waits for the end of backward: the embeddings' output, the eager attention mask
+    kept_to_the_end = embedding + _eager_mask_kept_bytes(setup, spec) * tokens
+    activations = blocks + loss.saved_bytes + kept_to_the_end
     persistent = _persistent_parts(states, setup)
-    transient = _backward_transient(arch, setup, spec, saved) * tokens + _dequant_bytes(arch,
-                                                                                      setup)
+    transient = _backward_transient(arch, setup, spec, saved) * tokens \
+        + _dequant_bytes(arch, setup) + _gradients_before_scores(arch, setup, spec, saved)
     acts = (Part(PartKind.ACTIVATIONS, activations),
             Part(PartKind.AUTOCAST_COPIES, autocast_copies))
     # in backward the head's casts are gone; a checkpointed block recomputed under autocast
@@ -327,8 +330,9 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
             *_persistent_parts(states, setup, with_gradients=gradients_kept(setup)),
             Part(PartKind.GRADIENTS,
                  0 if gradients_kept(setup) else _gradients_made(arch, setup, states)),
-            # what the embeddings' output keeps waits for the embedding's backward, last
-            Part(PartKind.ACTIVATIONS, embedding),
+            # what the embeddings' output keeps waits for the embedding's backward, last; the
+            # first block's call keeps the attention mask until its backward
+            Part(PartKind.ACTIVATIONS, kept_to_the_end),
             Part(PartKind.LOGITS_LOSS, loss.logits_alive_bytes),
             # the first block, recomputed last under full checkpointing, with its casts
             Part(PartKind.AUTOCAST_COPIES, copies_in_blocks.memory_bytes
@@ -482,7 +486,7 @@ def _backward_transient(arch: Architecture, setup: TrainingSetup, spec: BlockSpe
                         saved: tuple[Saved, ...]) -> int:
     """Per token: the last block's gradient temporaries, plus the block being recomputed under
     full checkpointing (its saved tensors exist again while its backward runs)."""
-    transient = block_backward_transient(arch, spec)
+    transient = block_backward_transient(arch, spec, saved)
     if setup.checkpointing is Checkpointing.FULL:
         transient += total_per_token(saved)
     elif setup.checkpointing is Checkpointing.SELECTIVE:
@@ -490,6 +494,37 @@ def _backward_transient(arch: Architecture, setup: TrainingSetup, spec: BlockSpe
         kept = total_per_token(kept_for_backward(arch, spec, saved, setup.checkpointing))
         transient += max(total_per_token(saved) - kept, 0)
     return transient
+
+
+def _gradients_before_scores(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
+                             saved: tuple[Saved, ...]) -> int:
+    """When eager attention's softmax backward is the block's backward peak
+    (`scores_backward_extra` the largest of `block_backward_transient`'s candidates), the
+    block's MLP and output projection have run their backward: their weights' gradients exist,
+    when the block's weights train (full fine-tuning, and the trained blocks of `freeze`; an
+    adapter's are too small to count). Traced: the gap between the model and the trace at a
+    Llama block's eager peak was these gradients."""
+    if not spec.weights_train or block_backward_transient(arch, spec, saved) \
+            > scores_backward_extra(saved) or not scores_backward_extra(saved):
+        return 0
+    after_attention = sum(lin.params_each * lin.count for lin in arch.block_linears()
+                          if lin.role not in ("q", "k", "v", "q_a", "q_b", "kv_a", "kv_b"))
+    return after_attention * trainable_itemsize(setup)
+
+
+def _eager_mask_kept_bytes(setup: TrainingSetup, spec: BlockSpec) -> int:
+    """Per token: transformers' attention mask for eager attention, kept through backward under
+    full checkpointing. The model builds one 4-D float mask per forward, batch x 1 x T x T in the
+    model's dtype (masking_utils `eager_mask`: `torch.where(mask, 0.0, min_dtype)`), and passes
+    it to every layer; a checkpointed layer's call keeps its arguments for the recomputation
+    (`GradientCheckpointingLayer` binds them in the function it checkpoints), so the mask lives
+    until the first layer's backward. Without checkpointing nothing saves it (the scores' `+`
+    keeps no input) and it is freed with the forward. Traced: BLOOM, GPT-Neo, OPT, GPT-2, Qwen2
+    and Llama hold it at their backward peak. SDPA and FlashAttention take no mask (`is_causal`)."""
+    if setup.checkpointing is not Checkpointing.FULL or spec.attention is not Attention.EAGER \
+            or not runs_transformers_code(setup.framework):
+        return 0
+    return setup.seq_len * spec.residual_bytes
 
 
 def _dequant_bytes(arch: Architecture, setup: TrainingSetup) -> int:
@@ -582,9 +617,10 @@ def _gradients_before_first_block(arch: Architecture, setup: TrainingSetup) -> i
         layers = _blocks_with_graph(arch, setup)
         done = total * (layers - 1) // layers
     else:
-        # a tied embedding is the head: its gradient starts with the head's, early in backward
+        # a tied embedding is the head: its gradient starts with the head's, early in backward;
+        # a learned position table's (GPT-2, GPT-Neo, OPT) comes with the embeddings', last
         embedding = 0 if _tied_in_framework(arch, setup) else arch.params_token_embedding
-        done = total - arch.params_of_layer(0) - embedding
+        done = total - arch.params_of_layer(0) - embedding - arch.params_position_embedding
     return done * trainable_itemsize(setup)
 
 

@@ -435,7 +435,8 @@ def test_eager_blocks_count_the_softmax_backward_the_4d_mask_and_the_gradients_m
                          "intermediate_size": 688, "vocab_size": 512,
                          "max_position_embeddings": 2048, "tie_word_embeddings": False})
     eager = TrainingSetup(method=Method.FULL, batch=1, seq_len=512, framework=Framework.HF,
-                          attention=Attention.EAGER, checkpointing=Checkpointing.FULL)
+                          attention=Attention.EAGER, checkpointing=Checkpointing.FULL,
+                          gradient_accumulation=False)
     spec = block_spec(arch, eager)
     saved = block_saved(arch, spec, 512)
     # the fp32 softmax output (16 heads x 512 scores x 4 bytes) twice, less what came after it
@@ -449,3 +450,8 @@ def test_eager_blocks_count_the_softmax_backward_the_4d_mask_and_the_gradients_m
     # projection (256 x 256) and the MLP (3 x 256 x 688), made before attention's backward
     made = (256 * 256 + 3 * 256 * 688) * 2
     assert end["backward_temporaries"] == (total_per_token(saved) + extra) * 512 + made
+    # accumulated gradients persist: counted once, with the model's states
+    accumulating = estimate_training(arch, dataclasses.replace(eager, gradient_accumulation=True))
+    end = {part.kind.value: part.memory_bytes for part in next(
+        p for p in accumulating.phases if p.phase.value == "backward_end").parts}
+    assert end["backward_temporaries"] == (total_per_token(saved) + extra) * 512

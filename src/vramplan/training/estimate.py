@@ -502,13 +502,16 @@ def _gradients_before_scores(arch: Architecture, setup: TrainingSetup, spec: Blo
     (`scores_backward_extra` the largest of `block_backward_transient`'s candidates), the
     block's MLP and output projection have run their backward: their weights' gradients exist,
     when the block's weights train (full fine-tuning, and the trained blocks of `freeze`; an
-    adapter's are too small to count). Traced: the gap between the model and the trace at a
-    Llama block's eager peak was these gradients."""
-    if not spec.weights_train or block_backward_transient(arch, spec, saved) \
-            > scores_backward_extra(saved) or not scores_backward_extra(saved):
+    adapter's are too small to count). Not when gradients persist (kept over accumulation, or in
+    a framework's gradient buffer: counted there) or are stepped on and freed as they are made.
+    Traced: the gap between the model and the trace at a Llama block's eager peak was these
+    gradients."""
+    extra = scores_backward_extra(saved)
+    if not spec.weights_train or not extra or extra < block_backward_transient(arch, spec, saved) \
+            or gradients_kept(setup) or setup.optimizer_impl is OptimizerImpl.IN_BACKWARD:
         return 0
     after_attention = sum(lin.params_each * lin.count for lin in arch.block_linears()
-                          if lin.role not in ("q", "k", "v", "q_a", "q_b", "kv_a", "kv_b"))
+                          if lin.role not in _ATTENTION_INPUT_ROLES)
     return after_attention * trainable_itemsize(setup)
 
 

@@ -141,7 +141,7 @@ WIDE_EAGER_FAMILIES: dict[str, dict[str, Any]] = {
     # 16 heads over 512 tokens: 8,192 scores per token beside a 256-wide residual stream, the
     # ratio of Llama-2-7B at 4,096 tokens. The softmax backward's score-sized tensors
     # (`scores_backward_extra`), the gradients the block made before it and transformers' 4-D
-    # mask decide the peak; the model missed them by 19 to 39 % before they were counted
+    # mask decide the peak; the model missed them by 19 to 36 % before they were counted
     "llama-wide-eager": {"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 2,
                          "num_attention_heads": 16, "num_key_value_heads": 16,
                          "intermediate_size": 688, "vocab_size": 512,

@@ -24,7 +24,7 @@ from enum import Enum
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_map
+from torch.utils._pytree import tree_leaves, tree_map
 
 
 class CastPolicy(Enum):
@@ -82,7 +82,12 @@ CUDA_ONLY: dict[str, CastPolicy] = {
 }
 """The ops CUDA autocast casts and CPU autocast does not, with CUDA's policy."""
 
-_LOW_PRECISION = (torch.float16, torch.bfloat16)
+_AUTOCAST_CPU = torch._C.DispatchKeySet(torch._C.DispatchKey.AutocastCPU)
+"""Excluded while a kernel runs the op below autocast, as the C++ wrappers exclude autocast."""
+
+_WITH_DTYPE = {"Scalar": "ScalarOpt_dtype", "ScalarOpt_dim": "ScalarOpt_dim_dtype"}
+"""`norm`'s overloads without a dtype, and the ones with, that `FP32_APPEND_DTYPE` redispatches
+to (autocast_mode.h `AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE`)."""
 
 
 def _is_eligible(value: Any) -> bool:
@@ -99,8 +104,21 @@ def _cast_to(dtype: torch.dtype) -> Callable[[Any], Any]:
 
 def _widest(args: tuple[Any, ...], kwargs: dict[str, Any], lower: torch.dtype) -> torch.dtype:
     """autocast_mode.h `promote_type`: fp32 if any eligible input is fp32, else the lower one."""
-    found = [leaf for leaf in torch.utils._pytree.tree_leaves((args, kwargs)) if _is_eligible(leaf)]
+    found = [leaf for leaf in tree_leaves((args, kwargs)) if _is_eligible(leaf)]
     return torch.float32 if any(t.dtype is torch.float32 for t in found) else lower
+
+
+def _cast_target(policy: CastPolicy, args: tuple[Any, ...], kwargs: dict[str, Any],
+                 lower: torch.dtype) -> torch.dtype | None:
+    """The dtype every eligible input is cast to under `policy`; None for the policies that
+    set an output dtype instead."""
+    if policy is CastPolicy.LOWER_PRECISION:
+        return lower
+    if policy is CastPolicy.FP32:
+        return torch.float32
+    if policy is CastPolicy.PROMOTE:
+        return _widest(args, kwargs, lower)
+    return None
 
 
 def _with_fp32_dtype(op: torch._ops.OpOverload, args: tuple[Any, ...],
@@ -120,28 +138,20 @@ def _with_fp32_dtype(op: torch._ops.OpOverload, args: tuple[Any, ...],
 def _kernel(op: torch._ops.OpOverload, policy: CastPolicy,
             lower: torch.dtype) -> Callable[..., Any]:
     """The AutocastCPU kernel of `op` under CUDA's `policy`."""
-    below_autocast = torch._C.DispatchKeySet(torch._C.DispatchKey.AutocastCPU)
 
     def kernel(*args: Any, **kwargs: Any) -> Any:
-        with torch._C._ExcludeDispatchKeyGuard(below_autocast):
-            if policy is CastPolicy.LOWER_PRECISION:
-                return op(*tree_map(_cast_to(lower), args), **tree_map(_cast_to(lower), kwargs))
-            if policy is CastPolicy.FP32:
-                fp32 = _cast_to(torch.float32)
-                return op(*tree_map(fp32, args), **tree_map(fp32, kwargs))
-            if policy is CastPolicy.PROMOTE:
-                widest = _cast_to(_widest(args, kwargs, lower))
-                return op(*tree_map(widest, args), **tree_map(widest, kwargs))
-            first = args[0] if args else None
-            if policy is CastPolicy.FP32_SET_OPT_DTYPE and _is_eligible(first):
+        with torch._C._ExcludeDispatchKeyGuard(_AUTOCAST_CPU):
+            target = _cast_target(policy, args, kwargs, lower)
+            if target is not None:
+                cast = _cast_to(target)
+                return op(*tree_map(cast, args), **tree_map(cast, kwargs))
+            if not (args and _is_eligible(args[0])):
+                return op(*args, **kwargs)
+            if policy is CastPolicy.FP32_SET_OPT_DTYPE:
                 args, kwargs = _with_fp32_dtype(op, args, kwargs)
                 return op(*args, **kwargs)
-            if policy is CastPolicy.FP32_APPEND_DTYPE and _is_eligible(first):
-                packet = getattr(torch.ops.aten, op._schema.name.split("::")[1])
-                with_dtype = {"Scalar": "ScalarOpt_dtype", "ScalarOpt_dim": "ScalarOpt_dim_dtype"}
-                return getattr(packet, with_dtype[op._overloadname])(
-                    *args, **kwargs, dtype=torch.float32)
-            return op(*args, **kwargs)
+            with_dtype = getattr(op.overloadpacket, _WITH_DTYPE[op._overloadname])
+            return with_dtype(*args, **kwargs, dtype=torch.float32)
 
     return kernel
 
@@ -151,13 +161,12 @@ def _uncast_kernel(op: torch._ops.OpOverload) -> Callable[..., Any]:
     op is decomposed with autocast still on, so the ops it is made of are cast in their turn (a
     `cross_entropy_loss` on 16-bit logits runs `log_softmax` in fp32, without CPU's fp32 copy of
     its input); another runs uncast."""
-    below_autocast = torch._C.DispatchKeySet(torch._C.DispatchKey.AutocastCPU)
 
     def kernel(*args: Any, **kwargs: Any) -> Any:
         decomposed = op.decompose(*args, **kwargs)
         if decomposed is not NotImplemented:
             return decomposed
-        with torch._C._ExcludeDispatchKeyGuard(below_autocast):
+        with torch._C._ExcludeDispatchKeyGuard(_AUTOCAST_CPU):
             return op(*args, **kwargs)
 
     return kernel

@@ -725,12 +725,18 @@ def _activation_saved_tensors(arch: Architecture, spec: BlockSpec) -> tuple[tupl
     product `0.5 * x * (1 + tanh)` is fp32, cast back to 16 bits by the next linear (counted
     there). Without autocast every tensor of the chain is in the compute dtype."""
     c = spec.compute_bytes
-    extra = _activation_extra_tensors(arch, spec)
-    if extra and spec.autocast:
+    if _fp32_gelu_chain(arch, spec):
         return (("up_out_fp32", FP32), ("act_tanh", FP32), ("act_half_x", c),
                 ("act_one_plus_tanh", FP32))
     return ((_activation_saved(arch), c),
-            *((f"act_intermediate_{index}", c) for index in range(extra)))
+            *((f"act_intermediate_{index}", c)
+              for index in range(_activation_extra_tensors(arch, spec))))
+
+
+def _fp32_gelu_chain(arch: Architecture, spec: BlockSpec) -> bool:
+    """A Python tanh GELU under autocast: on CUDA its chain runs in fp32 from `pow` on
+    (`_activation_saved_tensors`)."""
+    return spec.autocast and _activation_extra_tensors(arch, spec) > 0
 
 
 def _activation_extra_tensors(arch: Architecture, spec: BlockSpec) -> int:
@@ -764,7 +770,7 @@ def _mlp_backward_itemsize(arch: Architecture, spec: BlockSpec) -> int:
     autocast, whose chain runs in fp32 on CUDA (`_activation_saved_tensors`), so its gradients
     do too (traced with `vramplan.tracer.cuda_autocast`: three fp32 intermediate-wide tensors
     beside the saved ones at the peak of Phi's MLP backward)."""
-    if spec.autocast and _activation_extra_tensors(arch, spec):
+    if _fp32_gelu_chain(arch, spec):
         return FP32
     return spec.compute_bytes
 

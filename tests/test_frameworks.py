@@ -21,6 +21,7 @@ from vramplan.presets.frameworks import (
     DEFAULTS,
     accumulate_without_sync,
     default_gradient_accumulation,
+    default_optimizer_impl,
     framework_defaults,
     read_framework,
 )
@@ -135,7 +136,42 @@ def test_accumulation_defaults_follow_the_recipes() -> None:
 
 def test_torchtune_steps_adamw_fused_by_default() -> None:
     assert framework_defaults(Framework.TORCHTUNE).optimizer_impl is OptimizerImpl.FUSED
-    assert framework_defaults(Framework.HF).optimizer_impl is OptimizerImpl.FOREACH
+    # a loop of one's own builds torch.optim.AdamW: foreach on CUDA, whatever the date
+    for framework in (Framework.ACCELERATE, Framework.GENERIC):
+        assert default_optimizer_impl(framework, None) is OptimizerImpl.FOREACH
+        assert default_optimizer_impl(framework, date(2024, 1, 1)) is OptimizerImpl.FOREACH
+    # axolotl sets adamw_torch_fused itself
+    assert default_optimizer_impl(Framework.AXOLOTL, date(2025, 3, 1)) is OptimizerImpl.FUSED
+
+
+@pytest.mark.parametrize(("on", "impl"), [
+    # transformers v4.31.0's default "adamw_hf" loops over the parameters; v4.32.0 (2023-08-21)
+    # switched to torch's AdamW (foreach); v4.54.0 with PyTorch 2.8 (2025-08-06) to the fused one
+    (date(2023, 8, 20), OptimizerImpl.FOR_LOOP), (date(2023, 8, 21), OptimizerImpl.FOREACH),
+    (date(2025, 8, 5), OptimizerImpl.FOREACH), (date(2025, 8, 6), OptimizerImpl.FUSED),
+    (None, OptimizerImpl.FUSED)])
+def test_the_trainers_adamw_follows_transformers_default_optim(
+        on: date | None, impl: OptimizerImpl) -> None:
+    for framework in (Framework.HF, Framework.LLAMAFACTORY, Framework.UNSLOTH):
+        assert default_optimizer_impl(framework, on) is impl
+
+
+def test_a_dated_hf_row_steps_as_the_trainer_did_then() -> None:
+    """Llama-2-7B full fine-tuning in bf16 with the Trainer: in 2024 torch's foreach AdamW makes
+    one state-sized temporary for every parameter at once (2 bytes each in bf16); today's fused
+    kernel makes none; a row that names its implementation keeps it."""
+    arch = architecture_of(find_model("llama-2-7b"))
+    row = ROW.replace(",lora,", ",full,").replace(",8,q;v,", ",,,").replace(",litgpt,", ",hf,")
+
+    def step_temporaries(csv_row: str) -> int:
+        (case,) = read_cases("\n".join((HEADER, csv_row)))
+        step = next(p for p in estimate_training(arch, training_setup_of(case)).phases
+                    if p.phase is Phase.OPTIMIZER_STEP)
+        return sum(p.memory_bytes for p in step.parts if p.kind is PartKind.STEP_TEMPORARIES)
+
+    assert step_temporaries(row) == 0
+    assert step_temporaries(row + "run of 2024-05-02") == 2 * arch.params_total
+    assert step_temporaries(row.replace(",adamw,,", ",adamw,fused,") + "run of 2024-05-02") == 0
 
 
 @pytest.mark.parametrize("reading", list(Reading))

@@ -44,7 +44,7 @@ from vramplan.tracer.run import run_trace
 from vramplan.training.alignment import estimate_step
 from vramplan.training.estimate import Phase
 from vramplan.training.setup import TrainingSetup
-from vramplan.vocab import Checkpointing, Framework, Method, Precision
+from vramplan.vocab import Checkpointing, Framework, Method, OptimizerImpl, Precision
 
 pytestmark = pytest.mark.trace
 
@@ -88,6 +88,7 @@ def _peaks(regime: tuple[Any, ...], **alignment: Any) -> tuple[int, int]:
     estimate = estimate_step(parse_config(config), TrainingSetup(
         method=Method(policy), precision=Precision(precision), batch=batch, seq_len=seq_len,
         framework=Framework.HF, gradient_accumulation=False,
+        optimizer_impl=OptimizerImpl.FOREACH,  # the tracer's AdamW (make_setup's default)
         lora_rank=8 if lora else None,
         lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
         checkpointing=Checkpointing(checkpointing), alignment=traced_setup.alignment))

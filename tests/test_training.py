@@ -26,6 +26,7 @@ from vramplan.vocab import (
     Method,
     Metric,
     Optimizer,
+    OptimizerImpl,
     Precision,
     Quant,
 )
@@ -440,7 +441,8 @@ def test_a_loop_that_keeps_the_outputs_holds_the_logits_through_backward_and_the
     arch = architecture_of(find_model("llama-2-7b"))
     setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, lora_rank=8,
                           lora_targets=parse_lora_targets("q;v"), batch=2, seq_len=512,
-                          framework=Framework.HF, gradient_accumulation=False)
+                          framework=Framework.HF, gradient_accumulation=False,
+                          optimizer_impl=OptimizerImpl.FOREACH)  # the same step in each
     logits = 2 * arch.vocab_size * 2 * 512  # bf16, today's code (no shifted copy)
     trainer = estimate_training(arch, setup)
     loop = estimate_training(arch, dataclasses.replace(setup, framework=framework))

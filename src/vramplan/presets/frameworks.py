@@ -59,7 +59,8 @@ class FrameworkDefaults:
     accumulates_adapters: bool
     """LoRA/QLoRA recipes accumulate gradients by default."""
     optimizer_impl: OptimizerImpl
-    """How torch.optim.AdamW steps when the run does not say."""
+    """How torch.optim.AdamW steps when the run does not say (today's, where
+    `trainer_optimizer` dates it)."""
     qlora_quant: Quant
     """The 4-bit storage of a QLoRA run that names none."""
     checkpointing: Checkpointing
@@ -133,6 +134,10 @@ class FrameworkDefaults:
     exist (TRL's `peft_module_casting_to_bf16` until 2025-12, axolotl's
     `_convert_embedding_modules_dtype`): the copies stay in the allocator's cache
     (`vramplan.training.allocations._upcast_and_back`)."""
+    trainer_optimizer: bool = False
+    """AdamW is what transformers' `Trainer` builds for the `optim` that `TrainingArguments`
+    defaults to, which changed over time (`trainer_optimizer_impl`); `optimizer_impl` is
+    today's."""
     reported_metric: Metric = Metric.ALLOCATED
     """The peak the stack prints by itself, what a published figure of it is when the figure
     does not say (a case row whose `metric` cell is empty: the format reads an empty cell as
@@ -151,20 +156,46 @@ _TRANSFORMERS_SOURCE = (
     "Accelerator.accumulate -> no_sync; transformers integrations/fsdp.py update_fsdp_plugin_peft "
     "installs peft.utils.other.fsdp_auto_wrap_policy; transformers utils/quantization_config.py "
     "BitsAndBytesConfig: bnb_4bit_quant_type='fp4', bnb_4bit_use_double_quant=False; "
-    "torch.optim.AdamW: foreach on CUDA (torch/optim/optimizer.py _default_to_fused_or_foreach)")
+    "training_args.py default_optim (see trainer_optimizer_impl); torch.optim.AdamW: foreach on "
+    "CUDA (torch/optim/optimizer.py _default_to_fused_or_foreach)")
+
+HF_TRAINER_TORCH_ADAMW_SINCE = date(2023, 8, 21)
+"""transformers v4.32.0 (its wheel's date; huggingface/transformers #25109): `TrainingArguments.
+optim` defaults to "adamw_torch", torch.optim.AdamW (`foreach` on CUDA since PyTorch 2.0), instead
+of "adamw_hf", transformers.optimization.AdamW, which loops over the parameters (`denom =
+exp_avg_sq.sqrt().add_(eps)`, one parameter's temporary at a time). Read in the v4.31.0 and
+v4.32.0 wheels (training_args.py `default_optim`, optimization.py `AdamW.step`)."""
+HF_TRAINER_FUSED_ADAMW_SINCE = date(2025, 8, 6)
+"""transformers v4.54.0 (2025-07-25; #37358) defaults `optim` to "adamw_torch_fused" when
+PyTorch is 2.8 or newer (training_args.py `default_optim`, read in the v4.53.3 and v4.54.0
+wheels: v4.53.3 still "adamw_torch"); PyTorch 2.8.0 was released on 2025-08-06, so a run from
+that date on can have both."""
+
+
+def trainer_optimizer_impl(on: date | None) -> OptimizerImpl:
+    """How the AdamW that transformers' `Trainer` builds by default steps, as of `on` (None:
+    today): a loop over the parameters, then `foreach`, then the fused kernel."""
+    if on is None or on >= HF_TRAINER_FUSED_ADAMW_SINCE:
+        return OptimizerImpl.FUSED
+    if on >= HF_TRAINER_TORCH_ADAMW_SINCE:
+        return OptimizerImpl.FOREACH
+    return OptimizerImpl.FOR_LOOP
 
 
 def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
-                  impl: OptimizerImpl = OptimizerImpl.FOREACH,
+                  impl: OptimizerImpl | None = None,
                   scheme: Scheme = Scheme.DDP, fsdp: FsdpVersion = FsdpVersion.FSDP1,
                   freeze_layers: int = 1, float_quant_storage: bool = False,
                   kbit_upcast: bool = False, checkpointing: Checkpointing = Checkpointing.NONE,
                   keeps_outputs: bool = False, reported_metric: Metric = Metric.ALLOCATED,
                   source: str = _TRANSFORMERS_SOURCE) -> FrameworkDefaults:
+    """A stack on transformers' models; `impl` None: AdamW as the `Trainer` builds it by
+    default (`trainer_optimizer_impl`)."""
     return FrameworkDefaults(
         framework=framework, model_code=ModelCode.TRANSFORMERS, scheme=scheme,
         fsdp_version=fsdp, accumulate_without_sync=True, accumulates_full=False,
-        accumulates_adapters=False, optimizer_impl=impl, qlora_quant=quant,
+        accumulates_adapters=False, optimizer_impl=impl or trainer_optimizer_impl(None),
+        trainer_optimizer=impl is None, qlora_quant=quant,
         checkpointing=checkpointing, loss=Loss.STANDARD, peft_fsdp_wrap=True,
         model_dropout=True, fsdp2_embedding_apart=True,
         freeze_layers=freeze_layers, float_quant_storage=float_quant_storage,
@@ -199,8 +230,9 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
         qlora_quant=Quant.FP4, checkpointing=Checkpointing.NONE, loss=Loss.STANDARD,
         peft_fsdp_wrap=False, model_dropout=True, loop_keeps_outputs=True,
         source="torch.optim.AdamW foreach default; transformers BitsAndBytesConfig defaults"),
+    # a loop of one's own under accelerate builds torch.optim.AdamW itself
     Framework.ACCELERATE: _transformers(
-        Framework.ACCELERATE, keeps_outputs=True,
+        Framework.ACCELERATE, keeps_outputs=True, impl=OptimizerImpl.FOREACH,
         source="accelerate utils/dataclasses.py: FSDP_VERSION default '1'; "
                "Accelerator.accumulate -> no_sync; " + _TRANSFORMERS_SOURCE),
     # axolotl: the transformers Trainer; src/axolotl/loaders/model.py builds QLoRA's
@@ -502,6 +534,12 @@ def transformers_code(on: date | None) -> TransformersCode:
 
 def framework_defaults(framework: Framework) -> FrameworkDefaults:
     return DEFAULTS[framework]
+
+
+def default_optimizer_impl(framework: Framework, on: date | None) -> OptimizerImpl:
+    """How `framework`'s AdamW steps when a run does not say, as of `on` (None: today)."""
+    defaults = DEFAULTS[framework]
+    return trainer_optimizer_impl(on) if defaults.trainer_optimizer else defaults.optimizer_impl
 
 
 def runs_transformers_code(framework: Framework) -> bool:

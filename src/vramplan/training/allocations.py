@@ -41,7 +41,6 @@ from vramplan.presets.frameworks import (
     PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE,
     TORCHTUNE_CHUNKED_NF4_SINCE,
     TransformersCode,
-    framework_defaults,
 )
 from vramplan.presets.quant_formats import BNB_BLOCKSIZE, BNB_DQ_BLOCKSIZE
 from vramplan.training.activations import (
@@ -60,6 +59,7 @@ from vramplan.training.setup import (
     main_grad_buffer,
     model_loss_code,
     offloads_checkpoints,
+    optimizer_impl,
     trainable_itemsize,
     trainable_state_itemsize,
     weight_itemsize,
@@ -1066,7 +1066,7 @@ def _step_temporaries(program: _Program, setup: TrainingSetup,
     parameter at once; `for-loop`: one at a time; `fused` and bitsandbytes: none."""
     if setup.optimizer not in (Optimizer.ADAMW, Optimizer.ADAFACTOR):
         return
-    impl = setup.optimizer_impl or framework_defaults(setup.framework).optimizer_impl
+    impl = optimizer_impl(setup)
     s = trainable_state_itemsize(setup)
     sizes = [ceil_div(s * t.elements, divisor) for t in trainable]
     if impl is OptimizerImpl.FOREACH and setup.optimizer is Optimizer.ADAMW:

@@ -12,6 +12,7 @@ from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
 from vramplan.presets.frameworks import (
     TORCHTITAN_COMPILES_LOSS_SINCE,
     TransformersCode,
+    default_optimizer_impl,
     framework_defaults,
     runs_transformers_code,
     transformers_code,
@@ -299,6 +300,12 @@ def adapters_in_fp32(setup: TrainingSetup) -> bool:
     defaults = framework_defaults(setup.framework)
     return (setup.method is Method.QLORA and runs_transformers_code(setup.framework)
             and not (setup.float_quant_storage or defaults.float_quant_storage))
+
+
+def optimizer_impl(setup: TrainingSetup) -> OptimizerImpl:
+    """How the AdamW step runs: as the run says, else its framework's default as of the run's
+    date (`vramplan.presets.frameworks.default_optimizer_impl`)."""
+    return setup.optimizer_impl or default_optimizer_impl(setup.framework, setup.code_date)
 
 
 def loss_compiled(setup: TrainingSetup) -> bool:

@@ -15,6 +15,7 @@ from vramplan.training.setup import (
     TrainingSetup,
     adapters_in_fp32,
     gradient_itemsize,
+    optimizer_impl,
     trainable_itemsize,
     trainable_state_itemsize,
     weight_itemsize,
@@ -378,7 +379,7 @@ def optimizer_step_temporaries(arch: Architecture, setup: TrainingSetup) -> int:
     if not tensors:
         return 0
     s = trainable_state_itemsize(setup)
-    impl = setup.optimizer_impl or framework_defaults(setup.framework).optimizer_impl
+    impl = optimizer_impl(setup)
     if setup.optimizer not in (Optimizer.ADAMW, Optimizer.ADAFACTOR):
         return 0
     largest = max(g.elements for g in tensors)

@@ -60,8 +60,10 @@ MESSAGES = {
         "bf16-true, mixed for megatron, deepspeed and torchtitan)",
     },
     "field.optimizer_impl": {
-        FR: "implémentation du pas de l'optimiseur (défaut : celle du cadre, foreach sur CUDA)",
-        EN: "how the optimizer step runs (default: the framework's, foreach on CUDA)",
+        FR: "implémentation du pas de l'optimiseur (défaut : celle du cadre ; fused pour le "
+            "Trainer de transformers, foreach pour une boucle PyTorch)",
+        EN: "how the optimizer step runs (default: the framework's; fused for transformers' "
+            "Trainer, foreach for a PyTorch loop)",
     },
     "field.quant": {
         FR: "stockage des poids de base gelés sous QLoRA (défaut nf4)",

@@ -317,6 +317,23 @@ def test_a_card_missing_from_the_catalogue_is_read_by_the_size_in_its_name() -> 
     assert known.gpu is not None and known.gpu.name == "h100-80gb"
 
 
+@pytest.mark.parametrize(("written", "gib"), [
+    ("A800 80GB", 80), ("NVIDIA A100-SXM4-80GB", 80), ("H20 96G", 96), ("RTX A6000 (48 GB)", 48),
+    ("2x24GB", 24), ("h800-80gb", 80)])
+def test_a_card_written_as_its_vendor_does_is_read_by_its_size(written: str, gib: int) -> None:
+    """An OOM verdict needs the card's size: a name that states one is read, however spelled."""
+    row = ROW.replace("a100-40gb", f'"{written}"').replace(",21.30,GB,", ",OOM,GB,")
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert case.gpu is not None and case.gpu.capacity_bytes == gib * 2**30
+
+
+@pytest.mark.parametrize("written", ["A800", "A100 40GB or 80GB", "H800 0GB"])
+def test_an_oom_row_on_a_card_of_no_single_size_is_not_read(written: str) -> None:
+    row = ROW.replace("a100-40gb", f'"{written}"').replace(",21.30,GB,", ",OOM,GB,")
+    report = parse_cases("\n".join((HEADER, row)))
+    assert not report.cases and len(report.unread) == 1
+
+
 def test_a_measured_row_on_a_card_of_unknown_size_is_estimated_and_says_so() -> None:
     (case,) = read_cases("\n".join((HEADER, ROW.replace("a100-40gb", "h800"))))
     assert case.gpu is None and case.readings == (Reading.GPU_UNKNOWN,)

@@ -387,21 +387,23 @@ UNSLOTH_HOSTS = frozenset({Framework.HF, Framework.GENERIC})
 """The frameworks whose rows are read as Unsloth's when their notes name it (`UNSLOTH_NOTE`)."""
 
 
-_SIZED_NAME = re.compile(r"[a-z0-9][a-z0-9-]*-(\d{1,4})gb", re.IGNORECASE)
-"""A card name ending in its memory size, as the format's examples (`a10g-24gb`, `h100-80gb`)."""
+_CARD_SIZE = re.compile(r"(?<![\d.])(\d{1,4})\s*-?\s*(?:gib|gb|g)\b", re.IGNORECASE)
+"""A memory size in a card's name: the format's `a10g-24gb`, and as vendors and tools write it
+(`A800 80GB`, nvidia-smi's `NVIDIA A100-SXM4-80GB`, `H20 96G`)."""
 
 
 def case_gpu(name: str) -> Gpu:
-    """The row's card: from the catalogue, else, for a name that ends in its memory size like
-    the catalogue's (`rtx-a5000-24gb`), a card of that many GiB (an "N GB" card holds N GiB, see
-    `vramplan.presets.gpus`): the size is all that scoring needs of a card."""
+    """The row's card: from the catalogue, else, for a name that states one memory size (the
+    catalogue's `rtx-a5000-24gb`, a vendor's `A800 80GB`), a card of that many GiB (an "N GB" card
+    holds N GiB, see `vramplan.presets.gpus`): the size is all that scoring needs of a card. A
+    name with no size, or with two different ones, is not read."""
     try:
         return find_gpu(name)
     except UnknownName:
-        sized = _SIZED_NAME.fullmatch(name.strip())
-        if sized is None or int(sized.group(1)) == 0:
+        sizes = {int(found) for found in _CARD_SIZE.findall(name)}
+        if len(sizes) != 1 or 0 in sizes:
             raise
-        size = int(sized.group(1))
+        (size,) = sizes
         return Gpu(name.strip().lower(), name.strip(), "", size,
                    source=f"case file: {size} GB read from the name")
 

@@ -44,9 +44,12 @@ from vramplan.vocab import (
     Framework,
     FsdpVersion,
     LoraTarget,
+    Loss,
     Method,
     Metric,
+    Offload,
     Optimizer,
+    OptimizerImpl,
     Precision,
     Quant,
     Scheme,
@@ -355,6 +358,16 @@ def test_a_measured_row_on_a_card_of_unknown_size_is_estimated_and_says_so() -> 
     ({"litgpt": "llama-factory"}, "framework", Framework.LLAMAFACTORY),
     ({"allocated": "max_memory_allocated"}, "metric", Metric.ALLOCATED),
     ({"allocated": "nvidia-smi"}, "metric", Metric.DEVICE),
+    ({"allocated": "torch.cuda.max_memory_reserved"}, "metric", Metric.RESERVED),
+    ({"allocated": "Peak Memory Active"}, "metric", Metric.ALLOCATED),  # torchtune's log
+    ({"adamw": "PagedAdamW32bit"}, "optimizer", Optimizer.PAGED_ADAMW),  # bitsandbytes' class
+    ({",adamw,,": ",adamw,optimizer_in_bwd,"}, "optimizer_impl", OptimizerImpl.IN_BACKWARD),
+    ({",none,sdpa,": ",off,sdpa,"}, "checkpointing", Checkpointing.NONE),
+    ({",sdpa,": ",xformers,"}, "attention", Attention.SDPA),
+    ({",sdpa,,": ",sdpa,liger,"}, "loss", Loss.CHUNKED),
+    ({",sdpa,,": ",sdpa,cut_cross_entropy,"}, "loss", Loss.CHUNKED),
+    ({",1,a100-40gb,none,": ",2,a100-40gb,deepspeed_zero3,"}, "sharding", Scheme.ZERO3),
+    ({"a100-40gb,none,none,": "a100-40gb,none,optimizer_states,"}, "offload", Offload.OPTIMIZER),
 ])
 def test_the_stacks_own_names_for_a_value_are_read_as_it(cells: dict[str, str], column: str,
                                                          value: object) -> None:

@@ -386,22 +386,44 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
                 "adam": Optimizer.ADAMW, "adamw-torch": Optimizer.ADAMW,
                 "adamw-torch-fused": Optimizer.ADAMW, "adamw-hf": Optimizer.ADAMW,
                 "adamw-bnb-8bit": Optimizer.ADAMW_8BIT, "adamw8bit": Optimizer.ADAMW_8BIT,
-                "paged-adamw-32bit": Optimizer.PAGED_ADAMW},
+                "paged-adamw-32bit": Optimizer.PAGED_ADAMW,
+                # bitsandbytes' class names (bitsandbytes/optim/adamw.py)
+                "pagedadamw32bit": Optimizer.PAGED_ADAMW, "pagedadamw": Optimizer.PAGED_ADAMW,
+                "pagedadamw8bit": Optimizer.PAGED_ADAMW_8BIT,
+                # the fused kernels of the same AdamW: transformers' "adamw_apex_fused",
+                # DeepSpeed's FusedAdam (deepspeed/ops/adam/fused_adam.py, adam_w_mode)
+                "adamw-apex-fused": Optimizer.ADAMW, "fusedadam": Optimizer.ADAMW},
+    # torchtune's `optimizer_in_bwd` flag steps each parameter inside backward
+    OptimizerImpl: {"forloop": OptimizerImpl.FOR_LOOP,
+                    "optimizer-in-bwd": OptimizerImpl.IN_BACKWARD,
+                    "in-bwd": OptimizerImpl.IN_BACKWARD},
     # bitsandbytes' 8-bit storage is LLM.int8() (transformers `load_in_8bit`)
     Quant: {"8bit": Quant.INT8, "bnb-8bit": Quant.INT8, "llm.int8": Quant.INT8,
             "llm-int8": Quant.INT8, "load-in-8bit": Quant.INT8, "bnb-nf4": Quant.NF4},
     # transformers' `gradient_checkpointing=True` checkpoints every decoder layer
-    Checkpointing: {"true": Checkpointing.FULL, "yes": Checkpointing.FULL,
-                    "gradient-checkpointing": Checkpointing.FULL,
-                    "false": Checkpointing.NONE, "no": Checkpointing.NONE},
+    Checkpointing: {"true": Checkpointing.FULL, "yes": Checkpointing.FULL, "on": Checkpointing.FULL,
+                    "1": Checkpointing.FULL, "gradient-checkpointing": Checkpointing.FULL,
+                    "false": Checkpointing.NONE, "no": Checkpointing.NONE,
+                    "off": Checkpointing.NONE, "0": Checkpointing.NONE},
     # transformers' `attn_implementation` names and the flash-attn package
     Attention: {"flash-attention-2": Attention.FLASH, "flash-attention-3": Attention.FLASH,
-                "flash-attn": Attention.FLASH, "fa2": Attention.FLASH},
-    Loss: {"fused": Loss.CHUNKED},  # FORMAT.md: "chunked / fused cross-entropy"
+                "flash-attn": Attention.FLASH, "fa2": Attention.FLASH,
+                # xformers' memory_efficient_attention: the kernel SDPA's memory-efficient
+                # backend was taken from (no score matrix kept)
+                "xformers": Attention.SDPA},
+    # FORMAT.md: "chunked / fused cross-entropy": Liger-Kernel's fused linear cross-entropy,
+    # Apple's Cut Cross-Entropy (axolotl's `cut_cross_entropy`), torchtune's chunked loss
+    Loss: {"fused": Loss.CHUNKED, "liger": Loss.CHUNKED, "liger-kernel": Loss.CHUNKED,
+           "fused-linear-cross-entropy": Loss.CHUNKED, "cce": Loss.CHUNKED,
+           "cut-cross-entropy": Loss.CHUNKED, "chunked-ce": Loss.CHUNKED,
+           "chunked-cross-entropy": Loss.CHUNKED},
     # PyTorch FSDP's `ShardingStrategy` names; DeepSpeed's stages written with a dash
     Scheme: {"full-shard": Scheme.FSDP, "shard-grad-op": Scheme.FSDP_GRAD_OP,
              "hybrid-shard": Scheme.HSDP, "fsdp1": Scheme.FSDP, "fsdp2": Scheme.FSDP,
-             "zero-1": Scheme.ZERO1, "zero-2": Scheme.ZERO2, "zero-3": Scheme.ZERO3},
+             "zero-1": Scheme.ZERO1, "zero-2": Scheme.ZERO2, "zero-3": Scheme.ZERO3,
+             "deepspeed-zero1": Scheme.ZERO1, "deepspeed-zero2": Scheme.ZERO2,
+             "deepspeed-zero3": Scheme.ZERO3},
+    Offload: {"optimizer-states": Offload.OPTIMIZER},
     # peft's module names for Llama-style models, and its `all-linear`
     LoraTarget: {"q-proj": LoraTarget.Q, "k-proj": LoraTarget.K, "v-proj": LoraTarget.V,
                  "o-proj": LoraTarget.O, "gate-proj": LoraTarget.GATE, "up-proj": LoraTarget.UP,
@@ -409,8 +431,13 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
                  "all-linear": LoraTarget.ALL},
     # the torch.cuda functions and the tools that read the device
     Metric: {"max-memory-allocated": Metric.ALLOCATED, "memory-allocated": Metric.ALLOCATED,
+             "torch.cuda.max-memory-allocated": Metric.ALLOCATED,
              "max-memory-reserved": Metric.RESERVED, "memory-reserved": Metric.RESERVED,
-             "nvidia-smi": Metric.DEVICE, "nvml": Metric.DEVICE},
+             "torch.cuda.max-memory-reserved": Metric.RESERVED,
+             "nvidia-smi": Metric.DEVICE, "nvml": Metric.DEVICE,
+             # torch.cuda.memory_stats()["active_bytes.all.peak"], torchtune's "Peak Memory
+             # Active": the allocated blocks plus the freed ones still awaiting other streams
+             "active": Metric.ALLOCATED, "peak-memory-active": Metric.ALLOCATED},
     # stacks that run one of these: TRL's and ms-swift's trainers subclass transformers'
     # `Trainer` (trl/trainer/sft_trainer.py, swift/trainers/trainers.py); NeMo trains through
     # Megatron Core; DeepSpeed-Chat on the DeepSpeed engine

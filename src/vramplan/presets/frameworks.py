@@ -321,16 +321,20 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
                "train_configs/llama3_8b.toml (selective 'op')"),
     # DeepSpeed's `zero_optimization.stage` defaults to 0: plain data parallelism. The engine
     # wraps the model it is given, most often transformers' (DeepSpeed-Chat's `create_hf_model`),
-    # in train mode: its dropout layers run at config.json's rates.
+    # in train mode: its dropout layers run at config.json's rates. The config's "Adam"/"AdamW"
+    # optimizer is DeepSpeed's FusedAdam on the GPU (runtime/engine.py
+    # `_configure_basic_optimizer`: `torch_adam` defaults to false; DeepSpeedCPUAdam when
+    # offloaded), a multi-tensor kernel that updates in place.
     Framework.DEEPSPEED: FrameworkDefaults(
         framework=Framework.DEEPSPEED, model_code=ModelCode.TRANSFORMERS, scheme=Scheme.DDP,
         fsdp_version=FsdpVersion.FSDP2, accumulate_without_sync=False, accumulates_full=True,
-        accumulates_adapters=True, optimizer_impl=OptimizerImpl.FOREACH,
+        accumulates_adapters=True, optimizer_impl=OptimizerImpl.FUSED,
         qlora_quant=Quant.FP4, checkpointing=Checkpointing.NONE, loss=Loss.STANDARD,
         peft_fsdp_wrap=False, model_dropout=True, loop_keeps_outputs=True,
         precision=Precision.MIXED,
         source="deepspeed runtime/zero/config.py (stage 0), runtime/config.py "
-               "(gradient_accumulation_steps from train_batch_size)"),
+               "(gradient_accumulation_steps from train_batch_size), runtime/engine.py "
+               "_configure_basic_optimizer (FusedAdam unless torch_adam)"),
     # Megatron-LM's DistributedDataParallel, with its fp32 gradient buffer (`main_grad_buffer`);
     # its distributed optimizer is opt-in (--use-distributed-optimizer: `zero1` here);
     # pretraining runs accumulate (global batch / micro-batch).

@@ -244,9 +244,10 @@ def test_no_server_at_the_endpoint_is_unreachable(
 def test_an_unknown_name_gets_close_names_and_a_hint() -> None:
     with pytest.raises(UnknownModel) as raised:
         resolve_model("qwen3-7b")
-    assert raised.value.suggestions == ("qwen3-1.7b", "qwen3-4b", "qwen3-8b")
+    # the three closest names (qwen2-7b, a preset since Qwen2's base releases were added)
+    assert raised.value.suggestions == ("qwen3-1.7b", "qwen2-7b", "qwen3-4b")
     message = raised.value.message(Lang.EN)
-    assert "close names: qwen3-1.7b, qwen3-4b, qwen3-8b" in message
+    assert "close names: qwen3-1.7b, qwen2-7b, qwen3-4b" in message
     assert "repo id (org/name) or a config.json" in message
     assert "tinyllama" not in message  # not the whole registry
 

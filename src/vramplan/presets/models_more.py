@@ -1,7 +1,7 @@
 """More presets of the families that already have a reader: OPT-125M, the smaller Pythia models,
-Qwen1.5, the Qwen2.5 and Qwen3 releases whose config.json differs from their base's, the
-TinyLlama chat model, OpenLLaMA, Vicuna, Yi, DeepSeek LLM and StableLM (Zephyr, which takes
-Mistral 7B's keys, is beside it in `vramplan.presets.models`).
+Qwen1.5, Qwen2, the Qwen2.5 and Qwen3 releases whose config.json differs from their base's, the
+TinyLlama chat model, OpenLLaMA, Vicuna, Yi, DeepSeek LLM, DeepSeek Coder and StableLM (Zephyr,
+which takes Mistral 7B's keys, is beside it in `vramplan.presets.models`).
 
 As in `vramplan.presets.models`: each preset keeps the architecture keys of the published
 config.json (tokenizer ids, dropout rates equal to the config class's defaults, initialization and
@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vramplan.presets.model_preset import ModelPreset, make_preset
+from vramplan.presets.model_preset import ModelPreset, copy_on_hub, hub_config_url, make_preset
 
 if TYPE_CHECKING:
     from typing import Any
 
-_preset = make_preset
+_preset, _hub, _copy = make_preset, hub_config_url, copy_on_hub
 
 _LITGPT = ("github.com/Lightning-AI/litgpt litgpt/config.py "
            "@26857050fe3ff627cd714fe92f5838f51a3d5efa")
@@ -265,6 +265,183 @@ MODELS_MORE: tuple[ModelPreset, ...] = (
             "Qwen/Qwen3-30B-A3B-Base\", a re-typed copy with transformers_version 4.51.0)"
         ),
     ),
+    # Qwen2 (arXiv:2407.10671), the base releases beside `qwen2-0.5b` and the 72B post-trained
+    # release: Qwen2.5's layout (q/k/v biases, GQA). The Qwen2-7B model card's table gives 7.6B
+    # parameters, 6.5B without embeddings: this preset's 7,615,616,512 and 6,525,621,760.
+    # Qwen2-1.5B: a fine-tune saved by transformers 4.41.2 with `_name_or_path` Qwen/Qwen2-1.5B
+    # and the base's end-of-text eos_token_id. Another copy naming the same base (arcee-ai's
+    # arcee-lite, an edited file) says 32,768 positions and the chat eos, which are the
+    # -Instruct file's: not used.
+    _preset(
+        "qwen2-1.5b",
+        "Qwen/Qwen2-1.5B",
+        "Qwen2 1.5B",
+        {
+            "architectures": ["Qwen2ForCausalLM"],
+            "model_type": "qwen2",
+            "hidden_act": "silu",
+            "hidden_size": 1536,
+            "intermediate_size": 8960,
+            "max_position_embeddings": 131072,
+            "max_window_layers": 28,
+            "num_attention_heads": 12,
+            "num_hidden_layers": 28,
+            "num_key_value_heads": 2,
+            "rms_norm_eps": 1e-06,
+            "rope_theta": 1000000.0,
+            "sliding_window": 131072,
+            "tie_word_embeddings": True,
+            "torch_dtype": "bfloat16",
+            "use_sliding_window": False,
+            "vocab_size": 151936,
+        },
+        read_from=_copy("thundax/Qwen2-1.5B-Sign") + " (upload commit 16014b0)",
+    ),
+    # Qwen2-7B: the -Instruct preset's shapes with the base's 131,072 positions. Two copies with
+    # `_name_or_path` Qwen/Qwen2-7B saved by transformers 4.41.2 agree on every key below: a
+    # fine-tune's config.json on the Hub, and TableGPT's vLLM script quoting its model's
+    # `llm_config` (its use_cache false is the training run's).
+    _preset(
+        "qwen2-7b",
+        "Qwen/Qwen2-7B",
+        "Qwen2 7B",
+        {
+            "architectures": ["Qwen2ForCausalLM"],
+            "model_type": "qwen2",
+            "hidden_act": "silu",
+            "hidden_size": 3584,
+            "intermediate_size": 18944,
+            "max_position_embeddings": 131072,
+            "max_window_layers": 28,
+            "num_attention_heads": 28,
+            "num_hidden_layers": 28,
+            "num_key_value_heads": 4,
+            "rms_norm_eps": 1e-06,
+            "rope_theta": 1000000.0,
+            "sliding_window": 131072,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "use_sliding_window": False,
+            "vocab_size": 152064,
+        },
+        read_from=(
+            _copy("alielfilali01/PG7BB") + " (upload commit 0aa47d0)" + "; and a public "
+            "TableGPT vLLM script's quoted config.json (code-search index file id 3761174183; "
+            "repository/path not exposed by the index)"
+        ),
+    ),
+    # Qwen2-72B: its own config.json says RMSNorm eps 1e-5 and max_window_layers 28 (the
+    # -Instruct file: 1e-6 and 80) and 131,072 positions (-Instruct: 32,768).
+    _preset(
+        "qwen2-72b",
+        "Qwen/Qwen2-72B",
+        "Qwen2 72B",
+        {
+            "architectures": ["Qwen2ForCausalLM"],
+            "model_type": "qwen2",
+            "hidden_act": "silu",
+            "hidden_size": 8192,
+            "intermediate_size": 29568,
+            "max_position_embeddings": 131072,
+            "max_window_layers": 28,
+            "num_attention_heads": 64,
+            "num_hidden_layers": 80,
+            "num_key_value_heads": 8,
+            "rms_norm_eps": 1e-05,
+            "rope_theta": 1000000.0,
+            "sliding_window": 131072,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "use_sliding_window": False,
+            "vocab_size": 152064,
+        },
+        read_from=_hub("Qwen/Qwen2-72B", "c03367ee2f85a5f870d5aa3feb9928c9156e048f"),
+    ),
+    _preset(
+        "qwen2-72b-instruct",
+        "Qwen/Qwen2-72B-Instruct",
+        "Qwen2 72B Instruct",
+        {
+            "architectures": ["Qwen2ForCausalLM"],
+            "model_type": "qwen2",
+            "hidden_act": "silu",
+            "hidden_size": 8192,
+            "intermediate_size": 29568,
+            "max_position_embeddings": 32768,
+            "max_window_layers": 80,
+            "num_attention_heads": 64,
+            "num_hidden_layers": 80,
+            "num_key_value_heads": 8,
+            "rms_norm_eps": 1e-06,
+            "rope_theta": 1000000.0,
+            "sliding_window": 131072,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "use_sliding_window": False,
+            "vocab_size": 152064,
+        },
+        read_from=_hub("Qwen/Qwen2-72B-Instruct", "7c7b4195787f74b15d14d70a52653ca5cf0c4d75"),
+    ),
+    # Qwen1.5-14B-Chat: no GQA, an untied 152,064-token head. Three copies of its config.json
+    # agree on the keys below: one with `_name_or_path` Qwen/Qwen1.5-14B-Chat (transformers
+    # 4.46.3, which writes sliding_window null), a fine-tune saved from a local
+    # Qwen1.5-14B-Chat folder (4.39.1) and an AWQ quantization of it (4.37.2); they disagree on
+    # eos_token_id, sliding_window (unused: use_sliding_window is false) and torch_dtype, left
+    # out. The base Qwen1.5-14B's own file was not read.
+    _preset(
+        "qwen1.5-14b-chat",
+        "Qwen/Qwen1.5-14B-Chat",
+        "Qwen1.5 14B Chat",
+        {
+            "architectures": ["Qwen2ForCausalLM"],
+            "model_type": "qwen2",
+            "hidden_act": "silu",
+            "hidden_size": 5120,
+            "intermediate_size": 13696,
+            "max_position_embeddings": 32768,
+            "max_window_layers": 35,
+            "num_attention_heads": 40,
+            "num_hidden_layers": 40,
+            "num_key_value_heads": 40,
+            "rms_norm_eps": 1e-06,
+            "rope_theta": 1000000.0,
+            "tie_word_embeddings": False,
+            "use_sliding_window": False,
+            "vocab_size": 152064,
+        },
+        read_from=(
+            _copy("DeepDream2045/9f7439e2-56ef-48b6-b4d7-4b2f1d24d44e") + " (commit 7bcde2f)"
+            + "; " + _copy("MACLAB-HFUT/PsycoLLM") + " (upload commit e654645)"
+            + "; " + _copy("LoneStriker/Qwen1.5-14B-Chat-AWQ") + " (commit cdf10f1)"
+        ),
+    ),
+    # Qwen1.5-72B-Chat: no GQA (64 key/value heads). Its config.json says sliding_window 4096,
+    # which use_sliding_window false leaves unused.
+    _preset(
+        "qwen1.5-72b-chat",
+        "Qwen/Qwen1.5-72B-Chat",
+        "Qwen1.5 72B Chat",
+        {
+            "architectures": ["Qwen2ForCausalLM"],
+            "model_type": "qwen2",
+            "hidden_act": "silu",
+            "hidden_size": 8192,
+            "intermediate_size": 24576,
+            "max_position_embeddings": 32768,
+            "max_window_layers": 70,
+            "num_attention_heads": 64,
+            "num_hidden_layers": 80,
+            "num_key_value_heads": 64,
+            "rms_norm_eps": 1e-06,
+            "rope_theta": 1000000.0,
+            "sliding_window": 4096,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "use_sliding_window": False,
+            "vocab_size": 152064,
+        },
+        read_from=_hub("Qwen/Qwen1.5-72B-Chat", "3eebb4deedb8c952318504d9afc9b335fcb7bc84"),
+    ),
     # TinyLlama 1.1B Chat v1.0: the base's shapes; its config.json says bfloat16 where the base
     # checkpoint's says float32, so a preset of its own. litgpt builds both from one entry.
     _preset(
@@ -376,6 +553,62 @@ MODELS_MORE: tuple[ModelPreset, ...] = (
             "LlamaForCausalLM included)"
         ),
     ),
+    # Yi-9B: Yi-6B's shapes with 48 layers, RoPE base 1e4 and RMSNorm eps 1e-6. Read from an AWQ
+    # quantization's config.json with `_name_or_path` 01-ai/Yi-9B (transformers 4.39.0.dev0;
+    # its quantization_config and float16 torch_dtype are the quantizer's, left out). The Open
+    # LLM Leaderboard's request file gives 8.829 billion parameters; this count is
+    # 8,829,407,232.
+    _preset(
+        "yi-9b",
+        "01-ai/Yi-9B",
+        "Yi 9B",
+        {
+            "architectures": ["LlamaForCausalLM"],
+            "model_type": "llama",
+            "attention_bias": False,
+            "hidden_act": "silu",
+            "hidden_size": 4096,
+            "intermediate_size": 11008,
+            "max_position_embeddings": 4096,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 48,
+            "num_key_value_heads": 4,
+            "pretraining_tp": 1,
+            "rms_norm_eps": 1e-06,
+            "rope_scaling": None,
+            "rope_theta": 10000,
+            "tie_word_embeddings": False,
+            "vocab_size": 64000,
+        },
+        read_from=_copy("TechxGenus/Yi-9B-AWQ") + " (upload commit ba69fa5)",
+    ),
+    # 01.AI Yi-34B (arXiv:2403.04652): LLaMA's layout, 60 layers, 8 key/value heads. Its own
+    # config.json, rewritten for LlamaForCausalLM ("compatible with Llama"). The Open LLM
+    # Leaderboard's request file gives 34.389 billion parameters; this count is 34,388,917,248.
+    _preset(
+        "yi-34b",
+        "01-ai/Yi-34B",
+        "Yi 34B",
+        {
+            "architectures": ["LlamaForCausalLM"],
+            "model_type": "llama",
+            "hidden_act": "silu",
+            "hidden_size": 7168,
+            "intermediate_size": 20480,
+            "max_position_embeddings": 4096,
+            "num_attention_heads": 56,
+            "num_hidden_layers": 60,
+            "num_key_value_heads": 8,
+            "pretraining_tp": 1,
+            "rms_norm_eps": 1e-05,
+            "rope_scaling": None,
+            "rope_theta": 5000000.0,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 64000,
+        },
+        read_from=_hub("01-ai/Yi-34B", "3ace5f03eee58aa00438b15ea3f0d535f3a81e46"),
+    ),
     # DeepSeek LLM 7B Chat (arXiv:2401.02954): LLaMA's layout, 30 layers, a 102,400-token
     # vocabulary. The print-out also shows head_dim 128, which transformers derives (4096 / 32)
     # and which the file need not carry, and the launcher's pad_token_id; both left out.
@@ -407,6 +640,71 @@ MODELS_MORE: tuple[ModelPreset, ...] = (
             "transformers 4.48.3's LlamaConfig print-out with `_name_or_path` "
             "deepseek-ai/deepseek-llm-7b-chat in a public verl training log (code-search index "
             "file id 52834852015; repository/path not exposed by the index)"
+        ),
+    ),
+    # DeepSeek Coder (arXiv:2401.14196), base models: LLaMA's layout, a 32,256-token vocabulary,
+    # 16,384 positions by linear RoPE scaling (factor 4, base 1e5). Their own files were not
+    # found; copies saved by transformers from each base agree on every key below and
+    # disagree on torch_dtype (bfloat16 or float16), left out.
+    _preset(
+        "deepseek-coder-6.7b",
+        "deepseek-ai/deepseek-coder-6.7b-base",
+        "DeepSeek Coder 6.7B",
+        {
+            "architectures": ["LlamaForCausalLM"],
+            "model_type": "llama",
+            "attention_bias": False,
+            "hidden_act": "silu",
+            "hidden_size": 4096,
+            "intermediate_size": 11008,
+            "max_position_embeddings": 16384,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "num_key_value_heads": 32,
+            "pretraining_tp": 1,
+            "rms_norm_eps": 1e-06,
+            "rope_scaling": {"factor": 4.0, "type": "linear"},
+            "rope_theta": 100000,
+            "tie_word_embeddings": False,
+            "vocab_size": 32256,
+        },
+        read_from=(
+            "copies with `_name_or_path` deepseek-ai/deepseek-coder-6.7b-base: "
+            + _copy("juewang/deepseek-coder-6.7b-base-trt-int4-g64-hf") + " (commit 9dc2267)"
+            + " (transformers 4.41.0.dev0); "
+            + _copy("AIGym/deepseek-coder-6.7b-chat") + " (commit 38319c7)"
+            + " (4.36.2)"
+        ),
+    ),
+    _preset(
+        "deepseek-coder-33b",
+        "deepseek-ai/deepseek-coder-33b-base",
+        "DeepSeek Coder 33B",
+        {
+            "architectures": ["LlamaForCausalLM"],
+            "model_type": "llama",
+            "hidden_act": "silu",
+            "hidden_size": 7168,
+            "intermediate_size": 19200,
+            "max_position_embeddings": 16384,
+            "num_attention_heads": 56,
+            "num_hidden_layers": 62,
+            "num_key_value_heads": 8,
+            "pretraining_tp": 1,
+            "rms_norm_eps": 1e-06,
+            "rope_scaling": {"factor": 4.0, "type": "linear"},
+            "rope_theta": 100000,
+            "tie_word_embeddings": False,
+            "vocab_size": 32256,
+        },
+        read_from=(
+            "copies saved from deepseek-coder-33b-base: "
+            + _copy("RichardErkhov/deepseek-ai_-_deepseek-coder-33b-base-4bits",
+                    "da376c562933a8c667f7ff61c1d12bdb9206d2a9")
+            + " (transformers 4.39.3, quantization_config left out); "
+            + _copy("codefuse-ai/CodeFuse-DeepSeek-33B-4bits",
+                    "eaa10ca65bbb737beba31eb48c107f80f8498459")
+            + " (4.33.2)"
         ),
     ),
     # Stability AI StableLM-3B-4E1T (model_type stablelm): LayerNorms, SwiGLU, a quarter of each

@@ -92,7 +92,10 @@ def test_gpus_command() -> None:
     names = [gpu["name"] for gpu in json.loads(out)["gpus"]]
     for required in ("rtx-3090-24gb", "rtx-4090-24gb", "rtx-5090-32gb", "l4-24gb", "a10g-24gb",
                      "l40s-48gb", "rtx-a6000-48gb", "a100-40gb", "a100-80gb", "h100-80gb",
-                     "h200-141gb", "b200-180gb", "mi300x-192gb"):
+                     "h200-141gb", "b200-180gb", "mi300x-192gb", "a10-24gb", "a30-24gb",
+                     "rtx-4080-16gb", "rtx-6000-ada-48gb", "h100-nvl-94gb", "h20-96gb",
+                     "gh200-96gb", "gh200-144gb", "b300-288gb", "mi250x-gcd-64gb",
+                     "mi325x-256gb", "mi355x-288gb"):
         assert required in names
     status, out, _ = run("gpus", "--lang", "fr")
     assert status == 0

@@ -34,9 +34,16 @@ class Gpu:
 
 
 _NV = "https://www.nvidia.com"
+# NVIDIA's own documentation lists memory per GPU in tables: the MIG user guide's supported GPUs,
+# and the GPU tables of its NIM inference microservices.
+_NV_MIG = "https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-gpus.html"
+_NV_NIM = "https://docs.nvidia.com/nim/large-language-models/1.13.0/supported-models.html"
+_ROCM = "https://rocm.docs.amd.com/en/latest/reference/gpu-specs.html"
 GPUS: tuple[Gpu, ...] = (
     Gpu("rtx-3090-24gb", "NVIDIA GeForce RTX 3090", "NVIDIA", 24,
         f"{_NV}/en-us/geforce/graphics-cards/30-series/rtx-3090-3090ti/", aliases=("rtx-3090",)),
+    Gpu("rtx-4080-16gb", "NVIDIA GeForce RTX 4080", "NVIDIA", 16,
+        f"{_NV_NIM} (GeForce RTX 4080, 16 GB)", aliases=("rtx-4080",)),
     Gpu("rtx-4090-24gb", "NVIDIA GeForce RTX 4090", "NVIDIA", 24,
         f"{_NV}/en-us/geforce/graphics-cards/40-series/rtx-4090/", common=True,
         aliases=("rtx-4090",)),
@@ -50,27 +57,53 @@ GPUS: tuple[Gpu, ...] = (
         f"{_NV}/en-us/data-center/v100/"),
     Gpu("l4-24gb", "NVIDIA L4", "NVIDIA", 24,
         f"{_NV}/en-us/data-center/l4/", aliases=("l4",)),
+    Gpu("a10-24gb", "NVIDIA A10", "NVIDIA", 24,
+        "https://learn.microsoft.com/en-us/azure/virtual-machines/nva10v5-series"
+        " (a full A10 holds a 24 GiB frame buffer)", aliases=("a10",)),
     Gpu("a10g-24gb", "NVIDIA A10G", "NVIDIA", 24,
         "https://aws.amazon.com/ec2/instance-types/g5/ (24 GB per A10G)", aliases=("a10g",)),
+    Gpu("a30-24gb", "NVIDIA A30", "NVIDIA", 24, f"{_NV_MIG} (A30, 24GB)", aliases=("a30",)),
     Gpu("a40-48gb", "NVIDIA A40", "NVIDIA", 48,
         f"{_NV}/en-us/data-center/a40/", aliases=("a40",)),
     Gpu("l40s-48gb", "NVIDIA L40S", "NVIDIA", 48,
         f"{_NV}/en-us/data-center/l40s/", aliases=("l40s",)),
     Gpu("rtx-a6000-48gb", "NVIDIA RTX A6000", "NVIDIA", 48,
         f"{_NV}/en-us/design-visualization/rtx-a6000/", aliases=("rtx-a6000", "a6000")),
+    Gpu("rtx-6000-ada-48gb", "NVIDIA RTX 6000 Ada Generation", "NVIDIA", 48,
+        f"{_NV_NIM} (NVIDIA RTX 6000 Ada Generation, 48 GB)", aliases=("rtx-6000-ada",)),
     Gpu("a100-40gb", "NVIDIA A100 40GB", "NVIDIA", 40,
         f"{_NV}/en-us/data-center/a100/", common=True),
     Gpu("a100-80gb", "NVIDIA A100 80GB", "NVIDIA", 80,
         f"{_NV}/en-us/data-center/a100/", aliases=("a100",)),
     Gpu("h100-80gb", "NVIDIA H100 80GB", "NVIDIA", 80,
         f"{_NV}/en-us/data-center/h100/", common=True, aliases=("h100",)),
+    Gpu("h100-nvl-94gb", "NVIDIA H100 NVL", "NVIDIA", 94,
+        f"{_NV_NIM} (H100 NVL, 94 GB)", aliases=("h100-nvl",)),
+    Gpu("h20-96gb", "NVIDIA H20", "NVIDIA", 96, f"{_NV_MIG} (H20, 96GB)", aliases=("h20",)),
+    # The GH200 superchip is sold with 96 GB (HBM3) or 144 GB (HBM3e): no bare alias picks one.
+    Gpu("gh200-96gb", "NVIDIA GH200 96GB (HBM3)", "NVIDIA", 96, f"{_NV_NIM} (GH200, 96 GB)"),
+    Gpu("gh200-144gb", "NVIDIA GH200 144GB (HBM3e)", "NVIDIA", 144,
+        "https://docs.nvidia.com/nim/bionemo/genmol/support-matrix (NVIDIA GH200 144GB, 144 GB)"),
     Gpu("h200-141gb", "NVIDIA H200 141GB", "NVIDIA", 141,
         f"{_NV}/en-us/data-center/h200/", common=True, aliases=("h200",)),
     Gpu("b200-180gb", "NVIDIA B200", "NVIDIA", 180,
         f"{_NV}/en-us/data-center/dgx-b200/ (1,440 GB for 8 GPUs)", aliases=("b200",)),
+    Gpu("b300-288gb", "NVIDIA B300", "NVIDIA", 288,
+        "https://docs.nvidia.com/nim/large-language-models/2.0.6/day-0/support-matrix-day-0.html"
+        " (NVIDIA-B300-SXM6-AC, 288 GB per GPU)", aliases=("b300",)),
+    # An MI250X module holds 128 GB (ROCm's GPU specifications) on two graphics compute dies (GCDs);
+    # ROCm shows each GCD as its own device (ROCm's MI250 microarchitecture page) with 64 GB (OLCF's
+    # Frontier user guide). A PyTorch process allocates on one device, so the entry sizes one GCD.
+    Gpu("mi250x-gcd-64gb", "AMD Instinct MI250X (one GCD)", "AMD", 64,
+        "https://docs.olcf.ornl.gov/systems/frontier_user_guide.html"
+        " (each MI250X has 2 GCDs, each a GPU with 64 GB)", aliases=("mi250x",)),
     Gpu("mi300x-192gb", "AMD Instinct MI300X", "AMD", 192,
         "https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html",
         aliases=("mi300x",)),
+    Gpu("mi325x-256gb", "AMD Instinct MI325X", "AMD", 256, f"{_ROCM} (MI325X, 256 GiB)",
+        aliases=("mi325x",)),
+    Gpu("mi355x-288gb", "AMD Instinct MI355X", "AMD", 288, f"{_ROCM} (MI355X, 288 GiB)",
+        aliases=("mi355x",)),
 )
 
 

@@ -652,3 +652,17 @@ def test_any_plausible_row_in_the_format_is_read_and_estimated(row: str) -> None
     (score,) = score_cases(parsed.cases).scores
     assert score.outcome is Outcome.SCORED, score.skip_reason
     assert score.estimate_bytes is not None and 0 < score.estimate_bytes < 10**15
+
+
+@pytest.mark.parametrize(("framework", "offload", "scheme"), [
+    ("deepspeed", "optimizer", Scheme.ZERO2),  # ZeRO-Offload, on one GPU too
+    ("hf", "params-optimizer", Scheme.ZERO3),
+    ("torchtune", "params-optimizer", Scheme.FSDP),  # its scheme is FSDP: its CPU offload
+])
+def test_an_offload_without_a_sharding_takes_the_scheme_it_needs(
+        framework: str, offload: str, scheme: Scheme) -> None:
+    row = ROW.replace(",1,a100-40gb,none,none,litgpt,", f",1,a100-40gb,,{offload},{framework},")
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert case.sharding is scheme
+    (score,) = score_cases((case,)).scores
+    assert score.outcome is Outcome.SCORED  # not skipped as a conflict

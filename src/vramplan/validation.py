@@ -325,8 +325,9 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         readings.append(Reading.LORA_ON_QUANTIZED)
     # An empty cell is the framework's default (the format's rule): on several GPUs, its
     # data-parallel scheme; with litgpt's FSDP strategy, block checkpointing.
+    offload = choice(Offload, "offload", get("offload"), Offload.NONE)
     sharding = choice(Scheme, "sharding", get("sharding"),
-                      Scheme.NONE if inference else default_scheme(framework, gpus))
+                      Scheme.NONE if inference else default_scheme(framework, gpus, offload))
     fsdp_named = {"fsdp1": FsdpVersion.FSDP1, "fsdp2": FsdpVersion.FSDP2}.get(
         spelling(get("sharding") or ""))
     gpu = None
@@ -366,7 +367,7 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         gpus=gpus,
         gpu=gpu,
         sharding=sharding,
-        offload=choice(Offload, "offload", get("offload"), Offload.NONE),
+        offload=offload,
         framework=framework,
         # what the stack named in the cell prints (not the kernels the notes name)
         metric=choice(Metric, "metric", get("metric"),

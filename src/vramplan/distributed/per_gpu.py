@@ -217,9 +217,17 @@ def program_sharding(states: ModelStates, sharded: ShardedStates, *,
     return Sharding(weights=tp, gradients=tp, states=tp, persistent_bytes=buckets)
 
 
-def default_scheme(framework: Framework, gpus: int) -> Scheme:
-    """The scheme of a run on `gpus` GPUs that names none: none on one GPU, else the
-    framework's (`DEFAULT_SCHEME`)."""
+def default_scheme(framework: Framework, gpus: int, offload: Offload = Offload.NONE) -> Scheme:
+    """The scheme of a run on `gpus` GPUs that names none. An offload needs a sharded scheme:
+    the optimizer alone goes to the CPU with DeepSpeed's ZeRO-Offload, on ZeRO-2 (its tutorial's
+    setting, deepspeed.ai/tutorials/zero-offload: "ZeRO-Offload ... built on ZeRO-2"); the
+    parameters too with the framework's FSDP where that is its scheme (FSDP's CPUOffload holds
+    parameters, gradients and the step on the host), else ZeRO-3's parameter offload. Without
+    an offload: none on one GPU, else the framework's (`DEFAULT_SCHEME`)."""
+    if offload is Offload.OPTIMIZER:
+        return Scheme.ZERO2
+    if offload is Offload.PARAMS_OPTIMIZER:
+        return Scheme.FSDP if DEFAULT_SCHEME[framework] is Scheme.FSDP else Scheme.ZERO3
     return Scheme.NONE if gpus == 1 else DEFAULT_SCHEME[framework]
 
 

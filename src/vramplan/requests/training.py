@@ -4,8 +4,10 @@ GPU type and the safety margin.
 Defaults that depend on other fields are decided here, from what the user gave:
 - `quant`: nf4 under QLoRA (the case format's empty cell), none otherwise;
 - `gpus`: tensor_parallel x pipeline_parallel;
-- `sharding`: none without data parallelism, ddp with it; zero2 when the optimizer is offloaded,
-  zero3 when the parameters are too (ZeRO-Offload and ZeRO-Infinity are DeepSpeed's);
+- `sharding`: none without data parallelism, the framework's with it; zero2 when the optimizer
+  is offloaded (DeepSpeed's ZeRO-Offload), when the parameters are too the framework's FSDP
+  where FSDP is its scheme, else zero3 (`vramplan.distributed.per_gpu.default_scheme`, which
+  case rows read too);
 - `grad_accum`: 1, except litgpt, whose recipes always accumulate.
 A clash between fields names only the fields the user gave; a clash with a default says which
 field to give.
@@ -76,7 +78,6 @@ from vramplan.vocab import (
     Generation,
     LoraTarget,
     Method,
-    Offload,
     Precision,
     Quant,
     Scheme,
@@ -249,20 +250,15 @@ def _only_for(inputs: Inputs, field: Field[Any], applies: bool, *methods: Method
 
 
 def scheme_of(inputs: Inputs) -> Scheme:
-    """The sharding asked for, or the default: ZeRO-2 or ZeRO-3 with an offload (DeepSpeed's
-    ZeRO-Offload), none without data parallelism, else the framework's own
-    (`vramplan.distributed.per_gpu.default_scheme`)."""
+    """The sharding asked for, or the default (`vramplan.distributed.per_gpu.default_scheme`:
+    the scheme an offload needs, none without data parallelism, else the framework's own)."""
     scheme: Scheme | None = inputs.get(SHARDING)
     if scheme is not None:
         return scheme
-    offload = inputs.require(OFFLOAD)
-    if offload is Offload.OPTIMIZER:
-        return Scheme.ZERO2
-    if offload is Offload.PARAMS_OPTIMIZER:
-        return Scheme.ZERO3
     model_parallel = inputs.require(TENSOR_PARALLEL) * inputs.require(PIPELINE_PARALLEL)
     data_parallel = (inputs.get(GPUS) or model_parallel) // model_parallel
-    return default_scheme(inputs.require(FRAMEWORK), max(data_parallel, 1))
+    return default_scheme(inputs.require(FRAMEWORK), max(data_parallel, 1),
+                          inputs.require(OFFLOAD))
 
 
 def parallelism(inputs: Inputs, training: TrainingSetup, scheme: Scheme,

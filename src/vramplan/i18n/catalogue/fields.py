@@ -167,10 +167,11 @@ MESSAGES = {
         EN: "GPUs per node (HSDP, host memory)",
     },
     "field.sharding": {
-        FR: "partage des états entre GPU (défaut : none sans parallélisme de données, ddp avec ; "
-        "zero2 ou zero3 avec un déchargement)",
-        EN: "how GPUs share the states (default: none without data parallelism, ddp with it; "
-        "zero2 or zero3 with an offload)",
+        FR: "partage des états entre GPU (défaut : none sans parallélisme de données, celui du "
+        "framework avec ; zero2 avec le déchargement de l'optimiseur, fsdp ou zero3 avec celui "
+        "des paramètres)",
+        EN: "how GPUs share the states (default: none without data parallelism, the framework's "
+        "with it; zero2 with the optimizer offloaded, fsdp or zero3 with the parameters)",
     },
     "field.offload": {FR: "ce qui va en mémoire hôte", EN: "what lives in host memory"},
     "field.tensor_parallel": {

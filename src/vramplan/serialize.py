@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from vramplan.planner.changes import Change, settings_text
 from vramplan.training.alignment import generated_at_once, reference_kind
+from vramplan.training.setup import optimizer_impl
 from vramplan.units import bytes_to_gb, bytes_to_gib
 from vramplan.vocab import Method
 
@@ -683,7 +684,8 @@ def fit_to_json(report: FitReport) -> FitOut:
 
 def _fit_setup_to_json(training: TrainingSetup) -> FitSetupOut:
     return {"method": training.method.value, "precision": training.precision.value,
-            "optimizer": training.optimizer.value, "quant": training.quant.value,
+            "optimizer": training.optimizer.value,
+            "optimizer_impl": optimizer_impl(training).value, "quant": training.quant.value,
             "lora_r": training.lora_rank, "batch": training.batch,
             "seq_len": training.seq_len, "checkpointing": training.checkpointing.value,
             "attention": training.attention.value, "framework": training.framework.value,

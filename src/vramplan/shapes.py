@@ -644,6 +644,9 @@ class FitSetupOut(TypedDict):
     method: Annotated[str, ValueOf(Method)]
     precision: Annotated[str, ValueOf(Precision)]
     optimizer: Annotated[str, ValueOf(Optimizer)]
+    optimizer_impl: Annotated[str, ValueOf(OptimizerImpl)]
+    """How the optimizer steps: as asked, else the framework's default today
+    (`vramplan.training.setup.optimizer_impl`: the transformers Trainer's fused AdamW)."""
     quant: Annotated[str, ValueOf(Quant)]
     lora_r: int | None
     batch: int

@@ -16,8 +16,9 @@ from vramplan.requests.training import fit_request
 from vramplan.requests.vocabulary import FIT, TRAINING_FIELDS
 from vramplan.serialize import fit_to_json
 from vramplan.training.alignment import generated_at_once, reference_kind
-from vramplan.training.setup import TrainingSetup
+from vramplan.training.setup import TrainingSetup, optimizer_impl
 from vramplan.units import format_gb, format_gib, format_number
+from vramplan.vocab import Optimizer
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang,
@@ -85,8 +86,12 @@ def _title(result: FitReport, lang: Lang) -> str:
         scheme += f" + offload {plan.offload.value}"
     title = translate("fit.title", lang, model=setup.model or "?", gpus=plan.gpus,
                       gpu=result.verdict.gpu.display_name, sharding=scheme)
+    optimizer = training.optimizer.value
+    if training.optimizer is Optimizer.ADAMW:
+        # the step's implementation changes its temporaries (the framework's default by date)
+        optimizer += f" ({optimizer_impl(training).value})"
     line = translate("fit.setup", lang, method=training.method.value,
-                     precision=training.precision.value, optimizer=training.optimizer.value,
+                     precision=training.precision.value, optimizer=optimizer,
                      batch=training.batch, seq_len=training.seq_len,
                      checkpointing=training.checkpointing.value,
                      attention=training.attention.value, framework=training.framework.value)

@@ -180,3 +180,16 @@ def test_expert_parallelism_must_divide_the_data_parallel_gpus(extra: tuple[str,
                            *extra)
     assert (status, out) == (2, "")
     assert needle in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("framework", "impl"), [("hf", "fused"), ("accelerate", "foreach")])
+def test_the_report_says_how_adamw_steps(framework: str, impl: str) -> None:
+    """The Trainer builds the fused AdamW today (transformers v4.54.0 on PyTorch 2.8); a loop of
+    one's own under accelerate gets torch's foreach: the header and the JSON say which."""
+    status, out, _ = run(*FULL_7B, "--framework", framework, "--lang", "en")
+    assert status == 0 and f"mixed, adamw ({impl}), batch 4" in out
+    status, out, _ = run(*FULL_7B, "--framework", framework, "--json")
+    assert status == 0 and json.loads(out)["setup"]["optimizer_impl"] == impl
+    status, out, _ = run(*FULL_7B, "--framework", framework, "--optimizer-impl", "for-loop",
+                         "--json")
+    assert status == 0 and json.loads(out)["setup"]["optimizer_impl"] == "for-loop"

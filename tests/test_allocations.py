@@ -13,10 +13,11 @@ from vramplan.allocator import EventKind, replay
 from vramplan.model.hf_config import parse_config
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.models import architecture_of, find_model
+from vramplan.tracer.setup import TRACED_OPTIMIZER_IMPL
 from vramplan.training.allocations import parameter_tensors, step_program
 from vramplan.training.estimate import estimate_training, step_shape
 from vramplan.training.setup import TrainingSetup
-from vramplan.vocab import Checkpointing, Framework, Method, OptimizerImpl, Precision, Quant
+from vramplan.vocab import Checkpointing, Framework, Method, Precision, Quant
 
 MID: dict[str, Any] = {"model_type": "llama", "hidden_size": 1024, "intermediate_size": 2816,
                        "num_hidden_layers": 4, "num_attention_heads": 16,
@@ -33,8 +34,7 @@ def _setup(method: str, precision: str = "bf16-true", checkpointing: str = "none
                          lora_rank=8 if lora else None,
                          lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
                          checkpointing=Checkpointing(checkpointing),
-                         # the tracer's AdamW (make_setup's default)
-                         optimizer_impl=OptimizerImpl.FOREACH, **extra)
+                         optimizer_impl=TRACED_OPTIMIZER_IMPL, **extra)
 
 
 @pytest.mark.parametrize("method", ["full", "lora", "freeze"])

@@ -47,6 +47,7 @@ from vramplan.model.hf_config import parse_config
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.tracer import make_setup
 from vramplan.tracer.run import run_trace
+from vramplan.tracer.setup import TRACED_OPTIMIZER_IMPL
 from vramplan.training.estimate import estimate_training
 from vramplan.training.setup import TrainingSetup
 from vramplan.vocab import (
@@ -55,7 +56,6 @@ from vramplan.vocab import (
     Framework,
     FsdpVersion,
     Method,
-    OptimizerImpl,
     Precision,
     Scheme,
 )
@@ -63,9 +63,6 @@ from vramplan.vocab import (
 pytestmark = pytest.mark.trace
 
 TOLERANCE = 0.03
-TRACED_ADAMW = OptimizerImpl.FOREACH
-"""The tracer steps torch.optim.AdamW as PyTorch does by default on CUDA (`make_setup`); the
-analytic setups name it, as the transformers Trainer's own default has changed over time."""
 
 _COMMON = {"hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
            "vocab_size": 512, "max_position_embeddings": 1024}
@@ -244,7 +241,7 @@ def test_analytic_peak_within_3_percent_of_trace(case: tuple[Any, ...]) -> None:
         checkpointing=checkpointing, attention=attention))
     analytic = estimate_training(parse_config(config), TrainingSetup(
         method=Method(method), precision=Precision(precision), batch=batch, seq_len=seq_len,
-        framework=Framework.HF, gradient_accumulation=False, optimizer_impl=TRACED_ADAMW,
+        framework=Framework.HF, gradient_accumulation=False, optimizer_impl=TRACED_OPTIMIZER_IMPL,
         lora_rank=8 if lora else None,
         lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
         checkpointing=Checkpointing(checkpointing), attention=Attention(attention)))
@@ -292,7 +289,7 @@ def test_per_gpu_peak_within_3_percent_of_the_traced_rank(case: tuple[Any, ...])
         lora_r=8 if lora else None, lora_targets="q;v" if lora else None))
     analytic = estimate_per_gpu(parse_config(config), TrainingSetup(
         method=Method(method), batch=2, seq_len=128, framework=Framework.HF,
-        gradient_accumulation=False, optimizer_impl=TRACED_ADAMW,
+        gradient_accumulation=False, optimizer_impl=TRACED_OPTIMIZER_IMPL,
         lora_rank=8 if lora else None,
         lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
         checkpointing=Checkpointing(checkpointing)), Parallelism(
@@ -332,7 +329,7 @@ def test_amp_per_gpu_peak_within_3_percent_of_the_traced_rank(case: tuple[str, .
         lora_r=8 if lora else None, lora_targets="q;v" if lora else None))
     setup = TrainingSetup(
         method=Method(method), precision=Precision.AMP, batch=2, seq_len=128,
-        framework=Framework.HF, gradient_accumulation=False, optimizer_impl=TRACED_ADAMW,
+        framework=Framework.HF, gradient_accumulation=False, optimizer_impl=TRACED_OPTIMIZER_IMPL,
         lora_rank=8 if lora else None,
         lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
         checkpointing=Checkpointing(checkpointing))

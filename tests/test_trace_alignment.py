@@ -41,10 +41,11 @@ from vramplan.parts import PartKind
 from vramplan.tracer import make_setup
 from vramplan.tracer.result import Phase as TracePhase
 from vramplan.tracer.run import run_trace
+from vramplan.tracer.setup import TRACED_OPTIMIZER_IMPL
 from vramplan.training.alignment import estimate_step
 from vramplan.training.estimate import Phase
 from vramplan.training.setup import TrainingSetup
-from vramplan.vocab import Checkpointing, Framework, Method, OptimizerImpl, Precision
+from vramplan.vocab import Checkpointing, Framework, Method, Precision
 
 pytestmark = pytest.mark.trace
 
@@ -88,7 +89,7 @@ def _peaks(regime: tuple[Any, ...], **alignment: Any) -> tuple[int, int]:
     estimate = estimate_step(parse_config(config), TrainingSetup(
         method=Method(policy), precision=Precision(precision), batch=batch, seq_len=seq_len,
         framework=Framework.HF, gradient_accumulation=False,
-        optimizer_impl=OptimizerImpl.FOREACH,  # the tracer's AdamW (make_setup's default)
+        optimizer_impl=TRACED_OPTIMIZER_IMPL,
         lora_rank=8 if lora else None,
         lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
         checkpointing=Checkpointing(checkpointing), alignment=traced_setup.alignment))

@@ -58,9 +58,10 @@ class FrameworkDefaults:
     """Full fine-tuning accumulates gradients over micro-batches by default."""
     accumulates_adapters: bool
     """LoRA/QLoRA recipes accumulate gradients by default."""
-    optimizer_impl: OptimizerImpl
-    """How torch.optim.AdamW steps when the run does not say (today's, where
-    `trainer_optimizer` dates it)."""
+    optimizer_impl: OptimizerImpl | None
+    """How AdamW steps when the run does not say; None: as transformers' `Trainer` builds it for
+    the `optim` that `TrainingArguments` defaulted to at the run's date
+    (`trainer_optimizer_impl`, read through `default_optimizer_impl`)."""
     qlora_quant: Quant
     """The 4-bit storage of a QLoRA run that names none."""
     checkpointing: Checkpointing
@@ -134,10 +135,6 @@ class FrameworkDefaults:
     exist (TRL's `peft_module_casting_to_bf16` until 2025-12, axolotl's
     `_convert_embedding_modules_dtype`): the copies stay in the allocator's cache
     (`vramplan.training.allocations._upcast_and_back`)."""
-    trainer_optimizer: bool = False
-    """AdamW is what transformers' `Trainer` builds for the `optim` that `TrainingArguments`
-    defaults to, which changed over time (`trainer_optimizer_impl`); `optimizer_impl` is
-    today's."""
     reported_metric: Metric = Metric.ALLOCATED
     """The peak the stack prints by itself, what a published figure of it is when the figure
     does not say (a case row whose `metric` cell is empty: the format reads an empty cell as
@@ -194,8 +191,7 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
     return FrameworkDefaults(
         framework=framework, model_code=ModelCode.TRANSFORMERS, scheme=scheme,
         fsdp_version=fsdp, accumulate_without_sync=True, accumulates_full=False,
-        accumulates_adapters=False, optimizer_impl=impl or trainer_optimizer_impl(None),
-        trainer_optimizer=impl is None, qlora_quant=quant,
+        accumulates_adapters=False, optimizer_impl=impl, qlora_quant=quant,
         checkpointing=checkpointing, loss=Loss.STANDARD, peft_fsdp_wrap=True,
         model_dropout=True, fsdp2_embedding_apart=True,
         freeze_layers=freeze_layers, float_quant_storage=float_quant_storage,
@@ -542,8 +538,7 @@ def framework_defaults(framework: Framework) -> FrameworkDefaults:
 
 def default_optimizer_impl(framework: Framework, on: date | None) -> OptimizerImpl:
     """How `framework`'s AdamW steps when a run does not say, as of `on` (None: today)."""
-    defaults = DEFAULTS[framework]
-    return trainer_optimizer_impl(on) if defaults.trainer_optimizer else defaults.optimizer_impl
+    return DEFAULTS[framework].optimizer_impl or trainer_optimizer_impl(on)
 
 
 def runs_transformers_code(framework: Framework) -> bool:

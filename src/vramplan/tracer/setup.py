@@ -76,6 +76,12 @@ DEFAULT_LORA_R = 8
 DEFAULT_TRAIN_LAYERS = 1
 
 
+TRACED_OPTIMIZER_IMPL = OptimizerImpl.FOREACH
+"""The AdamW a trace steps unless told: torch.optim.AdamW's own default on CUDA (`foreach`,
+torch/optim/optimizer.py `_default_to_fused_or_foreach`), not a framework's; an analytic setup
+compared with a trace names it."""
+
+
 @dataclass(frozen=True)
 class TraceSetup:
     """One training step to trace. `model_config` is the model's config.json key/values."""
@@ -85,7 +91,7 @@ class TraceSetup:
     method: Method = Method.FULL
     precision: Precision = Precision.BF16_TRUE
     optimizer: Optimizer = Optimizer.ADAMW
-    optimizer_impl: OptimizerImpl = OptimizerImpl.FOREACH
+    optimizer_impl: OptimizerImpl = TRACED_OPTIMIZER_IMPL
     quant: Quant = Quant.NONE
     lora_r: int | None = None
     lora_targets: tuple[str, ...] = ()
@@ -177,7 +183,7 @@ def make_setup(model_name: str, model_config: Mapping[str, Any], *,
         precision=choice(Precision, "precision", precision, Precision.BF16_TRUE),
         optimizer=choice(Optimizer, "optimizer", optimizer, Optimizer.ADAMW),
         optimizer_impl=choice(OptimizerImpl, "optimizer_impl", optimizer_impl,
-                              OptimizerImpl.FOREACH),
+                              TRACED_OPTIMIZER_IMPL),
         quant=_quant(trained, quant),
         lora_r=lora_r,
         lora_targets=parse_lora_targets(lora_targets),

@@ -468,3 +468,52 @@ def test_gpt_neo_attention_types_default_as_gpt_neo_config() -> None:
     assert parse_config(_config("gpt-neo-1.3b", attention_types=...)).n_layers == 24
     with pytest.raises(InvalidConfigValue):
         parse_config(_config("gpt-neo-125m", attention_types=...))
+
+
+# --- DeepSeek-V2 and OLMoE (counts: tests/test_param_counts_meta.py VARIANTS) -------------------
+
+_TINY_MOE = {"hidden_size": 64, "intermediate_size": 96, "num_attention_heads": 4,
+             "num_hidden_layers": 3, "vocab_size": 100, "max_position_embeddings": 32}
+_DEEPSEEK_V2 = {"model_type": "deepseek_v2", **_TINY_MOE, "q_lora_rank": None,
+                "kv_lora_rank": 16, "qk_rope_head_dim": 8, "qk_nope_head_dim": 16,
+                "v_head_dim": 12, "n_routed_experts": 8, "num_experts_per_tok": 2,
+                "n_shared_experts": 2, "moe_intermediate_size": 20, "first_k_dense_replace": 1}
+_OLMOE = {"model_type": "olmoe", **_TINY_MOE, "num_experts": 4, "num_experts_per_tok": 2}
+
+
+def test_deepseek_v2_reads_as_deepseek_v3_with_full_rank_queries() -> None:
+    arch = parse_config(_DEEPSEEK_V2)
+    assert arch.latent_attention is not None and arch.latent_attention.q_lora_rank is None
+    assert arch.dense_layers == (0,) and arch.n_shared_experts == 2 and arch.router_fp32
+    assert arch == parse_config({**_DEEPSEEK_V2, "moe_layer_freq": 1})
+
+
+def test_deepseek_v2_layer_frequency_transformers_ignores_is_refused() -> None:
+    # DeepseekV2DecoderLayer: experts in every layer from first_k_dense_replace on
+    with pytest.raises(InvalidConfigValue) as raised:
+        parse_config({**_DEEPSEEK_V2, "moe_layer_freq": 2})
+    assert "'moe_layer_freq'" in raised.value.message(Lang.EN)
+
+
+def test_olmoe_norms_queries_and_keys_over_their_whole_width() -> None:
+    arch = parse_config({**_OLMOE, "num_key_value_heads": 2})
+    assert arch.qk_norm is QkNormKind.PER_HEAD and arch.n_experts == 4
+    # q_norm over hidden_size, k_norm over n_kv_heads x head_dim (OlmoeAttention)
+    assert arch.params_qk_norm == 64 + 2 * 16
+    assert not arch.tied_embeddings and arch.n_kv_heads == 2
+    assert parse_config(_OLMOE).n_kv_heads == 4  # OlmoeConfig: num_attention_heads
+
+
+@pytest.mark.parametrize(("key", "value"), [("clip_qkv", 8.0), ("head_dim", 32)])
+def test_olmoe_options_not_modelled_are_refused(key: str, value: object) -> None:
+    with pytest.raises(InvalidConfigValue) as raised:
+        parse_config({**_OLMOE, key: value})
+    assert f"'{key}'" in raised.value.message(Lang.EN)
+    assert parse_config({**_OLMOE, key: None}) == parse_config(_OLMOE)
+
+
+@pytest.mark.parametrize("key", ["num_experts", "num_experts_per_tok"])
+def test_olmoe_expert_counts_are_required(key: str) -> None:
+    config = {name: value for name, value in _OLMOE.items() if name != key}
+    with pytest.raises(MissingConfigKey):
+        parse_config(config)

@@ -1,5 +1,5 @@
-"""config.json readers of the mixture-of-experts families released since 2025: Qwen3-MoE, Llama 4,
-DeepSeek-V3 (and R1, and Kimi K2, whose `kimi_k2` config is DeepSeek-V3's), gpt-oss, GLM-4.5.
+"""config.json readers of the mixture-of-experts families: Qwen3-MoE, Llama 4, DeepSeek-V2 and V3
+(and R1, and Kimi K2, whose `kimi_k2` config is DeepSeek-V3's), gpt-oss, GLM-4.5, OLMoE.
 
 transformers 5 stores each layer's routed experts as two 3-D parameters (`experts.gate_up_proj`,
 `experts.down_proj`): the count is the same as `n_experts` separate linears. Part of the
@@ -19,6 +19,7 @@ from vramplan.model.architecture import (
 )
 from vramplan.model.hf_common import (
     ConfigKeys,
+    InvalidConfigValue,
     checkpoint_format,
     llama_like,
     local_layer_count,
@@ -129,6 +130,20 @@ def _deepseek_v3(keys: ConfigKeys) -> Architecture:
         mtp_layers=_mtp_layers(keys), checkpoint_format=checkpoint_format(keys))
 
 
+def _deepseek_v2(keys: ConfigKeys) -> Architecture:
+    """models/deepseek_v2/modeling_deepseek_v2.py (DeepSeek-V2, V2-Lite): DeepSeek-V3's layout
+    (`_deepseek_v3`: latent attention, with or without a query latent; dense first
+    `first_k_dense_replace` layers; a float32 router, `DeepseekV2TopkRouter`; shared experts as one
+    MLP of `n_shared_experts` x `moe_intermediate_size`). Its router is a softmax without V3's
+    correction bias, a buffer either way. `DeepseekV2DecoderLayer` puts the experts in every layer
+    from `first_k_dense_replace` on and ignores `moe_layer_freq`, which the original remote code
+    applied: a value other than 1 is refused, as the two would count differently."""
+    freq = keys.get_int("moe_layer_freq", default=1)
+    if freq != 1:
+        raise InvalidConfigValue(keys.path("moe_layer_freq"), freq, "expect.unsupported_option")
+    return _deepseek_v3(keys)
+
+
 def _first_dense(keys: ConfigKeys, n_layers: int) -> tuple[int, ...]:
     """The first `first_k_dense_replace` layers, required (0 allowed: every layer MoE)."""
     value = keys.require_key("first_k_dense_replace")
@@ -192,14 +207,37 @@ def _glm4_moe(keys: ConfigKeys) -> Architecture:
         mtp_layers=_mtp_layers(keys), checkpoint_format=checkpoint_format(keys))
 
 
+def _olmoe(keys: ConfigKeys) -> Architecture:
+    """models/olmoe/modeling_olmoe.py (OLMoE): Llama's block with an RMSNorm on the whole query
+    (`q_norm` over hidden_size) and on the whole key (`k_norm` over n_kv_heads x head_dim) before
+    RoPE, `attention_bias` on q/k/v/o; every layer a softmax top-k router (`OlmoeTopKRouter`, no
+    bias, in the input's dtype) and `num_experts` SwiGLU experts of `intermediate_size`.
+    `head_dim` is hidden_size / num_attention_heads (the norms' widths assume it: another value is
+    refused); `clip_qkv` clamps q, k and v in place, not modelled: refused. `num_experts` and
+    `num_experts_per_tok` are required (OlmoeConfig's 64 and 8 are one model's)."""
+    keys.require_false("clip_qkv")
+    hidden, heads = keys.get_int("hidden_size"), keys.get_int("num_attention_heads")
+    explicit = keys.get_opt_int("head_dim")
+    if explicit is not None and explicit * heads != hidden:
+        raise InvalidConfigValue(keys.path("head_dim"), explicit, "expect.unsupported_option")
+    bias = keys.get_bool("attention_bias", False)
+    base = llama_like(keys, qkv_bias=bias, attn_out_bias=bias, mlp_bias=False,
+                      tied_default=False, kv_heads_default_mha=True)
+    return replace_fields(
+        base, qk_norm=QkNormKind.PER_HEAD, n_experts=keys.get_int("num_experts"),
+        experts_per_token=keys.get_int("num_experts_per_tok"))
+
+
 READERS: dict[str, Callable[[ConfigKeys], Architecture]] = {
     "qwen3_moe": _qwen3_moe,
     "llama4": _llama4,
     "llama4_text": _llama4_text,
+    "deepseek_v2": _deepseek_v2,
     "deepseek_v3": _deepseek_v3,
     "kimi_k2": _deepseek_v3,
     "gpt_oss": _gpt_oss,
     "glm4_moe": _glm4_moe,
+    "olmoe": _olmoe,
 }
 """The `model_type` values this module reads. `kimi_k2` (Kimi K2's config.json, whose
 `architectures` is `DeepseekV3ForCausalLM`) is read as `deepseek_v3`: transformers has no

@@ -263,8 +263,8 @@ def test_bad_value_names_row_and_column(bad: str, column: str) -> None:
 
 def test_a_row_no_model_takes_is_skipped_with_its_reason_and_the_others_are_scored() -> None:
     unknown_model = ROW.replace("llama-2-7b", "llama-9").replace("t1,", "t2,", 1)
-    # parameters offloaded without a scheme that shards them: refused by the sharding model
-    refused = ROW.replace(",1,a100-40gb,none,none,", ",2,a100-40gb,zero2,params-optimizer,")
+    # a full fine-tuning of 4-bit weights: no stack trains that, refused by the setup's checks
+    refused = ROW.replace(",lora,bf16-true,adamw,,none,8,q;v,", ",full,bf16-true,adamw,,nf4,,,")
     refused = refused.replace("t1,", "t3,", 1)
     report = score_cases(read_cases("\n".join((HEADER, ROW, unknown_model, refused))))
     assert [s.outcome for s in report.scores] == [Outcome.SCORED, Outcome.SKIPPED,
@@ -272,7 +272,7 @@ def test_a_row_no_model_takes_is_skipped_with_its_reason_and_the_others_are_scor
     assert report.rows_scored == 1
     skipped = {s.case.id: s.skip_reason for s in report.skipped}
     assert "llama-9" in skipped["t2"]
-    assert "offload" in skipped["t3"]
+    assert "quant" in skipped["t3"]
 
 
 def test_several_gpus_without_a_scheme_is_a_model_split_by_layers() -> None:
@@ -284,12 +284,41 @@ def test_several_gpus_without_a_scheme_is_a_model_split_by_layers() -> None:
     assert one.estimate_bytes / 2 < two.estimate_bytes < one.estimate_bytes
 
 
+FULL_ROW = ROW.replace(",lora,bf16-true,adamw,,none,8,q;v,", ",full,mixed,adamw,,none,,,")
+
+
+@pytest.mark.parametrize(("gpus", "sharding", "offload", "read_as", "reading"), [
+    # ZeRO-Offload's own setting, written as the one GPU's "no sharding"
+    (1, "none", "optimizer", ("zero2", "optimizer"), Reading.OFFLOAD_NEEDS_SHARDING),
+    (2, "ddp", "optimizer", ("zero2", "optimizer"), Reading.OFFLOAD_NEEDS_SHARDING),
+    (1, "none", "params-optimizer", ("zero3", "params-optimizer"),
+     Reading.OFFLOAD_NEEDS_SHARDING),
+    # DeepSpeed's offload_param is "valid only with stage 3": the optimizer alone goes
+    (2, "zero2", "params-optimizer", ("zero2", "optimizer"), Reading.PARAM_OFFLOAD_NEEDS_ZERO3),
+    (2, "zero1", "params-optimizer", ("zero1", "optimizer"), Reading.PARAM_OFFLOAD_NEEDS_ZERO3),
+    # FSDP's CPU offload moves the parameters with the optimizer
+    (2, "fsdp", "optimizer", ("fsdp", "params-optimizer"), Reading.FSDP_OFFLOADS_PARAMS),
+])
+def test_an_offload_no_run_has_is_read_as_the_run_its_stack_does_and_says_so(
+        gpus: int, sharding: str, offload: str, read_as: tuple[str, str],
+        reading: Reading) -> None:
+    row = FULL_ROW.replace(",1,a100-40gb,none,none,litgpt,",
+                           f",{gpus},a100-40gb,{sharding},{offload},generic,")
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert (case.sharding.value, case.offload.value) == read_as
+    assert case.readings == (reading,)
+    (score,) = score_cases((case,)).scores
+    assert score.outcome is Outcome.SCORED
+
+
 def test_offload_on_one_gpu_is_never_silently_ignored() -> None:
-    # offload goes through the sharding model, which refuses optimizer offload without ZeRO
-    row = ROW.replace(",1,a100-40gb,none,none,", ",1,a100-40gb,none,optimizer,")
-    (score,) = score_cases(read_cases("\n".join((HEADER, row)))).scores
-    assert score.outcome is Outcome.SKIPPED
-    assert "offload" in score.skip_reason
+    # read as ZeRO-Offload (with its reading), which keeps the optimizer off the GPU
+    offloaded = FULL_ROW.replace(",1,a100-40gb,none,none,", ",1,a100-40gb,none,optimizer,")
+    kept, moved = score_cases(read_cases("\n".join(
+        (HEADER, FULL_ROW, offloaded.replace("t1,", "t2,", 1))))).scores
+    assert moved.case.readings == (Reading.OFFLOAD_NEEDS_SHARDING,)
+    assert kept.estimate_bytes is not None and moved.estimate_bytes is not None
+    assert moved.estimate_bytes < kept.estimate_bytes
 
 
 @pytest.mark.parametrize(("framework", "scheme", "checkpointing", "single_checkpointing"), [
@@ -367,7 +396,8 @@ def test_a_measured_row_on_a_card_of_unknown_size_is_estimated_and_says_so() -> 
     ({",sdpa,,": ",sdpa,liger,"}, "loss", Loss.CHUNKED),
     ({",sdpa,,": ",sdpa,cut_cross_entropy,"}, "loss", Loss.CHUNKED),
     ({",1,a100-40gb,none,": ",2,a100-40gb,deepspeed_zero3,"}, "sharding", Scheme.ZERO3),
-    ({"a100-40gb,none,none,": "a100-40gb,none,optimizer_states,"}, "offload", Offload.OPTIMIZER),
+    ({"a100-40gb,none,none,": "a100-40gb,zero2,optimizer_states,"}, "offload",
+         Offload.OPTIMIZER),
 ])
 def test_the_stacks_own_names_for_a_value_are_read_as_it(cells: dict[str, str], column: str,
                                                          value: object) -> None:

@@ -33,7 +33,7 @@ from vramplan.distributed.per_gpu import (
     default_scheme,
     estimate_per_gpu,
 )
-from vramplan.distributed.sharding import PipelineSchedule, Zero3ConfigFile
+from vramplan.distributed.sharding import FSDP_SCHEMES, PipelineSchedule, Zero3ConfigFile
 from vramplan.errors import ConflictingOptions, MissingValue, UnknownName, VramplanError
 from vramplan.files import read_text_file
 from vramplan.i18n import Lang
@@ -223,6 +223,19 @@ class Reading(StrEnum):
     (only an OOM verdict and the cap of reserved memory read the card's size)."""
     COMPILED = "compiled"
     """The notes say the model ran under torch.compile."""
+    OFFLOAD_NEEDS_SHARDING = "offload_needs_sharding"
+    """An offload with `sharding` none or ddp, which cannot offload: read as the scheme a run of
+    that framework offloads with (`vramplan.distributed.per_gpu.default_scheme`: ZeRO-Offload on
+    ZeRO-2 for the optimizer; the framework's FSDP, else ZeRO-3, for the parameters)."""
+    PARAM_OFFLOAD_NEEDS_ZERO3 = "param_offload_needs_zero3"
+    """`params-optimizer` on ZeRO-1 or ZeRO-2: DeepSpeed's `offload_param` is "valid only with
+    stage 3" (deepspeed/runtime/zero/offload_config.py `DeepSpeedZeroOffloadParamConfig`,
+    docs/_pages/config-json.md), so such a run offloads the optimizer alone: read as
+    `optimizer`."""
+    FSDP_OFFLOADS_PARAMS = "fsdp_offloads_params"
+    """`optimizer` under FSDP: FSDP's CPU offload moves the parameters with their gradients and
+    optimizer states (`CPUOffload(offload_params=True)`, FSDP2's `CPUOffloadPolicy`); it has no
+    optimizer-only mode: read as `params-optimizer`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,6 +341,8 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
     offload = choice(Offload, "offload", get("offload"), Offload.NONE)
     sharding = choice(Scheme, "sharding", get("sharding"),
                       Scheme.NONE if inference else default_scheme(framework, gpus, offload))
+    if not inference:
+        sharding, offload = _offload_as_run(framework, gpus, sharding, offload, readings)
     fsdp_named = {"fsdp1": FsdpVersion.FSDP1, "fsdp2": FsdpVersion.FSDP2}.get(
         spelling(get("sharding") or ""))
     gpu = None
@@ -378,6 +393,25 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         readings=tuple(readings),
         fsdp_named=fsdp_named,
     )
+
+
+def _offload_as_run(framework: Framework, gpus: int, sharding: Scheme, offload: Offload,
+                    readings: list[Reading]) -> tuple[Scheme, Offload]:
+    """A row's sharding and offload as a run can have them: a pair no stack runs (an offload
+    without sharding, ZeRO-2 with parameters offloaded, FSDP offloading its optimizer alone) is
+    read as the run its framework does with those settings, with a `Reading` saying so."""
+    if offload is Offload.NONE or offload is Offload.ACTIVATIONS:
+        return sharding, offload
+    if sharding in (Scheme.NONE, Scheme.DDP):
+        readings.append(Reading.OFFLOAD_NEEDS_SHARDING)
+        return default_scheme(framework, gpus, offload), offload
+    if offload is Offload.PARAMS_OPTIMIZER and sharding in (Scheme.ZERO1, Scheme.ZERO2):
+        readings.append(Reading.PARAM_OFFLOAD_NEEDS_ZERO3)
+        return sharding, Offload.OPTIMIZER
+    if offload is Offload.OPTIMIZER and sharding in FSDP_SCHEMES:
+        readings.append(Reading.FSDP_OFFLOADS_PARAMS)
+        return sharding, Offload.PARAMS_OPTIMIZER
+    return sharding, offload
 
 
 UNSLOTH_NOTE = re.compile(r"\bunsloth\b", re.IGNORECASE)

@@ -47,4 +47,23 @@ MESSAGES = {
         FR: "les notes disent torch.compile : modèle compilé",
         EN: "the notes say torch.compile: a compiled model",
     },
+    "reading.offload_needs_sharding": {
+        FR: "déchargement sans partitionnement qui le permette : lu avec le schéma par lequel "
+        "le framework décharge (ZeRO-2 pour l'optimiseur ; son FSDP, sinon ZeRO-3, pour les "
+        "paramètres)",
+        EN: "an offload without a sharding that can hold it: read with the scheme the framework "
+        "offloads with (ZeRO-2 for the optimizer; its FSDP, else ZeRO-3, for the parameters)",
+    },
+    "reading.param_offload_needs_zero3": {
+        FR: "paramètres déchargés sous ZeRO-1 ou ZeRO-2 : DeepSpeed ne les décharge qu'en "
+        "ZeRO-3, lu comme le seul optimiseur déchargé",
+        EN: "parameters offloaded under ZeRO-1 or ZeRO-2: DeepSpeed offloads them only in "
+        "ZeRO-3, read as the optimizer alone offloaded",
+    },
+    "reading.fsdp_offloads_params": {
+        FR: "optimiseur déchargé sous FSDP : le déchargement de FSDP emporte les paramètres, "
+        "lu comme params-optimizer",
+        EN: "optimizer offloaded under FSDP: FSDP's offload takes the parameters with it, read "
+        "as params-optimizer",
+    },
 }

@@ -404,6 +404,9 @@ def test_qwen3_moe_dense_layers_follow_the_sparse_step_and_mlp_only_layers() -> 
     ("bloom-3b", 3_002_557_440),
     # the bigscience/bloom-7b1 model card: 7,069,016,064 parameters
     ("bloom-7b1", 7_069_016_064),
+    # the bigscience/bloom model card: "176,247,271,424 parameters: 3,596,615,680 embedding
+    # parameters" (copies of the card in the code-search index, e.g. file id 6345836259)
+    ("bloom-176b", 176_247_271_424),
 ])
 def test_bloom_counts_equal_the_published_ones(name: str, params: int) -> None:
     assert parse_config(_config(name)).params_total == params

@@ -1494,7 +1494,8 @@ MODELS: tuple[ModelPreset, ...] = (
     # fine-tune (Muennighoff et al. 2022, arXiv:2211.01786, same architecture): each BLOOMZ size
     # is an alias of its BLOOM size, whose copies give the same n_layer, heads and vocabulary.
     # The copies of 1b1 to 3b are trimmed of `n_embed`; their widths are keras-hub's, whose
-    # parameter counts these presets equal (tests/test_hf_config.py). bloom (176B) is left out.
+    # parameter counts these presets equal (tests/test_hf_config.py). BLOOM 176B is in
+    # `vramplan.presets.models_more`.
     _preset(
         "bloom-560m",
         "bigscience/bloom-560m",

@@ -1,7 +1,7 @@
 """More presets of the families that already have a reader: OPT-125M, the smaller Pythia models,
 Qwen1.5, Qwen2, the Qwen2.5 and Qwen3 releases whose config.json differs from their base's, the
-TinyLlama chat model, OpenLLaMA, Vicuna, Yi, DeepSeek LLM, DeepSeek Coder and StableLM (Zephyr,
-which takes Mistral 7B's keys, is beside it in `vramplan.presets.models`).
+TinyLlama chat model, OpenLLaMA, Vicuna, Yi, DeepSeek LLM, DeepSeek Coder, StableLM and BLOOM
+176B (Zephyr, which takes Mistral 7B's keys, is beside it in `vramplan.presets.models`).
 
 As in `vramplan.presets.models`: each preset keeps the architecture keys of the published
 config.json (tokenizer ids, dropout rates equal to the config class's defaults, initialization and
@@ -763,6 +763,32 @@ MODELS_MORE: tuple[ModelPreset, ...] = (
             "vocab_size": 100352,
         },
         read_from=f"{_MLC} entry 'stablelm-2-zephyr-1_6b' (transformers 4.38.0)",
+    ),
+    # BigScience BLOOM 176B (arXiv:2211.05100): the smaller BLOOM presets' layout (beside them in
+    # `vramplan.presets.models`). gpu_poor's trimmed copy of bigscience/bloom gives n_layer,
+    # num_attention_heads and the vocabulary under the key names of bloom-560m to 3b, and no
+    # `hidden_size`, so the width is under `n_embed` as in those files; its value, 14336, is the
+    # BigScience model card's ("Hidden layers are 14336-dimensional", with 70 layers and 112
+    # heads), and gpu_poor's copy of bigscience/bloom-petals (the same weights for Petals) says
+    # hidden_size 14336. The count equals the Hub model card's 176,247,271,424 parameters
+    # (tests/test_hf_config.py).
+    _preset(
+        "bloom-176b",
+        "bigscience/bloom",
+        "BLOOM 176B",
+        {
+            "architectures": ["BloomForCausalLM"],
+            "model_type": "bloom",
+            "n_embed": 14336,
+            "n_layer": 70,
+            "num_attention_heads": 112,
+            "vocab_size": 250880,
+        },
+        read_from=(
+            f"{_GPU_POOR}, entries 'bigscience/bloom' and 'bigscience/bloom-petals'; the width: "
+            "github.com/bigscience-workshop/model_card README.md "
+            "@9f15dce8b4910bb63127b945ab0db75c9729ff21"
+        ),
     ),
 )
 """The presets of this module, in display order."""

@@ -206,6 +206,23 @@ def test_a_litgpt_config_hub_row_reads_its_recipe_where_its_cells_are_empty() ->
     assert setups[4].gradient_accumulation
 
 
+@pytest.mark.parametrize(("notes", "accumulates"), [
+    ("no gradient accumulation", False),
+    ("batch size 2 (without gradient accumulation)", False),  # torchtune's README
+    ("via gradient accumulation", True),
+    ("--per_device_train_batch_size 4 --gradient_accumulation_steps 1 --max_length 8192", False),
+    ("TrainingArguments(gradient_accumulation_steps=4)", True),
+    ("gradient_accumulation_steps: 1", False),
+    # two values quoted (a config and an override): the notes' words decide, else the default
+    ("gradient_accumulation_steps 64 in the config but 1 when run", True),
+    ("", True),  # torchtune's LoRA default
+])
+def test_a_rows_notes_say_whether_it_accumulated(notes: str, accumulates: bool) -> None:
+    row = ROW.replace(",litgpt,", ",torchtune,") + f'"{notes}"'
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert training_setup_of(case).gradient_accumulation is accumulates
+
+
 def test_oom_rows_and_units_are_read() -> None:
     oom = ROW.replace("21.30,GB", "OOM,GB")
     mib = ROW.replace("21.30,GB", "20314,MiB")

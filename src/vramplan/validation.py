@@ -761,19 +761,28 @@ EMPTY_CACHE_NOTE = "empty_cache"
 """How a row's notes say that its loop called `torch.cuda.empty_cache()` between steps (the PEFT
 MetaMathQA harness: `empty_cache every 10 steps`, method_comparison/MetaMathQA/run.py)."""
 
-_NO_ACCUMULATION = re.compile(r"\bno (?:grad|gradient) accumulation\b", re.IGNORECASE)
+_NO_ACCUMULATION = re.compile(r"\b(?:no|without) (?:grad|gradient) accumulation\b",
+                              re.IGNORECASE)
 _ACCUMULATION = re.compile(r"\b(?:grad|gradient) accumulation\b", re.IGNORECASE)
+_ACCUMULATION_STEPS = re.compile(
+    r"\bgradient_accumulation_steps\b['\"]?\s*[:=]?\s*(\d{1,6})\b", re.IGNORECASE)
+"""The stacks' own setting, as command lines and configs write it (`--gradient_accumulation_steps
+4`, `gradient_accumulation_steps: 1`, `gradient_accumulation_steps=8`)."""
 
 
 def accumulates(case: Case) -> bool:
     """Whether the row's run accumulated gradients over micro-batches: what its notes say ("no
-    gradient accumulation", "via gradient accumulation"; the format has no column for it), else
-    the litgpt recipe its source names (`litgpt_recipe`), else the framework's default
-    (`vramplan.presets.frameworks.default_gradient_accumulation`)."""
+    gradient accumulation", "without gradient accumulation", "via gradient accumulation"; the
+    format has no column for it), else the `gradient_accumulation_steps` they quote when they
+    quote one value, else the litgpt recipe its source names (`litgpt_recipe`), else the
+    framework's default (`vramplan.presets.frameworks.default_gradient_accumulation`)."""
     if _NO_ACCUMULATION.search(case.notes):
         return False
     if _ACCUMULATION.search(case.notes):
         return True
+    steps = {int(n) for n in _ACCUMULATION_STEPS.findall(case.notes)}
+    if len(steps) == 1:
+        return steps.pop() > 1
     recipe = litgpt_recipe(case)
     if recipe is not None:
         return recipe.accumulates

@@ -364,6 +364,22 @@ def test_sharded_qlora_keeps_bitsandbytes_statistics_whole_on_every_gpu(offload:
         assert weights == pytest.approx(stored / 2 + stats / 2, rel=0.005)
 
 
+def test_torchtunes_nf4_base_is_sharded_whole_by_fsdp2() -> None:
+    """torchao's NF4Tensor (torchtune's QLoRA base) holds its scalers as inner tensors that
+    FSDP2 splits and gathers with the 4-bit codes (torchao/dtypes/nf4tensor.py @e1aee635
+    `_INNER_TENSOR_NAMES_FOR_SHARDING`): each of 8 GPUs holds an eighth of everything stored."""
+    from vramplan.vocab import Quant
+
+    arch = architecture_of(find_model("llama-2-70b"))
+    setup = TrainingSetup(method=Method.QLORA, quant=Quant.NF4, lora_rank=8, batch=1,
+                          seq_len=512, checkpointing=Checkpointing.FULL,
+                          framework=Framework.TORCHTUNE)
+    estimate = estimate_per_gpu(arch, setup, default_parallelism(setup, Scheme.FSDP, 8))
+    weights = next(p.memory_bytes for p in estimate.peak.parts
+                   if p.kind is PartKind.WEIGHTS_PER_GPU)
+    assert weights == pytest.approx(estimate.single.states.weight_bytes / 8, rel=0.001)
+
+
 def test_fsdp_units_in_bytes_as_stored() -> None:
     """A quantized base keeps its embeddings (and transformers its head) in 16 bits: the root
     gathered is its own bytes, not the model's average bytes per parameter."""

@@ -556,8 +556,11 @@ def _unpartitioned_quant_state_bytes(arch: Architecture, setup: TrainingSetup) -
     `_partition_param`), and FSDP, which flattens the modules' parameters
     (torch/distributed/fsdp/_flat_param.py; bitsandbytes keeps a copy on the module,
     `Linear4bit.quant_state`, `fix_4bit_weight_quant_state_from_module`), leave them whole on
-    every GPU, and parameter offload leaves them there."""
-    if setup.method is not Method.QLORA:
+    every GPU, and parameter offload leaves them there. torchtune's base is torchao's
+    `NF4Tensor`, whose scalers and their factors are inner tensors that FSDP2 splits and gathers
+    with the codes (pytorch/ao torchao/dtypes/nf4tensor.py @e1aee635,
+    `_INNER_TENSOR_NAMES_FOR_SHARDING`, `nf4_split`, `fsdp_pre_all_gather`): none is kept whole."""
+    if setup.method is not Method.QLORA or setup.framework is Framework.TORCHTUNE:
         return 0
     total = 0
     for linear, layers in arch.model_linears():

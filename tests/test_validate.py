@@ -29,6 +29,7 @@ from vramplan.validation import (
     Reading,
     ValidationReport,
     code_date,
+    embedding_sharded_apart,
     fsdp_version,
     model_parallel,
     parse_cases,
@@ -221,6 +222,23 @@ def test_a_rows_notes_say_whether_it_accumulated(notes: str, accumulates: bool) 
     row = ROW.replace(",litgpt,", ",torchtune,") + f'"{notes}"'
     (case,) = read_cases("\n".join((HEADER, row)))
     assert training_setup_of(case).gradient_accumulation is accumulates
+
+
+def test_torchtunes_custom_sharded_embedding_is_a_unit_of_its_own() -> None:
+    """torchtune's `custom_sharded_layers: ['tok_embeddings', 'output']` (its llama3_1 70B_full
+    config @30b8519e8) shards the embedding as its own FSDP2 unit, resharded after forward: the
+    root no longer holds Llama-3.1-70B's 128,256 x 8,192 bf16 embedding gathered through the
+    step (2.1 GB), from the loss on."""
+    row = ("tt1,src,llama-3.1-70b,full,bf16-true,adamw,fused,none,,,2,2048,,full,sdpa,chunked,8,"
+           "a100-80gb,fsdp,none,torchtune,allocated,30,GiB,")
+    apart = row.replace("tt1,", "tt2,", 1) \
+        + '"custom_sharded_layers [\'tok_embeddings\', \'output\']"'
+    other = apart.replace(",torchtune,", ",hf,").replace("tt2,", "tt3,", 1)
+    kept, split, hf = score_cases(read_cases("\n".join((HEADER, row, apart, other)))).scores
+    assert embedding_sharded_apart(split.case) and not embedding_sharded_apart(hf.case)
+    embedding = 128_256 * 8_192 * 2
+    assert kept.estimate_bytes is not None and split.estimate_bytes is not None
+    assert kept.estimate_bytes - split.estimate_bytes == pytest.approx(embedding, rel=0.02)
 
 
 def test_oom_rows_and_units_are_read() -> None:

@@ -761,6 +761,25 @@ EMPTY_CACHE_NOTE = "empty_cache"
 """How a row's notes say that its loop called `torch.cuda.empty_cache()` between steps (the PEFT
 MetaMathQA harness: `empty_cache every 10 steps`, method_comparison/MetaMathQA/run.py)."""
 
+_CUSTOM_SHARDED_EMBEDDING = re.compile(r"\bcustom_sharded_layers\b[^;]{0,40}?\btok_embeddings\b",
+                                       re.IGNORECASE)
+"""torchtune's `custom_sharded_layers` naming `tok_embeddings`, as its llama3 and llama3_1
+`8B_full` and `70B_full` configs do (pytorch/torchtune recipes/configs @30b8519e8)."""
+
+
+def embedding_sharded_apart(case: Case) -> bool:
+    """A torchtune FSDP row whose notes say the input embedding was a unit of its own
+    (`_CUSTOM_SHARDED_EMBEDDING`): the recipe adds `n in custom_sharded_layers` to its shard
+    conditions and `training.shard_model` gives each such module its own `fully_shard`, resharded
+    after forward (recipes/full_finetune_distributed.py and torchtune/training/_distributed.py
+    @30b8519e8), as `vramplan.distributed.sharding.Parallelism.embedding_apart` models. An
+    `output` named beside it is a unit of its own as well, which is not modelled: the head is
+    counted with the root, gathered from its forward to its backward (at most the head's bytes
+    more between the two)."""
+    return case.framework is Framework.TORCHTUNE and case.sharding in FSDP_SCHEMES \
+        and _CUSTOM_SHARDED_EMBEDDING.search(case.notes) is not None
+
+
 _NO_ACCUMULATION = re.compile(r"\b(?:no|without) (?:grad|gradient) accumulation\b",
                               re.IGNORECASE)
 _ACCUMULATION = re.compile(r"\b(?:grad|gradient) accumulation\b", re.IGNORECASE)
@@ -1033,6 +1052,8 @@ def _score_multi_gpu(case: Case) -> CaseScore:
                                    tensor_parallel=split.tensor, pipeline_parallel=split.pipeline,
                                    expert_parallel=split.expert,
                                    fsdp_version=fsdp_version(case), on=setup.code_date)
+    if embedding_sharded_apart(case):
+        plan = replace(plan, embedding_apart=True)
     estimate = estimate_per_gpu(architecture_of(find_model(case.model)), setup, plan,
                                 zero3_config=zero3_config_file(case))
     return CaseScore(case, _outcome(case), metric_on_card(estimate, case.metric, case.gpu),

@@ -284,6 +284,35 @@ def test_every_lora_target_names_modules_of_the_real_model(preset: ModelPreset) 
         assert lora_target_modules(model, preset.family, (target,)), target  # type: ignore[arg-type]
 
 
+_MLA_LORA_MODULES = {"k": {"self_attn.kv_a_proj_with_mqa", "self_attn.kv_b_proj"},
+                     "v": {"self_attn.kv_a_proj_with_mqa", "self_attn.kv_b_proj"},
+                     "o": {"self_attn.o_proj"}}
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    # no query latent, a dense first layer: one q_proj; the dense MLP and the shared experts
+    ("deepseek-v2-full-rank-queries-dense-first", {
+        **_MLA_LORA_MODULES, "q": {"self_attn.q_proj"},
+        **{part: {f"mlp.{part}_proj", f"mlp.shared_experts.{part}_proj"}
+           for part in ("gate", "up", "down")}}),
+    # a query latent, experts in every layer: q_a/q_b; only the shared experts are linears
+    ("deepseek-v2-query-latent-bias", {
+        **_MLA_LORA_MODULES, "q": {"self_attn.q_a_proj", "self_attn.q_b_proj"},
+        **{part: {f"mlp.shared_experts.{part}_proj"} for part in ("gate", "up", "down")}}),
+])
+def test_latent_attention_lora_targets_are_the_projections_of_modeling_deepseek_v2(
+        name: str, expected: dict[str, set[str]]) -> None:
+    from vramplan.tracer.model import lora_target_modules
+
+    config = VARIANTS[name]
+    keys = {key: value for key, value in config.items() if key != "model_type"}
+    model = _meta_build(str(config["model_type"]), keys)
+    for target, modules in expected.items():
+        found = lora_target_modules(model, "deepseek_v2", (target,))  # type: ignore[arg-type]
+        # names inside a block: "model.layers.0.self_attn.q_proj" -> "self_attn.q_proj"
+        assert {full.split(".", 3)[3] for full in found} == modules, target
+
+
 @pytest.mark.parametrize("name", ["deepseek-v3-mla-dense-first", "glm4-moe-qk-norm"])
 def test_mtp_module_matches_transformers_mtp_model(name: str) -> None:
     # transformers builds MTP modules only in MtpModel (modeling_layers.py), for

@@ -69,6 +69,8 @@ def test_names_and_aliases_are_unique() -> None:
     ("Qwen2.5 7B", "qwen2.5-7b"),
     ("mistral7b-v0.1", "mistral-7b-v0.1"),
     ("Llama 4 Scout 17B-16E", "llama-4-scout-17b-16e"),
+    ("deepseek v2 lite", "deepseek-v2-lite"),
+    ("deepseek-ai/DeepSeek-V2-Lite", "deepseek-v2-lite"),
 ])
 def test_names_are_found_whatever_their_separators(written: str, preset: str) -> None:
     assert find_model(written).name == preset
@@ -222,6 +224,14 @@ def test_qwen15_7b_count_is_its_checkpoint_size() -> None:
     # (huggingface/transformers examples/pytorch/torchacc/qwen/Qwen1.5-7B @f092c38c, a fork's
     # commit in the stored history)
     assert architecture_of(find_model("Qwen/Qwen1.5-7B")).params_total * 2 == 15_442_649_088
+
+
+def test_deepseek_v2_lite_total_is_the_papers() -> None:
+    # DeepSeek-AI 2024, arXiv:2405.04434, appendix B.1: "DeepSeek-V2-Lite comprises 15.7B total
+    # parameters, of which 2.4B are activated for each token" (a copy of the appendix in the
+    # code-search index, file id 62242717807). The activated count is not compared:
+    # `params_active` gives 2.66B with the token embedding, 2.45B without it.
+    assert round(architecture_of(find_model("deepseek-v2-lite")).params_total / 10**8) == 157
 
 
 def test_presets_are_hashable_and_read_only() -> None:

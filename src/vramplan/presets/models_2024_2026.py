@@ -1,7 +1,7 @@
-"""Presets of the families released from 2024 to 2026: Llama 3.3 and 4, DeepSeek-V3 and R1 (and
-their Llama distillations), Kimi K2, Qwen2, Qwen2.5-Coder, Qwen3 (dense, MoE, FP8 and 2507
-releases), Gemma 3, gpt-oss, Mistral Nemo and Small 3, Phi-3.5-mini, Phi-4, OLMo 2, GLM-4.5, Aya 23,
-Granite 3.3, StarCoder2, SmolLM2 and SmolLM3.
+"""Presets of the families released from 2024 to 2026: Llama 3.3 and 4, DeepSeek-V2-Lite,
+DeepSeek-V3 and R1 (and their Llama distillations), Kimi K2, Qwen2, Qwen2.5-Coder, Qwen3 (dense,
+MoE, FP8 and 2507 releases), Gemma 3, gpt-oss, Mistral Nemo and Small 3, Phi-3.5-mini, Phi-4,
+OLMo 2, GLM-4.5, Aya 23, Granite 3.3, StarCoder2, SmolLM2 and SmolLM3.
 
 As in `vramplan.presets.models`: each preset keeps the architecture keys of the published
 config.json (tokenizer ids, dropout, initialization and cache keys left out), `source` is the
@@ -285,6 +285,72 @@ MODELS_2024_2026: tuple[ModelPreset, ...] = (
             "vision_config and boi/eoi/image token keys from markdown note printing "
             "Llama4Config of meta-llama/Llama-4-Scout-17B-16E (index file id 41112263523; "
             "repository/path not exposed by the index)"
+        ),
+    ),
+    # DeepSeek-V2-Lite (arXiv:2405.04434, appendix B.1): multi-head latent attention without a
+    # query latent (`q_lora_rank` null), 1 dense layer then 64 routed experts (6 per token) and 2
+    # shared experts, softmax routing. The keys are MaxText's copy of the config.json (without
+    # its auto_map and the balance-loss keys aux_loss_alpha and seq_aux); mlc-llm's copy gives
+    # the same values for every key it has (it leaves out q_lora_rank and tie_word_embeddings).
+    # rope_scaling is mlc-llm's: MaxText's writes beta_fast, beta_slow and factor as floats and
+    # adds a `rope_theta` inside it. The count, 15,706,484,224, equals transformers' on the meta
+    # device and rounds to the paper's 15.7B total (tests/test_registry.py); the paper's 2.4B
+    # activated per token is not `params_active` (2.66B, the token embedding included; 2.45B
+    # without it).
+    _preset(
+        "deepseek-v2-lite",
+        "deepseek-ai/DeepSeek-V2-Lite",
+        "DeepSeek-V2-Lite",
+        {
+            "architectures": ["DeepseekV2ForCausalLM"],
+            "attention_bias": False,
+            "first_k_dense_replace": 1,
+            "hidden_act": "silu",
+            "hidden_size": 2048,
+            "intermediate_size": 10944,
+            "kv_lora_rank": 512,
+            "max_position_embeddings": 163840,
+            "model_type": "deepseek_v2",
+            "moe_intermediate_size": 1408,
+            "moe_layer_freq": 1,
+            "n_group": 1,
+            "n_routed_experts": 64,
+            "n_shared_experts": 2,
+            "norm_topk_prob": False,
+            "num_attention_heads": 16,
+            "num_experts_per_tok": 6,
+            "num_hidden_layers": 27,
+            "num_key_value_heads": 16,
+            "pretraining_tp": 1,
+            "q_lora_rank": None,
+            "qk_nope_head_dim": 128,
+            "qk_rope_head_dim": 64,
+            "rms_norm_eps": 1e-06,
+            "rope_scaling": {
+                "beta_fast": 32,
+                "beta_slow": 1,
+                "factor": 40,
+                "mscale": 0.707,
+                "mscale_all_dim": 0.707,
+                "original_max_position_embeddings": 4096,
+                "type": "yarn",
+            },
+            "rope_theta": 10000,
+            "routed_scaling_factor": 1.0,
+            "scoring_func": "softmax",
+            "tie_word_embeddings": False,
+            "topk_group": 1,
+            "topk_method": "greedy",
+            "torch_dtype": "bfloat16",
+            "v_head_dim": 128,
+            "vocab_size": 102400,
+        },
+        read_from=(
+            "github.com/AI-Hypercomputer/maxtext "
+            "src/maxtext/checkpoint_conversion/utils/hf_model_configs.py `deepseek2_16b_dict` "
+            "@e591f30cbbf217ed67ef71263ec0538239f9c3b8; rope_scaling: github.com/mlc-ai/mlc-llm "
+            "python/mlc_llm/model/model_preset.py entry 'deepseek_v2_lite' "
+            "@79d603f085f50500e9509fa01785ffa7ecfaaa93"
         ),
     ),
     # DeepSeek-V3 (arXiv:2412.19437): multi-head latent attention, 3 dense layers then 256 routed

@@ -26,6 +26,12 @@ _GPT2_NAMES = {"q": ("attn.c_attn",), "k": ("attn.c_attn",), "v": ("attn.c_attn"
 _FUSED_QKV_NAMES = {"q": ("query_key_value",), "k": ("query_key_value",),
                     "v": ("query_key_value",), "o": ("attention.dense", "self_attention.dense"),
                     "up": ("dense_h_to_4h",), "down": ("dense_4h_to_h",)}
+# multi-head latent attention (modeling_deepseek_v2.py, modeling_deepseek_v3.py): the query path
+# is q_a_proj/q_b_proj with a `q_lora_rank`, one q_proj without; keys and values share
+# kv_a_proj_with_mqa and kv_b_proj. The dense MLP and the shared experts are Llama's
+# gate/up/down_proj linears; the routed experts are 3-D parameters, no linear.
+_MLA_NAMES = {**_LLAMA_NAMES, "q": ("q_a_proj", "q_b_proj", "q_proj"),
+              "k": ("kv_a_proj_with_mqa", "kv_b_proj"), "v": ("kv_a_proj_with_mqa", "kv_b_proj")}
 LORA_MODULE_NAMES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
     "gpt2": _GPT2_NAMES,
     "gpt_bigcode": _GPT2_NAMES,
@@ -38,11 +44,8 @@ LORA_MODULE_NAMES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
     "gpt_neo": {**_LLAMA_NAMES, "o": ("out_proj",), "up": ("c_fc",), "down": ("c_proj",)},
     "phi3": {"q": ("qkv_proj",), "k": ("qkv_proj",), "v": ("qkv_proj",), "o": ("o_proj",),
              "gate": ("gate_up_proj",), "up": ("gate_up_proj",), "down": ("down_proj",)},
-    # multi-head latent attention (modeling_deepseek_v3.py): the query path is q_a/q_b (or one
-    # q_proj), keys and values share kv_a_proj_with_mqa and kv_b_proj
-    "deepseek_v3": {**_LLAMA_NAMES, "q": ("q_a_proj", "q_b_proj", "q_proj"),
-                    "k": ("kv_a_proj_with_mqa", "kv_b_proj"),
-                    "v": ("kv_a_proj_with_mqa", "kv_b_proj")},
+    "deepseek_v2": _MLA_NAMES,
+    "deepseek_v3": _MLA_NAMES,
     "starcoder2": {**_LLAMA_NAMES, "up": ("c_fc",), "down": ("c_proj",)},
 }
 """Module-name suffixes of each case-format LoRA target, per `model_type` whose names differ from

@@ -198,14 +198,25 @@ FAMILIES_2025: dict[str, dict[str, Any]] = {
                  "num_key_value_heads": 2, "head_dim": 32, "n_routed_experts": 8,
                  "num_experts_per_tok": 2, "n_shared_experts": 1, "moe_intermediate_size": 96,
                  "first_k_dense_replace": 1, "use_qk_norm": True, "attention_bias": True},
+    # DeepSeek-V2-Lite's layout: MLA without a query latent (one q_proj), a dense first layer,
+    # two shared experts as one MLP, a softmax router in fp32
+    "deepseek_v2": {"model_type": "deepseek_v2", **_COMMON, **_MLA, "q_lora_rank": None,
+                    "num_key_value_heads": 4, "intermediate_size": 352, "n_routed_experts": 8,
+                    "num_experts_per_tok": 2, "n_shared_experts": 2, "moe_intermediate_size": 96,
+                    "first_k_dense_replace": 1},
+    # RMSNorms over the whole query and key projections (GQA: the key's is narrower), experts in
+    # every layer behind a softmax router
+    "olmoe": {"model_type": "olmoe", **_COMMON, "intermediate_size": 96,
+              "num_key_value_heads": 2, "num_experts": 8, "num_experts_per_tok": 2},
     # a dense and a MoE layer, every expert computed for every token, chunked attention
     "llama4_text": {"model_type": "llama4_text", **_COMMON, "intermediate_size": 96,
                     "intermediate_size_mlp": 352, "num_key_value_heads": 2, "head_dim": 32,
                     "num_local_experts": 4, "num_experts_per_tok": 1,
                     "interleave_moe_layer_step": 2, "attention_chunk_size": 64},
 }
-_BF16_ONLY = {"qwen3_moe", "gpt_oss", "deepseek_v3", "glm4_moe", "llama4_text"}
-"""bf16-true combinations only: the experts of the first four go through `torch._grouped_mm`,
+_BF16_ONLY = {"qwen3_moe", "gpt_oss", "deepseek_v3", "glm4_moe", "deepseek_v2", "olmoe",
+              "llama4_text"}
+"""bf16-true combinations only: the experts of all but Llama 4 go through `torch._grouped_mm`,
 which the fake CPU tensors run in bfloat16 only ("Expected inputs of BF16 type"); Llama 4's
 LoRA step under autocast is 3.6 % above the model (its router's scores under autocast are not
 modelled)."""

@@ -29,6 +29,7 @@ from vramplan.validation import (
     Reading,
     ValidationReport,
     code_date,
+    compiled,
     embedding_sharded_apart,
     fsdp_version,
     model_parallel,
@@ -239,6 +240,29 @@ def test_torchtunes_custom_sharded_embedding_is_a_unit_of_its_own() -> None:
     embedding = 128_256 * 8_192 * 2
     assert kept.estimate_bytes is not None and split.estimate_bytes is not None
     assert kept.estimate_bytes - split.estimate_bytes == pytest.approx(embedding, rel=0.02)
+
+
+@pytest.mark.parametrize(("notes", "is_compiled"), [
+    ("--training.compile on", True),
+    ("torch.compile enabled", True),
+    ("compile: True", True),
+    ("use_torch_compile: true", True),
+    ("decode compiled (--compile, mode reduce-overhead)", True),
+    # a config quoted as it is written (torchtune's YAML), and the other ways notes deny it
+    ("enable_activation_checkpointing: True, compile: False, gradient_accumulation_steps 1",
+     False),
+    ("compile=False", False),
+    ("compile off", False),
+    ("eager (no compile)", False),
+    ("without torch.compile", False),
+    ("not compiled", False),
+    ("compile flag not stated", False),
+    ("precompiled CUDA kernels", False),
+    ("", False),
+])
+def test_a_rows_notes_say_whether_it_ran_compiled(notes: str, is_compiled: bool) -> None:
+    (case,) = read_cases("\n".join((HEADER, ROW + f'"{notes}"')))
+    assert compiled(case) is is_compiled
 
 
 def test_oom_rows_and_units_are_read() -> None:

@@ -221,8 +221,6 @@ class Reading(StrEnum):
     GPU_UNKNOWN = "gpu_unknown"
     """A card outside the catalogue whose name gives no size: a measured row does not need it
     (only an OOM verdict and the cap of reserved memory read the card's size)."""
-    COMPILED = "compiled"
-    """The notes say the model ran under torch.compile."""
     OFFLOAD_NEEDS_SHARDING = "offload_needs_sharding"
     """An offload with `sharding` none or ddp, which cannot offload: read as the scheme a run of
     that framework offloads with (`vramplan.distributed.per_gpu.default_scheme`: ZeRO-Offload on
@@ -665,15 +663,23 @@ scripts put the longest sample into the first batch "so potential OOMs happen ri
 0 else None)`), so later micro-batches, drawn at random, are shorter and unknown."""
 
 
-_COMPILED = re.compile(r"(?<!no )\b(?:torch\.compile|compiled?)\b(?!\s*(?:off|=\s*false|false|"
-                       r"disabled|not stated))", re.IGNORECASE)
+_COMPILE_MENTION = re.compile(r"(?<![a-z])(?:torch[._ ]?)?compiled?\b", re.IGNORECASE)
+_NEGATED_BEFORE = re.compile(r"\b(?:no|not|without|w/o)\s+$", re.IGNORECASE)
+_FALSE_AFTER = re.compile(
+    r"^\W{0,3}(?:flag\s+|mode\s+)?(?:\.?enabled?\s*)?(?:[:=]\s*)?"
+    r"(?:false|off|disabled?|0|none|no|not\s+(?:stated|set|used|enabled))\b", re.IGNORECASE)
 
 
 def compiled(case: Case) -> bool:
-    """Whether the row's run used torch.compile: its notes say `torch.compile`, `compile` or
-    `compiled` (not `compile off`, `compile=False`, `no compile`); the format has no column
-    for it."""
-    return _COMPILED.search(case.notes) is not None
+    """Whether the row's run used torch.compile: its notes name it (`torch.compile`,
+    `--training.compile`, `compile: True`, `compiled`) other than to deny it (`no compile`,
+    `without torch.compile`, `not compiled`, and a config's `compile: False`, `compile=False`,
+    `compile off`, `compile (off)`, `compile flag not stated`); the format has no column for
+    it."""
+    return any(
+        _NEGATED_BEFORE.search(case.notes, 0, m.start()) is None
+        and _FALSE_AFTER.match(case.notes[m.end():]) is None
+        for m in _COMPILE_MENTION.finditer(case.notes))
 
 
 _COMMIT = re.compile(r"\b[0-9a-f]{8,40}\b")

@@ -43,10 +43,6 @@ MESSAGES = {
         FR: "GPU hors catalogue, sans taille dans son nom : la taille de la carte n'est pas lue",
         EN: "GPU outside the catalogue, no size in its name: the card's size is not read",
     },
-    "reading.compiled": {
-        FR: "les notes disent torch.compile : modèle compilé",
-        EN: "the notes say torch.compile: a compiled model",
-    },
     "reading.offload_needs_sharding": {
         FR: "déchargement sans partitionnement qui le permette : lu avec le schéma par lequel "
         "le framework décharge (ZeRO-2 pour l'optimiseur ; son FSDP, sinon ZeRO-3, pour les "

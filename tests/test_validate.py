@@ -32,6 +32,7 @@ from vramplan.validation import (
     compiled,
     embedding_sharded_apart,
     fsdp_version,
+    lora_dropout,
     model_parallel,
     parse_cases,
     read_cases,
@@ -215,6 +216,8 @@ def test_a_litgpt_config_hub_row_reads_its_recipe_where_its_cells_are_empty() ->
     ("--per_device_train_batch_size 4 --gradient_accumulation_steps 1 --max_length 8192", False),
     ("TrainingArguments(gradient_accumulation_steps=4)", True),
     ("gradient_accumulation_steps: 1", False),
+    ("via gradient accumulation (2)", True),
+    ("gradient accumulation steps of 1", False),  # named, but one micro-batch per step
     # two values quoted (a config and an override): the notes' words decide, else the default
     ("gradient_accumulation_steps 64 in the config but 1 when run", True),
     ("", True),  # torchtune's LoRA default
@@ -263,6 +266,21 @@ def test_torchtunes_custom_sharded_embedding_is_a_unit_of_its_own() -> None:
 def test_a_rows_notes_say_whether_it_ran_compiled(notes: str, is_compiled: bool) -> None:
     (case,) = read_cases("\n".join((HEADER, ROW + f'"{notes}"')))
     assert compiled(case) is is_compiled
+
+
+@pytest.mark.parametrize(("notes", "dropout", "version"), [
+    ("LoRA r8 alpha16 dropout .1", 0.1, None),
+    ("lora_dropout=0.05, FSDP2", 0.05, FsdpVersion.FSDP2),
+    # the model's own dropout is not the adapters'; FSDP2 denied is not FSDP2
+    ("attention dropout 0.1, hidden dropout 0.1; FSDP1, not FSDP2", None, None),
+    ("fsdp_version: 2", None, FsdpVersion.FSDP2),
+])
+def test_a_rows_notes_give_its_adapter_dropout_and_fsdp(notes: str, dropout: float | None,
+                                                        version: FsdpVersion | None) -> None:
+    row = ROW.replace(",1,a100-40gb,none,none,", ",2,a100-40gb,fsdp,none,") + f'"{notes}"'
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert lora_dropout(case) == dropout
+    assert fsdp_version(case) is version
 
 
 def test_oom_rows_and_units_are_read() -> None:

@@ -790,24 +790,27 @@ _NO_ACCUMULATION = re.compile(r"\b(?:no|without) (?:grad|gradient) accumulation\
                               re.IGNORECASE)
 _ACCUMULATION = re.compile(r"\b(?:grad|gradient) accumulation\b", re.IGNORECASE)
 _ACCUMULATION_STEPS = re.compile(
-    r"\bgradient_accumulation_steps\b['\"]?\s*[:=]?\s*(\d{1,6})\b", re.IGNORECASE)
-"""The stacks' own setting, as command lines and configs write it (`--gradient_accumulation_steps
-4`, `gradient_accumulation_steps: 1`, `gradient_accumulation_steps=8`)."""
+    r"\b(?:grad|gradient)[ _]accumulation(?:[ _]steps)?\b['\"]?\W{0,3}(?:of\s+)?(\d{1,6})\b",
+    re.IGNORECASE)
+"""A number of micro-batches per step, as command lines, configs and prose give it
+(`--gradient_accumulation_steps 4`, `gradient_accumulation_steps: 1`, `gradient accumulation
+(2)`, `gradient accumulation steps of 8`)."""
 
 
 def accumulates(case: Case) -> bool:
-    """Whether the row's run accumulated gradients over micro-batches: what its notes say ("no
-    gradient accumulation", "without gradient accumulation", "via gradient accumulation"; the
-    format has no column for it), else the `gradient_accumulation_steps` they quote when they
-    quote one value, else the litgpt recipe its source names (`litgpt_recipe`), else the
-    framework's default (`vramplan.presets.frameworks.default_gradient_accumulation`)."""
+    """Whether the row's run accumulated gradients over micro-batches, as its notes say (the
+    format has no column for it): "no gradient accumulation" / "without gradient accumulation";
+    else the number of micro-batches they give when they give one (`gradient_accumulation_steps
+    1` does not accumulate); else "gradient accumulation" named; else the litgpt recipe its
+    source names (`litgpt_recipe`), else the framework's default
+    (`vramplan.presets.frameworks.default_gradient_accumulation`)."""
     if _NO_ACCUMULATION.search(case.notes):
         return False
-    if _ACCUMULATION.search(case.notes):
-        return True
     steps = {int(n) for n in _ACCUMULATION_STEPS.findall(case.notes)}
     if len(steps) == 1:
         return steps.pop() > 1
+    if _ACCUMULATION.search(case.notes):
+        return True
     recipe = litgpt_recipe(case)
     if recipe is not None:
         return recipe.accumulates
@@ -857,7 +860,11 @@ def float_quant_storage(case: Case) -> bool:
     return _FLOAT_QUANT_STORAGE.search(case.notes) is not None
 
 
-_LORA_DROPOUT = re.compile(r"\b(?:lora[_ ])?dropout[ :=]*(0?\.\d+|0)(?![\d.])", re.IGNORECASE)
+_LORA_DROPOUT = re.compile(
+    r"(?<!attention )(?<!hidden )(?<!residual )(?<!embedding )(?<!attn )(?<!resid )"
+    r"\b(?:lora[_ ])?dropout[ :=]*(0?\.\d+|0)(?![\d.])", re.IGNORECASE)
+"""An adapter's dropout rate; the model's own ("attention dropout 0.1", "hidden_dropout 0.1")
+is not the adapters'."""
 
 
 def lora_dropout(case: Case) -> float | None:
@@ -868,7 +875,8 @@ def lora_dropout(case: Case) -> float | None:
     return float(said.group(1)) if said is not None else None
 
 
-_FSDP2 = re.compile(r"\bFSDP2\b|\bfsdp_version[ :=]*2\b|\bfully_shard\b", re.IGNORECASE)
+_FSDP2 = re.compile(r"(?<!not )(?<!no )(?<!without )(?:\bFSDP2\b|\bfsdp_version[ :=]*2\b|"
+                    r"\bfully_shard\b)", re.IGNORECASE)
 
 
 def fsdp_version(case: Case) -> FsdpVersion | None:

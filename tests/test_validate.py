@@ -686,6 +686,7 @@ def test_both_shipped_files_are_named() -> None:
     ("generic", "LoRA r128, Unsloth kernels", Framework.UNSLOTH),
     ("llamafactory", "LoRA r128, Unsloth kernels", Framework.LLAMAFACTORY),
     ("hf", "vanilla HF", Framework.HF),
+    ("hf", "vanilla HF, without Unsloth", Framework.HF),
 ])
 def test_a_row_whose_notes_name_unsloth_is_read_as_unsloths(framework: str, notes: str,
                                                             read_as: Framework) -> None:

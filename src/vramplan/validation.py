@@ -412,10 +412,11 @@ def _offload_as_run(framework: Framework, gpus: int, sharding: Scheme, offload: 
     return sharding, offload
 
 
-UNSLOTH_NOTE = re.compile(r"\bunsloth\b", re.IGNORECASE)
-"""A row whose notes name Unsloth: Unsloth loaded and ran the model, which the format's
-frameworks cannot say: a `hf` or `generic` row is read as `unsloth` (its nf4 with double
-quantization, its kernels and checkpointing: `vramplan.presets.frameworks`)."""
+UNSLOTH_NOTE = re.compile(r"(?<!no )(?<!not )(?<!without )(?<!non-)\bunsloth\b", re.IGNORECASE)
+"""A row whose notes name Unsloth (not to deny it: "without Unsloth"): Unsloth loaded and ran
+the model, which the format's frameworks cannot say: a `hf` or `generic` row is read as
+`unsloth` (its nf4 with double quantization, its kernels and checkpointing:
+`vramplan.presets.frameworks`)."""
 UNSLOTH_HOSTS = frozenset({Framework.HF, Framework.GENERIC})
 """The frameworks whose rows are read as Unsloth's when their notes name it (`UNSLOTH_NOTE`)."""
 

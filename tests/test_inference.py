@@ -12,6 +12,7 @@ from vramplan.errors import ConflictingOptions, OutOfRange
 from vramplan.inference.estimate import InferenceEstimate, estimate_inference
 from vramplan.inference.limits import inference_limits
 from vramplan.inference.setup import InferenceInputs, inference_inputs
+from vramplan.model.weight_storage import WeightGroup
 from vramplan.parts import PartKind
 from vramplan.presets.gpus import find_gpu
 from vramplan.presets.models import architecture_of, find_model
@@ -283,3 +284,60 @@ def test_transformers_runs_bloom_attention_eagerly_and_gpt_neo_keeps_its_mask_bu
     neo = inference_inputs(architecture_of(find_model("gpt-neo-1.3b")), find_format("bf16"), 1024,
                            engine=Engine.HF)
     assert estimate_inference(neo).bytes_of(PartKind.ENGINE_BUFFERS) == 24 * 2048 * 2048
+
+
+# --- how engines place a model on several GPUs, and caches they allocate ahead -------------------
+
+LLAMA2_70B_VOCAB_BF16 = 32_000 * 8_192 * 2
+"""Llama-2-70B's embedding (and, untied, its head) in bf16: 524,288,000 bytes each."""
+
+
+def test_litgpt_tensor_parallel_keeps_embedding_and_head_whole() -> None:
+    """litgpt's generate/tp.py (@51d53287) splits each block's attention and MLP linears and
+    nothing else; a vocabulary-parallel engine splits the embedding and the head too."""
+    split = _estimate("llama-2-70b", context=264, engine=Engine.GENERIC, tensor_parallel=8)
+    whole = _estimate("llama-2-70b", context=264, engine=Engine.LITGPT, tensor_parallel=8)
+    weights = whole.bytes_of(PartKind.WEIGHTS) - split.bytes_of(PartKind.WEIGHTS)
+    assert weights == pytest.approx(2 * LLAMA2_70B_VOCAB_BF16 * 7 / 8, abs=8)
+
+
+def test_litgpt_tensor_parallel_dequantizes_its_whole_head() -> None:
+    """A quantized head kept whole on every rank is the largest matrix a prefill dequantizes
+    (bitsandbytes, fp16 then a bf16 cast: 4 bytes per value of 8,192 x 32,000)."""
+    est = _estimate("llama-2-70b", "nf4-dq", context=264, prompt=8, engine=Engine.LITGPT,
+                    tensor_parallel=8)
+    transient = est.bytes_of(PartKind.QUANT_TRANSIENT) + est.bytes_of(PartKind.PREFILL_ACTIVATIONS)
+    assert transient == 4 * 32_000 * 8_192
+
+
+def test_a_layer_split_puts_a_chunk_of_blocks_and_the_vocabulary_on_the_first_gpu() -> None:
+    """litgpt's generate/sequentially.py: 80 blocks in 4 chunks of 20, the embedding, head and
+    norms on cuda:0 with the first chunk, each chunk's cache on its GPU."""
+    one = _estimate("llama-2-70b", context=264, engine=Engine.LITGPT)
+    first = _estimate("llama-2-70b", context=264, engine=Engine.LITGPT, layer_split=4)
+    vocab_and_rest = one.weights.gpu_bytes - one.weights.bytes_of(WeightGroup.LINEARS)
+    assert first.bytes_of(PartKind.WEIGHTS) == \
+        one.weights.bytes_of(WeightGroup.LINEARS) // 4 + vocab_and_rest
+    assert first.bytes_of(PartKind.KV_CACHE) * 4 == one.bytes_of(PartKind.KV_CACHE)
+    assert first.kv_bytes_per_token * 4 == one.kv_bytes_per_token
+
+
+def test_a_layer_split_needs_equal_chunks_and_no_tensor_parallelism() -> None:
+    with pytest.raises(ConflictingOptions):
+        _inputs("llama-2-70b", layer_split=3)  # 80 blocks
+    with pytest.raises(ConflictingOptions):
+        _inputs("llama-2-70b", layer_split=2, tensor_parallel=2)
+    with pytest.raises(OutOfRange):
+        _inputs("llama-2-70b", layer_split=0)
+
+
+def test_a_cache_allocated_ahead_for_every_query_head() -> None:
+    """torchtune's generate recipe of April 2024: every layer's cache for the builder's 4,096
+    tokens, keys and values repeated to the 32 query heads of Llama 3 8B (8 KV heads):
+    2 x 32 layers x 32 heads x 128 x 4096 x 2 bytes = 2 GiB, and the bool mask 4096^2."""
+    est = _estimate("llama-3-8b", context=214, prompt=8, cache_tokens=4096, kv_all_heads=True)
+    assert est.bytes_of(PartKind.KV_CACHE) == 2 * 32 * 32 * 128 * 4096 * 2 == 2 * GiB
+    today = _estimate("llama-3-8b", context=214, prompt=8)
+    assert today.bytes_of(PartKind.KV_CACHE) == 2 * 32 * 8 * 128 * 214 * 2
+    with pytest.raises(OutOfRange):
+        _inputs("llama-3-8b", cache_tokens=0)

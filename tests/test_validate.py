@@ -38,6 +38,7 @@ from vramplan.validation import (
     read_cases,
     score_cases,
     shipped_cases,
+    torchtune_generate_cache,
     training_setup_of,
     zero3_config_file,
 )
@@ -281,6 +282,37 @@ def test_a_rows_notes_give_its_adapter_dropout_and_fsdp(notes: str, dropout: flo
     (case,) = read_cases("\n".join((HEADER, row)))
     assert lora_dropout(case) == dropout
     assert fsdp_version(case) is version
+
+
+@pytest.mark.parametrize(("source", "notes", "cache"), [
+    # torchtune's generate recipe in April 2024: the builder's max_seq_len, every query head
+    ("pytorch/torchtune docs/source/tutorials/llama3.rst (20747cd87)", "max_seq_len 4096",
+     (4096, True)),
+    ("pytorch/torchtune docs/source/tutorials/llama3.rst (20747cd87)", "", (8192, True)),
+    # September 2024: the cache fits the request, still every query head (until 2024-11-10)
+    ("pytorch/torchtune README.md (30b8519e8)", "max_seq_len 4096", (None, True)),
+    ("pytorch/torchtune README.md", "", (None, None)),  # no date: today's recipe
+])
+def test_torchtunes_generate_cache_follows_the_rows_date(
+        source: str, notes: str, cache: tuple[int | None, bool | None]) -> None:
+    row = (f"g1,{source},llama-3-8b,inference,bf16-true,none,,none,,,1,,206,none,sdpa,,1,,none,"
+           f'none,torchtune,allocated,18.31,GB,"{notes}"')
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert torchtune_generate_cache(case) == cache
+
+
+def test_an_inference_row_split_by_layers_is_not_read_as_tensor_parallel() -> None:
+    """litgpt's generate/sequentially.py places 20 of Llama-2-70B's 80 blocks on each of 4 GPUs,
+    with the embedding and the head on the first; a vocabulary-parallel tensor split (the generic
+    engine's) leaves a quarter of them there: 3/4 of 2 x 32,000 x 8,192 bf16 values more, and
+    the prefill's working set less (its projections are not split)."""
+    row = ("s1,src,llama-2-70b,inference,bf16-true,none,,none,,,1,,256,none,sdpa,,4,a100-40gb,"
+           "none,none,generic,allocated,35.64,GB,")
+    split = row.replace("s1,", "s2,", 1) + '"generate/sequentially.py, layer_to_device"'
+    tp, seq = score_cases(read_cases("\n".join((HEADER, row, split)))).scores
+    assert tp.estimate_bytes is not None and seq.estimate_bytes is not None
+    vocab = 2 * 32_000 * 8_192 * 2
+    assert seq.estimate_bytes - tp.estimate_bytes == pytest.approx(vocab * 3 / 4, rel=0.01)
 
 
 def test_oom_rows_and_units_are_read() -> None:

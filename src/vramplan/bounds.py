@@ -140,6 +140,8 @@ billion no GPU memory is in sight, and every byte count of the estimates stays f
 GPUS = _whole("gpus", 1, 1_000_000)
 GPUS_PER_NODE = _whole("gpus_per_node", 1, 1_024)
 TENSOR_PARALLEL = _whole("tensor_parallel", 1, 1_024)
+LAYER_SPLIT = _whole("layer_split", 1, 1_024)
+"""GPUs an inference run places its blocks on in consecutive chunks."""
 PIPELINE_PARALLEL = _whole("pipeline_parallel", 1, 100_000)
 EXPERT_PARALLEL = _whole("expert_parallel", 1, 1_000_000)
 """GPUs the routed experts of a mixture-of-experts layer are split over."""

@@ -44,6 +44,8 @@ from vramplan.parts import PartKind
 from vramplan.presets.frameworks import (
     LITGPT_COMMIT_DATES,
     TORCHTUNE_COMMIT_DATES,
+    TORCHTUNE_GENERATE_CACHE_FITS_SINCE,
+    TORCHTUNE_KV_HEADS_CACHED_SINCE,
     ModelCode,
     default_gradient_accumulation,
     framework_defaults,
@@ -1075,13 +1077,42 @@ def _score_multi_gpu(case: Case) -> CaseScore:
                      estimate.device_bytes, estimate.peak.phase.value, "per_gpu")
 
 
+LAYER_SPLIT_NOTE = re.compile(r"\bgenerate[/_ ]sequentially\b|\bsequentially\.py\b|"
+                              r"\blayer_to_device\b", re.IGNORECASE)
+"""An inference row whose notes say its blocks were placed on its GPUs in consecutive chunks by one
+process (litgpt's generate/sequentially.py), not split by tensor parallelism."""
+
+_MAX_SEQ_LEN = re.compile(r"\bmax_seq_len\b\W{0,3}(\d{2,7})\b", re.IGNORECASE)
+
+
+def torchtune_generate_cache(case: Case) -> tuple[int | None, bool | None]:
+    """How torchtune's generate recipe of the row's date held its KV cache: (tokens it allocated
+    it for, whether it held every query head), None where today's recipe does as the estimate
+    does. Before `TORCHTUNE_GENERATE_CACHE_FITS_SINCE`, the model's `max_seq_len` (the notes'
+    "max_seq_len N", else config.json's `max_position_embeddings`); before
+    `TORCHTUNE_KV_HEADS_CACHED_SINCE`, every query head. A row without a known date runs
+    today's recipe."""
+    on = code_date(case)
+    if case.framework is not Framework.TORCHTUNE or on is None:
+        return None, None
+    tokens = None
+    if on < TORCHTUNE_GENERATE_CACHE_FITS_SINCE:
+        said = _MAX_SEQ_LEN.search(case.notes)
+        tokens = int(said.group(1)) if said is not None else \
+            architecture_of(find_model(case.model)).max_position_embeddings
+    return tokens, (True if on < TORCHTUNE_KV_HEADS_CACHED_SINCE else None)
+
+
 def _score_inference(case: Case) -> CaseScore:
     vllm = VLLM_NOTE.search(case.notes) is not None
+    cache_tokens, kv_all_heads = torchtune_generate_cache(case)
     estimate = estimate_inference_case(
         case.model, case.precision.value, case.quant.value, batch=case.batch,
         seq_len=case.seq_len, new_tokens=case.new_tokens,
         framework=Engine.VLLM.value if vllm else case.framework.value,
-        gpus=case.gpus, attention=case.attention.value)
+        gpus=case.gpus, attention=case.attention.value,
+        layer_split=case.gpus > 1 and LAYER_SPLIT_NOTE.search(case.notes) is not None,
+        cache_tokens=cache_tokens, kv_all_heads=kv_all_heads)
     allocated, device = estimate.allocated_bytes, estimate.device_bytes
     warmup = warmup_reserved_bytes(case, estimate)
     if warmup and case.metric is not Metric.ALLOCATED:
@@ -1150,11 +1181,15 @@ _CASE_ENGINES = {"litgpt": Engine.LITGPT, "hf": Engine.HF, "vllm": Engine.VLLM,
 
 def estimate_inference_case(model: str, precision: str, quant: str, *, batch: int,
                             seq_len: int | None, new_tokens: int | None, framework: str = "",
-                            gpus: int = 1, attention: str = "") -> InferenceEstimate:
+                            gpus: int = 1, attention: str = "", layer_split: bool = False,
+                            cache_tokens: int | None = None,
+                            kv_all_heads: bool | None = None) -> InferenceEstimate:
     """Estimate one `method=inference` row of a cases file (columns as in docs/cases-format.md):
     `seq_len` is the prompt length (UNPUBLISHED_PROMPT_TOKENS when empty), the cache holds prompt
     plus `new_tokens`, the KV cache and activations are in the precision's dtype, `quant` picks the
-    weight format (`none` keeps the precision's dtype), `gpus` is the tensor-parallel degree.
+    weight format (`none` keeps the precision's dtype), `gpus` is the tensor-parallel degree, or,
+    with `layer_split`, the GPUs the blocks are placed on in consecutive chunks; `cache_tokens` and
+    `kv_all_heads` as in `vramplan.inference.setup.InferenceInputs`.
     Compare `allocated_bytes` with metric `allocated`/`reserved`, `device_bytes` with `device`."""
     if precision not in _CASE_DTYPES:
         raise UnknownName("precision", precision, list(_CASE_DTYPES))
@@ -1167,4 +1202,6 @@ def estimate_inference_case(model: str, precision: str, quant: str, *, batch: in
     return estimate_inference(inference_inputs(
         architecture_of(find_model(model)), weights, context=prompt + (new_tokens or 0),
         batch=batch, prompt=prompt, kv_dtype=kv, compute_dtype=dtype, engine=engine,
-        tensor_parallel=gpus, attention=kernel, model_name=model))
+        tensor_parallel=1 if layer_split else gpus, attention=kernel, model_name=model,
+        layer_split=gpus if layer_split else 1, cache_tokens=cache_tokens,
+        kv_all_heads=kv_all_heads))

@@ -93,11 +93,10 @@ def estimate_inference(inputs: InferenceInputs) -> InferenceEstimate:
     profile = inputs.profile
     arch = _as_loaded(inputs.arch, profile, inputs.mtp)
     layout = weights_layout(arch, inputs.weights, _stored_bytes(inputs), profile.quantizes_head)
-    tp = inputs.tensor_parallel
     prefill = prefill_activation_bytes(arch, inputs)
-    transient = _quant_transient_bytes(layout, inputs) // tp
+    transient = _quant_transient_bytes(layout, inputs)
     items = (
-        InferenceItem(PartKind.WEIGHTS, _weights_per_gpu(layout, tp)),
+        InferenceItem(PartKind.WEIGHTS, _weights_per_gpu(layout, inputs)),
         InferenceItem(PartKind.KV_CACHE, kv_cache_bytes(arch, inputs)),
         InferenceItem(PartKind.PREFILL_ACTIVATIONS, prefill),
         InferenceItem(PartKind.LOGITS, _logits_bytes(arch, inputs)),
@@ -122,18 +121,29 @@ def _stored_bytes(inputs: InferenceInputs) -> int:
     return inputs.compute_dtype.bytes
 
 
-def _weights_per_gpu(layout: WeightsLayout, tp: int) -> int:
+def _weights_per_gpu(layout: WeightsLayout, inputs: InferenceInputs) -> int:
     """Tensor parallelism splits the matrices, the head and the embedding (vocabulary-parallel)
     across GPUs and replicates norms and biases (Megatron-LM, Shoeybi et al. 2019,
-    arXiv:1909.08053; vLLM VocabParallelEmbedding)."""
-    split = sum(layout.bytes_of(group) for group in
-                (WeightGroup.LINEARS, WeightGroup.HEAD, WeightGroup.EMBEDDING, WeightGroup.VISION))
-    return ceil_div(split, tp) + layout.bytes_of(WeightGroup.OTHER)
+    arXiv:1909.08053; vLLM VocabParallelEmbedding); an engine that does not split the vocabulary
+    (`EngineProfile.tp_splits_vocab`) keeps the embedding and head whole on every GPU. A layer
+    split gives the first GPU its chunk of the blocks' matrices beside the whole embedding, head,
+    vision tower and the other tensors (norms, biases: counted whole, a few MB)."""
+    tp = inputs.tensor_parallel
+    vocab = layout.bytes_of(WeightGroup.HEAD) + layout.bytes_of(WeightGroup.EMBEDDING)
+    split = layout.bytes_of(WeightGroup.LINEARS) + layout.bytes_of(WeightGroup.VISION)
+    if inputs.profile.tp_splits_vocab:
+        split, vocab = split + vocab, 0
+    if inputs.layer_split > 1:  # never with tensor parallelism (`inference_inputs`)
+        return ceil_div(layout.bytes_of(WeightGroup.LINEARS), inputs.layer_split) \
+            + layout.bytes_of(WeightGroup.VISION) + layout.bytes_of(WeightGroup.HEAD) \
+            + layout.bytes_of(WeightGroup.EMBEDDING) + layout.bytes_of(WeightGroup.OTHER)
+    return ceil_div(split, tp) + vocab + layout.bytes_of(WeightGroup.OTHER)
 
 
 def _kv_heads_per_gpu(arch: Architecture, inputs: InferenceInputs) -> int:
-    heads = arch.n_heads if inputs.profile.kv_expands_gqa and arch.n_kv_heads > 1 else \
-        arch.n_kv_heads
+    all_heads = inputs.kv_all_heads if inputs.kv_all_heads is not None \
+        else inputs.profile.kv_expands_gqa and arch.n_kv_heads > 1
+    heads = arch.n_heads if all_heads else arch.n_kv_heads
     # Fewer KV heads than GPUs: each GPU keeps one replica (vLLM replicates KV heads).
     return max(1, heads // inputs.tensor_parallel)
 
@@ -164,7 +174,7 @@ def kv_bytes_per_token(arch: Architecture, inputs: InferenceInputs) -> int:
     before the window fills they grow too)."""
     full, local = _cache_layers(arch, inputs)
     values = (full + local) * kv_values_per_layer_token(arch, inputs)
-    return _ceil_fraction(values * inputs.kv_dtype.bytes_per_value)
+    return _ceil_fraction(values * inputs.kv_dtype.bytes_per_value / inputs.layer_split)
 
 
 def kv_cache_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
@@ -173,10 +183,11 @@ def kv_cache_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
     chunked layers attend within one chunk of `attention_chunk_size` tokens, so one chunk
     suffices: vLLM `ChunkedLocalAttentionSpec`, transformers' chunked cache layers)."""
     full, local = _cache_layers(arch, inputs)
-    cached = inputs.cached_tokens
+    cached = inputs.allocated_cache_tokens
     tokens = full * cached + local * min(cached, arch.sliding_window or cached)
     values = kv_values_per_layer_token(arch, inputs) * tokens * inputs.batch
-    return _ceil_fraction(values * inputs.kv_dtype.bytes_per_value)
+    # a layer split: the first GPU's chunk of layers (counted as their share of every layer)
+    return _ceil_fraction(values * inputs.kv_dtype.bytes_per_value / inputs.layer_split)
 
 
 def _chunk(inputs: InferenceInputs) -> int:
@@ -243,7 +254,7 @@ def _quant_transient_bytes(layout: WeightsLayout, inputs: InferenceInputs) -> in
     - int8, loading: an fp16 copy (2 bytes) plus `int8_double_quant`'s row- and column-major
       int8 copies (1 + 1 bytes).
     """
-    n = layout.largest_quantized_linear
+    n = _largest_quantized_on_gpu(layout, inputs)
     family = inputs.weights.family
     if not n:
         return 0
@@ -257,14 +268,24 @@ def _quant_transient_bytes(layout: WeightsLayout, inputs: InferenceInputs) -> in
     return max(load, prefill)
 
 
+def _largest_quantized_on_gpu(layout: WeightsLayout, inputs: InferenceInputs) -> int:
+    """Elements of the largest quantized matrix one GPU holds: the blocks' split over tensor
+    parallelism, and a quantized head, split with them unless the engine keeps it whole
+    (`EngineProfile.tp_splits_vocab`); a layer split's first GPU holds whole matrices."""
+    tp = inputs.tensor_parallel
+    head = layout.quantized_head_elements
+    return max(ceil_div(layout.largest_quantized_block_linear, tp),
+               ceil_div(head, tp) if inputs.profile.tp_splits_vocab else head)
+
+
 def _engine_buffer_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
     """The model's own buffers (`Architecture.buffer_bytes`: GPT-Neo's per-layer causal masks);
     LitGPT's bool causal mask (context^2 bytes) and its fp32 cos/sin tables (2 x context x
     rotary dims x 4 bytes)."""
     if not inputs.profile.mask_cache:
         return arch.buffer_bytes
-    return (arch.buffer_bytes + inputs.cached_tokens ** 2
-            + 2 * inputs.cached_tokens * arch.rotary_dim * 4)
+    tokens = inputs.allocated_cache_tokens
+    return arch.buffer_bytes + tokens ** 2 + 2 * tokens * arch.rotary_dim * 4
 
 
 def _ceil_fraction(value: Fraction) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vramplan.bounds import BATCH, CONTEXT, IMAGES, PROMPT, TENSOR_PARALLEL
+from vramplan.bounds import BATCH, CONTEXT, IMAGES, LAYER_SPLIT, PROMPT, TENSOR_PARALLEL
 from vramplan.errors import ConflictingOptions, OutOfRange
 from vramplan.model.architecture import Architecture
 from vramplan.presets.inference_engines import ENGINES, EngineProfile
@@ -39,6 +39,18 @@ class InferenceInputs:
     mtp: bool = False
     """The multi-token-prediction modules are loaded (speculative decoding with them, vLLM's and
     SGLang's MTP drafts): their weights and their layers' KV cache."""
+    layer_split: int = 1
+    """GPUs the blocks are placed on in equal consecutive chunks, one process driving them all
+    (litgpt generate/sequentially.py @51d53287: `layer_to_device`, "only balanced partitioning"):
+    the figures are the first GPU's, which holds its chunk of blocks and their cache, and the
+    embedding, final norm, head, RoPE and mask caches, prefill and logits ("root")."""
+    cache_tokens: int | None = None
+    """Tokens per sequence the engine allocates its KV cache for, when more than it caches
+    (torchtune's generate recipe before 2024-09-17: the model's max_seq_len); None: the
+    context."""
+    kv_all_heads: bool | None = None
+    """The cache holds a key and a value per query head, not per KV head (torchtune before
+    2024-11-10); None: the engine's behaviour (`EngineProfile.kv_expands_gqa`)."""
 
     @property
     def image_tokens(self) -> int:
@@ -50,6 +62,11 @@ class InferenceInputs:
     def cached_tokens(self) -> int:
         """Tokens cached per sequence: the context and the image tokens."""
         return self.context + self.image_tokens
+
+    @property
+    def allocated_cache_tokens(self) -> int:
+        """Tokens per sequence the KV cache (and a mask sized with it) is allocated for."""
+        return max(self.cache_tokens or 0, self.cached_tokens)
 
     @property
     def prompt_tokens(self) -> int:
@@ -66,8 +83,9 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
                      compute_dtype: ComputeDtype = ComputeDtype.BF16,
                      engine: Engine = Engine.GENERIC, tensor_parallel: int = 1,
                      attention: Attention = Attention.SDPA,
-                     model_name: str = "", images: int = 0, mtp: bool = False
-                     ) -> InferenceInputs:
+                     model_name: str = "", images: int = 0, mtp: bool = False,
+                     layer_split: int = 1, cache_tokens: int | None = None,
+                     kv_all_heads: bool | None = None) -> InferenceInputs:
     """Validated inputs: counts in range, prompt within the context, a GGUF file only on
     llama.cpp and llama.cpp only with GGUF, images only for a model with a vision tower, MTP
     modules only for a checkpoint that has some."""
@@ -79,6 +97,14 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
         raise ConflictingOptions("mtp", "model", "true", "no_mtp")
     BATCH.check_int(batch)
     TENSOR_PARALLEL.check_int(tensor_parallel)
+    LAYER_SPLIT.check_int(layer_split)
+    if layer_split > 1 and tensor_parallel > 1:
+        raise ConflictingOptions("layer_split", "tensor_parallel", str(layer_split))
+    if arch.n_layers % layer_split:
+        raise ConflictingOptions("layer_split", "model", str(layer_split), "layer_split_even",
+                                 layers=arch.n_layers)
+    if cache_tokens is not None:
+        CONTEXT.check_int(cache_tokens)
     if prompt is not None:
         PROMPT.check_int(prompt)
         if prompt > context:
@@ -93,4 +119,6 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
     return InferenceInputs(arch=arch, weights=weights, context=context, batch=batch,
                            prompt=prompt, kv_dtype=kv_dtype, compute_dtype=compute_dtype,
                            engine=engine, tensor_parallel=tensor_parallel, attention=attention,
-                           model_name=model_name, images=images, mtp=mtp)
+                           model_name=model_name, images=images, mtp=mtp,
+                           layer_split=layer_split, cache_tokens=cache_tokens,
+                           kv_all_heads=kv_all_heads)

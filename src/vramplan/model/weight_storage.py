@@ -83,6 +83,12 @@ class WeightsLayout:
     largest_quantized_linear: int
     """Elements of the largest matrix held quantized (0 if none): bitsandbytes dequantizes one such
     matrix at a time to 16 bits in prefill and quantizes one at a time while loading."""
+    quantized_head_elements: int = 0
+    """Elements of the head when it is held quantized (0 otherwise; `largest_quantized_linear`
+    counts it): a tensor-parallel split that keeps the head whole keeps this matrix whole."""
+    largest_quantized_block_linear: int = 0
+    """Elements of the blocks' largest quantized matrix (0 if none): the matrices every
+    tensor-parallel split divides."""
 
     @property
     def gpu_bytes(self) -> int:
@@ -248,21 +254,23 @@ def _linear_quant_layout(arch: Architecture, fmt: QuantFormat, compute_bytes: in
     quantized = sum(layers * lin.count * _quantized_matrix_bytes(fmt, lin.in_features,
                                                                  lin.out_features)
                     for lin, layers in matrices)
-    largest = max(lin.in_features * lin.out_features for lin, _ in matrices)
+    blocks_largest = max(lin.in_features * lin.out_features for lin, _ in matrices)
     parts = [WeightPart(WeightGroup.LINEARS, fmt.name, _matrix_params(arch), quantized)]
     head_quantized = quantize_head and fmt.family in (FormatFamily.BNB_4BIT,
                                                       FormatFamily.BNB_INT8)
+    head = 0
     if head_quantized:
         # A tied head is the embedding's matrix: a bitsandbytes loader quantizes the Linear, so the
         # model then holds a quantized head besides the 16-bit embedding.
         h, v = arch.hidden_size, arch.vocab_size
-        parts.append(WeightPart(WeightGroup.HEAD, fmt.name, 0 if arch.tied_embeddings else h * v,
+        head = h * v
+        parts.append(WeightPart(WeightGroup.HEAD, fmt.name, 0 if arch.tied_embeddings else head,
                                 _quantized_matrix_bytes(fmt, h, v)))
-        largest = max(largest, h * v)
     else:
         parts += _float_head(arch, compute_bytes)
     parts += _float_rest(arch, compute_bytes)
-    return WeightsLayout(tuple(parts), largest)
+    return WeightsLayout(tuple(parts), max(blocks_largest, head), quantized_head_elements=head,
+                         largest_quantized_block_linear=blocks_largest)
 
 
 def _float_head(arch: Architecture, compute_bytes: int) -> list[WeightPart]:

@@ -416,7 +416,22 @@ TORCHTUNE_COMMIT_DATES: dict[str, date] = {
     # first eight hex digits, and their dates (git log)
     "0914d5cf": date(2024, 4, 15),  # docs/source/tutorials/qlora_finetune.rst
     "ff594c23": date(2024, 4, 15),  # docs/source/tutorials/lora_finetune.rst
+    "2ab2721e": date(2024, 4, 4),  # recipes/generate.py of the e2e_flow.rst log
+    "ada52240": date(2024, 4, 12),  # docs/source/examples/e2e_flow.rst
+    "20747cd8": date(2024, 4, 18),  # docs/source/tutorials/llama3.rst
+    "30b8519e": date(2024, 9, 24),  # README.md "Memory and training speed"
 }
+TORCHTUNE_GENERATE_CACHE_FITS_SINCE = date(2024, 9, 17)
+"""torchtune's generate recipe sizes its KV cache to the prompt and the new tokens since 0f74070f4
+(PR #1603, "Set max cache seq len in generate recipe": `setup_caches(..., decoder_max_seq_len=
+prompt.numel() + cfg.max_new_tokens)`); before, `model.setup_caches(max_batch_size=1, dtype)`
+allocated every layer's cache, and the bool causal mask, for the model builder's `max_seq_len`
+(recipes/generate.py, torchtune/modules/transformer.py @20747cd87)."""
+TORCHTUNE_KV_HEADS_CACHED_SINCE = date(2024, 11, 10)
+"""torchtune's `KVCache` holds the key-value heads since e1caa9f82 (PR #1961, "Update KV Cache to
+use num_kv_heads instead of num_heads"); before, every query head ("We take num_heads instead of
+num_kv_heads because we cache the keys and values after they have been repeated",
+torchtune/modules/kv_cache.py @20747cd87)."""
 TORCHTUNE_CHUNKED_NF4_SINCE = date(2024, 6, 26)
 """torchtune pinned torchao 0.1 (pyproject.toml `torchao==0.1`, f97bcdaa0, 2024-04-09; a
 nightly of March 2024 before) until c1c9f308a pinned ao 0.3 (2024-06-26). torchao 0.1 quantized a

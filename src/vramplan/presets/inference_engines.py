@@ -46,6 +46,9 @@ class EngineProfile:
     """Intermediate activations in fp32 (ggml computes in f32)."""
     memory_utilization: float | None = None
     """Share of the card the engine takes for itself (weights, activations and KV cache)."""
+    tp_splits_vocab: bool = True
+    """Tensor parallelism splits the embedding and the head over the vocabulary (Megatron-LM,
+    vLLM `VocabParallelEmbedding`, `ParallelLMHead`); False: each GPU keeps both whole."""
     source: str = ""
 
 
@@ -71,14 +74,17 @@ ENGINES: dict[Engine, EngineProfile] = {p.engine: p for p in (
         Engine.LITGPT, "LitGPT",
         separate_head=True, quantizes_head=True, bnb_quant_dtype_fp16=True, kv_expands_gqa=True,
         kv_sliding_window=False, logits_all_prompt_tokens=True, logits_fp32=False,
-        mask_cache=True,
+        mask_cache=True, tp_splits_vocab=False,
+        # generate/tp.py (@51d53287, adapted from gpt-fast) splits each block's attention and
+        # MLP linears (`tensor_parallel`: colwise qkv/fc, rowwise proj) and nothing else: the
+        # token embedding, final norm and lm_head stay whole on every rank.
         # GPT.__init__ always builds its own lm_head (no weight tying); Fabric's
         # BitsandbytesPrecision replaces every torch.nn.Linear and quantizes
         # `weight.contiguous().to(device, dtype=torch.half)`; build_kv_cache caches
         # `heads = 1 if n_query_groups == 1 else n_head` (lit-gpt 2023, the version of the
         # published resource tables); set_kv_cache builds a bool mask of max_seq_length^2;
         # the forward returns logits for every position (B, T, padded_vocab_size).
-        source="Lightning-AI/litgpt litgpt/model.py, litgpt/generate/base.py; "
+        source="Lightning-AI/litgpt litgpt/model.py, litgpt/generate/base.py, generate/tp.py; "
                "lightning fabric/plugins/precision/bitsandbytes.py"),
     EngineProfile(
         Engine.VLLM, "vLLM",

@@ -26,6 +26,7 @@ from vramplan.requests.vocabulary import (
     TENSOR_PARALLEL,
     WEIGHTS,
 )
+from vramplan.vocab import Engine
 
 
 class SplitsKvHeads(VramplanError):
@@ -64,7 +65,7 @@ def inference_request(inputs: Inputs) -> InferenceRequest:
         model.arch, find_format(inputs.require(WEIGHTS)), inputs.require(CONTEXT),
         batch=inputs.require(BATCH), prompt=inputs.get(PROMPT),
         kv_dtype=inputs.require(KV_DTYPE), compute_dtype=inputs.require(DTYPE),
-        **({"engine": engine} if engine is not None else {}),
+        engine=Engine.GENERIC if engine is None else engine,
         tensor_parallel=tp, attention=inputs.require(ATTENTION), model_name=model.name,
         images=inputs.require(IMAGES), mtp=inputs.require(MTP))
     gpu = inputs.get(GPU)

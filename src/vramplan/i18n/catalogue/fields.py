@@ -178,6 +178,12 @@ MESSAGES = {
         FR: "parallélisme de tenseur (Megatron-LM, vLLM)",
         EN: "tensor parallelism (Megatron-LM, vLLM)",
     },
+    "field.layer_split": {
+        FR: "GPU sur lesquels les blocs sont placés par tranches consécutives (inférence, un seul "
+        "processus) : les chiffres sont ceux du premier, qui garde aussi l'embedding et la tête",
+        EN: "GPUs the blocks are placed on in consecutive chunks (inference, one process): the "
+        "figures are the first one's, which also holds the embedding and the head",
+    },
     "field.pipeline_parallel": {
         FR: "étages de pipeline (Megatron-LM, ordonnancement 1F1B)",
         EN: "pipeline stages (Megatron-LM, 1F1B schedule)",
@@ -406,6 +412,12 @@ MESSAGES = {
         "vision-langage ({other} gemma-3-4b, llama-4-scout…)",
         EN: "{field} {value}: the model has no vision tower; give 0, or a vision-language model "
         "({other} gemma-3-4b, llama-4-scout...)",
+    },
+    "error.conflict.layer_split_even": {
+        FR: "{field} {value} : les {layers} blocs du modèle ne se partagent pas en tranches "
+        "égales ; donnez un diviseur de {layers}",
+        EN: "{field} {value}: the model's {layers} blocks do not split into equal chunks; give "
+        "a divisor of {layers}",
     },
     "error.conflict.no_mtp": {
         FR: "{field} : le checkpoint du modèle n'a pas de module MTP ; retirez {field}, ou donnez "

@@ -15,7 +15,7 @@ from vramplan.allocator import EventKind, replay
 from vramplan.model.hf_config import parse_config
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.frameworks import framework_defaults
-from vramplan.training.allocations import Sharding, step_program
+from vramplan.training.allocations import Sharding, allocator_warmup_bytes, step_program
 from vramplan.training.estimate import step_shape
 from vramplan.training.setup import TrainingSetup
 from vramplan.training.states import upcasts_at_load
@@ -120,3 +120,20 @@ def test_a_row_whose_notes_name_the_preparation_is_prepared() -> None:
     (silent,) = read_cases("\n".join((HEADER, ROW + '"SFTTrainer"')))
     assert training_setup_of(named).kbit_upcast is True
     assert training_setup_of(silent).kbit_upcast is None
+
+
+def test_transformers_warms_the_allocator_up_before_loading_a_4_bit_base() -> None:
+    """`caching_allocator_warmup` (transformers v4.50.0 on): one fp16 `torch.empty` of half the
+    meta model's bytes (its linears at full shape in bf16: factor 4 for a quantizer), freed at
+    once, before the weights load into its cached segment."""
+    arch = parse_config(MID)
+    events = _load(_setup(kbit_upcast=False))
+    first, then = events[0], events[1]
+    assert first.kind is EventKind.ALLOC and first.n_bytes == arch.params_total
+    assert then.kind is EventKind.FREE and then.tensor == first.tensor
+    assert allocator_warmup_bytes(arch, _setup()) == arch.params_total
+    # before v4.50.0, for a 16-bit LoRA base, and for torchtune's own loader: none
+    assert allocator_warmup_bytes(arch, _setup(code_date=date(2025, 3, 20))) == 0
+    assert allocator_warmup_bytes(arch, replace(_setup(), method=Method.LORA,
+                                                quant=Quant.NONE)) == 0
+    assert allocator_warmup_bytes(arch, _setup(Framework.TORCHTUNE)) == 0

@@ -490,6 +490,15 @@ class TransformersCode:
     the v4.21.0, v4.45.2, v4.46.0 and v4.48.0 wheels; v4.49.0 moved them to
     `self.loss_function`, `ForCausalLMLoss`, which upcasts), Llama until v4.31.0 (the v4.30.0
     wheel's `LlamaForCausalLM.forward` has no `logits.float()`; v4.31.0 added it)."""
+    warms_up_allocator: bool = True
+    """`from_pretrained` with a `device_map` allocates, before loading, one fp16 `torch.empty`
+    of the model's meta parameters' bytes divided by a factor, and frees it: the caching
+    allocator keeps that segment, which the weights then fill (modeling_utils.py
+    `caching_allocator_warmup`, since v4.50.0). The factor is 2 (the whole model) unquantized
+    and 4 (half of it) for a bitsandbytes quantizer (v4.51.0: `factor=2 if hf_quantizer is
+    None else 4`; v4.57.1: `HfQuantizer.get_accelerator_warm_up_factor`, 4 unless overridden,
+    which bitsandbytes' does not), whose meta parameters keep the linears' full shapes in the
+    load dtype until the weights are quantized as they load."""
     warmup_counts_tied: bool = False
     """`from_pretrained` with a `device_map` warms the caching allocator up with one
     `torch.empty` of every `model.state_dict()` entry's bytes (`caching_allocator_warmup`),
@@ -510,8 +519,9 @@ TORCHTITAN_COMPILES_LOSS_SINCE = date(2025, 4, 2)
 `torch.compile(loss_fn)` when `training.compile` is on (torchtitan/components/loss.py; "result in
 reduction of memory"); before it the model was compiled and the loss ran eagerly."""
 TRANSFORMERS_WARMUP_SINCE = date(2025, 3, 21)
-"""transformers v4.50.0 (its wheel's date): `caching_allocator_warmup`, counting a tied head
-twice (`TransformersCode.warmup_counts_tied`)."""
+"""transformers v4.50.0 (its wheel's date): `caching_allocator_warmup`
+(`TransformersCode.warms_up_allocator`), counting a tied head twice
+(`TransformersCode.warmup_counts_tied`)."""
 TRANSFORMERS_WARMUP_SKIPS_TIED_SINCE = date(2025, 7, 25)
 """transformers v4.54.0 (its wheel's date): the warm-up skips tied weights."""
 TRANSFORMERS_LLAMA_UNCLAMPED_SINCE = date(2023, 6, 8)
@@ -543,6 +553,7 @@ def transformers_code(on: date | None) -> TransformersCode:
     return TransformersCode(
         logits_fp32_in_model=on < TRANSFORMERS_LOSS_FUNCTION_SINCE,
         shifts_logits=on < TRANSFORMERS_SHIFTS_LABELS_SINCE, loss_16bit=loss_16bit,
+        warms_up_allocator=on >= TRANSFORMERS_WARMUP_SINCE,
         warmup_counts_tied=TRANSFORMERS_WARMUP_SINCE <= on < TRANSFORMERS_WARMUP_SKIPS_TIED_SINCE,
         clamped_scores=clamped)
 

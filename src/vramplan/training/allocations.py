@@ -41,6 +41,8 @@ from vramplan.presets.frameworks import (
     PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE,
     TORCHTUNE_CHUNKED_NF4_SINCE,
     TransformersCode,
+    runs_transformers_code,
+    transformers_code,
 )
 from vramplan.presets.quant_formats import BNB_BLOCKSIZE, BNB_DQ_BLOCKSIZE
 from vramplan.training.activations import (
@@ -450,6 +452,10 @@ def _load(program: _Program, params: tuple[ParamTensor, ...], sharding: Sharding
     linear as it builds it (`_torchao_v01_quantization`)."""
     if not sharding.weights:
         return
+    if sharding.weights == 1:
+        warmup = allocator_warmup_bytes(arch, setup)
+        if warmup:
+            program.free(program.alloc(warmup))
     if sharding.weights == 1 and quantizes_in_one_piece(setup):
         linears = [linear.in_features * linear.out_features
                    for linear in arch.block_linears() for _ in range(linear.count)]
@@ -466,6 +472,21 @@ def _load(program: _Program, params: tuple[ParamTensor, ...], sharding: Sharding
               if not t.trainable}
     empty_cache = setup.code_date is None or setup.code_date >= PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE
     _upcast_and_back(program, params, frozen, empty_cache=empty_cache)
+
+
+def allocator_warmup_bytes(arch: Architecture, setup: TrainingSetup) -> int:
+    """The segment transformers' `from_pretrained` reserves before it loads a QLoRA base with its
+    `device_map` (`TransformersCode.warms_up_allocator`): half the bytes of the meta model's
+    parameters, every one at its full shape in the 16-bit load dtype (a tied head twice while
+    `warmup_counts_tied`). 0 for other runs: an unquantized model loaded with a `device_map` fills
+    its warm-up segment exactly, and the training stacks load it without one."""
+    if setup.method is not Method.QLORA or not runs_transformers_code(setup.framework):
+        return 0
+    code = transformers_code(setup.code_date)
+    if not code.warms_up_allocator:
+        return 0
+    tied = arch.params_token_embedding if code.warmup_counts_tied and arch.tied_embeddings else 0
+    return (arch.params_total + tied) * compute_itemsize(setup.precision) // 2
 
 
 def quantizes_in_one_piece(setup: TrainingSetup) -> bool:

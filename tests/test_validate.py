@@ -17,6 +17,7 @@ from vramplan.cli.main import main
 from vramplan.distributed.per_gpu import MS_SWIFT_ZERO3
 from vramplan.distributed.sharding import CommBuffers
 from vramplan.errors import UnknownName
+from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import TORCHTITAN_COMPILES_LOSS_SINCE
 from vramplan.presets.models import architecture_of, find_model
@@ -31,6 +32,7 @@ from vramplan.validation import (
     code_date,
     compiled,
     embedding_sharded_apart,
+    estimate_inference_case,
     fsdp_version,
     lora_dropout,
     model_parallel,
@@ -40,6 +42,7 @@ from vramplan.validation import (
     shipped_cases,
     torchtune_generate_cache,
     training_setup_of,
+    warmup_reserved_bytes,
     zero3_config_file,
 )
 from vramplan.vocab import (
@@ -313,6 +316,27 @@ def test_an_inference_row_split_by_layers_is_not_read_as_tensor_parallel() -> No
     assert tp.estimate_bytes is not None and seq.estimate_bytes is not None
     vocab = 2 * 32_000 * 8_192 * 2
     assert seq.estimate_bytes - tp.estimate_bytes == pytest.approx(vocab * 3 / 4, rel=0.01)
+
+
+@pytest.mark.parametrize(("quant", "notes", "warmed"), [
+    # a bitsandbytes load: half the meta model's bf16 bytes, more than its 4-bit weights
+    ("nf4", "run 2025-10-01", "half"),
+    ("nf4", "run 2025-01-01", "none"),  # before transformers v4.50.0
+    # an unquantized, untied model with a device_map fills its warm-up exactly
+    ("none", "device_map auto, run 2025-10-01", "none"),
+])
+def test_transformers_warm_up_is_what_a_hf_inference_row_keeps_reserved(
+        quant: str, notes: str, warmed: str) -> None:
+    row = (f"w1,src,llama-2-7b,inference,bf16-true,none,,{quant},,,1,8,64,none,sdpa,,1,,none,"
+           f'none,hf,reserved,10,GB,"{notes}"')
+    (case,) = read_cases("\n".join((HEADER, row)))
+    estimate = estimate_inference_case(case.model, case.precision.value, case.quant.value,
+                                       batch=1, seq_len=8, new_tokens=64, framework="hf")
+    params = architecture_of(find_model("llama-2-7b")).params_total
+    expected = {"half": params * 2 // 2, "none": 0}[warmed]
+    assert warmup_reserved_bytes(case, estimate) == expected
+    if warmed == "half":
+        assert expected > estimate.bytes_of(PartKind.WEIGHTS)
 
 
 def test_oom_rows_and_units_are_read() -> None:

@@ -1136,19 +1136,26 @@ DEVICE_MAP_NOTE = re.compile(r"\bdevice_map\b")
 
 
 def warmup_reserved_bytes(case: Case, estimate: InferenceEstimate) -> int:
-    """What transformers' loading left reserved for an inference row loaded with a `device_map`
-    (its notes say so) by a release that counted a tied head twice in its allocator warm-up
-    (`vramplan.presets.frameworks.TransformersCode.warmup_counts_tied`, the row dated by its source
-    and notes): the weights plus the tied matrix, in one segment whose unused part the step's
-    tensors fill first. 0 otherwise (no warm-up, nothing tied, or a quantized load)."""
-    day = code_date(case)
-    arch = estimate.inputs.arch
-    if day is None or not transformers_code(day).warmup_counts_tied or not arch.tied_embeddings \
-            or DEVICE_MAP_NOTE.search(case.notes) is None or case.quant is not Quant.NONE \
-            or case.framework is not Framework.HF:
+    """What transformers' loading left reserved for a `hf` inference row, by the release of the
+    row's date (`vramplan.presets.frameworks.TransformersCode`, dated by its source and notes;
+    none: today's): its allocator warm-up, one segment whose unused part the step's tensors fill
+    first. A bitsandbytes load (whose `device_map` transformers sets itself) warms up half the
+    meta model's bytes, its linears at full shape in the 16-bit load dtype (factor 4), more than
+    its 4-bit weights; an unquantized load with a `device_map` (its notes say so) warms up its
+    weights exactly, plus the tied matrix counted twice from v4.50 to v4.53. 0 otherwise."""
+    if case.framework is not Framework.HF:
         return 0
-    weights = estimate.bytes_of(PartKind.WEIGHTS)
-    return weights + arch.params_token_embedding * estimate.inputs.compute_dtype.bytes
+    code = transformers_code(code_date(case))
+    if not code.warms_up_allocator:
+        return 0
+    arch = estimate.inputs.arch
+    tied = arch.params_token_embedding if code.warmup_counts_tied and arch.tied_embeddings else 0
+    itemsize = estimate.inputs.compute_dtype.bytes
+    if case.quant is not Quant.NONE:
+        return (arch.params_total + tied) * itemsize // 2
+    if not tied or DEVICE_MAP_NOTE.search(case.notes) is None:
+        return 0
+    return estimate.bytes_of(PartKind.WEIGHTS) + tied * itemsize
 
 
 VLLM_NOTE = re.compile(r"\bvllm\b", re.IGNORECASE)

@@ -341,3 +341,24 @@ def test_a_cache_allocated_ahead_for_every_query_head() -> None:
     assert today.bytes_of(PartKind.KV_CACHE) == 2 * 32 * 8 * 128 * 214 * 2
     with pytest.raises(OutOfRange):
         _inputs("llama-3-8b", cache_tokens=0)
+
+
+def test_transformers_generate_before_4_42_holds_the_previous_cache_too() -> None:
+    """transformers v4.35's `generate`: each decode step `torch.cat`s every layer's grown key and
+    value while the previous tuple stays in `model_kwargs` until the step returns. Llama-2-7B, 16
+    sequences of 256 + 512 tokens: the cache at 768 tokens and at 767 (16 x 512 KiB per token)."""
+    est = _estimate(context=768, prompt=256, batch=16, engine=Engine.HF,
+                    previous_cache_alive=True)
+    per_token = 2 * 32 * 32 * 128 * 2
+    assert est.bytes_of(PartKind.KV_CACHE) == 16 * per_token * (768 + 767)
+
+
+def test_a_growing_cache_holds_only_the_prompt_during_prefill() -> None:
+    """HF's DynamicCache grows token by token: the prefill's working set sits beside the prompt's
+    keys and values, not the whole context's; a static cache (generic) is there from the start."""
+    hf = _estimate(context=4096, prompt=4000, engine=Engine.HF)
+    static = _estimate(context=4096, prompt=4000, engine=Engine.GENERIC)
+    per_token = 2 * 32 * 32 * 128 * 2
+    working = static.bytes_of(PartKind.PREFILL_ACTIVATIONS)
+    assert hf.bytes_of(PartKind.KV_CACHE) == static.bytes_of(PartKind.KV_CACHE)
+    assert hf.bytes_of(PartKind.PREFILL_ACTIVATIONS) == max(0, working - 96 * per_token)

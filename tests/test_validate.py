@@ -339,6 +339,18 @@ def test_transformers_warm_up_is_what_a_hf_inference_row_keeps_reserved(
         assert expected > estimate.bytes_of(PartKind.WEIGHTS)
 
 
+def test_a_hf_generate_row_before_transformers_4_42_holds_two_caches() -> None:
+    """optimum-benchmark's Llama-2-7B report of 2023-11-29 (transformers 4.35.2): the decode step
+    holds the previous tuple cache beside the grown one; from v4.42.0 one DynamicCache."""
+    row = ("o1,src,llama-2-7b,inference,bf16-true,none,,none,,,16,256,512,none,sdpa,,1,,none,"
+           'none,hf,allocated,26.442,GB,"report added 2023-11-29"')
+    later = row.replace("o1,", "o2,", 1).replace("2023-11-29", "2024-07-01")
+    old, new = score_cases(read_cases("\n".join((HEADER, row, later)))).scores
+    assert old.estimate_bytes is not None and new.estimate_bytes is not None
+    per_token = 2 * 32 * 32 * 128 * 2
+    assert old.estimate_bytes - new.estimate_bytes == 16 * 767 * per_token
+
+
 def test_oom_rows_and_units_are_read() -> None:
     oom = ROW.replace("21.30,GB", "OOM,GB")
     mib = ROW.replace("21.30,GB", "20314,MiB")

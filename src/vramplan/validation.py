@@ -1112,7 +1112,9 @@ def _score_inference(case: Case) -> CaseScore:
         framework=Engine.VLLM.value if vllm else case.framework.value,
         gpus=case.gpus, attention=case.attention.value,
         layer_split=case.gpus > 1 and LAYER_SPLIT_NOTE.search(case.notes) is not None,
-        cache_tokens=cache_tokens, kv_all_heads=kv_all_heads)
+        cache_tokens=cache_tokens, kv_all_heads=kv_all_heads,
+        previous_cache_alive=not vllm and case.framework is Framework.HF
+        and transformers_code(code_date(case)).generate_holds_two_caches)
     allocated, device = estimate.allocated_bytes, estimate.device_bytes
     warmup = warmup_reserved_bytes(case, estimate)
     if warmup and case.metric is not Metric.ALLOCATED:
@@ -1190,13 +1192,14 @@ def estimate_inference_case(model: str, precision: str, quant: str, *, batch: in
                             seq_len: int | None, new_tokens: int | None, framework: str = "",
                             gpus: int = 1, attention: str = "", layer_split: bool = False,
                             cache_tokens: int | None = None,
-                            kv_all_heads: bool | None = None) -> InferenceEstimate:
+                            kv_all_heads: bool | None = None,
+                            previous_cache_alive: bool = False) -> InferenceEstimate:
     """Estimate one `method=inference` row of a cases file (columns as in docs/cases-format.md):
     `seq_len` is the prompt length (UNPUBLISHED_PROMPT_TOKENS when empty), the cache holds prompt
     plus `new_tokens`, the KV cache and activations are in the precision's dtype, `quant` picks the
     weight format (`none` keeps the precision's dtype), `gpus` is the tensor-parallel degree, or,
-    with `layer_split`, the GPUs the blocks are placed on in consecutive chunks; `cache_tokens` and
-    `kv_all_heads` as in `vramplan.inference.setup.InferenceInputs`.
+    with `layer_split`, the GPUs the blocks are placed on in consecutive chunks; `cache_tokens`,
+    `kv_all_heads` and `previous_cache_alive` as in `vramplan.inference.setup.InferenceInputs`.
     Compare `allocated_bytes` with metric `allocated`/`reserved`, `device_bytes` with `device`."""
     if precision not in _CASE_DTYPES:
         raise UnknownName("precision", precision, list(_CASE_DTYPES))
@@ -1211,4 +1214,4 @@ def estimate_inference_case(model: str, precision: str, quant: str, *, batch: in
         batch=batch, prompt=prompt, kv_dtype=kv, compute_dtype=dtype, engine=engine,
         tensor_parallel=1 if layer_split else gpus, attention=kernel, model_name=model,
         layer_split=gpus if layer_split else 1, cache_tokens=cache_tokens,
-        kv_all_heads=kv_all_heads))
+        kv_all_heads=kv_all_heads, previous_cache_alive=previous_cache_alive))

@@ -94,10 +94,18 @@ def estimate_inference(inputs: InferenceInputs) -> InferenceEstimate:
     arch = _as_loaded(inputs.arch, profile, inputs.mtp)
     layout = weights_layout(arch, inputs.weights, _stored_bytes(inputs), profile.quantizes_head)
     prefill = prefill_activation_bytes(arch, inputs)
+    kv = kv_cache_held_bytes(arch, inputs)
+    if profile.kv_grows:
+        # the prefill beside the prompt's keys and values only: what it needs beyond the cache
+        # the end of decoding holds
+        prompt_only = dataclasses.replace(inputs, context=inputs.prompt_tokens
+                                          - inputs.image_tokens, prompt=None, cache_tokens=None,
+                                          previous_cache_alive=False)
+        prefill = max(0, kv_cache_bytes(arch, prompt_only) + prefill - kv)
     transient = _quant_transient_bytes(layout, inputs)
     items = (
         InferenceItem(PartKind.WEIGHTS, _weights_per_gpu(layout, inputs)),
-        InferenceItem(PartKind.KV_CACHE, kv_cache_bytes(arch, inputs)),
+        InferenceItem(PartKind.KV_CACHE, kv),
         InferenceItem(PartKind.PREFILL_ACTIVATIONS, prefill),
         InferenceItem(PartKind.LOGITS, _logits_bytes(arch, inputs)),
         InferenceItem(PartKind.QUANT_TRANSIENT, max(0, transient - prefill)),
@@ -188,6 +196,16 @@ def kv_cache_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
     values = kv_values_per_layer_token(arch, inputs) * tokens * inputs.batch
     # a layer split: the first GPU's chunk of layers (counted as their share of every layer)
     return _ceil_fraction(values * inputs.kv_dtype.bytes_per_value / inputs.layer_split)
+
+
+def kv_cache_held_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
+    """The KV cache at the peak: the cache, and, where a decode step builds the grown cache beside
+    the previous one (`InferenceInputs.previous_cache_alive`), that previous cache, one token
+    shorter."""
+    cache = kv_cache_bytes(arch, inputs)
+    if not inputs.previous_cache_alive:
+        return cache
+    return 2 * cache - inputs.batch * kv_bytes_per_token(arch, inputs)
 
 
 def _chunk(inputs: InferenceInputs) -> int:

@@ -51,6 +51,10 @@ class InferenceInputs:
     kv_all_heads: bool | None = None
     """The cache holds a key and a value per query head, not per KV head (torchtune before
     2024-11-10); None: the engine's behaviour (`EngineProfile.kv_expands_gqa`)."""
+    previous_cache_alive: bool = False
+    """A decode step builds the grown cache beside the previous one, freed only after the step
+    (transformers' `generate` before v4.42.0, `TransformersCode.generate_holds_two_caches`): the
+    peak holds the cache twice, less one token."""
 
     @property
     def image_tokens(self) -> int:
@@ -85,7 +89,8 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
                      attention: Attention = Attention.SDPA,
                      model_name: str = "", images: int = 0, mtp: bool = False,
                      layer_split: int = 1, cache_tokens: int | None = None,
-                     kv_all_heads: bool | None = None) -> InferenceInputs:
+                     kv_all_heads: bool | None = None,
+                     previous_cache_alive: bool = False) -> InferenceInputs:
     """Validated inputs: counts in range, prompt within the context, a GGUF file only on
     llama.cpp and llama.cpp only with GGUF, images only for a model with a vision tower, MTP
     modules only for a checkpoint that has some."""
@@ -121,4 +126,4 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
                            engine=engine, tensor_parallel=tensor_parallel, attention=attention,
                            model_name=model_name, images=images, mtp=mtp,
                            layer_split=layer_split, cache_tokens=cache_tokens,
-                           kv_all_heads=kv_all_heads)
+                           kv_all_heads=kv_all_heads, previous_cache_alive=previous_cache_alive)

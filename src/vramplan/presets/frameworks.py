@@ -490,6 +490,15 @@ class TransformersCode:
     the v4.21.0, v4.45.2, v4.46.0 and v4.48.0 wheels; v4.49.0 moved them to
     `self.loss_function`, `ForCausalLMLoss`, which upcasts), Llama until v4.31.0 (the v4.30.0
     wheel's `LlamaForCausalLM.forward` has no `logits.float()`; v4.31.0 added it)."""
+    generate_holds_two_caches: bool = False
+    """`generate` keeps the previous step's KV cache while a decode step builds the next one:
+    the legacy cache, a tuple of per-layer tensors, stays in `model_kwargs["past_key_values"]`
+    until `_update_model_kwargs_for_generation` replaces it after the forward, while each
+    attention layer makes its new key and value with `torch.cat([past_key_value[0],
+    key_states], dim=2)` and the model collects them in `next_decoder_cache` (v4.35.0:
+    models/llama/modeling_llama.py, generation/utils.py `greedy_search`; v4.36.0 to v4.41.x wrap
+    the same tuple in `DynamicCache.from_legacy_cache` at every forward). Since v4.42.0 generate
+    keeps one `DynamicCache` whose `update` replaces each layer's tensor as it grows."""
     warms_up_allocator: bool = True
     """`from_pretrained` with a `device_map` allocates, before loading, one fp16 `torch.empty`
     of the model's meta parameters' bytes divided by a factor, and frees it: the caching
@@ -518,6 +527,10 @@ TORCHTITAN_COMPILES_LOSS_SINCE = date(2025, 4, 2)
 """pytorch/torchtitan bbb1b616e (#1033, 2025-04-02): `build_cross_entropy_loss` returns
 `torch.compile(loss_fn)` when `training.compile` is on (torchtitan/components/loss.py; "result in
 reduction of memory"); before it the model was compiled and the loss ran eagerly."""
+TRANSFORMERS_GENERATE_CACHE_OBJECT_SINCE = date(2024, 6, 27)
+"""transformers v4.42.0 (its wheel's date): `generate` uses one `DynamicCache` instance by
+default ("This will avoid back and forth from legacy format"), so a decode step no longer holds
+the previous cache beside the new one (`TransformersCode.generate_holds_two_caches`)."""
 TRANSFORMERS_WARMUP_SINCE = date(2025, 3, 21)
 """transformers v4.50.0 (its wheel's date): `caching_allocator_warmup`
 (`TransformersCode.warms_up_allocator`), counting a tied head twice
@@ -553,6 +566,7 @@ def transformers_code(on: date | None) -> TransformersCode:
     return TransformersCode(
         logits_fp32_in_model=on < TRANSFORMERS_LOSS_FUNCTION_SINCE,
         shifts_logits=on < TRANSFORMERS_SHIFTS_LABELS_SINCE, loss_16bit=loss_16bit,
+        generate_holds_two_caches=on < TRANSFORMERS_GENERATE_CACHE_OBJECT_SINCE,
         warms_up_allocator=on >= TRANSFORMERS_WARMUP_SINCE,
         warmup_counts_tied=TRANSFORMERS_WARMUP_SINCE <= on < TRANSFORMERS_WARMUP_SKIPS_TIED_SINCE,
         clamped_scores=clamped)

@@ -46,6 +46,10 @@ class EngineProfile:
     """Intermediate activations in fp32 (ggml computes in f32)."""
     memory_utilization: float | None = None
     """Share of the card the engine takes for itself (weights, activations and KV cache)."""
+    kv_grows: bool = False
+    """The KV cache grows token by token (a `torch.cat` per step) instead of being allocated for
+    the whole context: the prefill holds only the prompt's keys and values beside its working
+    set, and the full cache exists only at the end of decoding."""
     tp_splits_vocab: bool = True
     """Tensor parallelism splits the embedding and the head over the vocabulary (Megatron-LM,
     vLLM `VocabParallelEmbedding`, `ParallelLMHead`); False: each GPU keeps both whole."""
@@ -58,7 +62,9 @@ ENGINES: dict[Engine, EngineProfile] = {p.engine: p for p in (
         source="static KV cache sized for the whole context; last-token logits in fp32"),
     EngineProfile(
         Engine.HF, "Hugging Face transformers",
-        bnb_4bit_compute_fp32=True,
+        bnb_4bit_compute_fp32=True, kv_grows=True,
+        # generate's default cache, DynamicCache (the legacy tuples before v4.42), grows each
+        # layer with `torch.cat` at every step (cache_utils.py `DynamicCache.update`);
         # BitsAndBytesConfig's bnb_4bit_compute_dtype defaults to float32
         # (utils/quantization_config.py; bitsandbytes warns "Input type into Linear4bit is
         # torch.bfloat16, but bnb_4bit_compute_dtype=torch.float32 (default)"): Linear4bit casts

@@ -276,7 +276,7 @@ def test_a_rows_notes_say_whether_it_ran_compiled(notes: str, is_compiled: bool)
     ("LoRA r8 alpha16 dropout .1", 0.1, None),
     ("lora_dropout=0.05, FSDP2", 0.05, FsdpVersion.FSDP2),
     # the model's own dropout is not the adapters'; FSDP2 denied is not FSDP2
-    ("attention dropout 0.1, hidden dropout 0.1; FSDP1, not FSDP2", None, None),
+    ("attention dropout 0.1, hidden dropout 0.1; FSDP1, not FSDP2", None, FsdpVersion.FSDP1),
     ("fsdp_version: 2", None, FsdpVersion.FSDP2),
 ])
 def test_a_rows_notes_give_its_adapter_dropout_and_fsdp(notes: str, dropout: float | None,
@@ -349,6 +349,36 @@ def test_a_hf_generate_row_before_transformers_4_42_holds_two_caches() -> None:
     assert old.estimate_bytes is not None and new.estimate_bytes is not None
     per_token = 2 * 32 * 32 * 128 * 2
     assert old.estimate_bytes - new.estimate_bytes == 16 * 767 * per_token
+
+
+@pytest.mark.parametrize(("framework", "notes", "loss16", "untied"), [
+    # lightning-thunder's benchmark_litgpt.py: litgpt's GPT in a plain bf16 loop
+    ("generic", "the litgpt GPT built on the meta device; loss F.cross_entropy on the bf16 logits",
+     True, True),
+    ("generic", "litgpt.GPT; cross_entropy on the fp32 logits", False, True),
+    # litgpt's own scripts: Fabric casts the output to fp32 first, and the head is untied anyway
+    ("litgpt", "F.cross_entropy on the bf16 logits", False, False),
+    ("hf", "", False, False),
+])
+def test_a_rows_notes_say_how_its_loop_ran_the_loss_and_the_model(
+        framework: str, notes: str, loss16: bool, untied: bool) -> None:
+    row = ROW.replace(",litgpt,", f",{framework},") + f'"{notes}"'
+    (case,) = read_cases("\n".join((HEADER, row)))
+    setup = training_setup_of(case)
+    assert (setup.loss_16bit, setup.untied_head) == (loss16, untied)
+
+
+def test_a_hub_repository_of_the_unsloth_organization_is_not_an_unsloth_run() -> None:
+    row = ROW.replace(",litgpt,", ",generic,") + '"weights from unsloth/Mistral-7B-v0.2"'
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert case.framework is Framework.GENERIC
+
+
+def test_a_fsdp_grad_op_row_can_say_it_ran_fsdp1() -> None:
+    row = ROW.replace(",1,a100-40gb,none,none,litgpt,", ",8,a100-40gb,fsdp-grad-op,none,generic,")
+    notes = '"FSDP1 FullyShardedDataParallel(sharding_strategy=SHARD_GRAD_OP), not FSDP2"'
+    (case,) = read_cases("\n".join((HEADER, row + notes)))
+    assert fsdp_version(case) is FsdpVersion.FSDP1
 
 
 def test_oom_rows_and_units_are_read() -> None:

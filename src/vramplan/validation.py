@@ -414,8 +414,10 @@ def _offload_as_run(framework: Framework, gpus: int, sharding: Scheme, offload: 
     return sharding, offload
 
 
-UNSLOTH_NOTE = re.compile(r"(?<!no )(?<!not )(?<!without )(?<!non-)\bunsloth\b", re.IGNORECASE)
-"""A row whose notes name Unsloth (not to deny it: "without Unsloth"): Unsloth loaded and ran
+UNSLOTH_NOTE = re.compile(r"(?<!no )(?<!not )(?<!without )(?<!non-)\bunsloth\b(?!/)",
+                          re.IGNORECASE)
+"""A row whose notes name Unsloth (not to deny it, "without Unsloth", nor as the organization of
+a Hub repository, "unsloth/Mistral-7B-v0.2"): Unsloth loaded and ran
 the model, which the format's frameworks cannot say: a `hf` or `generic` row is read as
 `unsloth` (its nf4 with double quantization, its kernels and checkpointing:
 `vramplan.presets.frameworks`)."""
@@ -648,7 +650,8 @@ def training_setup_of(case: Case) -> TrainingSetup:
         compiled=compiled(case),
         steady_state=not largest_batch_first(case),
         code_date=code_date(case),
-        loss_in_function=loss_in_function(case))
+        loss_in_function=loss_in_function(case), loss_16bit=loss_on_16bit_logits(case),
+        untied_head=runs_litgpt_model(case))
 
 
 def _shortest_sequence(alignment: AlignmentSetup | None) -> int:
@@ -759,6 +762,29 @@ def loss_in_function(case: Case) -> bool:
         return LOSS_IN_FUNCTION_SOURCE in case.source
     return framework_defaults(case.framework).loop_keeps_outputs \
         and LIGHTNING_NOTE.search(case.notes) is not None
+
+
+_LOSS_ON_16BIT_LOGITS = re.compile(
+    r"\bcross[_ ]entropy\b[^;]{0,40}?\bon the (?:bf16|fp16|16-bit) logits\b", re.IGNORECASE)
+
+
+def loss_on_16bit_logits(case: Case) -> bool:
+    """The row's loop computes its cross-entropy on the model's 16-bit logits as they are, as its
+    notes say ("F.cross_entropy on the bf16 logits"; the format has no column for it): no fp32
+    copy (`vramplan.training.setup.TrainingSetup.loss_16bit`). Not the stacks that cast first
+    (Fabric's `convert_output` in litgpt's scripts, transformers' loss)."""
+    return case.framework is not Framework.LITGPT \
+        and _LOSS_ON_16BIT_LOGITS.search(case.notes) is not None
+
+
+_LITGPT_MODEL = re.compile(r"\blitgpt(?:'s)?[ .](?:model\.)?GPT\b")
+"""litgpt's model class named in a row's notes ("litgpt GPT", "litgpt.GPT", "litgpt's GPT")."""
+
+
+def runs_litgpt_model(case: Case) -> bool:
+    """A row of another stack whose notes say it ran litgpt's `GPT` (lightning-thunder's
+    benchmark_litgpt.py): its head is never tied (`TrainingSetup.untied_head`)."""
+    return case.framework is not Framework.LITGPT and _LITGPT_MODEL.search(case.notes) is not None
 
 
 KBIT_PREPARATION_NOTE = "prepare_model_for_kbit_training"
@@ -878,19 +904,25 @@ def lora_dropout(case: Case) -> float | None:
     return float(said.group(1)) if said is not None else None
 
 
+_FSDP1 = re.compile(r"(?<!not )(?<!no )(?<!without )(?:\bFSDP1\b|\bfsdp_version[ :=]*1\b|"
+                    r"\bFullyShardedDataParallel\(|\bFSDP1-style\b)", re.IGNORECASE)
 _FSDP2 = re.compile(r"(?<!not )(?<!no )(?<!without )(?:\bFSDP2\b|\bfsdp_version[ :=]*2\b|"
                     r"\bfully_shard\b)", re.IGNORECASE)
 
 
 def fsdp_version(case: Case) -> FsdpVersion | None:
     """The FSDP a `fsdp` row ran, when its `sharding` cell names it (`fsdp1`, `fsdp2`) or its
-    notes name FSDP2 ("FSDP2", "fsdp_version: 2", "fully_shard"; the format has no column for
-    it), else None: the framework's default
+    notes name it ("FSDP2", "fsdp_version: 2", "fully_shard"; else "FSDP1", "fsdp_version: 1",
+    "FullyShardedDataParallel(": a `fsdp-grad-op` row has no cell for FSDP1's SHARD_GRAD_OP;
+    not after "no", "not" or "without"; the format has no column for it), else None: the
+    framework's default
     (`vramplan.presets.frameworks.FrameworkDefaults.fsdp_version`). The id is not read: an id's
     "fsdp2" may count GPUs."""
     if case.fsdp_named is not None:
         return case.fsdp_named
-    return FsdpVersion.FSDP2 if _FSDP2.search(case.notes) is not None else None
+    if _FSDP2.search(case.notes) is not None:
+        return FsdpVersion.FSDP2
+    return FsdpVersion.FSDP1 if _FSDP1.search(case.notes) is not None else None
 
 
 @dataclass(frozen=True, slots=True)

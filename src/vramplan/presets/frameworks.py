@@ -490,6 +490,16 @@ class TransformersCode:
     the v4.21.0, v4.45.2, v4.46.0 and v4.48.0 wheels; v4.49.0 moved them to
     `self.loss_function`, `ForCausalLMLoss`, which upcasts), Llama until v4.31.0 (the v4.30.0
     wheel's `LlamaForCausalLM.forward` has no `logits.float()`; v4.31.0 added it)."""
+    loop_loss_16bit: bool = False
+    """The loop, not the model, computes the loss, on the model's 16-bit logits as they are:
+    `F.cross_entropy(logits.reshape(-1, vocab), targets)` on a bf16 model without autocast
+    (lightning-thunder's benchmarks/benchmark_litgpt.py on litgpt's `GPT`, which returns its
+    logits in the weights' dtype), whatever the model type (`TrainingSetup.loss_16bit`)."""
+
+    def loss_runs_16bit(self, model_type: str) -> bool:
+        """The cross-entropy runs in the 16-bit dtype, with no fp32 copy of the logits."""
+        return self.loop_loss_16bit or model_type in self.loss_16bit
+
     generate_holds_two_caches: bool = False
     """`generate` keeps the previous step's KV cache while a decode step builds the next one:
     the legacy cache, a tuple of per-layer tensors, stays in `model_kwargs["past_key_values"]`

@@ -1045,13 +1045,15 @@ def _transformers_loss(head: HeadSpec, *, saved: int, tokens: int, rows: int, vo
     if head.shifts_logits:
         return _shifted_hf_loss(head, saved=saved, tokens=tokens, rows=rows, vocab=vocab,
                                 compute=compute, softcap=softcap)
+    # a loss on the 16-bit logits as they are (`HeadSpec.loss_16bit`) takes no fp32 copy: its
+    # log-softmax and gradients are in the 16-bit dtype
+    loss_bytes = compute if head.loss_16bit else FP32
     logits = compute * vocab * tokens
-    fp32_logits = FP32 * vocab * tokens
-    copy = 0 if compute == FP32 else fp32_logits
-    log_softmax = fp32_logits
+    copy = 0 if loss_bytes == compute else loss_bytes * vocab * tokens
+    log_softmax = loss_bytes * vocab * tokens
     alive, previous = _kept_outputs(head, logits)
     forward = previous + logits + softcap + copy + log_softmax
-    backward = alive + softcap + log_softmax + 2 * FP32 * vocab * tokens \
+    backward = alive + softcap + log_softmax + 2 * loss_bytes * vocab * tokens \
         + head.head_dequant_bytes
     return LossMemory(saved_bytes=saved, logits_alive_bytes=alive, forward_peak_bytes=forward,
                       backward_peak_bytes=backward)

@@ -815,12 +815,14 @@ def _loss(program: _Program, arch: Architecture, *, rows: int, tokens: int, hidd
         return _shifted_loss(program, arch, tokens=tokens, hidden=hidden, compute=compute,
                              code=code, batch=batch)
     vocab = arch.vocab_size
+    # a loss on the 16-bit logits as they are (`TransformersCode.loop_loss_16bit`): no copy
+    loss_bytes = compute if code.loss_runs_16bit(arch.family) else FP32
     saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
     chunk_grads: list[int] = []
     for chunk_rows in _chunks(tokens, rows):
         logits = program.alloc(compute * vocab * chunk_rows)
-        upcast = program.alloc(FP32 * vocab * chunk_rows) if compute != FP32 else logits
-        log_probs = program.alloc(FP32 * vocab * chunk_rows)
+        upcast = program.alloc(FP32 * vocab * chunk_rows) if loss_bytes != compute else logits
+        log_probs = program.alloc(loss_bytes * vocab * chunk_rows)
         if upcast != logits:
             program.free(upcast)
         program.free(logits)
@@ -828,11 +830,14 @@ def _loss(program: _Program, arch: Architecture, *, rows: int, tokens: int, hidd
     program.free(hidden)
     grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
     for log_probs in chunk_grads:
-        rows_grad = program.alloc(FP32 * vocab * rows)
-        logits_grad = program.alloc(FP32 * vocab * rows)
+        rows_grad = program.alloc(loss_bytes * vocab * rows)
+        logits_grad = program.alloc(loss_bytes * vocab * rows)
         program.free(rows_grad)
         program.free(log_probs)
-        program.free(_cast(program, logits_grad, compute * vocab * rows, compute))
+        if loss_bytes == compute:
+            program.free(logits_grad)
+        else:
+            program.free(_cast(program, logits_grad, compute * vocab * rows, compute))
     program.free(saved_hidden)
     return grad_hidden
 
@@ -914,7 +919,7 @@ def _shifted_loss(program: _Program, arch: Architecture, *, tokens: int, hidden:
     zero-filled gradient of every row, then its 16-bit cast. A model whose loss never upcast
     (`TransformersCode.loss_16bit`) does it all in the 16-bit dtype."""
     every, shifted = arch.vocab_size * tokens, arch.vocab_size * (tokens - batch)
-    loss_bytes = compute if arch.family in code.loss_16bit else FP32
+    loss_bytes = compute if code.loss_runs_16bit(arch.family) else FP32
     saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
     logits = program.alloc(compute * every)
     upcast = program.alloc(FP32 * every) if loss_bytes != compute else logits

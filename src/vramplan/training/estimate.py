@@ -593,7 +593,7 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         loss_in_function=setup.loss_in_function,
         logits_fp32_in_model=code.logits_fp32_in_model,
         shifts_logits=code.shifts_logits,
-        loss_16bit=arch.family in code.loss_16bit,
+        loss_16bit=code.loss_runs_16bit(arch.family),
     )
     if spec.fused_linear and setup.method is Method.FULL:
         spec = replace(spec, head_grad_bytes=weight_itemsize(setup.precision)

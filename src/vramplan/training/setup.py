@@ -186,6 +186,14 @@ class TrainingSetup:
     `logits = model(input_ids)` in the loop body and slice the last position off. Elsewhere:
     a loop that would keep the model's outputs (`FrameworkDefaults.loop_keeps_outputs`) does
     not, as PyTorch Lightning's `training_step`, which returns the loss."""
+    loss_16bit: bool = False
+    """The loop computes the loss itself on the model's 16-bit logits, without an fp32 copy
+    (`F.cross_entropy` on bf16 logits, no autocast: `TransformersCode.loop_loss_16bit`); under
+    `amp` autocast casts the cross-entropy's input to fp32 all the same."""
+    untied_head: bool = False
+    """The model's code holds the head apart from a tied embedding (litgpt's `GPT` run outside
+    litgpt's scripts, as lightning-thunder's benchmarks do): a tied checkpoint's matrix is stored
+    twice (`vramplan.training.states.head_is_separate`)."""
 
     @property
     def logit_tokens(self) -> int:
@@ -329,8 +337,9 @@ def model_loss_code(setup: TrainingSetup) -> TransformersCode:
         code = transformers_code(setup.code_date)
         if setup.precision is Precision.AMP:
             return replace(code, loss_16bit=frozenset())
-        return code
-    return transformers_code(None)
+        return replace(code, loop_loss_16bit=setup.loss_16bit)
+    return replace(transformers_code(None),
+                   loop_loss_16bit=setup.loss_16bit and setup.precision is not Precision.AMP)
 
 
 def trainable_itemsize(setup: TrainingSetup) -> int:

@@ -41,15 +41,31 @@ V4_30 = TransformersCode(logits_fp32_in_model=True, shifts_logits=True,
                          loss_16bit=LEGACY_16BIT | {"llama"}, clamped_scores=frozenset({"opt"}))
 
 
+
+
+def _dated(code: TransformersCode, *, two_caches: bool = False, warmup: bool = False,
+           tied: bool = False) -> TransformersCode:
+    """`code` with the loading and generation behaviours of its date: `generate` holding the
+    previous cache before v4.42.0, the allocator warm-up from v4.50.0 (counting a tied head
+    twice until v4.54.0)."""
+    return dataclasses.replace(code, generate_holds_two_caches=two_caches,
+                               warms_up_allocator=warmup, warmup_counts_tied=tied)
+
+
 @pytest.mark.parametrize(("day", "expected"), [
     (None, TODAY),
-    (date(2023, 7, 17), V4_30),  # v4.30.x: Llama had no `logits.float()`
-    (date(2023, 7, 18), V4_45),  # v4.31.0 added it
-    (date(2024, 3, 1), V4_45),
-    (date(2024, 10, 23), V4_45),
-    (date(2024, 10, 24), V4_46),  # v4.46.0: `self.loss_function` upcasts
-    (date(2025, 2, 16), V4_46),
-    (date(2025, 2, 17), TODAY),  # v4.49.0: the labels are padded and shifted
+    # v4.30.x: Llama had no `logits.float()`
+    (date(2023, 7, 17), _dated(V4_30, two_caches=True)),
+    (date(2023, 7, 18), _dated(V4_45, two_caches=True)),  # v4.31.0 added it
+    (date(2024, 3, 1), _dated(V4_45, two_caches=True)),
+    (date(2024, 6, 26), _dated(V4_45, two_caches=True)),
+    (date(2024, 6, 27), _dated(V4_45)),  # v4.42.0: generate keeps one DynamicCache
+    (date(2024, 10, 23), _dated(V4_45)),
+    (date(2024, 10, 24), _dated(V4_46)),  # v4.46.0: `self.loss_function` upcasts
+    (date(2025, 2, 16), _dated(V4_46)),
+    (date(2025, 2, 17), _dated(TODAY)),  # v4.49.0: the labels are padded and shifted
+    (date(2025, 3, 21), _dated(TODAY, warmup=True, tied=True)),  # v4.50.0: the warm-up
+    (date(2025, 7, 25), TODAY),  # v4.54.0: the warm-up skips tied weights
 ])
 def test_transformers_code_by_the_dates_of_its_releases(day: date | None,
                                                         expected: TransformersCode) -> None:
@@ -98,7 +114,7 @@ def _setup(day: date | None, **changes: object) -> TrainingSetup:
 
 
 def test_only_transformers_own_loss_follows_its_release() -> None:
-    assert model_loss_code(_setup(date(2024, 3, 1))) == V4_45
+    assert model_loss_code(_setup(date(2024, 3, 1))) == _dated(V4_45, two_caches=True)
     assert model_loss_code(_setup(None)) == TODAY
     # litgpt's scripts compute their own loss; TRL's preference losses take the logits
     assert model_loss_code(_setup(date(2024, 3, 1), framework=Framework.LITGPT)) == TODAY

@@ -414,8 +414,10 @@ def _offload_as_run(framework: Framework, gpus: int, sharding: Scheme, offload: 
     return sharding, offload
 
 
-UNSLOTH_NOTE = re.compile(r"(?<!no )(?<!not )(?<!without )(?<!non-)\bunsloth\b(?!/)",
-                          re.IGNORECASE)
+_UNDENIED = r"(?<!no )(?<!not )(?<!without )"
+"""Prefix of a notes pattern: a name not denied ("no FSDP2", "not Unsloth", "without ...")."""
+
+UNSLOTH_NOTE = re.compile(rf"{_UNDENIED}(?<!non-)\bunsloth\b(?!/)", re.IGNORECASE)
 """A row whose notes name Unsloth (not to deny it, "without Unsloth", nor as the organization of
 a Hub repository, "unsloth/Mistral-7B-v0.2"): Unsloth loaded and ran
 the model, which the format's frameworks cannot say: a `hf` or `generic` row is read as
@@ -904,10 +906,10 @@ def lora_dropout(case: Case) -> float | None:
     return float(said.group(1)) if said is not None else None
 
 
-_FSDP1 = re.compile(r"(?<!not )(?<!no )(?<!without )(?:\bFSDP1\b|\bfsdp_version[ :=]*1\b|"
+_FSDP1 = re.compile(rf"{_UNDENIED}(?:\bFSDP1\b|\bfsdp_version[ :=]*1\b|"
                     r"\bFullyShardedDataParallel\(|\bFSDP1-style\b)", re.IGNORECASE)
-_FSDP2 = re.compile(r"(?<!not )(?<!no )(?<!without )(?:\bFSDP2\b|\bfsdp_version[ :=]*2\b|"
-                    r"\bfully_shard\b)", re.IGNORECASE)
+_FSDP2 = re.compile(rf"{_UNDENIED}(?:\bFSDP2\b|\bfsdp_version[ :=]*2\b|\bfully_shard\b)",
+                    re.IGNORECASE)
 
 
 def fsdp_version(case: Case) -> FsdpVersion | None:
@@ -1180,14 +1182,12 @@ def warmup_reserved_bytes(case: Case, estimate: InferenceEstimate) -> int:
     if case.framework is not Framework.HF:
         return 0
     code = transformers_code(code_date(case))
-    if not code.warms_up_allocator:
-        return 0
     arch = estimate.inputs.arch
-    tied = arch.params_token_embedding if code.warmup_counts_tied and arch.tied_embeddings else 0
+    tied = arch.params_token_embedding if arch.tied_embeddings else 0
     itemsize = estimate.inputs.compute_dtype.bytes
     if case.quant is not Quant.NONE:
-        return (arch.params_total + tied) * itemsize // 2
-    if not tied or DEVICE_MAP_NOTE.search(case.notes) is None:
+        return code.quantized_warmup_bytes(arch.params_total, tied, itemsize)
+    if not (tied and code.warmup_counts_tied) or DEVICE_MAP_NOTE.search(case.notes) is None:
         return 0
     return estimate.bytes_of(PartKind.WEIGHTS) + tied * itemsize
 

@@ -60,7 +60,13 @@ from vramplan.training.setup import (
     optimizer_states_exist,
     weight_itemsize,
 )
-from vramplan.training.states import ModelStates, head_is_separate, lora_in_blocks, total_params
+from vramplan.training.states import (
+    ModelStates,
+    head_is_separate,
+    lora_in_blocks,
+    stores_torchao_nf4,
+    total_params,
+)
 from vramplan.units import ceil_div
 from vramplan.vocab import (
     Checkpointing,
@@ -560,7 +566,7 @@ def _unpartitioned_quant_state_bytes(arch: Architecture, setup: TrainingSetup) -
     `NF4Tensor`, whose scalers and their factors are inner tensors that FSDP2 splits and gathers
     with the codes (pytorch/ao torchao/dtypes/nf4tensor.py @e1aee635,
     `_INNER_TENSOR_NAMES_FOR_SHARDING`, `nf4_split`, `fsdp_pre_all_gather`): none is kept whole."""
-    if setup.method is not Method.QLORA or setup.framework is Framework.TORCHTUNE:
+    if setup.method is not Method.QLORA or stores_torchao_nf4(setup):
         return 0
     total = 0
     for linear, layers in arch.model_linears():

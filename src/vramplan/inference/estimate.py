@@ -136,16 +136,14 @@ def _weights_per_gpu(layout: WeightsLayout, inputs: InferenceInputs) -> int:
     (`EngineProfile.tp_splits_vocab`) keeps the embedding and head whole on every GPU. A layer
     split gives the first GPU its chunk of the blocks' matrices beside the whole embedding, head,
     vision tower and the other tensors (norms, biases: counted whole, a few MB)."""
-    tp = inputs.tensor_parallel
+    linears, vision = layout.bytes_of(WeightGroup.LINEARS), layout.bytes_of(WeightGroup.VISION)
     vocab = layout.bytes_of(WeightGroup.HEAD) + layout.bytes_of(WeightGroup.EMBEDDING)
-    split = layout.bytes_of(WeightGroup.LINEARS) + layout.bytes_of(WeightGroup.VISION)
-    if inputs.profile.tp_splits_vocab:
-        split, vocab = split + vocab, 0
+    other = layout.bytes_of(WeightGroup.OTHER)
     if inputs.layer_split > 1:  # never with tensor parallelism (`inference_inputs`)
-        return ceil_div(layout.bytes_of(WeightGroup.LINEARS), inputs.layer_split) \
-            + layout.bytes_of(WeightGroup.VISION) + layout.bytes_of(WeightGroup.HEAD) \
-            + layout.bytes_of(WeightGroup.EMBEDDING) + layout.bytes_of(WeightGroup.OTHER)
-    return ceil_div(split, tp) + vocab + layout.bytes_of(WeightGroup.OTHER)
+        return ceil_div(linears, inputs.layer_split) + vision + vocab + other
+    if inputs.profile.tp_splits_vocab:
+        return ceil_div(linears + vocab + vision, inputs.tensor_parallel) + other
+    return ceil_div(linears + vision, inputs.tensor_parallel) + vocab + other
 
 
 def _kv_heads_per_gpu(arch: Architecture, inputs: InferenceInputs) -> int:

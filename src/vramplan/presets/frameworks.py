@@ -490,16 +490,6 @@ class TransformersCode:
     the v4.21.0, v4.45.2, v4.46.0 and v4.48.0 wheels; v4.49.0 moved them to
     `self.loss_function`, `ForCausalLMLoss`, which upcasts), Llama until v4.31.0 (the v4.30.0
     wheel's `LlamaForCausalLM.forward` has no `logits.float()`; v4.31.0 added it)."""
-    loop_loss_16bit: bool = False
-    """The loop, not the model, computes the loss, on the model's 16-bit logits as they are:
-    `F.cross_entropy(logits.reshape(-1, vocab), targets)` on a bf16 model without autocast
-    (lightning-thunder's benchmarks/benchmark_litgpt.py on litgpt's `GPT`, which returns its
-    logits in the weights' dtype), whatever the model type (`TrainingSetup.loss_16bit`)."""
-
-    def loss_runs_16bit(self, model_type: str) -> bool:
-        """The cross-entropy runs in the 16-bit dtype, with no fp32 copy of the logits."""
-        return self.loop_loss_16bit or model_type in self.loss_16bit
-
     generate_holds_two_caches: bool = False
     """`generate` keeps the previous step's KV cache while a decode step builds the next one:
     the legacy cache, a tuple of per-layer tensors, stays in `model_kwargs["past_key_values"]`
@@ -531,6 +521,16 @@ class TransformersCode:
     v4.30.0 (read in the v4.28.1 and v4.29.2 wheels, gone in v4.30.0), OPT until v4.49.0
     (`OPTAttention.forward` in the v4.28.1 to v4.48.0 wheels; v4.49.0 moved OPT to
     `eager_attention_forward`, without it)."""
+
+    def quantized_warmup_bytes(self, params: int, tied_params: int, itemsize: int) -> int:
+        """The segment `caching_allocator_warmup` reserves before a bitsandbytes base loads
+        (`warms_up_allocator`): half the bytes of the meta model's `params`, every one at its
+        full shape in the 16-bit load dtype of `itemsize` bytes, a tied matrix of `tied_params`
+        counted twice while `warmup_counts_tied`; 0 for a release without the warm-up."""
+        if not self.warms_up_allocator:
+            return 0
+        tied = tied_params if self.warmup_counts_tied else 0
+        return (params + tied) * itemsize // 2
 
 
 TORCHTITAN_COMPILES_LOSS_SINCE = date(2025, 4, 2)

@@ -58,6 +58,7 @@ from vramplan.training.setup import (
     compute_itemsize,
     gradient_itemsize,
     loss_compiled,
+    loss_in_16bit,
     main_grad_buffer,
     model_loss_code,
     offloads_checkpoints,
@@ -482,11 +483,9 @@ def allocator_warmup_bytes(arch: Architecture, setup: TrainingSetup) -> int:
     its warm-up segment exactly, and the training stacks load it without one."""
     if setup.method is not Method.QLORA or not runs_transformers_code(setup.framework):
         return 0
-    code = transformers_code(setup.code_date)
-    if not code.warms_up_allocator:
-        return 0
-    tied = arch.params_token_embedding if code.warmup_counts_tied and arch.tied_embeddings else 0
-    return (arch.params_total + tied) * compute_itemsize(setup.precision) // 2
+    tied = arch.params_token_embedding if arch.tied_embeddings else 0
+    return transformers_code(setup.code_date).quantized_warmup_bytes(
+        arch.params_total, tied, compute_itemsize(setup.precision))
 
 
 def quantizes_in_one_piece(setup: TrainingSetup) -> bool:
@@ -651,7 +650,8 @@ def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, sh
     else:
         grad_hidden = _loss(program, arch, rows=shape.loss_rows, tokens=tokens,
                             hidden=hidden, compute=compute_itemsize(setup.precision),
-                            code=model_loss_code(setup), batch=setup.batch)
+                            code=model_loss_code(setup), batch=setup.batch,
+                            loss_16bit=loss_in_16bit(setup, arch.family))
     program.events.append(mark("backward"))
     trainable_by_block = _trainable_by_block(model.params)
     if head_grad is not None:
@@ -804,19 +804,19 @@ def _reduce_unit(program: _Program, model: _Model, block: int) -> None:
 
 
 def _loss(program: _Program, arch: Architecture, *, rows: int, tokens: int, hidden: int,
-          compute: int, code: TransformersCode, batch: int) -> int:
+          compute: int, code: TransformersCode, batch: int, loss_16bit: bool) -> int:
     """The head, the logits and the cross-entropy, forward then the start of backward, as
     transformers' `ForCausalLMLoss` runs them (16-bit logits, their fp32 copy, the saved fp32
     log-softmax; backward: the fp32 gradients of the log-softmax and of the logits, then their
     16-bit cast); a chunked loss holds one chunk at a time. Before v4.49 an unchunked loss
-    takes an fp32 copy of the logits without their last position (`_shifted_loss`). Returns
-    the gradient of the last hidden state."""
+    takes an fp32 copy of the logits without their last position (`_shifted_loss`). A loss in
+    the 16-bit dtype (`loss_16bit`, `vramplan.training.setup.loss_in_16bit`) takes no fp32 copy.
+    Returns the gradient of the last hidden state."""
     if code.shifts_logits and rows == tokens:
         return _shifted_loss(program, arch, tokens=tokens, hidden=hidden, compute=compute,
-                             code=code, batch=batch)
+                             code=code, batch=batch, loss_16bit=loss_16bit)
     vocab = arch.vocab_size
-    # a loss on the 16-bit logits as they are (`TransformersCode.loop_loss_16bit`): no copy
-    loss_bytes = compute if code.loss_runs_16bit(arch.family) else FP32
+    loss_bytes = compute if loss_16bit else FP32
     saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
     chunk_grads: list[int] = []
     for chunk_rows in _chunks(tokens, rows):
@@ -909,7 +909,7 @@ def _compiled_loss(program: _Program, arch: Architecture, *, tokens: int, hidden
 
 
 def _shifted_loss(program: _Program, arch: Architecture, *, tokens: int, hidden: int,
-                  compute: int, code: TransformersCode, batch: int) -> int:
+                  compute: int, code: TransformersCode, batch: int, loss_16bit: bool) -> int:
     """transformers' causal-LM loss before v4.49 (`vramplan.training.activations
     ._shifted_hf_loss`, huggingface/transformers v4.45.2 models/llama/modeling_llama.py,
     v4.46.0 loss/loss_utils.py): the fp32 logits (cast in the model up to v4.45, freeing the
@@ -917,9 +917,9 @@ def _shifted_loss(program: _Program, arch: Architecture, *, tokens: int, hidden:
     contiguous copy of the `tokens - batch` shifted rows and its saved log-softmax; in backward
     the NLL's and the log-softmax's gradients of the shifted rows, `slice_backward`'s
     zero-filled gradient of every row, then its 16-bit cast. A model whose loss never upcast
-    (`TransformersCode.loss_16bit`) does it all in the 16-bit dtype."""
+    (`loss_16bit`: `TransformersCode.loss_16bit`) does it all in the 16-bit dtype."""
     every, shifted = arch.vocab_size * tokens, arch.vocab_size * (tokens - batch)
-    loss_bytes = compute if code.loss_runs_16bit(arch.family) else FP32
+    loss_bytes = compute if loss_16bit else FP32
     saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
     logits = program.alloc(compute * every)
     upcast = program.alloc(FP32 * every) if loss_bytes != compute else logits

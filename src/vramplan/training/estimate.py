@@ -63,6 +63,7 @@ from vramplan.training.setup import (
     gradients_kept,
     lora_dropout_active,
     loss_compiled,
+    loss_in_16bit,
     model_dropout_active,
     model_loss_code,
     offloads_checkpoints,
@@ -77,6 +78,7 @@ from vramplan.training.states import (
     head_is_separate,
     model_states,
     optimizer_step_temporaries,
+    stores_torchao_nf4,
     torchao_nf4_dequantize_bytes,
     trainable_tensors,
 )
@@ -557,7 +559,7 @@ def dequantized_bytes_per_value(setup: TrainingSetup) -> int:
     dequantization into one kernel that writes the compute-dtype weight."""
     compute = compute_itemsize(setup.precision)
     four_bit = setup.quant not in (Quant.NONE, Quant.INT8)
-    if four_bit and setup.framework is Framework.TORCHTUNE and not setup.compiled:
+    if stores_torchao_nf4(setup) and not setup.compiled:
         return torchao_nf4_dequantize_bytes(compute)
     if four_bit and setup.framework is Framework.LITGPT:
         return 2 + compute  # the float16 dequantized weight, then its cast (litgpt: bf16-true)
@@ -593,7 +595,7 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         loss_in_function=setup.loss_in_function,
         logits_fp32_in_model=code.logits_fp32_in_model,
         shifts_logits=code.shifts_logits,
-        loss_16bit=code.loss_runs_16bit(arch.family),
+        loss_16bit=loss_in_16bit(setup, arch.family),
     )
     if spec.fused_linear and setup.method is Method.FULL:
         spec = replace(spec, head_grad_bytes=weight_itemsize(setup.precision)

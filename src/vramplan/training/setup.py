@@ -188,8 +188,8 @@ class TrainingSetup:
     not, as PyTorch Lightning's `training_step`, which returns the loss."""
     loss_16bit: bool = False
     """The loop computes the loss itself on the model's 16-bit logits, without an fp32 copy
-    (`F.cross_entropy` on bf16 logits, no autocast: `TransformersCode.loop_loss_16bit`); under
-    `amp` autocast casts the cross-entropy's input to fp32 all the same."""
+    (`F.cross_entropy` on bf16 logits, no autocast: `loss_in_16bit`); under `amp` autocast
+    casts the cross-entropy's input to fp32 all the same."""
     untied_head: bool = False
     """The model's code holds the head apart from a tied embedding (litgpt's `GPT` run outside
     litgpt's scripts, as lightning-thunder's benchmarks do): a tied checkpoint's matrix is stored
@@ -337,9 +337,18 @@ def model_loss_code(setup: TrainingSetup) -> TransformersCode:
         code = transformers_code(setup.code_date)
         if setup.precision is Precision.AMP:
             return replace(code, loss_16bit=frozenset())
-        return replace(code, loop_loss_16bit=setup.loss_16bit)
-    return replace(transformers_code(None),
-                   loop_loss_16bit=setup.loss_16bit and setup.precision is not Precision.AMP)
+        return code
+    return transformers_code(None)
+
+
+def loss_in_16bit(setup: TrainingSetup, model_type: str) -> bool:
+    """The cross-entropy runs in the 16-bit dtype, with no fp32 copy of the logits: the model's
+    own loss for a type that never upcast at the run's date (`model_loss_code`, its
+    `loss_16bit`), or a loop that takes the model's 16-bit logits as they are
+    (`TrainingSetup.loss_16bit`); under `amp` autocast casts the input to fp32 all the same."""
+    if setup.precision is Precision.AMP:
+        return False
+    return setup.loss_16bit or model_type in model_loss_code(setup).loss_16bit
 
 
 def trainable_itemsize(setup: TrainingSetup) -> int:

@@ -272,6 +272,13 @@ def _flat_gradient_params(arch: Architecture, setup: TrainingSetup, trainable: i
     return blocks + (root if root_trains(setup) else 0) + trainable
 
 
+def stores_torchao_nf4(setup: TrainingSetup) -> bool:
+    """torchtune holds a QLoRA base as torchao's `NF4Tensor` (its `FrozenNF4Linear`, `to_nf4`):
+    its double quantization (`stored_quant`), its dequantization (`torchao_nf4_dequantize_bytes`)
+    and its FSDP2 split, which shards the scalers with the codes."""
+    return setup.framework is Framework.TORCHTUNE and setup.quant not in (Quant.NONE, Quant.INT8)
+
+
 def stored_quant(setup: TrainingSetup) -> Quant:
     """The 4-bit storage a QLoRA run really holds. torchtune stores its base as torchao's
     `NF4Tensor`, whose `from_tensor` always quantizes the per-block scalers (int8 per 64 values,

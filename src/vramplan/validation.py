@@ -37,6 +37,7 @@ from vramplan.distributed.sharding import FSDP_SCHEMES, PipelineSchedule, Zero3C
 from vramplan.errors import ConflictingOptions, MissingValue, UnknownName, VramplanError
 from vramplan.files import read_text_file
 from vramplan.i18n import Lang
+from vramplan.inference.allocations import growing_cache_reserve_bytes
 from vramplan.inference.estimate import InferenceEstimate, estimate_inference
 from vramplan.inference.setup import inference_inputs
 from vramplan.model.lora_targets import parse_lora_targets
@@ -1150,11 +1151,15 @@ def _score_inference(case: Case) -> CaseScore:
         previous_cache_alive=not vllm and case.framework is Framework.HF
         and transformers_code(code_date(case)).generate_holds_two_caches)
     allocated, device = estimate.allocated_bytes, estimate.device_bytes
-    warmup = warmup_reserved_bytes(case, estimate)
-    if warmup and case.metric is not Metric.ALLOCATED:
-        # the allocator's cache is what `reserved` and `device` read; the tensors fill it first
-        allocated = max(allocated, warmup)
-        device = max(device, warmup + estimate.cuda_context_bytes)
+    if case.metric is not Metric.ALLOCATED and not vllm:
+        # `reserved` and `device` read the allocator's cache: what a growing KV cache leaves
+        # behind (`vramplan.inference.allocations`), and transformers' warm-up segment, which
+        # the tensors fill first
+        room = case.gpu.capacity_bytes - estimate.cuda_context_bytes if case.gpu else None
+        growth = growing_cache_reserve_bytes(estimate, room)
+        warmup = warmup_reserved_bytes(case, estimate)
+        allocated = max(allocated + growth, warmup)
+        device = max(device + growth, warmup + estimate.cuda_context_bytes)
     if vllm and case.gpu is not None:
         # vLLM takes `requested_memory = total_memory * gpu_memory_utilization` and gives the
         # KV cache whatever its weights, profiled activations and non-torch memory leave of it

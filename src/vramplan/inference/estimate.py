@@ -175,6 +175,24 @@ def _cache_layers(arch: Architecture, inputs: InferenceInputs) -> tuple[int, int
     return arch.n_layers - local + mtp, local
 
 
+def cache_layer_tensors(arch: Architecture,
+                        inputs: InferenceInputs) -> tuple[tuple[tuple[int, ...], int], ...]:
+    """The cache as tensors, layer by layer on this GPU (full-attention layers first, then the
+    local ones): (values per token of one sequence in each of the layer's tensors, the most
+    tokens the layer holds). A key and a value tensor per layer (transformers' `DynamicCache`
+    keeps `keys` and `values` apart), or multi-head latent attention's one latent."""
+    if arch.latent_attention is not None:
+        tensors: tuple[int, ...] = (arch.latent_attention.cached_values_per_token,)
+    else:
+        heads = _kv_heads_per_gpu(arch, inputs)
+        tensors = (heads * arch.head_dim, heads * arch.v_head_dim)
+    full, local = _cache_layers(arch, inputs)
+    cached = inputs.allocated_cache_tokens
+    window = min(cached, arch.sliding_window or cached)
+    layers = [(tensors, cached)] * full + [(tensors, window)] * local
+    return tuple(layers[:ceil_div(len(layers), inputs.layer_split)])
+
+
 def kv_bytes_per_token(arch: Architecture, inputs: InferenceInputs) -> int:
     """KV bytes of one token of one sequence over all layers, per GPU (local layers included:
     before the window fills they grow too)."""
@@ -226,13 +244,13 @@ def prefill_activation_bytes(arch: Architecture, inputs: InferenceInputs) -> int
     act_bytes = 4 if inputs.profile.activations_fp32 else inputs.compute_dtype.bytes
     tokens = inputs.batch * _chunk(inputs)
     working = tokens * max(attention, mlp) * act_bytes
-    if _eager_attention(arch, inputs):
+    if eager_attention(arch, inputs):
         heads = max(1, arch.n_heads // tp)
         working += inputs.batch * heads * _chunk(inputs) * inputs.cached_tokens * 4
     return working
 
 
-def _eager_attention(arch: Architecture, inputs: InferenceInputs) -> bool:
+def eager_attention(arch: Architecture, inputs: InferenceInputs) -> bool:
     """Eager attention runs: asked for, or transformers' module has no path for the kernel asked
     (`Architecture.sdpa_attention`, `flash_attention`: BLOOM, GPT-Neo fall back to eager)."""
     if inputs.attention is Attention.EAGER:

@@ -1,0 +1,155 @@
+"""transformers' `generate` as the caching allocator sees it: what a KV cache that grows by
+`torch.cat` leaves reserved.
+
+An engine that allocates its cache for the whole context (vLLM, litgpt, torchtune, a static
+cache) reserves about what it allocates. transformers' default cache grows instead: at every
+decode step each layer's keys and values become a new tensor one token longer
+(`torch.cat([past, new], dim=-2)`: the legacy tuples, then `DynamicCache.update`, cache_utils.py),
+and the old one is freed, right away (`DynamicCache`) or after the step (the tuples of before
+v4.42.0, `InferenceInputs.previous_cache_alive`). PyTorch's caching allocator
+(c10/cuda/CUDACachingAllocator.cpp, simulated in `vramplan.allocator`) can give a freed block
+only to a request no larger than it: each request just over the previous size needs a block
+that was never used at that size, so segments of every size the cache went through stay
+cached. A request of 10 MiB or more gets a segment of its own rounded to 2 MiB; below, 20 MiB
+segments are split between requests. How much stays reserved is a matter of sizes and order,
+which this module writes down as a program and replays:
+
+- the weights (one allocation: their tensors fill their segments, bar the rounding);
+- prefill, layer by layer: the block's working set (freed) and the prompt's keys and values;
+  then the logits the engine keeps;
+- each decode step, layer by layer: the cache's grown tensors, the old ones freed as the code of
+  the row's date frees them, an eager kernel's scores (16-bit scores, the fp32 softmax, its
+  16-bit cast: `eager_attention_forward`); then the step's fp32 logits, the previous step's
+  freed.
+
+Tensors smaller than 1 MiB go to the small pool, whose 2 MiB segments never serve the cache;
+the program keeps them out. Only the difference between the replay's reserved and allocated
+peaks is used (`growing_cache_reserve_bytes`), added to the analytic allocated peak.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from math import ceil
+
+from vramplan.allocator import (
+    K_SMALL_SIZE,
+    PYTORCH_DEFAULTS,
+    AllocatorConfig,
+    Event,
+    EventKind,
+    ReplayResult,
+    replay,
+)
+from vramplan.inference.estimate import (
+    InferenceEstimate,
+    cache_layer_tensors,
+    eager_attention,
+    prefill_activation_bytes,
+)
+from vramplan.parts import PartKind
+
+LAYER_STEPS_BUDGET = 10_000
+"""The most (decode step, layer) pairs a program writes one by one: a longer generation is
+written in strides of several tokens per step (the same sizes at the strides' ends, 1/stride of
+the events): a tenth of a second of replay; the reserved peak stays within 0.5 % of the
+step-by-step program's on the transformers rows of the case files (optimum-benchmark's Llama-2
+runs, Qwen2.5's long prompts)."""
+
+
+class _Program:
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self._next = 0
+
+    def alloc(self, n_bytes: int) -> int:
+        self._next += 1
+        self.events.append(Event(EventKind.ALLOC, self._next, n_bytes))
+        return self._next
+
+    def free(self, tensor: int) -> None:
+        self.events.append(Event(EventKind.FREE, tensor))
+
+
+def generate_program(estimate: InferenceEstimate) -> tuple[Event, ...]:
+    """The allocations and frees of one `generate` call whose cache grows (see the module's
+    docstring); an empty program for an engine whose cache does not."""
+    inputs = estimate.inputs
+    if not inputs.profile.kv_grows:
+        return ()
+    arch = inputs.arch
+    layers = [([ceil(values * inputs.kv_dtype.bytes_per_value) * inputs.batch
+                for values in tensors], most)
+              for tensors, most in cache_layer_tensors(arch, inputs)]
+    program = _Program()
+    program.alloc(estimate.bytes_of(PartKind.WEIGHTS))
+    prompt = inputs.prompt_tokens
+    working = prefill_activation_bytes(arch, inputs)
+    cache: list[list[int]] = []
+    for per_token, most in layers:
+        block = program.alloc(working)
+        cache.append([program.alloc(size * min(prompt, most)) for size in per_token])
+        program.free(block)
+    logits = program.alloc(estimate.bytes_of(PartKind.LOGITS))
+    heads = max(1, arch.n_heads // inputs.tensor_parallel)
+    eager = eager_attention(arch, inputs)
+    end = inputs.cached_tokens
+    stride = max(1, ceil((end - prompt) * len(layers) / LAYER_STEPS_BUDGET))
+    tokens = prompt
+    while tokens < end:
+        tokens = min(tokens + stride, end)
+        previous: list[int] = []
+        for index, (per_token, most) in enumerate(layers):
+            held = min(tokens, most)
+            grown = [program.alloc(size * held) for size in per_token]
+            if inputs.previous_cache_alive:
+                previous.extend(cache[index])
+            else:
+                for tensor in cache[index]:
+                    program.free(tensor)
+            cache[index] = grown
+            if eager:
+                _eager_scores(program, inputs.batch * heads * held)
+        for tensor in previous:
+            program.free(tensor)
+        program.free(logits)
+        logits = program.alloc(inputs.batch * arch.vocab_size * 4)
+    return _large_only(program.events)
+
+
+def _eager_scores(program: _Program, scores: int) -> None:
+    """An eager decode step's scores: 16-bit, their fp32 softmax, its 16-bit cast
+    (transformers `eager_attention_forward`: `softmax(..., dtype=torch.float32)
+    .to(query.dtype)`)."""
+    raw = program.alloc(2 * scores)
+    softmax = program.alloc(4 * scores)
+    program.free(raw)
+    probs = program.alloc(2 * scores)
+    program.free(softmax)
+    program.free(probs)
+
+
+def _large_only(events: list[Event]) -> tuple[Event, ...]:
+    """The program without the small pool's tensors (1 MiB or less) and empty ones."""
+    small = {event.tensor for event in events
+             if event.kind is EventKind.ALLOC and event.n_bytes <= K_SMALL_SIZE}
+    return tuple(event for event in events if event.tensor not in small)
+
+
+def replay_generate(estimate: InferenceEstimate,
+                    config: AllocatorConfig = PYTORCH_DEFAULTS) -> ReplayResult | None:
+    """The caching allocator's counters after `generate_program`; None when the engine's cache
+    does not grow."""
+    events = generate_program(estimate)
+    return replay(events, config) if events else None
+
+
+def growing_cache_reserve_bytes(estimate: InferenceEstimate,
+                                capacity_bytes: int | None = None) -> int:
+    """What the allocator reserves beyond the allocated peak while a growing cache fills (0 for
+    an engine whose cache does not grow). `capacity_bytes`: what `cudaMalloc` can obtain on the
+    card; near it the allocator frees its cache and retries, which bounds the result."""
+    result = replay_generate(estimate, replace(PYTORCH_DEFAULTS, capacity_bytes=capacity_bytes))
+    if result is None:
+        return 0
+    return max(result.peak_reserved_bytes - result.peak_allocated_bytes, 0)

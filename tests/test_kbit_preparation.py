@@ -5,6 +5,7 @@ embeddings and head back, and the caching allocator keeps what was freed on the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
 from typing import Any
@@ -137,3 +138,25 @@ def test_transformers_warms_the_allocator_up_before_loading_a_4_bit_base() -> No
     assert allocator_warmup_bytes(arch, replace(_setup(), method=Method.LORA,
                                                 quant=Quant.NONE)) == 0
     assert allocator_warmup_bytes(arch, _setup(Framework.TORCHTUNE)) == 0
+
+
+HEADROOM = round(1.2 * 2**30)
+
+
+@pytest.mark.parametrize(("day", "cap", "headroom"), [
+    (date(2025, 5, 19), lambda free: int(0.95 * free), 0),  # v4.50.0 to v4.51.x
+    (date(2025, 5, 20), lambda free: free - HEADROOM, HEADROOM),  # v4.52.0 on
+])
+def test_the_warm_up_is_capped_by_what_the_card_has_free(
+        day: date, cap: Callable[[int], int], headroom: int) -> None:
+    """transformers caps the warm-up's byte count by `torch.cuda.mem_get_info`'s free memory
+    before dividing it by the factor (4 for bitsandbytes), then allocates that many fp16
+    elements: 2 x (min(bytes, cap) // 4) bytes."""
+    arch = parse_config(MID)
+    setup = _setup(code_date=day)
+    whole = 2 * arch.params_total  # the meta model in bf16
+    assert allocator_warmup_bytes(arch, setup) == 2 * (whole // 4)
+    free = whole // 2 + headroom  # a card with less free than the 16-bit model
+    assert cap(free) < whole
+    capped = replace(setup, card_free_bytes=free)
+    assert allocator_warmup_bytes(arch, capped) == 2 * (cap(free) // 4)

@@ -402,15 +402,47 @@ def test_unsloth_lora_block_keeps_what_its_kernels_save() -> None:
 
 
 def test_unsloth_cross_entropy_writes_the_gradient_over_its_16_bit_logits() -> None:
-    """fast_cross_entropy_loss (before 2025-08-13) keeps the 16-bit logits and returns them as
-    their gradient: 2 bytes per logit in forward and in backward; since then the loss is
-    fused (no logits)."""
+    """fast_cross_entropy_loss (before Cut Cross-Entropy, 2024-11-21) keeps the 16-bit logits
+    and returns them as their gradient: 2 bytes per logit in backward; in forward the model
+    also returns them, and the Trainer's mixed precision (accelerate's
+    `convert_outputs_to_fp32`) copies them to fp32 until it drops the outputs: 2 + 4 bytes.
+    Since then the loss is fused (no logits)."""
     arch = architecture_of(find_model("llama-3.1-8b"))
     logits = 2 * arch.vocab_size * 2 * 1024
     loss = estimate_training(arch, _unsloth(day=date(2024, 5, 1))).loss
-    assert (loss.forward_peak_bytes, loss.backward_peak_bytes) == (logits, logits)
-    fused = estimate_training(arch, _unsloth(day=date(2025, 9, 1))).loss
-    assert fused.forward_peak_bytes < logits / 10
+    assert (loss.forward_peak_bytes, loss.backward_peak_bytes) == (3 * logits, logits)
+    for day in (date(2024, 11, 21), date(2025, 9, 1), None):
+        fused = estimate_training(arch, _unsloth(day=day)).loss
+        assert fused.forward_peak_bytes < logits / 10
+    before = estimate_training(arch, _unsloth(day=date(2024, 11, 20))).loss
+    assert before.forward_peak_bytes == 3 * logits
+
+
+@pytest.mark.parametrize(("day", "tokens", "fused"), [
+    (date(2024, 12, 9), 1024, True),  # Cut Cross-Entropy whatever the size
+    (date(2024, 12, 10), 1024, False),  # b9fe2588: "< 1024 Normal Unsloth uses less VRAM!"
+    (date(2024, 12, 10), 1025, True),
+    (date(2025, 10, 25), 512, False),
+    (date(2025, 10, 26), 512, True),  # 0528b4ce: every size takes the fused loss
+])
+def test_unsloth_small_micro_batches_took_the_logits_path_for_a_while(
+        day: date, tokens: int, fused: bool) -> None:
+    from vramplan.training.setup import unsloth_fuses_loss
+
+    setup = dataclasses.replace(_unsloth(day=day), batch=1, seq_len=tokens)
+    assert unsloth_fuses_loss(setup) is fused
+
+
+def test_unsloth_sets_expandable_segments_when_imported() -> None:
+    """unsloth/__init__.py (c599ae0f, 2024-03-17) overwrites PYTORCH_CUDA_ALLOC_CONF with
+    `expandable_segments:True`; the setup's own settings stand for any other framework."""
+    from vramplan.training.setup import allocator_config
+
+    assert not allocator_config(_unsloth(day=date(2024, 3, 16))).expandable_segments
+    assert allocator_config(_unsloth(day=date(2024, 3, 17))).expandable_segments
+    assert allocator_config(_unsloth()).expandable_segments
+    hf = dataclasses.replace(_unsloth(), framework=Framework.HF)
+    assert allocator_config(hf) == hf.alloc_conf
 
 
 @pytest.mark.parametrize(("day", "offloaded"), [

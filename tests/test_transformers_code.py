@@ -36,7 +36,8 @@ V4_45 = TransformersCode(logits_fp32_in_model=True, shifts_logits=True, loss_16b
                          clamped_scores=frozenset({"opt"}))
 V4_46 = TransformersCode(logits_fp32_in_model=False, shifts_logits=True, loss_16bit=LEGACY_16BIT,
                          clamped_scores=frozenset({"opt"}))
-TODAY = TransformersCode(logits_fp32_in_model=False, shifts_logits=False)
+TODAY = TransformersCode(logits_fp32_in_model=False, shifts_logits=False,
+                         warmup_keeps_headroom=True)
 V4_30 = TransformersCode(logits_fp32_in_model=True, shifts_logits=True,
                          loss_16bit=LEGACY_16BIT | {"llama"}, clamped_scores=frozenset({"opt"}))
 
@@ -44,12 +45,14 @@ V4_30 = TransformersCode(logits_fp32_in_model=True, shifts_logits=True,
 
 
 def _dated(code: TransformersCode, *, two_caches: bool = False, warmup: bool = False,
-           tied: bool = False) -> TransformersCode:
+           tied: bool = False, headroom: bool = False) -> TransformersCode:
     """`code` with the loading and generation behaviours of its date: `generate` holding the
     previous cache before v4.42.0, the allocator warm-up from v4.50.0 (counting a tied head
-    twice until v4.54.0)."""
+    twice until v4.54.0, capped at 95 % of the free memory, then from v4.52.0 at all of it but
+    1.2 GiB)."""
     return dataclasses.replace(code, generate_holds_two_caches=two_caches,
-                               warms_up_allocator=warmup, warmup_counts_tied=tied)
+                               warms_up_allocator=warmup, warmup_counts_tied=tied,
+                               warmup_keeps_headroom=headroom)
 
 
 @pytest.mark.parametrize(("day", "expected"), [
@@ -65,6 +68,8 @@ def _dated(code: TransformersCode, *, two_caches: bool = False, warmup: bool = F
     (date(2025, 2, 16), _dated(V4_46)),
     (date(2025, 2, 17), _dated(TODAY)),  # v4.49.0: the labels are padded and shifted
     (date(2025, 3, 21), _dated(TODAY, warmup=True, tied=True)),  # v4.50.0: the warm-up
+    # v4.52.0: it leaves 1.2 GiB free
+    (date(2025, 5, 20), _dated(TODAY, warmup=True, tied=True, headroom=True)),
     (date(2025, 7, 25), TODAY),  # v4.54.0: the warm-up skips tied weights
 ])
 def test_transformers_code_by_the_dates_of_its_releases(day: date | None,

@@ -38,6 +38,7 @@ from vramplan.validation import (
     model_parallel,
     parse_cases,
     read_cases,
+    score_case,
     score_cases,
     shipped_cases,
     torchtune_generate_cache,
@@ -337,6 +338,31 @@ def test_transformers_warm_up_is_what_a_hf_inference_row_keeps_reserved(
     assert warmup_reserved_bytes(case, estimate) == expected
     if warmed == "half":
         assert expected > estimate.bytes_of(PartKind.WEIGHTS)
+
+
+def test_the_warm_up_of_a_hf_row_is_capped_by_its_card() -> None:
+    """A 70B bitsandbytes load on a 40 GB card: the warm-up would be 70 GB (half the bf16 meta
+    model), transformers v4.52 on caps its byte count at the card's free memory less 1.2 GiB
+    before halving it."""
+    row = ("w2,src,llama-2-70b,inference,bf16-true,none,,nf4,,,1,8,64,none,sdpa,,1,a100-40gb,"
+           'none,none,hf,reserved,10,GB,"run 2025-10-01"')
+    (case,) = read_cases("\n".join((HEADER, row)))
+    estimate = estimate_inference_case(case.model, case.precision.value, case.quant.value,
+                                       batch=1, seq_len=8, new_tokens=64, framework="hf")
+    assert case.gpu is not None
+    free = case.gpu.capacity_bytes - CUDA_CONTEXT_BYTES
+    assert warmup_reserved_bytes(case, estimate) == 2 * ((free - round(1.2 * 2**30)) // 4)
+
+
+def test_unsloths_70b_notebook_run_reserves_the_capped_warm_up() -> None:
+    """unslothai/notebooks nb/Llama3.3_(70B)_A100-Conversational.ipynb (outputs of 2025-09-06):
+    Unsloth 2025.9.1 on an A100 80GB printed 45.94 GB (42.789 GiB) of peak reserved memory, of
+    which 39.221 GiB were reserved once the model had loaded: transformers' warm-up, capped by
+    the card, not half the 141 GB of the bf16 meta model."""
+    (case,) = [c for c in parse_cases(shipped_cases("cases_vramplan.csv")).cases
+               if c.id == "unsloth-nb-llama3.3-70b-finetome-qlora-r16-b2-a100-80gb"]
+    score = score_case(case)
+    assert score.error_pct is not None and abs(score.error_pct) < 6
 
 
 def test_a_hf_generate_row_before_transformers_4_42_holds_two_caches() -> None:

@@ -42,6 +42,7 @@ from vramplan.inference.estimate import InferenceEstimate, estimate_inference
 from vramplan.inference.setup import inference_inputs
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.parts import PartKind
+from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import (
     LITGPT_COMMIT_DATES,
     TORCHTUNE_COMMIT_DATES,
@@ -52,6 +53,7 @@ from vramplan.presets.frameworks import (
     framework_defaults,
     read_framework,
     transformers_code,
+    unsloth_release_date,
 )
 from vramplan.presets.gpus import Gpu, find_gpu
 from vramplan.presets.inference_engines import VLLM_MEMORY_UTILIZATION
@@ -646,7 +648,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         train_layers=trained_blocks(case),
         float_quant_storage=float_quant_storage(case),
         lora_dropout=lora_dropout(case) if uses_lora else None,
-        alloc_conf=alloc_conf(case),
+        alloc_conf=alloc_conf(case), card_free_bytes=card_free_bytes(case),
         gradient_accumulation=accumulates(case),
         empty_cache_between_steps=EMPTY_CACHE_NOTE in case.notes,
         kbit_upcast=True if KBIT_PREPARATION_NOTE in case.notes else None,
@@ -704,7 +706,8 @@ def code_date(case: Case) -> date | None:
     published run is no newer than the commit that published it. transformers' model code
     (`ModelCode.TRANSFORMERS`): the earliest date its source or notes state (`stated_date`).
     Unsloth: the release its notes name (`Unsloth 2024.5`, the banner `Unsloth: Fast Llama
-    patching release 2024.5`; Unsloth numbers its releases year.month), else as transformers'.
+    patching release 2024.5`; Unsloth numbers its releases year.month[.patch]), at the earliest
+    date it can have run (`unsloth_release_date`), else as transformers'.
     torchtitan: the earliest date its source or notes state, as transformers'. Other
     frameworks: None."""
     if case.framework in _COMMIT_DATES:
@@ -717,12 +720,16 @@ def code_date(case: Case) -> date | None:
         return None
     release = _UNSLOTH_RELEASE.search(case.notes)
     if case.framework is Framework.UNSLOTH and release is not None:
-        return date(int(release.group(1)), int(release.group(2)), 1)
+        version = tuple(int(part) for part in release.groups() if part is not None)
+        return unsloth_release_date(version)
     return stated_date(f"{case.source} {case.notes}")
 
 
 _UNSLOTH_RELEASE = re.compile(
-    r"\bUnsloth:?\s+(?:[A-Za-z]+\s+){0,4}(20\d\d)\.(1[0-2]|[1-9])(?:\.\d+|\.post\d+)*\b")
+    r"\bUnsloth:?\s+(?:[A-Za-z]+\s+){0,4}(20\d\d)\.(1[0-2]|[1-9])(?:\.(?:post)?(\d+))?"
+    r"(?:\.\d+|\.post\d+)*\b")
+"""A release the notes name, `Unsloth 2024.11.8` or the banner's `Unsloth: Fast Llama patching
+release 2024.5` (year, month and the patch or post number when given)."""
 
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
@@ -1053,6 +1060,12 @@ def alloc_conf(case: Case) -> AllocatorConfig:
         return PYTORCH_DEFAULTS
 
 
+def card_free_bytes(case: Case) -> int | None:
+    """What the row's card has free when the model loads (`torch.cuda.mem_get_info`): its
+    capacity less the CUDA context; None without a card."""
+    return case.gpu.capacity_bytes - CUDA_CONTEXT_BYTES if case.gpu else None
+
+
 def largest_batch_first(case: Case) -> bool:
     """The row's run processed its largest batch first (said in its notes): the peak is that of
     the run's first micro-batch, not of a steady state at `seq_len`."""
@@ -1190,11 +1203,17 @@ def warmup_reserved_bytes(case: Case, estimate: InferenceEstimate) -> int:
     arch = estimate.inputs.arch
     tied = arch.params_token_embedding if arch.tied_embeddings else 0
     itemsize = estimate.inputs.compute_dtype.bytes
+    free = card_free_bytes(case)
     if case.quant is not Quant.NONE:
-        return code.quantized_warmup_bytes(arch.params_total, tied, itemsize)
+        return code.quantized_warmup_bytes(arch.params_total, tied, itemsize, free)
     if not (tied and code.warmup_counts_tied) or DEVICE_MAP_NOTE.search(case.notes) is None:
         return 0
-    return estimate.bytes_of(PartKind.WEIGHTS) + tied * itemsize
+    return code.warmup_bytes(estimate.bytes_of(PartKind.WEIGHTS) + tied * itemsize,
+                             UNQUANTIZED_WARMUP_FACTOR, free)
+
+
+UNQUANTIZED_WARMUP_FACTOR = 2
+"""`caching_allocator_warmup`'s factor without a quantizer: the whole model."""
 
 
 VLLM_NOTE = re.compile(r"\bvllm\b", re.IGNORECASE)

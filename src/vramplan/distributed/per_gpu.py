@@ -55,6 +55,7 @@ from vramplan.training.estimate import (
 )
 from vramplan.training.setup import (
     TrainingSetup,
+    allocator_config,
     gradient_itemsize,
     gradients_kept,
     optimizer_states_exist,
@@ -116,7 +117,7 @@ class PerGpuEstimate(PeakOverPhases):
         sharding = program_sharding(single.states, self.sharded,
                                     synced=syncs_module_states(single.setup.framework))
         return reserved_memory(single.arch, single.setup, shape, sharding=sharding,
-                               config=single.setup.alloc_conf).cache_bytes
+                               config=allocator_config(single.setup)).cache_bytes
 
     @property
     def communicator_bytes(self) -> int:

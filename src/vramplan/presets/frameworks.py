@@ -373,7 +373,7 @@ class LitgptCode:
 @dataclass(frozen=True, slots=True)
 class UnslothCode:
     """What Unsloth did at some date, where it changed what a training step holds
-    (unslothai/unsloth)."""
+    (unslothai/unsloth, unslothai/unsloth-zoo)."""
 
     offloads_checkpoints: bool
     """`use_gradient_checkpointing="unsloth"` sends each checkpointed block's input to host memory
@@ -382,24 +382,67 @@ class UnslothCode:
     `Unsloth_Offloaded_Gradient_Checkpointer` (unsloth/models/_utils.py 4474e4bc), since in
     unsloth_zoo. Before, transformers' checkpointing kept the inputs on the GPU."""
     fused_loss: bool
-    """The causal-LM loss never materializes the logits: `unsloth_fused_ce_loss` computes the
-    head and the cross-entropy chunk by chunk (806bee24, 2025-08-13, unsloth/models/llama.py
-    `CausalLM_fast_forward`), as a fused linear cross-entropy does. Before, the head made the
-    16-bit logits and `fast_cross_entropy_loss` (unsloth/kernels/cross_entropy_loss.py
-    `Fast_CrossEntropyLoss`) saved them and wrote their gradient over them in backward."""
+    """The causal-LM loss never materializes the logits: `CausalLM_fast_forward` hands the
+    hidden states and the head to `fused_linear_cross_entropy`, Cut Cross-Entropy's
+    `linear_cross_entropy` (unslothai/unsloth fa8e59eb, 2024-11-17; it runs when
+    `cut_cross_entropy` imports, a dependency of unsloth_zoo since e5aab212, 2024-11-21, first
+    in release 2024.11.8), then to `unsloth_fused_ce_loss`, which computes the head and the
+    cross-entropy chunk by chunk (806bee24, 2025-08-13, release 2025.8.5); both are modelled as
+    a fused linear cross-entropy. Before, the head made the 16-bit logits and
+    `fast_cross_entropy_loss` (unsloth/kernels/cross_entropy_loss.py `Fast_CrossEntropyLoss`)
+    saved them and wrote their gradient over them in backward."""
+    small_batches_keep_logits: bool = False
+    """A micro-batch of at most `UNSLOTH_SMALL_BATCH_TOKENS` tokens takes the logits path
+    instead ("< 1024 Normal Unsloth uses less VRAM!": `if bsz*q_len <= 1024: RETURN_LOGITS =
+    True`, b9fe2588, 2024-12-10, release 2024.12.5, until 0528b4ce, 2025-10-26, release
+    2025.10.11, which sends it to `unsloth_fused_ce_loss` too)."""
+    expandable_segments: bool = False
+    """`import unsloth` sets `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` ("Reduce VRAM
+    usage by reducing fragmentation", unsloth/__init__.py c599ae0f, 2024-03-17, release 2024.4;
+    torch 2.2 and later; since 63b2e8fc, 2025-09-08, with `roundup_power2_divisions`
+    intervals, which the simulated allocator does not take; in unsloth_zoo since 1c1f7033)."""
 
 
+UNSLOTH_EXPANDABLE_SEGMENTS_SINCE = date(2024, 3, 17)
 UNSLOTH_OFFLOADED_CHECKPOINTS_SINCE = date(2024, 4, 6)
-UNSLOTH_FUSED_LOSS_SINCE = date(2025, 8, 13)
-"""The dates of the commits named in `UnslothCode`."""
+UNSLOTH_FUSED_LOSS_SINCE = date(2024, 11, 21)
+UNSLOTH_SMALL_BATCH_LOGITS = (date(2024, 12, 10), date(2025, 10, 26))
+"""The dates of the commits named in `UnslothCode` (the fused loss: the day
+`cut_cross_entropy` became a dependency; the small batches' logits: from, until)."""
+UNSLOTH_SMALL_BATCH_TOKENS = 1024
+"""`UnslothCode.small_batches_keep_logits`: batch x length at most this takes the logits path."""
+
+UNSLOTH_RELEASE_DATES: dict[tuple[int, ...], date] = {
+    # the releases that brought a change of `UnslothCode`, and the date their version string
+    # reached unslothai/unsloth's main branch (`git log --first-parent -G __version__
+    # unsloth/models/_utils.py`); a version string names every commit until the next one, so a
+    # release runs the code of its first commit at the earliest
+    (2024, 4): date(2024, 4, 6),
+    (2024, 11, 8): date(2024, 11, 21),
+    (2024, 12, 5): date(2024, 12, 20),
+    (2025, 8, 5): date(2025, 8, 13),
+    (2025, 10, 11): date(2025, 10, 28),
+}
+
+
+def unsloth_release_date(version: tuple[int, ...]) -> date:
+    """The earliest date a release (year, month[, patch]) can have run: the first of its month,
+    or the arrival of the latest release of `UNSLOTH_RELEASE_DATES` it is not older than,
+    whichever is later (`2024.4` began on 2024-04-06, with the offloaded checkpoints)."""
+    year, month = version[:2]
+    arrivals = [when for release, when in UNSLOTH_RELEASE_DATES.items() if release <= version]
+    return max([date(year, month, 1), *arrivals])
 
 
 def unsloth_code(on: date | None) -> UnslothCode:
     """Unsloth's code as of `on`; None: today's."""
     if on is None:
-        return UnslothCode(offloads_checkpoints=True, fused_loss=True)
+        return UnslothCode(offloads_checkpoints=True, fused_loss=True, expandable_segments=True)
+    start, end = UNSLOTH_SMALL_BATCH_LOGITS
     return UnslothCode(offloads_checkpoints=on >= UNSLOTH_OFFLOADED_CHECKPOINTS_SINCE,
-                       fused_loss=on >= UNSLOTH_FUSED_LOSS_SINCE)
+                       fused_loss=on >= UNSLOTH_FUSED_LOSS_SINCE,
+                       small_batches_keep_logits=start <= on < end,
+                       expandable_segments=on >= UNSLOTH_EXPANDABLE_SEGMENTS_SINCE)
 
 
 PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE = date(2026, 7, 7)
@@ -522,15 +565,44 @@ class TransformersCode:
     (`OPTAttention.forward` in the v4.28.1 to v4.48.0 wheels; v4.49.0 moved OPT to
     `eager_attention_forward`, without it)."""
 
-    def quantized_warmup_bytes(self, params: int, tied_params: int, itemsize: int) -> int:
-        """The segment `caching_allocator_warmup` reserves before a bitsandbytes base loads
-        (`warms_up_allocator`): half the bytes of the meta model's `params`, every one at its
-        full shape in the 16-bit load dtype of `itemsize` bytes, a tied matrix of `tied_params`
-        counted twice while `warmup_counts_tied`; 0 for a release without the warm-up."""
+    warmup_keeps_headroom: bool = False
+    """The warm-up's byte count is capped by the device's free memory (`torch.cuda.mem_get_info`)
+    before it is divided by the factor: at 95 % of it (v4.50.0 to v4.51.x:
+    `min(byte_count, int(0.95 * device_memory))`), then at all of it but 1.2 GiB (v4.52.0 on:
+    `min(byte_count, max(0, int(device_memory - 1.2 * 1024**3)))`; read in the v4.50.0,
+    v4.51.3, v4.52.0 and v4.52.4 wheels)."""
+
+    def warmup_bytes(self, model_bytes: int, factor: int, free_bytes: int | None = None) -> int:
+        """The fp16 tensor `caching_allocator_warmup` allocates and frees (`warms_up_allocator`):
+        `torch.empty(byte_count // factor, dtype=torch.float16)`, 2 bytes per element, where
+        `byte_count` is the meta model's `model_bytes` capped by the device's `free_bytes`
+        (`warmup_keeps_headroom`; None: no cap known); 0 for a release without the warm-up."""
         if not self.warms_up_allocator:
             return 0
+        if free_bytes is not None:
+            cap = max(0, free_bytes - WARMUP_HEADROOM_BYTES) if self.warmup_keeps_headroom \
+                else int(WARMUP_FREE_SHARE * free_bytes)
+            model_bytes = min(model_bytes, cap)
+        return 2 * (model_bytes // factor)
+
+    def quantized_warmup_bytes(self, params: int, tied_params: int, itemsize: int,
+                               free_bytes: int | None = None) -> int:
+        """The segment `caching_allocator_warmup` reserves before a bitsandbytes base loads:
+        half the bytes of the meta model's `params` (factor 4), every one at its full shape in
+        the 16-bit load dtype of `itemsize` bytes, a tied matrix of `tied_params` counted twice
+        while `warmup_counts_tied`, capped by the device's `free_bytes` (`warmup_bytes`)."""
         tied = tied_params if self.warmup_counts_tied else 0
-        return (params + tied) * itemsize // 2
+        return self.warmup_bytes((params + tied) * itemsize, BNB_WARMUP_FACTOR, free_bytes)
+
+
+BNB_WARMUP_FACTOR = 4
+"""`caching_allocator_warmup`'s factor for a bitsandbytes quantizer (v4.51.0: `factor=2 if
+hf_quantizer is None else 4`; v4.57.1: `get_accelerator_warm_up_factor`, 4 unless overridden);
+2 without a quantizer."""
+WARMUP_FREE_SHARE = 0.95
+WARMUP_HEADROOM_BYTES = round(1.2 * 2**30)
+"""The warm-up's caps (`TransformersCode.warmup_keeps_headroom`): before v4.52.0 95 % of the free
+memory, then all of it but 1.2 GiB."""
 
 
 TORCHTITAN_COMPILES_LOSS_SINCE = date(2025, 4, 2)
@@ -545,6 +617,9 @@ TRANSFORMERS_WARMUP_SINCE = date(2025, 3, 21)
 """transformers v4.50.0 (its wheel's date): `caching_allocator_warmup`
 (`TransformersCode.warms_up_allocator`), counting a tied head twice
 (`TransformersCode.warmup_counts_tied`)."""
+TRANSFORMERS_WARMUP_HEADROOM_SINCE = date(2025, 5, 20)
+"""transformers v4.52.0 (its wheel's date): the warm-up leaves 1.2 GiB of the free memory
+(`TransformersCode.warmup_keeps_headroom`)."""
 TRANSFORMERS_WARMUP_SKIPS_TIED_SINCE = date(2025, 7, 25)
 """transformers v4.54.0 (its wheel's date): the warm-up skips tied weights."""
 TRANSFORMERS_LLAMA_UNCLAMPED_SINCE = date(2023, 6, 8)
@@ -567,7 +642,8 @@ logits; OPT's eager attention no longer clamps its scores."""
 def transformers_code(on: date | None) -> TransformersCode:
     """transformers' model code as of `on`; None: today's."""
     if on is None:
-        return TransformersCode(logits_fp32_in_model=False, shifts_logits=False)
+        return TransformersCode(logits_fp32_in_model=False, shifts_logits=False,
+                                warmup_keeps_headroom=True)
     clamped = frozenset({"opt"} if on < TRANSFORMERS_SHIFTS_LABELS_SINCE else set()) \
         | frozenset({"llama"} if on < TRANSFORMERS_LLAMA_UNCLAMPED_SINCE else set())
     loss_16bit = (LEGACY_16BIT_LOSS_TYPES if on < TRANSFORMERS_SHIFTS_LABELS_SINCE
@@ -579,6 +655,7 @@ def transformers_code(on: date | None) -> TransformersCode:
         generate_holds_two_caches=on < TRANSFORMERS_GENERATE_CACHE_OBJECT_SINCE,
         warms_up_allocator=on >= TRANSFORMERS_WARMUP_SINCE,
         warmup_counts_tied=TRANSFORMERS_WARMUP_SINCE <= on < TRANSFORMERS_WARMUP_SKIPS_TIED_SINCE,
+        warmup_keeps_headroom=on >= TRANSFORMERS_WARMUP_HEADROOM_SINCE,
         clamped_scores=clamped)
 
 

@@ -1082,8 +1082,19 @@ def _kernel_loss(head: HeadSpec, *, saved: int, elements: int, compute: int,
     if head.framework is Framework.TORCHTITAN:
         return _compiled_loss(head, saved=saved, elements=elements, compute=compute)
     logits = compute * elements + softcap
-    return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=logits,
+    # Unsloth returns the 16-bit logits its kernel saved, and the Trainer's mixed precision
+    # (its notebooks' `fp16 = not is_bfloat16_supported()`, `bf16 = is_bfloat16_supported()`)
+    # wraps `forward` in accelerate's `convert_outputs_to_fp32` (accelerate/accelerator.py
+    # `prepare_model`; utils/operations.py: `tensor.float()`): an fp32 copy of them lives until
+    # the Trainer drops the outputs, before backward
+    returned = UNSLOTH_RETURNED_LOGITS_COPY * elements
+    return LossMemory(saved_bytes=saved, logits_alive_bytes=0,
+                      forward_peak_bytes=logits + returned,
                       backward_peak_bytes=logits + head.head_dequant_bytes)
+
+
+UNSLOTH_RETURNED_LOGITS_COPY = FP32
+"""Bytes per logit of the copy accelerate makes of the 16-bit logits Unsloth's model returns."""
 
 
 def _vocab_parallel_loss(head: HeadSpec, *, saved: int, elements: int, compute: int,

@@ -46,6 +46,7 @@ from vramplan.presets.frameworks import (
 )
 from vramplan.presets.quant_formats import BNB_BLOCKSIZE, BNB_DQ_BLOCKSIZE
 from vramplan.training.activations import (
+    UNSLOTH_RETURNED_LOGITS_COPY,
     BlockSpec,
     block_backward_transient,
     block_saved,
@@ -479,13 +480,16 @@ def allocator_warmup_bytes(arch: Architecture, setup: TrainingSetup) -> int:
     """The segment transformers' `from_pretrained` reserves before it loads a QLoRA base with its
     `device_map` (`TransformersCode.warms_up_allocator`): half the bytes of the meta model's
     parameters, every one at its full shape in the 16-bit load dtype (a tied head twice while
-    `warmup_counts_tied`). 0 for other runs: an unquantized model loaded with a `device_map` fills
-    its warm-up segment exactly, and the training stacks load it without one."""
+    `warmup_counts_tied`), capped by what the card has free (`TrainingSetup.card_free_bytes`,
+    when known). 0 for other runs: an unquantized model
+    loaded with a `device_map` fills its warm-up segment exactly, and the training stacks load
+    it without one."""
     if setup.method is not Method.QLORA or not runs_transformers_code(setup.framework):
         return 0
     tied = arch.params_token_embedding if arch.tied_embeddings else 0
     return transformers_code(setup.code_date).quantized_warmup_bytes(
-        arch.params_total, tied, compute_itemsize(setup.precision))
+        arch.params_total, tied, compute_itemsize(setup.precision),
+        free_bytes=setup.card_free_bytes)
 
 
 def quantizes_in_one_piece(setup: TrainingSetup) -> bool:
@@ -880,10 +884,14 @@ def _vocab_parallel_loss(program: _Program, arch: Architecture, *, tokens: int, 
 def _in_place_loss(program: _Program, arch: Architecture, *, tokens: int, hidden: int,
                    compute: int) -> int:
     """Unsloth's `fast_cross_entropy_loss` (`vramplan.training.activations._kernel_loss`): the
-    16-bit logits, saved, and their gradient written over them in backward."""
+    16-bit logits, saved, their fp32 copy in the returned outputs, and their gradient written
+    over them in backward."""
     saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
     logits = program.alloc(compute * arch.vocab_size * tokens)
     rows = program.alloc(2 * FP32 * tokens)  # the loss and log-sum-exp of each row
+    # the returned logits' fp32 copy (accelerate's `convert_outputs_to_fp32`), dropped with the
+    # outputs
+    program.free(program.alloc(UNSLOTH_RETURNED_LOGITS_COPY * arch.vocab_size * tokens))
     program.free(hidden)
     grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
     program.free(logits)

@@ -30,7 +30,6 @@ from vramplan.presets.frameworks import (
     litgpt_code,
     runs_transformers_code,
     transformers_code,
-    unsloth_code,
 )
 from vramplan.training.activations import (
     FP32,
@@ -57,6 +56,7 @@ from vramplan.training.setup import (
     DEFAULT_LORA_RANK,
     DEFAULT_LORA_TARGETS,
     TrainingSetup,
+    allocator_config,
     autocast_casts_weights,
     check_setup,
     compute_itemsize,
@@ -71,6 +71,7 @@ from vramplan.training.setup import (
     policy_pass,
     residual_itemsize,
     trainable_itemsize,
+    unsloth_fuses_loss,
     weight_itemsize,
 )
 from vramplan.training.states import (
@@ -253,7 +254,7 @@ class TrainingEstimate(PeakOverPhases):
 
     @property
     def allocator_cache_bytes(self) -> int:
-        return reserved_memory_of(self.arch, self.setup, self.setup.alloc_conf).cache_bytes
+        return reserved_memory_of(self.arch, self.setup, allocator_config(self.setup)).cache_bytes
 
     @property
     def managed_bytes(self) -> int:
@@ -573,7 +574,7 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
     # CEWithChunkedOutputLoss; elsewhere `chunked` means a fused linear cross-entropy
     default_chunked = (setup.framework is Framework.LITGPT and uses_lora) or \
         framework_defaults(setup.framework).loss is Loss.CHUNKED or \
-        (setup.framework is Framework.UNSLOTH and unsloth_code(setup.code_date).fused_loss)
+        unsloth_fuses_loss(setup)
     chunked = setup.loss is Loss.CHUNKED if setup.loss is not None else default_chunked
     code = model_loss_code(setup)
     keeps_outputs = framework_defaults(setup.framework).loop_keeps_outputs \

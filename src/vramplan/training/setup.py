@@ -11,6 +11,7 @@ from vramplan.bounds import BATCH, LORA_RANK, SEQ_LEN, TRAIN_LAYERS
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
 from vramplan.presets.frameworks import (
     TORCHTITAN_COMPILES_LOSS_SINCE,
+    UNSLOTH_SMALL_BATCH_TOKENS,
     TransformersCode,
     default_optimizer_impl,
     framework_defaults,
@@ -145,6 +146,10 @@ class TrainingSetup:
     trainable ones. `vramplan.distributed.per_gpu` sets it for FSDP1."""
     alloc_conf: AllocatorConfig = PYTORCH_DEFAULTS
     """The run's `PYTORCH_CUDA_ALLOC_CONF` (`vramplan.allocator`), for `reserved` and `device`."""
+    card_free_bytes: int | None = None
+    """What the run's card has free when the model loads (`torch.cuda.mem_get_info`), where the
+    card is known: transformers' allocator warm-up caps itself by it
+    (`vramplan.presets.frameworks.TransformersCode.warmup_keeps_headroom`)."""
     linears_keep_input: bool = False
     """Every `F.linear` saves its input for backward, frozen weights included: DeepSpeed's
     `zero.Init` replaces `torch.nn.functional.linear` with `zero3_linear_wrap` when
@@ -401,6 +406,27 @@ def offloads_checkpoints(setup: TrainingSetup) -> bool:
     `use_gradient_checkpointing="unsloth"`, `vramplan.presets.frameworks.UnslothCode`)."""
     return setup.framework is Framework.UNSLOTH and setup.checkpointing is Checkpointing.FULL \
         and unsloth_code(setup.code_date).offloads_checkpoints
+
+
+def unsloth_fuses_loss(setup: TrainingSetup) -> bool:
+    """Unsloth's causal-LM loss takes no logits for this micro-batch
+    (`vramplan.presets.frameworks.UnslothCode.fused_loss`), unless it is small enough for the
+    logits path of its date (`small_batches_keep_logits`)."""
+    if setup.framework is not Framework.UNSLOTH:
+        return False
+    code = unsloth_code(setup.code_date)
+    small = setup.batch * setup.seq_len <= UNSLOTH_SMALL_BATCH_TOKENS
+    return code.fused_loss and not (code.small_batches_keep_logits and small)
+
+
+def allocator_config(setup: TrainingSetup) -> AllocatorConfig:
+    """The caching allocator's settings for the run: the setup's, unless its framework sets its
+    own when imported (Unsloth's `expandable_segments:True`,
+    `vramplan.presets.frameworks.UnslothCode.expandable_segments`, overwriting the variable)."""
+    if setup.framework is Framework.UNSLOTH \
+            and unsloth_code(setup.code_date).expandable_segments:
+        return replace(setup.alloc_conf, expandable_segments=True)
+    return setup.alloc_conf
 
 
 def gradients_kept(setup: TrainingSetup) -> bool:

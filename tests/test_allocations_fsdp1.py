@@ -88,6 +88,39 @@ def test_an_offloaded_shard_is_copied_to_the_gpu_before_the_gather() -> None:
     assert [(e.n_bytes, e.stream) for e in kept.events] == [(1000, GATHER_STREAM)]
 
 
+def test_fsdp2_copies_each_flat_all_gather_out_into_the_unsharded_parameters() -> None:
+    """FSDP2 (`copy_out`): the flat output on the gather stream, the unsharded parameters on
+    the default stream; a flat output is freed by the next unit's copy-out
+    (`foreach_all_gather_copy_out`, `wait_for_unshard`)."""
+    program = _Program()
+    fsdp2 = Sharding(weights=4, gradients=4, states=4, copy_out=True)
+    first = _gather(program, fsdp2, 1000)
+    second = _gather(program, fsdp2, 800)
+    assert [(e.kind, e.n_bytes, e.stream) for e in program.events] == [
+        (EventKind.ALLOC, 1000, GATHER_STREAM), (EventKind.ALLOC, 1000, 0),
+        (EventKind.ALLOC, 800, GATHER_STREAM), (EventKind.FREE, 0, 0), (EventKind.ALLOC, 800, 0)]
+    freed = program.events[3].tensor
+    assert freed == program.events[0].tensor and {first, second} == {
+        program.events[1].tensor, program.events[4].tensor}
+
+
+def test_an_fsdp2_run_keeps_its_gather_streams_flat_outputs_cached() -> None:
+    """The gather stream's blocks serve only that stream: its flat outputs (the root unit's
+    first) stay reserved beside the default stream's unsharded copies."""
+    setup = TrainingSetup(framework=Framework.TORCHTUNE, method=Method.FULL, batch=1,
+                          seq_len=2048, checkpointing=Checkpointing.FULL)
+    estimate = estimate_per_gpu(LLAMA2_7B, setup, default_parallelism(setup, Scheme.FSDP, 8))
+    single = estimate.single
+    sharding = program_sharding(single.states, estimate.sharded)
+    assert sharding.copy_out
+    program = step_program(LLAMA2_7B, setup, step_shape(LLAMA2_7B, setup), sharding)
+    flat = [e.n_bytes for e in program if e.kind is EventKind.ALLOC and e.stream == GATHER_STREAM]
+    assert flat and max(flat) == sharding.root_gathered_bytes
+    without = step_program(LLAMA2_7B, setup, step_shape(LLAMA2_7B, setup),
+                           dataclasses.replace(sharding, copy_out=False))
+    assert replay(program).peak_reserved_bytes > replay(without).peak_reserved_bytes
+
+
 def _qlora_7b(batch: int = 1, seq_len: int = 512) -> TrainingSetup:
     """Answer.AI fsdp_qlora train.py defaults (benchmarks_03_2024.md): Llama-2-7B, NF4 with
     double quantization, LoRA r64 on q, k, v, gate, up, down, bf16, reentrant checkpointing."""

@@ -299,6 +299,38 @@ def test_torchtitan_per_op_selective_checkpointing_keeps_every_other_matmul() ->
     assert kept_for_backward(LLAMA31, spec, everything, Checkpointing.SELECTIVE) == kept
     megatron = dataclasses.replace(spec, framework=Framework.MEGATRON)
     assert kept_for_backward(LLAMA31, megatron, everything, Checkpointing.SELECTIVE) != kept
+    # compiled, the partitioner stores only what backward reads: not w2's output, which feeds
+    # the residual add alone
+    compiled_kept = per_op_selective_saved(LLAMA31, dataclasses.replace(spec, compiled=True))
+    assert total_per_token(kept) - total_per_token(compiled_kept) == 2 * h
+
+
+def test_torchtitan_holds_fp32_shards_and_computes_in_fsdp2s_bf16_copies() -> None:
+    """torchtitan's FSDP2 `MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)` over fp32
+    parameters: the fp32 shard is the only copy (no bf16 shard, no master), the gathered units
+    are bf16, and nothing runs under autocast."""
+    assert framework_defaults(Framework.TORCHTITAN).precision is Precision.AMP
+    setup = TrainingSetup(framework=Framework.TORCHTITAN, precision=Precision.AMP, batch=1,
+                          seq_len=8192, checkpointing=Checkpointing.SELECTIVE)
+    plan = default_parallelism(setup, Scheme.FSDP, 8)
+    assert plan.params_cast_for_compute
+    estimate = estimate_per_gpu(LLAMA31, setup, plan)
+    n = LLAMA31.params_total
+    parts = {part.kind: part.memory_bytes for part in estimate.peak.parts}
+    assert parts[PartKind.WEIGHTS_PER_GPU] == pytest.approx(4 * n / 8, rel=1e-3)
+    assert parts.get(PartKind.MASTER_WEIGHTS, 0) == 0
+    assert not block_spec(LLAMA31, setup).autocast
+
+
+@pytest.mark.parametrize(("day", "apart"), [
+    (date(2025, 7, 27), False), (date(2025, 7, 28), True), (None, True)])
+def test_torchtitan_shards_its_embedding_apart_since_july_2025(day: date | None,
+                                                               apart: bool) -> None:
+    """pytorch/torchtitan 83e694105 (2025-07-28): `tok_embeddings` a unit of its own; before, it
+    stayed in the root unit, gathered from forward to backward."""
+    setup = TrainingSetup(framework=Framework.TORCHTITAN, precision=Precision.AMP,
+                          batch=1, seq_len=8192, code_date=day)
+    assert default_parallelism(setup, Scheme.FSDP, 8, on=day).embedding_apart is apart
 
 
 @pytest.mark.parametrize(("method", "chunked", "is_compiled", "backward_tv"), [

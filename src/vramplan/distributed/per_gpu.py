@@ -34,6 +34,7 @@ from vramplan.model.weight_storage import bnb_4bit_bytes, bnb_int8_bytes
 from vramplan.parts import PartKind
 from vramplan.presets.frameworks import (
     accumulate_without_sync,
+    embedding_apart,
     framework_defaults,
     runs_transformers_code,
 )
@@ -199,6 +200,7 @@ def program_sharding(states: ModelStates, sharded: ShardedStates, *,
         return Sharding(weights=0 if offloaded else n, gradients=n,
                         states=0 if optimizer_off else n,
                         flat_units=plan.fsdp_version is FsdpVersion.FSDP1,
+                        copy_out=plan.fsdp_version is FsdpVersion.FSDP2,
                         gather_bytes=unit, keep_gathered=plan.scheme is Scheme.FSDP_GRAD_OP,
                         prefetch_late=prefetches_late(plan),
                         adapter_units=plan.adapters_wrapped_apart,
@@ -281,7 +283,7 @@ def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
         params_cast_for_compute=defaults.fsdp_casts_params and setup.precision is Precision.AMP
         and setup.quant is Quant.NONE and scheme in FSDP_SCHEMES,
         adapters_wrapped_apart=defaults.peft_fsdp_wrap and setup.method.uses_lora,
-        embedding_apart=defaults.fsdp2_embedding_apart,
+        embedding_apart=embedding_apart(setup.framework, on),
         accumulate_without_sync=no_sync,
         tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_parallel,
         pipeline_schedule=pipeline_schedule, expert_parallel=expert_parallel,

@@ -76,7 +76,8 @@ class FrameworkDefaults:
     source: str
     fsdp2_embedding_apart: bool = False
     """FSDP2 wraps the input embedding as a unit of its own and keeps only the head gathered
-    between forward and backward (`vramplan.distributed.sharding.Parallelism.embedding_apart`)."""
+    between forward and backward (`vramplan.distributed.sharding.Parallelism.embedding_apart`;
+    torchtitan's only since `TORCHTITAN_EMBEDDING_APART_SINCE`: `embedding_apart`)."""
     freeze_layers: int = 1
     """Method `freeze`: how many of the last blocks train when the run does not say (the last
     one for stacks without a freeze method of their own)."""
@@ -87,6 +88,12 @@ class FrameworkDefaults:
     """The stack accumulates gradients in accelerate's `Accelerator.no_sync` (the transformers
     Trainer and its wrappers): under FSDP2 that is a no-op before accelerate 1.11
     (`accumulate_without_sync`)."""
+    autocasts: bool = True
+    """An `amp` run computes under `torch.autocast`. torchtitan has no autocast: FSDP2's
+    `MixedPrecisionPolicy(param_dtype=bfloat16)` gathers bf16 copies of its fp32 parameters and
+    the model computes in them (train.py had no autocast until torchtitan/distributed/utils.py
+    `maybe_enable_amp`, 0b44d4c43, 2025-06-16, which returns a null context under FSDP: "FSDP
+    handles mixed precision internally")."""
     fsdp_casts_params: bool = False
     """Under FSDP, an `amp` run's fp32 parameters are gathered as copies in the 16-bit compute
     dtype: the stack sets FSDP's mixed-precision `param_dtype` to it
@@ -310,8 +317,8 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
         accumulates_adapters=False, optimizer_impl=OptimizerImpl.FUSED,
         qlora_quant=Quant.NF4, checkpointing=Checkpointing.SELECTIVE, loss=Loss.STANDARD,
         peft_fsdp_wrap=False, model_dropout=False,
-        fsdp2_embedding_apart=True, fsdp_casts_params=True,
-        precision=Precision.MIXED, reported_metric=Metric.RESERVED,
+        fsdp2_embedding_apart=True, fsdp_casts_params=True, autocasts=False,
+        precision=Precision.AMP, reported_metric=Metric.RESERVED,
         source="torchtitan torchtitan/config/job_config.py @9810191b^ (fused AdamW, "
                "bf16 param / fp32 reduce), torchtitan/distributed/fsdp.py, "
                "train_configs/llama3_8b.toml (selective 'op')"),
@@ -605,6 +612,12 @@ WARMUP_HEADROOM_BYTES = round(1.2 * 2**30)
 memory, then all of it but 1.2 GiB."""
 
 
+TORCHTITAN_EMBEDDING_APART_SINCE = date(2025, 7, 28)
+"""pytorch/torchtitan 83e694105 (#1094, 2025-07-28): `apply_fsdp` shards `tok_embeddings` as a
+unit of its own (resharded after forward) and the final norm with the head as another; before,
+they stayed in the root unit (`fully_shard(model)`), which FSDP2 never reshards after forward:
+the embedding stayed gathered from forward to backward
+(`FrameworkDefaults.fsdp2_embedding_apart`, `embedding_apart`)."""
 TORCHTITAN_COMPILES_LOSS_SINCE = date(2025, 4, 2)
 """pytorch/torchtitan bbb1b616e (#1033, 2025-04-02): `build_cross_entropy_loss` returns
 `torch.compile(loss_fn)` when `training.compile` is on (torchtitan/components/loss.py; "result in
@@ -666,6 +679,16 @@ def framework_defaults(framework: Framework) -> FrameworkDefaults:
 def default_optimizer_impl(framework: Framework, on: date | None) -> OptimizerImpl:
     """How `framework`'s AdamW steps when a run does not say, as of `on` (None: today)."""
     return DEFAULTS[framework].optimizer_impl or trainer_optimizer_impl(on)
+
+
+def embedding_apart(framework: Framework, on: date | None) -> bool:
+    """`framework`'s FSDP2 wrapping shards the token embedding as a unit of its own, as of `on`
+    (None: today's): `FrameworkDefaults.fsdp2_embedding_apart`, torchtitan's since
+    `TORCHTITAN_EMBEDDING_APART_SINCE`."""
+    if framework is Framework.TORCHTITAN and on is not None \
+            and on < TORCHTITAN_EMBEDDING_APART_SINCE:
+        return False
+    return DEFAULTS[framework].fsdp2_embedding_apart
 
 
 def runs_transformers_code(framework: Framework) -> bool:

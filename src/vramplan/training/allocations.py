@@ -275,6 +275,9 @@ class Sharding:
     """Optimizer states and fp32 masters."""
     flat_units: bool = False
     """FSDP1: the shards of a unit's parameters are one flat tensor."""
+    copy_out: bool = False
+    """FSDP2: a unit's all-gather writes one flat output on the gather stream, which is then
+    copied out into the unsharded parameters on the default stream (`_gather`)."""
     gather_bytes: int = 0
     """A block's gathered parameters, allocated on `GATHER_STREAM` for its forward and its
     backward, freed after (the next block's gather is issued first: one unit prefetched)."""
@@ -318,6 +321,8 @@ class _Program:
         self.events: list[Event] = []
         self._next = 0
         self._empty: set[int] = set()
+        self.gather_output: int | None = None
+        """FSDP2's last flat all-gather output, freed by the next unit's copy-out."""
 
     def alloc(self, n_bytes: int, stream: int = 0) -> int:
         self._next += 1
@@ -730,7 +735,20 @@ def _gather(program: _Program, sharding: Sharding, n_bytes: int) -> int:
     to the GPU on `PRE_UNSHARD_STREAM` (_flat_param.py `pre_unshard`: `flat_param_to(device,
     non_blocking=True)`, "This creates a new tensor distinct from any attributes"), all-gathers
     from that copy, which `_use_unsharded_flat_param` then drops (`_all_gather_flat_param`
-    records it on the unshard stream)."""
+    records it on the unshard stream).
+
+    FSDP2 (`Sharding.copy_out`) all-gathers into one flat output allocated on its copy-in
+    stream, then copies it out into the unsharded parameters, allocated on the default stream
+    (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py `foreach_all_gather`,
+    `foreach_all_gather_copy_out`: `alloc_all_gather_outputs`); the flat output lives until the
+    next unit's copy-out (_fsdp_param_group.py `wait_for_unshard`: `all_gather_state = None`
+    "free the all-gather result"). Returns the unsharded parameters."""
+    if sharding.copy_out:
+        flat = program.alloc(n_bytes, GATHER_STREAM)
+        if program.gather_output is not None:
+            program.free(program.gather_output)
+        program.gather_output = flat
+        return program.alloc(n_bytes)
     copy = program.alloc(ceil_div(n_bytes, max(sharding.gradients, 1)), PRE_UNSHARD_STREAM) \
         if sharding.flat_units and not sharding.weights else 0
     gathered = program.alloc(n_bytes, GATHER_STREAM)

@@ -70,6 +70,7 @@ from vramplan.training.setup import (
     optimizer_states_exist,
     policy_pass,
     residual_itemsize,
+    runs_autocast,
     trainable_itemsize,
     unsloth_fuses_loss,
     weight_itemsize,
@@ -407,7 +408,7 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         framework=setup.framework,
         residual_bytes=residual_itemsize(setup),
         compute_bytes=compute_itemsize(setup.precision),
-        autocast=setup.precision is Precision.AMP,
+        autocast=runs_autocast(setup),
         weights_train=setup.method in (Method.FULL, Method.FREEZE)
         or setup.frozen_weights_need_grad,
         # bitsandbytes MatMul4Bit/MatMul8bitLt keep their input when it needs a gradient
@@ -592,7 +593,7 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         outputs_kept=keeps_outputs,
         compiled=loss_compiled(setup),
         log_probs=setup.log_probs,
-        autocast=setup.precision is Precision.AMP,
+        autocast=runs_autocast(setup),
         loss_in_function=setup.loss_in_function,
         logits_fp32_in_model=code.logits_fp32_in_model,
         shifts_logits=code.shifts_logits,

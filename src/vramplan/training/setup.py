@@ -284,6 +284,13 @@ def residual_itemsize(setup: TrainingSetup) -> int:
     return 4 if setup.precision is Precision.FP32 else 2
 
 
+def runs_autocast(setup: TrainingSetup) -> bool:
+    """The forward runs under `torch.autocast`: `amp`, in a stack that autocasts
+    (`vramplan.presets.frameworks.FrameworkDefaults.autocasts`; not torchtitan, whose FSDP2
+    computes in bf16 copies of the parameters)."""
+    return setup.precision is Precision.AMP and framework_defaults(setup.framework).autocasts
+
+
 def autocast_casts_weights(setup: TrainingSetup) -> bool:
     """Autocast casts fp32 weights to 16 bits for each matmul (`amp` on fp32 weights; not
     when FSDP already gathers them as 16-bit copies)."""
@@ -350,8 +357,8 @@ def loss_in_16bit(setup: TrainingSetup, model_type: str) -> bool:
     """The cross-entropy runs in the 16-bit dtype, with no fp32 copy of the logits: the model's
     own loss for a type that never upcast at the run's date (`model_loss_code`, its
     `loss_16bit`), or a loop that takes the model's 16-bit logits as they are
-    (`TrainingSetup.loss_16bit`); under `amp` autocast casts the input to fp32 all the same."""
-    if setup.precision is Precision.AMP:
+    (`TrainingSetup.loss_16bit`); under autocast the input is cast to fp32 all the same."""
+    if runs_autocast(setup):
         return False
     return setup.loss_16bit or model_type in model_loss_code(setup).loss_16bit
 

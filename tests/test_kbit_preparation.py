@@ -160,3 +160,18 @@ def test_the_warm_up_is_capped_by_what_the_card_has_free(
     assert cap(free) < whole
     capped = replace(setup, card_free_bytes=free)
     assert allocator_warmup_bytes(arch, capped) == 2 * (cap(free) // 4)
+
+
+def test_an_fp32_load_keeps_the_unquantized_parameters_in_fp32() -> None:
+    """bitsandbytes quantizes the blocks' linears only: with `torch_dtype` float32 (axolotl's
+    default without bf16 or fp16, `amp` and `fp32` here) the embeddings, norms and head stay
+    fp32, twice their 16-bit bytes."""
+    from vramplan.training.states import model_states
+    from vramplan.vocab import Precision
+
+    arch = parse_config(MID)
+    bf16 = model_states(arch, _setup()).frozen_weight_bytes
+    fp32 = model_states(arch, replace(_setup(), precision=Precision.FP32)).frozen_weight_bytes
+    linears = sum(lin.in_features * lin.out_features * lin.count * layers
+                  for lin, layers in arch.model_linears())
+    assert fp32 - bf16 == 2 * (arch.params_total - linears)

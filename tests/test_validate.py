@@ -340,6 +340,19 @@ def test_transformers_warm_up_is_what_a_hf_inference_row_keeps_reserved(
         assert expected > estimate.bytes_of(PartKind.WEIGHTS)
 
 
+@pytest.mark.parametrize(("notes", "empties"), [
+    ("harness: empty_cache every 10 steps", True),
+    ("torch.cuda.empty_cache() after each step", True),
+    ("axolotl calls `empty_cache` only in code paths this run does not take", False),
+])
+def test_a_row_empties_the_cache_between_steps_only_where_its_notes_say_so(
+        notes: str, empties: bool) -> None:
+    row = ("e1,src,llama-2-7b,lora,bf16-true,adamw,,none,8,q;v,1,512,,none,sdpa,,1,,none,none,"
+           f'hf,reserved,10,GB,"{notes}"')
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert training_setup_of(case).empty_cache_between_steps is empties
+
+
 def test_the_warm_up_of_a_hf_row_is_capped_by_its_card() -> None:
     """A 70B bitsandbytes load on a 40 GB card: the warm-up would be 70 GB (half the bf16 meta
     model), transformers v4.52 on caps its byte count at the card's free memory less 1.2 GiB

@@ -650,7 +650,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         lora_dropout=lora_dropout(case) if uses_lora else None,
         alloc_conf=alloc_conf(case), card_free_bytes=card_free_bytes(case),
         gradient_accumulation=accumulates(case),
-        empty_cache_between_steps=EMPTY_CACHE_NOTE in case.notes,
+        empty_cache_between_steps=EMPTY_CACHE_NOTE.search(case.notes) is not None,
         kbit_upcast=True if KBIT_PREPARATION_NOTE in case.notes else None,
         compiled=compiled(case),
         steady_state=not largest_batch_first(case),
@@ -802,9 +802,11 @@ KBIT_PREPARATION_NOTE = "prepare_model_for_kbit_training"
 and cast the embeddings and head back (TRL's trainers until 2025-12-04:
 `vramplan.presets.frameworks.FrameworkDefaults.kbit_upcast_at_load`)."""
 
-EMPTY_CACHE_NOTE = "empty_cache"
+EMPTY_CACHE_NOTE = re.compile(
+    r"\bempty_cache\b(?:\(\))?\s+(?:every|between|after (?:each|every))\b", re.IGNORECASE)
 """How a row's notes say that its loop called `torch.cuda.empty_cache()` between steps (the PEFT
-MetaMathQA harness: `empty_cache every 10 steps`, method_comparison/MetaMathQA/run.py)."""
+MetaMathQA harness: `empty_cache every 10 steps`, method_comparison/MetaMathQA/run.py); the
+name alone ("calls `empty_cache` only in code paths this run does not take") says nothing."""
 
 _CUSTOM_SHARDED_EMBEDDING = re.compile(r"\bcustom_sharded_layers\b[^;]{0,40}?\btok_embeddings\b",
                                        re.IGNORECASE)

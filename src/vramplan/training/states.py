@@ -320,9 +320,10 @@ def torchao_nf4_dequantize_bytes(compute_itemsize: int) -> int:
 
 def _frozen_base_bytes(arch: Architecture, setup: TrainingSetup) -> int:
     """The frozen base: in the weight dtype, or with its linear layers quantized (bitsandbytes
-    keeps biases, embeddings and norms in 16-bit). litgpt (Fabric BitsandbytesPrecision) replaces
-    every nn.Linear, the head included; transformers skips the head (`llm_int8_skip_modules`,
-    `get_keys_to_not_convert`)."""
+    keeps biases, embeddings and norms in the dtype the model loads in: 16-bit, or fp32 under
+    `amp` and `fp32`, as `from_pretrained`'s `torch_dtype` float32 leaves them). litgpt (Fabric
+    BitsandbytesPrecision) replaces every nn.Linear, the head included; transformers skips the
+    head (`llm_int8_skip_modules`, `get_keys_to_not_convert`)."""
     w = weight_itemsize(setup.precision)
     base = total_params(arch, setup)
     quant = stored_quant(setup)
@@ -334,7 +335,7 @@ def _frozen_base_bytes(arch: Architecture, setup: TrainingSetup) -> int:
         matrices.append((arch.hidden_size, arch.vocab_size, 1))
     quantized_params = sum(i * o * n for i, o, n in matrices)
     stored = sum(_quantized_matrix_bytes(quant, i, o) * n for i, o, n in matrices)
-    return stored + (base - quantized_params) * 2
+    return stored + (base - quantized_params) * w
 
 
 def _quantized_matrix_bytes(quant: Quant, in_features: int, out_features: int) -> int:

@@ -322,6 +322,18 @@ def test_torchtitan_holds_fp32_shards_and_computes_in_fsdp2s_bf16_copies() -> No
     assert not block_spec(LLAMA31, setup).autocast
 
 
+def test_a_tensor_parallel_gpus_program_replays_its_share_of_the_activations() -> None:
+    """The step program of one tensor-parallel GPU: the micro-batch split by the degree (its
+    sequence when the batch does not divide), as the analytic model splits the activations."""
+    from vramplan.distributed.per_gpu import tensor_parallel_share
+
+    setup = TrainingSetup(framework=Framework.TORCHTITAN, batch=32, seq_len=4096)
+    assert tensor_parallel_share(setup, 1) is setup
+    assert tensor_parallel_share(setup, 8).batch == 4
+    odd = dataclasses.replace(setup, batch=2)
+    assert (tensor_parallel_share(odd, 8).batch, tensor_parallel_share(odd, 8).seq_len) == (2, 512)
+
+
 @pytest.mark.parametrize(("day", "apart"), [
     (date(2025, 7, 27), False), (date(2025, 7, 28), True), (None, True)])
 def test_torchtitan_shards_its_embedding_apart_since_july_2025(day: date | None,

@@ -514,6 +514,9 @@ def test_transformers_models_that_never_upcast_run_their_loss_in_16_bits(
 
 
 @pytest.mark.parametrize(("day", "compiled_loss"), [
+    (date(2024, 10, 21), False),  # the model upcast its logits; the loss ran eagerly
+    (date(2024, 10, 22), True),   # e10cb9494: `.float()` moved into the compiled loss
+    (date(2024, 12, 18), False),  # e8977b007: "turning off compile on loss function"
     (date(2024, 12, 26), False),  # torchtitan compiled the model, not its loss
     (date(2025, 4, 2), True),     # bbb1b616e: `torch.compile(loss_fn)` under training.compile
     (None, True),
@@ -529,8 +532,24 @@ def test_torchtitan_compiles_its_loss_since_april_2025(day: date | None,
     logits = 2 * arch.vocab_size * 8192
     if compiled_loss:
         assert (loss.forward_peak_bytes, loss.backward_peak_bytes) == (logits, 2 * logits)
+    elif day is not None and day < date(2024, 10, 22):
+        # the model returned fp32 logits (`self.output(h).float()`): no copy in the loss
+        assert loss.forward_peak_bytes == 2 * 4 * arch.vocab_size * 8192
     else:
         assert loss.forward_peak_bytes == logits + 2 * 4 * arch.vocab_size * 8192
+
+
+@pytest.mark.parametrize(("day", "kept"), [(date(2024, 6, 11), True), (date(2024, 6, 12), False)])
+def test_torchtitan_kept_its_logits_through_backward_until_june_2024(day: date,
+                                                                    kept: bool) -> None:
+    """`pred = model(input_ids); loss = loss_fn(pred, labels); loss.backward()`: the fp32
+    logits stay referenced until the next forward rebinds `pred`; e29b6b4d4 (2024-06-12) added
+    `del pred` before backward ("to save 3.9G memory": 8,192 x 128,256 x 4 bytes)."""
+    arch = architecture_of(find_model("llama-3-8b"))
+    setup = TrainingSetup(method=Method.FULL, precision=Precision.AMP, batch=1, seq_len=8192,
+                          framework=Framework.TORCHTITAN, code_date=day)
+    loss = estimate_training(arch, setup).loss
+    assert loss.logits_alive_bytes == (4 * arch.vocab_size * 8192 if kept else 0)
 
 
 @pytest.mark.parametrize(("framework", "day", "kept"), [

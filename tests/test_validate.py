@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-from datetime import date
 from importlib.resources import files
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from vramplan.distributed.sharding import CommBuffers
 from vramplan.errors import UnknownName
 from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
-from vramplan.presets.frameworks import TORCHTITAN_COMPILES_LOSS_SINCE
+from vramplan.presets.frameworks import torchtitan_code
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.validation import (
     SHIPPED_CASE_FILES,
@@ -351,6 +350,20 @@ def test_a_row_empties_the_cache_between_steps_only_where_its_notes_say_so(
            f'hf,reserved,10,GB,"{notes}"')
     (case,) = read_cases("\n".join((HEADER, row)))
     assert training_setup_of(case).empty_cache_between_steps is empties
+
+
+@pytest.mark.parametrize(("notes", "steady"), [
+    ("'[Rank 0] (after 1 iterations) memory (MB) | allocated: 1 | max allocated: 2'", False),
+    ("'(after 100 iterations) memory (MB) | max allocated: 2'", True),
+])
+def test_a_megatron_report_after_the_first_iteration_covers_the_first_step_only(
+        notes: str, steady: bool) -> None:
+    """Megatron's `report_memory` at the first logging interval: with `log_interval` 1 its max
+    allocated is that of step 1, whose micro-batches ran before the optimizer's states existed."""
+    row = ("m1,src,gpt2-xl,full,mixed,adamw,,none,,,1,1024,,none,flash,,4,,ddp,none,megatron,"
+           f'allocated,10,GB,"{notes}"')
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert training_setup_of(case).steady_state is steady
 
 
 def test_the_warm_up_of_a_hf_row_is_capped_by_its_card() -> None:
@@ -794,13 +807,15 @@ def test_the_projects_own_runs_are_all_read_estimated_and_sourced() -> None:
     assert not report.skipped and report.rows_scored + report.oom_total == len(parsed.cases)
     assert report.oom_right == report.oom_total
     # what the model reaches on them (docs/memory-model.md): inference within 4 %,
-    # torchtitan's FSDP2 runs of its eager-loss era within 8 % (the later ones, with the
-    # compiled loss, are 1 to 26 % apart: left open, docs/memory-model.md)
+    # torchtitan's FSDP2 runs of its eager-loss eras within 10 % (the compiled-loss ones, 1 to
+    # 28 % apart, and those with tensor parallelism, about 20 % under: left open,
+    # docs/memory-model.md)
     inference = ValidationReport(tuple(s for s in report.scores if s.model_kind == "inference"))
     assert inference.p90_abs_error_pct is not None and inference.p90_abs_error_pct <= 4
     titan = [s for s in report.scores if s.case.framework.value == "torchtitan"
-             and (code_date(s.case) or date.max) < TORCHTITAN_COMPILES_LOSS_SINCE]
-    assert len(titan) >= 5 and all(abs(s.error_pct or 100) <= 8 for s in titan)
+             and s.error_pct is not None and model_parallel(s.case).tensor == 1
+             and not (compiled(s.case) and torchtitan_code(code_date(s.case)).compiles_loss)]
+    assert len(titan) >= 15 and all(abs(s.error_pct or 100) <= 10 for s in titan)
     # supervised runs (median 7.8 % since the ms-swift ZeRO-3, axolotl FSDP2, TRL and
     # LLaMA-Factory rows of 2026-08, 3.9 % on the 45 before); the preference and RL rows
     # (ms-swift's example headers, a TRL notebook; lengths unknown, estimated as lower bounds)

@@ -653,7 +653,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         empty_cache_between_steps=EMPTY_CACHE_NOTE.search(case.notes) is not None,
         kbit_upcast=True if KBIT_PREPARATION_NOTE in case.notes else None,
         compiled=compiled(case),
-        steady_state=not largest_batch_first(case),
+        steady_state=not (largest_batch_first(case) or first_step_only(case)),
         code_date=code_date(case),
         loss_in_function=loss_in_function(case), loss_16bit=loss_on_16bit_logits(case),
         untied_head=runs_litgpt_model(case))
@@ -1072,6 +1072,20 @@ def largest_batch_first(case: Case) -> bool:
     """The row's run processed its largest batch first (said in its notes): the peak is that of
     the run's first micro-batch, not of a steady state at `seq_len`."""
     return LARGEST_BATCH_FIRST in case.notes.lower()
+
+
+FIRST_STEP_REPORT = re.compile(r"\(after 1 iterations?\)", re.IGNORECASE)
+"""How a row's notes quote a figure that covers the run's first step only: Megatron-LM's
+`report_memory` line `(after 1 iterations) memory (MB) | ... | max allocated: ...`, printed once,
+at the first logging interval (megatron/training/training.py `training_log`:
+`report_memory_flag`), with `log_interval` 1. The optimizer's states are made inside that step
+(`torch.optim`'s and Transformer Engine's FusedAdam create them at their first `step()`), so the
+micro-batches before it ran without them."""
+
+
+def first_step_only(case: Case) -> bool:
+    """The row's figure covers the run's first step, not a steady state (`FIRST_STEP_REPORT`)."""
+    return FIRST_STEP_REPORT.search(case.notes) is not None
 
 
 def metric_on_card(estimate: PeakOverPhases, metric: Metric, gpu: Gpu | None) -> int:

@@ -114,11 +114,12 @@ class PerGpuEstimate(PeakOverPhases):
     @property
     def allocator_cache_bytes(self) -> int:
         single = self.single
-        shape = step_shape(single.arch, single.setup)
+        setup = tensor_parallel_share(single.setup, self.parallelism.tensor_parallel)
+        shape = step_shape(single.arch, setup)
         sharding = program_sharding(single.states, self.sharded,
-                                    synced=syncs_module_states(single.setup.framework))
-        return reserved_memory(single.arch, single.setup, shape, sharding=sharding,
-                               config=allocator_config(single.setup)).cache_bytes
+                                    synced=syncs_module_states(setup.framework))
+        return reserved_memory(single.arch, setup, shape, sharding=sharding,
+                               config=allocator_config(setup)).cache_bytes
 
     @property
     def communicator_bytes(self) -> int:
@@ -134,6 +135,19 @@ class PerGpuEstimate(PeakOverPhases):
         """Host memory one node needs for everything offloaded by its ranks."""
         ranks = self.parallelism.ranks_per_node
         return self.sharded.host_bytes_per_node + self.host_activation_bytes_per_rank * ranks
+
+
+def tensor_parallel_share(setup: TrainingSetup, tensor_parallel: int) -> TrainingSetup:
+    """`setup` as one tensor-parallel GPU's step program sees it: every activation is split over
+    the tensor-parallel GPUs (over heads and the MLP's width, over the sequence for the norms
+    and the residual stream under sequence parallelism, over the vocabulary for the logits), as
+    the analytic model splits them (`_phase`); the program replays that share as a micro-batch
+    split by the degree, or its sequence when the batch does not divide."""
+    if tensor_parallel <= 1:
+        return setup
+    if setup.batch % tensor_parallel == 0:
+        return replace(setup, batch=setup.batch // tensor_parallel)
+    return replace(setup, seq_len=ceil_div(setup.seq_len, tensor_parallel))
 
 
 DEFAULT_SCHEME: dict[Framework, Scheme] = {

@@ -612,16 +612,50 @@ WARMUP_HEADROOM_BYTES = round(1.2 * 2**30)
 memory, then all of it but 1.2 GiB."""
 
 
+@dataclass(frozen=True, slots=True)
+class TorchtitanCode:
+    """What torchtitan's training loop and Llama model did at some date, where it changed what a
+    step holds (pytorch/torchtitan train.py, torchtitan/models/llama/model.py,
+    torchtitan/components/loss.py)."""
+
+    loop_keeps_logits: bool
+    """`pred = model(input_ids); loss = loss_fn(pred, labels); loss.backward()`: the logits stay
+    referenced through backward and the step, until the next forward rebinds `pred`. e29b6b4d4
+    (#391, 2024-06-12) added `del pred` before backward ("to save 3.9G memory")."""
+    logits_fp32_in_model: bool
+    """The model returned `self.output(h).float()`: fp32 logits, its 16-bit head output freed by
+    the cast, and the loss's `.float()` a no-op. e10cb9494 (2024-10-22) moved the `.float()` into
+    the loss function."""
+    compiles_loss: bool
+    """Under `training.compile` the loss function is compiled too: from e10cb9494 (2024-10-22)
+    until e8977b007 ("turning off compile on loss function", 2024-12-18), then again since
+    bbb1b616e (#1033, 2025-04-02: `build_cross_entropy_loss`). Eager otherwise."""
+
+
+TORCHTITAN_FREES_LOGITS_SINCE = date(2024, 6, 12)
+TORCHTITAN_LOSS_UPCASTS_SINCE = date(2024, 10, 22)
+TORCHTITAN_COMPILED_LOSS = ((date(2024, 10, 22), date(2024, 12, 18)), (date(2025, 4, 2), None))
+"""The dates of the commits named in `TorchtitanCode` (the compiled loss: from, until)."""
+
+
+def torchtitan_code(on: date | None) -> TorchtitanCode:
+    """torchtitan's code as of `on`; None: today's."""
+    if on is None:
+        return TorchtitanCode(loop_keeps_logits=False, logits_fp32_in_model=False,
+                              compiles_loss=True)
+    return TorchtitanCode(
+        loop_keeps_logits=on < TORCHTITAN_FREES_LOGITS_SINCE,
+        logits_fp32_in_model=on < TORCHTITAN_LOSS_UPCASTS_SINCE,
+        compiles_loss=any(start <= on and (end is None or on < end)
+                          for start, end in TORCHTITAN_COMPILED_LOSS))
+
+
 TORCHTITAN_EMBEDDING_APART_SINCE = date(2025, 7, 28)
 """pytorch/torchtitan 83e694105 (#1094, 2025-07-28): `apply_fsdp` shards `tok_embeddings` as a
 unit of its own (resharded after forward) and the final norm with the head as another; before,
 they stayed in the root unit (`fully_shard(model)`), which FSDP2 never reshards after forward:
 the embedding stayed gathered from forward to backward
 (`FrameworkDefaults.fsdp2_embedding_apart`, `embedding_apart`)."""
-TORCHTITAN_COMPILES_LOSS_SINCE = date(2025, 4, 2)
-"""pytorch/torchtitan bbb1b616e (#1033, 2025-04-02): `build_cross_entropy_loss` returns
-`torch.compile(loss_fn)` when `training.compile` is on (torchtitan/components/loss.py; "result in
-reduction of memory"); before it the model was compiled and the loss ran eagerly."""
 TRANSFORMERS_GENERATE_CACHE_OBJECT_SINCE = date(2024, 6, 27)
 """transformers v4.42.0 (its wheel's date): `generate` uses one `DynamicCache` instance by
 default ("This will avoid back and forth from legacy format"), so a decode step no longer holds

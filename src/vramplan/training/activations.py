@@ -1034,7 +1034,7 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
 
 def _compiled_loss(head: HeadSpec, *, saved: int, elements: int, compute: int) -> LossMemory:
     """torchtitan's `torch.compile`d `cross_entropy(pred.flatten(0, 1).float(), labels)`
-    (torchtitan/components/loss.py, `TORCHTITAN_COMPILES_LOSS_SINCE`): inductor fuses the fp32
+    (torchtitan/components/loss.py, `TorchtitanCode.compiles_loss`): inductor fuses the fp32
     upcast into the cross-entropy's reductions, so the graph saves its 16-bit input and a
     log-sum-exp per row, and its backward writes one 16-bit gradient (the model's `pred` itself
     is deleted before backward, torchtitan/train.py `del pred`)."""
@@ -1053,10 +1053,13 @@ def _transformers_loss(head: HeadSpec, *, saved: int, tokens: int, rows: int, vo
         return _shifted_hf_loss(head, saved=saved, tokens=tokens, rows=rows, vocab=vocab,
                                 compute=compute, softcap=softcap)
     # a loss on the 16-bit logits as they are (`HeadSpec.loss_16bit`) takes no fp32 copy: its
-    # log-softmax and gradients are in the 16-bit dtype
+    # log-softmax and gradients are in the 16-bit dtype; a model that returns fp32 logits
+    # (torchtitan's before October 2024, `TorchtitanCode.logits_fp32_in_model`) leaves the
+    # loss's `.float()` nothing to copy
     loss_bytes = compute if head.loss_16bit else FP32
-    logits = compute * vocab * tokens
-    copy = 0 if loss_bytes == compute else loss_bytes * vocab * tokens
+    returns_fp32 = head.logits_fp32_in_model and loss_bytes == FP32
+    logits = (FP32 if returns_fp32 else compute) * vocab * tokens
+    copy = 0 if loss_bytes == compute or returns_fp32 else loss_bytes * vocab * tokens
     log_softmax = loss_bytes * vocab * tokens
     alive, previous = _kept_outputs(head, logits)
     forward = previous + logits + softcap + copy + log_softmax

@@ -29,6 +29,7 @@ from vramplan.presets.frameworks import (
     framework_defaults,
     litgpt_code,
     runs_transformers_code,
+    torchtitan_code,
     transformers_code,
 )
 from vramplan.training.activations import (
@@ -578,8 +579,12 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         unsloth_fuses_loss(setup)
     chunked = setup.loss is Loss.CHUNKED if setup.loss is not None else default_chunked
     code = model_loss_code(setup)
-    keeps_outputs = framework_defaults(setup.framework).loop_keeps_outputs \
-        and setup.alignment is None and not setup.log_probs and not setup.loss_in_function
+    titan = torchtitan_code(setup.code_date) if setup.framework is Framework.TORCHTITAN \
+        else None
+    loop_keeps = framework_defaults(setup.framework).loop_keeps_outputs \
+        or (titan is not None and titan.loop_keeps_logits)
+    keeps_outputs = loop_keeps and setup.alignment is None and not setup.log_probs \
+        and not setup.loss_in_function
     spec = HeadSpec(
         framework=setup.framework,
         chunked=chunked,
@@ -595,7 +600,8 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         log_probs=setup.log_probs,
         autocast=runs_autocast(setup),
         loss_in_function=setup.loss_in_function,
-        logits_fp32_in_model=code.logits_fp32_in_model,
+        logits_fp32_in_model=code.logits_fp32_in_model if titan is None
+        else titan.logits_fp32_in_model,
         shifts_logits=code.shifts_logits,
         loss_16bit=loss_in_16bit(setup, arch.family),
     )

@@ -10,12 +10,12 @@ from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig
 from vramplan.bounds import BATCH, LORA_RANK, SEQ_LEN, TRAIN_LAYERS
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
 from vramplan.presets.frameworks import (
-    TORCHTITAN_COMPILES_LOSS_SINCE,
     UNSLOTH_SMALL_BATCH_TOKENS,
     TransformersCode,
     default_optimizer_impl,
     framework_defaults,
     runs_transformers_code,
+    torchtitan_code,
     transformers_code,
     unsloth_code,
 )
@@ -330,11 +330,10 @@ def optimizer_impl(setup: TrainingSetup) -> OptimizerImpl:
 
 def loss_compiled(setup: TrainingSetup) -> bool:
     """The cross-entropy runs under torch.compile: torchtune's `compile_loss` whenever the
-    run compiles, torchtitan's only since it compiles its loss function
-    (`vramplan.presets.frameworks.TORCHTITAN_COMPILES_LOSS_SINCE`)."""
-    if setup.framework is Framework.TORCHTITAN and setup.code_date is not None \
-            and setup.code_date < TORCHTITAN_COMPILES_LOSS_SINCE:
-        return False
+    run compiles, torchtitan's while it compiled its loss function
+    (`vramplan.presets.frameworks.TorchtitanCode.compiles_loss`)."""
+    if setup.framework is Framework.TORCHTITAN:
+        return setup.compiled and torchtitan_code(setup.code_date).compiles_loss
     return setup.compiled
 
 

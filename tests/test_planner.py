@@ -169,3 +169,19 @@ def test_changes_are_computed_by_the_same_core() -> None:
     kinds = {c.kind for c in report.changes}
     assert {ChangeKind.LORA, ChangeKind.QLORA, ChangeKind.CHECKPOINTING,
             ChangeKind.OPTIMIZER_8BIT, ChangeKind.MICRO_BATCH} <= kinds
+
+
+def test_a_fit_caps_transformers_warm_up_by_the_card() -> None:
+    """The planner knows the card: a QLoRA base's allocator warm-up is capped by what the card
+    has free when the model loads (transformers v4.52 on), not half the bf16 meta model: Unsloth's
+    Llama-3.3-70B notebook on an A100 80GB reserved 39.2 GiB once loaded and peaked at 42.8 GiB
+    (unslothai/notebooks nb/Llama3.3_(70B)_A100-Conversational.ipynb, 2025-09-06)."""
+    import vramplan
+    from vramplan.presets.cuda import free_at_load_bytes
+
+    result = vramplan.fit(model="llama-3.3-70b", gpu="a100-80gb", method="qlora",
+                          framework="unsloth", batch=2, seq_len=2048)
+    report = result.value
+    gpu = find_gpu("a100-80gb")
+    assert report.setup.training.card_free_bytes == free_at_load_bytes(gpu.capacity_bytes)
+    assert report.estimate.total_bytes < 50 * BYTES_PER_GIB

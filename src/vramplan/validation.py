@@ -42,7 +42,7 @@ from vramplan.inference.estimate import InferenceEstimate, estimate_inference
 from vramplan.inference.setup import inference_inputs
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.parts import PartKind
-from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
+from vramplan.presets.cuda import free_at_load_bytes
 from vramplan.presets.frameworks import (
     LITGPT_COMMIT_DATES,
     TORCHTUNE_COMMIT_DATES,
@@ -1065,7 +1065,7 @@ def alloc_conf(case: Case) -> AllocatorConfig:
 def card_free_bytes(case: Case) -> int | None:
     """What the row's card has free when the model loads (`torch.cuda.mem_get_info`): its
     capacity less the CUDA context; None without a card."""
-    return case.gpu.capacity_bytes - CUDA_CONTEXT_BYTES if case.gpu else None
+    return free_at_load_bytes(case.gpu.capacity_bytes) if case.gpu else None
 
 
 def largest_batch_first(case: Case) -> bool:

@@ -27,3 +27,9 @@ all-to-all on 8 H100s)."""
 
 NCCL_COMMUNICATOR_BYTES = 688 * BYTES_PER_MIB
 """One NCCL communicator of more than 2 ranks, on each GPU (`NCCL_PAIR_COMMUNICATOR_BYTES`)."""
+
+
+def free_at_load_bytes(capacity_bytes: int) -> int:
+    """What a card of `capacity_bytes` has free when a process loads its model
+    (`torch.cuda.mem_get_info`): all of it but the CUDA context."""
+    return capacity_bytes - CUDA_CONTEXT_BYTES

@@ -29,6 +29,7 @@ from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import expand_targets
 from vramplan.planner.setup import FitSetup
 from vramplan.planner.verdict import usable_share_from_percent
+from vramplan.presets.cuda import free_at_load_bytes
 from vramplan.presets.frameworks import default_gradient_accumulation, framework_defaults
 from vramplan.presets.gpus import Gpu, find_gpu
 from vramplan.requests.fields import Field
@@ -232,7 +233,10 @@ def _alignment(inputs: Inputs, method: Method, framework: Framework) -> Alignmen
 
 
 def with_gpu_memory(training: TrainingSetup, gpu: Gpu) -> TrainingSetup:
-    """`training` with the GPU's memory, which a colocated vLLM engine takes its share of."""
+    """`training` with the GPU's memory: what it has free when the model loads, which caps
+    transformers' allocator warm-up (`TrainingSetup.card_free_bytes`), and its capacity, which
+    a colocated vLLM engine takes its share of."""
+    training = replace(training, card_free_bytes=free_at_load_bytes(gpu.capacity_bytes))
     if training.alignment is None:
         return training
     return replace(training, alignment=replace(training.alignment,

@@ -561,3 +561,25 @@ def test_notes_that_give_the_allocator_settings(notes: str, expandable: bool) ->
     default = estimate_training(arch, dataclasses.replace(setup, alloc_conf=PYTORCH_DEFAULTS))
     estimate = estimate_training(arch, setup)
     assert (estimate.reserved_bytes != default.reserved_bytes) is expandable
+
+
+def test_torchtitan_with_tensor_parallelism_computes_its_loss_under_loss_parallel() -> None:
+    """DTensor's `loss_parallel()` on vocabulary-sharded logits: 2 + 12 bytes per local logit in
+    forward (the 16-bit logits, the fp32 copy, `shifted`, `exp`), 16 in backward; the output
+    layer saves its sequence-gathered input whole on every tensor-parallel GPU."""
+    from vramplan.training.activations import _loss_parallel
+
+    loss = _loss_parallel(saved=0, elements=1000, compute=2)
+    assert (loss.forward_peak_bytes, loss.backward_peak_bytes) == (14_000, 16_000)
+    qwen = architecture_of(find_model("qwen3-32b"))
+    setup = TrainingSetup(framework=Framework.TORCHTITAN, precision=Precision.AMP, batch=16,
+                          seq_len=4096, checkpointing=Checkpointing.FULL)
+    tp = default_parallelism(setup, Scheme.FSDP, 32, tensor_parallel=8)
+    estimate = estimate_per_gpu(qwen, setup, tp)
+    assert estimate.single.setup.loss_parallel
+    local = qwen.vocab_size * 16 * 4096 // 8
+    peak_loss = max(part.memory_bytes for phase in estimate.phases for part in phase.parts
+                    if part.kind is PartKind.LOGITS_LOSS)
+    assert peak_loss == pytest.approx(16 * local, rel=1e-3)
+    hf = estimate_per_gpu(qwen, dataclasses.replace(setup, framework=Framework.HF), tp)
+    assert not hf.single.setup.loss_parallel

@@ -57,6 +57,7 @@ from vramplan.training.estimate import (
 from vramplan.training.setup import (
     TrainingSetup,
     allocator_config,
+    compute_itemsize,
     gradient_itemsize,
     gradients_kept,
     optimizer_states_exist,
@@ -316,7 +317,12 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
     Linear4Bit quant_storage dtype should always match the FSDP param_dtype"), and peft then
     gives the adapters that dtype (`vramplan.training.setup.adapters_in_fp32`). Under ZeRO-3
     every linear keeps its input (`TrainingSetup.linears_keep_input`: DeepSpeed's
-    memory-efficient linear, on by default)."""
+    memory-efficient linear, on by default). torchtitan with tensor parallelism computes its
+    loss under `loss_parallel()` (torchtitan/distributed/parallel_dims.py
+    `loss_parallel_enabled`: TP on and `disable_loss_parallel` off, its default;
+    `TrainingSetup.loss_parallel`)."""
+    if parallelism.tensor_parallel > 1 and setup.framework is Framework.TORCHTITAN:
+        setup = replace(setup, loss_parallel=True)
     if parallelism.scheme is Scheme.ZERO3:
         setup = replace(setup, linears_keep_input=True)
     if parallelism.params_cast_for_compute:
@@ -695,12 +701,19 @@ def _stage_share(n_bytes: int, stage_blocks: int, all_blocks: int) -> int:
 
 
 def _stage_activations(arch: Architecture, single: TrainingEstimate, stage: Stage) -> int:
-    """Saved activations of the stage (see `Stage`)."""
+    """Saved activations of the stage (see `Stage`). Under `loss_parallel` the output layer
+    takes its input all-gathered over the sequence (torchtitan's `ColwiseParallel(
+    input_layouts=Shard(1))`) and saves it whole on every tensor-parallel GPU."""
     blocks = single.activations_bytes - single.loss.saved_bytes
     held = blocks * stage.activation_layers // arch.n_layers
+    gathered_head_input = 0
     if stage.has_loss:
         held += single.loss.saved_bytes
-    return ceil_div(held, stage.tensor_parallel)
+        if single.setup.loss_parallel and stage.tensor_parallel > 1:
+            head_input = compute_itemsize(single.setup.precision) * arch.hidden_size \
+                * single.setup.batch * single.setup.seq_len
+            gathered_head_input = head_input - ceil_div(head_input, stage.tensor_parallel)
+    return ceil_div(held, stage.tensor_parallel) + gathered_head_input
 
 
 def _activation_split(arch: Architecture, single: TrainingEstimate, stage: Stage, total: int,

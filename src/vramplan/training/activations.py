@@ -923,6 +923,9 @@ class HeadSpec:
     """That copy and its cross-entropy stay in the 16-bit compute dtype: the model's own loss
     never upcast (`vramplan.presets.frameworks.TransformersCode.loss_16bit`: OPT, GPT-2,
     BLOOM, GPT-NeoX... before v4.49)."""
+    loss_parallel: bool = False
+    """The cross-entropy runs under DTensor's `loss_parallel()` on vocabulary-sharded logits
+    (`vramplan.training.setup.TrainingSetup.loss_parallel`): `_loss_parallel`."""
     head_grad_bytes: int = 0
     """A fused linear cross-entropy that trains the head makes the head weight's whole gradient
     in forward (Liger-Kernel `fused_linear_cross_entropy_forward`: `grad_weight =
@@ -1048,7 +1051,10 @@ def _transformers_loss(head: HeadSpec, *, saved: int, tokens: int, rows: int, vo
     """transformers: the model's 16-bit logits, `logits.float()` in ForCausalLMLoss (no copy
     when already fp32), the fp32 log-softmax. The Trainer keeps only the loss (`training_step`
     drops the outputs), so backward starts with the log-softmax and adds the fp32 gradients of
-    the log-softmax and of the logits. Before v4.49: `_shifted_hf_loss`."""
+    the log-softmax and of the logits. Before v4.49: `_shifted_hf_loss`; on vocabulary-sharded
+    logits under DTensor's `loss_parallel()`: `_loss_parallel`."""
+    if head.loss_parallel:
+        return _loss_parallel(saved=saved, elements=vocab * tokens, compute=compute)
     if head.shifts_logits:
         return _shifted_hf_loss(head, saved=saved, tokens=tokens, rows=rows, vocab=vocab,
                                 compute=compute, softcap=softcap)
@@ -1101,6 +1107,23 @@ def _kernel_loss(head: HeadSpec, *, saved: int, elements: int, compute: int,
     return LossMemory(saved_bytes=saved, logits_alive_bytes=0,
                       forward_peak_bytes=logits + returned,
                       backward_peak_bytes=logits + head.head_dequant_bytes)
+
+
+def _loss_parallel(*, saved: int, elements: int, compute: int) -> LossMemory:
+    """`cross_entropy(pred.float(), labels)` under DTensor's `loss_parallel()` on logits sharded
+    over the vocabulary (torchtitan with tensor parallelism: the output layer's
+    `ColwiseParallel(use_local_output=False)`), on `elements` local logits
+    (torch/distributed/tensor/parallel/loss.py `_log_softmax`,
+    `_nll_loss_and_log_softmax_backward`):
+    forward, beside the 16-bit logits, the fp32 copy, `shifted = x - max` and `exp(shifted)`,
+    whose place the log-probabilities then take (kept for backward; the loop deletes `pred`
+    before backward); backward, beside them, `zeros_like(x)`, `exp(x)` and their sum, then the
+    gradient. 2 + 12 bytes per local logit in forward, 16 in backward, where the single-GPU
+    cross-entropy holds 10 and 12 (counted on one rank of a fake 8-rank group, on the CPU)."""
+    forward = (compute + 3 * FP32) * elements
+    backward = 4 * FP32 * elements
+    return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
+                      backward_peak_bytes=backward)
 
 
 UNSLOTH_RETURNED_LOGITS_COPY = FP32

@@ -656,6 +656,9 @@ def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, sh
     elif setup.framework is Framework.TORCHTITAN and loss_compiled(setup):
         grad_hidden = _compiled_loss(program, arch, tokens=tokens, hidden=hidden,
                                      compute=compute_itemsize(setup.precision))
+    elif setup.loss_parallel and shape.loss_rows == tokens:
+        grad_hidden = _loss_parallel(program, arch, tokens=tokens, hidden=hidden,
+                                     compute=compute_itemsize(setup.precision))
     else:
         grad_hidden = _loss(program, arch, rows=shape.loss_rows, tokens=tokens,
                             hidden=hidden, compute=compute_itemsize(setup.precision),
@@ -914,6 +917,40 @@ def _in_place_loss(program: _Program, arch: Architecture, *, tokens: int, hidden
     grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
     program.free(logits)
     program.free(rows)
+    program.free(saved_hidden)
+    return grad_hidden
+
+
+def _loss_parallel(program: _Program, arch: Architecture, *, tokens: int, hidden: int,
+                   compute: int) -> int:
+    """The cross-entropy under DTensor's `loss_parallel()`
+    (`vramplan.training.activations._loss_parallel`), on this GPU's share of the logits: the
+    16-bit logits, their fp32 copy, `shifted`, `exp(shifted)`, then the kept log-probabilities
+    (the loop deletes `pred`); backward: `zeros_like`, `exp`, their sum, the gradient, then
+    its 16-bit cast for the output layer."""
+    elements = arch.vocab_size * tokens
+    saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
+    logits = program.alloc(compute * elements)
+    program.free(hidden)
+    upcast = program.alloc(FP32 * elements)
+    shifted = program.alloc(FP32 * elements)
+    program.free(program.alloc(FP32 * elements))  # exp(shifted), summed
+    log_probs = program.alloc(FP32 * elements)
+    program.free(shifted)
+    program.free(upcast)
+    program.free(logits)
+    zeros = program.alloc(FP32 * elements)
+    exp = program.alloc(FP32 * elements)
+    total = program.alloc(FP32 * elements)
+    program.free(zeros)
+    program.free(exp)
+    grad = program.alloc(FP32 * elements)
+    program.free(total)
+    program.free(log_probs)
+    grad_logits = program.alloc(compute * elements)
+    program.free(grad)
+    grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
+    program.free(grad_logits)
     program.free(saved_hidden)
     return grad_hidden
 

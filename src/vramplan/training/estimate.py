@@ -604,6 +604,7 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         else titan.logits_fp32_in_model,
         shifts_logits=code.shifts_logits,
         loss_16bit=loss_in_16bit(setup, arch.family),
+        loss_parallel=setup.loss_parallel,
     )
     if spec.fused_linear and setup.method is Method.FULL:
         spec = replace(spec, head_grad_bytes=weight_itemsize(setup.precision)

@@ -146,6 +146,10 @@ class TrainingSetup:
     trainable ones. `vramplan.distributed.per_gpu` sets it for FSDP1."""
     alloc_conf: AllocatorConfig = PYTORCH_DEFAULTS
     """The run's `PYTORCH_CUDA_ALLOC_CONF` (`vramplan.allocator`), for `reserved` and `device`."""
+    loss_parallel: bool = False
+    """The cross-entropy runs under DTensor's `loss_parallel()` on logits sharded over the
+    vocabulary: torchtitan with tensor parallelism (`parallel_dims.loss_parallel_enabled`), set
+    by `vramplan.distributed.per_gpu` from the parallelism."""
     card_free_bytes: int | None = None
     """What the run's card has free when the model loads (`torch.cuda.mem_get_info`), where the
     card is known: transformers' allocator warm-up caps itself by it

@@ -565,6 +565,34 @@ def mark(name: str) -> Event:
     return Event(EventKind.MARK, name=name)
 
 
+class Program:
+    """A program of allocations and frees being written, each tensor under a new id. An empty
+    tensor (0 bytes: a setting that has no such tensor) takes an id but is neither allocated
+    nor freed."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self._next = 0
+        self._empty: set[int] = set()
+
+    def alloc(self, n_bytes: int, stream: int = 0) -> int:
+        self._next += 1
+        if n_bytes > 0:
+            self.events.append(Event(EventKind.ALLOC, self._next, n_bytes, stream))
+        else:
+            self._empty.add(self._next)
+        return self._next
+
+    def free(self, tensor: int) -> None:
+        if tensor not in self._empty:
+            self.events.append(Event(EventKind.FREE, tensor))
+
+    def free_all(self, tensors: list[int]) -> None:
+        for tensor in tensors:
+            self.free(tensor)
+        tensors.clear()
+
+
 @dataclass(frozen=True, slots=True)
 class ReplayResult:
     """The allocator's counters after a replay, peaks since the last `RESET_PEAKS` mark."""

@@ -1184,8 +1184,7 @@ def _score_inference(case: Case) -> CaseScore:
         # `reserved` and `device` read the allocator's cache: what a growing KV cache leaves
         # behind (`vramplan.inference.allocations`), and transformers' warm-up segment, which
         # the tensors fill first
-        room = case.gpu.capacity_bytes - estimate.cuda_context_bytes if case.gpu else None
-        growth = growing_cache_reserve_bytes(estimate, room)
+        growth = growing_cache_reserve_bytes(estimate, card_free_bytes(case))
         warmup = warmup_reserved_bytes(case, estimate)
         allocated = max(allocated + growth, warmup)
         device = max(device + growth, warmup + estimate.cuda_context_bytes)

@@ -38,6 +38,7 @@ from vramplan.allocator import (
     AllocatorConfig,
     Event,
     EventKind,
+    Program,
     ReplayResult,
     replay,
 )
@@ -57,20 +58,6 @@ step-by-step program's on the transformers rows of the case files (optimum-bench
 runs, Qwen2.5's long prompts)."""
 
 
-class _Program:
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-        self._next = 0
-
-    def alloc(self, n_bytes: int) -> int:
-        self._next += 1
-        self.events.append(Event(EventKind.ALLOC, self._next, n_bytes))
-        return self._next
-
-    def free(self, tensor: int) -> None:
-        self.events.append(Event(EventKind.FREE, tensor))
-
-
 def generate_program(estimate: InferenceEstimate) -> tuple[Event, ...]:
     """The allocations and frees of one `generate` call whose cache grows (see the module's
     docstring); an empty program for an engine whose cache does not."""
@@ -81,7 +68,7 @@ def generate_program(estimate: InferenceEstimate) -> tuple[Event, ...]:
     layers = [([ceil(values * inputs.kv_dtype.bytes_per_value) * inputs.batch
                 for values in tensors], most)
               for tensors, most in cache_layer_tensors(arch, inputs)]
-    program = _Program()
+    program = Program()
     program.alloc(estimate.bytes_of(PartKind.WEIGHTS))
     prompt = inputs.prompt_tokens
     working = prefill_activation_bytes(arch, inputs)
@@ -117,7 +104,7 @@ def generate_program(estimate: InferenceEstimate) -> tuple[Event, ...]:
     return _large_only(program.events)
 
 
-def _eager_scores(program: _Program, scores: int) -> None:
+def _eager_scores(program: Program, scores: int) -> None:
     """An eager decode step's scores: 16-bit, their fp32 softmax, its 16-bit cast
     (transformers `eager_attention_forward`: `softmax(..., dtype=torch.float32)
     .to(query.dtype)`)."""
@@ -130,7 +117,7 @@ def _eager_scores(program: _Program, scores: int) -> None:
 
 
 def _large_only(events: list[Event]) -> tuple[Event, ...]:
-    """The program without the small pool's tensors (1 MiB or less) and empty ones."""
+    """The program without the small pool's tensors (1 MiB or less)."""
     small = {event.tensor for event in events
              if event.kind is EventKind.ALLOC and event.n_bytes <= K_SMALL_SIZE}
     return tuple(event for event in events if event.tensor not in small)

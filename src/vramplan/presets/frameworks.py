@@ -77,7 +77,7 @@ class FrameworkDefaults:
     fsdp2_embedding_apart: bool = False
     """FSDP2 wraps the input embedding as a unit of its own and keeps only the head gathered
     between forward and backward (`vramplan.distributed.sharding.Parallelism.embedding_apart`;
-    torchtitan's only since `TORCHTITAN_EMBEDDING_APART_SINCE`: `embedding_apart`)."""
+    torchtitan's as dated by `TorchtitanCode.embedding_apart`: `embedding_apart`)."""
     freeze_layers: int = 1
     """Method `freeze`: how many of the last blocks train when the run does not say (the last
     one for stacks without a freeze method of their own)."""
@@ -630,11 +630,18 @@ class TorchtitanCode:
     """Under `training.compile` the loss function is compiled too: from e10cb9494 (2024-10-22)
     until e8977b007 ("turning off compile on loss function", 2024-12-18), then again since
     bbb1b616e (#1033, 2025-04-02: `build_cross_entropy_loss`). Eager otherwise."""
+    embedding_apart: bool
+    """`apply_fsdp` shards `tok_embeddings` as a unit of its own (resharded after forward) and
+    the final norm with the head as another: 83e694105 (#1094, 2025-07-28). Before, they stayed
+    in the root unit (`fully_shard(model)`), which FSDP2 never reshards after forward: the
+    embedding stayed gathered from forward to backward (`FrameworkDefaults.fsdp2_embedding_apart`,
+    `embedding_apart`)."""
 
 
 TORCHTITAN_FREES_LOGITS_SINCE = date(2024, 6, 12)
 TORCHTITAN_LOSS_UPCASTS_SINCE = date(2024, 10, 22)
 TORCHTITAN_COMPILED_LOSS = ((date(2024, 10, 22), date(2024, 12, 18)), (date(2025, 4, 2), None))
+TORCHTITAN_EMBEDDING_APART_SINCE = date(2025, 7, 28)
 """The dates of the commits named in `TorchtitanCode` (the compiled loss: from, until)."""
 
 
@@ -642,20 +649,13 @@ def torchtitan_code(on: date | None) -> TorchtitanCode:
     """torchtitan's code as of `on`; None: today's."""
     if on is None:
         return TorchtitanCode(loop_keeps_logits=False, logits_fp32_in_model=False,
-                              compiles_loss=True)
+                              compiles_loss=True, embedding_apart=True)
     return TorchtitanCode(
         loop_keeps_logits=on < TORCHTITAN_FREES_LOGITS_SINCE,
         logits_fp32_in_model=on < TORCHTITAN_LOSS_UPCASTS_SINCE,
         compiles_loss=any(start <= on and (end is None or on < end)
-                          for start, end in TORCHTITAN_COMPILED_LOSS))
-
-
-TORCHTITAN_EMBEDDING_APART_SINCE = date(2025, 7, 28)
-"""pytorch/torchtitan 83e694105 (#1094, 2025-07-28): `apply_fsdp` shards `tok_embeddings` as a
-unit of its own (resharded after forward) and the final norm with the head as another; before,
-they stayed in the root unit (`fully_shard(model)`), which FSDP2 never reshards after forward:
-the embedding stayed gathered from forward to backward
-(`FrameworkDefaults.fsdp2_embedding_apart`, `embedding_apart`)."""
+                          for start, end in TORCHTITAN_COMPILED_LOSS),
+        embedding_apart=on >= TORCHTITAN_EMBEDDING_APART_SINCE)
 TRANSFORMERS_GENERATE_CACHE_OBJECT_SINCE = date(2024, 6, 27)
 """transformers v4.42.0 (its wheel's date): `generate` uses one `DynamicCache` instance by
 default ("This will avoid back and forth from legacy format"), so a decode step no longer holds
@@ -717,11 +717,10 @@ def default_optimizer_impl(framework: Framework, on: date | None) -> OptimizerIm
 
 def embedding_apart(framework: Framework, on: date | None) -> bool:
     """`framework`'s FSDP2 wrapping shards the token embedding as a unit of its own, as of `on`
-    (None: today's): `FrameworkDefaults.fsdp2_embedding_apart`, torchtitan's since
-    `TORCHTITAN_EMBEDDING_APART_SINCE`."""
-    if framework is Framework.TORCHTITAN and on is not None \
-            and on < TORCHTITAN_EMBEDDING_APART_SINCE:
-        return False
+    (None: today's): `FrameworkDefaults.fsdp2_embedding_apart`, torchtitan's as its code of
+    that date did (`TorchtitanCode.embedding_apart`)."""
+    if framework is Framework.TORCHTITAN:
+        return torchtitan_code(on).embedding_apart
     return DEFAULTS[framework].fsdp2_embedding_apart
 
 

@@ -30,7 +30,7 @@ from vramplan.allocator import (
     RESET_PEAKS,
     AllocatorConfig,
     Event,
-    EventKind,
+    Program,
     ReplayResult,
     mark,
     replay,
@@ -313,33 +313,14 @@ class Sharding:
 WHOLE = Sharding()
 
 
-class _Program:
-    """Allocations and frees with ids, in order. An empty tensor (0 bytes: a setting that has
-    no such tensor) takes an id but is neither allocated nor freed."""
+class _Program(Program):
+    """A step's program (`vramplan.allocator.Program`), with the FSDP2 all-gather output still
+    waiting for the next unit's copy-out (`_gather`)."""
 
     def __init__(self) -> None:
-        self.events: list[Event] = []
-        self._next = 0
-        self._empty: set[int] = set()
+        super().__init__()
         self.gather_output: int | None = None
         """FSDP2's last flat all-gather output, freed by the next unit's copy-out."""
-
-    def alloc(self, n_bytes: int, stream: int = 0) -> int:
-        self._next += 1
-        if n_bytes > 0:
-            self.events.append(Event(EventKind.ALLOC, self._next, n_bytes, stream))
-        else:
-            self._empty.add(self._next)
-        return self._next
-
-    def free(self, tensor: int) -> None:
-        if tensor not in self._empty:
-            self.events.append(Event(EventKind.FREE, tensor))
-
-    def free_all(self, tensors: list[int]) -> None:
-        for tensor in tensors:
-            self.free(tensor)
-        tensors.clear()
 
 
 @dataclass(slots=True)

@@ -29,7 +29,6 @@ from vramplan.presets.frameworks import (
     framework_defaults,
     litgpt_code,
     runs_transformers_code,
-    torchtitan_code,
     transformers_code,
 )
 from vramplan.training.activations import (
@@ -62,11 +61,13 @@ from vramplan.training.setup import (
     check_setup,
     compute_itemsize,
     gradients_kept,
+    loop_keeps_logits,
     lora_dropout_active,
     loss_compiled,
     loss_in_16bit,
     model_dropout_active,
     model_loss_code,
+    model_returns_fp32_logits,
     offloads_checkpoints,
     optimizer_states_exist,
     policy_pass,
@@ -578,13 +579,7 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         framework_defaults(setup.framework).loss is Loss.CHUNKED or \
         unsloth_fuses_loss(setup)
     chunked = setup.loss is Loss.CHUNKED if setup.loss is not None else default_chunked
-    code = model_loss_code(setup)
-    titan = torchtitan_code(setup.code_date) if setup.framework is Framework.TORCHTITAN \
-        else None
-    loop_keeps = framework_defaults(setup.framework).loop_keeps_outputs \
-        or (titan is not None and titan.loop_keeps_logits)
-    keeps_outputs = loop_keeps and setup.alignment is None and not setup.log_probs \
-        and not setup.loss_in_function
+    keeps_outputs = loop_keeps_logits(setup)
     spec = HeadSpec(
         framework=setup.framework,
         chunked=chunked,
@@ -600,9 +595,8 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         log_probs=setup.log_probs,
         autocast=runs_autocast(setup),
         loss_in_function=setup.loss_in_function,
-        logits_fp32_in_model=code.logits_fp32_in_model if titan is None
-        else titan.logits_fp32_in_model,
-        shifts_logits=code.shifts_logits,
+        logits_fp32_in_model=model_returns_fp32_logits(setup),
+        shifts_logits=model_loss_code(setup).shifts_logits,
         loss_16bit=loss_in_16bit(setup, arch.family),
         loss_parallel=setup.loss_parallel,
     )

@@ -356,6 +356,28 @@ def model_loss_code(setup: TrainingSetup) -> TransformersCode:
     return transformers_code(None)
 
 
+def loop_keeps_logits(setup: TrainingSetup) -> bool:
+    """The training loop keeps the model's outputs, so the logits it returns stay alive through
+    backward and the step: its framework's loop (`FrameworkDefaults.loop_keeps_outputs`), or
+    torchtitan's before it deleted `pred` (`TorchtitanCode.loop_keeps_logits`); not for a loss
+    computed apart from the model's outputs (preference methods, log-probabilities, a loss
+    inside a function)."""
+    keeps = framework_defaults(setup.framework).loop_keeps_outputs or (
+        setup.framework is Framework.TORCHTITAN
+        and torchtitan_code(setup.code_date).loop_keeps_logits)
+    return keeps and setup.alignment is None and not setup.log_probs \
+        and not setup.loss_in_function
+
+
+def model_returns_fp32_logits(setup: TrainingSetup) -> bool:
+    """The model upcasts its logits itself and returns them in fp32: transformers' code up to
+    v4.45 (`TransformersCode.logits_fp32_in_model`), torchtitan's before October 2024
+    (`TorchtitanCode.logits_fp32_in_model`)."""
+    if setup.framework is Framework.TORCHTITAN:
+        return torchtitan_code(setup.code_date).logits_fp32_in_model
+    return model_loss_code(setup).logits_fp32_in_model
+
+
 def loss_in_16bit(setup: TrainingSetup, model_type: str) -> bool:
     """The cross-entropy runs in the 16-bit dtype, with no fp32 copy of the logits: the model's
     own loss for a type that never upcast at the run's date (`model_loss_code`, its

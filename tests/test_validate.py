@@ -408,6 +408,10 @@ def test_a_hf_generate_row_before_transformers_4_42_holds_two_caches() -> None:
     ("generic", "the litgpt GPT built on the meta device; loss F.cross_entropy on the bf16 logits",
      True, True),
     ("generic", "litgpt.GPT; cross_entropy on the fp32 logits", False, True),
+    # universal-llm-trainer's wrapper: no labels to the model, its own loss on the raw logits
+    ("generic", "computes nn.CrossEntropyLoss on output.logits[:, :-1] itself (model-dtype logits "
+     "plus the sliced copy)", True, False),
+    ("generic", "nn.CrossEntropyLoss on output.logits, cast with .float() first", False, False),
     # litgpt's own scripts: Fabric casts the output to fp32 first, and the head is untied anyway
     ("litgpt", "F.cross_entropy on the bf16 logits", False, False),
     ("hf", "", False, False),

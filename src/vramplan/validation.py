@@ -775,12 +775,14 @@ def loss_in_function(case: Case) -> bool:
 
 
 _LOSS_ON_16BIT_LOGITS = re.compile(
-    r"\bcross[_ ]entropy\b[^;]{0,40}?\bon the (?:bf16|fp16|16-bit) logits\b", re.IGNORECASE)
+    r"\b(?:cross[_ ]entropy|CrossEntropyLoss)\b[^;]{0,80}?"
+    r"(?:\bon the (?:bf16|fp16|16-bit) logits\b|\(model-dtype logits\b)", re.IGNORECASE)
 
 
 def loss_on_16bit_logits(case: Case) -> bool:
     """The row's loop computes its cross-entropy on the model's 16-bit logits as they are, as its
-    notes say ("F.cross_entropy on the bf16 logits"; the format has no column for it): no fp32
+    notes say ("F.cross_entropy on the bf16 logits", "nn.CrossEntropyLoss on output.logits[:, :-1]
+    itself (model-dtype logits"; the format has no column for it): no fp32
     copy (`vramplan.training.setup.TrainingSetup.loss_16bit`). Not the stacks that cast first
     (Fabric's `convert_output` in litgpt's scripts, transformers' loss)."""
     return case.framework is not Framework.LITGPT \

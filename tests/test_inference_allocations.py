@@ -53,10 +53,11 @@ def test_the_cache_grows_one_token_per_step_layer_by_layer(
               if event.kind is EventKind.ALLOC]
     row = 4 * 32 * 128 * 2
     cache = [size for size in allocs if size % row == 0 and 256 * row <= size <= 768 * row]
-    # the prompt's 2 x 32 tensors, then 2 x 32 per decode step from 257 to 768 tokens
-    assert len(cache) == 2 * 32 * (1 + 512)
+    # the prompt's 2 x 32 tensors, then 2 x 32 per decode step from 257 to 767 tokens: 512 new
+    # tokens take the prefill and 511 decode steps (the last token is never fed back)
+    assert len(cache) == 2 * 32 * (1 + 511)
     assert cache[:2] == [256 * row] * 2
-    assert cache[-2:] == [768 * row] * 2
+    assert cache[-2:] == [767 * row] * 2
     assert allocs[0] == estimate.bytes_of(PartKind.WEIGHTS)
 
 
@@ -70,6 +71,43 @@ def test_small_tensors_stay_out_of_the_program() -> None:
 def test_the_program_peaks_where_the_analytic_model_does() -> None:
     for previous in (False, True):
         estimate = _estimate(previous_cache_alive=previous)
+        result = replay_generate(estimate)
+        assert result is not None
+        assert result.peak_allocated_bytes == pytest.approx(estimate.allocated_bytes, rel=0.01)
+
+
+def test_one_new_token_runs_no_decode_step() -> None:
+    """`generate` with one new token runs the prefill alone: the prompt's 2 x 32 cache tensors,
+    held once, whatever the release keeps of a previous cache."""
+    row = 16 * 32 * 128 * 2  # batch 16 x 32 heads x 128 dims x 2 bytes, per token
+    for previous in (False, True):
+        estimate = _estimate(batch=16, new=1, previous_cache_alive=previous)
+        assert estimate.inputs.decode_steps == 0
+        assert estimate.bytes_of(PartKind.KV_CACHE) == 2 * 32 * 257 * row
+        allocs = [event.n_bytes for event in generate_program(estimate)
+                  if event.kind is EventKind.ALLOC]
+        assert [size for size in allocs if size % row == 0 and size >= 256 * row
+                and size <= 257 * row] == [256 * row] * (2 * 32)
+
+
+def test_before_4_45_the_prefill_returns_every_positions_logits() -> None:
+    """transformers v4.32's Llama: the head over all 256 prompt positions in fp16 and the model's
+    `logits.float()` copy beside it (6 bytes per value, more than a block's working set), then,
+    until v4.42, the fp32 logits kept through the first decode step beside both caches."""
+    values = 16 * 256 * 32000
+    per_token = 16 * 2 * 32 * 32 * 128 * 2  # keys and values of 16 sequences
+    plain = _estimate(batch=16, new=1)
+    upcast = _estimate(batch=16, new=1, prompt_logits_bytes=4)
+    # the prefill beside the prompt's cache, less the one-token-longer cache counted already
+    assert upcast.bytes_of(PartKind.PREFILL_ACTIVATIONS) == values * 6 - per_token
+    assert values * 6 - per_token > plain.bytes_of(PartKind.PREFILL_ACTIVATIONS)
+    kept = _estimate(batch=16, new=2, prompt_logits_bytes=4, prompt_logits_kept=True,
+                     previous_cache_alive=True)
+    # the first decode step: the prompt's cache, the grown one and the kept logits, beyond the
+    # end's two caches (258 and 257 tokens)
+    assert kept.bytes_of(PartKind.PREFILL_ACTIVATIONS) == \
+        256 * per_token + 257 * per_token + values * 4 - (258 + 257) * per_token
+    for estimate in (upcast, kept):
         result = replay_generate(estimate)
         assert result is not None
         assert result.peak_allocated_bytes == pytest.approx(estimate.allocated_bytes, rel=0.01)

@@ -44,13 +44,16 @@ V4_30 = TransformersCode(logits_fp32_in_model=True, shifts_logits=True,
 
 
 
-def _dated(code: TransformersCode, *, two_caches: bool = False, warmup: bool = False,
-           tied: bool = False, headroom: bool = False) -> TransformersCode:
+def _dated(code: TransformersCode, *, two_caches: bool = False, all_logits: bool = False,
+           warmup: bool = False, tied: bool = False,
+           headroom: bool = False) -> TransformersCode:
     """`code` with the loading and generation behaviours of its date: `generate` holding the
-    previous cache before v4.42.0, the allocator warm-up from v4.50.0 (counting a tied head
-    twice until v4.54.0, capped at 95 % of the free memory, then from v4.52.0 at all of it but
-    1.2 GiB)."""
+    previous cache and the prefill's outputs before v4.42.0, and every prompt position's logits
+    before v4.45.0, the allocator warm-up from v4.50.0 (counting a tied head twice until v4.54.0,
+    capped at 95 % of the free memory, then from v4.52.0 at all of it but 1.2 GiB)."""
     return dataclasses.replace(code, generate_holds_two_caches=two_caches,
+                               generate_keeps_prefill_outputs=two_caches,
+                               generate_all_prompt_logits=all_logits,
                                warms_up_allocator=warmup, warmup_counts_tied=tied,
                                warmup_keeps_headroom=headroom)
 
@@ -58,11 +61,14 @@ def _dated(code: TransformersCode, *, two_caches: bool = False, warmup: bool = F
 @pytest.mark.parametrize(("day", "expected"), [
     (None, TODAY),
     # v4.30.x: Llama had no `logits.float()`
-    (date(2023, 7, 17), _dated(V4_30, two_caches=True)),
-    (date(2023, 7, 18), _dated(V4_45, two_caches=True)),  # v4.31.0 added it
-    (date(2024, 3, 1), _dated(V4_45, two_caches=True)),
-    (date(2024, 6, 26), _dated(V4_45, two_caches=True)),
-    (date(2024, 6, 27), _dated(V4_45)),  # v4.42.0: generate keeps one DynamicCache
+    (date(2023, 7, 17), _dated(V4_30, two_caches=True, all_logits=True)),
+    (date(2023, 7, 18), _dated(V4_45, two_caches=True, all_logits=True)),  # v4.31.0 added it
+    (date(2024, 3, 1), _dated(V4_45, two_caches=True, all_logits=True)),
+    (date(2024, 6, 26), _dated(V4_45, two_caches=True, all_logits=True)),
+    # v4.42.0: generate keeps one DynamicCache and deletes each step's outputs
+    (date(2024, 6, 27), _dated(V4_45, all_logits=True)),
+    (date(2024, 9, 24), _dated(V4_45, all_logits=True)),
+    (date(2024, 9, 25), _dated(V4_45)),  # v4.45.0: the last position's logits only
     (date(2024, 10, 23), _dated(V4_45)),
     (date(2024, 10, 24), _dated(V4_46)),  # v4.46.0: `self.loss_function` upcasts
     (date(2025, 2, 16), _dated(V4_46)),
@@ -119,7 +125,8 @@ def _setup(day: date | None, **changes: object) -> TrainingSetup:
 
 
 def test_only_transformers_own_loss_follows_its_release() -> None:
-    assert model_loss_code(_setup(date(2024, 3, 1))) == _dated(V4_45, two_caches=True)
+    assert model_loss_code(_setup(date(2024, 3, 1))) == _dated(V4_45, two_caches=True,
+                                                               all_logits=True)
     assert model_loss_code(_setup(None)) == TODAY
     # litgpt's scripts compute their own loss; TRL's preference losses take the logits
     assert model_loss_code(_setup(date(2024, 3, 1), framework=Framework.LITGPT)) == TODAY

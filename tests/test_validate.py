@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import statistics
 from importlib.resources import files
 from pathlib import Path
 
@@ -810,12 +811,23 @@ def test_the_projects_own_runs_are_all_read_estimated_and_sourced() -> None:
     # every row is estimated: scored, or an OOM row classified (LLaMA-Factory's wiki table)
     assert not report.skipped and report.rows_scored + report.oom_total == len(parsed.cases)
     assert report.oom_right == report.oom_total
-    # what the model reaches on them (docs/memory-model.md): inference within 4 %,
-    # torchtitan's FSDP2 runs of its eager-loss eras within 10 % (the compiled-loss ones, 1 to
-    # 28 % apart, and those with tensor parallelism, about 20 % under: left open,
+    # what the model reaches on them (docs/memory-model.md): inference within 4 % where the
+    # figure is the metric it names (optimum's GPTQ benchmark adds the memory outside the
+    # allocator to the allocated peak: below; MeZO's Table 22 gives whole GB at average
+    # lengths), torchtitan's FSDP2 runs of its eager-loss eras within 10 % (the compiled-loss
+    # ones, 1 to 28 % apart, and those with tensor parallelism, about 20 % under: left open,
     # docs/memory-model.md)
-    inference = ValidationReport(tuple(s for s in report.scores if s.model_kind == "inference"))
+    inference = ValidationReport(tuple(
+        s for s in report.scores if s.model_kind == "inference"
+        and not s.case.id.startswith(("blog-optimum-bench-", "paper-mezo-"))))
     assert inference.p90_abs_error_pct is not None and inference.p90_abs_error_pct <= 4
+    # optimum's figure is the allocated peak plus NVML's used less the reserved peak: the
+    # estimate of the allocated peak sits under it by that non-PyTorch memory, which
+    # optimum-benchmark's A100-80GB reports of 2023 put at about 1.4 GB, whatever the batch
+    offsets = sorted((s.case.measured_bytes or 0) - (s.estimate_bytes or 0)
+                     for s in report.scores if s.case.id.startswith("blog-optimum-bench-"))
+    assert len(offsets) == 20 and offsets[0] >= 0.4e9 and offsets[-1] <= 1.6e9
+    assert 1.2e9 <= statistics.median(offsets) <= 1.5e9
     titan = [s for s in report.scores if s.case.framework.value == "torchtitan"
              and s.error_pct is not None and model_parallel(s.case).tensor == 1
              and not (compiled(s.case) and torchtitan_code(code_date(s.case)).compiles_loss)]

@@ -49,6 +49,7 @@ from vramplan.presets.frameworks import (
     TORCHTUNE_GENERATE_CACHE_FITS_SINCE,
     TORCHTUNE_KV_HEADS_CACHED_SINCE,
     ModelCode,
+    TransformersCode,
     default_gradient_accumulation,
     framework_defaults,
     read_framework,
@@ -1172,6 +1173,8 @@ def torchtune_generate_cache(case: Case) -> tuple[int | None, bool | None]:
 def _score_inference(case: Case) -> CaseScore:
     vllm = VLLM_NOTE.search(case.notes) is not None
     cache_tokens, kv_all_heads = torchtune_generate_cache(case)
+    generate = None if vllm or case.framework is not Framework.HF \
+        else transformers_code(code_date(case))
     estimate = estimate_inference_case(
         case.model, case.precision.value, case.quant.value, batch=case.batch,
         seq_len=case.seq_len, new_tokens=case.new_tokens,
@@ -1179,8 +1182,9 @@ def _score_inference(case: Case) -> CaseScore:
         gpus=case.gpus, attention=case.attention.value,
         layer_split=case.gpus > 1 and LAYER_SPLIT_NOTE.search(case.notes) is not None,
         cache_tokens=cache_tokens, kv_all_heads=kv_all_heads,
-        previous_cache_alive=not vllm and case.framework is Framework.HF
-        and transformers_code(code_date(case)).generate_holds_two_caches)
+        previous_cache_alive=generate is not None and generate.generate_holds_two_caches,
+        prompt_logits_bytes=0 if generate is None else generate_prompt_logits_bytes(case, generate),
+        prompt_logits_kept=generate is not None and generate.generate_keeps_prefill_outputs)
     allocated, device = estimate.allocated_bytes, estimate.device_bytes
     if case.metric is not Metric.ALLOCATED and not vllm:
         # `reserved` and `device` read the allocator's cache: what a growing KV cache leaves
@@ -1201,6 +1205,19 @@ def _score_inference(case: Case) -> CaseScore:
     # compare the allocated peak with allocated/reserved, the device total with device
     value = device if case.metric is Metric.DEVICE else allocated
     return CaseScore(case, _outcome(case), value, device, "", "inference")
+
+
+def generate_prompt_logits_bytes(case: Case, code: TransformersCode) -> int:
+    """Bytes per value of the logits transformers' `generate` of `code`'s release kept for every
+    prompt position of the row (`TransformersCode.generate_all_prompt_logits`): fp32 where the
+    model upcast them (`logits_fp32_in_model`, not the types whose own code never did,
+    `TransformersCode.loss_16bit`), else the row's 16-bit dtype; 0 where it kept the last one."""
+    if not code.generate_all_prompt_logits:
+        return 0
+    family = architecture_of(find_model(case.model)).family
+    if code.logits_fp32_in_model and family not in code.loss_16bit:
+        return ComputeDtype.FP32.bytes
+    return _CASE_DTYPES[case.precision.value].bytes
 
 
 DEVICE_MAP_NOTE = re.compile(r"\bdevice_map\b")
@@ -1266,13 +1283,15 @@ def estimate_inference_case(model: str, precision: str, quant: str, *, batch: in
                             gpus: int = 1, attention: str = "", layer_split: bool = False,
                             cache_tokens: int | None = None,
                             kv_all_heads: bool | None = None,
-                            previous_cache_alive: bool = False) -> InferenceEstimate:
+                            previous_cache_alive: bool = False, prompt_logits_bytes: int = 0,
+                            prompt_logits_kept: bool = False) -> InferenceEstimate:
     """Estimate one `method=inference` row of a cases file (columns as in docs/cases-format.md):
     `seq_len` is the prompt length (UNPUBLISHED_PROMPT_TOKENS when empty), the cache holds prompt
     plus `new_tokens`, the KV cache and activations are in the precision's dtype, `quant` picks the
     weight format (`none` keeps the precision's dtype), `gpus` is the tensor-parallel degree, or,
     with `layer_split`, the GPUs the blocks are placed on in consecutive chunks; `cache_tokens`,
-    `kv_all_heads` and `previous_cache_alive` as in `vramplan.inference.setup.InferenceInputs`.
+    `kv_all_heads`, `previous_cache_alive`, `prompt_logits_bytes` and `prompt_logits_kept` as in
+    `vramplan.inference.setup.InferenceInputs`.
     Compare `allocated_bytes` with metric `allocated`/`reserved`, `device_bytes` with `device`."""
     if precision not in _CASE_DTYPES:
         raise UnknownName("precision", precision, list(_CASE_DTYPES))
@@ -1287,4 +1306,5 @@ def estimate_inference_case(model: str, precision: str, quant: str, *, batch: in
         batch=batch, prompt=prompt, kv_dtype=kv, compute_dtype=dtype, engine=engine,
         tensor_parallel=1 if layer_split else gpus, attention=kernel, model_name=model,
         layer_split=gpus if layer_split else 1, cache_tokens=cache_tokens,
-        kv_all_heads=kv_all_heads, previous_cache_alive=previous_cache_alive))
+        kv_all_heads=kv_all_heads, previous_cache_alive=previous_cache_alive,
+        prompt_logits_bytes=prompt_logits_bytes, prompt_logits_kept=prompt_logits_kept))

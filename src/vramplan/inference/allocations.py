@@ -77,10 +77,15 @@ def generate_program(estimate: InferenceEstimate) -> tuple[Event, ...]:
         block = program.alloc(working)
         cache.append([program.alloc(size * min(prompt, most)) for size in per_token])
         program.free(block)
+    # the logits of every prompt position, freed after the prefill or after the first decode step
+    prompt_logits = _prompt_logits(program, estimate)
+    if prompt_logits is not None and not inputs.prompt_logits_kept:
+        program.free(prompt_logits)
+        prompt_logits = None
     logits = program.alloc(estimate.bytes_of(PartKind.LOGITS))
     heads = max(1, arch.n_heads // inputs.tensor_parallel)
     eager = eager_attention(arch, inputs)
-    end = inputs.cached_tokens
+    end = prompt + inputs.decode_steps
     stride = max(1, ceil((end - prompt) * len(layers) / LAYER_STEPS_BUDGET))
     tokens = prompt
     while tokens < end:
@@ -99,9 +104,28 @@ def generate_program(estimate: InferenceEstimate) -> tuple[Event, ...]:
                 _eager_scores(program, inputs.batch * heads * held)
         for tensor in previous:
             program.free(tensor)
+        if prompt_logits is not None:
+            program.free(prompt_logits)
+            prompt_logits = None
         program.free(logits)
         logits = program.alloc(inputs.batch * arch.vocab_size * 4)
     return _large_only(program.events)
+
+
+def _prompt_logits(program: Program, estimate: InferenceEstimate) -> int | None:
+    """The logits of every prompt position, where the model returns them all
+    (`InferenceInputs.prompt_logits_bytes`): the head's compute-dtype output, then the model's
+    fp32 copy, the head's output freed by the cast; None where it returns the last one only."""
+    inputs = estimate.inputs
+    if not inputs.prompt_logits_bytes:
+        return None
+    values = inputs.batch * inputs.prompt_tokens * inputs.arch.vocab_size
+    head = program.alloc(values * inputs.compute_dtype.bytes)
+    if inputs.prompt_logits_bytes == inputs.compute_dtype.bytes:
+        return head
+    logits = program.alloc(values * inputs.prompt_logits_bytes)
+    program.free(head)
+    return logits
 
 
 def _eager_scores(program: Program, scores: int) -> None:

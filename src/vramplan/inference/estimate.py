@@ -93,15 +93,22 @@ def estimate_inference(inputs: InferenceInputs) -> InferenceEstimate:
     profile = inputs.profile
     arch = _as_loaded(inputs.arch, profile, inputs.mtp)
     layout = weights_layout(arch, inputs.weights, _stored_bytes(inputs), profile.quantizes_head)
-    prefill = prefill_activation_bytes(arch, inputs)
+    # the prefill's peak: a block's working set, or the head's logits for every prompt position
+    prefill = max(prefill_activation_bytes(arch, inputs), prompt_logits_peak_bytes(arch, inputs))
+    kept = prompt_logits_kept_bytes(arch, inputs)
     kv = kv_cache_held_bytes(arch, inputs)
     if profile.kv_grows:
-        # the prefill beside the prompt's keys and values only: what it needs beyond the cache
-        # the end of decoding holds
-        prompt_only = dataclasses.replace(inputs, context=inputs.prompt_tokens
-                                          - inputs.image_tokens, prompt=None, cache_tokens=None,
-                                          previous_cache_alive=False)
-        prefill = max(0, kv_cache_bytes(arch, prompt_only) + prefill - kv)
+        # the prefill beside the prompt's keys and values only, and the first decode step beside
+        # the prefill's kept logits: what they need beyond the cache the end of decoding holds
+        prompt_kv = kv_cache_bytes(arch, _cached_up_to(inputs, inputs.prompt_tokens))
+        prefill = max(0, prompt_kv + prefill - kv)
+        if kept:
+            first_step_kv = kv_cache_bytes(arch, _cached_up_to(inputs, inputs.prompt_tokens + 1))
+            if inputs.previous_cache_alive:
+                first_step_kv += prompt_kv
+            prefill = max(prefill, first_step_kv + kept - kv)
+    else:
+        prefill = max(prefill, kept)
     transient = _quant_transient_bytes(layout, inputs)
     items = (
         InferenceItem(PartKind.WEIGHTS, _weights_per_gpu(layout, inputs)),
@@ -112,6 +119,13 @@ def estimate_inference(inputs: InferenceInputs) -> InferenceEstimate:
         InferenceItem(PartKind.ENGINE_BUFFERS, _engine_buffer_bytes(arch, inputs)),
     )
     return InferenceEstimate(inputs, layout, items, kv_bytes_per_token(arch, inputs))
+
+
+def _cached_up_to(inputs: InferenceInputs, tokens: int) -> InferenceInputs:
+    """`inputs` with its cache at `tokens` per sequence (images included), as it stands during
+    prefill or a decode step of a cache that grows."""
+    return dataclasses.replace(inputs, context=tokens - inputs.image_tokens, prompt=None,
+                               cache_tokens=None, previous_cache_alive=False)
 
 
 def _as_loaded(arch: Architecture, profile: EngineProfile, mtp: bool) -> Architecture:
@@ -216,10 +230,10 @@ def kv_cache_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
 
 def kv_cache_held_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
     """The KV cache at the peak: the cache, and, where a decode step builds the grown cache beside
-    the previous one (`InferenceInputs.previous_cache_alive`), that previous cache, one token
-    shorter."""
+    the previous one (`InferenceInputs.previous_cache_alive`) and a decode step runs, that
+    previous cache, one token shorter."""
     cache = kv_cache_bytes(arch, inputs)
-    if not inputs.previous_cache_alive:
+    if not (inputs.previous_cache_alive and inputs.decode_steps):
         return cache
     return 2 * cache - inputs.batch * kv_bytes_per_token(arch, inputs)
 
@@ -245,8 +259,12 @@ def prefill_activation_bytes(arch: Architecture, inputs: InferenceInputs) -> int
     tokens = inputs.batch * _chunk(inputs)
     working = tokens * max(attention, mlp) * act_bytes
     if eager_attention(arch, inputs):
+        # the scores in the compute dtype beside their fp32 softmax (transformers
+        # `eager_attention_forward`: `softmax(attn_weights, dim=-1, dtype=torch.float32)`, then
+        # `.to(query.dtype)`, the fp32 copy beside its cast)
         heads = max(1, arch.n_heads // tp)
-        working += inputs.batch * heads * _chunk(inputs) * inputs.cached_tokens * 4
+        scores = inputs.batch * heads * _chunk(inputs) * inputs.cached_tokens
+        working += scores * (inputs.compute_dtype.bytes + 4)
     return working
 
 
@@ -267,6 +285,26 @@ def _mlp_width(arch: Architecture) -> int:
         return arch.intermediate_size
     routed = arch.expert_intermediate_size * (arch.experts_per_token + arch.n_shared_experts)
     return max(routed, arch.intermediate_size if arch.n_dense_layers else 0)
+
+
+def prompt_logits_peak_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
+    """The head's output for every prompt position where the model returns them all
+    (`InferenceInputs.prompt_logits_bytes`): the compute-dtype logits, and, where the model
+    upcasts them (`logits = logits.float()`), their fp32 copy beside them during the cast."""
+    if not inputs.prompt_logits_bytes:
+        return 0
+    values = inputs.batch * inputs.prompt_tokens * arch.vocab_size
+    compute = inputs.compute_dtype.bytes
+    upcast = inputs.prompt_logits_bytes if inputs.prompt_logits_bytes != compute else 0
+    return values * (compute + upcast)
+
+
+def prompt_logits_kept_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
+    """The prefill's logits for every prompt position still referenced during the first decode
+    step (`InferenceInputs.prompt_logits_kept`); 0 without a decode step."""
+    if not (inputs.prompt_logits_bytes and inputs.prompt_logits_kept and inputs.decode_steps):
+        return 0
+    return inputs.batch * inputs.prompt_tokens * arch.vocab_size * inputs.prompt_logits_bytes
 
 
 def _logits_bytes(arch: Architecture, inputs: InferenceInputs) -> int:

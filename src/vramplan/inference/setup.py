@@ -30,8 +30,9 @@ class InferenceInputs:
     engine: Engine = Engine.GENERIC
     tensor_parallel: int = 1
     attention: Attention = Attention.SDPA
-    """`eager` keeps the score matrix (fp32, batch x heads x chunk x context) during prefill;
-    `sdpa` and `flash` run fused kernels that keep none."""
+    """`eager` keeps the score matrix (batch x heads x chunk x context, in the compute dtype
+    beside its fp32 softmax) during prefill; `sdpa` and `flash` run fused kernels that keep
+    none."""
     model_name: str = ""
     images: int = 0
     """Images per sequence (vision-language models): each adds the tower's tokens per image to
@@ -54,7 +55,22 @@ class InferenceInputs:
     previous_cache_alive: bool = False
     """A decode step builds the grown cache beside the previous one, freed only after the step
     (transformers' `generate` before v4.42.0, `TransformersCode.generate_holds_two_caches`): the
-    peak holds the cache twice, less one token."""
+    peak holds the cache twice, less one token, once a decode step runs (`decode_steps`)."""
+    prompt_logits_bytes: int = 0
+    """Bytes per value of the logits the model returns for every prompt position at prefill:
+    transformers before v4.45.0, whose `generate` did not yet ask for the last position only
+    (`num_logits_to_keep`), in fp32 (4) where the model upcast them (`logits.float()`) or in
+    the compute dtype; 0: the engine's own (`EngineProfile.logits_all_prompt_tokens`)."""
+    prompt_logits_kept: bool = False
+    """The prefill's logits stay referenced through the first decode step (transformers'
+    `generate` before v4.42.0: `next_token_logits = outputs.logits[:, -1, :]`, a view, and no
+    `del outputs`, so the prefill's `outputs` lives until the next forward returns)."""
+
+    @property
+    def decode_steps(self) -> int:
+        """Forward passes after the prefill: each generated token but the last is fed back
+        (`generate` with n new tokens runs the prefill and n - 1 decode steps)."""
+        return max(0, self.cached_tokens - self.prompt_tokens - 1)
 
     @property
     def image_tokens(self) -> int:
@@ -90,7 +106,8 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
                      model_name: str = "", images: int = 0, mtp: bool = False,
                      layer_split: int = 1, cache_tokens: int | None = None,
                      kv_all_heads: bool | None = None,
-                     previous_cache_alive: bool = False) -> InferenceInputs:
+                     previous_cache_alive: bool = False, prompt_logits_bytes: int = 0,
+                     prompt_logits_kept: bool = False) -> InferenceInputs:
     """Validated inputs: counts in range, prompt within the context, a GGUF file only on
     llama.cpp and llama.cpp only with GGUF, images only for a model with a vision tower, MTP
     modules only for a checkpoint that has some."""
@@ -126,4 +143,6 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
                            engine=engine, tensor_parallel=tensor_parallel, attention=attention,
                            model_name=model_name, images=images, mtp=mtp,
                            layer_split=layer_split, cache_tokens=cache_tokens,
-                           kv_all_heads=kv_all_heads, previous_cache_alive=previous_cache_alive)
+                           kv_all_heads=kv_all_heads, previous_cache_alive=previous_cache_alive,
+                           prompt_logits_bytes=prompt_logits_bytes,
+                           prompt_logits_kept=prompt_logits_kept)

@@ -549,6 +549,16 @@ class TransformersCode:
     models/llama/modeling_llama.py, generation/utils.py `greedy_search`; v4.36.0 to v4.41.x wrap
     the same tuple in `DynamicCache.from_legacy_cache` at every forward). Since v4.42.0 generate
     keeps one `DynamicCache` whose `update` replaces each layer's tensor as it grows."""
+    generate_all_prompt_logits: bool = False
+    """`generate`'s prefill returns the logits of every prompt position: the model applies its
+    head to the whole sequence, and upcasts it where `logits_fp32_in_model` holds for its type.
+    v4.45.0 passes `num_logits_to_keep=1` to the models that accept it
+    (generation/utils.py `_supports_num_logits_to_keep`; absent from the v4.44.2 wheel)."""
+    generate_keeps_prefill_outputs: bool = False
+    """`generate` keeps the prefill's outputs, all its logits, through the first decode step:
+    `next_token_logits = outputs.logits[:, -1, :]` is a view and `outputs` is rebound only when
+    the next forward returns (v4.32.0 to v4.41.2 `greedy_search`/`_sample`); v4.42.0 takes a
+    `.clone()` and ends each iteration with `del outputs`."""
     warms_up_allocator: bool = True
     """`from_pretrained` with a `device_map` allocates, before loading, one fp16 `torch.empty`
     of the model's meta parameters' bytes divided by a factor, and frees it: the caching
@@ -659,7 +669,11 @@ def torchtitan_code(on: date | None) -> TorchtitanCode:
 TRANSFORMERS_GENERATE_CACHE_OBJECT_SINCE = date(2024, 6, 27)
 """transformers v4.42.0 (its wheel's date): `generate` uses one `DynamicCache` instance by
 default ("This will avoid back and forth from legacy format"), so a decode step no longer holds
-the previous cache beside the new one (`TransformersCode.generate_holds_two_caches`)."""
+the previous cache beside the new one (`TransformersCode.generate_holds_two_caches`), and frees
+the prefill's outputs before the first decode step (`generate_keeps_prefill_outputs`)."""
+TRANSFORMERS_LAST_LOGITS_ONLY_SINCE = date(2024, 9, 25)
+"""transformers v4.45.0 (its wheel's date): `generate` asks the model for the last position's
+logits only (`TransformersCode.generate_all_prompt_logits`)."""
 TRANSFORMERS_WARMUP_SINCE = date(2025, 3, 21)
 """transformers v4.50.0 (its wheel's date): `caching_allocator_warmup`
 (`TransformersCode.warms_up_allocator`), counting a tied head twice
@@ -700,6 +714,8 @@ def transformers_code(on: date | None) -> TransformersCode:
         logits_fp32_in_model=on < TRANSFORMERS_LOSS_FUNCTION_SINCE,
         shifts_logits=on < TRANSFORMERS_SHIFTS_LABELS_SINCE, loss_16bit=loss_16bit,
         generate_holds_two_caches=on < TRANSFORMERS_GENERATE_CACHE_OBJECT_SINCE,
+        generate_keeps_prefill_outputs=on < TRANSFORMERS_GENERATE_CACHE_OBJECT_SINCE,
+        generate_all_prompt_logits=on < TRANSFORMERS_LAST_LOGITS_ONLY_SINCE,
         warms_up_allocator=on >= TRANSFORMERS_WARMUP_SINCE,
         warmup_counts_tied=TRANSFORMERS_WARMUP_SINCE <= on < TRANSFORMERS_WARMUP_SKIPS_TIED_SINCE,
         warmup_keeps_headroom=on >= TRANSFORMERS_WARMUP_HEADROOM_SINCE,

@@ -12,7 +12,18 @@ libraries (lazy module loading, CUDA_MODULE_LOADING=LAZY, is the default since C
 PyTorch 1.13): reports run from about 300 MiB to over 1 GiB (pytorch/pytorch issue #34323: 781 MB
 for a bare `torch.zeros(1).cuda()`; the PyTorch note on torch.cuda.memory_allocated: "some context
 needs to be created on GPU"). 500 MiB is a middle value of that 300 MiB to 1 GiB range, which the
-inference report prints beside it. No measured case in cases.csv backs it yet."""
+inference report prints beside it.
+
+Published pairs of the allocator's and the device's figures for one process (collected
+2026-12-02): with lazy loading, 254 MiB for a bare tensor against 616 MiB without it on the same
+machine (pytorch/pytorch PR #86509, CUDA 11.7), about 300 MiB after moving a ResNet (issue
+#107667), 0.15 GiB on a GTX 1080 and 0.73 GiB on an H200 with flash-attention loaded (vLLM
+0.6.4's `non_torch_memory` in published logs): 150 to 750 MiB, 500 MiB inside it. Before lazy
+loading (PyTorch 1.12 and older) 0.9 to 1.5 GiB (issue #49877: 1,486 MiB on an RTX 3090). NVML's
+device-wide `used` (py3nvml; nvidia-smi's header on some drivers) also counts the driver's
+reserved memory: optimum-benchmark's A100-80GB reports of 2023 (torch 2.1) read 1,403 to 1,428
+MiB above `max_memory_reserved`, which optimum's GPTQ-benchmark rows in cases_vramplan.csv show
+too (the estimate of their allocated peak sits about 1.4 GB under a figure that adds it)."""
 
 NCCL_PAIR_COMMUNICATOR_BYTES = 544 * BYTES_PER_MIB
 """What one NCCL communicator of 2 ranks holds on each GPU once it has run a collective: its

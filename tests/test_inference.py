@@ -271,6 +271,12 @@ def test_a_4bit_prefill_under_transformers_casts_the_matrix_to_fp32() -> None:
 
     assert transient(Engine.HF) == 6 * largest
     assert transient(Engine.GENERIC) == 2 * largest + largest // 2 + 4 * (largest // 64)
+    # a run that sets `bnb_4bit_compute_dtype=torch.float16` keeps no fp32 copy: loading's
+    # transient is the larger
+    fp16 = _estimate("llama-2-7b", "nf4", context=64, prompt=16, engine=Engine.HF,
+                     bnb_compute_16bit=True)
+    assert fp16.bytes_of(PartKind.QUANT_TRANSIENT) + fp16.bytes_of(
+        PartKind.PREFILL_ACTIVATIONS) == transient(Engine.GENERIC)
 
 
 def test_transformers_runs_bloom_attention_eagerly_and_gpt_neo_keeps_its_mask_buffers() -> None:

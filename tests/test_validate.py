@@ -425,6 +425,26 @@ def test_a_rows_notes_say_how_its_loop_ran_the_loss_and_the_model(
     assert (setup.loss_16bit, setup.untied_head) == (loss16, untied)
 
 
+@pytest.mark.parametrize(("notes", "sixteen"), [
+    ("BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.float16)", True),
+    ("bnb_4bit_compute_dtype: bfloat16", True),
+    ("bnb_4bit_compute_dtype=torch.float32", False),
+    ("compute dtype not given", False),
+])
+def test_an_inference_rows_notes_give_the_4bit_compute_dtype(notes: str, sixteen: bool) -> None:
+    row = ("q1,src,llama-2-7b,inference,bf16-true,none,,nf4,,,1,512,1,none,sdpa,,1,,none,none,"
+           f'hf,allocated,5.0,GB,"{notes}"')
+    (case,) = read_cases("\n".join((HEADER, row)))
+    sixteen_bit = estimate_inference_case(
+        case.model, "bf16-true", "nf4", batch=1, seq_len=512, new_tokens=1, framework="hf",
+        bnb_compute_16bit=True).allocated_bytes
+    fp32 = estimate_inference_case(
+        case.model, "bf16-true", "nf4", batch=1, seq_len=512, new_tokens=1,
+        framework="hf").allocated_bytes
+    assert fp32 > sixteen_bit
+    assert score_case(case).estimate_bytes == (sixteen_bit if sixteen else fp32)
+
+
 def test_a_hub_repository_of_the_unsloth_organization_is_not_an_unsloth_run() -> None:
     row = ROW.replace(",litgpt,", ",generic,") + '"weights from unsloth/Mistral-7B-v0.2"'
     (case,) = read_cases("\n".join((HEADER, row)))

@@ -1184,7 +1184,8 @@ def _score_inference(case: Case) -> CaseScore:
         cache_tokens=cache_tokens, kv_all_heads=kv_all_heads,
         previous_cache_alive=generate is not None and generate.generate_holds_two_caches,
         prompt_logits_bytes=0 if generate is None else generate_prompt_logits_bytes(case, generate),
-        prompt_logits_kept=generate is not None and generate.generate_keeps_prefill_outputs)
+        prompt_logits_kept=generate is not None and generate.generate_keeps_prefill_outputs,
+        bnb_compute_16bit=BNB_COMPUTE_16BIT_NOTE.search(case.notes) is not None)
     allocated, device = estimate.allocated_bytes, estimate.device_bytes
     if case.metric is not Metric.ALLOCATED and not vllm:
         # `reserved` and `device` read the allocator's cache: what a growing KV cache leaves
@@ -1205,6 +1206,12 @@ def _score_inference(case: Case) -> CaseScore:
     # compare the allocated peak with allocated/reserved, the device total with device
     value = device if case.metric is Metric.DEVICE else allocated
     return CaseScore(case, _outcome(case), value, device, "", "inference")
+
+
+BNB_COMPUTE_16BIT_NOTE = re.compile(
+    r"\bbnb_4bit_compute_dtype\s*[=:]\s*['\"]?(?:torch\.)?(?:b?float16|b?f16)\b")
+"""An inference row whose notes give bitsandbytes' 4-bit compute dtype as a 16-bit one
+(`InferenceInputs.bnb_compute_16bit`)."""
 
 
 def generate_prompt_logits_bytes(case: Case, code: TransformersCode) -> int:
@@ -1284,14 +1291,15 @@ def estimate_inference_case(model: str, precision: str, quant: str, *, batch: in
                             cache_tokens: int | None = None,
                             kv_all_heads: bool | None = None,
                             previous_cache_alive: bool = False, prompt_logits_bytes: int = 0,
-                            prompt_logits_kept: bool = False) -> InferenceEstimate:
+                            prompt_logits_kept: bool = False,
+                            bnb_compute_16bit: bool = False) -> InferenceEstimate:
     """Estimate one `method=inference` row of a cases file (columns as in docs/cases-format.md):
     `seq_len` is the prompt length (UNPUBLISHED_PROMPT_TOKENS when empty), the cache holds prompt
     plus `new_tokens`, the KV cache and activations are in the precision's dtype, `quant` picks the
     weight format (`none` keeps the precision's dtype), `gpus` is the tensor-parallel degree, or,
     with `layer_split`, the GPUs the blocks are placed on in consecutive chunks; `cache_tokens`,
-    `kv_all_heads`, `previous_cache_alive`, `prompt_logits_bytes` and `prompt_logits_kept` as in
-    `vramplan.inference.setup.InferenceInputs`.
+    `kv_all_heads`, `previous_cache_alive`, `prompt_logits_bytes`, `prompt_logits_kept` and
+    `bnb_compute_16bit` as in `vramplan.inference.setup.InferenceInputs`.
     Compare `allocated_bytes` with metric `allocated`/`reserved`, `device_bytes` with `device`."""
     if precision not in _CASE_DTYPES:
         raise UnknownName("precision", precision, list(_CASE_DTYPES))
@@ -1307,4 +1315,5 @@ def estimate_inference_case(model: str, precision: str, quant: str, *, batch: in
         tensor_parallel=1 if layer_split else gpus, attention=kernel, model_name=model,
         layer_split=gpus if layer_split else 1, cache_tokens=cache_tokens,
         kv_all_heads=kv_all_heads, previous_cache_alive=previous_cache_alive,
-        prompt_logits_bytes=prompt_logits_bytes, prompt_logits_kept=prompt_logits_kept))
+        prompt_logits_bytes=prompt_logits_bytes, prompt_logits_kept=prompt_logits_kept,
+        bnb_compute_16bit=bnb_compute_16bit))

@@ -321,7 +321,7 @@ def _quant_transient_bytes(layout: WeightsLayout, inputs: InferenceInputs) -> in
     - 4-bit, prefill: `dequantize_4bit` gives a copy in the dtype the weight was quantized from,
       then `.to(A.dtype)` a second one when that differs from the compute dtype (LitGPT quantizes
       from fp16 and computes in bf16; transformers' bitsandbytes layers compute in fp32 unless
-      told otherwise): 2, 4 or 6 bytes per weight.
+      told otherwise, `InferenceInputs.bnb_compute_16bit`): 2, 4 or 6 bytes per weight.
     - 4-bit, loading: the 16-bit weight on the GPU (2 bytes) and its new packed copy.
     - int8, loading: an fp16 copy (2 bytes) plus `int8_double_quant`'s row- and column-major
       int8 copies (1 + 1 bytes).
@@ -333,7 +333,7 @@ def _quant_transient_bytes(layout: WeightsLayout, inputs: InferenceInputs) -> in
     if family is FormatFamily.BNB_INT8:
         return 4 * n
     load = 2 * n + ceil_div(n, 2) + 4 * ceil_div(n, 64)
-    cast = 4 if inputs.profile.bnb_4bit_compute_fp32 else \
+    cast = 4 if inputs.profile.bnb_4bit_compute_fp32 and not inputs.bnb_compute_16bit else \
         2 if inputs.profile.bnb_quant_dtype_fp16 and inputs.compute_dtype is not ComputeDtype.FP16 \
         else 0
     prefill = (2 + cast) * n if inputs.prompt_tokens > 1 else 0

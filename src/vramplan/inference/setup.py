@@ -61,6 +61,10 @@ class InferenceInputs:
     transformers before v4.45.0, whose `generate` did not yet ask for the last position only
     (`num_logits_to_keep`), in fp32 (4) where the model upcast them (`logits.float()`) or in
     the compute dtype; 0: the engine's own (`EngineProfile.logits_all_prompt_tokens`)."""
+    bnb_compute_16bit: bool = False
+    """The run set bitsandbytes' 4-bit compute dtype to a 16-bit one (`BitsAndBytesConfig(
+    bnb_4bit_compute_dtype=torch.float16)`): no fp32 copy of the dequantized weight, where the
+    engine computes in fp32 by default (`EngineProfile.bnb_4bit_compute_fp32`)."""
     prompt_logits_kept: bool = False
     """The prefill's logits stay referenced through the first decode step (transformers'
     `generate` before v4.42.0: `next_token_logits = outputs.logits[:, -1, :]`, a view, and no
@@ -107,7 +111,8 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
                      layer_split: int = 1, cache_tokens: int | None = None,
                      kv_all_heads: bool | None = None,
                      previous_cache_alive: bool = False, prompt_logits_bytes: int = 0,
-                     prompt_logits_kept: bool = False) -> InferenceInputs:
+                     prompt_logits_kept: bool = False,
+                     bnb_compute_16bit: bool = False) -> InferenceInputs:
     """Validated inputs: counts in range, prompt within the context, a GGUF file only on
     llama.cpp and llama.cpp only with GGUF, images only for a model with a vision tower, MTP
     modules only for a checkpoint that has some."""
@@ -145,4 +150,5 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
                            layer_split=layer_split, cache_tokens=cache_tokens,
                            kv_all_heads=kv_all_heads, previous_cache_alive=previous_cache_alive,
                            prompt_logits_bytes=prompt_logits_bytes,
-                           prompt_logits_kept=prompt_logits_kept)
+                           prompt_logits_kept=prompt_logits_kept,
+                           bnb_compute_16bit=bnb_compute_16bit)

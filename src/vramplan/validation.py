@@ -632,6 +632,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
     aligned = case.method.is_alignment
     method = (case.policy or Method.FULL) if aligned else case.method
     uses_lora = method.uses_lora
+    loss_alone = LOSS_ALONE_COMPILED.search(case.notes) is not None
     alignment = AlignmentSetup(
         case.method, completion_len=case.new_tokens if case.method.generates else None,
         value_adapters=ms_swift_rlhf(case),
@@ -653,7 +654,8 @@ def training_setup_of(case: Case) -> TrainingSetup:
         gradient_accumulation=accumulates(case),
         empty_cache_between_steps=EMPTY_CACHE_NOTE.search(case.notes) is not None,
         kbit_upcast=True if KBIT_PREPARATION_NOTE in case.notes else None,
-        compiled=compiled(case),
+        compiled=compiled(case) and not loss_alone,
+        loss_compiled_alone=loss_alone,
         steady_state=not (largest_batch_first(case) or first_step_only(case)),
         code_date=code_date(case),
         loss_in_function=loss_in_function(case), loss_16bit=loss_on_16bit_logits(case),
@@ -692,6 +694,12 @@ def compiled(case: Case) -> bool:
         _NEGATED_BEFORE.search(case.notes, 0, m.start()) is None
         and _FALSE_AFTER.match(case.notes[m.end():]) is None
         for m in _COMPILE_MENTION.finditer(case.notes))
+
+
+LOSS_ALONE_COMPILED = re.compile(r"\bcomponents\W{0,4}\[\s*['\"]loss['\"]\s*\]")
+"""A row whose notes give torchtitan's compile components as the loss alone (`[compile]
+components = ["loss"]`): the loss compiled, the blocks eager
+(`TrainingSetup.loss_compiled_alone`)."""
 
 
 _COMMIT = re.compile(r"\b[0-9a-f]{8,40}\b")

@@ -131,6 +131,9 @@ class TrainingSetup:
     """The model and loss run under torch.compile: the blocks save what AOTAutograd's min-cut
     partitioner keeps (`vramplan.training.activations.COMPILED_SAVES`), and torchtune's
     cross-entropy is compiled as its recipes compile it."""
+    loss_compiled_alone: bool = False
+    """The loss runs under torch.compile while the blocks run eager (torchtitan's
+    `compile.components = ["loss"]`, torchtitan/config/job_config.py `Compile.components`)."""
     empty_cache_between_steps: bool = False
     """The loop calls `torch.cuda.empty_cache()` between steps, so the caching allocator keeps
     no free segment from one step to the next (reserved memory is then that of a steady step,
@@ -335,7 +338,10 @@ def optimizer_impl(setup: TrainingSetup) -> OptimizerImpl:
 def loss_compiled(setup: TrainingSetup) -> bool:
     """The cross-entropy runs under torch.compile: torchtune's `compile_loss` whenever the
     run compiles, torchtitan's while it compiled its loss function
-    (`vramplan.presets.frameworks.TorchtitanCode.compiles_loss`)."""
+    (`vramplan.presets.frameworks.TorchtitanCode.compiles_loss`), or a run that compiles its
+    loss alone (`TrainingSetup.loss_compiled_alone`)."""
+    if setup.loss_compiled_alone:
+        return True
     if setup.framework is Framework.TORCHTITAN:
         return setup.compiled and torchtitan_code(setup.code_date).compiles_loss
     return setup.compiled

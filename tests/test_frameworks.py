@@ -24,6 +24,7 @@ from vramplan.presets.frameworks import (
     default_optimizer_impl,
     framework_defaults,
     read_framework,
+    torchtune_loop_keeps_logits,
 )
 from vramplan.presets.gpus import Gpu
 from vramplan.presets.models import architecture_of, find_model
@@ -370,6 +371,36 @@ def test_torchtune_cross_entropy(method: Method, chunked: bool, is_compiled: boo
                           **adapters)  # type: ignore[arg-type]
     loss = estimate_training(LLAMA31, setup).loss
     assert loss.backward_peak_bytes == pytest.approx(backward_tv * tokens * vocab, rel=1e-6)
+
+
+@pytest.mark.parametrize(("method", "distributed", "day", "keeps"), [
+    # 8a98fbaa3 (2024-07-28): `del logits` in the single-device recipes and full_distributed
+    (Method.LORA, False, date(2024, 7, 27), True),
+    (Method.LORA, False, date(2024, 7, 28), False),
+    (Method.FULL, True, date(2024, 7, 27), True),
+    (Method.FULL, False, date(2024, 7, 28), False),
+    # cb3ed29d7 (2024-06-04): lora_finetune_distributed did it first
+    (Method.LORA, True, date(2024, 6, 3), True),
+    (Method.QLORA, True, date(2024, 6, 4), False),
+    (Method.LORA, False, None, False),  # today's recipes
+])
+def test_torchtune_recipes_kept_their_logits_through_backward_until_mid_2024(
+        method: Method, distributed: bool, day: date | None, keeps: bool) -> None:
+    assert torchtune_loop_keeps_logits(method, distributed, day) is keeps
+
+
+def test_torchtune_logits_kept_through_backward_add_one_fp32_copy() -> None:
+    """The recipes of April 2024 bound the shifted fp32 logits to `logits` through backward and
+    the step: one more tokens x vocab x 4 bytes beside the log-softmax and its two gradients."""
+    fp32 = 2 * 4096 * LLAMA31.vocab_size * 4
+    base = TrainingSetup(framework=Framework.TORCHTUNE, method=Method.FULL, batch=2,
+                         seq_len=4096, loss=Loss.STANDARD, gradient_accumulation=False)
+    today = estimate_training(LLAMA31, base).loss
+    april = estimate_training(LLAMA31, dataclasses.replace(base, code_date=date(2024, 4, 18)))
+    assert april.loss.logits_alive_bytes == fp32 and today.logits_alive_bytes == 0
+    assert april.loss.backward_peak_bytes == today.backward_peak_bytes + fp32
+    step = {p.phase: p for p in april.phases}[Phase.OPTIMIZER_STEP]
+    assert sum(p.memory_bytes for p in step.parts if p.kind is PartKind.LOGITS_LOSS) == fp32
 
 
 def test_torchtune_compiled_chunks_hold_only_their_16_bit_logits_in_forward() -> None:

@@ -244,7 +244,9 @@ def test_torchtunes_2024_qlora_quantized_each_weight_in_one_piece_on_the_gpu() -
     april = dataclasses.replace(today, code_date=datetime.date(2024, 4, 15))
     largest = 11008 * 4096
     new, old = estimate_training(llama, today), estimate_training(llama, april)
-    assert old.allocated_bytes == new.allocated_bytes
+    # the allocated peaks differ by the fp32 logits April's recipe kept through backward
+    # (`TORCHTUNE_DELETES_LOGITS_SINCE`): 2 x 512 x 32,000 x 4 bytes
+    assert old.allocated_bytes - new.allocated_bytes == 2 * 512 * 32000 * 4
     # the init's cache (the largest transient, 68 bytes per value, above the model built so far)
     # outgrows the training step's: 2.5 of its 3.1 GB show (7.95 GB against 5.41)
     assert old.reserved_bytes - new.reserved_bytes > 50 * largest

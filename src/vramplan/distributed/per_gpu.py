@@ -320,7 +320,10 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
     memory-efficient linear, on by default). torchtitan with tensor parallelism computes its
     loss under `loss_parallel()` (torchtitan/distributed/parallel_dims.py
     `loss_parallel_enabled`: TP on and `disable_loss_parallel` off, its default;
-    `TrainingSetup.loss_parallel`)."""
+    `TrainingSetup.loss_parallel`). A multi-GPU step runs the framework's distributed recipe
+    (`TrainingSetup.distributed`)."""
+    if parallelism.gpus > 1:
+        setup = replace(setup, distributed=True)
     if parallelism.tensor_parallel > 1 and setup.framework is Framework.TORCHTITAN:
         setup = replace(setup, loss_parallel=True)
     if parallelism.scheme is Scheme.ZERO3:

@@ -470,6 +470,9 @@ TORCHTUNE_COMMIT_DATES: dict[str, date] = {
     "ada52240": date(2024, 4, 12),  # docs/source/examples/e2e_flow.rst
     "20747cd8": date(2024, 4, 18),  # docs/source/tutorials/llama3.rst
     "30b8519e": date(2024, 9, 24),  # README.md "Memory and training speed"
+    "fef3ed10": date(2024, 4, 16),  # README.md table, "Memory update" (#775)
+    "30c75d4a": date(2024, 5, 9),  # the tree of PR #961's runs
+    "1814feb1": date(2024, 11, 18),  # README.md "Optimization flags" (#2003)
 }
 TORCHTUNE_GENERATE_CACHE_FITS_SINCE = date(2024, 9, 17)
 """torchtune's generate recipe sizes its KV cache to the prompt and the new tokens since 0f74070f4
@@ -490,6 +493,27 @@ weight to NF4 in one piece (torchao/dtypes/nf4tensor.py at v0.1 `quantize_tensor
 chunks" (pytorch/ao 6081796bc, PR #196, 2024-05-01, in 0.2.0) quantizes by chunks of 2^20
 values, whose transients (about 74 MB) change no estimate
 (`vramplan.training.allocations._torchao_v01_quantization`)."""
+
+TORCHTUNE_DELETES_LOGITS_SINCE = date(2024, 7, 28)
+"""torchtune's recipes drop their logits before backward since 8a98fbaa3 (PR #1235, "[memory
+Improvement] delete logits before bwd": `del logits`, "free logits otherwise it peaks backward
+memory", in full_finetune_single_device, full_finetune_distributed, lora_finetune_single_device
+and qat_distributed); lora_finetune_distributed did since cb3ed29d7 (PR #1046, 2024-06-04,
+`TORCHTUNE_LORA_DISTRIBUTED_DELETES_LOGITS_SINCE`). Before, the shifted fp32 copy the loop made
+(`logits = logits[..., :-1, :].contiguous()`) stayed bound through backward, the optimizer step
+and the next forward, until `logits = self._model(...)` returned (the recipes @20747cd87)."""
+TORCHTUNE_LORA_DISTRIBUTED_DELETES_LOGITS_SINCE = date(2024, 6, 4)
+
+
+def torchtune_loop_keeps_logits(method: Method, distributed: bool, on: date | None) -> bool:
+    """torchtune's recipe for `method` (single-device or distributed) of `on`'s date (None:
+    today's) kept its logits through backward (`TORCHTUNE_DELETES_LOGITS_SINCE`)."""
+    if on is None:
+        return False
+    if distributed and method.uses_lora:
+        return on < TORCHTUNE_LORA_DISTRIBUTED_DELETES_LOGITS_SINCE
+    return on < TORCHTUNE_DELETES_LOGITS_SINCE
+
 
 LITGPT_COMMIT_DATES: dict[str, date] = {
     # the Lightning-AI/litgpt commits that published measured runs of the case files, by their

@@ -1221,11 +1221,13 @@ def _torchtune_loss(head: HeadSpec, *, saved: int, tokens: int, vocab: int, hidd
     Unchunked: the model returns `self.output(h).float()` (torchtune/modules/transformer.py), so
     its 16-bit logits live only during the cast; `F.cross_entropy` saves its fp32 log-softmax
     and the recipe drops the logits before backward (`del logits`, recipes/
-    full_finetune_single_device.py `_loss_step`). `training.compile_loss` compiles such a loss
-    by returning `torch.compile(loss)`: the LoRA single-device recipe keeps what it returns
-    (`self._loss_fn = training.compile_loss(self._loss_fn)`), the full fine-tuning recipes call
-    it and drop the result, so their unchunked loss runs eagerly; a compiled one saves its fp32
-    input, not the log-probabilities, and its backward makes one gradient.
+    full_finetune_single_device.py `_loss_step`), which its recipes of before July 2024 did not
+    (`vramplan.presets.frameworks.TORCHTUNE_DELETES_LOGITS_SINCE`). `training.compile_loss`
+    compiles such a loss by returning `torch.compile(loss)`: the LoRA single-device recipe keeps
+    what it returns (`self._loss_fn = training.compile_loss(self._loss_fn)`), the full
+    fine-tuning recipes call it and drop the result, so their unchunked loss runs eagerly; a
+    compiled one saves its fp32 input, not the log-probabilities, and its backward makes one
+    gradient.
 
     Chunked (`CEWithChunkedOutputLoss`): the 16-bit chunks stay referenced until `del logits`.
     Eager, each chunk is cast to fp32 and its log-softmax saved. Compiled (`compile_loss`
@@ -1245,9 +1247,15 @@ def _torchtune_loss(head: HeadSpec, *, saved: int, tokens: int, vocab: int, hidd
     if not head.chunked:
         compiled = head.compiled and not head.head_trains
         kept = logits32  # the log-softmax (eager) or the fp32 logits themselves (compiled)
-        forward = logits16 + logits32 if compiled else max(logits16 + logits32, logits32 + kept)
-        backward = kept + (1 if compiled else 2) * logits32
-        return LossMemory(saved_bytes=saved, logits_alive_bytes=0,
+        # before the recipes' `del logits`, the shifted fp32 copy stays bound through backward
+        # and the step, and the previous micro-batch's during the model's forward
+        # (`HeadSpec.outputs_kept`, `previous_logits`)
+        alive = logits32 if head.outputs_kept else 0
+        previous = alive if head.previous_logits else 0
+        forward = logits16 + logits32 if compiled else max(previous + logits16 + logits32,
+                                                           logits32 + kept)
+        backward = alive + kept + (1 if compiled else 2) * logits32
+        return LossMemory(saved_bytes=saved, logits_alive_bytes=alive,
                           forward_peak_bytes=forward, backward_peak_bytes=backward)
     chunk32 = ceil_div(logits32, TORCHTUNE_OUTPUT_CHUNKS)
     chunk16 = ceil_div(logits16, TORCHTUNE_OUTPUT_CHUNKS)

@@ -16,6 +16,7 @@ from vramplan.presets.frameworks import (
     framework_defaults,
     runs_transformers_code,
     torchtitan_code,
+    torchtune_loop_keeps_logits,
     transformers_code,
     unsloth_code,
 )
@@ -131,6 +132,9 @@ class TrainingSetup:
     """The model and loss run under torch.compile: the blocks save what AOTAutograd's min-cut
     partitioner keeps (`vramplan.training.activations.COMPILED_SAVES`), and torchtune's
     cross-entropy is compiled as its recipes compile it."""
+    distributed: bool = False
+    """The step is one GPU's of a multi-GPU job, run by the framework's distributed recipe
+    (torchtune's `*_distributed` recipes: `torchtune_loop_keeps_logits`)."""
     loss_compiled_alone: bool = False
     """The loss runs under torch.compile while the blocks run eager (torchtitan's
     `compile.components = ["loss"]`, torchtitan/config/job_config.py `Compile.components`)."""
@@ -364,13 +368,16 @@ def model_loss_code(setup: TrainingSetup) -> TransformersCode:
 
 def loop_keeps_logits(setup: TrainingSetup) -> bool:
     """The training loop keeps the model's outputs, so the logits it returns stay alive through
-    backward and the step: its framework's loop (`FrameworkDefaults.loop_keeps_outputs`), or
-    torchtitan's before it deleted `pred` (`TorchtitanCode.loop_keeps_logits`); not for a loss
+    backward and the step: its framework's loop (`FrameworkDefaults.loop_keeps_outputs`),
+    torchtitan's before it deleted `pred` (`TorchtitanCode.loop_keeps_logits`), torchtune's
+    unchunked recipes before they deleted `logits` (`torchtune_loop_keeps_logits`); not for a loss
     computed apart from the model's outputs (preference methods, log-probabilities, a loss
     inside a function)."""
     keeps = framework_defaults(setup.framework).loop_keeps_outputs or (
         setup.framework is Framework.TORCHTITAN
-        and torchtitan_code(setup.code_date).loop_keeps_logits)
+        and torchtitan_code(setup.code_date).loop_keeps_logits) or (
+        setup.framework is Framework.TORCHTUNE and setup.loss is not Loss.CHUNKED
+        and torchtune_loop_keeps_logits(setup.method, setup.distributed, setup.code_date))
     return keeps and setup.alignment is None and not setup.log_probs \
         and not setup.loss_in_function
 

@@ -21,6 +21,7 @@ from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import torchtitan_code
 from vramplan.presets.models import architecture_of, find_model
+from vramplan.training.setup import gradient_itemsize
 from vramplan.validation import (
     SHIPPED_CASE_FILES,
     CaseFormatError,
@@ -456,6 +457,22 @@ def test_torchtitan_compiling_its_loss_alone_runs_eager_blocks_and_a_compiled_lo
     assert setup.loss_compiled_alone and not setup.compiled
     assert not training_setup_of(eager).loss_compiled_alone
     assert (score_case(loss_only).estimate_bytes or 0) < (score_case(eager).estimate_bytes or 0)
+
+
+@pytest.mark.parametrize(("notes", "sixteen"), [
+    ("grad_reduce_in_fp32 False in both mixed_precision and ddp", True),
+    ("fp16 true, accumulate_allreduce_grads_in_fp32 False (main_grad buffer fp16)", True),
+    ("main_grads fp32 (grad_reduce_in_fp32 true)", False),
+    ("Megatron sets accumulate_allreduce_grads_in_fp32 for bf16 (fp32 main grads)", False),
+])
+def test_a_megatron_rows_notes_say_whether_its_gradient_buffer_is_fp32(notes: str,
+                                                                      sixteen: bool) -> None:
+    row = ("m1,src,llama-2-7b,full,mixed,adamw,,none,,,1,1024,,none,flash,,8,h100-80gb,zero1,"
+           f'none,megatron,allocated,50,GB,"{notes}"')
+    (case,) = read_cases("\n".join((HEADER, row)))
+    setup = training_setup_of(case)
+    assert setup.grad_buffer_16bit is sixteen
+    assert gradient_itemsize(setup) == (2 if sixteen else 4)
 
 
 def test_a_hub_repository_of_the_unsloth_organization_is_not_an_unsloth_run() -> None:

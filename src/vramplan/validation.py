@@ -656,6 +656,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         kbit_upcast=True if KBIT_PREPARATION_NOTE in case.notes else None,
         compiled=compiled(case) and not loss_alone,
         loss_compiled_alone=loss_alone,
+        grad_buffer_16bit=GRAD_BUFFER_16BIT_NOTE.search(case.notes) is not None,
         steady_state=not (largest_batch_first(case) or first_step_only(case)),
         code_date=code_date(case),
         loss_in_function=loss_in_function(case), loss_16bit=loss_on_16bit_logits(case),
@@ -694,6 +695,13 @@ def compiled(case: Case) -> bool:
         _NEGATED_BEFORE.search(case.notes, 0, m.start()) is None
         and _FALSE_AFTER.match(case.notes[m.end():]) is None
         for m in _COMPILE_MENTION.finditer(case.notes))
+
+
+GRAD_BUFFER_16BIT_NOTE = re.compile(
+    r"\b(?:grad_reduce_in_fp32|accumulate_allreduce_grads_in_fp32)\W{0,4}(?:=\s*)?false\b",
+    re.IGNORECASE)
+"""A Megatron row whose notes say its gradient buffer is not fp32 (`grad_reduce_in_fp32 False`,
+`accumulate_allreduce_grads_in_fp32 False`: `TrainingSetup.grad_buffer_16bit`)."""
 
 
 LOSS_ALONE_COMPILED = re.compile(r"\bcomponents\W{0,4}\[\s*['\"]loss['\"]\s*\]")

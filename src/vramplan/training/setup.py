@@ -132,6 +132,11 @@ class TrainingSetup:
     """The model and loss run under torch.compile: the blocks save what AOTAutograd's min-cut
     partitioner keeps (`vramplan.training.activations.COMPILED_SAVES`), and torchtune's
     cross-entropy is compiled as its recipes compile it."""
+    grad_buffer_16bit: bool = False
+    """Megatron's gradient buffer holds the parameters' 16-bit dtype, not fp32: Megatron core's
+    `DistributedDataParallelConfig(grad_reduce_in_fp32=False)` (its default; Megatron-Bridge's
+    bf16 recipes set it True unless a model's recipe turns it off), Megatron-LM's fp16 runs
+    without `--accumulate-allreduce-grads-in-fp32` (arguments.py forces it on for bf16)."""
     distributed: bool = False
     """The step is one GPU's of a multi-GPU job, run by the framework's distributed recipe
     (torchtune's `*_distributed` recipes: `torchtune_loop_keeps_logits`)."""
@@ -409,8 +414,10 @@ def trainable_itemsize(setup: TrainingSetup) -> int:
 def gradient_itemsize(setup: TrainingSetup) -> int:
     """Bytes per element of a trainable parameter's gradient: the parameter's, or 4 in a
     framework's fp32 gradient buffer under `mixed` precision (Megatron-LM's `main_grad`,
-    `vramplan.presets.frameworks.FrameworkDefaults.main_grad_buffer`)."""
-    if main_grad_buffer(setup) and setup.precision is Precision.MIXED:
+    `vramplan.presets.frameworks.FrameworkDefaults.main_grad_buffer`) unless the run keeps it in
+    16 bits (`TrainingSetup.grad_buffer_16bit`)."""
+    if main_grad_buffer(setup) and setup.precision is Precision.MIXED \
+            and not setup.grad_buffer_16bit:
         return 4
     return trainable_itemsize(setup)
 

@@ -455,3 +455,20 @@ def test_eager_blocks_count_the_softmax_backward_the_4d_mask_and_the_gradients_m
     end = {part.kind.value: part.memory_bytes for part in next(
         p for p in accumulating.phases if p.phase.value == "backward_end").parts}
     assert end["backward_temporaries"] == (total_per_token(saved) + extra) * 512
+
+
+def test_liger_kernels_keep_their_norms_input_and_no_activation_output() -> None:
+    """Liger-Kernel's RMSNorm saves its 16-bit input and an fp32 rstd, where transformers' keeps
+    an fp32 copy of the input and the 16-bit normalized input (4 bytes more per value, two norms
+    per block); its SiLU-mul saves gate and up, not silu(gate). Llama-3-8B in bf16: 8 x 4,096 +
+    2 x 14,336 = 61,440 bytes less per token and block."""
+    llama = architecture_of(find_model("llama-3-8b"))
+    setup = TrainingSetup(method=Method.FULL, precision=Precision.BF16_TRUE, batch=1,
+                          seq_len=2048, framework=Framework.HF)
+    liger = dataclasses.replace(setup, liger_kernels=True)
+    plain, kernels = (total_per_token(block_saved(llama, block_spec(llama, s), 2048))
+                      for s in (setup, liger))
+    assert plain - kernels == 8 * 4096 + 2 * 14336 == 61440
+    # Liger patches transformers' modules only
+    litgpt = dataclasses.replace(liger, framework=Framework.LITGPT)
+    assert not block_spec(llama, litgpt).liger_kernels

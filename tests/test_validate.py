@@ -475,6 +475,19 @@ def test_a_megatron_rows_notes_say_whether_its_gradient_buffer_is_fp32(notes: st
     assert gradient_itemsize(setup) == (2 if sixteen else 4)
 
 
+@pytest.mark.parametrize(("notes", "liger"), [
+    ("--use_liger_kernel true (loss chunked)", True),
+    ("use_liger True: liger_kernel.transformers.apply_liger_kernel_to_qwen2", True),
+    ("LigerPlugin with liger_glu_activation, liger_rms_norm", True),
+    ("the command sets --use_liger True/False; use_liger False: HF forward", False),
+    ("the same command without --use_liger_kernel", False),
+])
+def test_a_rows_notes_say_whether_liger_patched_the_model(notes: str, liger: bool) -> None:
+    row = ROW.replace(",litgpt,", ",hf,") + f'"{notes}"'
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert training_setup_of(case).liger_kernels is liger
+
+
 def test_a_hub_repository_of_the_unsloth_organization_is_not_an_unsloth_run() -> None:
     row = ROW.replace(",litgpt,", ",generic,") + '"weights from unsloth/Mistral-7B-v0.2"'
     (case,) = read_cases("\n".join((HEADER, row)))

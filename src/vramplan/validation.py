@@ -657,6 +657,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         compiled=compiled(case) and not loss_alone,
         loss_compiled_alone=loss_alone,
         grad_buffer_16bit=GRAD_BUFFER_16BIT_NOTE.search(case.notes) is not None,
+        liger_kernels=LIGER_KERNELS_NOTE.search(case.notes) is not None,
         steady_state=not (largest_batch_first(case) or first_step_only(case)),
         code_date=code_date(case),
         loss_in_function=loss_in_function(case), loss_16bit=loss_on_16bit_logits(case),
@@ -695,6 +696,14 @@ def compiled(case: Case) -> bool:
         _NEGATED_BEFORE.search(case.notes, 0, m.start()) is None
         and _FALSE_AFTER.match(case.notes[m.end():]) is None
         for m in _COMPILE_MENTION.finditer(case.notes))
+
+
+LIGER_KERNELS_NOTE = re.compile(
+    r"\b(?:use_liger(?:_kernel)?\W{0,4}(?:=\s*)?true\b(?!\s*/)|apply_liger_kernel\w*\b"
+    r"|liger_rms_norm\b|LigerPlugin\b)", re.IGNORECASE)
+"""A row whose notes say Liger-Kernel patched the model (`use_liger_kernel True`,
+`--use_liger_kernel true`, `apply_liger_kernel_to_llama`, axolotl's `LigerPlugin` with
+`liger_rms_norm`; not a command's `--use_liger True/False`): `TrainingSetup.liger_kernels`."""
 
 
 GRAD_BUFFER_16BIT_NOTE = re.compile(

@@ -84,6 +84,12 @@ class BlockSpec:
     """Eager attention keeps its masked scores for `torch.max` (transformers' OPT until
     v4.49.0, Llama until v4.30.0: `vramplan.presets.frameworks.TransformersCode
     .clamped_scores`)."""
+    liger_kernels: bool = False
+    """Liger-Kernel's modules replace transformers' norms and gated MLP activation
+    (`TrainingSetup.liger_kernels`): `LigerRMSNormFunction` saves its input and its fp32 rstd
+    (linkedin/Liger-Kernel src/liger_kernel/ops/rms_norm.py `save_for_backward(X, W, RSTD)`),
+    `LigerSiLUMulFunction` its two inputs, not the activation's output (ops/swiglu.py
+    `save_for_backward(a, b)`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,12 +229,13 @@ def _norm(ledger: _Ledger, arch: Architecture, spec: BlockSpec, source: _Tensor,
           needs_grad: bool) -> None:
     """A norm layer reading `source`."""
     h = arch.hidden_size
-    if spec.framework in _FUSED_NORMS:
+    if spec.framework in _FUSED_NORMS or spec.liger_kernels:
         # Megatron-LM's fused norms (Transformer Engine's LayerNormLinear / RMSNorm, Apex's
         # FusedLayerNorm / FusedRMSNorm) and Unsloth's (unsloth/kernels/rms_layernorm.py
         # `Fast_RMS_Layernorm`: `save_for_backward(X, W, r)`) save their input and per-row
         # statistics, and compute the weight's gradient from them; their output is saved by
-        # the linear that reads it
+        # the linear that reads it; Liger-Kernel's RMSNorm and LayerNorm likewise
+        # (`BlockSpec.liger_kernels`)
         if needs_grad or spec.weights_train:
             ledger.keep(source.name, source.itemsize * h)
             ledger.keep(f"{name}_stats", (FP32 if arch.norm is NormKind.RMSNORM else 2 * FP32))
@@ -605,9 +612,10 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
         # act(gate) saves its input; act * up saves both factors (compiled: act(gate) is
         # recomputed from gate in backward, COMPILED_SAVES). Megatron-LM's linear_fc1 makes
         # gate and up as one tensor and its fused SwiGLU saves only that input
-        # (megatron/core/fusions/fused_bias_swiglu.py `SwiGLUFunction`)
+        # (megatron/core/fusions/fused_bias_swiglu.py `SwiGLUFunction`); Liger's SiLU-mul
+        # saves gate and up, not the activation (`BlockSpec.liger_kernels`)
         ledger.keep("gate_out", c * f)
-        if not (spec.compiled or megatron):
+        if not (spec.compiled or megatron or spec.liger_kernels):
             ledger.keep("act_out", c * f)
         ledger.keep("up_out", c * f)
         _linear(ledger, spec, _Tensor("mlp_hidden", c), f,

@@ -426,6 +426,7 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         and litgpt_code(setup.code_date).rmsnorm_scale_after_cast,
         scores_clamped=runs_transformers_code(setup.framework)
         and arch.family in transformers_code(setup.code_date).clamped_scores,
+        liger_kernels=setup.liger_kernels and runs_transformers_code(setup.framework),
     )
 
 

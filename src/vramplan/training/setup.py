@@ -132,6 +132,12 @@ class TrainingSetup:
     """The model and loss run under torch.compile: the blocks save what AOTAutograd's min-cut
     partitioner keeps (`vramplan.training.activations.COMPILED_SAVES`), and torchtune's
     cross-entropy is compiled as its recipes compile it."""
+    liger_kernels: bool = False
+    """Liger-Kernel patched the transformers model's modules (`apply_liger_kernel_to_*`, the
+    Trainer's `use_liger_kernel`, ms-swift's `--use_liger_kernel`, axolotl's LigerPlugin, NeMo
+    Automodel's default): its RMSNorm and SwiGLU keep less for backward
+    (`vramplan.training.activations.BlockSpec.liger_kernels`); its fused linear cross-entropy
+    is the `chunked` loss."""
     grad_buffer_16bit: bool = False
     """Megatron's gradient buffer holds the parameters' 16-bit dtype, not fp32: Megatron core's
     `DistributedDataParallelConfig(grad_reduce_in_fp32=False)` (its default; Megatron-Bridge's

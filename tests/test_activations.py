@@ -472,3 +472,20 @@ def test_liger_kernels_keep_their_norms_input_and_no_activation_output() -> None
     # Liger patches transformers' modules only
     litgpt = dataclasses.replace(liger, framework=Framework.LITGPT)
     assert not block_spec(llama, litgpt).liger_kernels
+
+
+def test_megatron_fuses_its_qk_norms_and_its_experts_swiglu() -> None:
+    """Megatron-LM's Qwen3 MoE: Transformer Engine's q/k norms keep their 16-bit input and the
+    inverse RMS per head, not transformers' fp32 copy and normalized input; its experts' fused
+    SwiGLU keeps the fc1 output only, no act(gate), as its dense MLP does."""
+    qwen3 = architecture_of(find_model("qwen3-30b-a3b"))
+    setup = TrainingSetup(method=Method.FULL, precision=Precision.MIXED, batch=1,
+                          seq_len=4096, framework=Framework.MEGATRON)
+    saved = {s.name: s.bytes_per_token
+             for s in block_saved(qwen3, block_spec(qwen3, setup), 4096)}
+    assert saved["q_norm_input"] == 2 * qwen3.q_dim
+    assert saved["k_norm_rstd"] == 4 * qwen3.n_kv_heads
+    assert "q_norm_input_fp32" not in saved and "experts_act_out" not in saved
+    hf = {s.name for s in block_saved(qwen3, block_spec(
+        qwen3, dataclasses.replace(setup, framework=Framework.HF)), 4096)}
+    assert {"q_norm_input_fp32", "experts_act_out"} <= hf

@@ -312,14 +312,23 @@ def _qk_norms(ledger: _Ledger, arch: Architecture, spec: BlockSpec, *, q_grad: b
     """RMSNorms on the queries and keys after their projections (Qwen3, Gemma 3, GLM-4.5: over
     each head's head_dim, one scale shared by all heads; OLMo 2: over the whole projection). Each
     keeps its fp32 input copy and inverse RMS (per head, or per token over the whole width) when
-    its input needs a gradient, and its normalized input for the scale's gradient."""
+    its input needs a gradient, and its normalized input for the scale's gradient. A fused norm
+    (Megatron-LM's Transformer Engine `q_layernorm`/`k_layernorm`, Unsloth's, Liger's
+    module-wide RMSNorm) keeps its 16-bit input and the inverse RMS."""
     if arch.qk_norm is QkNormKind.NONE:
         return
     per_head = arch.qk_norm in (QkNormKind.PER_HEAD_SHARED, QkNormKind.L2_PER_HEAD)
     scaled = arch.qk_norm is not QkNormKind.L2_PER_HEAD
     c = spec.compute_bytes
+    fused = spec.framework in _FUSED_NORMS or spec.liger_kernels
     for tag, width, heads, needs_grad in (("q", arch.q_dim, arch.n_heads, q_grad),
                                            ("k", arch.kv_dim, arch.n_kv_heads, k_grad)):
+        if fused and scaled:
+            # a fused norm (as `_norm`): its 16-bit input and the inverse RMS per row
+            if needs_grad or spec.weights_train:
+                ledger.keep(f"{tag}_norm_input", c * width)
+                ledger.keep(f"{tag}_norm_rstd", FP32 * (heads if per_head else 1))
+            continue
         if needs_grad:
             ledger.keep(f"{tag}_norm_input_fp32", FP32 * width)
             ledger.keep(f"{tag}_norm_rstd", FP32 * (heads if per_head else 1))
@@ -650,7 +659,8 @@ def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
     train; its output and the routing weights (`proj_out * sample_weights`: both need a gradient
     once the layer's input does); the routing indices. Shared experts are a dense MLP on the
     layer's input. Llama 4's experts see every token (`experts_see_every_token`): n_experts
-    copies of each, and `routed_in * router_scores` keeps the repeated input."""
+    copies of each, and `routed_in * router_scores` keeps the repeated input. Megatron-LM's
+    experts keep no act(gate) (its fused SwiGLU, as in `_mlp`)."""
     c, h = spec.compute_bytes, arch.hidden_size
     width = arch.expert_intermediate_size
     train = spec.weights_train
@@ -671,8 +681,12 @@ def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
         ledger.keep("routed_input", c * routed * h)
     gated = arch.mlp is MlpKind.GATED
     ledger.keep("experts_gate_up_out", c * routed * width * (2 if gated else 1))
+    # Megatron-LM's experts run its fused SwiGLU as its dense MLP does (`_mlp`): only the
+    # fc1 output is saved, not act(gate)
+    megatron = spec.framework is Framework.MEGATRON
     glu_tensors = 4 if arch.swiglu_limit is not None else 1
-    ledger.keep("experts_act_out", c * routed * width * glu_tensors)
+    if not megatron:
+        ledger.keep("experts_act_out", c * routed * width * glu_tensors)
     if train:
         ledger.keep("experts_down_input", c * routed * width)
     if not arch.experts_see_every_token:
@@ -684,7 +698,8 @@ def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
         lora_in = int(LoraTarget.GATE in targets) + int(LoraTarget.UP in targets)
         _linear(ledger, spec, n2, h, lora=lora_in, prefix="shared_gate_up",
                 needs_grad=input_needs_grad, readers=2)
-        for name in ("shared_gate_out", "shared_act_out", "shared_up_out"):
+        for name in ("shared_gate_out", "shared_up_out") if megatron else (
+                "shared_gate_out", "shared_act_out", "shared_up_out"):
             ledger.keep(name, c * shared)
         _linear(ledger, spec, _Tensor("shared_hidden", c), shared,
                 lora=int(LoraTarget.DOWN in targets), prefix="shared_down")

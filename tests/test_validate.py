@@ -21,6 +21,7 @@ from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import torchtitan_code
 from vramplan.presets.models import architecture_of, find_model
+from vramplan.training.estimate import estimate_training
 from vramplan.training.setup import gradient_itemsize
 from vramplan.validation import (
     SHIPPED_CASE_FILES,
@@ -486,6 +487,26 @@ def test_a_rows_notes_say_whether_liger_patched_the_model(notes: str, liger: boo
     row = ROW.replace(",litgpt,", ",hf,") + f'"{notes}"'
     (case,) = read_cases("\n".join((HEADER, row)))
     assert training_setup_of(case).liger_kernels is liger
+
+
+@pytest.mark.parametrize(("notes", "te"), [
+    ("cross_entropy_loss_fusion True impl te (fused CE on the logits)", True),
+    ("cross_entropy_fusion_impl='te'", True),
+    ("cross_entropy_loss_fusion true (impl native)", False),
+    ("cross_entropy_loss_fusion False", False),
+])
+def test_a_megatron_rows_notes_say_whether_transformer_engine_ran_its_loss(notes: str,
+                                                                         te: bool) -> None:
+    """Transformer Engine's fused cross-entropy keeps the 16-bit logits alone: 2 bytes per
+    logit in forward and backward, where Megatron's own keeps an fp32 softmax beside them."""
+    row = ("m1,src,llama-2-7b,full,mixed,adamw,,none,,,1,1024,,none,flash,,1,h100-80gb,none,"
+           f'none,megatron,allocated,50,GB,"{notes}"')
+    (case,) = read_cases("\n".join((HEADER, row)))
+    setup = training_setup_of(case)
+    assert setup.te_cross_entropy is te
+    loss = estimate_training(architecture_of(find_model("llama-2-7b")), setup).loss
+    per_logit = loss.forward_peak_bytes / (1024 * 32000)
+    assert per_logit == (2 if te else 6)
 
 
 def test_a_hub_repository_of_the_unsloth_organization_is_not_an_unsloth_run() -> None:

@@ -658,6 +658,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         loss_compiled_alone=loss_alone,
         grad_buffer_16bit=GRAD_BUFFER_16BIT_NOTE.search(case.notes) is not None,
         liger_kernels=LIGER_KERNELS_NOTE.search(case.notes) is not None,
+        te_cross_entropy=TE_CROSS_ENTROPY_NOTE.search(case.notes) is not None,
         steady_state=not (largest_batch_first(case) or first_step_only(case)),
         code_date=code_date(case),
         loss_in_function=loss_in_function(case), loss_16bit=loss_on_16bit_logits(case),
@@ -696,6 +697,13 @@ def compiled(case: Case) -> bool:
         _NEGATED_BEFORE.search(case.notes, 0, m.start()) is None
         and _FALSE_AFTER.match(case.notes[m.end():]) is None
         for m in _COMPILE_MENTION.finditer(case.notes))
+
+
+TE_CROSS_ENTROPY_NOTE = re.compile(
+    r"\bcross_entropy_loss_fusion\W{0,4}true\W{0,4}impl\W{0,4}te\b"
+    r"|\bcross_entropy_fusion_impl\W{0,4}(?:=\s*)?['\"]?te\b", re.IGNORECASE)
+"""A Megatron row whose notes say its fused cross-entropy ran Transformer Engine's kernel
+(`cross_entropy_fusion_impl te`): `TrainingSetup.te_cross_entropy`."""
 
 
 LIGER_KERNELS_NOTE = re.compile(

@@ -949,6 +949,9 @@ class HeadSpec:
     loss_parallel: bool = False
     """The cross-entropy runs under DTensor's `loss_parallel()` on vocabulary-sharded logits
     (`vramplan.training.setup.TrainingSetup.loss_parallel`): `_loss_parallel`."""
+    te_cross_entropy: bool = False
+    """Megatron-LM's fused cross-entropy runs Transformer Engine's kernel
+    (`vramplan.training.setup.TrainingSetup.te_cross_entropy`): `_vocab_parallel_loss`."""
     head_grad_bytes: int = 0
     """A fused linear cross-entropy that trains the head makes the head weight's whole gradient
     in forward (Liger-Kernel `fused_linear_cross_entropy_forward`: `grad_weight =
@@ -1162,8 +1165,17 @@ def _vocab_parallel_loss(head: HeadSpec, *, saved: int, elements: int, compute: 
     place the max subtracted, `exp`, the division by the sum: the fp32 softmax is saved, and
     the 16-bit logits die once the model returns its loss (`GPTModel._postprocess`). Its
     backward turns the saved softmax into the gradient in place, which autograd casts to the
-    logits' 16-bit dtype: the softmax and its 16-bit copy exist together."""
+    logits' 16-bit dtype: the softmax and its 16-bit copy exist together. Transformer Engine's
+    fused kernel keeps the 16-bit logits alone (`HeadSpec.te_cross_entropy`)."""
     logits = compute * elements
+    if head.te_cross_entropy:
+        # Transformer Engine's `parallel_cross_entropy` (`cross_entropy_fusion_impl="te"`:
+        # transformer_engine/pytorch/cross_entropy.py `CrossEntropyFunction`): its Triton kernel
+        # writes the gradient over the 16-bit logits in forward and saves them
+        # (`save_for_backward(_input.detach())`); backward scales them in place
+        return LossMemory(saved_bytes=saved, logits_alive_bytes=0,
+                          forward_peak_bytes=logits + softcap,
+                          backward_peak_bytes=logits + softcap + head.head_dequant_bytes)
     softmax = FP32 * elements
     upcast = logits if compute != FP32 else 0
     forward = upcast + softmax + softcap

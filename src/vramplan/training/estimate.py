@@ -600,6 +600,7 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         shifts_logits=model_loss_code(setup).shifts_logits,
         loss_16bit=loss_in_16bit(setup, arch.family),
         loss_parallel=setup.loss_parallel,
+        te_cross_entropy=setup.te_cross_entropy and setup.framework is Framework.MEGATRON,
     )
     if spec.fused_linear and setup.method is Method.FULL:
         spec = replace(spec, head_grad_bytes=weight_itemsize(setup.precision)

@@ -138,6 +138,10 @@ class TrainingSetup:
     Automodel's default): its RMSNorm and SwiGLU keep less for backward
     (`vramplan.training.activations.BlockSpec.liger_kernels`); its fused linear cross-entropy
     is the `chunked` loss."""
+    te_cross_entropy: bool = False
+    """Megatron-LM's fused cross-entropy runs Transformer Engine's kernel
+    (`cross_entropy_loss_fusion` with `cross_entropy_fusion_impl="te"`), which keeps the 16-bit
+    logits alone (`vramplan.training.activations.HeadSpec.te_cross_entropy`)."""
     grad_buffer_16bit: bool = False
     """Megatron's gradient buffer holds the parameters' 16-bit dtype, not fp32: Megatron core's
     `DistributedDataParallelConfig(grad_reduce_in_fp32=False)` (its default; Megatron-Bridge's

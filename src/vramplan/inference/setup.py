@@ -61,14 +61,14 @@ class InferenceInputs:
     transformers before v4.45.0, whose `generate` did not yet ask for the last position only
     (`num_logits_to_keep`), in fp32 (4) where the model upcast them (`logits.float()`) or in
     the compute dtype; 0: the engine's own (`EngineProfile.logits_all_prompt_tokens`)."""
-    bnb_compute_16bit: bool = False
-    """The run set bitsandbytes' 4-bit compute dtype to a 16-bit one (`BitsAndBytesConfig(
-    bnb_4bit_compute_dtype=torch.float16)`): no fp32 copy of the dequantized weight, where the
-    engine computes in fp32 by default (`EngineProfile.bnb_4bit_compute_fp32`)."""
     prompt_logits_kept: bool = False
     """The prefill's logits stay referenced through the first decode step (transformers'
     `generate` before v4.42.0: `next_token_logits = outputs.logits[:, -1, :]`, a view, and no
     `del outputs`, so the prefill's `outputs` lives until the next forward returns)."""
+    bnb_compute_16bit: bool = False
+    """The run set bitsandbytes' 4-bit compute dtype to a 16-bit one (`BitsAndBytesConfig(
+    bnb_4bit_compute_dtype=torch.float16)`): no fp32 copy of the dequantized weight, where the
+    engine computes in fp32 by default (`EngineProfile.bnb_4bit_compute_fp32`)."""
 
     @property
     def decode_steps(self) -> int:

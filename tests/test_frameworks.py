@@ -403,6 +403,20 @@ def test_torchtune_logits_kept_through_backward_add_one_fp32_copy() -> None:
     assert sum(p.memory_bytes for p in step.parts if p.kind is PartKind.LOGITS_LOSS) == fp32
 
 
+def test_torchtunes_distributed_lora_recipe_dropped_its_logits_first() -> None:
+    """In June and July 2024 lora_finetune_distributed had `del logits` (cb3ed29d7) and the
+    single-device recipe did not yet (8a98fbaa3): the same LoRA step keeps its fp32 logits on
+    one GPU, not on two (`TrainingSetup.distributed`, set for a multi-GPU step)."""
+    setup = TrainingSetup(framework=Framework.TORCHTUNE, method=Method.LORA, lora_rank=8,
+                          lora_targets=frozenset({LoraTarget.Q, LoraTarget.V}), batch=2,
+                          seq_len=2048, loss=Loss.STANDARD, code_date=date(2024, 7, 1))
+    one = estimate_training(LLAMA31, setup)
+    two = estimate_per_gpu(LLAMA31, setup, default_parallelism(setup, Scheme.FSDP, 2))
+    assert not one.setup.distributed and two.single.setup.distributed
+    assert one.loss.logits_alive_bytes == 2 * 2048 * LLAMA31.vocab_size * 4
+    assert two.single.loss.logits_alive_bytes == 0
+
+
 def test_torchtune_compiled_chunks_hold_only_their_16_bit_logits_in_forward() -> None:
     """The upcast is fused into the compiled cross-entropy's reductions: no fp32 chunk."""
     setup = TrainingSetup(framework=Framework.TORCHTUNE, batch=2, seq_len=4096,

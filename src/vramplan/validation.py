@@ -1250,12 +1250,11 @@ BNB_COMPUTE_16BIT_NOTE = re.compile(
 def generate_prompt_logits_bytes(case: Case, code: TransformersCode) -> int:
     """Bytes per value of the logits transformers' `generate` of `code`'s release kept for every
     prompt position of the row (`TransformersCode.generate_all_prompt_logits`): fp32 where the
-    model upcast them (`logits_fp32_in_model`, not the types whose own code never did,
-    `TransformersCode.loss_16bit`), else the row's 16-bit dtype; 0 where it kept the last one."""
+    model upcast them (`TransformersCode.upcasts_logits`), else the row's 16-bit dtype; 0 where
+    it kept the last one."""
     if not code.generate_all_prompt_logits:
         return 0
-    family = architecture_of(find_model(case.model)).family
-    if code.logits_fp32_in_model and family not in code.loss_16bit:
+    if code.upcasts_logits(architecture_of(find_model(case.model)).family):
         return ComputeDtype.FP32.bytes
     return _CASE_DTYPES[case.precision.value].bytes
 

@@ -47,6 +47,7 @@ from vramplan.inference.estimate import (
     cache_layer_tensors,
     eager_attention,
     prefill_activation_bytes,
+    prompt_logit_values,
 )
 from vramplan.parts import PartKind
 
@@ -119,7 +120,7 @@ def _prompt_logits(program: Program, estimate: InferenceEstimate) -> int | None:
     inputs = estimate.inputs
     if not inputs.prompt_logits_bytes:
         return None
-    values = inputs.batch * inputs.prompt_tokens * inputs.arch.vocab_size
+    values = prompt_logit_values(inputs.arch, inputs)
     head = program.alloc(values * inputs.compute_dtype.bytes)
     if inputs.prompt_logits_bytes == inputs.compute_dtype.bytes:
         return head

@@ -287,16 +287,20 @@ def _mlp_width(arch: Architecture) -> int:
     return max(routed, arch.intermediate_size if arch.n_dense_layers else 0)
 
 
+def prompt_logit_values(arch: Architecture, inputs: InferenceInputs) -> int:
+    """Logits of every prompt position, in values: batch x prompt tokens x vocabulary."""
+    return inputs.batch * inputs.prompt_tokens * arch.vocab_size
+
+
 def prompt_logits_peak_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
     """The head's output for every prompt position where the model returns them all
     (`InferenceInputs.prompt_logits_bytes`): the compute-dtype logits, and, where the model
     upcasts them (`logits = logits.float()`), their fp32 copy beside them during the cast."""
     if not inputs.prompt_logits_bytes:
         return 0
-    values = inputs.batch * inputs.prompt_tokens * arch.vocab_size
     compute = inputs.compute_dtype.bytes
     upcast = inputs.prompt_logits_bytes if inputs.prompt_logits_bytes != compute else 0
-    return values * (compute + upcast)
+    return prompt_logit_values(arch, inputs) * (compute + upcast)
 
 
 def prompt_logits_kept_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
@@ -304,7 +308,7 @@ def prompt_logits_kept_bytes(arch: Architecture, inputs: InferenceInputs) -> int
     step (`InferenceInputs.prompt_logits_kept`); 0 without a decode step."""
     if not (inputs.prompt_logits_bytes and inputs.prompt_logits_kept and inputs.decode_steps):
         return 0
-    return inputs.batch * inputs.prompt_tokens * arch.vocab_size * inputs.prompt_logits_bytes
+    return prompt_logit_values(arch, inputs) * inputs.prompt_logits_bytes
 
 
 def _logits_bytes(arch: Architecture, inputs: InferenceInputs) -> int:

@@ -613,6 +613,11 @@ class TransformersCode:
     `min(byte_count, max(0, int(device_memory - 1.2 * 1024**3)))`; read in the v4.50.0,
     v4.51.3, v4.52.0 and v4.52.4 wheels)."""
 
+    def upcasts_logits(self, model_type: str) -> bool:
+        """The model of `model_type` returns its logits in fp32 (`logits_fp32_in_model`), unless
+        its own code never upcast them (`loss_16bit`)."""
+        return self.logits_fp32_in_model and model_type not in self.loss_16bit
+
     def warmup_bytes(self, model_bytes: int, factor: int, free_bytes: int | None = None) -> int:
         """The fp16 tensor `caching_allocator_warmup` allocates and frees (`warms_up_allocator`):
         `torch.empty(byte_count // factor, dtype=torch.float16)`, 2 bytes per element, where

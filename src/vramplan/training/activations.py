@@ -225,11 +225,17 @@ _FUSED_NORMS = frozenset({Framework.MEGATRON, Framework.UNSLOTH})
 """Frameworks whose norms are fused kernels (`_norm`)."""
 
 
+def _norms_fused(spec: BlockSpec) -> bool:
+    """The block's norms are fused kernels that keep their input and per-row statistics: its
+    framework's (`_FUSED_NORMS`) or Liger-Kernel's (`BlockSpec.liger_kernels`)."""
+    return spec.framework in _FUSED_NORMS or spec.liger_kernels
+
+
 def _norm(ledger: _Ledger, arch: Architecture, spec: BlockSpec, source: _Tensor, *, name: str,
           needs_grad: bool) -> None:
     """A norm layer reading `source`."""
     h = arch.hidden_size
-    if spec.framework in _FUSED_NORMS or spec.liger_kernels:
+    if _norms_fused(spec):
         # Megatron-LM's fused norms (Transformer Engine's LayerNormLinear / RMSNorm, Apex's
         # FusedLayerNorm / FusedRMSNorm) and Unsloth's (unsloth/kernels/rms_layernorm.py
         # `Fast_RMS_Layernorm`: `save_for_backward(X, W, r)`) save their input and per-row
@@ -320,7 +326,7 @@ def _qk_norms(ledger: _Ledger, arch: Architecture, spec: BlockSpec, *, q_grad: b
     per_head = arch.qk_norm in (QkNormKind.PER_HEAD_SHARED, QkNormKind.L2_PER_HEAD)
     scaled = arch.qk_norm is not QkNormKind.L2_PER_HEAD
     c = spec.compute_bytes
-    fused = spec.framework in _FUSED_NORMS or spec.liger_kernels
+    fused = _norms_fused(spec)
     for tag, width, heads, needs_grad in (("q", arch.q_dim, arch.n_heads, q_grad),
                                            ("k", arch.kv_dim, arch.n_kv_heads, k_grad)):
         if fused and scaled:
@@ -698,9 +704,10 @@ def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
         lora_in = int(LoraTarget.GATE in targets) + int(LoraTarget.UP in targets)
         _linear(ledger, spec, n2, h, lora=lora_in, prefix="shared_gate_up",
                 needs_grad=input_needs_grad, readers=2)
-        for name in ("shared_gate_out", "shared_up_out") if megatron else (
-                "shared_gate_out", "shared_act_out", "shared_up_out"):
-            ledger.keep(name, c * shared)
+        ledger.keep("shared_gate_out", c * shared)
+        if not megatron:
+            ledger.keep("shared_act_out", c * shared)
+        ledger.keep("shared_up_out", c * shared)
         _linear(ledger, spec, _Tensor("shared_hidden", c), shared,
                 lora=int(LoraTarget.DOWN in targets), prefix="shared_down")
 

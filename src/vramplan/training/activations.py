@@ -30,7 +30,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vramplan.model.architecture import BLOOM_GELU, Architecture, MlpKind, NormKind, QkNormKind
+from vramplan.model.architecture import (
+    BLOOM_GELU,
+    Architecture,
+    MlpKind,
+    NormKind,
+    PositionKind,
+    QkNormKind,
+)
 from vramplan.units import ceil_div
 from vramplan.vocab import Attention, Checkpointing, Framework, LoraTarget
 
@@ -570,35 +577,54 @@ def _dropout_mask(ledger: _Ledger, spec: BlockSpec, name: str, rate: float, widt
 
 def masked_local_layers_bytes(arch: Architecture, spec: BlockSpec, seq_len: int,
                               layers_with_graph: int) -> int:
-    """Per token, all layers: what a sliding-window or chunked layer adds under SDPA once the
+    """Per token, all layers: `masked_local_layer_bytes` for each local layer of the
+    `layers_with_graph` layers (the trained ones under `freeze`), taken in the model's
+    proportion."""
+    local = arch.sliding_window_layers * layers_with_graph // arch.n_layers
+    return local * masked_local_layer_bytes(arch, spec, seq_len)
+
+
+def masked_local_layer_bytes(arch: Architecture, spec: BlockSpec, seq_len: int) -> int:
+    """Per token, one layer: what a sliding-window or chunked layer adds under SDPA once the
     sequence reaches its window. transformers then passes an explicit bool mask (masking_utils
     `_ignore_causal_mask_sdpa`: no `is_causal` shortcut when `kv_length >= local_attention_size`),
     which `scaled_dot_product_attention` converts to a float mask in the query's dtype
     (aten/src/ATen/native/transformers/attention.cpp `convert_boolean_attn_mask`) that the kernel
-    keeps for backward, one per layer: batch x T x T; and a mask rules out SDPA's own
-    grouped-query path (sdpa_attention.py `use_gqa_in_sdpa`: `attention_mask is None`), so
-    `repeat_kv` expands k and v to every query head on those layers. Of `layers_with_graph`
-    layers (the trained ones under `freeze`), local ones are taken in the model's proportion."""
+    keeps for backward: batch x T x T; and a mask rules out SDPA's own grouped-query path
+    (sdpa_attention.py `use_gqa_in_sdpa`: `attention_mask is None`), so `repeat_kv` expands k
+    and v to every query head on those layers."""
     window = arch.sliding_window
-    local = arch.sliding_window_layers * layers_with_graph // arch.n_layers
-    if (not window or not local or seq_len < window or spec.attention is not Attention.SDPA
-            or spec.framework is Framework.LITGPT or arch.latent_attention is not None):
+    if (not window or not arch.sliding_window_layers or seq_len < window
+            or spec.attention is not Attention.SDPA or spec.framework is Framework.LITGPT
+            or arch.latent_attention is not None):
         return 0
     c = spec.compute_bytes
     expanded = 2 * c * (arch.q_dim - arch.kv_dim)
-    return local * (c * seq_len + expanded)
+    return c * seq_len + expanded
 
 
-def embedding_saved_bytes(arch: Architecture, spec: BlockSpec, embedding_trains: bool) -> int:
+def embedding_saved_bytes(arch: Architecture, spec: BlockSpec, needs_grad: bool, *,
+                          leaf: bool = False) -> int:
     """Per token, what the embeddings' output keeps before the first block, only when it needs
-    a gradient (the embedding trains): the mask of its dropout, and the input and per-row
-    statistics of a norm on it (BLOOM's `word_embeddings_layernorm`: `native_layer_norm`
-    saves its input, mean and rstd). The dropped or normed output is the first block's input,
-    counted there."""
-    if not embedding_trains:
+    a gradient (the embedding trains, or its output was made to require one): the mask of its
+    dropout, and the input and per-row statistics of a norm on it (BLOOM's
+    `word_embeddings_layernorm`: `native_layer_norm` saves its input, mean and rstd). The
+    dropped or normed output is the first block's input, counted there.
+
+    A frozen embedding's output made to require a gradient (`leaf`: transformers'
+    `enable_input_require_grads`, a forward hook calling `output.requires_grad_(True)`) is a
+    leaf of the graph, which its `AccumulateGrad` node holds until the graph is freed: where the
+    first block reads another tensor (learned positions added, a scale, a dropout), the leaf is
+    kept beside it. Traced (OPT and GPT-2 with LoRA under full checkpointing, Gemma 3): the
+    token embedding's output is alive at the loss's backward."""
+    if not needs_grad:
         return 0
     saved = DROPOUT_MASK_BYTES * arch.hidden_size \
         if _dropout_active(spec, arch.embedding_dropout) else 0
+    first_block_reads_another = arch.position is PositionKind.LEARNED \
+        or arch.embedding_scale is not None or _dropout_active(spec, arch.embedding_dropout)
+    if leaf and first_block_reads_another and not arch.embedding_norm:
+        saved += spec.residual_bytes * arch.hidden_size
     if arch.embedding_norm:
         ledger = _Ledger()
         _norm(ledger, arch, spec, _Tensor("x_embedded", spec.residual_bytes),
@@ -789,10 +815,20 @@ modeling_bloom.py `bloom_gelu_back`, written out in Python): the incoming gradie
 traced (vramplan.tracer, bloom full fp32, 2 x 128 tokens), the step's peak holds these six."""
 
 
-def _mlp_backward_tensors(arch: Architecture) -> int:
+def _mlp_backward_tensors(arch: Architecture, spec: BlockSpec) -> int:
     """Intermediate-wide tensors the MLP's backward holds at once: d(act*up), d(act), d(up)
-    (`BLOOM_GELU_BACKWARD_TENSORS` for BLOOM's own GELU)."""
-    return BLOOM_GELU_BACKWARD_TENSORS if arch.activation == BLOOM_GELU else 3
+    in a gated MLP; d(act) and d(up) in a plain one whose activation is one ATen kernel (ReLU,
+    `gelu` with or without tanh: `threshold_backward`/`gelu_backward` read the incoming
+    gradient and one saved tensor); three through a Python tanh GELU, whose chain of
+    elementwise ops backpropagates through an intermediate of its own;
+    `BLOOM_GELU_BACKWARD_TENSORS` for BLOOM's own GELU. Traced (vramplan.tracer, StarCoder2 and
+    OPT under full checkpointing, 2 x 128 tokens): the recomputed block's MLP backward holds
+    two beside its saved tensors."""
+    if arch.activation == BLOOM_GELU:
+        return BLOOM_GELU_BACKWARD_TENSORS
+    if arch.mlp is MlpKind.PLAIN and not _activation_extra_tensors(arch, spec):
+        return 2
+    return 3
 
 
 def _mlp_backward_itemsize(arch: Architecture, spec: BlockSpec) -> int:
@@ -822,11 +858,19 @@ def block_backward_transient(arch: Architecture, spec: BlockSpec,
     an RMSNorm's, computed in fp32 (litgpt's, transformers' and torchtune's RMSNorms upcast their
     input), whichever is larger."""
     c = spec.compute_bytes
-    mlp = _mlp_backward_tensors(arch) * _mlp_backward_itemsize(arch, spec) \
+    mlp = _mlp_backward_tensors(arch, spec) * _mlp_backward_itemsize(arch, spec) \
         * arch.expert_intermediate_size
     attention = 3 * c * arch.q_dim + FP32 * arch.q_dim
     norm = RMSNORM_BACKWARD_FP32_TENSORS * FP32 * arch.hidden_size \
         if arch.norm is NormKind.RMSNORM else 0
+    if norm and (arch.sandwich_norms or arch.norms_after_sublayers):
+        # a norm on the MLP's output runs the block's backward first, beside the incoming
+        # gradient, which the residual add hands on whole and which lives through the block's
+        # backward; after a pre-norm, the norm's backward runs last, and the gradients it
+        # joins are the ones the five fp32 tensors were traced with. Traced (Gemma 3, LoRA, full
+        # checkpointing, 2 x 128 tokens): the peak holds the block's saved tensors, the five
+        # fp32 tensors of `post_feedforward_layernorm`'s backward and the incoming gradient
+        norm += spec.residual_bytes * arch.hidden_size
     return max(mlp, attention, scores_backward_extra(saved), norm)
 
 

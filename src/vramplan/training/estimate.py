@@ -46,6 +46,7 @@ from vramplan.training.activations import (
     fused_loss_rows,
     head_and_loss,
     kept_for_backward,
+    masked_local_layer_bytes,
     masked_local_layers_bytes,
     quantized_base_inputs,
     scores_backward_extra,
@@ -305,7 +306,9 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
                          logit_len=setup.logit_len)
     autocast_copies = _autocast_weight_copies(arch, setup)
     cached_copies = _cached_block_copies(arch, setup)
-    embedding = embedding_saved_bytes(arch, spec, _embedding_output_needs_grad(setup)) * tokens
+    needs_grad = _embedding_output_needs_grad(setup)
+    embedding = embedding_saved_bytes(
+        arch, spec, needs_grad, leaf=needs_grad and not _embedding_trains(setup)) * tokens
     # what waits for the end of backward: the embeddings' output, the eager attention mask
     kept_to_the_end = embedding + _eager_mask_kept_bytes(setup, spec) * tokens
     activations = blocks + loss.saved_bytes + kept_to_the_end
@@ -495,7 +498,8 @@ def _backward_transient(arch: Architecture, setup: TrainingSetup, spec: BlockSpe
     full checkpointing (its saved tensors exist again while its backward runs)."""
     transient = block_backward_transient(arch, spec, saved)
     if setup.checkpointing is Checkpointing.FULL:
-        transient += total_per_token(saved)
+        # a local layer's recomputed forward makes its float mask and expanded k and v again
+        transient += total_per_token(saved) + masked_local_layer_bytes(arch, spec, setup.seq_len)
     elif setup.checkpointing is Checkpointing.SELECTIVE:
         # what the policy recomputes exists again while the block runs backward
         kept = total_per_token(kept_for_backward(arch, spec, saved, setup.checkpointing))

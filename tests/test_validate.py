@@ -447,6 +447,24 @@ def test_an_inference_rows_notes_give_the_4bit_compute_dtype(notes: str, sixteen
     assert score_case(case).estimate_bytes == (sixteen_bit if sixteen else fp32)
 
 
+@pytest.mark.parametrize(("notes", "outside"), [
+    ("metric: benchmark_memory() returns torch memory_stats allocated_bytes.all.peak + "
+     "(nvidia-smi memory.used peak sampled every 0.1 s by memory_tracker.py - "
+     "reserved_bytes.all.peak)", True),
+    ("torch.cuda.max_memory_allocated()", False),
+    ("allocated_bytes.all.peak", False),
+])
+def test_an_allocated_figure_with_the_memory_outside_pytorch_adds_the_context(
+        notes: str, outside: bool) -> None:
+    """optimum's GPTQ benchmark (tests/benchmark/benchmark_gptq.py) adds NVML's used memory
+    less the reserved peak to the allocated peak: the row is scored with the CUDA context."""
+    row = INFERENCE_ROW.replace(",device,", ",allocated,")
+    (plain,) = score_cases(read_cases("\n".join((HEADER, row)))).scores
+    (read,) = score_cases(read_cases("\n".join((HEADER, row + f'"{notes}"')))).scores
+    assert plain.estimate_bytes is not None
+    assert read.estimate_bytes == plain.estimate_bytes + (CUDA_CONTEXT_BYTES if outside else 0)
+
+
 def test_torchtitan_compiling_its_loss_alone_runs_eager_blocks_and_a_compiled_loss() -> None:
     """torchtitan's `[compile] components = ["loss"]` (its DeepSeek-V3 16B config, 2025-08):
     the blocks run eager, the cross-entropy compiled: less than the eager loss's fp32 copies."""
@@ -910,13 +928,15 @@ def test_the_projects_own_runs_are_all_read_estimated_and_sourced() -> None:
         s for s in report.scores if s.model_kind == "inference"
         and not s.case.id.startswith(("blog-optimum-bench-", "paper-mezo-"))))
     assert inference.p90_abs_error_pct is not None and inference.p90_abs_error_pct <= 4
-    # optimum's figure is the allocated peak plus NVML's used less the reserved peak: the
-    # estimate of the allocated peak sits under it by that non-PyTorch memory, which
-    # optimum-benchmark's A100-80GB reports of 2023 put at about 1.4 GB, whatever the batch
+    # optimum's figure is the allocated peak plus NVML's used less the reserved peak
+    # (`ALLOCATED_PLUS_OUTSIDE_NOTE`): scored as the allocated estimate plus the modelled CUDA
+    # context (500 MiB), it stays under the figure by what optimum-benchmark's A100-80GB
+    # reports of 2023 put the memory outside PyTorch at beyond that (about 1.4 GB in all),
+    # whatever the batch
     offsets = sorted((s.case.measured_bytes or 0) - (s.estimate_bytes or 0)
                      for s in report.scores if s.case.id.startswith("blog-optimum-bench-"))
-    assert len(offsets) == 20 and offsets[0] >= 0.4e9 and offsets[-1] <= 1.6e9
-    assert 1.2e9 <= statistics.median(offsets) <= 1.5e9
+    assert len(offsets) == 20 and offsets[0] >= 0.1e9 and offsets[-1] <= 1.1e9
+    assert 0.7e9 <= statistics.median(offsets) <= 1.0e9
     titan = [s for s in report.scores if s.case.framework.value == "torchtitan"
              and s.error_pct is not None and model_parallel(s.case).tensor == 1
              and not architecture_of(find_model(s.case.model)).is_moe

@@ -1238,7 +1238,18 @@ def _score_inference(case: Case) -> CaseScore:
         allocated = max(allocated, requested - estimate.cuda_context_bytes)
     # compare the allocated peak with allocated/reserved, the device total with device
     value = device if case.metric is Metric.DEVICE else allocated
+    if case.metric is Metric.ALLOCATED and ALLOCATED_PLUS_OUTSIDE_NOTE.search(case.notes):
+        value += estimate.cuda_context_bytes
     return CaseScore(case, _outcome(case), value, device, "", "inference")
+
+
+ALLOCATED_PLUS_OUTSIDE_NOTE = re.compile(
+    r"allocated_bytes\.all\.peak\s*\+\s*\(nvidia-smi memory\.used peak\b.{0,80}?"
+    r"-\s*reserved_bytes\.all\.peak\)")
+"""An `allocated` row whose figure is the allocated peak plus what the process holds outside
+PyTorch's allocator, NVML's used memory less the reserved peak (optimum's
+tests/benchmark/benchmark_gptq.py `benchmark_memory`): scored as the allocated estimate plus the
+CUDA context the device estimate counts (`vramplan.presets.cuda.CUDA_CONTEXT_BYTES`)."""
 
 
 BNB_COMPUTE_16BIT_NOTE = re.compile(

@@ -232,8 +232,11 @@ def test_frozen_first_block_keeps_masks_only_where_a_gradient_flows() -> None:
 
 def test_embedding_dropout_mask_only_when_the_embedding_trains() -> None:
     arch = parse_config(TINY_GPT2)
-    assert embedding_saved_bytes(arch, hf_full_spec(), embedding_trains=True) == 8
-    assert embedding_saved_bytes(arch, hf_full_spec(), embedding_trains=False) == 0
+    assert embedding_saved_bytes(arch, hf_full_spec(), needs_grad=True) == 8
+    assert embedding_saved_bytes(arch, hf_full_spec(), needs_grad=False) == 0
+    # a frozen embedding whose output `enable_input_require_grads` made require a gradient: the
+    # leaf (8 bf16 values a token) stays beside the sum with the positions that the block reads
+    assert embedding_saved_bytes(arch, hf_full_spec(), needs_grad=True, leaf=True) == 8 + 2 * 8
     tokens, layers = 2 * 4, 2
     setup = TrainingSetup(method=Method.FULL, precision=Precision.BF16_TRUE, batch=2,
                           seq_len=4, framework=Framework.HF, attention=Attention.EAGER)
@@ -371,8 +374,8 @@ def test_bloom_and_gpt_neo_run_eager_attention_when_sdpa_is_asked() -> None:
 def test_bloom_embedding_norm_keeps_its_input_when_the_embedding_output_needs_a_gradient() -> None:
     # word_embeddings_layernorm: native_layer_norm saves its input and fp32 mean and rstd
     arch = parse_config(TINY_BLOOM)
-    assert embedding_saved_bytes(arch, hf_full_spec(), embedding_trains=True) == 2 * 64 + 8
-    assert embedding_saved_bytes(arch, hf_full_spec(), embedding_trains=False) == 0
+    assert embedding_saved_bytes(arch, hf_full_spec(), needs_grad=True) == 2 * 64 + 8
+    assert embedding_saved_bytes(arch, hf_full_spec(), needs_grad=False) == 0
     # LoRA: frozen embedding, nothing saved; full checkpointing asks transformers to make the
     # embeddings' output require a gradient (enable_input_require_grads), and the norm saves
     lora = TrainingSetup(method=Method.LORA, batch=2, seq_len=16, framework=Framework.HF,

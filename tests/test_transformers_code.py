@@ -44,33 +44,52 @@ V4_30 = TransformersCode(logits_fp32_in_model=True, shifts_logits=True,
 
 
 
+# per-layer rotary tables (`TransformersCode.rope_caches`), read in the wheels: Llama until
+# v4.41.0, Mistral until v4.42.0, these seven until v4.45.0, Mixtral until v4.48.0
+ROPE_UNTIL_V4_45 = frozenset({"qwen2", "qwen2_moe", "phi", "stablelm", "starcoder2", "falcon",
+                              "gpt_neox", "mixtral"})
+ROPE_ALL = ROPE_UNTIL_V4_45 | {"llama", "mistral"}
+
+
 def _dated(code: TransformersCode, *, two_caches: bool = False, all_logits: bool = False,
-           warmup: bool = False, tied: bool = False,
-           headroom: bool = False) -> TransformersCode:
+           warmup: bool = False, tied: bool = False, headroom: bool = False,
+           rope: frozenset[str] = frozenset()) -> TransformersCode:
     """`code` with the loading and generation behaviours of its date: `generate` holding the
     previous cache and the prefill's outputs before v4.42.0, and every prompt position's logits
     before v4.45.0, the allocator warm-up from v4.50.0 (counting a tied head twice until v4.54.0,
-    capped at 95 % of the free memory, then from v4.52.0 at all of it but 1.2 GiB)."""
+    capped at 95 % of the free memory, then from v4.52.0 at all of it but 1.2 GiB), the model
+    types keeping per-layer rotary tables."""
     return dataclasses.replace(code, generate_holds_two_caches=two_caches,
                                generate_keeps_prefill_outputs=two_caches,
                                generate_all_prompt_logits=all_logits,
                                warms_up_allocator=warmup, warmup_counts_tied=tied,
-                               warmup_keeps_headroom=headroom)
+                               warmup_keeps_headroom=headroom, rope_caches=rope)
 
 
 @pytest.mark.parametrize(("day", "expected"), [
     (None, TODAY),
     # v4.30.x: Llama had no `logits.float()`
-    (date(2023, 7, 17), _dated(V4_30, two_caches=True, all_logits=True)),
-    (date(2023, 7, 18), _dated(V4_45, two_caches=True, all_logits=True)),  # v4.31.0 added it
-    (date(2024, 3, 1), _dated(V4_45, two_caches=True, all_logits=True)),
-    (date(2024, 6, 26), _dated(V4_45, two_caches=True, all_logits=True)),
-    # v4.42.0: generate keeps one DynamicCache and deletes each step's outputs
-    (date(2024, 6, 27), _dated(V4_45, all_logits=True)),
-    (date(2024, 9, 24), _dated(V4_45, all_logits=True)),
-    (date(2024, 9, 25), _dated(V4_45)),  # v4.45.0: the last position's logits only
-    (date(2024, 10, 23), _dated(V4_45)),
-    (date(2024, 10, 24), _dated(V4_46)),  # v4.46.0: `self.loss_function` upcasts
+    (date(2023, 7, 17), _dated(V4_30, two_caches=True, all_logits=True, rope=ROPE_ALL)),
+    # v4.31.0 added it
+    (date(2023, 7, 18), _dated(V4_45, two_caches=True, all_logits=True, rope=ROPE_ALL)),
+    (date(2024, 3, 1), _dated(V4_45, two_caches=True, all_logits=True, rope=ROPE_ALL)),
+    (date(2024, 5, 16), _dated(V4_45, two_caches=True, all_logits=True, rope=ROPE_ALL)),
+    # v4.41.0: Llama's rotary tables are gone
+    (date(2024, 5, 17), _dated(V4_45, two_caches=True, all_logits=True,
+                               rope=ROPE_UNTIL_V4_45 | {"mistral"})),
+    (date(2024, 6, 26), _dated(V4_45, two_caches=True, all_logits=True,
+                               rope=ROPE_UNTIL_V4_45 | {"mistral"})),
+    # v4.42.0: generate keeps one DynamicCache and deletes each step's outputs; Mistral's
+    # rotary tables are gone
+    (date(2024, 6, 27), _dated(V4_45, all_logits=True, rope=ROPE_UNTIL_V4_45)),
+    (date(2024, 9, 24), _dated(V4_45, all_logits=True, rope=ROPE_UNTIL_V4_45)),
+    # v4.45.0: the last position's logits only; rotary tables left in Mixtral only
+    (date(2024, 9, 25), _dated(V4_45, rope=frozenset({"mixtral"}))),
+    (date(2024, 10, 23), _dated(V4_45, rope=frozenset({"mixtral"}))),
+    # v4.46.0: `self.loss_function` upcasts
+    (date(2024, 10, 24), _dated(V4_46, rope=frozenset({"mixtral"}))),
+    (date(2025, 1, 9), _dated(V4_46, rope=frozenset({"mixtral"}))),
+    (date(2025, 1, 10), _dated(V4_46)),  # v4.48.0: Mixtral's are gone
     (date(2025, 2, 16), _dated(V4_46)),
     (date(2025, 2, 17), _dated(TODAY)),  # v4.49.0: the labels are padded and shifted
     (date(2025, 3, 21), _dated(TODAY, warmup=True, tied=True)),  # v4.50.0: the warm-up
@@ -125,8 +144,8 @@ def _setup(day: date | None, **changes: object) -> TrainingSetup:
 
 
 def test_only_transformers_own_loss_follows_its_release() -> None:
-    assert model_loss_code(_setup(date(2024, 3, 1))) == _dated(V4_45, two_caches=True,
-                                                               all_logits=True)
+    assert model_loss_code(_setup(date(2024, 3, 1))) == _dated(
+        V4_45, two_caches=True, all_logits=True, rope=ROPE_ALL)
     assert model_loss_code(_setup(None)) == TODAY
     # litgpt's scripts compute their own loss; TRL's preference losses take the logits
     assert model_loss_code(_setup(date(2024, 3, 1), framework=Framework.LITGPT)) == TODAY

@@ -1218,7 +1218,9 @@ def _score_inference(case: Case) -> CaseScore:
         previous_cache_alive=generate is not None and generate.generate_holds_two_caches,
         prompt_logits_bytes=0 if generate is None else generate_prompt_logits_bytes(case, generate),
         prompt_logits_kept=generate is not None and generate.generate_keeps_prefill_outputs,
-        bnb_compute_16bit=BNB_COMPUTE_16BIT_NOTE.search(case.notes) is not None)
+        bnb_compute_16bit=BNB_COMPUTE_16BIT_NOTE.search(case.notes) is not None,
+        rope_tables=generate is not None
+        and architecture_of(find_model(case.model)).family in generate.rope_caches)
     allocated, device = estimate.allocated_bytes, estimate.device_bytes
     if case.metric is not Metric.ALLOCATED and not vllm:
         # `reserved` and `device` read the allocator's cache: what a growing KV cache leaves
@@ -1335,14 +1337,15 @@ def estimate_inference_case(model: str, precision: str, quant: str, *, batch: in
                             kv_all_heads: bool | None = None,
                             previous_cache_alive: bool = False, prompt_logits_bytes: int = 0,
                             prompt_logits_kept: bool = False,
-                            bnb_compute_16bit: bool = False) -> InferenceEstimate:
+                            bnb_compute_16bit: bool = False,
+                            rope_tables: bool = False) -> InferenceEstimate:
     """Estimate one `method=inference` row of a cases file (columns as in docs/cases-format.md):
     `seq_len` is the prompt length (UNPUBLISHED_PROMPT_TOKENS when empty), the cache holds prompt
     plus `new_tokens`, the KV cache and activations are in the precision's dtype, `quant` picks the
     weight format (`none` keeps the precision's dtype), `gpus` is the tensor-parallel degree, or,
     with `layer_split`, the GPUs the blocks are placed on in consecutive chunks; `cache_tokens`,
-    `kv_all_heads`, `previous_cache_alive`, `prompt_logits_bytes`, `prompt_logits_kept` and
-    `bnb_compute_16bit` as in `vramplan.inference.setup.InferenceInputs`.
+    `kv_all_heads`, `previous_cache_alive`, `prompt_logits_bytes`, `prompt_logits_kept`,
+    `bnb_compute_16bit` and `rope_tables` as in `vramplan.inference.setup.InferenceInputs`.
     Compare `allocated_bytes` with metric `allocated`/`reserved`, `device_bytes` with `device`."""
     if precision not in _CASE_DTYPES:
         raise UnknownName("precision", precision, list(_CASE_DTYPES))
@@ -1359,4 +1362,4 @@ def estimate_inference_case(model: str, precision: str, quant: str, *, batch: in
         layer_split=gpus if layer_split else 1, cache_tokens=cache_tokens,
         kv_all_heads=kv_all_heads, previous_cache_alive=previous_cache_alive,
         prompt_logits_bytes=prompt_logits_bytes, prompt_logits_kept=prompt_logits_kept,
-        bnb_compute_16bit=bnb_compute_16bit))
+        bnb_compute_16bit=bnb_compute_16bit, rope_tables=rope_tables))

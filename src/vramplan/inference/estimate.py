@@ -355,13 +355,17 @@ def _largest_quantized_on_gpu(layout: WeightsLayout, inputs: InferenceInputs) ->
 
 
 def _engine_buffer_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
-    """The model's own buffers (`Architecture.buffer_bytes`: GPT-Neo's per-layer causal masks);
+    """The model's own buffers (`Architecture.buffer_bytes`: GPT-Neo's per-layer causal masks;
+    the per-layer rotary tables of older transformers code, `InferenceInputs.rope_tables`);
     LitGPT's bool causal mask (context^2 bytes) and its fp32 cos/sin tables (2 x context x
     rotary dims x 4 bytes)."""
+    own = arch.buffer_bytes
+    if inputs.rope_tables:
+        own += arch.rope_table_bytes(inputs.compute_dtype.bytes)
     if not inputs.profile.mask_cache:
-        return arch.buffer_bytes
+        return own
     tokens = inputs.allocated_cache_tokens
-    return arch.buffer_bytes + tokens ** 2 + 2 * tokens * arch.rotary_dim * 4
+    return own + tokens ** 2 + 2 * tokens * arch.rotary_dim * 4
 
 
 def _ceil_fraction(value: Fraction) -> int:

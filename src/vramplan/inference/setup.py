@@ -69,6 +69,10 @@ class InferenceInputs:
     """The run set bitsandbytes' 4-bit compute dtype to a 16-bit one (`BitsAndBytesConfig(
     bnb_4bit_compute_dtype=torch.float16)`): no fp32 copy of the dequantized weight, where the
     engine computes in fp32 by default (`EngineProfile.bnb_4bit_compute_fp32`)."""
+    rope_tables: bool = False
+    """Every attention layer holds rotary cos and sin tables of `max_position_embeddings` rows
+    in the compute dtype (transformers' older model code,
+    `vramplan.presets.frameworks.TransformersCode.rope_caches`)."""
 
     @property
     def decode_steps(self) -> int:
@@ -112,7 +116,8 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
                      kv_all_heads: bool | None = None,
                      previous_cache_alive: bool = False, prompt_logits_bytes: int = 0,
                      prompt_logits_kept: bool = False,
-                     bnb_compute_16bit: bool = False) -> InferenceInputs:
+                     bnb_compute_16bit: bool = False,
+                     rope_tables: bool = False) -> InferenceInputs:
     """Validated inputs: counts in range, prompt within the context, a GGUF file only on
     llama.cpp and llama.cpp only with GGUF, images only for a model with a vision tower, MTP
     modules only for a checkpoint that has some."""
@@ -151,4 +156,4 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
                            kv_all_heads=kv_all_heads, previous_cache_alive=previous_cache_alive,
                            prompt_logits_bytes=prompt_logits_bytes,
                            prompt_logits_kept=prompt_logits_kept,
-                           bnb_compute_16bit=bnb_compute_16bit)
+                           bnb_compute_16bit=bnb_compute_16bit, rope_tables=rope_tables)

@@ -246,6 +246,9 @@ class Architecture:
     partial_rotary_factor: float = 1.0
     """Share of each head's dimensions that get rotary embeddings (Phi-2: 0.4, Pythia: 0.25)."""
     rope_theta: float | None = None
+    longrope_positions: int | None = None
+    """LongRoPE (`rope_scaling` type "longrope", formerly "su": Phi-3's long-context models):
+    the `original_max_position_embeddings` its short-context factors cover; None otherwise."""
     embedding_scale: float | None = None
     """A constant factor on the embeddings (Gemma: sqrt(hidden_size)); no parameters."""
     dtype: str | None = None
@@ -641,10 +644,19 @@ class Architecture:
         """Bytes of the model's own device buffers that scale with it: one bool causal mask of
         `max_position_embeddings`^2 per layer where `causal_mask_buffers` (2048 positions: 4 MiB
         a layer); 0 for the other families (RoPE's inverse frequencies are a few hundred
-        bytes)."""
+        bytes; the per-layer cos and sin tables of older code depend on the code's date:
+        `rope_table_bytes`)."""
         if not self.causal_mask_buffers:
             return 0
         return self.n_layers * self.max_position_embeddings ** 2
+
+    def rope_table_bytes(self, itemsize: int, rows: int | None = None) -> int:
+        """Bytes of per-layer rotary cos and sin tables of `rows` rows (default
+        `max_position_embeddings`) of `rotary_dim` values, `itemsize` bytes each (transformers'
+        older rotary modules, `vramplan.presets.frameworks.TransformersCode.rope_caches`;
+        Unsloth's, `UnslothCode.rope_tables_per_layer`)."""
+        rows = self.max_position_embeddings if rows is None else rows
+        return self.n_layers * 2 * rows * self.rotary_dim * itemsize
 
     @property
     def params_vision(self) -> int:

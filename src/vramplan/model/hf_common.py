@@ -265,12 +265,24 @@ def llama_like(keys: ConfigKeys, *, qkv_bias: bool, attn_out_bias: bool, mlp_bia
         max_position_embeddings=keys.get_int("max_position_embeddings",
                                              default=max_position_default),
         rope_theta=keys.get_float("rope_theta", 10000.0),
+        longrope_positions=longrope_positions(keys),
         dtype=keys.dtype(),
         # on the probabilities (`eager_attention_forward`'s dropout, SDPA's dropout_p); 0.0 by
         # default in LlamaConfig, MistralConfig, MixtralConfig, Qwen2Config, GemmaConfig,
         # Gemma2Config, Phi3Config, StableLmConfig and OlmoConfig
         attention_dropout=keys.get_float("attention_dropout", 0.0),
     )
+
+
+def longrope_positions(keys: ConfigKeys) -> int | None:
+    """`original_max_position_embeddings` under LongRoPE (`rope_scaling` of type or rope_type
+    "longrope" or "su"; Phi3Config's default 4096), else None."""
+    scaling = keys.config.get("rope_scaling")
+    if not isinstance(scaling, Mapping):
+        return None
+    if scaling.get("rope_type", scaling.get("type")) not in ("longrope", "su"):
+        return None
+    return keys.get_int("original_max_position_embeddings", default=4096)
 
 
 def with_window(arch: Architecture, window: int | None, first_layer: int = 0) -> Architecture:

@@ -403,6 +403,23 @@ class UnslothCode:
     instead ("< 1024 Normal Unsloth uses less VRAM!": `if bsz*q_len <= 1024: RETURN_LOGITS =
     True`, b9fe2588, 2024-12-10, release 2024.12.5, until 0528b4ce, 2025-10-26, release
     2025.10.11, which sends it to `unsloth_fused_ce_loss` too)."""
+    rope_tables_per_layer: bool = False
+    """Unsloth's own rotary module, put in place of transformers' (unsloth/models/llama.py
+    `LlamaRotaryEmbedding`; mistral.py and gemma.py `pre_patch` point their models' classes
+    at it), registers cos and sin tables (`_set_cos_sin_cache`, `register_buffer("cos_cached",
+    ...)`, cast to the model's dtype by `post_patch`), and every attention layer builds its own
+    (`patch_llama_rope_scaling` rewrites the module's `__init__`): per-layer tables until
+    63782ea3 (2025-01-07) makes each layer use the model's one (`layer.self_attn.rotary_emb =
+    model.model.rotary_emb`)."""
+    rope_rows_capped: bool = False
+    """The tables hold `min(4 * 8192, max_position_embeddings)` rows (54dd81de, 2024-07-18:
+    `self.current_rope_size`); before, `max_position_embeddings`."""
+    global_dequant_buffer: bool = False
+    """The LoRA kernels' forward dequantizes each 4-bit weight into one buffer per device that
+    stays allocated and grows to the largest weight (unsloth/kernels/utils.py `matmul_lora`:
+    `fast_dequantize(W.t(), W_quant, use_global_buffer = True)`, `WEIGHT_BUFFERS` in the
+    weight's dtype and `ABSMAX_BUFFERS` in fp32, one value per 4-bit block): 144190bd
+    (2025-02-06). Backward still dequantizes into a fresh tensor."""
     expandable_segments: bool = False
     """`import unsloth` sets `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` ("Reduce VRAM
     usage by reducing fragmentation", unsloth/__init__.py c599ae0f, 2024-03-17, release 2024.4;
@@ -414,8 +431,13 @@ UNSLOTH_EXPANDABLE_SEGMENTS_SINCE = date(2024, 3, 17)
 UNSLOTH_OFFLOADED_CHECKPOINTS_SINCE = date(2024, 4, 6)
 UNSLOTH_FUSED_LOSS_SINCE = date(2024, 11, 21)
 UNSLOTH_SMALL_BATCH_LOGITS = (date(2024, 12, 10), date(2025, 10, 26))
+UNSLOTH_ROPE_ROWS_CAPPED_SINCE = date(2024, 7, 18)
+UNSLOTH_SHARED_ROPE_SINCE = date(2025, 1, 7)
+UNSLOTH_GLOBAL_DEQUANT_BUFFER_SINCE = date(2025, 2, 6)
 """The dates of the commits named in `UnslothCode` (the fused loss: the day
 `cut_cross_entropy` became a dependency; the small batches' logits: from, until)."""
+UNSLOTH_ROPE_ROWS = 4 * 8192
+"""`UnslothCode.rope_rows_capped`: the most rows its rotary tables hold."""
 UNSLOTH_SMALL_BATCH_TOKENS = 1024
 """`UnslothCode.small_batches_keep_logits`: batch x length at most this takes the logits path."""
 
@@ -427,6 +449,7 @@ UNSLOTH_RELEASE_DATES: dict[tuple[int, ...], date] = {
     (2024, 4): date(2024, 4, 6),
     (2024, 11, 8): date(2024, 11, 21),
     (2024, 12, 5): date(2024, 12, 20),
+    (2025, 1, 5): date(2025, 1, 14),  # fb1397d9, the first with 63782ea3's shared rotary tables
     (2025, 8, 5): date(2025, 8, 13),
     (2025, 10, 11): date(2025, 10, 28),
 }
@@ -444,11 +467,15 @@ def unsloth_release_date(version: tuple[int, ...]) -> date:
 def unsloth_code(on: date | None) -> UnslothCode:
     """Unsloth's code as of `on`; None: today's."""
     if on is None:
-        return UnslothCode(offloads_checkpoints=True, fused_loss=True, expandable_segments=True)
+        return UnslothCode(offloads_checkpoints=True, fused_loss=True, rope_rows_capped=True,
+                           global_dequant_buffer=True, expandable_segments=True)
     start, end = UNSLOTH_SMALL_BATCH_LOGITS
     return UnslothCode(offloads_checkpoints=on >= UNSLOTH_OFFLOADED_CHECKPOINTS_SINCE,
                        fused_loss=on >= UNSLOTH_FUSED_LOSS_SINCE,
                        small_batches_keep_logits=start <= on < end,
+                       rope_tables_per_layer=on < UNSLOTH_SHARED_ROPE_SINCE,
+                       rope_rows_capped=on >= UNSLOTH_ROPE_ROWS_CAPPED_SINCE,
+                       global_dequant_buffer=on >= UNSLOTH_GLOBAL_DEQUANT_BUFFER_SINCE,
                        expandable_segments=on >= UNSLOTH_EXPANDABLE_SEGMENTS_SINCE)
 
 
@@ -606,6 +633,16 @@ class TransformersCode:
     (`OPTAttention.forward` in the v4.28.1 to v4.48.0 wheels; v4.49.0 moved OPT to
     `eager_attention_forward`, without it)."""
 
+    rope_caches: frozenset[str] = frozenset()
+    """Model types whose every attention layer built its own rotary module holding cos and sin
+    tables of `max_position_embeddings` rows, registered as non-persistent buffers in the
+    default dtype of the model's construction (the load dtype under `torch_dtype`), so on the
+    GPU with the model: `LlamaRotaryEmbedding._set_cos_sin_cache(seq_len=
+    max_position_embeddings, ..., dtype=torch.get_default_dtype())` and `register_buffer(
+    "cos_cached", ...)`/`"_cos_cached"`, one per `LlamaAttention` (`_init_rope`). Read in the
+    wheels (`TRANSFORMERS_ROPE_CACHES_UNTIL`): Llama until v4.41.0, Mistral until v4.42.0, Qwen2,
+    Qwen2-MoE, Phi, StableLM, StarCoder2, Falcon and GPT-NeoX until v4.45.0, Mixtral until
+    v4.48.0; later releases compute cos and sin per forward from one shared module."""
     warmup_keeps_headroom: bool = False
     """The warm-up's byte count is capped by the device's free memory (`torch.cuda.mem_get_info`)
     before it is divided by the factor: at 95 % of it (v4.50.0 to v4.51.x:
@@ -712,6 +749,16 @@ TRANSFORMERS_WARMUP_HEADROOM_SINCE = date(2025, 5, 20)
 (`TransformersCode.warmup_keeps_headroom`)."""
 TRANSFORMERS_WARMUP_SKIPS_TIED_SINCE = date(2025, 7, 25)
 """transformers v4.54.0 (its wheel's date): the warm-up skips tied weights."""
+TRANSFORMERS_ROPE_CACHES_UNTIL = {
+    "llama": date(2024, 5, 17),  # v4.41.0
+    "mistral": date(2024, 6, 27),  # v4.42.0
+    **dict.fromkeys(("qwen2", "qwen2_moe", "phi", "stablelm", "starcoder2", "falcon", "gpt_neox"),
+                    date(2024, 9, 25)),  # v4.45.0
+    "mixtral": date(2025, 1, 10),  # v4.48.0
+}
+"""The first release (its wheel's date) whose model type no longer keeps per-layer rotary tables
+(`TransformersCode.rope_caches`): read in the v4.32.0, v4.36.2, v4.38.2, v4.40.2, v4.41.0,
+v4.41.2, v4.42.4, v4.43.4, v4.44.2, v4.45.0, v4.46.0, v4.47.0 and v4.48.0 wheels."""
 TRANSFORMERS_LLAMA_UNCLAMPED_SINCE = date(2023, 6, 8)
 """transformers v4.30.0 (the date of its wheel's files): Llama's eager attention no longer
 clamps its masked scores (`TransformersCode.clamped_scores`)."""
@@ -748,7 +795,9 @@ def transformers_code(on: date | None) -> TransformersCode:
         warms_up_allocator=on >= TRANSFORMERS_WARMUP_SINCE,
         warmup_counts_tied=TRANSFORMERS_WARMUP_SINCE <= on < TRANSFORMERS_WARMUP_SKIPS_TIED_SINCE,
         warmup_keeps_headroom=on >= TRANSFORMERS_WARMUP_HEADROOM_SINCE,
-        clamped_scores=clamped)
+        clamped_scores=clamped,
+        rope_caches=frozenset(model_type for model_type, until
+                              in TRANSFORMERS_ROPE_CACHES_UNTIL.items() if on < until))
 
 
 def framework_defaults(framework: Framework) -> FrameworkDefaults:

@@ -5,10 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vramplan.model.architecture import Architecture, LinearSpec
+from vramplan.model.architecture import Architecture, LinearSpec, PositionKind
 from vramplan.model.lora_targets import lora_breakdown
 from vramplan.model.weight_storage import bnb_4bit_bytes, bnb_int8_bytes
-from vramplan.presets.frameworks import framework_defaults
+from vramplan.presets.frameworks import (
+    UNSLOTH_ROPE_ROWS,
+    framework_defaults,
+    runs_transformers_code,
+    transformers_code,
+    unsloth_code,
+)
+from vramplan.presets.quant_formats import BNB_BLOCKSIZE
 from vramplan.training.setup import (
     DEFAULT_LORA_RANK,
     DEFAULT_LORA_TARGETS,
@@ -243,8 +250,52 @@ def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
         flat_gradient_params=_flat_gradient_params(arch, setup, trainable),
         embedding_params=arch.params_embedding if head_is_separate(arch, setup) else 0,
         largest_trainable_params=max((g.elements for g in tensors), default=0),
-        buffer_bytes=arch.buffer_bytes,
+        buffer_bytes=model_buffer_bytes(arch, setup),
     )
+
+
+def model_buffer_bytes(arch: Architecture, setup: TrainingSetup) -> int:
+    """The device buffers the model's code keeps for the whole run: `Architecture.buffer_bytes`,
+    the per-layer rotary tables of the run's date (`_rope_table_bytes`) and Unsloth's global
+    dequantization buffer (`_unsloth_dequant_buffer_bytes`)."""
+    return arch.buffer_bytes + _rope_table_bytes(arch, setup) \
+        + _unsloth_dequant_buffer_bytes(arch, setup)
+
+
+def _rope_table_bytes(arch: Architecture, setup: TrainingSetup) -> int:
+    """Per-layer rotary tables, in the weights' dtype (from_pretrained constructs the model
+    under its `torch_dtype`; Unsloth casts its tables to the model's): Unsloth's own rotary
+    module's (`UnslothCode.rope_tables_per_layer`, at most `UNSLOTH_ROPE_ROWS` rows once
+    `rope_rows_capped`), or transformers' (`TransformersCode.rope_caches`)."""
+    w = weight_itemsize(setup.precision)
+    if setup.framework is Framework.UNSLOTH:
+        code = unsloth_code(setup.code_date)
+        if not code.rope_tables_per_layer or arch.position is not PositionKind.ROPE:
+            return 0
+        rows = arch.max_position_embeddings
+        if arch.longrope_positions is not None:
+            # its LongRoPE module builds the short-context tables only (llama.py
+            # `LongRopeRotaryEmbedding`: `original_max_position_embeddings` rows; the long
+            # ones wait for a longer sequence)
+            rows = min(rows, arch.longrope_positions)
+        elif code.rope_rows_capped:
+            rows = min(rows, UNSLOTH_ROPE_ROWS)
+        return arch.rope_table_bytes(w, rows)
+    if (runs_transformers_code(setup.framework)
+            and arch.family in transformers_code(setup.code_date).rope_caches):
+        return arch.rope_table_bytes(w)
+    return 0
+
+
+def _unsloth_dequant_buffer_bytes(arch: Architecture, setup: TrainingSetup) -> int:
+    """Unsloth's QLoRA kernels' global buffers (`UnslothCode.global_dequant_buffer`): the
+    largest block linear dequantized in the weights' dtype, and its absmax in fp32, one value
+    per `BNB_BLOCKSIZE` weights."""
+    if (setup.framework is not Framework.UNSLOTH or setup.method is not Method.QLORA
+            or not unsloth_code(setup.code_date).global_dequant_buffer):
+        return 0
+    largest = max(lin.in_features * lin.out_features for lin in arch.block_linears())
+    return largest * weight_itemsize(setup.precision) + ceil_div(largest, BNB_BLOCKSIZE) * 4
 
 
 def lora_in_blocks(setup: TrainingSetup) -> bool:

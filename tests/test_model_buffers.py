@@ -9,6 +9,7 @@ from datetime import date
 
 import pytest
 
+from vramplan.distributed.sharding import Parallelism, shard_model_states
 from vramplan.model.hf_config import parse_config
 from vramplan.parts import PartKind
 from vramplan.presets.frameworks import unsloth_code, unsloth_release_date
@@ -16,7 +17,7 @@ from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.setup import TrainingSetup
 from vramplan.training.states import model_states
 from vramplan.validation import estimate_inference_case
-from vramplan.vocab import Framework, Method, Precision
+from vramplan.vocab import Framework, FsdpVersion, Method, Precision, Scheme
 
 LLAMA_2_7B_TABLES = 32 * 2 * 4096 * 128 * 2
 """32 layers x (cos, sin) x 4096 positions x 128 rotary dims x 2 bytes (bf16)."""
@@ -112,3 +113,21 @@ def test_unsloths_global_dequantization_buffer(method: Method, day: date, expect
     setup = TrainingSetup(method=method, precision=Precision.BF16_TRUE,
                           framework=Framework.UNSLOTH, code_date=day)
     assert model_states(architecture_of(find_model("llama-2-7b")), setup).buffer_bytes == expected
+
+
+@pytest.mark.parametrize(("version", "expected"), [
+    # accelerate's policy: MixedPrecision(param_dtype=bf16, reduce_dtype=bf16, buffer_dtype=bf16);
+    # FSDP1 replaces each floating buffer by its cast in the first forward
+    (FsdpVersion.FSDP1, LLAMA_2_7B_TABLES),
+    # fully_shard's MixedPrecisionPolicy has no buffer dtype: the fp32 tables stay
+    (FsdpVersion.FSDP2, 2 * LLAMA_2_7B_TABLES),
+])
+def test_fsdp1s_mixed_precision_policy_casts_the_tables(version: FsdpVersion,
+                                                        expected: int) -> None:
+    setup = TrainingSetup(method=Method.FULL, precision=Precision.AMP, framework=Framework.HF,
+                          code_date=date(2024, 1, 10))
+    states = model_states(architecture_of(find_model("llama-2-7b")), setup)
+    assert states.buffer_bytes == states.float_buffer_bytes == 2 * LLAMA_2_7B_TABLES
+    plan = Parallelism(scheme=Scheme.FSDP, gpus=2, fsdp_version=version,
+                       params_cast_for_compute=True)
+    assert shard_model_states(states, plan).module_buffers_bytes == expected

@@ -336,7 +336,21 @@ def shard_model_states(states: ModelStates, plan: Parallelism,
         sharded = _fsdp(states, plan, n, units)
     else:
         sharded = _replicated(states, plan)
-    return replace(sharded, module_buffers_bytes=states.buffer_bytes)
+    return replace(sharded, module_buffers_bytes=_module_buffers(states, plan))
+
+
+def _module_buffers(states: ModelStates, plan: Parallelism) -> int:
+    """The model's buffers on each GPU. Under FSDP1 with accelerate's mixed-precision policy
+    (`params_cast_for_compute`), the floating-point ones are cast to its 16-bit dtype too:
+    `FullyShardedDataParallelPlugin.set_mixed_precision` builds `MixedPrecision(param_dtype=dtype,
+    reduce_dtype=dtype, buffer_dtype=dtype)` (accelerate/utils/dataclasses.py, `buffer_autocast`
+    False), and FSDP1 replaces each floating buffer by its cast in the first forward
+    (torch/distributed/fsdp/_runtime_utils.py `_cast_buffers_to_dtype_and_device`)."""
+    if not (plan.params_cast_for_compute and plan.scheme in FSDP_SCHEMES
+            and plan.fsdp_version is FsdpVersion.FSDP1):
+        return states.buffer_bytes
+    floating = states.float_buffer_bytes
+    return states.buffer_bytes - floating + floating * CAST_ITEMSIZE // states.weight_itemsize
 
 
 def _check_states(states: ModelStates) -> None:

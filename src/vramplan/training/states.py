@@ -88,9 +88,12 @@ class ModelStates:
     """Parameters of the input embeddings when they are a tensor of their own (not tied to the
     head): an FSDP unit apart under torchtitan's and accelerate's FSDP2 wrapping."""
     buffer_bytes: int = 0
-    """The model's own device buffers (`Architecture.buffer_bytes`: GPT-Neo's causal masks):
-    not parameters, so no sharding scheme splits them (FSDP and ZeRO-3 shard parameters; a
-    module's buffers stay whole on every rank)."""
+    """The device buffers the model's code keeps (`model_buffer_bytes`: GPT-Neo's causal masks,
+    older code's rotary tables): not parameters, so no sharding scheme splits them (FSDP and
+    ZeRO-3 shard parameters; a module's buffers stay whole on every rank)."""
+    float_buffer_bytes: int = 0
+    """The part of `buffer_bytes` held in floating-point module buffers in the weights' dtype
+    (the rotary tables), which an FSDP1 mixed-precision policy casts (`buffer_dtype`)."""
 
     @property
     def params(self) -> int:
@@ -251,6 +254,7 @@ def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
         embedding_params=arch.params_embedding if head_is_separate(arch, setup) else 0,
         largest_trainable_params=max((g.elements for g in tensors), default=0),
         buffer_bytes=model_buffer_bytes(arch, setup),
+        float_buffer_bytes=_rope_table_bytes(arch, setup),
     )
 
 

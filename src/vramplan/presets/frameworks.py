@@ -519,7 +519,7 @@ weight to NF4 in one piece (torchao/dtypes/nf4tensor.py at v0.1 `quantize_tensor
 `(value.unsqueeze(-1) - nf4).abs()`, 16 bf16 entries per value, then `min(dim=-1)`); "perform in
 chunks" (pytorch/ao 6081796bc, PR #196, 2024-05-01, in 0.2.0) quantizes by chunks of 2^20
 values, whose transients (about 74 MB) change no estimate
-(`vramplan.training.allocations._torchao_v01_quantization`)."""
+(`vramplan.training.allocations._torchtune_nf4_build`)."""
 
 TORCHTUNE_DELETES_LOGITS_SINCE = date(2024, 7, 28)
 """torchtune's recipes drop their logits before backward since 8a98fbaa3 (PR #1235, "[memory

@@ -39,7 +39,6 @@ from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import lora_breakdown
 from vramplan.presets.frameworks import (
     PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE,
-    TORCHTUNE_CHUNKED_NF4_SINCE,
     TransformersCode,
     runs_transformers_code,
     transformers_code,
@@ -73,6 +72,7 @@ from vramplan.training.states import (
     BNB_PAGED_MIN_ELEMENTS,
     head_is_separate,
     stored_quant,
+    torchao_v01_nf4,
     upcasts_at_load,
 )
 from vramplan.units import ceil_div
@@ -436,21 +436,16 @@ def _load(program: _Program, params: tuple[ParamTensor, ...], sharding: Sharding
           setup: TrainingSetup, arch: Architecture) -> None:
     """The parameters this GPU holds: each tensor, or its shard (FSDP1's flat units:
     `_wrap_flat_units`). A QLoRA run prepared for k-bit training (`upcasts_at_load`) loads
-    the base, then `_upcast_and_back`; torchtune's QLoRA of before June 2024 quantizes each
-    linear as it builds it (`_torchao_v01_quantization`)."""
+    the base, then `_upcast_and_back`; torchtune's QLoRA of before June 2024 builds its model
+    as `_torchtune_nf4_build` says."""
     if not sharding.weights:
         return
     if sharding.weights == 1:
         warmup = allocator_warmup_bytes(arch, setup)
         if warmup:
             program.free(program.alloc(warmup))
-    if sharding.weights == 1 and quantizes_in_one_piece(setup):
-        linears = [linear.in_features * linear.out_features
-                   for linear in arch.block_linears() for _ in range(linear.count)]
-        for tensor in params:
-            if tensor.block is not None and not tensor.trainable:
-                _torchao_v01_quantization(program, linears)
-            program.alloc(tensor.n_bytes)
+    if sharding.weights == 1 and torchao_v01_nf4(setup):
+        _torchtune_nf4_build(program, params, arch, setup)
         return
     if sharding.weights > 1 or not upcasts_at_load(setup):
         for tensor in params:
@@ -478,44 +473,156 @@ def allocator_warmup_bytes(arch: Architecture, setup: TrainingSetup) -> int:
         free_bytes=setup.card_free_bytes)
 
 
-def quantizes_in_one_piece(setup: TrainingSetup) -> bool:
-    """torchtune's QLoRA with the torchao it pinned before June 2024, which quantized each
-    weight to NF4 in one piece (`vramplan.presets.frameworks.TORCHTUNE_CHUNKED_NF4_SINCE`); the
-    run's code date must say so (None: today's code)."""
-    return (setup.framework is Framework.TORCHTUNE and setup.method is Method.QLORA
-            and setup.code_date is not None and setup.code_date < TORCHTUNE_CHUNKED_NF4_SINCE)
-
-
-def _torchao_v01_quantization(program: _Program, linears: list[int]) -> None:
-    """torchtune builds the model on the GPU in bf16 (`with self._device:
-    config.instantiate(...)`, recipes/lora_finetune_single_device.py @ff594c231) and its
-    `LoRALinear` and `FrozenNF4Linear` quantize each new weight at once (`to_nf4`); the
-    checkpoint is then copied in on the CPU (torchao v0.1 `copy_` quantizes a CPU tensor where it
-    is). torchao v0.1 (torchao/dtypes/nf4tensor.py `NF4Tensor.from_tensor`) holds, for a weight of
-    n values: the bf16 weight (2n bytes), its blocks' absolute values for the absmax scalers (2n,
-    twice), the blocks divided by their scalers (2n), `value.unsqueeze(-1) - nf4` and its
-    `abs()` (16 bf16 entries per value: 32n each), then `min(dim=-1)`'s values and int64 indices
-    (2n + 8n), the packing's int64 halves (4n, twice) and the uint8 codes. The codes and scalers
-    that stay are the block's stored tensor, allocated after its linears."""
+def _torchtune_nf4_build(program: _Program, params: tuple[ParamTensor, ...],
+                         arch: Architecture, setup: TrainingSetup) -> None:
+    """torchtune's QLoRA model as its recipe built it with torchao v0.1 (recipes/
+    lora_finetune_single_device.py @ff594c231, `with self._device: config.instantiate(...)`, then
+    `load_state_dict`), on the GPU:
+    - the builder makes one template layer, whose `LoRALinear`s quantize their new bf16 weights
+      at once (`to_nf4`), then the embeddings and the head;
+    - `TransformerDecoder` deep-copies the template for every layer (torchtune/modules/
+      transformer.py `_get_clones`: `copy.deepcopy`); an NF4 weight's `__deepcopy__` calls
+      `clone`, which torchtune overrides as `to_nf4(get_original_weight())` (torchtune/utils/
+      _register_nf4_dispatch_ops.py): a dequantization and a quantization per weight, then
+      the copies of the clone's tensors, the clone's own freed;
+    - the template goes;
+    - `load_state_dict` copies each checkpoint tensor in: torchtune's `copy_` override moves it
+      to the GPU and quantizes it there (`to_nf4(src.to(dest.device))`), and the new codes
+      replace the old.
+    Traced with torchao v0.1's and torchtune's code on the meta device and replayed through the
+    simulated allocator: 9.133 GB reserved after the build, where the QLoRA tutorial published
+    9.13 GB "after model init" (docs/source/tutorials/qlora_finetune.rst @0914d5cf). The
+    tensors outside the quantized linears (norms, adapters, embeddings, head) are allocated as
+    `params` lists them."""
+    linears = [lin.in_features * lin.out_features
+               for lin in arch.block_linears() for _ in range(lin.count)]
+    stored_linears = sum(piece.n_bytes for n in linears
+                         for piece in _linear_weight(setup, n, False, 0, quantized=True))
+    per_block = sum(t.n_bytes for t in params if t.block == 0)
+    others = per_block - stored_linears
+    template: list[int] = []
     for n in linears:
         weight = program.alloc(2 * n)
-        program.free(program.alloc(2 * n))  # |blocks| for the scalers (double quantization)
-        program.free(program.alloc(2 * n))  # |blocks| again for the weight's own scalers
-        scaled = program.alloc(2 * n)
-        difference = program.alloc(32 * n)
-        distance = program.alloc(32 * n)
-        program.free(difference)
-        values, indices = program.alloc(2 * n), program.alloc(8 * n)
-        program.free(distance)
-        program.free(values)
-        shifted = program.alloc(4 * n)
-        packed = program.alloc(4 * n)
-        program.free(shifted)
-        program.free(program.alloc(n // 2))  # the uint8 codes (kept in the block's tensor)
-        program.free(packed)
-        program.free(indices)
-        program.free(scaled)
+        template += _torchao_v01_to_nf4(program, weight, n)
         program.free(weight)
+    template.append(program.alloc(others))
+    for tensor in params:
+        if tensor.block is None:
+            program.alloc(tensor.n_bytes)
+    layers: list[list[list[int]]] = []
+    for _ in range(arch.n_layers):
+        layer: list[list[int]] = []
+        for n in linears:
+            weight = _torchao_v01_dequantize(program, n)
+            clone = _torchao_v01_to_nf4(program, weight, n)
+            program.free(weight)
+            # `__deepcopy__` copies the clone's tensors (scalers, factor, mean, codes) and drops
+            # the clone's own
+            mean, factor, scalers, codes = _torchao_v01_kept_bytes(n)
+            copied_scalers, copied_factor = program.alloc(scalers), program.alloc(factor)
+            copied_mean, copied_codes = program.alloc(mean), program.alloc(codes)
+            layer.append([copied_mean, copied_factor, copied_scalers, copied_codes])
+            program.free_all([clone[2], clone[1], clone[0], clone[3]])
+        program.alloc(others)
+        layers.append(layer)
+    program.free_all(template)
+    for layer in layers:
+        for index, n in enumerate(linears):
+            weight = program.alloc(2 * n)
+            new = _torchao_v01_to_nf4(program, weight, n)
+            program.free(weight)
+            old_mean, old_factor, old_scalers, old_codes = layer[index]
+            program.free_all([old_scalers, old_factor, old_mean, old_codes])
+            layer[index] = new
+
+
+def _torchao_v01_kept_bytes(n: int) -> tuple[int, ...]:
+    """What torchao v0.1's `NF4Tensor` of n values keeps (torchao/dtypes/nf4tensor.py
+    `from_tensor`): the scalers' mean (a bf16 scalar), the quantization factor's storage, the
+    int8 scalers (one per 64 values) and the packed codes (two per byte). The factor is a
+    strided view (`quantization_factor[:, 0]`) that keeps its whole (scaler blocks, 256) bf16
+    tensor: n/32 bytes, until torchao 9dbc5542 (2024-05-31) made it contiguous."""
+    blocks = n // BNB_BLOCKSIZE
+    return (2, 2 * blocks, blocks, n // 2)
+
+
+def _torchao_v01_to_nf4(program: _Program, weight: int, n: int) -> list[int]:
+    """torchao v0.1 `to_nf4` on a bf16 weight of n values (`NF4Tensor.from_tensor`), its
+    allocations and frees in order as traced on the meta device: the per-block absolute maxima
+    (`max(dim=-1)`'s bf16 values and int64 indices over `abs()`), the scalers' double
+    quantization (`double_quantize_scalers`: mean, centring, their own maxima per 256, the
+    factor, `round`, `clamp`, the int8 cast), then the codes: the blocks scaled, `value - nf4`
+    and its `abs()` (16 bf16 entries per value: 32n bytes each), `min(dim=-1)`'s values and
+    int64 indices, the packing's int64 shift and or, and the uint8 codes. `weight` stays the
+    caller's. Returns what the tensor keeps (`_torchao_v01_kept_bytes`)."""
+    blocks = n // BNB_BLOCKSIZE
+    groups = blocks // 256
+    absolute = program.alloc(2 * n)
+    maxima, indices = program.alloc(2 * blocks), program.alloc(8 * blocks)
+    program.free(absolute)
+    program.free(indices)
+    mean = program.alloc(2)
+    centred = program.alloc(2 * blocks)
+    program.free(maxima)
+    group_abs = program.alloc(2 * blocks)
+    group_max, group_indices = program.alloc(2 * groups), program.alloc(8 * groups)
+    program.free(group_abs)
+    program.free(group_indices)
+    scaled = program.alloc(2 * blocks)
+    inverse = program.alloc(2 * blocks)
+    factor = program.alloc(2 * blocks)
+    program.free(inverse)
+    program.free(scaled)
+    product = program.alloc(2 * blocks)
+    rounded = program.alloc(2 * blocks)
+    program.free(product)
+    clamped = program.alloc(2 * blocks)
+    program.free(rounded)
+    scalers = program.alloc(blocks)
+    program.free_all([centred, group_max, clamped])
+    absolute = program.alloc(2 * n)
+    maxima, indices = program.alloc(2 * blocks), program.alloc(8 * blocks)
+    program.free(absolute)
+    program.free(indices)
+    normalized = program.alloc(2 * n)
+    difference = program.alloc(32 * n)
+    distance = program.alloc(32 * n)
+    program.free(difference)
+    values, nearest = program.alloc(2 * n), program.alloc(8 * n)
+    program.free(values)
+    program.free(distance)
+    shifted = program.alloc(4 * n)
+    packed = program.alloc(4 * n)
+    program.free(shifted)
+    codes = program.alloc(n // 2)
+    program.free_all([maxima, normalized, nearest, packed])
+    return [mean, factor, scalers, codes]
+
+
+def _torchao_v01_dequantize(program: _Program, n: int) -> int:
+    """torchao v0.1 `get_original_weight` of n values (`NF4Tensor.dequantize` in its order): each
+    nibble as int64 codes (`(codes >> 4).to(torch.long)`, `(codes & 0b1111)`), each half looked
+    up in the NF4 table, the scalers dequantized, both halves scaled, and their `torch.stack`:
+    the bf16 weight returned, the rest freed."""
+    blocks = n // BNB_BLOCKSIZE
+    high = program.alloc(n // 2)
+    high_codes = program.alloc(4 * n)
+    program.free(high)
+    low = program.alloc(n // 2)
+    low_codes = program.alloc(4 * n)
+    program.free(low)
+    high_values, low_values = program.alloc(n), program.alloc(n)
+    divided = program.alloc(2 * blocks)
+    scalers = program.alloc(2 * blocks)
+    program.free(divided)
+    temporaries = [high_codes, low_codes, high_values, low_values, scalers]
+    for _ in range(2):
+        flat = program.alloc(n)
+        temporaries.append(program.alloc(n))
+        program.free(flat)
+    weight = program.alloc(2 * n)
+    program.free_all(temporaries)
+    return weight
 
 
 def _upcast_and_back(program: _Program, params: tuple[ParamTensor, ...],

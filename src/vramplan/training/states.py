@@ -4,11 +4,13 @@ fp32 master copies and optimizer states, from the trainable tensors of a setup."
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from vramplan.model.architecture import Architecture, LinearSpec, PositionKind
 from vramplan.model.lora_targets import lora_breakdown
 from vramplan.model.weight_storage import bnb_4bit_bytes, bnb_int8_bytes
 from vramplan.presets.frameworks import (
+    TORCHTUNE_CHUNKED_NF4_SINCE,
     UNSLOTH_ROPE_ROWS,
     framework_defaults,
     runs_transformers_code,
@@ -334,6 +336,24 @@ def stores_torchao_nf4(setup: TrainingSetup) -> bool:
     return setup.framework is Framework.TORCHTUNE and setup.quant not in (Quant.NONE, Quant.INT8)
 
 
+def torchao_v01_nf4(setup: TrainingSetup) -> bool:
+    """torchtune's QLoRA with the torchao it pinned from April to June 2024 (v0.1:
+    `vramplan.presets.frameworks.TORCHTUNE_CHUNKED_NF4_SINCE`), which quantized each weight in
+    one piece, kept its quantization factor's whole storage (`TORCHAO_V01_FACTOR_BYTES`) and was
+    built as `vramplan.training.allocations._torchtune_nf4_build` says; the run's code date must
+    say so (None: today's code)."""
+    return (setup.framework is Framework.TORCHTUNE and setup.method is Method.QLORA
+            and setup.code_date is not None and setup.code_date < TORCHTUNE_CHUNKED_NF4_SINCE)
+
+
+TORCHAO_V01_FACTOR_BYTES = Fraction(1, 32)
+"""Bytes per quantized value that torchao v0.1's `NF4Tensor` keeps beyond the double-quantized
+layout: its `quantization_factor` is `quantization_factor[:, 0].view(...)`, a strided view of
+the (scaler blocks, 256) bf16 tensor `double_quantize_scalers` made, which it keeps whole (one
+bf16 value per 64 weights); torchao 9dbc5542 (2024-05-31, "return contiguous
+`quantization_factor`") made it a copy."""
+
+
 def stored_quant(setup: TrainingSetup) -> Quant:
     """The 4-bit storage a QLoRA run really holds. torchtune stores its base as torchao's
     `NF4Tensor`, whose `from_tensor` always quantizes the per-block scalers (int8 per 64 values,
@@ -390,6 +410,8 @@ def _frozen_base_bytes(arch: Architecture, setup: TrainingSetup) -> int:
         matrices.append((arch.hidden_size, arch.vocab_size, 1))
     quantized_params = sum(i * o * n for i, o, n in matrices)
     stored = sum(_quantized_matrix_bytes(quant, i, o) * n for i, o, n in matrices)
+    if torchao_v01_nf4(setup):
+        stored += int(quantized_params * TORCHAO_V01_FACTOR_BYTES)
     return stored + (base - quantized_params) * w
 
 

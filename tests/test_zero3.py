@@ -366,3 +366,25 @@ def test_an_optimizer_stepping_in_backward_leaves_zero3_partitioning_parameters_
     assert engine.sharded.gradients_bytes == -(-2 * trainable // 8)
     assert engine.sharded.persistent_buffers_bytes == 500_000_000 * 2  # reduce_bucket_size
     assert hooked.sharded.weights_bytes == engine.sharded.weights_bytes
+
+
+@pytest.mark.parametrize(("model", "method", "tied_gradient"), [
+    # OPT-13B ties its head to the embedding: 50,272 x 5,120 16-bit values
+    ("opt-13b", Method.FULL, 50272 * 5120 * 2),
+    ("llama-2-7b", Method.FULL, 0),  # an untied head's gradient is reduced by its own hook
+    ("opt-13b", Method.LORA, 0),  # the head does not train
+])
+def test_a_tied_heads_gradient_waits_whole_for_the_embeddings_backward(
+        model: str, method: Method, tied_gradient: int) -> None:
+    """autograd runs a tied weight's AccumulateGrad, where ZeRO's reduce hook sits, once the
+    embedding's backward has added its share, last: the head's gradient lives whole through
+    the blocks' backward."""
+    arch = architecture_of(find_model(model))
+    setup = TrainingSetup(method=method, precision=Precision.MIXED, batch=1, seq_len=1024,
+                          gradient_accumulation=False, framework=Framework.DEEPSPEED,
+                          lora_rank=8 if method is Method.LORA else None)
+    estimate = estimate_per_gpu(arch, setup, default_parallelism(setup, Scheme.ZERO3, 8))
+    blocks = next(p for p in estimate.phases if p.phase is Phase.BACKWARD_BLOCKS)
+    gradients = sum(p.memory_bytes for p in blocks.parts if p.kind is PartKind.GRADIENTS)
+    # beside the flat gradient partition, held from the start
+    assert gradients - estimate.sharded.gradients_bytes == tied_gradient

@@ -779,7 +779,8 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
     """`phase` with its model states replaced by this GPU's share and the buffers added."""
     one_gradient = ceil_div(largest_gradient_bytes(single.states, single.setup),
                             sharded.shard_degree)
-    parts = [*_sharded_parts(phase.phase, single.setup, sharded, one_gradient)]
+    parts = [*_sharded_parts(phase.phase, single.setup, sharded, one_gradient),
+             *_tied_head_gradient(phase.phase, single, sharded)]
     if phase.phase in _END_OF_BACKWARD and not gradients_kept(single.setup) \
             and not sharded.parallelism.accumulate_without_sync \
             and not sharded.gradients_from_start \
@@ -827,6 +828,28 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
             n_bytes = ceil_div(n_bytes, stage.tensor_parallel)
         parts.append(Part(part.kind, n_bytes))
     return PhaseMemory(phase.phase, tuple(parts))
+
+
+_ZERO_SCHEMES = frozenset({Scheme.ZERO1, Scheme.ZERO2, Scheme.ZERO3})
+
+
+def _tied_head_gradient(phase: Phase, single: TrainingEstimate,
+                        sharded: ShardedStates) -> tuple[Part, ...]:
+    """A tied embedding's gradient from the head, whole, under DeepSpeed ZeRO: autograd sums a
+    parameter's gradients in its input buffer and runs its `AccumulateGrad` once the last use's
+    backward, the embedding's, has added its own, and ZeRO reduces and partitions a gradient from
+    a hook on `AccumulateGrad` (deepspeed/runtime/zero/stage3.py `create_reduce_and_remove_grad_
+    hooks`, stage_1_and_2.py `_create_param_mapping`/`create_reduce_and_remove_grad_hooks`): the
+    head's vocabulary x hidden gradient lives unreduced from the head's backward through the
+    blocks'. Only when the head trains (full fine-tuning); not into Megatron-LM's gradient
+    buffer (`main_grad_buffer`), where the head's weight gradient is accumulated in place."""
+    arch, setup, plan = single.arch, single.setup, sharded.parallelism
+    if (phase not in (Phase.BACKWARD_BLOCKS, Phase.BACKWARD_END)
+            or plan.scheme not in _ZERO_SCHEMES or plan.main_grad_buffer
+            or not arch.tied_embeddings or setup.method is not Method.FULL
+            or setup.optimizer_impl is OptimizerImpl.IN_BACKWARD):
+        return ()
+    return (Part(PartKind.GRADIENTS, arch.params_token_embedding * gradient_itemsize(setup)),)
 
 
 _END_OF_BACKWARD = (Phase.BACKWARD_END, Phase.EMBEDDING_BACKWARD)

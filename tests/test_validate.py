@@ -284,6 +284,8 @@ def test_a_rows_notes_say_whether_it_ran_compiled(notes: str, is_compiled: bool)
     # the model's own dropout is not the adapters'; FSDP2 denied is not FSDP2
     ("attention dropout 0.1, hidden dropout 0.1; FSDP1, not FSDP2", None, FsdpVersion.FSDP1),
     ("fsdp_version: 2", None, FsdpVersion.FSDP2),
+    # another row's id cited in the notes: its "fsdp2" counts GPUs
+    ("as fms-mixtral-8x7b-lora-r16-qkvo-fsdp2-mb2-s4096-alloc with per_device 4", None, None),
 ])
 def test_a_rows_notes_give_its_adapter_dropout_and_fsdp(notes: str, dropout: float | None,
                                                         version: FsdpVersion | None) -> None:

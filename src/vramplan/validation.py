@@ -952,10 +952,12 @@ def lora_dropout(case: Case) -> float | None:
     return float(said.group(1)) if said is not None else None
 
 
-_FSDP1 = re.compile(rf"{_UNDENIED}(?:\bFSDP1\b|\bfsdp_version[ :=]*1\b|"
+_FSDP1 = re.compile(rf"{_UNDENIED}(?:(?<![\w-])FSDP1(?![\w-])|\bfsdp_version[ :=]*1\b|"
                     r"\bFullyShardedDataParallel\(|\bFSDP1-style\b)", re.IGNORECASE)
-_FSDP2 = re.compile(rf"{_UNDENIED}(?:\bFSDP2\b|\bfsdp_version[ :=]*2\b|\bfully_shard\b)",
-                    re.IGNORECASE)
+_FSDP2 = re.compile(rf"{_UNDENIED}(?:(?<![\w-])FSDP2(?![\w-])|\bfsdp_version[ :=]*2\b|"
+                    r"\bfully_shard\b)", re.IGNORECASE)
+"""An FSDP named in a row's notes: not inside a hyphenated name (another row's id cited in
+the notes, whose "fsdp2" may count GPUs)."""
 
 
 def fsdp_version(case: Case) -> FsdpVersion | None:

@@ -719,3 +719,41 @@ def test_expert_parallelism_needs_experts_and_a_divisor_of_the_data_parallel_ran
     with pytest.raises(ConflictingOptions):
         estimate_per_gpu(dense, setup, dataclasses.replace(
             default_parallelism(setup, Scheme.DDP, 8), expert_parallel=2))
+
+
+# --- FSDP1 and reentrant checkpointing around units of frozen weights --------------------------
+
+_FMS_MISTRAL = TrainingSetup(
+    method=Method.LORA, precision=Precision.BF16_TRUE, lora_rank=16, batch=2, seq_len=4096,
+    checkpointing=Checkpointing.FULL, framework=Framework.HF, gradient_accumulation=False,
+    code_date=__import__("datetime").date(2025, 2, 7))
+"""fms-acceleration's Mistral-7B LoRA run on 2 GPUs under accelerate's FSDP1 (2025-02)."""
+_HELD = (2 * 32 - 1) * 2 * 4096 * 4096 * 2
+"""Every block's checkpointed input but the first's and every block's input gradient: 63
+tensors of 2 x 4096 tokens x 4096 bf16 values."""
+
+
+@pytest.mark.parametrize(("change", "version", "held"), [
+    ({}, FsdpVersion.FSDP1, _HELD),  # transformers' default of 2025: reentrant
+    ({"code_date": None}, FsdpVersion.FSDP1, 0),  # transformers 5: non-reentrant
+    ({"reentrant_checkpointing": False}, FsdpVersion.FSDP1, 0),
+    ({"checkpoint_in_units": True}, FsdpVersion.FSDP1, 0),  # apply_activation_checkpointing
+    ({"checkpointing": Checkpointing.NONE}, FsdpVersion.FSDP1, 0),
+    ({}, FsdpVersion.FSDP2, 0),  # fully_shard hooks no leaf copies
+    ({"method": Method.FULL, "lora_rank": None}, FsdpVersion.FSDP1, 0),  # units that train
+])
+def test_fsdp1_holds_reentrant_checkpoints_of_frozen_units_to_the_end_of_backward(
+        change: dict[str, object], version: FsdpVersion, held: int) -> None:
+    """FSDP1's reshard-only hook on a unit without trainable parameters registers a multi-grad
+    hook on the leaf copies reentrant checkpointing reruns the unit on: a reference cycle that
+    keeps each copy (its input's storage) and its gradient until `_finalize_params`."""
+    arch = architecture_of(find_model("mistral-7b"))
+    setup = dataclasses.replace(_FMS_MISTRAL, **change)  # type: ignore[arg-type]
+    plan = default_parallelism(setup, Scheme.FSDP, 2, fsdp_version=version)
+
+    def end_of_backward(run: TrainingSetup) -> int:
+        estimate = estimate_per_gpu(arch, run, plan)
+        return next(p.total_bytes for p in estimate.phases if p.phase is Phase.BACKWARD_END)
+
+    baseline = dataclasses.replace(setup, reentrant_checkpointing=False)
+    assert end_of_backward(setup) - end_of_backward(baseline) == held

@@ -472,6 +472,22 @@ def test_an_allocated_figure_with_the_memory_outside_pytorch_adds_the_context(
     assert read.estimate_bytes == plain.estimate_bytes + (CUDA_CONTEXT_BYTES if outside else 0)
 
 
+@pytest.mark.parametrize(("notes", "reentrant", "in_units"), [
+    ("--gradient_checkpointing True --use_reentrant True", True, False),
+    ("gradient_checkpointing_kwargs {'use_reentrant': False}", False, False),
+    # Answer.AI's train.py: its own flag, its checkpoint wrapper inside each FSDP unit
+    ("--use_gradient_checkpointing True --reentrant_checkpointing True", True, True),
+    ("fsdp_activation_checkpointing True (apply_activation_checkpointing with NO_REENTRANT "
+     "checkpoint_wrapper on every LlamaDecoderLayer)", False, True),
+    ("gradient checkpointing", None, False),
+])
+def test_a_rows_notes_say_how_it_checkpointed(notes: str, reentrant: bool | None,
+                                              in_units: bool) -> None:
+    (case,) = read_cases("\n".join((HEADER, ROW + f'"{notes}"')))
+    setup = training_setup_of(case)
+    assert (setup.reentrant_checkpointing, setup.checkpoint_in_units) == (reentrant, in_units)
+
+
 def test_torchtitan_compiling_its_loss_alone_runs_eager_blocks_and_a_compiled_loss() -> None:
     """torchtitan's `[compile] components = ["loss"]` (its DeepSeek-V3 16B config, 2025-08):
     the blocks run eager, the cross-entropy compiled: less than the eager loss's fp32 copies."""

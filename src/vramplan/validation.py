@@ -653,6 +653,8 @@ def training_setup_of(case: Case) -> TrainingSetup:
         alloc_conf=alloc_conf(case), card_free_bytes=card_free_bytes(case),
         gradient_accumulation=accumulates(case),
         empty_cache_between_steps=EMPTY_CACHE_NOTE.search(case.notes) is not None,
+        reentrant_checkpointing=reentrant_checkpointing(case),
+        checkpoint_in_units=CHECKPOINT_IN_UNITS_NOTE.search(case.notes) is not None,
         kbit_upcast=True if KBIT_PREPARATION_NOTE in case.notes else None,
         compiled=compiled(case) and not loss_alone,
         loss_compiled_alone=loss_alone,
@@ -663,6 +665,31 @@ def training_setup_of(case: Case) -> TrainingSetup:
         code_date=code_date(case),
         loss_in_function=loss_in_function(case), loss_16bit=loss_on_16bit_logits(case),
         untied_head=runs_litgpt_model(case))
+
+
+_REENTRANT = re.compile(r"\b(?:use_reentrant|reentrant_checkpointing)\W{0,4}(true|false)\b",
+                        re.IGNORECASE)
+_NO_REENTRANT = re.compile(r"\bNO_REENTRANT\b")
+
+
+def reentrant_checkpointing(case: Case) -> bool | None:
+    """Whether a row's notes give its checkpointing as reentrant ("use_reentrant True/False",
+    Answer.AI's "--reentrant_checkpointing True", torch's `CheckpointImpl.NO_REENTRANT`); None
+    where they say nothing (`TrainingSetup.reentrant_checkpointing`)."""
+    said = _REENTRANT.search(case.notes)
+    if said is not None:
+        return said.group(1).lower() == "true"
+    return False if _NO_REENTRANT.search(case.notes) else None
+
+
+CHECKPOINT_IN_UNITS_NOTE = re.compile(
+    r"\bapply_activation_checkpointing\b|\bfsdp_activation_checkpointing\W{0,4}true\b|"
+    r"--reentrant_checkpointing\b", re.IGNORECASE)
+"""A row whose checkpoint wrapper sits inside each FSDP unit (`TrainingSetup.
+checkpoint_in_units`): torch's `apply_activation_checkpointing`, accelerate's and llama-recipes'
+`fsdp_activation_checkpointing`, and Answer.AI's train.py, whose `--reentrant_checkpointing` flag
+exists only there (AnswerDotAI/fsdp_qlora train.py applies `apply_activation_checkpointing` to
+the wrapped model)."""
 
 
 def _shortest_sequence(alignment: AlignmentSetup | None) -> int:

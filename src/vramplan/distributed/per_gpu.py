@@ -57,10 +57,12 @@ from vramplan.training.estimate import (
 from vramplan.training.setup import (
     TrainingSetup,
     allocator_config,
+    checkpoints_reentrant,
     compute_itemsize,
     gradient_itemsize,
     gradients_kept,
     optimizer_states_exist,
+    residual_itemsize,
     weight_itemsize,
 )
 from vramplan.training.states import (
@@ -780,7 +782,8 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
     one_gradient = ceil_div(largest_gradient_bytes(single.states, single.setup),
                             sharded.shard_degree)
     parts = [*_sharded_parts(phase.phase, single.setup, sharded, one_gradient),
-             *_tied_head_gradient(phase.phase, single, sharded)]
+             *_tied_head_gradient(phase.phase, single, sharded),
+             *_checkpoints_held_by_fsdp1(phase.phase, single, sharded)]
     if phase.phase in _END_OF_BACKWARD and not gradients_kept(single.setup) \
             and not sharded.parallelism.accumulate_without_sync \
             and not sharded.gradients_from_start \
@@ -850,6 +853,35 @@ def _tied_head_gradient(phase: Phase, single: TrainingEstimate,
             or setup.optimizer_impl is OptimizerImpl.IN_BACKWARD):
         return ()
     return (Part(PartKind.GRADIENTS, arch.params_token_embedding * gradient_itemsize(setup)),)
+
+
+def _checkpoints_held_by_fsdp1(phase: Phase, single: TrainingEstimate,
+                               sharded: ShardedStates) -> tuple[Part, ...]:
+    """Every block's checkpointed input and its gradient, held until the end of backward: under
+    FSDP1, with blocks whose units hold frozen weights only (peft's wrap policy puts each
+    adapter in its own unit) and transformers' reentrant checkpointing called around each unit
+    from the model's forward (`_gradient_checkpointing_func(decoder_layer.__call__, ...)`).
+    The reentrant backward reruns the unit on detached leaf copies of its input, which share
+    its storage and collect its gradient in `.grad`; FSDP1 hooks a unit without trainable
+    parameters through `_register_post_backward_reshard_only_hook` (torch/distributed/fsdp/
+    _runtime_utils.py, torch >= 2.1), whose `register_multi_grad_hook` on those leaves
+    (torch/autograd/graph.py) keeps their AccumulateGrad nodes, which hold the tensors: a
+    cycle that FSDP breaks only in `_finalize_params`, at the end of backward. At the first
+    block's backward, every block's gradient but its own being made, and every input but the
+    first block's (the embeddings' output, counted with the step). Found and traced with
+    transformers 4.48.1 and peft 0.13.2 under FSDP1 on a fake process group (fms-acceleration's
+    Mistral-7B LoRA rows: 15.26 GB traced against 15.14 measured); not with non-reentrant
+    checkpointing, nor with the checkpoint wrapper inside the units
+    (`TrainingSetup.checkpoint_in_units`)."""
+    setup, plan = single.setup, sharded.parallelism
+    if (phase not in (*_END_OF_BACKWARD, Phase.UNIT_REDUCE)
+            or plan.scheme not in FSDP_SCHEMES or plan.fsdp_version is not FsdpVersion.FSDP1
+            or not plan.adapters_wrapped_apart or setup.checkpoint_in_units
+            or not checkpoints_reentrant(setup)):
+        return ()
+    layers = single.arch.n_layers
+    per_layer = setup.batch * setup.seq_len * single.arch.hidden_size * residual_itemsize(setup)
+    return (Part(PartKind.ACTIVATIONS, (2 * layers - 1) * per_layer),)
 
 
 _END_OF_BACKWARD = (Phase.BACKWARD_END, Phase.EMBEDDING_BACKWARD)

@@ -633,6 +633,12 @@ class TransformersCode:
     (`OPTAttention.forward` in the v4.28.1 to v4.48.0 wheels; v4.49.0 moved OPT to
     `eager_attention_forward`, without it)."""
 
+    reentrant_checkpointing: bool = False
+    """`gradient_checkpointing_enable()` without `gradient_checkpointing_kwargs` runs
+    `torch.utils.checkpoint` with `use_reentrant=True` (modeling_utils.py, v4.35.0 to v4.57.x;
+    torch's own default before that); v5.0.0 sets `use_reentrant=False` (and TRL's configs did
+    from 40d8759d, 2026-01-14). The Trainer calls it with `TrainingArguments.
+    gradient_checkpointing_kwargs`, None by default."""
     rope_caches: frozenset[str] = frozenset()
     """Model types whose every attention layer built its own rotary module holding cos and sin
     tables of `max_position_embeddings` rows, registered as non-persistent buffers in the
@@ -759,6 +765,9 @@ TRANSFORMERS_ROPE_CACHES_UNTIL = {
 """The first release (its wheel's date) whose model type no longer keeps per-layer rotary tables
 (`TransformersCode.rope_caches`): read in the v4.32.0, v4.36.2, v4.38.2, v4.40.2, v4.41.0,
 v4.41.2, v4.42.4, v4.43.4, v4.44.2, v4.45.0, v4.46.0, v4.47.0 and v4.48.0 wheels."""
+TRANSFORMERS_NONREENTRANT_CHECKPOINTING_SINCE = date(2026, 1, 26)
+"""transformers v5.0.0 (its wheel's date): non-reentrant checkpointing by default
+(`TransformersCode.reentrant_checkpointing`)."""
 TRANSFORMERS_LLAMA_UNCLAMPED_SINCE = date(2023, 6, 8)
 """transformers v4.30.0 (the date of its wheel's files): Llama's eager attention no longer
 clamps its masked scores (`TransformersCode.clamped_scores`)."""
@@ -796,6 +805,7 @@ def transformers_code(on: date | None) -> TransformersCode:
         warmup_counts_tied=TRANSFORMERS_WARMUP_SINCE <= on < TRANSFORMERS_WARMUP_SKIPS_TIED_SINCE,
         warmup_keeps_headroom=on >= TRANSFORMERS_WARMUP_HEADROOM_SINCE,
         clamped_scores=clamped,
+        reentrant_checkpointing=on < TRANSFORMERS_NONREENTRANT_CHECKPOINTING_SINCE,
         rope_caches=frozenset(model_type for model_type, until
                               in TRANSFORMERS_ROPE_CACHES_UNTIL.items() if on < until))
 

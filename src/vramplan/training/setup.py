@@ -153,6 +153,15 @@ class TrainingSetup:
     loss_compiled_alone: bool = False
     """The loss runs under torch.compile while the blocks run eager (torchtitan's
     `compile.components = ["loss"]`, torchtitan/config/job_config.py `Compile.components`)."""
+    reentrant_checkpointing: bool | None = None
+    """Full checkpointing runs `torch.utils.checkpoint` with `use_reentrant=True` (a run's
+    `gradient_checkpointing_kwargs`); None: the framework's default
+    (`vramplan.presets.frameworks.TransformersCode.reentrant_checkpointing` for transformers'
+    own checkpointing, as of `code_date`)."""
+    checkpoint_in_units: bool = False
+    """Checkpointing wraps each block inside its FSDP unit (`apply_activation_checkpointing`:
+    accelerate's `fsdp_activation_checkpointing`, llama-recipes, Answer.AI's train.py), not
+    around the unit from the model's forward as transformers' own checkpointing does."""
     empty_cache_between_steps: bool = False
     """The loop calls `torch.cuda.empty_cache()` between steps, so the caching allocator keeps
     no free segment from one step to the next (reserved memory is then that of a steady step,
@@ -379,6 +388,18 @@ def model_loss_code(setup: TrainingSetup) -> TransformersCode:
             return replace(code, loss_16bit=frozenset())
         return code
     return transformers_code(None)
+
+
+def checkpoints_reentrant(setup: TrainingSetup) -> bool:
+    """Full checkpointing is reentrant: as the run said (`TrainingSetup.
+    reentrant_checkpointing`), else transformers' default as of the run's date for a framework
+    that runs its model code (today's: non-reentrant)."""
+    if setup.checkpointing is not Checkpointing.FULL:
+        return False
+    if setup.reentrant_checkpointing is not None:
+        return setup.reentrant_checkpointing
+    return runs_transformers_code(setup.framework) \
+        and transformers_code(setup.code_date).reentrant_checkpointing
 
 
 def loop_keeps_logits(setup: TrainingSetup) -> bool:

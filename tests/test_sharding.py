@@ -740,6 +740,8 @@ tensors of 2 x 4096 tokens x 4096 bf16 values."""
     ({"checkpoint_in_units": True}, FsdpVersion.FSDP1, 0),  # apply_activation_checkpointing
     ({"checkpointing": Checkpointing.NONE}, FsdpVersion.FSDP1, 0),
     ({}, FsdpVersion.FSDP2, 0),  # fully_shard hooks no leaf copies
+    # transformers v4.52.0: GradientCheckpointingLayer checkpoints inside the wrapped layer
+    ({"code_date": __import__("datetime").date(2025, 5, 20)}, FsdpVersion.FSDP1, 0),
     ({"method": Method.FULL, "lora_rank": None}, FsdpVersion.FSDP1, 0),  # units that train
 ])
 def test_fsdp1_holds_reentrant_checkpoints_of_frozen_units_to_the_end_of_backward(

@@ -53,18 +53,21 @@ ROPE_ALL = ROPE_UNTIL_V4_45 | {"llama", "mistral"}
 
 def _dated(code: TransformersCode, *, two_caches: bool = False, all_logits: bool = False,
            warmup: bool = False, tied: bool = False, headroom: bool = False,
-           rope: frozenset[str] = frozenset(), reentrant: bool = True) -> TransformersCode:
+           rope: frozenset[str] = frozenset(), reentrant: bool = True,
+           around: bool = True) -> TransformersCode:
     """`code` with the loading and generation behaviours of its date: `generate` holding the
     previous cache and the prefill's outputs before v4.42.0, and every prompt position's logits
     before v4.45.0, the allocator warm-up from v4.50.0 (counting a tied head twice until v4.54.0,
     capped at 95 % of the free memory, then from v4.52.0 at all of it but 1.2 GiB), the model
-    types keeping per-layer rotary tables, reentrant checkpointing before v5.0.0."""
+    types keeping per-layer rotary tables, reentrant checkpointing before v5.0.0, called
+    around each decoder layer before v4.52.0."""
     return dataclasses.replace(code, generate_holds_two_caches=two_caches,
                                generate_keeps_prefill_outputs=two_caches,
                                generate_all_prompt_logits=all_logits,
                                warms_up_allocator=warmup, warmup_counts_tied=tied,
                                warmup_keeps_headroom=headroom, rope_caches=rope,
-                               reentrant_checkpointing=reentrant)
+                               reentrant_checkpointing=reentrant,
+                               checkpoints_around_layers=around)
 
 
 @pytest.mark.parametrize(("day", "expected"), [
@@ -94,10 +97,11 @@ def _dated(code: TransformersCode, *, two_caches: bool = False, all_logits: bool
     (date(2025, 2, 16), _dated(V4_46)),
     (date(2025, 2, 17), _dated(TODAY)),  # v4.49.0: the labels are padded and shifted
     (date(2025, 3, 21), _dated(TODAY, warmup=True, tied=True)),  # v4.50.0: the warm-up
-    # v4.52.0: it leaves 1.2 GiB free
-    (date(2025, 5, 20), _dated(TODAY, warmup=True, tied=True, headroom=True)),
+    (date(2025, 5, 19), _dated(TODAY, warmup=True, tied=True)),
+    # v4.52.0: it leaves 1.2 GiB free; GradientCheckpointingLayer checkpoints inside the layer
+    (date(2025, 5, 20), _dated(TODAY, warmup=True, tied=True, headroom=True, around=False)),
     # v4.54.0: the warm-up skips tied weights
-    (date(2025, 7, 25), _dated(TODAY, warmup=True, headroom=True)),
+    (date(2025, 7, 25), _dated(TODAY, warmup=True, headroom=True, around=False)),
     (date(2026, 1, 26), TODAY),  # v5.0.0: non-reentrant checkpointing
 ])
 def test_transformers_code_by_the_dates_of_its_releases(day: date | None,

@@ -37,6 +37,7 @@ from vramplan.presets.frameworks import (
     embedding_apart,
     framework_defaults,
     runs_transformers_code,
+    transformers_code,
 )
 from vramplan.training.alignment import estimate_step, value_model_states
 from vramplan.training.allocations import (
@@ -868,8 +869,11 @@ def _checkpoints_held_by_fsdp1(phase: Phase, single: TrainingEstimate,
     (torch/autograd/graph.py) keeps their AccumulateGrad nodes, which hold the tensors: a
     cycle that FSDP breaks only in `_finalize_params`, at the end of backward. At the first
     block's backward, every block's gradient but its own being made, and every input but the
-    first block's (the embeddings' output, counted with the step). Found and traced with
-    transformers 4.48.1 and peft 0.13.2 under FSDP1 on a fake process group (fms-acceleration's
+    first block's (the embeddings' output, counted with the step). Only while transformers
+    called the checkpoint around the layer (`TransformersCode.checkpoints_around_layers`,
+    before v4.52.0): its `GradientCheckpointingLayer` checkpoints inside the unit, on the
+    unit's own input (traced with transformers 5 under FSDP1: no tensor held). Found and traced
+    with transformers 4.48.1 and peft 0.13.2 under FSDP1 on a fake process group (fms-acceleration's
     Mistral-7B LoRA rows: 15.26 GB traced against 15.14 measured); not with non-reentrant
     checkpointing, nor with the checkpoint wrapper inside the units
     (`TrainingSetup.checkpoint_in_units`)."""
@@ -877,7 +881,8 @@ def _checkpoints_held_by_fsdp1(phase: Phase, single: TrainingEstimate,
     if (phase not in (*_END_OF_BACKWARD, Phase.UNIT_REDUCE)
             or plan.scheme not in FSDP_SCHEMES or plan.fsdp_version is not FsdpVersion.FSDP1
             or not plan.adapters_wrapped_apart or setup.checkpoint_in_units
-            or not checkpoints_reentrant(setup)):
+            or not checkpoints_reentrant(setup) or not runs_transformers_code(setup.framework)
+            or not transformers_code(setup.code_date).checkpoints_around_layers):
         return ()
     layers = single.arch.n_layers
     per_layer = setup.batch * setup.seq_len * single.arch.hidden_size * residual_itemsize(setup)

@@ -639,6 +639,11 @@ class TransformersCode:
     torch's own default before that); v5.0.0 sets `use_reentrant=False` (and TRL's configs did
     from 40d8759d, 2026-01-14). The Trainer calls it with `TrainingArguments.
     gradient_checkpointing_kwargs`, None by default."""
+    checkpoints_around_layers: bool = False
+    """Checkpointing is called by the model's forward around each decoder layer's `__call__`
+    (`self._gradient_checkpointing_func(decoder_layer.__call__, ...)` in `LlamaModel.forward`,
+    v4.35.0 to v4.51.x), so around an FSDP1 unit wrapping that layer; v4.52.0 moved it into the
+    layer's own `__call__` (modeling_layers.py `GradientCheckpointingLayer`), inside the unit."""
     rope_caches: frozenset[str] = frozenset()
     """Model types whose every attention layer built its own rotary module holding cos and sin
     tables of `max_position_embeddings` rows, registered as non-persistent buffers in the
@@ -765,6 +770,9 @@ TRANSFORMERS_ROPE_CACHES_UNTIL = {
 """The first release (its wheel's date) whose model type no longer keeps per-layer rotary tables
 (`TransformersCode.rope_caches`): read in the v4.32.0, v4.36.2, v4.38.2, v4.40.2, v4.41.0,
 v4.41.2, v4.42.4, v4.43.4, v4.44.2, v4.45.0, v4.46.0, v4.47.0 and v4.48.0 wheels."""
+TRANSFORMERS_CHECKPOINTING_LAYER_SINCE = date(2025, 5, 20)
+"""transformers v4.52.0 (its wheel's date): `GradientCheckpointingLayer` checkpoints inside the
+decoder layer's `__call__` (`TransformersCode.checkpoints_around_layers`)."""
 TRANSFORMERS_NONREENTRANT_CHECKPOINTING_SINCE = date(2026, 1, 26)
 """transformers v5.0.0 (its wheel's date): non-reentrant checkpointing by default
 (`TransformersCode.reentrant_checkpointing`)."""
@@ -806,6 +814,7 @@ def transformers_code(on: date | None) -> TransformersCode:
         warmup_keeps_headroom=on >= TRANSFORMERS_WARMUP_HEADROOM_SINCE,
         clamped_scores=clamped,
         reentrant_checkpointing=on < TRANSFORMERS_NONREENTRANT_CHECKPOINTING_SINCE,
+        checkpoints_around_layers=on < TRANSFORMERS_CHECKPOINTING_LAYER_SINCE,
         rope_caches=frozenset(model_type for model_type, until
                               in TRANSFORMERS_ROPE_CACHES_UNTIL.items() if on < until))
 

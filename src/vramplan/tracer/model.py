@@ -144,7 +144,7 @@ def apply_method(model: nn.Module, setup: TraceSetup) -> nn.Module:
         compute = torch.bfloat16 if setup.precision is Precision.AMP else compute
         quantize_linears(model, transformer_blocks(model), setup.quant, compute)
     if setup.checkpointing is Checkpointing.FULL:
-        _enable_checkpointing(model)
+        _enable_checkpointing(model, reentrant=setup.reentrant_checkpointing)
     return model
 
 
@@ -203,16 +203,18 @@ def _with_lora(model: nn.Module, setup: TraceSetup) -> nn.Module:
         return get_peft_model(model, config, autocast_adapter_dtype=False)
 
 
-def _enable_checkpointing(model: nn.Module) -> None:
-    """Transformers' own checkpointing (non-reentrant by default in transformers 5)."""
+def _enable_checkpointing(model: nn.Module, *, reentrant: bool = False) -> None:
+    """Transformers' own checkpointing (non-reentrant by default in transformers 5; reentrant,
+    the default of its releases before v5.0.0, when asked)."""
     hf_model: Any = model
     base = hf_model.get_base_model() if hasattr(model, "get_base_model") else hf_model
+    kwargs = {"use_reentrant": reentrant}
     enable = getattr(base, "activation_checkpointing_enable", None)
     with warnings_silenced():
         if enable is not None:
-            enable()
+            enable(activation_checkpointing_kwargs=kwargs)
         else:
-            base.gradient_checkpointing_enable()
+            base.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
 
 
 @contextlib.contextmanager

@@ -346,6 +346,20 @@ def test_torchtitan_shards_its_embedding_apart_since_july_2025(day: date | None,
     assert default_parallelism(setup, Scheme.FSDP, 8, on=day).embedding_apart is apart
 
 
+@pytest.mark.parametrize(("framework", "day", "apart"), [
+    # accelerate 60b5c258 (2026-04-24): fsdp2_prepare_model shards the embedding apart
+    (Framework.HF, date(2026, 4, 23), False), (Framework.HF, date(2026, 4, 24), True),
+    (Framework.HF, None, True),
+    # axolotl's own fsdp2_prepare_model keeps the embedding in the root unit
+    (Framework.AXOLOTL, date(2026, 7, 24), False), (Framework.AXOLOTL, None, False),
+])
+def test_accelerates_fsdp2_shards_the_embedding_apart_since_april_2026(
+        framework: Framework, day: date | None, apart: bool) -> None:
+    setup = TrainingSetup(framework=framework, batch=1, seq_len=4096, code_date=day)
+    plan = default_parallelism(setup, Scheme.FSDP, 8, fsdp_version=FsdpVersion.FSDP2, on=day)
+    assert plan.embedding_apart is apart
+
+
 @pytest.mark.parametrize(("method", "chunked", "is_compiled", "backward_tv"), [
     # tokens x vocab units (tv); LLAMA31: hidden 4096, so the head's bf16 weight is
     # 2 x 4096 x vocab = 1.0 tv over 2 x 4096 tokens; a chunk's bf16 logits 0.25 tv, fp32 0.5 tv

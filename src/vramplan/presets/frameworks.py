@@ -192,6 +192,7 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
                   freeze_layers: int = 1, float_quant_storage: bool = False,
                   kbit_upcast: bool = False, checkpointing: Checkpointing = Checkpointing.NONE,
                   keeps_outputs: bool = False, reported_metric: Metric = Metric.ALLOCATED,
+                  embedding_apart: bool = True,
                   source: str = _TRANSFORMERS_SOURCE) -> FrameworkDefaults:
     """A stack on transformers' models; `impl` None: AdamW as the `Trainer` builds it by
     default (`trainer_optimizer_impl`)."""
@@ -200,7 +201,7 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
         fsdp_version=fsdp, accumulate_without_sync=True, accumulates_full=False,
         accumulates_adapters=False, optimizer_impl=impl, qlora_quant=quant,
         checkpointing=checkpointing, loss=Loss.STANDARD, peft_fsdp_wrap=True,
-        model_dropout=True, fsdp2_embedding_apart=True,
+        model_dropout=True, fsdp2_embedding_apart=embedding_apart,
         freeze_layers=freeze_layers, float_quant_storage=float_quant_storage,
         accelerate_no_sync=True, kbit_upcast_at_load=kbit_upcast, fsdp_casts_params=True,
         loop_keeps_outputs=keeps_outputs, reported_metric=reported_metric, source=source)
@@ -242,11 +243,15 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
     # BitsAndBytesConfig with bnb_4bit_quant_type 'nf4' and bnb_4bit_use_double_quant True;
     # src/axolotl/utils/schemas/training.py: optimizer default 'adamw_torch_fused',
     # gradient_accumulation_steps default 1 (axolotl-ai-cloud/axolotl @067b021c).
+    # axolotl replaces accelerate's FSDP2 preparation with its own
+    # (src/axolotl/monkeypatch/accelerate/fsdp2.py `fsdp2_prepare_model` @067b021c): the
+    # wrapped decoder layers and adapters, then `fully_shard(model)`, the embedding in the root
     Framework.AXOLOTL: _transformers(
         Framework.AXOLOTL, quant=Quant.NF4_DQ, impl=OptimizerImpl.FUSED, kbit_upcast=True,
+        embedding_apart=False,
         source="axolotl src/axolotl/loaders/model.py (nf4, double quant), "
-               "src/axolotl/utils/schemas/training.py (adamw_torch_fused, accumulation 1) "
-               "@067b021c"),
+               "src/axolotl/utils/schemas/training.py (adamw_torch_fused, accumulation 1), "
+               "src/axolotl/monkeypatch/accelerate/fsdp2.py @067b021c"),
     # LLaMA-Factory: the transformers Trainer; src/llamafactory/hparams/model_args.py
     # QuantizationArguments: quantization_type 'nf4', double_quantization True;
     # src/llamafactory/hparams/finetuning_args.py FreezeArguments: freeze_trainable_layers 2,
@@ -828,13 +833,24 @@ def default_optimizer_impl(framework: Framework, on: date | None) -> OptimizerIm
     return DEFAULTS[framework].optimizer_impl or trainer_optimizer_impl(on)
 
 
+ACCELERATE_FSDP2_EMBEDDING_APART_SINCE = date(2026, 4, 24)
+"""huggingface/accelerate 60b5c258 (#4015, "Fsdp2 fully_shard embedding and norm", first in
+v1.14.0): `fsdp2_prepare_model` shards the input embedding and the final norm with the head as
+units of their own; before, they stayed in the root unit (`fully_shard(model)`), which FSDP2 keeps
+gathered from forward to backward."""
+
+
 def embedding_apart(framework: Framework, on: date | None) -> bool:
     """`framework`'s FSDP2 wrapping shards the token embedding as a unit of its own, as of `on`
-    (None: today's): `FrameworkDefaults.fsdp2_embedding_apart`, torchtitan's as its code of
-    that date did (`TorchtitanCode.embedding_apart`)."""
+    (None: today's): `FrameworkDefaults.fsdp2_embedding_apart`, accelerate's from
+    `ACCELERATE_FSDP2_EMBEDDING_APART_SINCE` for the stacks that prepare their model through it,
+    torchtitan's as its code of that date did (`TorchtitanCode.embedding_apart`)."""
     if framework is Framework.TORCHTITAN:
         return torchtitan_code(on).embedding_apart
-    return DEFAULTS[framework].fsdp2_embedding_apart
+    defaults = DEFAULTS[framework]
+    if defaults.fsdp2_embedding_apart and defaults.model_code is ModelCode.TRANSFORMERS:
+        return on is None or on >= ACCELERATE_FSDP2_EMBEDDING_APART_SINCE
+    return defaults.fsdp2_embedding_apart
 
 
 def runs_transformers_code(framework: Framework) -> bool:

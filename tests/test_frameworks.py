@@ -642,3 +642,24 @@ def test_torchtitan_with_tensor_parallelism_computes_its_loss_under_loss_paralle
     assert peak_loss == pytest.approx(16 * local, rel=1e-3)
     hf = estimate_per_gpu(qwen, dataclasses.replace(setup, framework=Framework.HF), tp)
     assert not hf.single.setup.loss_parallel
+
+
+@pytest.mark.parametrize(("day", "empties"), [
+    (date(2024, 7, 17), False), (date(2024, 7, 18), True), (None, True)])
+def test_axolotl_empties_the_cache_once_its_model_is_loaded(day: date | None,
+                                                            empties: bool) -> None:
+    """axolotl 7830fe04b (2024-07-18): `load_model` ends with `torch.cuda.empty_cache()`, so
+    the fp32 copies of the k-bit preparation leave nothing cached for training."""
+    from vramplan.allocator import EMPTY_CACHE, EventKind
+    from vramplan.training.allocations import step_program
+    from vramplan.training.estimate import step_shape
+
+    llama = architecture_of(find_model("llama-2-7b"))
+    setup = TrainingSetup(method=Method.QLORA, quant=Quant.NF4_DQ, lora_rank=16, batch=1,
+                          seq_len=2048, checkpointing=Checkpointing.FULL,
+                          framework=Framework.AXOLOTL, code_date=day)
+    events = step_program(llama, setup, step_shape(llama, setup))
+    first_step = next(i for i, e in enumerate(events)
+                      if e.kind is EventKind.MARK and e.name == "forward")
+    marks = [e.name for e in events[:first_step] if e.kind is EventKind.MARK]
+    assert (EMPTY_CACHE in marks) is empties

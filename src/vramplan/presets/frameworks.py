@@ -833,6 +833,10 @@ def default_optimizer_impl(framework: Framework, on: date | None) -> OptimizerIm
     return DEFAULTS[framework].optimizer_impl or trainer_optimizer_impl(on)
 
 
+AXOLOTL_EMPTY_CACHE_AFTER_LOAD_SINCE = date(2024, 7, 18)
+"""axolotl 7830fe04b (#1767): `load_model` ends with `gc.collect(); torch.cuda.empty_cache()`
+three times, after the adapters and the k-bit preparation (src/axolotl/loaders/model.py
+@067b021c keeps it): what loading left in the allocator's cache is released before training."""
 ACCELERATE_FSDP2_EMBEDDING_APART_SINCE = date(2026, 4, 24)
 """huggingface/accelerate 60b5c258 (#4015, "Fsdp2 fully_shard embedding and norm", first in
 v1.14.0): `fsdp2_prepare_model` shards the input embedding and the final norm with the head as

@@ -38,6 +38,7 @@ from vramplan.allocator import (
 from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import lora_breakdown
 from vramplan.presets.frameworks import (
+    AXOLOTL_EMPTY_CACHE_AFTER_LOAD_SINCE,
     PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE,
     TransformersCode,
     runs_transformers_code,
@@ -363,6 +364,7 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
     else:
         _load(program, params, sharding, setup, arch)
     _module_buffers(program, arch)
+    _end_of_load(program, setup)
     model = _Model(params, sharding, grads={}, states=[], masters=[])
     if setup.precision is Precision.MIXED and sharding.states:
         masters = [ceil_div(FP32 * t.elements, sharding.states) for t in params if t.trainable]
@@ -392,6 +394,14 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
             _micro_batch(program, arch, setup, shape, model)
         _optimizer_step(program, setup, model)
     return program.events
+
+
+def _end_of_load(program: _Program, setup: TrainingSetup) -> None:
+    """The framework empties the allocator's cache once the model is loaded: axolotl since
+    `AXOLOTL_EMPTY_CACHE_AFTER_LOAD_SINCE` (a run without a date runs today's code)."""
+    if setup.framework is Framework.AXOLOTL and (
+            setup.code_date is None or setup.code_date >= AXOLOTL_EMPTY_CACHE_AFTER_LOAD_SINCE):
+        program.events.append(mark(EMPTY_CACHE))
 
 
 def _module_buffers(program: _Program, arch: Architecture) -> None:

@@ -488,6 +488,20 @@ def test_a_rows_notes_say_how_it_checkpointed(notes: str, reentrant: bool | None
     assert (setup.reentrant_checkpointing, setup.checkpoint_in_units) == (reentrant, in_units)
 
 
+def test_a_row_of_the_same_run_is_read_with_its_twins_notes() -> None:
+    """Megatron's `report_memory` line gives allocated and reserved at once: the reserved row
+    says "same run as" the allocated one, whose notes give the run's settings."""
+    alloc = ("m1,src,gpt2-medium,full,mixed,adamw,,none,,,1,1024,,none,sdpa,,4,,ddp,none,"
+             'megatron,allocated,9.1,GiB,"accumulate_allreduce_grads_in_fp32 False"')
+    reserved = ('m2,src,gpt2-medium,full,mixed,adamw,,none,,,1,1024,,none,sdpa,,4,,ddp,none,'
+                'megatron,reserved,9.2,GiB,"same run as m1; max reserved"')
+    alone = reserved.replace("m2,", "m3,", 1).replace("same run as m1", "same run as m9")
+    _, twin, orphan = read_cases("\n".join((HEADER, alloc, reserved, alone)))
+    assert twin.notes.endswith("[m1: accumulate_allreduce_grads_in_fp32 False]")
+    assert training_setup_of(twin).grad_buffer_16bit
+    assert not training_setup_of(orphan).grad_buffer_16bit
+
+
 def test_torchtitan_compiling_its_loss_alone_runs_eager_blocks_and_a_compiled_loss() -> None:
     """torchtitan's `[compile] components = ["loss"]` (its DeepSeek-V3 16B config, 2025-08):
     the blocks run eager, the cross-entropy compiled: less than the eager loss's fp32 copies."""

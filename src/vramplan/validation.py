@@ -305,7 +305,26 @@ def parse_cases(text: str) -> CaseFile:
     except csv.Error as error:  # a field over csv.field_size_limit(), a NUL byte...
         raise CaseFileError("file", f"line {reader.line_num + 1}", "not_csv",
                             cause=str(error)) from None
-    return CaseFile(tuple(cases), tuple(unread))
+    return CaseFile(_with_same_run_notes(cases), tuple(unread))
+
+
+_SAME_RUN = re.compile(r"\bsame run as ([a-z0-9][a-z0-9._-]*[a-z0-9])", re.IGNORECASE)
+
+
+def _with_same_run_notes(cases: list[Case]) -> tuple[Case, ...]:
+    """A row whose notes say it is the "same run as" another row of the file (the other metric
+    of one report) is read with that row's notes after its own: the settings the notes give are
+    the run's, written once."""
+    by_id = {case.id: case for case in cases}
+
+    def read(case: Case) -> Case:
+        said = _SAME_RUN.search(case.notes)
+        twin = by_id.get(said.group(1)) if said is not None else None
+        if twin is None or twin is case:
+            return case
+        return replace(case, notes=f"{case.notes} [{twin.id}: {twin.notes}]")
+
+    return tuple(read(case) for case in cases)
 
 
 def read_cases(text: str) -> tuple[Case, ...]:

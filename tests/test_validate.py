@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import statistics
+from dataclasses import replace
 from importlib.resources import files
 from pathlib import Path
 
@@ -371,7 +372,32 @@ def test_a_megatron_report_after_the_first_iteration_covers_the_first_step_only(
     row = ("m1,src,gpt2-xl,full,mixed,adamw,,none,,,1,1024,,none,flash,,4,,ddp,none,megatron,"
            f'allocated,10,GB,"{notes}"')
     (case,) = read_cases("\n".join((HEADER, row)))
-    assert training_setup_of(case).steady_state is steady
+    setup = training_setup_of(case)
+    assert setup.steady_state is steady
+    assert setup.first_step_report is not steady
+
+
+def test_a_first_step_report_replays_the_load_and_one_step() -> None:
+    """The reserved figure after the first iteration holds what the load and that step cached:
+    the replay runs one step, not a steady step after an earlier one."""
+    from vramplan.allocator import RESET_PEAKS, EventKind
+    from vramplan.presets.models import architecture_of, find_model
+    from vramplan.training.allocations import step_program
+    from vramplan.training.estimate import step_shape
+
+    arch = architecture_of(find_model("gpt2-xl"))
+    row = ("m1,src,gpt2-xl,full,mixed,adamw,,none,,,1,1024,,none,flash,,1,,none,none,megatron,"
+           'reserved,10,GB,"(after 1 iterations) memory (MB)"')
+    (case,) = read_cases("\n".join((HEADER, row)))
+    first = training_setup_of(case)
+    steady = replace(first, first_step_report=False)
+
+    def forwards(setup: object) -> int:
+        events = step_program(arch, setup, step_shape(arch, setup))  # type: ignore[arg-type]
+        reset = next(i for i, e in enumerate(events) if e.name == RESET_PEAKS)
+        return sum(e.kind is EventKind.MARK and e.name == "forward" for e in events[:reset])
+
+    assert forwards(first) == 0 < forwards(steady)
 
 
 def test_the_warm_up_of_a_hf_row_is_capped_by_its_card() -> None:

@@ -681,6 +681,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         liger_kernels=LIGER_KERNELS_NOTE.search(case.notes) is not None,
         te_cross_entropy=TE_CROSS_ENTROPY_NOTE.search(case.notes) is not None,
         steady_state=not (largest_batch_first(case) or first_step_only(case)),
+        first_step_report=first_step_only(case),
         code_date=code_date(case),
         loss_in_function=loss_in_function(case), loss_16bit=loss_on_16bit_logits(case),
         untied_head=runs_litgpt_model(case))

@@ -354,9 +354,12 @@ class StepShape:
 
 
 def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
-                 sharding: Sharding = WHOLE, steps: int = 2) -> list[Event]:
+                 sharding: Sharding = WHOLE, steps: int | None = None) -> list[Event]:
     """The model's load, then `steps` training steps (peaks reset before the last), as a
-    program of allocations and frees, on one GPU of a run sharded as `sharding` says."""
+    program of allocations and frees, on one GPU of a run sharded as `sharding` says; `steps`
+    None: two, a steady step after a first, or one for a figure of the first step
+    (`TrainingSetup.first_step_report`)."""
+    steps = steps if steps is not None else 1 if setup.first_step_report else 2
     program = _Program()
     params = _by_lifetime(arch, setup)
     if sharding.flat_units:

@@ -128,6 +128,10 @@ class TrainingSetup:
     steady_state: bool = True
     """The peak step follows a micro-batch of the same shape (batches padded to a length cap),
     so what a loop keeps from the previous step counts. False: the largest batch comes first."""
+    first_step_report: bool = False
+    """The figure is the run's first step's (Megatron-LM's `report_memory` "(after 1
+    iterations)"): the caching allocator has held the load and one step, not a steady step after
+    an earlier one (`vramplan.training.allocations.step_program`)."""
     compiled: bool = False
     """The model and loss run under torch.compile: the blocks save what AOTAutograd's min-cut
     partitioner keeps (`vramplan.training.activations.COMPILED_SAVES`), and torchtune's

@@ -383,6 +383,22 @@ def test_megatron_cross_entropy_saves_one_fp32_softmax_made_in_place() -> None:
     assert loss(Framework.GENERIC) == (10 * logits, 12 * logits)
 
 
+@pytest.mark.parametrize(("day", "extra"), [
+    (date(2024, 2, 26), 4),  # core_r0.5.0: the max subtracted into an fp32 copy
+    (date(2024, 6, 13), 0),  # 9634c0e4: in place
+    (None, 0),
+])
+def test_megatrons_cross_entropy_subtracted_its_max_out_of_place_until_june_2024(
+        day: date | None, extra: int) -> None:
+    arch = architecture_of(find_model("tinyllama-1.1b"))
+    logits = arch.vocab_size * 2 * 512
+    dated = TrainingSetup(precision=Precision.MIXED, batch=2, seq_len=512,
+                          framework=Framework.MEGATRON, code_date=day)
+    today = dataclasses.replace(dated, code_date=None)
+    assert estimate_training(arch, dated).loss.forward_peak_bytes \
+        - estimate_training(arch, today).loss.forward_peak_bytes == extra * logits
+
+
 # --- Unsloth (unslothai/unsloth: kernels/, models/llama.py) -------------------------------------
 def _unsloth(day: date | None = None, *, attention: Attention = Attention.SDPA,
              checkpointing: Checkpointing = Checkpointing.FULL) -> TrainingSetup:

@@ -7,6 +7,7 @@ import io
 import json
 import statistics
 from dataclasses import replace
+from datetime import date
 from importlib.resources import files
 from pathlib import Path
 
@@ -526,6 +527,17 @@ def test_a_row_of_the_same_run_is_read_with_its_twins_notes() -> None:
     assert twin.notes.endswith("[m1: accumulate_allreduce_grads_in_fp32 False]")
     assert training_setup_of(twin).grad_buffer_16bit
     assert not training_setup_of(orphan).grad_buffer_16bit
+
+
+@pytest.mark.parametrize(("notes", "day"), [
+    ("Megatron-LM core_r0.5.0, legacy model; runs 2024-09-14", date(2024, 2, 26)),
+    ("runs 2023-07-16", date(2023, 7, 16)),
+])
+def test_a_megatron_rows_code_is_the_release_it_names(notes: str, day: date) -> None:
+    row = ("m1,src,gpt2-medium,full,mixed,adamw,,none,,,4,1024,,none,eager,,4,,ddp,none,"
+           f'megatron,allocated,4.6,GiB,"{notes}"')
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert code_date(case) == day
 
 
 def test_torchtitan_compiling_its_loss_alone_runs_eager_blocks_and_a_compiled_loss() -> None:

@@ -45,6 +45,7 @@ from vramplan.parts import PartKind
 from vramplan.presets.cuda import free_at_load_bytes
 from vramplan.presets.frameworks import (
     LITGPT_COMMIT_DATES,
+    MEGATRON_CORE_RELEASE_DATES,
     TORCHTUNE_COMMIT_DATES,
     TORCHTUNE_GENERATE_CACHE_FITS_SINCE,
     TORCHTUNE_KV_HEADS_CACHED_SINCE,
@@ -789,7 +790,8 @@ def code_date(case: Case) -> date | None:
     Unsloth: the release its notes name (`Unsloth 2024.5`, the banner `Unsloth: Fast Llama
     patching release 2024.5`; Unsloth numbers its releases year.month[.patch]), at the earliest
     date it can have run (`unsloth_release_date`), else as transformers'.
-    torchtitan: the earliest date its source or notes state, as transformers'. Other
+    torchtitan and Megatron-LM: the earliest date its source or notes state, as transformers';
+    a Megatron-LM release tag the notes name first (`MEGATRON_CORE_RELEASE_DATES`). Other
     frameworks: None."""
     if case.framework in _COMMIT_DATES:
         known = _COMMIT_DATES[case.framework]
@@ -797,13 +799,23 @@ def code_date(case: Case) -> date | None:
                  if commit[:8] in known]
         return min(dates, default=None)
     if framework_defaults(case.framework).model_code not in (ModelCode.TRANSFORMERS,
-                                                             ModelCode.TORCHTITAN):
+                                                             ModelCode.TORCHTITAN,
+                                                             ModelCode.MEGATRON):
         return None
+    core = _MEGATRON_CORE_RELEASE.search(f"{case.source} {case.notes}")
+    if case.framework is Framework.MEGATRON and core is not None \
+            and (int(core.group(1)), int(core.group(2))) in MEGATRON_CORE_RELEASE_DATES:
+        return MEGATRON_CORE_RELEASE_DATES[(int(core.group(1)), int(core.group(2)))]
     release = _UNSLOTH_RELEASE.search(case.notes)
     if case.framework is Framework.UNSLOTH and release is not None:
         version = tuple(int(part) for part in release.groups() if part is not None)
         return unsloth_release_date(version)
     return stated_date(f"{case.source} {case.notes}")
+
+
+_MEGATRON_CORE_RELEASE = re.compile(r"\bcore_r(\d+)\.(\d+)\.\d+\b")
+"""A Megatron-LM release tag the row names (`core_r0.5.0`): its code is that tag's
+(`MEGATRON_CORE_RELEASE_DATES`), whatever the date of the run."""
 
 
 _UNSLOTH_RELEASE = re.compile(

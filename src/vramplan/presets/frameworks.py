@@ -863,6 +863,18 @@ def runs_transformers_code(framework: Framework) -> bool:
     return DEFAULTS[framework].model_code is ModelCode.TRANSFORMERS
 
 
+MEGATRON_CORE_RELEASE_DATES: dict[tuple[int, int], date] = {
+    # NVIDIA/Megatron-LM release tags and their commits' dates (git log -1 core_r0.N.0)
+    (0, 5): date(2024, 2, 26),  # core_r0.5.0, 0acc240e
+    (0, 7): date(2024, 5, 30),  # core_r0.7.0, a645f896
+    (0, 8): date(2024, 8, 12),  # core_r0.8.0, baf94af3
+}
+MEGATRON_MAX_SUBTRACTED_IN_PLACE_SINCE = date(2024, 6, 13)
+"""NVIDIA/Megatron-LM 9634c0e4 (first in core_r0.8.0): the vocabulary-parallel cross-entropy
+subtracts the logits' maximum in place (`vramplan.training.activations.HeadSpec.
+megatron_max_subtracted_apart` before it)."""
+
+
 ACCELERATE_FSDP2_NO_SYNC_SINCE = date(2025, 9, 7)
 """The transformers Trainer runs every micro-batch but the last in `accelerator.no_sync(model)`
 (trainer.py `_inner_training_loop`). huggingface/accelerate ec92b1af (#3762, 2025-09-07, first

@@ -1003,6 +1003,11 @@ class HeadSpec:
     te_cross_entropy: bool = False
     """Megatron-LM's fused cross-entropy runs Transformer Engine's kernel
     (`vramplan.training.setup.TrainingSetup.te_cross_entropy`): `_vocab_parallel_loss`."""
+    megatron_max_subtracted_apart: bool = False
+    """Megatron-LM's cross-entropy subtracted the logits' maximum out of place
+    (`vocab_parallel_logits = vocab_parallel_logits - logits_max.unsqueeze(dim=-1)`), an fp32
+    copy beside the `logits.float()` its caller passed, until 9634c0e4 (2024-06-13, "Reduce logit
+    memory pressure by using in-place operation", first in core_r0.8.0)."""
     head_grad_bytes: int = 0
     """A fused linear cross-entropy that trains the head makes the head weight's whole gradient
     in forward (Liger-Kernel `fused_linear_cross_entropy_forward`: `grad_weight =
@@ -1229,7 +1234,9 @@ def _vocab_parallel_loss(head: HeadSpec, *, saved: int, elements: int, compute: 
                           backward_peak_bytes=logits + softcap + head.head_dequant_bytes)
     softmax = FP32 * elements
     upcast = logits if compute != FP32 else 0
-    forward = upcast + softmax + softcap
+    # the fp32 input the caller passed, beside the copy the max was subtracted into
+    apart = FP32 * elements if head.megatron_max_subtracted_apart else 0
+    forward = upcast + softmax + apart + softcap
     backward = softmax + upcast + softcap + head.head_dequant_bytes
     return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
                       backward_peak_bytes=backward)

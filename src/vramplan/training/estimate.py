@@ -26,6 +26,7 @@ from vramplan.model.architecture import Architecture, NormKind
 from vramplan.parts import Component, PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import (
+    MEGATRON_MAX_SUBTRACTED_IN_PLACE_SINCE,
     framework_defaults,
     litgpt_code,
     runs_transformers_code,
@@ -605,6 +606,9 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         loss_16bit=loss_in_16bit(setup, arch.family),
         loss_parallel=setup.loss_parallel,
         te_cross_entropy=setup.te_cross_entropy and setup.framework is Framework.MEGATRON,
+        megatron_max_subtracted_apart=setup.framework is Framework.MEGATRON
+        and setup.code_date is not None
+        and setup.code_date < MEGATRON_MAX_SUBTRACTED_IN_PLACE_SINCE,
     )
     if spec.fused_linear and setup.method is Method.FULL:
         spec = replace(spec, head_grad_bytes=weight_itemsize(setup.precision)

@@ -569,18 +569,11 @@ def _torchao_v01_to_nf4(program: _Program, weight: int, n: int) -> list[int]:
     int64 indices, the packing's int64 shift and or, and the uint8 codes. `weight` stays the
     caller's. Returns what the tensor keeps (`_torchao_v01_kept_bytes`)."""
     blocks = n // BNB_BLOCKSIZE
-    groups = blocks // 256
-    absolute = program.alloc(2 * n)
-    maxima, indices = program.alloc(2 * blocks), program.alloc(8 * blocks)
-    program.free(absolute)
-    program.free(indices)
+    maxima = _absolute_maxima(program, 2 * n, blocks)
     mean = program.alloc(2)
     centred = program.alloc(2 * blocks)
     program.free(maxima)
-    group_abs = program.alloc(2 * blocks)
-    group_max, group_indices = program.alloc(2 * groups), program.alloc(8 * groups)
-    program.free(group_abs)
-    program.free(group_indices)
+    group_max = _absolute_maxima(program, 2 * blocks, blocks // 256)
     scaled = program.alloc(2 * blocks)
     inverse = program.alloc(2 * blocks)
     factor = program.alloc(2 * blocks)
@@ -593,10 +586,7 @@ def _torchao_v01_to_nf4(program: _Program, weight: int, n: int) -> list[int]:
     program.free(rounded)
     scalers = program.alloc(blocks)
     program.free_all([centred, group_max, clamped])
-    absolute = program.alloc(2 * n)
-    maxima, indices = program.alloc(2 * blocks), program.alloc(8 * blocks)
-    program.free(absolute)
-    program.free(indices)
+    maxima = _absolute_maxima(program, 2 * n, blocks)
     normalized = program.alloc(2 * n)
     difference = program.alloc(32 * n)
     distance = program.alloc(32 * n)
@@ -610,6 +600,16 @@ def _torchao_v01_to_nf4(program: _Program, weight: int, n: int) -> list[int]:
     codes = program.alloc(n // 2)
     program.free_all([maxima, normalized, nearest, packed])
     return [mean, factor, scalers, codes]
+
+
+def _absolute_maxima(program: _Program, n_bytes: int, groups: int) -> int:
+    """`values.abs().max(dim=-1)` over `groups` groups of bf16 values (`n_bytes` of them): the
+    absolute values, then the maxima and their int64 indices, of which the maxima stay."""
+    absolute = program.alloc(n_bytes)
+    maxima, indices = program.alloc(2 * groups), program.alloc(8 * groups)
+    program.free(absolute)
+    program.free(indices)
+    return maxima
 
 
 def _torchao_v01_dequantize(program: _Program, n: int) -> int:

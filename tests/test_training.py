@@ -593,3 +593,25 @@ def test_before_pytorch_2_zero_grad_kept_the_gradients_into_the_next_forward(
                         if p.phase is Phase.LOSS_FORWARD)
     gradients = sum(p.memory_bytes for p in loss_forward.parts if p.kind is PartKind.GRADIENTS)
     assert gradients == (estimate_training(arch, setup).states.gradient_bytes if kept else 0)
+
+
+def test_checkpointing_each_sub_module_keeps_four_inputs_and_recomputes_one_at_a_time() -> None:
+    """NeMo Automodel wraps each decoder layer's two norms, attention and MLP in checkpoints of
+    their own (parallelizer.py @b4733bdc): a layer keeps its input, the first norm's output, the
+    mid-layer residual and the second norm's output, 4 bf16 hidden-sized tensors where a
+    checkpointed block keeps 1 (Llama-3.2-1B, 16 layers, 8 x 2048 tokens: A = 67,108,864 bytes),
+    and backward recomputes the largest sub-module, its MLP, not the whole block."""
+    from vramplan.training.activations import largest_submodule_saved
+
+    arch = architecture_of(find_model("llama-3.2-1b"))
+    block = TrainingSetup(method=Method.FULL, precision=Precision.BF16_TRUE, batch=8,
+                          seq_len=2048, checkpointing=Checkpointing.FULL,
+                          framework=Framework.GENERIC, gradient_accumulation=False)
+    parts = dataclasses.replace(block, checkpoint_submodules=True)
+    a = 8 * 2048 * 2048 * 2
+    whole, split = estimate_training(arch, block), estimate_training(arch, parts)
+    assert split.activations_bytes - whole.activations_bytes == 3 * 16 * a
+    saved = whole.block_saved
+    mlp = sum(s.bytes_per_token for s in saved if s.name in
+              ("gate_out", "act_out", "up_out", "mlp_hidden"))
+    assert largest_submodule_saved(saved) == mlp

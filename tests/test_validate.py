@@ -513,6 +513,17 @@ def test_a_rows_notes_say_how_it_checkpointed(notes: str, reentrant: bool | None
     (case,) = read_cases("\n".join((HEADER, ROW + f'"{notes}"')))
     setup = training_setup_of(case)
     assert (setup.reentrant_checkpointing, setup.checkpoint_in_units) == (reentrant, in_units)
+    assert not setup.checkpoint_submodules
+
+
+@pytest.mark.parametrize("notes", [
+    "wraps, in every decoder layer, self_attn, mlp, input_layernorm and post_attention_layernorm "
+    "separately with torch checkpoint_wrapper (parallelizer.py)",
+    "the same per-sub-module checkpoint_wrapper checkpointing as the previous row",
+])
+def test_a_rows_notes_say_it_checkpointed_each_sub_module(notes: str) -> None:
+    (case,) = read_cases("\n".join((HEADER, ROW + f'"{notes}"')))
+    assert training_setup_of(case).checkpoint_submodules
 
 
 def test_a_row_of_the_same_run_is_read_with_its_twins_notes() -> None:

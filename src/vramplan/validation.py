@@ -675,6 +675,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         empty_cache_between_steps=EMPTY_CACHE_NOTE.search(case.notes) is not None,
         reentrant_checkpointing=reentrant_checkpointing(case),
         checkpoint_in_units=CHECKPOINT_IN_UNITS_NOTE.search(case.notes) is not None,
+        checkpoint_submodules=SUBMODULE_CHECKPOINT_NOTE.search(case.notes) is not None,
         kbit_upcast=True if KBIT_PREPARATION_NOTE in case.notes else None,
         compiled=compiled(case) and not loss_alone,
         loss_compiled_alone=loss_alone,
@@ -701,6 +702,15 @@ def reentrant_checkpointing(case: Case) -> bool | None:
     if said is not None:
         return said.group(1).lower() == "true"
     return False if _NO_REENTRANT.search(case.notes) else None
+
+
+SUBMODULE_CHECKPOINT_NOTE = re.compile(
+    r"\bseparately with (?:torch(?:'s)? )?checkpoint_wrapper\b|"
+    r"\bper[- ]sub-?module checkpoint_wrapper\b", re.IGNORECASE)
+"""A row whose notes say each sub-module of a block is wrapped in a checkpoint of its own
+("wraps, in every decoder layer, self_attn, mlp, input_layernorm and post_attention_layernorm
+separately with torch checkpoint_wrapper", "per-sub-module checkpoint_wrapper checkpointing":
+`TrainingSetup.checkpoint_submodules`)."""
 
 
 CHECKPOINT_IN_UNITS_NOTE = re.compile(

@@ -903,6 +903,37 @@ def block_input_bytes(arch: Architecture, spec: BlockSpec) -> int:
     return spec.residual_bytes * arch.hidden_size
 
 
+def submodule_checkpoint_inputs(arch: Architecture, spec: BlockSpec) -> int:
+    """Per token, what one block keeps when each of its sub-modules is checkpointed on its own
+    (`TrainingSetup.checkpoint_submodules`): the inputs of its two norms, its attention and its
+    MLP, which are the block's input, the first norm's output, the mid-block residual and the
+    second norm's output (the residual adds, not wrapped, save nothing)."""
+    return 2 * (spec.residual_bytes + spec.compute_bytes) * arch.hidden_size
+
+
+_CHECKPOINT_INPUTS = frozenset({"x_in", "x_mid", "norm_1_out", "norm_2_out"})
+
+
+def largest_submodule_saved(saved: tuple[Saved, ...]) -> int:
+    """Per token, the most one sub-module saves when its checkpoint recomputes it in backward
+    (`TrainingSetup.checkpoint_submodules`): the block's `saved` tensors, in forward order,
+    split into the first norm's, attention's, the second norm's and the MLP's; the sub-modules'
+    inputs are kept by their checkpoints (`submodule_checkpoint_inputs`)."""
+    groups = {"norm_1": 0, "attention": 0, "norm_2": 0, "mlp": 0}
+    past_second_norm = False
+    for item in saved:
+        if item.name in _CHECKPOINT_INPUTS:
+            continue
+        if item.name.startswith("norm_1"):
+            group = "norm_1"
+        elif item.name.startswith("norm_2"):
+            group, past_second_norm = "norm_2", True
+        else:
+            group = "mlp" if past_second_norm else "attention"
+        groups[group] += item.bytes_per_token
+    return max(groups.values())
+
+
 def checkpointed(blocks: tuple[Saved, ...], checkpointing: Checkpointing) -> tuple[Saved, ...]:
     """Selective checkpointing (Korthikanti et al. 2022, section 4.2) recomputes the attention
     core: the score matrix is not kept."""

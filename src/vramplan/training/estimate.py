@@ -47,10 +47,12 @@ from vramplan.training.activations import (
     fused_loss_rows,
     head_and_loss,
     kept_for_backward,
+    largest_submodule_saved,
     masked_local_layer_bytes,
     masked_local_layers_bytes,
     quantized_base_inputs,
     scores_backward_extra,
+    submodule_checkpoint_inputs,
     total_per_token,
 )
 from vramplan.training.allocations import ReservedMemory, StepShape, reserved_memory
@@ -461,7 +463,9 @@ def _blocks_activation_bytes(arch: Architecture, setup: TrainingSetup, spec: Blo
         # checkpointing keeps them in host memory (`UnslothCode.offloads_checkpoints`)
         if offloads_checkpoints(setup):
             return 0
-        return block_input_bytes(arch, spec) * _blocks_with_graph(arch, setup)
+        kept = submodule_checkpoint_inputs(arch, spec) if setup.checkpoint_submodules \
+            else block_input_bytes(arch, spec)
+        return kept * _blocks_with_graph(arch, setup)
     layers = range(arch.n_layers - _blocks_with_graph(arch, setup), arch.n_layers)
     per_kind = {moe: total_per_token(kept_for_backward(
         arch.kind_view(moe), spec, block_saved(arch.kind_view(moe), spec, setup.seq_len),
@@ -499,8 +503,11 @@ def _backward_transient(arch: Architecture, setup: TrainingSetup, spec: BlockSpe
     full checkpointing (its saved tensors exist again while its backward runs)."""
     transient = block_backward_transient(arch, spec, saved)
     if setup.checkpointing is Checkpointing.FULL:
-        # a local layer's recomputed forward makes its float mask and expanded k and v again
-        transient += total_per_token(saved) + masked_local_layer_bytes(arch, spec, setup.seq_len)
+        # a local layer's recomputed forward makes its float mask and expanded k and v again;
+        # checkpointed sub-module by sub-module, one sub-module is recomputed at a time
+        recomputed = largest_submodule_saved(saved) if setup.checkpoint_submodules \
+            else total_per_token(saved)
+        transient += recomputed + masked_local_layer_bytes(arch, spec, setup.seq_len)
     elif setup.checkpointing is Checkpointing.SELECTIVE:
         # what the policy recomputes exists again while the block runs backward
         kept = total_per_token(kept_for_backward(arch, spec, saved, setup.checkpointing))

@@ -162,6 +162,13 @@ class TrainingSetup:
     `gradient_checkpointing_kwargs`); None: the framework's default
     (`vramplan.presets.frameworks.TransformersCode.reentrant_checkpointing` for transformers'
     own checkpointing, as of `code_date`)."""
+    checkpoint_submodules: bool = False
+    """Full checkpointing wraps each sub-module of a block, its two norms, attention and MLP, in
+    a checkpoint of its own rather than the block (NeMo Automodel's `FSDP2Manager(
+    activation_checkpointing=True)`: nemo_automodel/components/distributed/parallelizer.py
+    @b4733bdc `checkpoint_wrapper(layer.mlp)`, `self_attn`, `input_layernorm`,
+    `post_attention_layernorm`): each block keeps its sub-modules' four inputs, and backward
+    recomputes one sub-module at a time."""
     checkpoint_in_units: bool = False
     """Checkpointing wraps each block inside its FSDP unit (`apply_activation_checkpointing`:
     accelerate's `fsdp_activation_checkpointing`, llama-recipes, Answer.AI's train.py), not

@@ -492,3 +492,22 @@ def test_megatron_fuses_its_qk_norms_and_its_experts_swiglu() -> None:
     hf = {s.name for s in block_saved(qwen3, block_spec(
         qwen3, dataclasses.replace(setup, framework=Framework.HF)), 4096)}
     assert {"q_norm_input_fp32", "experts_act_out"} <= hf
+
+
+def test_ligers_swiglu_backward_writes_its_gradients_over_gate_and_up() -> None:
+    """liger_kernel/ops/swiglu.py `swiglu_backward` stores d(gate) and d(up) into the saved gate
+    and up: beside the block's saved tensors the MLP's backward holds d(act*up) alone, one
+    intermediate-wide tensor where transformers' SiLU-mul makes three."""
+    from vramplan.model.hf_config import parse_config
+    from vramplan.training.activations import block_backward_transient
+
+    arch = parse_config({"model_type": "llama", "hidden_size": 64, "intermediate_size": 1024,
+                         "num_hidden_layers": 2, "num_attention_heads": 4,
+                         "num_key_value_heads": 4, "vocab_size": 100,
+                         "max_position_embeddings": 256})
+    plain = dataclasses.replace(hf_full_spec(), attention=Attention.SDPA)
+    liger = dataclasses.replace(plain, liger_kernels=True)
+    # bf16: 3 x 2 x 1024 without; with Liger the larger of 1 x 2 x 1024 and the RMSNorm's five
+    # fp32 hidden-wide tensors (5 x 4 x 64)
+    assert block_backward_transient(arch, plain) == 3 * 2 * 1024
+    assert block_backward_transient(arch, liger) == 2 * 1024

@@ -823,9 +823,14 @@ def _mlp_backward_tensors(arch: Architecture, spec: BlockSpec) -> int:
     elementwise ops backpropagates through an intermediate of its own;
     `BLOOM_GELU_BACKWARD_TENSORS` for BLOOM's own GELU. Traced (vramplan.tracer, StarCoder2 and
     OPT under full checkpointing, 2 x 128 tokens): the recomputed block's MLP backward holds
-    two beside its saved tensors."""
+    two beside its saved tensors. One under Liger-Kernel's SwiGLU."""
     if arch.activation == BLOOM_GELU:
         return BLOOM_GELU_BACKWARD_TENSORS
+    if arch.mlp is MlpKind.GATED and spec.liger_kernels:
+        # Liger-Kernel's SwiGLU backward writes the gradients of gate and up over the saved
+        # gate and up (liger_kernel/ops/swiglu.py `swiglu_backward`: `_swiglu_backward_kernel`
+        # stores into a and b, `return a, b`, since 45055fed): d(act*up) alone is new
+        return 1
     if arch.mlp is MlpKind.PLAIN and not _activation_extra_tensors(arch, spec):
         return 2
     return 3

@@ -759,3 +759,16 @@ def test_fsdp1_holds_reentrant_checkpoints_of_frozen_units_to_the_end_of_backwar
 
     baseline = dataclasses.replace(setup, reentrant_checkpointing=False)
     assert end_of_backward(setup) - end_of_backward(baseline) == held
+
+
+@pytest.mark.parametrize(("keeps", "gradients"), [(False, 0), (True, 2 * 1_000_000 // 4)])
+def test_colossalais_offload_keeps_the_gradient_partition_on_the_gpu(keeps: bool,
+                                                                     gradients: int) -> None:
+    """ZeRO-2 with the optimizer offloaded: DeepSpeed's ZeRO-Offload sends the gradients to
+    pinned host memory; ColossalAI's LowLevelZeroOptimizer keeps each reduced bf16 slice on the
+    GPU until its step copies it to the host (low_level_optim.py @d888c378)."""
+    plan = Parallelism(scheme=Scheme.ZERO2, gpus=4, offload=Offload.OPTIMIZER,
+                       offload_keeps_gradients=keeps)
+    sharded = shard_model_states(mixed_adam(1_000_000), plan)
+    assert sharded.gradients_bytes == gradients
+    assert sharded.master_weights_bytes == sharded.optimizer_states_bytes == 0

@@ -27,6 +27,7 @@ from vramplan.training.estimate import estimate_training
 from vramplan.training.setup import gradient_itemsize
 from vramplan.validation import (
     SHIPPED_CASE_FILES,
+    Case,
     CaseFormatError,
     CaseValueError,
     ModelParallel,
@@ -40,6 +41,7 @@ from vramplan.validation import (
     fsdp_version,
     lora_dropout,
     model_parallel,
+    multi_gpu_estimate,
     parse_cases,
     read_cases,
     score_case,
@@ -549,6 +551,35 @@ def test_a_megatron_rows_code_is_the_release_it_names(notes: str, day: date) -> 
            f'megatron,allocated,4.6,GiB,"{notes}"')
     (case,) = read_cases("\n".join((HEADER, row)))
     assert code_date(case) == day
+
+
+def test_a_colossalai_zero2_row_reduces_through_its_bucket_and_keeps_its_gradients() -> None:
+    """ColossalChat's benchmark on LowLevelZeroPlugin(stage=2, cpu_offload): the bf16 gradient
+    partition stays on the GPU until the step (2 bytes x 6.74e9 / 2 GPUs, its fp32 copies on
+    the host), and no DeepSpeed 1 GB bucket is held."""
+    from vramplan.parts import PartKind
+
+    row = ("c1,src,llama-2-7b,full,mixed,adamw,fused,none,,,4,2048,,full,flash,standard,2,,"
+           "zero2,optimizer,generic,allocated,23.5,GB,")
+    deepspeed, colossal = read_cases("\n".join((
+        HEADER, row + '"DeepSpeed ZeRO-Offload"',
+        row.replace("c1,", "c2,", 1) + '"LowLevelZeroPlugin(stage=2, cpu_offload=True)"')))
+
+    def at_step(case: Case, kind: PartKind) -> int:
+        estimate = multi_gpu_estimate(case)
+        step = next(p for p in estimate.phases if p.phase.value == "optimizer_step")
+        return sum(p.memory_bytes for p in step.parts if p.kind is kind)
+
+    assert at_step(deepspeed, PartKind.GRADIENTS) == 0
+    assert at_step(colossal, PartKind.GRADIENTS) == 2 * -(-6_738_415_616 // 2)
+
+    def bucket(case: Case) -> int:
+        estimate = multi_gpu_estimate(case)
+        blocks = next(p for p in estimate.phases if p.phase.value == "backward_blocks")
+        return sum(p.memory_bytes for p in blocks.parts if p.kind is PartKind.SHARDING_BUFFERS)
+
+    # DeepSpeed's reduce bucket of 5e8 bf16 values against ColossalAI's 12 Mi
+    assert bucket(deepspeed) - bucket(colossal) == 2 * (500_000_000 - 12 * 1024 * 1024)
 
 
 def test_torchtitan_compiling_its_loss_alone_runs_eager_blocks_and_a_compiled_loss() -> None:

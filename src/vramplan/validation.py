@@ -28,6 +28,7 @@ from vramplan.bounds import NumberField, parse_decimal
 from vramplan.distributed.per_gpu import (
     MS_SWIFT_ZERO3,
     ZERO3_CONFIG_FILES,
+    PerGpuEstimate,
     default_checkpointing,
     default_parallelism,
     default_scheme,
@@ -1221,6 +1222,14 @@ def _score_training(case: Case) -> CaseScore:
 
 
 def _score_multi_gpu(case: Case) -> CaseScore:
+    estimate = multi_gpu_estimate(case)
+    return CaseScore(case, _outcome(case), metric_on_card(estimate, case.metric, case.gpu),
+                     estimate.device_bytes, estimate.peak.phase.value, "per_gpu")
+
+
+def multi_gpu_estimate(case: Case) -> PerGpuEstimate:
+    """One GPU's estimate of a row on several GPUs, with the parallelism its cells and notes
+    give."""
     from vramplan.presets.models import architecture_of, find_model
 
     setup = training_setup_of(case)
@@ -1242,10 +1251,20 @@ def _score_multi_gpu(case: Case) -> CaseScore:
                                    fsdp_version=fsdp_version(case), on=setup.code_date)
     if embedding_sharded_apart(case):
         plan = replace(plan, embedding_apart=True)
-    estimate = estimate_per_gpu(architecture_of(find_model(case.model)), setup, plan,
-                                zero3_config=zero3_config_file(case))
-    return CaseScore(case, _outcome(case), metric_on_card(estimate, case.metric, case.gpu),
-                     estimate.device_bytes, estimate.peak.phase.value, "per_gpu")
+    if case.sharding in (Scheme.ZERO1, Scheme.ZERO2) and COLOSSALAI_ZERO_NOTE.search(case.notes):
+        plan = replace(plan, offload_keeps_gradients=True, buffers=replace(
+            plan.buffers, zero_reduce_bucket_elements=COLOSSALAI_REDUCE_BUCKET_ELEMENTS))
+    return estimate_per_gpu(architecture_of(find_model(case.model)), setup, plan,
+                            zero3_config=zero3_config_file(case))
+
+
+COLOSSALAI_ZERO_NOTE = re.compile(r"\bLowLevelZeroPlugin\b")
+"""A `zero1`/`zero2` row that ran ColossalAI's `LowLevelZeroPlugin`: its optimizer offload keeps
+the gradient partition on the GPU (`vramplan.distributed.sharding.Parallelism.
+offload_keeps_gradients`), and it reduces through `COLOSSALAI_REDUCE_BUCKET_ELEMENTS`."""
+COLOSSALAI_REDUCE_BUCKET_ELEMENTS = 12 * 1024 * 1024
+"""LowLevelZeroPlugin `reduce_bucket_size_in_m=12`, passed as `reduce_bucket_size_in_m * 1024 *
+1024` elements (colossalai/booster/plugin/low_level_zero_plugin.py @d888c378)."""
 
 
 LAYER_SPLIT_NOTE = re.compile(r"\bgenerate[/_ ]sequentially\b|\bsequentially\.py\b|"

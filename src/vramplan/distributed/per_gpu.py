@@ -955,9 +955,12 @@ def _gradients(phase: Phase, setup: TrainingSetup, sharded: ShardedStates,
         in_step = phase in (*_END_OF_BACKWARD, Phase.OPTIMIZER_STEP) and not between_steps
         return one_gradient if in_step else 0
     if phase is Phase.OPTIMIZER_STEP:
-        if setup.precision is Precision.MIXED and sharded.step_buffers_bytes == 0:
+        on_host = sharded.parallelism.offload in (Offload.OPTIMIZER, Offload.PARAMS_OPTIMIZER)
+        if setup.precision is Precision.MIXED and sharded.step_buffers_bytes == 0 \
+                and not on_host:
             # a master-weight optimizer steps on fp32 gradients of its masters (as on one GPU,
-            # vramplan.training.estimate); DeepSpeed counts its fp32 partition as a step buffer
+            # vramplan.training.estimate); DeepSpeed counts its fp32 partition as a step buffer;
+            # an offloaded optimizer's fp32 gradients are on the host
             return sharded.gradients_at_step_bytes * 4 // gradient_itemsize(setup)
         return sharded.gradients_at_step_bytes
     if gradients_kept(setup) or phase is Phase.LATER_MICRO_BATCH:

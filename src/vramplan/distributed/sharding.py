@@ -147,6 +147,13 @@ class Parallelism:
     `param_dtype`, `vramplan.presets.frameworks.FrameworkDefaults.fsdp_casts_params`): each
     gathered unit holds 2 bytes per parameter (FSDP1 `FlatParamHandle._use_low_precision_shard`
     casts the local shard, then all-gathers the low-precision copy)."""
+    offload_keeps_gradients: bool = False
+    """Under optimizer offload, the reduced 16-bit gradient partition stays on the GPU until the
+    step copies it to the host: ColossalAI's `LowLevelZeroOptimizer` puts only the fp32 master
+    shards on the CPU (colossalai/zero/low_level/low_level_optim.py @d888c378:
+    `device = "cpu" if self._cpu_offload`), keeps each reduced slice in its GradientStore on the
+    GPU and moves it in `step` (`grad.to(master_param.dtype).to(master_param.device)`). False:
+    DeepSpeed's ZeRO-Offload sends it to pinned host memory during backward."""
     main_grad_buffer: bool = False
     """The gradients live in one contiguous buffer allocated when the model is wrapped, reduced
     in place (no bucket copies), and a distributed optimizer (`zero1`) shards only the fp32
@@ -452,7 +459,9 @@ def _deepspeed(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
         fp32_grads = ceil_div(states.trainable_params, n) * 4
         host = master + optim + fp32_grads
         pinned = fp32_grads  # memory.rst "Pinned Memory": the 4-byte fp32 gradients
-        master = optim = grads = step = prepare = 0
+        master = optim = step = prepare = 0
+        if not plan.offload_keeps_gradients:
+            grads = 0
         if plan.offload is Offload.PARAMS_OPTIMIZER:
             # + the 16-bit parameter partition (memory.rst: 18 = 16 + 2 bytes/param, 6 pinned)
             host += weights

@@ -814,9 +814,9 @@ def code_date(case: Case) -> date | None:
                                                              ModelCode.MEGATRON):
         return None
     core = _MEGATRON_CORE_RELEASE.search(f"{case.source} {case.notes}")
-    if case.framework is Framework.MEGATRON and core is not None \
-            and (int(core.group(1)), int(core.group(2))) in MEGATRON_CORE_RELEASE_DATES:
-        return MEGATRON_CORE_RELEASE_DATES[(int(core.group(1)), int(core.group(2)))]
+    tag = (int(core.group(1)), int(core.group(2))) if core is not None else None
+    if case.framework is Framework.MEGATRON and tag in MEGATRON_CORE_RELEASE_DATES:
+        return MEGATRON_CORE_RELEASE_DATES[tag]
     release = _UNSLOTH_RELEASE.search(case.notes)
     if case.framework is Framework.UNSLOTH and release is not None:
         version = tuple(int(part) for part in release.groups() if part is not None)

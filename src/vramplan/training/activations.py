@@ -619,10 +619,10 @@ def embedding_saved_bytes(arch: Architecture, spec: BlockSpec, needs_grad: bool,
     token embedding's output is alive at the loss's backward."""
     if not needs_grad:
         return 0
-    saved = DROPOUT_MASK_BYTES * arch.hidden_size \
-        if _dropout_active(spec, arch.embedding_dropout) else 0
+    dropped = _dropout_active(spec, arch.embedding_dropout)
+    saved = DROPOUT_MASK_BYTES * arch.hidden_size if dropped else 0
     first_block_reads_another = arch.position is PositionKind.LEARNED \
-        or arch.embedding_scale is not None or _dropout_active(spec, arch.embedding_dropout)
+        or arch.embedding_scale is not None or dropped
     if leaf and first_block_reads_another and not arch.embedding_norm:
         saved += spec.residual_bytes * arch.hidden_size
     if arch.embedding_norm:

@@ -71,6 +71,7 @@ from vramplan.training.setup import (
 from vramplan.training.states import (
     BNB_MIN_8BIT_SIZE,
     BNB_PAGED_MIN_ELEMENTS,
+    TORCHAO_V01_FACTOR_BYTES,
     head_is_separate,
     stored_quant,
     torchao_v01_nf4,
@@ -529,13 +530,9 @@ def _torchtune_nf4_build(program: _Program, params: tuple[ParamTensor, ...],
             weight = _torchao_v01_dequantize(program, n)
             clone = _torchao_v01_to_nf4(program, weight, n)
             program.free(weight)
-            # `__deepcopy__` copies the clone's tensors (scalers, factor, mean, codes) and drops
-            # the clone's own
-            mean, factor, scalers, codes = _torchao_v01_kept_bytes(n)
-            copied_scalers, copied_factor = program.alloc(scalers), program.alloc(factor)
-            copied_mean, copied_codes = program.alloc(mean), program.alloc(codes)
-            layer.append([copied_mean, copied_factor, copied_scalers, copied_codes])
-            program.free_all([clone[2], clone[1], clone[0], clone[3]])
+            # `__deepcopy__` copies the clone's tensors and drops the clone's own
+            layer.append(_torchao_v01_alloc_kept(program, n))
+            _torchao_v01_free_kept(program, clone)
         program.alloc(others)
         layers.append(layer)
     program.free_all(template)
@@ -544,19 +541,28 @@ def _torchtune_nf4_build(program: _Program, params: tuple[ParamTensor, ...],
             weight = program.alloc(2 * n)
             new = _torchao_v01_to_nf4(program, weight, n)
             program.free(weight)
-            old_mean, old_factor, old_scalers, old_codes = layer[index]
-            program.free_all([old_scalers, old_factor, old_mean, old_codes])
+            _torchao_v01_free_kept(program, layer[index])
             layer[index] = new
 
 
-def _torchao_v01_kept_bytes(n: int) -> tuple[int, ...]:
-    """What torchao v0.1's `NF4Tensor` of n values keeps (torchao/dtypes/nf4tensor.py
-    `from_tensor`): the scalers' mean (a bf16 scalar), the quantization factor's storage, the
-    int8 scalers (one per 64 values) and the packed codes (two per byte). The factor is a
-    strided view (`quantization_factor[:, 0]`) that keeps its whole (scaler blocks, 256) bf16
-    tensor: n/32 bytes, until torchao 9dbc5542 (2024-05-31) made it contiguous."""
-    blocks = n // BNB_BLOCKSIZE
-    return (2, 2 * blocks, blocks, n // 2)
+def _torchao_v01_alloc_kept(program: _Program, n: int) -> list[int]:
+    """A copy of what torchao v0.1's `NF4Tensor` of n values keeps (torchao/dtypes/nf4tensor.py
+    `from_tensor`), as `copy.deepcopy` of its `__dict__` allocates them: the int8 scalers (one
+    per 64 values), the quantization factor's storage (`TORCHAO_V01_FACTOR_BYTES`: a strided
+    view that keeps its whole bf16 tensor), the scalers' mean (a bf16 scalar) and the packed
+    codes (two per byte). Returned in `_torchao_v01_to_nf4`'s order: mean, factor, scalers,
+    codes."""
+    scalers = program.alloc(n // BNB_BLOCKSIZE)
+    factor = program.alloc(int(n * TORCHAO_V01_FACTOR_BYTES))
+    mean = program.alloc(2)
+    return [mean, factor, scalers, program.alloc(n // 2)]
+
+
+def _torchao_v01_free_kept(program: _Program, kept: list[int]) -> None:
+    """Frees an `NF4Tensor`'s tensors (`_torchao_v01_to_nf4`'s order) in the order traced when
+    the tensor goes: scalers, factor, mean, codes."""
+    mean, factor, scalers, codes = kept
+    program.free_all([scalers, factor, mean, codes])
 
 
 def _torchao_v01_to_nf4(program: _Program, weight: int, n: int) -> list[int]:
@@ -567,7 +573,8 @@ def _torchao_v01_to_nf4(program: _Program, weight: int, n: int) -> list[int]:
     factor, `round`, `clamp`, the int8 cast), then the codes: the blocks scaled, `value - nf4`
     and its `abs()` (16 bf16 entries per value: 32n bytes each), `min(dim=-1)`'s values and
     int64 indices, the packing's int64 shift and or, and the uint8 codes. `weight` stays the
-    caller's. Returns what the tensor keeps (`_torchao_v01_kept_bytes`)."""
+    caller's. Returns what the tensor keeps: mean, factor, scalers, codes
+    (`_torchao_v01_alloc_kept`)."""
     blocks = n // BNB_BLOCKSIZE
     maxima = _absolute_maxima(program, 2 * n, blocks)
     mean = program.alloc(2)

@@ -18,6 +18,7 @@ from vramplan.presets.frameworks import (
     unsloth_code,
 )
 from vramplan.presets.quant_formats import BNB_BLOCKSIZE
+from vramplan.training.activations import FP32
 from vramplan.training.setup import (
     DEFAULT_LORA_RANK,
     DEFAULT_LORA_TARGETS,
@@ -301,7 +302,7 @@ def _unsloth_dequant_buffer_bytes(arch: Architecture, setup: TrainingSetup) -> i
             or not unsloth_code(setup.code_date).global_dequant_buffer):
         return 0
     largest = max(lin.in_features * lin.out_features for lin in arch.block_linears())
-    return largest * weight_itemsize(setup.precision) + ceil_div(largest, BNB_BLOCKSIZE) * 4
+    return largest * weight_itemsize(setup.precision) + ceil_div(largest, BNB_BLOCKSIZE) * FP32
 
 
 def lora_in_blocks(setup: TrainingSetup) -> bool:

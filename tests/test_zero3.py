@@ -5,6 +5,7 @@ computed by hand from the source's rules."""
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import date
 
 import pytest
 
@@ -38,6 +39,7 @@ from vramplan.vocab import (
     Framework,
     LoraTarget,
     Method,
+    Offload,
     Optimizer,
     OptimizerImpl,
     Precision,
@@ -388,3 +390,31 @@ def test_a_tied_heads_gradient_waits_whole_for_the_embeddings_backward(
     gradients = sum(p.memory_bytes for p in blocks.parts if p.kind is PartKind.GRADIENTS)
     # beside the flat gradient partition, held from the start
     assert gradients - estimate.sharded.gradients_bytes == tied_gradient
+
+
+# --- One rank, and parameters offloaded ---------------------------------------------------------
+
+
+def _one_rank_zero3(offload: Offload, on: date | None) -> int:
+    arch = architecture_of(find_model("llama-2-7b"))
+    setup = TrainingSetup(method=Method.LORA, precision=Precision.MIXED, lora_rank=8,
+                          lora_targets=frozenset({LoraTarget.Q, LoraTarget.V}), batch=1,
+                          seq_len=256, framework=Framework.DEEPSPEED,
+                          gradient_accumulation=False, code_date=on)
+    plan = default_parallelism(setup, Scheme.ZERO3, 1, offload)
+    return estimate_per_gpu(arch, setup, plan).sharded.backward_buffers_bytes
+
+
+def test_one_rank_gathers_nothing_since_deepspeed_0_9() -> None:
+    """partition_parameters.py since 4d27225f3 (v0.9.0): one rank fetches a parameter as
+    `param.data = param.ds_tensor.data.to(device)`, no all-gather: the partition on the GPU is
+    the parameter (nothing held beyond the gradient path), an offloaded one is copied once, with
+    the 5e7-element prefetch. Before, the all-gather ran on one rank too (a flat buffer and the
+    parameters' copies: the prefetch twice), an offloaded partition copied beside it whole."""
+    gradient_path = _one_rank_zero3(Offload.NONE, None)
+    gathered = _one_rank_zero3(Offload.NONE, date(2023, 1, 1)) - gradient_path
+    copied = _one_rank_zero3(Offload.PARAMS_OPTIMIZER, None) - gradient_path
+    copied_before = _one_rank_zero3(Offload.PARAMS_OPTIMIZER, date(2023, 1, 1)) - gradient_path
+    assert gathered - copied == 2 * 50_000_000  # bf16 elements of the prefetch bucket
+    assert copied_before == 2 * copied  # the gathered parameters and their partitions' copies
+    assert copied > 2 * 3 * 4096 * 11008  # at least a block's MLP, in bf16

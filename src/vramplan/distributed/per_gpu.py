@@ -33,6 +33,7 @@ from vramplan.model.architecture import Architecture, LinearSpec
 from vramplan.model.weight_storage import bnb_4bit_bytes, bnb_int8_bytes
 from vramplan.parts import PartKind
 from vramplan.presets.frameworks import (
+    DEEPSPEED_NO_GATHER_AT_ONE_RANK_SINCE,
     accumulate_without_sync,
     embedding_apart,
     framework_defaults,
@@ -121,7 +122,8 @@ class PerGpuEstimate(PeakOverPhases):
         setup = tensor_parallel_share(single.setup, self.parallelism.tensor_parallel)
         shape = step_shape(single.arch, setup)
         sharding = program_sharding(single.states, self.sharded,
-                                    synced=syncs_module_states(setup.framework))
+                                    synced=syncs_module_states(setup.framework),
+                                    on=setup.code_date)
         return reserved_memory(single.arch, setup, shape, sharding=sharding,
                                config=allocator_config(setup)).cache_bytes
 
@@ -202,11 +204,11 @@ def syncs_module_states(framework: Framework) -> bool:
 
 
 def program_sharding(states: ModelStates, sharded: ShardedStates, *,
-                     synced: bool = False) -> Sharding:
+                     synced: bool = False, on: date | None = None) -> Sharding:
     """How this GPU holds and moves the states, for the step's program of allocations
     (`vramplan.training.allocations`): what is split over how many GPUs, the units FSDP
     gathers and how FSDP1 wraps them (`synced`: `syncs_module_states`), the buckets DDP and
-    ZeRO-3 keep."""
+    ZeRO-3 keep (ZeRO-3 by the code of `on`, None: today's)."""
     plan = sharded.parallelism
     n = max(sharded.shard_degree, 1) * plan.model_parallel
     offloaded = plan.offload is Offload.PARAMS_OPTIMIZER
@@ -226,6 +228,8 @@ def program_sharding(states: ModelStates, sharded: ShardedStates, *,
                         root_gathered_bytes=sharded.gathered_root_bytes,
                         unit_grad_bytes=sharded.unit_gradient_bytes)
     if plan.scheme is Scheme.ZERO3:
+        if zero3_skips_gather(plan, on) and not offloaded:
+            unit = 0
         return Sharding(weights=0 if offloaded else n, gradients=0 if optimizer_off else n,
                         states=0 if optimizer_off else n, gather_bytes=unit,
                         persistent_bytes=(sharded.persistent_buffers_bytes,),
@@ -462,23 +466,43 @@ def _zero3_as_run(arch: Architecture, setup: TrainingSetup, states: ModelStates,
     peaks = _zero3_peaks(arch, _TracedStep.of(arch, setup), plan.tensor_parallel,
                          bufs.zero3_max_reuse_distance)
     itemsize = states.weight_itemsize
+    ranks = plan.data_parallel
+    params_offloaded = plan.offload is Offload.PARAMS_OPTIMIZER
+    skips_gather = zero3_skips_gather(plan, setup.code_date)
 
-    def held(elements: int) -> int:
+    def held(elements: int, fetching: bool = True) -> int:
         # what the coordinator prefetches on top, while fewer than max_live are gathered
-        # (partitioned_param_coordinator.py @38327e07 `fetch_sub_module`), in one all-gather
-        # into a flat buffer that lives until the batch's last parameter is used, beside the
-        # per-parameter `torch.cat` copies its `wait()` makes (partition_parameters.py
-        # `_all_gather_dtype`, `AllGatherCoalescedHandle.wait`): twice
+        # (partitioned_param_coordinator.py @38327e07 `fetch_sub_module`)
         ahead = min(bufs.zero3_prefetch_bucket_elements,
                     max(bufs.zero3_max_live_parameters - elements, 0))
-        return (elements + 2 * ahead) * itemsize
+        if skips_gather:
+            # one rank gathers nothing (partition_parameters.py `_no_gather_coalesced`,
+            # `NoGatherHandle`: `param.data = param.ds_tensor.data.to(device)`): the partition
+            # is the parameter, and only an offloaded one is copied to the GPU
+            return (elements + ahead) * itemsize if params_offloaded else 0
+        # one all-gather into a flat buffer that lives until the batch's last parameter is
+        # used, beside the per-parameter `torch.cat` copies its `wait()` makes
+        # (partition_parameters.py `_all_gather_dtype`, `AllGatherCoalescedHandle.wait`):
+        # twice; an offloaded partition is copied to the GPU as the all-gather's input until
+        # the `wait()` (`all_gather_coalesced`: `param.ds_tensor.to(device)`; on one rank
+        # before `DEEPSPEED_NO_GATHER_AT_ONE_RANK_SINCE`, the whole parameter). The head's
+        # fetch is over when its logits are made: the loss phase holds no copy
+        copies = ceil_div(elements, ranks) if params_offloaded and fetching else 0
+        return (elements + 2 * ahead + copies) * itemsize
 
     gradient_path = (zero3_reduce_transient_bytes(states, bufs)
                      + _largest_block_gradient(arch, setup, states) // plan.tensor_parallel)
     return replace(sharded,
-                   forward_buffers_bytes=held(peaks.forward), loss_buffers_bytes=held(peaks.loss),
+                   forward_buffers_bytes=held(peaks.forward),
+                   loss_buffers_bytes=held(peaks.loss, fetching=False),
                    backward_buffers_bytes=held(peaks.backward) + gradient_path,
                    last_unit_backward_buffers_bytes=held(peaks.first_block) + gradient_path)
+
+
+def zero3_skips_gather(plan: Parallelism, on: date | None) -> bool:
+    """DeepSpeed's ZeRO-3 fetches without an all-gather on one rank (by the code of `on`, None:
+    today's; `DEEPSPEED_NO_GATHER_AT_ONE_RANK_SINCE`)."""
+    return plan.data_parallel == 1 and (on is None or on >= DEEPSPEED_NO_GATHER_AT_ONE_RANK_SINCE)
 
 
 @dataclass(frozen=True, slots=True)

@@ -488,6 +488,12 @@ PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE = date(2026, 7, 7)
 """huggingface/peft 537805209 (v0.20.0): `prepare_model_for_kbit_training(...,
 auto_clear_cache=True)` calls `torch.cuda.empty_cache()` after the fp32 casts."""
 
+DEEPSPEED_NO_GATHER_AT_ONE_RANK_SINCE = date(2023, 4, 7)
+"""deepspeedai/DeepSpeed 4d27225f3 (v0.9.0, "zero.Init() should pin params in GPU memory as
+requested"): ZeRO-3 on one rank fetches a parameter without an all-gather
+(partition_parameters.py `all_gather_coalesced`: `if self.world_size == 1: return
+_no_gather_coalesced(params)`; `num_partitions` since v0.9.2; the same at edaa7221)."""
+
 LITGPT_MQA_EXPANDED_SINCE = date(2023, 10, 24)
 LITGPT_RMSNORM_CAST_BEFORE_SCALE = (date(2024, 2, 23), date(2024, 7, 23))
 """The dates of the commits named in `LitgptCode` (the window is half-open)."""

@@ -615,3 +615,25 @@ def test_checkpointing_each_sub_module_keeps_four_inputs_and_recomputes_one_at_a
     mlp = sum(s.bytes_per_token for s in saved if s.name in
               ("gate_out", "act_out", "up_out", "mlp_hidden"))
     assert largest_submodule_saved(saved) == mlp
+
+
+@pytest.mark.parametrize(("framework", "quant", "on", "kept"), [
+    (Framework.HF, Quant.NF4, date(2024, 7, 1), True),  # bitsandbytes 0.43.1: (A, B)
+    (Framework.HF, Quant.NF4, date(2024, 8, 1), False),  # 0.43.2: (None, B)
+    (Framework.HF, Quant.NF4_DQ, None, False),  # today's code
+    (Framework.HF, Quant.INT8, None, True),  # MatMul8bitLt still keeps its input
+    (Framework.TORCHTUNE, Quant.NF4, date(2024, 4, 15), False),  # torchao's LinearNF4
+])
+def test_a_quantized_base_keeps_its_input_by_the_code_of_its_date(
+        framework: Framework, quant: Quant, on: date | None, kept: bool) -> None:
+    """bitsandbytes 9e753741 (v0.43.2, 2024-07-23) stopped keeping the 4-bit matmul's input. With
+    adapters on q and v (no dropout), whose lora_A keeps the attention's input anyway, what goes
+    is the MLP's: the norm's output (4096 bf16 values) and down's 11008-wide input."""
+    setup = TrainingSetup(method=Method.QLORA, quant=quant, lora_rank=8, lora_targets=Q_V,
+                          batch=1, seq_len=512, framework=framework, code_date=on)
+    per_token = 2 * 4096 + 2 * 11008
+    without = dataclasses.replace(setup, code_date=date(2024, 8, 1), quant=Quant.NF4,
+                                  framework=Framework.HF)
+    gap = estimate_training(LLAMA, setup).activations_bytes \
+        - estimate_training(LLAMA, without).activations_bytes
+    assert gap == (per_token * LLAMA.n_layers * 512 if kept else 0)

@@ -488,6 +488,12 @@ PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE = date(2026, 7, 7)
 """huggingface/peft 537805209 (v0.20.0): `prepare_model_for_kbit_training(...,
 auto_clear_cache=True)` calls `torch.cuda.empty_cache()` after the fp32 casts."""
 
+BITSANDBYTES_4BIT_DROPS_INPUT_SINCE = date(2024, 7, 23)
+"""bitsandbytes v0.43.2 (tagged 2024-07-23), with 9e753741 ("fix QLoRA mem bug: delete useless
+buffered activation", #1270, 2024-07-16): `MatMul4Bit.forward` stores `ctx.tensors = (None, B)`,
+no longer the input `A`, which its backward never read (autograd/_functions.py; the same at
+95f9af30)."""
+
 DEEPSPEED_NO_GATHER_AT_ONE_RANK_SINCE = date(2023, 4, 7)
 """deepspeedai/DeepSpeed 4d27225f3 (v0.9.0, "zero.Init() should pin params in GPU memory as
 requested"): ZeRO-3 on one rank fetches a parameter without an all-gather

@@ -18,10 +18,10 @@ Rules of autograd used throughout (PyTorch `tools/autograd/derivatives.yaml` and
 Framework implementations are followed from their source: litgpt `litgpt/model.py` (Block,
 CausalSelfAttention, RMSNorm with an fp32 copy, GptNeoxMLP/LLaMAMLP), `litgpt/lora.py`
 (LoRAQKVLinear with `lora_dropout`, `zero_pad` through `index_copy`, which keeps its source),
-bitsandbytes `autograd/_functions.py` MatMul4Bit (keeps its input A whenever A needs a gradient,
-even with a frozen weight), Lightning Fabric `plugins/precision/half.py` (`convert_output` casts the
-model's output, the logits, to the default dtype float32), and transformers' `LlamaRMSNorm` and
-`ForCausalLMLoss` (`logits.float()`).
+bitsandbytes `autograd/_functions.py` MatMul4Bit (kept its input A whenever A needed a gradient,
+even with a frozen weight, until v0.43.2), Lightning Fabric `plugins/precision/half.py`
+(`convert_output` casts the model's output, the logits, to the default dtype float32), and
+transformers' `LlamaRMSNorm` and `ForCausalLMLoss` (`logits.float()`).
 
 All sizes are bytes per token (multiply by batch x sequence) unless the name says otherwise.
 """
@@ -69,7 +69,8 @@ class BlockSpec:
     weights_train: bool
     """The block's own weights train (full fine-tuning, or a trained block of `freeze`)."""
     base_keeps_input: bool
-    """A quantized frozen base whose matmul keeps its input (bitsandbytes MatMul4Bit)."""
+    """A quantized frozen base whose matmul keeps its input (bitsandbytes `MatMul8bitLt`, and
+    `MatMul4Bit` until v0.43.2: `presets.frameworks.BITSANDBYTES_4BIT_DROPS_INPUT_SINCE`)."""
     lora_targets: frozenset[LoraTarget]
     lora_rank: int
     lora_dropout: bool
@@ -740,9 +741,10 @@ def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
 
 def quantized_base_inputs(arch: Architecture, spec: BlockSpec) -> int:
     """Bytes per token that a block's quantized linears keep in their autograd context: the input
-    of every matmul (bitsandbytes MatMul4Bit stores `ctx.tensors = (A, B)`). These are plain
-    attributes of the context, not saved tensors: backward does not release them, only the death
-    of the graph does (PyTorch releases `save_for_backward` tensors after a node runs)."""
+    of every matmul (bitsandbytes MatMul4Bit stored `ctx.tensors = (A, B)` until v0.43.2). These
+    are plain attributes of the context, not saved tensors: backward does not release them, only
+    the death of the graph does (PyTorch releases `save_for_backward` tensors after a node
+    runs)."""
     if not spec.base_keeps_input:
         return 0
     r, c, h = spec.residual_bytes, spec.compute_bytes, arch.hidden_size

@@ -26,6 +26,7 @@ from vramplan.model.architecture import Architecture, NormKind
 from vramplan.parts import Component, PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import (
+    BITSANDBYTES_4BIT_DROPS_INPUT_SINCE,
     MEGATRON_MAX_SUBTRACTED_IN_PLACE_SINCE,
     framework_defaults,
     litgpt_code,
@@ -408,6 +409,19 @@ def _embedding_output_needs_grad(setup: TrainingSetup) -> bool:
     return _embedding_trains(setup) or transformers_checkpointing
 
 
+def _quantized_base_keeps_input(setup: TrainingSetup) -> bool:
+    """A QLoRA base's matmul keeps its input in its autograd context when the input needs a
+    gradient: bitsandbytes' `MatMul8bitLt` does, and its `MatMul4Bit` did until v0.43.2
+    (`ctx.tensors = (A, B)`, then `(None, B)`: `BITSANDBYTES_4BIT_DROPS_INPUT_SINCE`), the code of
+    the run's date (None: today's). torchtune's base is torchao's NF4, whose `LinearNF4` keeps
+    only the weight (torchao/dtypes/nf4tensor.py, from its first version, 66318dac)."""
+    if setup.method is not Method.QLORA or setup.framework is Framework.TORCHTUNE:
+        return False
+    if setup.quant is Quant.INT8:
+        return True
+    return setup.code_date is not None and setup.code_date < BITSANDBYTES_4BIT_DROPS_INPUT_SINCE
+
+
 def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
     """How a trained block behaves under `setup` (the last block, for `freeze`)."""
     uses_lora = setup.method.uses_lora
@@ -419,8 +433,7 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         autocast=runs_autocast(setup),
         weights_train=setup.method in (Method.FULL, Method.FREEZE)
         or setup.frozen_weights_need_grad,
-        # bitsandbytes MatMul4Bit/MatMul8bitLt keep their input when it needs a gradient
-        base_keeps_input=setup.method is Method.QLORA,
+        base_keeps_input=_quantized_base_keeps_input(setup),
         lora_targets=targets - {LoraTarget.HEAD},
         lora_rank=setup.lora_rank or DEFAULT_LORA_RANK,
         lora_dropout=uses_lora and lora_dropout_active(setup),
@@ -598,7 +611,8 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         chunked=chunked,
         head_trains=setup.method is Method.FULL,
         head_lora=uses_lora and LoraTarget.HEAD in setup.lora_targets,
-        head_keeps_input=head_quantized or setup.linears_keep_input,
+        head_keeps_input=(head_quantized and _quantized_base_keeps_input(setup))
+        or setup.linears_keep_input,
         head_dequant_bytes=(dequantized_bytes_per_value(setup) * arch.hidden_size
                             * arch.vocab_size if head_quantized else 0),
         previous_logits=(setup.framework is Framework.LITGPT or keeps_outputs)

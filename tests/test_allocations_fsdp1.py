@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from vramplan.allocator import Event, EventKind, replay
 from vramplan.distributed.per_gpu import (
     default_parallelism,
@@ -20,6 +22,7 @@ from vramplan.training.allocations import (
     FSDP1_SYNC_BUCKET_BYTES,
     GATHER_STREAM,
     PRE_UNSHARD_STREAM,
+    REDUCE_STREAM,
     ParamTensor,
     Sharding,
     _broadcast_buckets,
@@ -31,7 +34,15 @@ from vramplan.training.allocations import (
 from vramplan.training.estimate import step_shape
 from vramplan.training.setup import TrainingSetup
 from vramplan.units import BYTES_PER_GIB
-from vramplan.vocab import Checkpointing, Framework, LoraTarget, Method, Quant, Scheme
+from vramplan.vocab import (
+    Checkpointing,
+    Framework,
+    LoraTarget,
+    Method,
+    Precision,
+    Quant,
+    Scheme,
+)
 
 LLAMA2_7B = architecture_of(find_model("llama-2-7b"))
 
@@ -119,6 +130,33 @@ def test_an_fsdp2_run_keeps_its_gather_streams_flat_outputs_cached() -> None:
     without = step_program(LLAMA2_7B, setup, step_shape(LLAMA2_7B, setup),
                            dataclasses.replace(sharding, copy_out=False))
     assert replay(program).peak_reserved_bytes > replay(without).peak_reserved_bytes
+
+
+@pytest.mark.parametrize(("precision", "tensor_parallel", "itemsize"), [
+    (Precision.AMP, 1, 4),  # fp32 sharded parameters: fp32 gradient shards
+    (Precision.AMP, 2, 4),  # a tensor-parallel block's shard is its local share / FSDP degree
+    (Precision.BF16_TRUE, 1, 2),
+])
+def test_fsdp2_keeps_gradient_shards_on_the_reduce_stream_in_the_parameters_dtype(
+        precision: Precision, tensor_parallel: int, itemsize: int) -> None:
+    """torchtitan's FSDP2 (fp32 sharded parameters, bf16 compute, fp32 reduce): each block's
+    gradient shard, made by the reduce-scatter on its stream, holds the block's local
+    parameters x 4 bytes / FSDP degree (`foreach_reduce`); the root's are made there too."""
+    setup = TrainingSetup(framework=Framework.TORCHTITAN, precision=precision, batch=1,
+                          seq_len=1024, checkpointing=Checkpointing.FULL)
+    plan = default_parallelism(setup, Scheme.FSDP, 8, tensor_parallel=tensor_parallel)
+    estimate = estimate_per_gpu(LLAMA2_7B, setup, plan)
+    sharding = program_sharding(estimate.single.states, estimate.sharded)
+    block = 4 * 4096 * 4096 + 3 * 4096 * 11008 + 2 * 4096  # linears and norms
+    fsdp = 8 // tensor_parallel
+    assert sharding.unit_grad_shard_bytes == pytest.approx(
+        itemsize * block / tensor_parallel / fsdp, rel=1e-3)
+    program = step_program(LLAMA2_7B, estimate.single.setup,
+                           step_shape(LLAMA2_7B, estimate.single.setup), sharding)
+    on_reduce = [e.n_bytes for e in program
+                 if e.kind is EventKind.ALLOC and e.stream == REDUCE_STREAM]
+    assert sharding.unit_grad_shard_bytes in on_reduce
+    assert len(on_reduce) > LLAMA2_7B.n_layers  # the root's gradients as well
 
 
 def _qlora_7b(batch: int = 1, seq_len: int = 512) -> TrainingSetup:

@@ -469,6 +469,20 @@ def test_unsloth_sets_expandable_segments_when_imported() -> None:
     assert allocator_config(hf) == hf.alloc_conf
 
 
+def test_torchtitans_launcher_sets_expandable_segments() -> None:
+    """torchtitan's run_llama_train.sh exports `expandable_segments:True` since a5e57e4a9 (#643,
+    2024-10-22), as run_train.sh does today."""
+    from vramplan.training.setup import allocator_config
+
+    def titan(day: date | None) -> TrainingSetup:
+        return TrainingSetup(precision=Precision.AMP, batch=1, seq_len=8192,
+                             framework=Framework.TORCHTITAN, code_date=day)
+
+    assert not allocator_config(titan(date(2024, 10, 21))).expandable_segments
+    assert allocator_config(titan(date(2024, 10, 22))).expandable_segments
+    assert allocator_config(titan(None)).expandable_segments
+
+
 @pytest.mark.parametrize(("day", "offloaded"), [
     (date(2024, 4, 5), False), (date(2024, 4, 6), True), (None, True)])
 def test_unsloth_checkpointing_keeps_block_inputs_in_host_memory_since_april_2024(

@@ -226,7 +226,8 @@ def program_sharding(states: ModelStates, sharded: ShardedStates, *,
                         adapter_units=plan.adapters_wrapped_apart,
                         sync_bucket_bytes=FSDP1_SYNC_BUCKET_BYTES if synced else 0,
                         root_gathered_bytes=sharded.gathered_root_bytes,
-                        unit_grad_bytes=sharded.unit_gradient_bytes)
+                        unit_grad_bytes=sharded.unit_gradient_bytes,
+                        unit_grad_shard_bytes=sharded.unit_gradient_shard_bytes)
     if plan.scheme is Scheme.ZERO3:
         if zero3_skips_gather(plan, on) and not offloaded:
             unit = 0

@@ -233,6 +233,9 @@ class ShardedStates:
     `backward_buffers_bytes`, less the prefetched unit (FSDP). None: the same."""
     unit_gradient_bytes: int = 0
     """One wrapped block's unsharded gradient (FSDP), 0 otherwise."""
+    unit_gradient_shard_bytes: int = 0
+    """This GPU's shard of one wrapped block's gradient, in the sharded parameters' dtype (FSDP),
+    0 otherwise: the reduce-scatter's output, or its cast back to the parameters' dtype."""
     loss_buffers_bytes: int | None = None
     """Transient while the loss runs and backward starts: FSDP has resharded every block after
     its forward and keeps only the root gathered. None: as in forward."""
@@ -608,6 +611,7 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int,
     step_grads = ceil_div(grad_bytes, n)
     grads = grad_bytes if plan.accumulate_without_sync else step_grads
     unit_grad = _unit_gradient_bytes(states, plan, grad_bytes)
+    unit_grad_shard = ceil_div(unit_grad, n)
     transient_units = _gradient_transient_units(plan)
     gradient_transient = transient_units * unit_grad
     root_trains = states.root_trains if states.root_trains is not None \
@@ -680,8 +684,8 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int,
         step_buffers_bytes=0,
         host_bytes_per_rank=host, pinned_host_bytes_per_rank=pinned,
         last_unit_backward_buffers_bytes=max(first_block, root_end),
-        unit_gradient_bytes=unit_grad, root_gradient_bytes=root_grad,
-        loss_buffers_bytes=loss, reduce_buffers_bytes=reduce,
+        unit_gradient_bytes=unit_grad, unit_gradient_shard_bytes=unit_grad_shard,
+        root_gradient_bytes=root_grad, loss_buffers_bytes=loss, reduce_buffers_bytes=reduce,
         gathered_unit_bytes=unit_weights, gathered_root_bytes=root_weights,
     )
 

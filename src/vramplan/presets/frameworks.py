@@ -734,6 +734,10 @@ class TorchtitanCode:
     """Under `training.compile` the loss function is compiled too: from e10cb9494 (2024-10-22)
     until e8977b007 ("turning off compile on loss function", 2024-12-18), then again since
     bbb1b616e (#1033, 2025-04-02: `build_cross_entropy_loss`). Eager otherwise."""
+    launcher_expandable_segments: bool
+    """The launcher (`run_llama_train.sh`, `run_train.sh` since) exports
+    `PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True"` (`PYTORCH_ALLOC_CONF` at b5bcd76c):
+    a5e57e4a9 (#643, 2024-10-22). Runs launched another way set what they say."""
     embedding_apart: bool
     """`apply_fsdp` shards `tok_embeddings` as a unit of its own (resharded after forward) and
     the final norm with the head as another: 83e694105 (#1094, 2025-07-28). Before, they stayed
@@ -746,6 +750,7 @@ TORCHTITAN_FREES_LOGITS_SINCE = date(2024, 6, 12)
 TORCHTITAN_LOSS_UPCASTS_SINCE = date(2024, 10, 22)
 TORCHTITAN_COMPILED_LOSS = ((date(2024, 10, 22), date(2024, 12, 18)), (date(2025, 4, 2), None))
 TORCHTITAN_EMBEDDING_APART_SINCE = date(2025, 7, 28)
+TORCHTITAN_LAUNCHER_EXPANDABLE_SINCE = date(2024, 10, 22)
 """The dates of the commits named in `TorchtitanCode` (the compiled loss: from, until)."""
 
 
@@ -753,12 +758,14 @@ def torchtitan_code(on: date | None) -> TorchtitanCode:
     """torchtitan's code as of `on`; None: today's."""
     if on is None:
         return TorchtitanCode(loop_keeps_logits=False, logits_fp32_in_model=False,
-                              compiles_loss=True, embedding_apart=True)
+                              compiles_loss=True, launcher_expandable_segments=True,
+                              embedding_apart=True)
     return TorchtitanCode(
         loop_keeps_logits=on < TORCHTITAN_FREES_LOGITS_SINCE,
         logits_fp32_in_model=on < TORCHTITAN_LOSS_UPCASTS_SINCE,
         compiles_loss=any(start <= on and (end is None or on < end)
                           for start, end in TORCHTITAN_COMPILED_LOSS),
+        launcher_expandable_segments=on >= TORCHTITAN_LAUNCHER_EXPANDABLE_SINCE,
         embedding_apart=on >= TORCHTITAN_EMBEDDING_APART_SINCE)
 TRANSFORMERS_GENERATE_CACHE_OBJECT_SINCE = date(2024, 6, 27)
 """transformers v4.42.0 (its wheel's date): `generate` uses one `DynamicCache` instance by

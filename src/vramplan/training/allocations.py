@@ -291,8 +291,10 @@ class Sharding:
     root_gathered_bytes: int = 0
     """The root unit (embeddings, head), gathered from forward to the end of backward."""
     unit_grad_bytes: int = 0
-    """A block's unsharded gradient while it is formed and reduce-scattered (its shard,
-    `unit_grad_bytes / gradients`, is made on `REDUCE_STREAM` and kept)."""
+    """A block's unsharded gradient while it is formed and reduce-scattered."""
+    unit_grad_shard_bytes: int = 0
+    """The block's gradient shard this GPU keeps, made on `REDUCE_STREAM` in the sharded
+    parameters' dtype (the unsharded gradient is in the gathered copies')."""
     persistent_bytes: tuple[int, ...] = ()
     """Buffers allocated once and kept (DDP's gradient buckets, ZeRO-3's bucket)."""
     adapter_units: bool = False
@@ -927,9 +929,15 @@ def _backward_block(program: _Program, model: _Model, sizes: _Sizes, block: int,
 
 def _reduce_unit(program: _Program, model: _Model, block: int) -> None:
     """A block's reduce-scatter: its gradient shard, made on the reduce stream, kept until the
-    optimizer step (and added to in place by later micro-batches)."""
+    optimizer step (and added to in place by later micro-batches). FSDP2 makes the
+    reduce-scatter's output in the reduce dtype on its reduce-scatter stream, and a sharded
+    parameter's `.grad` is a view of it, or of its cast to the parameter's dtype, made there too
+    (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py `foreach_reduce`: "The RS output is
+    allocated in the RS stream and used in the default stream (for optimizer)"); FSDP1 reduces
+    on its post-backward stream (_runtime_utils.py `_reduce_grad`). Freed by `zero_grad`, the
+    blocks stay cached on that stream, out of the default stream's reach in the next forward."""
     key = -1 - block
-    shard = ceil_div(model.sharding.unit_grad_bytes, max(model.sharding.gradients, 1))
+    shard = model.sharding.unit_grad_shard_bytes
     if key in model.grads:
         program.free(program.alloc(shard, REDUCE_STREAM))
     else:
@@ -1173,12 +1181,16 @@ def _make_grads(program: _Program, model: _Model, indices: list[int]) -> None:
     divisor = model.sharding.gradients
     if not divisor:
         return
+    # FSDP2 reduces the root's gradients as a block's, on its reduce-scatter stream
+    # (`_reduce_unit`; `copy_out` is FSDP2's); FSDP1's root, one flat parameter, is left on the
+    # default stream (its `_saved_grad_shard` handling not read)
+    stream = REDUCE_STREAM if model.sharding.unit_grad_bytes and model.sharding.copy_out else 0
     for index in reversed(indices):
         n_bytes = ceil_div(model.params[index].n_bytes, divisor)
         if index in model.grads:
-            program.free(program.alloc(n_bytes))
+            program.free(program.alloc(n_bytes, stream))
         else:
-            model.grads[index] = (program.alloc(n_bytes), n_bytes)
+            model.grads[index] = (program.alloc(n_bytes, stream), n_bytes)
 
 
 def _optimizer_step(program: _Program, setup: TrainingSetup, model: _Model) -> None:

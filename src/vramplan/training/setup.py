@@ -515,10 +515,14 @@ def unsloth_fuses_loss(setup: TrainingSetup) -> bool:
 
 def allocator_config(setup: TrainingSetup) -> AllocatorConfig:
     """The caching allocator's settings for the run: the setup's, unless its framework sets its
-    own when imported (Unsloth's `expandable_segments:True`,
-    `vramplan.presets.frameworks.UnslothCode.expandable_segments`, overwriting the variable)."""
+    own: Unsloth's `expandable_segments:True` when imported
+    (`vramplan.presets.frameworks.UnslothCode.expandable_segments`, overwriting the variable),
+    torchtitan's launcher's (`TorchtitanCode.launcher_expandable_segments`)."""
     if setup.framework is Framework.UNSLOTH \
             and unsloth_code(setup.code_date).expandable_segments:
+        return replace(setup.alloc_conf, expandable_segments=True)
+    if setup.framework is Framework.TORCHTITAN \
+            and torchtitan_code(setup.code_date).launcher_expandable_segments:
         return replace(setup.alloc_conf, expandable_segments=True)
     return setup.alloc_conf
 

@@ -21,8 +21,9 @@ from vramplan.training.activations import (
 )
 from vramplan.training.estimate import Phase, block_spec, estimate_training
 from vramplan.training.setup import TrainingSetup
+from vramplan.training.states import head_is_separate
 from vramplan.validation import code_date, loss_in_function, read_cases, training_setup_of
-from vramplan.vocab import Attention, Framework, LoraTarget, Method, OptimizerImpl
+from vramplan.vocab import Attention, Framework, LoraTarget, Method, OptimizerImpl, Precision
 
 TINYLLAMA = architecture_of(find_model("tinyllama-1.1b"))
 FALCON = architecture_of(find_model("falcon-7b"))
@@ -174,3 +175,22 @@ def test_rows_of_the_thunder_extension_compute_their_loss_in_a_function() -> Non
     (other,) = read_cases("\n".join((HEADER, row.replace("extensions/thunder/README.md",
                                                          "README.md"))))
     assert not loss_in_function(other)
+
+
+def test_litgpts_model_under_another_loop_saves_what_litgpts_blocks_save() -> None:
+    """lightning-thunder's benchmark_litgpt.py runs litgpt's GPT (thunder/tests/litgpt_model.py)
+    in its own loop: the blocks are litgpt's. Its attention splits one fused qkv output, so SDPA's
+    saved v is a view that keeps all of it (3 x 4096 bf16 values a token, not 4096), and merges
+    the heads with a copy the output projection keeps (4096 more). Dated as litgpt 0.3.1, whose
+    RMSNorm casts before its scale as transformers' does (thunder pinned it, b7f77316)."""
+    arch = architecture_of(find_model("llama-2-7b"))
+    generic = TrainingSetup(precision=Precision.BF16_TRUE, batch=1, seq_len=4096,
+                            framework=Framework.GENERIC, gradient_accumulation=False,
+                            code_date=date(2024, 5, 8))
+
+    def per_token(setup: TrainingSetup) -> int:
+        return total_per_token(block_saved(arch, block_spec(arch, setup), 4096))
+
+    litgpt = dataclasses.replace(generic, litgpt_model=True)
+    assert per_token(litgpt) - per_token(generic) == 2 * (2 * 4096 + 4096)
+    assert head_is_separate(arch, litgpt)

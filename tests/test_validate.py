@@ -232,6 +232,8 @@ def test_a_litgpt_config_hub_row_reads_its_recipe_where_its_cells_are_empty() ->
     ("gradient_accumulation_steps: 1", False),
     ("via gradient accumulation (2)", True),
     ("gradient accumulation steps of 1", False),  # named, but one micro-batch per step
+    # universal-llm-trainer's config key, spelt as its repository spells it
+    ("Gradient accumulation: Full fine-tuning 1, LoRA 32; gradient_accumuate_step 1", False),
     # two values quoted (a config and an override): the notes' words decide, else the default
     ("gradient_accumulation_steps 64 in the config but 1 when run", True),
     ("", True),  # torchtune's LoRA default
@@ -240,6 +242,28 @@ def test_a_rows_notes_say_whether_it_accumulated(notes: str, accumulates: bool) 
     row = ROW.replace(",litgpt,", ",torchtune,") + f'"{notes}"'
     (case,) = read_cases("\n".join((HEADER, row)))
     assert training_setup_of(case).gradient_accumulation is accumulates
+
+
+@pytest.mark.parametrize(("notes", "metric"), [
+    ("its progress bar prints torch.cuda.memory_reserved()/1E9 as 'G'", Metric.RESERVED),
+    ("the script prints torch.cuda.max_memory_allocated() at the end", Metric.ALLOCATED),
+    ("", Metric.ALLOCATED),  # the generic stack's default
+])
+def test_an_empty_metric_reads_what_the_runs_own_code_prints(notes: str, metric: Metric) -> None:
+    row = ROW.replace(",litgpt,", ",generic,").replace(",allocated,", ",,") + f'"{notes}"'
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert case.metric is metric
+
+
+def test_a_loop_that_deletes_its_outputs_after_the_loss_keeps_no_logits() -> None:
+    """universal-llm-trainer's `del output` (`del_logits_after_forward: True`): nothing holds
+    the logits through backward, as in a loop that computes its loss in a function."""
+    row = ROW.replace(",litgpt,", ",generic,") + \
+        '"nn.CrossEntropyLoss on output.logits[:, :-1] itself, deleting the output after the loss"'
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert training_setup_of(case).loss_in_function
+    (kept,) = read_cases("\n".join((HEADER, ROW.replace(",litgpt,", ",generic,") + '""')))
+    assert not training_setup_of(kept).loss_in_function
 
 
 def test_torchtunes_custom_sharded_embedding_is_a_unit_of_its_own() -> None:
@@ -460,7 +484,7 @@ def test_a_rows_notes_say_how_its_loop_ran_the_loss_and_the_model(
     row = ROW.replace(",litgpt,", f",{framework},") + f'"{notes}"'
     (case,) = read_cases("\n".join((HEADER, row)))
     setup = training_setup_of(case)
-    assert (setup.loss_16bit, setup.untied_head) == (loss16, untied)
+    assert (setup.loss_16bit, setup.litgpt_model) == (loss16, untied)
 
 
 @pytest.mark.parametrize(("notes", "sixteen"), [

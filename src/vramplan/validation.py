@@ -409,9 +409,11 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         sharding=sharding,
         offload=offload,
         framework=framework,
-        # what the stack named in the cell prints (not the kernels the notes name)
+        # what the stack named in the cell prints (not the kernels the notes name), or what the
+        # notes say the run's own code prints
         metric=choice(Metric, "metric", get("metric"),
-                      framework_defaults(framework_read.framework).reported_metric),
+                      printed_metric(get("notes", ""))
+                      or framework_defaults(framework_read.framework).reported_metric),
         measured_bytes=_measured(get("measured", ""), get("unit", "")),
         unit=get("unit", ""),
         notes=get("notes", ""),
@@ -687,7 +689,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         first_step_report=first_step_only(case),
         code_date=code_date(case),
         loss_in_function=loss_in_function(case), loss_16bit=loss_on_16bit_logits(case),
-        untied_head=runs_litgpt_model(case))
+        litgpt_model=runs_litgpt_model(case))
 
 
 _REENTRANT = re.compile(r"\b(?:use_reentrant|reentrant_checkpointing)\W{0,4}(true|false)\b",
@@ -868,14 +870,24 @@ logits (`TrainingSetup.loss_in_function`), whatever engine it drives (DeepSpeed,
 `Lightning-AI`, the organization that publishes litgpt."""
 
 
+OUTPUTS_DELETED_NOTE = re.compile(
+    r"\b(?:deleting|deletes|del)\s+(?:the\s+)?(?:model's\s+)?(?:output|outputs|logits)\b"
+    r"[^;]{0,20}\bafter the loss\b", re.IGNORECASE)
+"""A row whose notes say its loop deletes the model's output once the loss is computed
+(universal-llm-trainer's `del output` under `del_logits_after_forward`): nothing holds the
+logits through backward."""
+
+
 def loss_in_function(case: Case) -> bool:
     """The logits and the loss are computed in a function that returns the loss alone: litgpt's
     thunder extension (`LOSS_IN_FUNCTION_SOURCE`), or a PyTorch Lightning loop
-    (`LIGHTNING_NOTE`) driving a framework whose own loop keeps the model's outputs."""
+    (`LIGHTNING_NOTE`) driving a framework whose own loop keeps the model's outputs; or that loop
+    deletes them after the loss (`OUTPUTS_DELETED_NOTE`), to the same effect."""
     if case.framework is Framework.LITGPT:
         return LOSS_IN_FUNCTION_SOURCE in case.source
-    return framework_defaults(case.framework).loop_keeps_outputs \
-        and LIGHTNING_NOTE.search(case.notes) is not None
+    return framework_defaults(case.framework).loop_keeps_outputs and (
+        LIGHTNING_NOTE.search(case.notes) is not None
+        or OUTPUTS_DELETED_NOTE.search(case.notes) is not None)
 
 
 _LOSS_ON_16BIT_LOGITS = re.compile(
@@ -899,7 +911,7 @@ _LITGPT_MODEL = re.compile(r"\blitgpt(?:'s)?[ .](?:model\.)?GPT\b")
 
 def runs_litgpt_model(case: Case) -> bool:
     """A row of another stack whose notes say it ran litgpt's `GPT` (lightning-thunder's
-    benchmark_litgpt.py): its head is never tied (`TrainingSetup.untied_head`)."""
+    benchmark_litgpt.py): its head is never tied (`TrainingSetup.litgpt_model`)."""
     return case.framework is not Framework.LITGPT and _LITGPT_MODEL.search(case.notes) is not None
 
 
@@ -937,11 +949,27 @@ _NO_ACCUMULATION = re.compile(r"\b(?:no|without) (?:grad|gradient) accumulation\
                               re.IGNORECASE)
 _ACCUMULATION = re.compile(r"\b(?:grad|gradient) accumulation\b", re.IGNORECASE)
 _ACCUMULATION_STEPS = re.compile(
-    r"\b(?:grad|gradient)[ _]accumulation(?:[ _]steps)?\b['\"]?\W{0,3}(?:of\s+)?(\d{1,6})\b",
+    r"\b(?:grad|gradient)[ _](?:accumulation(?:[ _]steps)?|accumul?ate[ _]steps?)\b['\"]?\W{0,3}"
+    r"(?:of\s+)?(\d{1,6})\b",
     re.IGNORECASE)
 """A number of micro-batches per step, as command lines, configs and prose give it
 (`--gradient_accumulation_steps 4`, `gradient_accumulation_steps: 1`, `gradient accumulation
-(2)`, `gradient accumulation steps of 8`)."""
+(2)`, `gradient accumulation steps of 8`, universal-llm-trainer's `gradient_accumuate_step 1`)."""
+
+
+_PRINTED_METRIC = re.compile(
+    r"\bprints? torch\.cuda\.(max_memory_allocated|max_memory_reserved|memory_reserved)\(\)")
+"""The one memory figure a row's notes say its run's own code prints (universal-llm-trainer's
+progress bar: `torch.cuda.memory_reserved()`, what the caching allocator holds; it never
+shrinks without `empty_cache`, so a later step's reading is the run's reserved peak)."""
+
+
+def printed_metric(notes: str) -> Metric | None:
+    """The metric an empty cell reads as when the notes name what the run's code prints."""
+    said = _PRINTED_METRIC.search(notes)
+    if said is None:
+        return None
+    return Metric.ALLOCATED if said.group(1) == "max_memory_allocated" else Metric.RESERVED
 
 
 def accumulates(case: Case) -> bool:

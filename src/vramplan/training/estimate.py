@@ -63,6 +63,7 @@ from vramplan.training.setup import (
     TrainingSetup,
     allocator_config,
     autocast_casts_weights,
+    block_framework,
     check_setup,
     compute_itemsize,
     gradients_kept,
@@ -427,7 +428,7 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
     uses_lora = setup.method.uses_lora
     targets = (setup.lora_targets or DEFAULT_LORA_TARGETS) if uses_lora else frozenset()
     return BlockSpec(
-        framework=setup.framework,
+        framework=block_framework(setup),
         residual_bytes=residual_itemsize(setup),
         compute_bytes=compute_itemsize(setup.precision),
         autocast=runs_autocast(setup),
@@ -441,7 +442,7 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         model_dropout=model_dropout_active(setup),
         compiled=setup.compiled,
         linears_keep_input=setup.linears_keep_input,
-        rmsnorm_scale_after_cast=setup.framework is Framework.LITGPT
+        rmsnorm_scale_after_cast=block_framework(setup) is Framework.LITGPT
         and litgpt_code(setup.code_date).rmsnorm_scale_after_cast,
         scores_clamped=runs_transformers_code(setup.framework)
         and arch.family in transformers_code(setup.code_date).clamped_scores,

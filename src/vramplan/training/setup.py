@@ -241,10 +241,12 @@ class TrainingSetup:
     """The loop computes the loss itself on the model's 16-bit logits, without an fp32 copy
     (`F.cross_entropy` on bf16 logits, no autocast: `loss_in_16bit`); under `amp` autocast
     casts the cross-entropy's input to fp32 all the same."""
-    untied_head: bool = False
-    """The model's code holds the head apart from a tied embedding (litgpt's `GPT` run outside
-    litgpt's scripts, as lightning-thunder's benchmarks do): a tied checkpoint's matrix is stored
-    twice (`vramplan.training.states.head_is_separate`)."""
+    litgpt_model: bool = False
+    """The model is litgpt's `GPT` run outside litgpt's scripts, as lightning-thunder's
+    benchmarks do (thunder/tests/litgpt_model.py re-exports litgpt's `GPT` and `Block`): its
+    blocks save what litgpt's code saves (`vramplan.training.estimate.block_spec`), and it holds
+    the head apart from a tied embedding, so a tied checkpoint's matrix is stored twice
+    (`vramplan.training.states.head_is_separate`). The loop and the loss stay the framework's."""
 
     @property
     def logit_tokens(self) -> int:
@@ -492,7 +494,13 @@ def model_dropout_active(setup: TrainingSetup) -> bool:
     default, megatron/training/arguments.py), which a run sets to its model's rates:
     config.json's are read for them
     (`vramplan.presets.frameworks`)."""
-    return framework_defaults(setup.framework).model_dropout
+    return framework_defaults(block_framework(setup)).model_dropout
+
+
+def block_framework(setup: TrainingSetup) -> Framework:
+    """Whose model code the blocks run: litgpt's for litgpt's `GPT` under another loop
+    (`TrainingSetup.litgpt_model`), else the framework's."""
+    return Framework.LITGPT if setup.litgpt_model else setup.framework
 
 
 def offloads_checkpoints(setup: TrainingSetup) -> bool:

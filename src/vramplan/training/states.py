@@ -198,9 +198,9 @@ def _block_tensors(arch: Architecture, linears: tuple[LinearSpec, ...]) -> list[
 def head_is_separate(arch: Architecture, setup: TrainingSetup) -> bool:
     """litgpt's GPT holds `lm_head` and `transformer.wte` as two modules and never ties them
     (litgpt/model.py GPT.__init__): a tied checkpoint is loaded into both, so the head's weight
-    is stored twice. transformers ties them (one tensor). `TrainingSetup.untied_head`: litgpt's
+    is stored twice. transformers ties them (one tensor). `TrainingSetup.litgpt_model`: litgpt's
     GPT under another loop."""
-    return not arch.tied_embeddings or setup.framework is Framework.LITGPT or setup.untied_head
+    return not arch.tied_embeddings or setup.framework is Framework.LITGPT or setup.litgpt_model
 
 
 def total_params(arch: Architecture, setup: TrainingSetup) -> int:

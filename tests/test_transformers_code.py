@@ -11,13 +11,15 @@ import pytest
 
 from vramplan.allocator import replay
 from vramplan.model.hf_config import parse_config
+from vramplan.parts import PartKind
 from vramplan.presets.frameworks import TransformersCode, transformers_code
+from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.activations import BlockSpec, HeadSpec, head_and_loss
 from vramplan.training.allocations import step_program
-from vramplan.training.estimate import estimate_training, step_shape
+from vramplan.training.estimate import Phase, estimate_training, step_shape
 from vramplan.training.setup import AlignmentSetup, TrainingSetup, model_loss_code
 from vramplan.validation import code_date, read_cases, stated_date
-from vramplan.vocab import Attention, Framework, Method, Precision
+from vramplan.vocab import Attention, Checkpointing, Framework, LoraTarget, Method, Precision
 
 TINY = parse_config({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
                      "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
@@ -241,3 +243,50 @@ def test_a_clamped_eager_attention_keeps_its_masked_scores() -> None:
         return total_per_token(block_saved(opt, block_spec(opt, setup), 512))
 
     assert per_token(date(2023, 4, 18)) - per_token(None) == 2 * opt.n_heads * 512
+
+
+# --- gpt-oss's experts under transformers 4.55 to 4.57 ------------------------------------------
+
+def _gpt_oss(method: Method, on: date | None, **changes: object) -> tuple[int, int]:
+    """gpt-oss-20b at 4,096 tokens under full checkpointing: (the copies of the experts'
+    weights its recomputed layer holds, the backward temporaries), at the blocks' backward."""
+    arch = architecture_of(find_model("gpt-oss-20b"))
+    lora = method is Method.LORA
+    setup = dataclasses.replace(TrainingSetup(
+        method=method, precision=Precision.BF16_TRUE, batch=1, seq_len=4096,
+        checkpointing=Checkpointing.FULL, framework=Framework.HF, gradient_accumulation=False,
+        lora_rank=8 if lora else None,
+        lora_targets=frozenset({LoraTarget.Q, LoraTarget.V}) if lora else frozenset(),
+        code_date=on), **changes)
+    phase = next(p for p in estimate_training(arch, setup).phases
+                 if p.phase is Phase.BACKWARD_BLOCKS)
+    return (sum(p.memory_bytes for p in phase.parts if p.kind is PartKind.WEIGHT_COPIES),
+            sum(p.memory_bytes for p in phase.parts if p.kind is PartKind.BACKWARD_TEMPORARIES))
+
+
+def test_gpt_oss_experts_loop_from_4_55_to_4_57_and_copy_their_weights_in_4_55() -> None:
+    assert not transformers_code(date(2025, 8, 4)).gpt_oss_expert_loop
+    assert transformers_code(date(2025, 8, 5)).gpt_oss_expert_copies
+    assert transformers_code(date(2025, 8, 29)).gpt_oss_expert_loop
+    assert not transformers_code(date(2025, 8, 29)).gpt_oss_expert_copies
+    assert not transformers_code(date(2026, 1, 26)).gpt_oss_expert_loop
+    assert not transformers_code(None).gpt_oss_expert_loop
+
+
+def test_gpt_oss_4_55_saves_a_copy_of_every_hit_experts_weights() -> None:
+    """v4.55.0's `self.gate_up_proj[expert_idx]` with a one-element index copies the expert's
+    2,880 x 5,760 gate_up and 2,880 x 2,880 down matrices (bf16), which the matmuls save: all 32
+    experts of the recomputed layer are hit by 4,096 tokens routed to 4 each."""
+    copies, _ = _gpt_oss(Method.LORA, date(2025, 8, 6))
+    assert copies == 32 * 3 * 2880 * 2880 * 2
+    assert _gpt_oss(Method.LORA, date(2025, 9, 1))[0] == 0  # v4.56: views
+    assert _gpt_oss(Method.LORA, date(2025, 8, 6), moe_hub_kernel=True)[0] == 0
+
+
+def test_gpt_oss_expert_loop_holds_the_experts_running_gradient_in_full_fine_tuning() -> None:
+    """Each expert's backward hands back a zero tensor of the whole parameter: the 32 experts'
+    gradient (3 x 2,880 x 2,880 values each) exists from the first expert's backward on, beside
+    one more gate_up-sized zero tensor (2 x 2,880 x 2,880), in bf16."""
+    _, loop = _gpt_oss(Method.FULL, date(2025, 9, 1))
+    _, grouped = _gpt_oss(Method.FULL, None)
+    assert loop - grouped == 32 * 5 * 2880 * 2880 * 2

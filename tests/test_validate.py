@@ -266,6 +266,18 @@ def test_a_loop_that_deletes_its_outputs_after_the_loss_keeps_no_logits() -> Non
     assert not training_setup_of(kept).loss_in_function
 
 
+@pytest.mark.parametrize(("sharding", "kernel"), [("none", True), ("fsdp", False),
+                                                  ("zero3", False), ("ddp", True)])
+def test_use_kernels_applies_the_hub_moe_kernel_only_to_a_model_loaded_on_its_gpu(
+        sharding: str, kernel: bool) -> None:
+    """transformers 4.55 `kernelize`s the model where `from_pretrained` put it: on the GPU with a
+    device map, on the CPU when FSDP or ZeRO-3 shard it afterwards (no kernel for "cpu")."""
+    row = ROW.replace(",1,a100-40gb,none,none,litgpt,", f",2,a100-40gb,{sharding},none,hf,") \
+        + '"use_kernels true (kernels-community MoE kernels for the experts)"'
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert training_setup_of(case).moe_hub_kernel is kernel
+
+
 def test_torchtunes_custom_sharded_embedding_is_a_unit_of_its_own() -> None:
     """torchtune's `custom_sharded_layers: ['tok_embeddings', 'output']` (its llama3_1 70B_full
     config @30b8519e8) shards the embedding as its own FSDP2 unit, resharded after forward: the

@@ -62,6 +62,9 @@ class PartKind(StrEnum):
     """Tensors saved in forward for backward."""
     AUTOCAST_COPIES = "autocast_copies"
     """16-bit copies of fp32 weights made by autocast and saved for backward."""
+    WEIGHT_COPIES = "weight_copies"
+    """Copies of weights that indexing made and a matmul saved for backward (transformers
+    4.55's gpt-oss experts, indexed with a one-element tensor)."""
     LOGITS_LOSS = "logits_loss"
     """The logits and the loss's vocabulary-sized tensors."""
     PREVIOUS_GRAPH = "previous_graph"
@@ -138,6 +141,7 @@ _COMPONENTS = {
     PartKind.OPTIMIZER_STATES: Component.OPTIMIZER_STATES,
     PartKind.ACTIVATIONS: Component.ACTIVATIONS,
     PartKind.AUTOCAST_COPIES: Component.ACTIVATIONS,
+    PartKind.WEIGHT_COPIES: Component.ACTIVATIONS,
     PartKind.LOGITS_LOSS: Component.ACTIVATIONS,
     PartKind.PREVIOUS_GRAPH: Component.ACTIVATIONS,
     PartKind.BACKWARD_TEMPORARIES: Component.ACTIVATIONS,

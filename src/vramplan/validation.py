@@ -689,7 +689,21 @@ def training_setup_of(case: Case) -> TrainingSetup:
         first_step_report=first_step_only(case),
         code_date=code_date(case),
         loss_in_function=loss_in_function(case), loss_16bit=loss_on_16bit_logits(case),
-        litgpt_model=runs_litgpt_model(case))
+        moe_hub_kernel=moe_hub_kernel(case), litgpt_model=runs_litgpt_model(case))
+
+
+USE_KERNELS_NOTE = re.compile(r"\buse_kernels\W{0,4}true\b", re.IGNORECASE)
+"""A row whose notes say its model loaded with transformers' `use_kernels=True`."""
+
+
+def moe_hub_kernel(case: Case) -> bool:
+    """The Hub's MoE kernel replaced the experts' forward (`TrainingSetup.moe_hub_kernel`): the
+    notes say `use_kernels` true, and the model loaded on its GPU; sharded by FSDP or ZeRO-3 it
+    loads on the CPU (no `device_map`), where `kernelize` keeps the model's forward (transformers
+    4.55 modeling_utils.py: `kernelize(model, device=Device(type=model.device.type))`; kernels
+    0.9.0 maps no kernel to "cpu")."""
+    return USE_KERNELS_NOTE.search(case.notes) is not None \
+        and case.sharding not in (Scheme.FSDP, Scheme.HSDP, Scheme.FSDP_GRAD_OP, Scheme.ZERO3)
 
 
 _REENTRANT = re.compile(r"\b(?:use_reentrant|reentrant_checkpointing)\W{0,4}(true|false)\b",

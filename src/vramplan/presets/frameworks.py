@@ -661,6 +661,18 @@ class TransformersCode:
     (`self._gradient_checkpointing_func(decoder_layer.__call__, ...)` in `LlamaModel.forward`,
     v4.35.0 to v4.51.x), so around an FSDP1 unit wrapping that layer; v4.52.0 moved it into the
     layer's own `__call__` (modeling_layers.py `GradientCheckpointingLayer`), inside the unit."""
+    gpt_oss_expert_loop: bool = False
+    """gpt-oss's experts train one hit expert at a time in Python (`GptOssExperts.forward`: `if
+    self.training:`, a loop over `expert_hitted`, v4.55.0 to v4.57.x; v5.0.0 runs
+    `grouped_mm` through `@use_experts_implementation`). Each expert's weights are read as
+    `self.gate_up_proj[expert_idx]`, whose backward (`select`'s or `index`'s) makes a zero tensor
+    of the whole 3-D parameter for each expert and adds it to the parameter's running gradient
+    (`index_backward(grad.new_zeros(self.sizes()), ...)`, tools/autograd/derivatives.yaml)."""
+    gpt_oss_expert_copies: bool = False
+    """v4.55.x indexed with a one-element tensor (`for expert_idx in expert_hitted[:]`,
+    `expert_idx` of shape (1,)): advanced indexing copies each expert's weights, and the matmul
+    saves the copy for its input's gradient; v4.56.0 indexes with `expert_idx[0]`, a 0-d tensor,
+    which `select`s a view."""
     rope_caches: frozenset[str] = frozenset()
     """Model types whose every attention layer built its own rotary module holding cos and sin
     tables of `max_position_embeddings` rows, registered as non-persistent buffers in the
@@ -798,6 +810,11 @@ TRANSFORMERS_CHECKPOINTING_LAYER_SINCE = date(2025, 5, 20)
 """transformers v4.52.0 (its wheel's date): `GradientCheckpointingLayer` checkpoints inside the
 decoder layer's `__call__` (`TransformersCode.checkpoints_around_layers`)."""
 TRANSFORMERS_NONREENTRANT_CHECKPOINTING_SINCE = date(2026, 1, 26)
+TRANSFORMERS_GPT_OSS_SINCE = date(2025, 8, 5)
+TRANSFORMERS_GPT_OSS_EXPERT_VIEWS_SINCE = date(2025, 8, 29)
+"""v4.55.0 (gpt-oss's first release, its wheel's date) and v4.56.0 (`expert_idx[0]`): the dates
+of `TransformersCode.gpt_oss_expert_copies`; the loop ends with v5.0.0
+(`TRANSFORMERS_NONREENTRANT_CHECKPOINTING_SINCE`, the same release)."""
 """transformers v5.0.0 (its wheel's date): non-reentrant checkpointing by default
 (`TransformersCode.reentrant_checkpointing`)."""
 TRANSFORMERS_LLAMA_UNCLAMPED_SINCE = date(2023, 6, 8)
@@ -839,6 +856,10 @@ def transformers_code(on: date | None) -> TransformersCode:
         clamped_scores=clamped,
         reentrant_checkpointing=on < TRANSFORMERS_NONREENTRANT_CHECKPOINTING_SINCE,
         checkpoints_around_layers=on < TRANSFORMERS_CHECKPOINTING_LAYER_SINCE,
+        gpt_oss_expert_loop=TRANSFORMERS_GPT_OSS_SINCE <= on
+        < TRANSFORMERS_NONREENTRANT_CHECKPOINTING_SINCE,
+        gpt_oss_expert_copies=TRANSFORMERS_GPT_OSS_SINCE <= on
+        < TRANSFORMERS_GPT_OSS_EXPERT_VIEWS_SINCE,
         rope_caches=frozenset(model_type for model_type, until
                               in TRANSFORMERS_ROPE_CACHES_UNTIL.items() if on < until))
 

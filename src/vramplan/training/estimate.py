@@ -66,6 +66,7 @@ from vramplan.training.setup import (
     block_framework,
     check_setup,
     compute_itemsize,
+    gradient_itemsize,
     gradients_kept,
     loop_keeps_logits,
     lora_dropout_active,
@@ -319,7 +320,13 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
     activations = blocks + loss.saved_bytes + kept_to_the_end
     persistent = _persistent_parts(states, setup)
     transient = _backward_transient(arch, setup, spec, saved) * tokens \
-        + _dequant_bytes(arch, setup) + _gradients_before_scores(arch, setup, spec, saved)
+        + _dequant_bytes(arch, setup) + _gradients_before_scores(arch, setup, spec, saved) \
+        + _expert_gradient_sums(arch, setup)
+    # transformers 4.55's gpt-oss experts: one MoE layer's copies of its hit experts' weights,
+    # saved by every layer's forward, or only by the recomputed one under full checkpointing
+    layer_copies = _expert_weight_copies(arch, setup)
+    full = setup.checkpointing is Checkpointing.FULL
+    forward_copies = 0 if full else layer_copies * _blocks_with_graph(arch, setup)
     acts = (Part(PartKind.ACTIVATIONS, activations),
             Part(PartKind.AUTOCAST_COPIES, autocast_copies))
     # in backward the head's casts are gone; a checkpointed block recomputed under autocast
@@ -330,14 +337,17 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
         PhaseMemory(Phase.LOSS_FORWARD, (
             *persistent, acts[0],
             Part(PartKind.AUTOCAST_COPIES, autocast_copies + cached_copies),
+            Part(PartKind.WEIGHT_COPIES, forward_copies),
             Part(PartKind.LOGITS_LOSS, loss.forward_peak_bytes),
             Part(PartKind.PREVIOUS_GRAPH, _previous_graph_bytes(arch, setup, spec)))),
         PhaseMemory(Phase.BACKWARD_START, (
-            *persistent, *acts, *_loss_or_final_norm_backward(arch, setup, spec, loss))),
+            *persistent, *acts, Part(PartKind.WEIGHT_COPIES, forward_copies),
+            *_loss_or_final_norm_backward(arch, setup, spec, loss))),
         PhaseMemory(Phase.BACKWARD_BLOCKS, (
             # the head's and the final norm's backward have run: their saved inputs are freed
             *persistent, Part(PartKind.ACTIVATIONS, activations - loss.saved_bytes),
             copies_in_blocks,
+            Part(PartKind.WEIGHT_COPIES, layer_copies if full else forward_copies),
             Part(PartKind.LOGITS_LOSS, loss.logits_alive_bytes),
             Part(PartKind.BACKWARD_TEMPORARIES, transient))),
         PhaseMemory(Phase.BACKWARD_END, (
@@ -351,6 +361,7 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
             # the first block, recomputed last under full checkpointing, with its casts
             Part(PartKind.AUTOCAST_COPIES, copies_in_blocks.memory_bytes
                  if setup.checkpointing is Checkpointing.FULL else 0),
+            Part(PartKind.WEIGHT_COPIES, layer_copies),
             Part(PartKind.BACKWARD_TEMPORARIES, transient))),
         *_embedding_backward(arch, setup, spec, states, loss),
         PhaseMemory(Phase.OPTIMIZER_STEP, (
@@ -561,6 +572,45 @@ def _eager_mask_kept_bytes(setup: TrainingSetup, spec: BlockSpec) -> int:
             or not runs_transformers_code(setup.framework):
         return 0
     return setup.seq_len * spec.residual_bytes
+
+
+def _runs_gpt_oss_expert_loop(arch: Architecture, setup: TrainingSetup) -> bool:
+    """gpt-oss's experts train through transformers' per-expert loop
+    (`TransformersCode.gpt_oss_expert_loop`): transformers' model code of the run's date, the
+    Hub's MoE kernel not applied (`TrainingSetup.moe_hub_kernel`); Unsloth patches the experts
+    with its own."""
+    return arch.family == "gpt_oss" and runs_transformers_code(setup.framework) \
+        and setup.framework is not Framework.UNSLOTH and not setup.moe_hub_kernel \
+        and transformers_code(setup.code_date).gpt_oss_expert_loop
+
+
+def _expert_weight_copies(arch: Architecture, setup: TrainingSetup) -> int:
+    """Bytes one MoE layer's forward saves as copies of its hit experts' weights: v4.55's loop
+    indexes `gate_up_proj` (hidden x 2 intermediate) and `down_proj` (intermediate x hidden)
+    with a one-element tensor, a copy, which each matmul saves for its input's gradient
+    (`TransformersCode.gpt_oss_expert_copies`); every expert is hit once the layer routes as
+    many tokens (batch x length x experts per token). In the weights' dtype; under autocast the
+    16-bit cast the matmul saves."""
+    if not _runs_gpt_oss_expert_loop(arch, setup) \
+            or not transformers_code(setup.code_date).gpt_oss_expert_copies:
+        return 0
+    hit = min(arch.n_experts, setup.batch * setup.seq_len * arch.experts_per_token)
+    itemsize = compute_itemsize(setup.precision) if runs_autocast(setup) \
+        else weight_itemsize(setup.precision)
+    return hit * 3 * arch.hidden_size * arch.expert_intermediate_size * itemsize
+
+
+def _expert_gradient_sums(arch: Architecture, setup: TrainingSetup) -> int:
+    """While a MoE layer's backward runs through the per-expert loop with its experts training,
+    each expert's weight slice hands back a zero tensor of the whole 3-D parameter with its
+    gradient in place, which autograd adds to the parameter's running sum: the whole experts'
+    gradient exists from the first expert's backward on, beside one more `gate_up_proj`-sized
+    zero tensor (`TransformersCode.gpt_oss_expert_loop`)."""
+    if not _runs_gpt_oss_expert_loop(arch, setup) or setup.method not in (Method.FULL,
+                                                                           Method.FREEZE):
+        return 0
+    experts = arch.n_experts * arch.hidden_size * arch.expert_intermediate_size
+    return (3 + 2) * experts * gradient_itemsize(setup)
 
 
 def _dequant_bytes(arch: Architecture, setup: TrainingSetup) -> int:

@@ -241,6 +241,11 @@ class TrainingSetup:
     """The loop computes the loss itself on the model's 16-bit logits, without an fp32 copy
     (`F.cross_entropy` on bf16 logits, no autocast: `loss_in_16bit`); under `amp` autocast
     casts the cross-entropy's input to fp32 all the same."""
+    moe_hub_kernel: bool = False
+    """transformers' `from_pretrained(use_kernels=True)` replaced the experts' forward with the
+    Hub's MoE kernel (`kernelize`, integrations/hub_kernels.py: "MegaBlocksMoeMLP" for cuda and
+    rocm only): the model was on a GPU when it loaded. Under FSDP it loads on the CPU, where the
+    kernel is not applied and the model's own loop runs (`TransformersCode.gpt_oss_expert_loop`)."""
     litgpt_model: bool = False
     """The model is litgpt's `GPT` run outside litgpt's scripts, as lightning-thunder's
     benchmarks do (thunder/tests/litgpt_model.py re-exports litgpt's `GPT` and `Block`): its

@@ -80,6 +80,8 @@ MESSAGES = {
                          EN: "activations saved for backward"},
     "part.autocast_copies": {FR: "copies 16 bits des poids (autocast)",
                              EN: "16-bit weight copies (autocast)"},
+    "part.weight_copies": {FR: "copies des poids gardées pour la rétropropagation",
+                           EN: "weight copies saved for backward"},
     "part.logits_loss": {FR: "logits et perte", EN: "logits and loss"},
     "part.previous_graph": {FR: "graphe du micro-lot précédent",
                             EN: "previous micro-batch's graph"},

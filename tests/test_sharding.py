@@ -248,10 +248,18 @@ def test_fsdp_root_unit_stays_gathered() -> None:
     result = shard(states, Scheme.FSDP, 4)
     assert result.weights_bytes == 2 * 1_000_000 // 4
     assert result.forward_buffers_bytes == 2 * 200_000 + 2 * (2 * 100_000)
-    # the first block runs backward with no unit left to prefetch
+    # the first block runs backward with no unit left to prefetch; the second with the first
+    # prefetched but its own gradient shard not made yet, both beside the reduce-scatter input
+    # FSDP2 keeps from the block before (2 x 100,000 bytes)
     frozen_root = shard(dataclasses.replace(states, root_trains=False), Scheme.FSDP, 4)
-    assert (frozen_root.backward_buffers_bytes - frozen_root.last_unit_backward_buffers_bytes
-            == 2 * 100_000)
+    held, shard_bytes = 2 * 100_000, 2 * 100_000 // 4
+    first = frozen_root.backward_buffers_bytes - 2 * 100_000 + held
+    second = frozen_root.backward_buffers_bytes + held - shard_bytes
+    assert frozen_root.last_unit_backward_buffers_bytes == max(first, second) == second
+    fsdp1 = shard(dataclasses.replace(states, root_trains=False), Scheme.FSDP, 4,
+                  fsdp_version=FsdpVersion.FSDP1)
+    assert fsdp1.last_unit_backward_buffers_bytes \
+        == fsdp1.backward_buffers_bytes - shard_bytes
 
 
 def test_fsdp_root_gradient_forms_last() -> None:

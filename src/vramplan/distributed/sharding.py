@@ -673,7 +673,9 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int,
     reduce = root_gathered + current + prefetched + gradient_transient + early_root_grad
     # The first block runs backward with no unit left to prefetch; then the embedding's
     # gradient completes the root's, which is formed or reduced like a block's.
-    first_block = backward - (0 if late else prefetched)
+    first_blocks = _first_blocks_backward(states, plan, backward,
+                                          prefetched=0 if late else prefetched,
+                                          unit_grad=unit_grad, unit_grad_shard=unit_grad_shard)
     root_end = forward - units_gathered + transient_units * root_grad
     return ShardedStates(
         parallelism=plan, shard_degree=n,
@@ -683,11 +685,27 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int,
         forward_buffers_bytes=forward, backward_buffers_bytes=backward,
         step_buffers_bytes=0,
         host_bytes_per_rank=host, pinned_host_bytes_per_rank=pinned,
-        last_unit_backward_buffers_bytes=max(first_block, root_end),
+        last_unit_backward_buffers_bytes=max(first_blocks, root_end),
         unit_gradient_bytes=unit_grad, unit_gradient_shard_bytes=unit_grad_shard,
         root_gradient_bytes=root_grad, loss_buffers_bytes=loss, reduce_buffers_bytes=reduce,
         gathered_unit_bytes=unit_weights, gathered_root_bytes=root_weights,
     )
+
+
+def _first_blocks_backward(states: ModelStates, plan: Parallelism, backward: int, *,
+                           prefetched: int, unit_grad: int, unit_grad_shard: int) -> int:
+    """FSDP's buffers when the last blocks to run backward do, counted beside every other
+    block's gradient shard (`_END_OF_BACKWARD` phases): the first block, with no unit left to
+    prefetch, or the second, with the first prefetched and its own shard not made yet (from
+    three blocks on; the larger of the two). FSDP2 keeps the block before's reduce-scatter input
+    until a block's post-backward (`FSDPCommContext.reduce_scatter_states`, freed in
+    `post_backward`; torch 2.7.1 to 2.13): one unit-sized gradient more, when it reduces."""
+    held = unit_grad if plan.fsdp_version is FsdpVersion.FSDP2 \
+        and not plan.accumulate_without_sync else 0
+    blocks = round((states.params - states.root_params) / states.block_params) \
+        if states.block_params else 0
+    second = backward + held - unit_grad_shard if blocks >= 3 else 0
+    return max(backward - prefetched + held, second)
 
 
 def prefetches_late(plan: Parallelism) -> bool:

@@ -325,6 +325,8 @@ class _Program(Program):
         super().__init__()
         self.gather_output: int | None = None
         """FSDP2's last flat all-gather output, freed by the next unit's copy-out."""
+        self.reduce_scatter_input: int | None = None
+        """FSDP2's last reduce-scatter input, freed by the next unit's post-backward."""
 
 
 @dataclass(slots=True)
@@ -786,6 +788,10 @@ def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, sh
                                       trainable=trainable_by_block.get(block, []),
                                       grad_hidden=grad_hidden)
     program.free_all(gathered)
+    if program.reduce_scatter_input is not None:
+        # the root's post-backward callback clears the states at the end of backward
+        program.free(program.reduce_scatter_input)
+        program.reduce_scatter_input = None
     program.free(root)
     program.free(grad_hidden)
     program.free_all(batch)
@@ -919,7 +925,14 @@ def _backward_block(program: _Program, model: _Model, sizes: _Sizes, block: int,
         gathered.append(_gather(program, sharding, sharding.gather_bytes))
     if sharding.unit_grad_bytes:
         _reduce_unit(program, model, block)
-    program.free(unit_grad)
+    if sharding.copy_out and sharding.unit_grad_bytes:
+        # FSDP2 keeps the reduce-scatter input until the next unit's post-backward
+        # (`FSDPCommContext.reduce_scatter_states`)
+        if program.reduce_scatter_input is not None:
+            program.free(program.reduce_scatter_input)
+        program.reduce_scatter_input = unit_grad
+    else:
+        program.free(unit_grad)
     if len(gathered) > 1 or sharding.keep_gathered:
         program.free(gathered.pop(0))
     grad_in = program.alloc(sizes.residual)

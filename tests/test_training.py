@@ -651,3 +651,23 @@ def test_a_quantized_base_keeps_its_input_by_the_code_of_its_date(
     gap = estimate_training(LLAMA, setup).activations_bytes \
         - estimate_training(LLAMA, without).activations_bytes
     assert gap == (per_token * LLAMA.n_layers * 512 if kept else 0)
+
+
+def test_quantized_experts_are_saved_dequantized_by_the_recomputed_moe_layer() -> None:
+    """axolotl's `quantize_moe_experts` makes each fused expert tensor a bitsandbytes 4-bit
+    parametrization, dequantized whole at each access, and `grouped_mm` saves it: GLM-4.5-Air's
+    128 experts' gate_up (4,096 x 2,816) and down (1,408 x 4,096) in bf16, 4.43 GB, in the layer
+    recomputed under full checkpointing."""
+    arch = architecture_of(find_model("glm-4.5-air"))
+    setup = TrainingSetup(method=Method.QLORA, quant=Quant.NF4_DQ, lora_rank=16, lora_targets=Q_V,
+                          batch=2, seq_len=2048, checkpointing=Checkpointing.FULL,
+                          framework=Framework.AXOLOTL, gradient_accumulation=False)
+
+    def copies(quantized: bool) -> int:
+        phase = next(p for p in estimate_training(
+            arch, dataclasses.replace(setup, quantized_experts=quantized)).phases
+            if p.phase is Phase.BACKWARD_BLOCKS)
+        return sum(p.memory_bytes for p in phase.parts if p.kind is PartKind.WEIGHT_COPIES)
+
+    assert copies(True) == 128 * 3 * 4096 * 1408 * 2
+    assert copies(False) == 0

@@ -278,6 +278,15 @@ def test_use_kernels_applies_the_hub_moe_kernel_only_to_a_model_loaded_on_its_gp
     assert training_setup_of(case).moe_hub_kernel is kernel
 
 
+def test_axolotls_quantized_experts_are_read_from_the_notes() -> None:
+    row = ROW.replace(",litgpt,", ",axolotl,") + \
+        '"load_in_4bit true with quantize_moe_experts true (NF4 parametrization)"'
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert training_setup_of(case).quantized_experts
+    (plain,) = read_cases("\n".join((HEADER, ROW.replace(",litgpt,", ",axolotl,") + '""')))
+    assert not training_setup_of(plain).quantized_experts
+
+
 def test_torchtunes_custom_sharded_embedding_is_a_unit_of_its_own() -> None:
     """torchtune's `custom_sharded_layers: ['tok_embeddings', 'output']` (its llama3_1 70B_full
     config @30b8519e8) shards the embedding as its own FSDP2 unit, resharded after forward: the

@@ -689,7 +689,13 @@ def training_setup_of(case: Case) -> TrainingSetup:
         first_step_report=first_step_only(case),
         code_date=code_date(case),
         loss_in_function=loss_in_function(case), loss_16bit=loss_on_16bit_logits(case),
+        quantized_experts=QUANTIZED_EXPERTS_NOTE.search(case.notes) is not None,
         moe_hub_kernel=moe_hub_kernel(case), litgpt_model=runs_litgpt_model(case))
+
+
+QUANTIZED_EXPERTS_NOTE = re.compile(r"\bquantize_moe_experts\W{0,4}true\b", re.IGNORECASE)
+"""A row whose notes say axolotl quantized the fused expert tensors
+(`TrainingSetup.quantized_experts`)."""
 
 
 USE_KERNELS_NOTE = re.compile(r"\buse_kernels\W{0,4}true\b", re.IGNORECASE)

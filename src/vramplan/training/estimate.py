@@ -585,16 +585,20 @@ def _runs_gpt_oss_expert_loop(arch: Architecture, setup: TrainingSetup) -> bool:
 
 
 def _expert_weight_copies(arch: Architecture, setup: TrainingSetup) -> int:
-    """Bytes one MoE layer's forward saves as copies of its hit experts' weights: v4.55's loop
-    indexes `gate_up_proj` (hidden x 2 intermediate) and `down_proj` (intermediate x hidden)
-    with a one-element tensor, a copy, which each matmul saves for its input's gradient
-    (`TransformersCode.gpt_oss_expert_copies`); every expert is hit once the layer routes as
-    many tokens (batch x length x experts per token). In the weights' dtype; under autocast the
-    16-bit cast the matmul saves."""
-    if not _runs_gpt_oss_expert_loop(arch, setup) \
-            or not transformers_code(setup.code_date).gpt_oss_expert_copies:
+    """Bytes one MoE layer's forward saves as copies of its experts' weights, `gate_up_proj`
+    (hidden x 2 intermediate) and `down_proj` (intermediate x hidden) each: v4.55's gpt-oss loop
+    indexes them with a one-element tensor, a copy of each hit expert's, which each matmul saves
+    for its input's gradient (`TransformersCode.gpt_oss_expert_copies`; every expert is hit once
+    the layer routes as many tokens, batch x length x experts per token); quantized experts
+    are dequantized whole, which `grouped_mm` saves (`TrainingSetup.quantized_experts`). In the
+    weights' dtype; under autocast the 16-bit cast the matmul saves."""
+    if setup.quantized_experts and arch.is_moe:
+        hit = arch.n_experts
+    elif _runs_gpt_oss_expert_loop(arch, setup) \
+            and transformers_code(setup.code_date).gpt_oss_expert_copies:
+        hit = min(arch.n_experts, setup.batch * setup.seq_len * arch.experts_per_token)
+    else:
         return 0
-    hit = min(arch.n_experts, setup.batch * setup.seq_len * arch.experts_per_token)
     itemsize = compute_itemsize(setup.precision) if runs_autocast(setup) \
         else weight_itemsize(setup.precision)
     return hit * 3 * arch.hidden_size * arch.expert_intermediate_size * itemsize

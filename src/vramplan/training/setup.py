@@ -241,6 +241,11 @@ class TrainingSetup:
     """The loop computes the loss itself on the model's 16-bit logits, without an fp32 copy
     (`F.cross_entropy` on bf16 logits, no autocast: `loss_in_16bit`); under `amp` autocast
     casts the cross-entropy's input to fp32 all the same."""
+    quantized_experts: bool = False
+    """The fused expert tensors of a transformers 5 mixture of experts are bitsandbytes 4-bit
+    parametrizations (axolotl's `quantize_moe_experts`, src/axolotl/monkeypatch/moe_quant.py
+    @753906cf: `replace_parameter_4bit`): every access dequantizes a whole tensor, and
+    `torch._grouped_mm` saves it for its input's gradient, frozen as it is."""
     moe_hub_kernel: bool = False
     """transformers' `from_pretrained(use_kernels=True)` replaced the experts' forward with the
     Hub's MoE kernel (`kernelize`, integrations/hub_kernels.py: "MegaBlocksMoeMLP" for cuda and

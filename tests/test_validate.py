@@ -24,7 +24,7 @@ from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import torchtitan_code
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.estimate import estimate_training
-from vramplan.training.setup import gradient_itemsize
+from vramplan.training.setup import TrainingSetup, gradient_itemsize
 from vramplan.validation import (
     SHIPPED_CASE_FILES,
     Case,
@@ -255,15 +255,19 @@ def test_an_empty_metric_reads_what_the_runs_own_code_prints(notes: str, metric:
     assert case.metric is metric
 
 
+def _setup_of_notes(framework: str, notes: str) -> TrainingSetup:
+    """The setup of a one-row file whose row runs `framework` with `notes`."""
+    (case,) = read_cases("\n".join((HEADER, ROW.replace(",litgpt,", f",{framework},")
+                                     + f'"{notes}"')))
+    return training_setup_of(case)
+
+
 def test_a_loop_that_deletes_its_outputs_after_the_loss_keeps_no_logits() -> None:
     """universal-llm-trainer's `del output` (`del_logits_after_forward: True`): nothing holds
     the logits through backward, as in a loop that computes its loss in a function."""
-    row = ROW.replace(",litgpt,", ",generic,") + \
-        '"nn.CrossEntropyLoss on output.logits[:, :-1] itself, deleting the output after the loss"'
-    (case,) = read_cases("\n".join((HEADER, row)))
-    assert training_setup_of(case).loss_in_function
-    (kept,) = read_cases("\n".join((HEADER, ROW.replace(",litgpt,", ",generic,") + '""')))
-    assert not training_setup_of(kept).loss_in_function
+    assert _setup_of_notes("generic", "nn.CrossEntropyLoss on output.logits[:, :-1] itself, "
+                                      "deleting the output after the loss").loss_in_function
+    assert not _setup_of_notes("generic", "").loss_in_function
 
 
 @pytest.mark.parametrize(("sharding", "kernel"), [("none", True), ("fsdp", False),
@@ -279,12 +283,9 @@ def test_use_kernels_applies_the_hub_moe_kernel_only_to_a_model_loaded_on_its_gp
 
 
 def test_axolotls_quantized_experts_are_read_from_the_notes() -> None:
-    row = ROW.replace(",litgpt,", ",axolotl,") + \
-        '"load_in_4bit true with quantize_moe_experts true (NF4 parametrization)"'
-    (case,) = read_cases("\n".join((HEADER, row)))
-    assert training_setup_of(case).quantized_experts
-    (plain,) = read_cases("\n".join((HEADER, ROW.replace(",litgpt,", ",axolotl,") + '""')))
-    assert not training_setup_of(plain).quantized_experts
+    assert _setup_of_notes("axolotl", "load_in_4bit true with quantize_moe_experts true "
+                                      "(NF4 parametrization)").quantized_experts
+    assert not _setup_of_notes("axolotl", "").quantized_experts
 
 
 def test_torchtunes_custom_sharded_embedding_is_a_unit_of_its_own() -> None:

@@ -511,3 +511,18 @@ def test_ligers_swiglu_backward_writes_its_gradients_over_gate_and_up() -> None:
     # fp32 hidden-wide tensors (5 x 4 x 64)
     assert block_backward_transient(arch, plain) == 3 * 2 * 1024
     assert block_backward_transient(arch, liger) == 2 * 1024
+
+
+def test_a_quantized_base_hands_its_outputs_back_in_its_inputs_dtype() -> None:
+    """bitsandbytes' `Linear4bit.forward` ends with `out.to(inp_dtype)`: under `amp` the MLP reads
+    the fp32 norm output, so gate and up come back in fp32, and the SiLU and the product the
+    frozen down projection reads stay fp32 (not autocast's ops): gate, act(gate) and up, 11,008
+    values each, at 4 bytes rather than 2."""
+    amp = lora_spec(autocast=True, residual_bytes=4)
+    quantized = dataclasses.replace(amp, base_output_in_input_dtype=True)
+    assert total_per_token(block_saved(LLAMA, quantized, 512)) \
+        - total_per_token(block_saved(LLAMA, amp, 512)) == 3 * 11008 * (4 - 2)
+    # in bf16 the input is 16-bit: nothing changes
+    bf16 = lora_spec()
+    assert block_saved(LLAMA, dataclasses.replace(bf16, base_output_in_input_dtype=True), 512) \
+        == block_saved(LLAMA, bf16, 512)

@@ -78,6 +78,10 @@ class BlockSpec:
     model_dropout: bool = False
     """The model's own dropout layers run at the config's rates (transformers modules in train
     mode); litgpt's GPT has none."""
+    base_output_in_input_dtype: bool = False
+    """A quantized frozen base whose linears return their output in their input's dtype
+    (bitsandbytes `Linear4bit.forward`: `x.to(self.compute_dtype)`, then `out.to(inp_dtype)`,
+    every version read from 0.41.0 to 95f9af30): fp32 where the residual stream is (`amp`)."""
     compiled: bool = False
     """The block runs under torch.compile: AOTAutograd's min-cut partitioner, not each
     operation, decides what it saves (`COMPILED_SAVES`)."""
@@ -656,18 +660,22 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
         # gate and up as one tensor and its fused SwiGLU saves only that input
         # (megatron/core/fusions/fused_bias_swiglu.py `SwiGLUFunction`); Liger's SiLU-mul
         # saves gate and up, not the activation (`BlockSpec.liger_kernels`)
-        ledger.keep("gate_out", c * f)
+        # a quantized base hands its outputs back in its input's dtype: the activation and the
+        # product, not autocast's ops, stay in it
+        m = n2.itemsize if spec.base_output_in_input_dtype else c
+        ledger.keep("gate_out", m * f)
         if not (spec.compiled or megatron or spec.liger_kernels):
-            ledger.keep("act_out", c * f)
-        ledger.keep("up_out", c * f)
-        _linear(ledger, spec, _Tensor("mlp_hidden", c), f,
+            ledger.keep("act_out", m * f)
+        ledger.keep("up_out", m * f)
+        _linear(ledger, spec, _Tensor("mlp_hidden", m), f,
                 lora=int(LoraTarget.DOWN in targets), prefix="down")
     else:
         _linear(ledger, spec, n2, h, lora=int(LoraTarget.UP in targets), prefix="up",
                 needs_grad=input_needs_grad)
+        m = n2.itemsize if spec.base_output_in_input_dtype else c
         for name, itemsize in _activation_saved_tensors(arch, spec):
-            ledger.keep(name, itemsize * f)
-        _linear(ledger, spec, _Tensor("act_out", c), f,
+            ledger.keep(name, max(itemsize, m) * f)
+        _linear(ledger, spec, _Tensor("act_out", m), f,
                 lora=int(LoraTarget.DOWN in targets), prefix="down")
     _dropout_mask(ledger, spec, "mlp_out_dropout_mask", arch.mlp_output_dropout, h)
     if arch.is_moe:

@@ -446,6 +446,8 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         weights_train=setup.method in (Method.FULL, Method.FREEZE)
         or setup.frozen_weights_need_grad,
         base_keeps_input=_quantized_base_keeps_input(setup),
+        base_output_in_input_dtype=setup.method is Method.QLORA
+        and runs_transformers_code(setup.framework) and setup.quant is not Quant.INT8,
         lora_targets=targets - {LoraTarget.HEAD},
         lora_rank=setup.lora_rank or DEFAULT_LORA_RANK,
         lora_dropout=uses_lora and lora_dropout_active(setup),
@@ -790,6 +792,9 @@ def _autocast_weight_copies(arch: Architecture, setup: TrainingSetup) -> int:
         # (before backward). What stays is the head's cast, saved by the head's matmul outside
         # the blocks, whose input needs a gradient under every method (something before the
         # head trains) (traced: vramplan trace, qwen2.5-0.5b LoRA amp, full checkpointing)
+        return 2 * _head_copies(arch, setup)
+    if setup.method is Method.QLORA:
+        # the blocks' linears are quantized, not fp32 parameters: autocast casts none of them
         return 2 * _head_copies(arch, setup)
     per_block = {lin.role: lin.params_each * lin.count
                  for lin in arch.kind_view(arch.layer_is_moe(0)).block_linears()}

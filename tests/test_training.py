@@ -16,7 +16,7 @@ from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.estimate import Phase, activation_bytes, estimate_training
-from vramplan.training.setup import TrainingSetup
+from vramplan.training.setup import TrainingSetup, residual_itemsize
 from vramplan.training.states import model_states
 from vramplan.vocab import (
     Attention,
@@ -671,3 +671,19 @@ def test_quantized_experts_are_saved_dequantized_by_the_recomputed_moe_layer() -
 
     assert copies(True) == 128 * 3 * 4096 * 1408 * 2
     assert copies(False) == 0
+
+
+def test_a_qlora_model_prepared_for_kbit_training_keeps_fp32_norms_and_residuals() -> None:
+    """peft's `prepare_model_for_kbit_training` upcasts the norms; TRL cast back only the
+    embeddings and the head, so an RMSNorm's output is fp32 and, behind the 4-bit base's
+    `out.to(inp_dtype)`, the MLP's output and the residual stream: a checkpointed block keeps a
+    4-byte input. axolotl casts the norms back: 16-bit."""
+    trl = TrainingSetup(method=Method.QLORA, quant=Quant.NF4_DQ, lora_rank=16, lora_targets=Q_V,
+                        batch=1, seq_len=1024, checkpointing=Checkpointing.FULL,
+                        framework=Framework.HF, kbit_upcast=True)
+    assert residual_itemsize(trl) == 4
+    assert residual_itemsize(dataclasses.replace(trl, kbit_upcast=False)) == 2
+    assert residual_itemsize(dataclasses.replace(trl, framework=Framework.AXOLOTL)) == 2
+    prepared = estimate_training(LLAMA, trl).activations_bytes
+    plain = estimate_training(LLAMA, dataclasses.replace(trl, kbit_upcast=False)).activations_bytes
+    assert prepared - plain >= 2 * 4096 * 1024 * LLAMA.n_layers  # the blocks' inputs, 2 bytes more

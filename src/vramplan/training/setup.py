@@ -339,7 +339,22 @@ def residual_itemsize(setup: TrainingSetup) -> int:
     operands; a residual add of an fp32 embedding output stays fp32)."""
     if setup.precision is Precision.AMP:
         return 2 if setup.params_cast_for_compute else 4
-    return 4 if setup.precision is Precision.FP32 else 2
+    return 4 if setup.precision is Precision.FP32 or norms_kept_fp32(setup) else 2
+
+
+def norms_kept_fp32(setup: TrainingSetup) -> bool:
+    """A QLoRA run prepared for k-bit training keeps its norms' weights in fp32 (peft's
+    `prepare_model_for_kbit_training` upcasts every unquantized parameter; TRL cast back only the
+    embeddings and the head, axolotl the norms too: `FrameworkDefaults.kbit_upcast_at_load`).
+    An RMSNorm's `weight * x.to(input_dtype)` is then fp32 by type promotion, the 4-bit base's
+    outputs follow their fp32 input (`Linear4bit`: `out.to(inp_dtype)`), and from the first
+    MLP's output on the residual stream is fp32: counted as fp32 throughout. Under the Trainer's
+    bf16 autocast, attention's matmuls still save 16-bit casts."""
+    if setup.method is not Method.QLORA or setup.framework is Framework.AXOLOTL:
+        return False
+    prepared = setup.kbit_upcast if setup.kbit_upcast is not None \
+        else framework_defaults(setup.framework).kbit_upcast_at_load
+    return prepared
 
 
 def runs_autocast(setup: TrainingSetup) -> bool:

@@ -322,11 +322,13 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
     transient = _backward_transient(arch, setup, spec, saved) * tokens \
         + _dequant_bytes(arch, setup) + _gradients_before_scores(arch, setup, spec, saved) \
         + _expert_gradient_sums(arch, setup)
-    # transformers 4.55's gpt-oss experts: one MoE layer's copies of its hit experts' weights,
-    # saved by every layer's forward, or only by the recomputed one under full checkpointing
+    # copies of a MoE layer's expert weights its matmuls save (`_expert_weight_copies`): every
+    # MoE layer's with a graph, or only the recomputed one's under full checkpointing
     layer_copies = _expert_weight_copies(arch, setup)
     full = setup.checkpointing is Checkpointing.FULL
-    forward_copies = 0 if full else layer_copies * _blocks_with_graph(arch, setup)
+    graph = range(arch.n_layers - _blocks_with_graph(arch, setup), arch.n_layers)
+    forward_copies = 0 if full else layer_copies * sum(map(arch.layer_is_moe, graph))
+    first_copies = layer_copies if arch.layer_is_moe(0) else 0
     acts = (Part(PartKind.ACTIVATIONS, activations),
             Part(PartKind.AUTOCAST_COPIES, autocast_copies))
     # in backward the head's casts are gone; a checkpointed block recomputed under autocast
@@ -361,7 +363,7 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
             # the first block, recomputed last under full checkpointing, with its casts
             Part(PartKind.AUTOCAST_COPIES, copies_in_blocks.memory_bytes
                  if setup.checkpointing is Checkpointing.FULL else 0),
-            Part(PartKind.WEIGHT_COPIES, layer_copies),
+            Part(PartKind.WEIGHT_COPIES, first_copies),
             Part(PartKind.BACKWARD_TEMPORARIES, transient))),
         *_embedding_backward(arch, setup, spec, states, loss),
         PhaseMemory(Phase.OPTIMIZER_STEP, (

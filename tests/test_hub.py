@@ -126,6 +126,18 @@ def hub(hub_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return hub_url
 
 
+@pytest.fixture
+def abandoned_calls_end() -> Iterator[None]:
+    """A test whose call is abandoned at its deadline waits, when it ends, for that call's thread
+    (`hub._download_within`): huggingface_hub keeps retrying a refused or silent endpoint, and each
+    failed connection closes its shared client (`close_session`), which would fail the next
+    test's call in flight."""
+    yield
+    for thread in threading.enumerate():
+        if thread.name.startswith("hub ") and thread is not threading.current_thread():
+            thread.join(timeout=120)
+
+
 def _hub_error(ref: str) -> HubError:
     with pytest.raises(HubError) as raised:
         fetch_config(parse_repo_ref(ref) or RepoRef(ref))
@@ -213,7 +225,7 @@ def test_an_unsupported_model_type_from_the_hub_names_it(hub: str) -> None:
 
 
 def test_a_server_that_does_not_answer_in_time_times_out(
-        hub: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        hub: str, monkeypatch: pytest.MonkeyPatch, abandoned_calls_end: None) -> None:
     monkeypatch.setenv("HF_HUB_ETAG_TIMEOUT", "0.5")
     started = time.monotonic()
     error = _hub_error("acme/slow")
@@ -225,7 +237,7 @@ def test_a_server_that_does_not_answer_in_time_times_out(
 
 
 def test_no_server_at_the_endpoint_is_unreachable(
-        hub: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        hub: str, monkeypatch: pytest.MonkeyPatch, abandoned_calls_end: None) -> None:
     import socket
 
     with socket.socket() as probe:  # a port nothing listens on

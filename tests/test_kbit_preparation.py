@@ -18,8 +18,7 @@ from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.frameworks import framework_defaults
 from vramplan.training.allocations import Sharding, allocator_warmup_bytes, step_program
 from vramplan.training.estimate import step_shape
-from vramplan.training.setup import TrainingSetup
-from vramplan.training.states import upcasts_at_load
+from vramplan.training.setup import TrainingSetup, upcasts_at_load
 from vramplan.validation import read_cases, training_setup_of
 from vramplan.vocab import Framework, Method, Quant
 

@@ -34,7 +34,12 @@ from vramplan.distributed.per_gpu import (
     default_scheme,
     estimate_per_gpu,
 )
-from vramplan.distributed.sharding import FSDP_SCHEMES, PipelineSchedule, Zero3ConfigFile
+from vramplan.distributed.sharding import (
+    FSDP_SCHEMES,
+    SHARDED_PARAMETER_SCHEMES,
+    PipelineSchedule,
+    Zero3ConfigFile,
+)
 from vramplan.errors import ConflictingOptions, MissingValue, UnknownName, VramplanError
 from vramplan.files import read_text_file
 from vramplan.i18n import Lang
@@ -709,7 +714,7 @@ def moe_hub_kernel(case: Case) -> bool:
     4.55 modeling_utils.py: `kernelize(model, device=Device(type=model.device.type))`; kernels
     0.9.0 maps no kernel to "cpu")."""
     return USE_KERNELS_NOTE.search(case.notes) is not None \
-        and case.sharding not in (Scheme.FSDP, Scheme.HSDP, Scheme.FSDP_GRAD_OP, Scheme.ZERO3)
+        and case.sharding not in SHARDED_PARAMETER_SCHEMES
 
 
 _REENTRANT = re.compile(r"\b(?:use_reentrant|reentrant_checkpointing)\W{0,4}(true|false)\b",

@@ -16,6 +16,7 @@ from functools import lru_cache
 from vramplan.distributed.communicators import communicator_bytes
 from vramplan.distributed.sharding import (
     FSDP_SCHEMES,
+    SHARDED_PARAMETER_SCHEMES,
     GatheredPeaks,
     Parallelism,
     PipelineSchedule,
@@ -215,7 +216,7 @@ def program_sharding(states: ModelStates, sharded: ShardedStates, *,
     optimizer_off = offloaded or plan.offload is Offload.OPTIMIZER
     per_param = states.weight_bytes / states.params if states.params else 0.0
     unit = round(states.block_params * per_param) // plan.tensor_parallel
-    if plan.scheme in (Scheme.FSDP, Scheme.HSDP, Scheme.FSDP_GRAD_OP):
+    if plan.scheme in FSDP_SCHEMES:
         unit = sharded.gathered_unit_bytes
         return Sharding(weights=0 if offloaded else n, gradients=n,
                         states=0 if optimizer_off else n,
@@ -338,8 +339,7 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
         setup = replace(setup, linears_keep_input=True)
     if parallelism.params_cast_for_compute:
         setup = replace(setup, params_cast_for_compute=True)
-    if setup.method is Method.QLORA and parallelism.scheme in (
-            Scheme.ZERO3, Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP):
+    if setup.method is Method.QLORA and parallelism.scheme in SHARDED_PARAMETER_SCHEMES:
         setup = replace(setup, float_quant_storage=True)
     fsdp1 = parallelism.scheme in FSDP_SCHEMES \
         and parallelism.fsdp_version is FsdpVersion.FSDP1
@@ -673,7 +673,7 @@ def expert_parallel_states(sharded: ShardedStates, expert_share: Fraction,
         return sharded
     if not expert_share:
         raise ConflictingOptions("expert_parallel", "model", str(ep), "no_experts")
-    if parallelism.scheme in (Scheme.ZERO3, Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP):
+    if parallelism.scheme in SHARDED_PARAMETER_SCHEMES:
         return sharded
     sharded_here = _SHARDED_COMPONENTS.get(parallelism.scheme, frozenset())
     kept = 1 - expert_share * (ep - 1) / ep

@@ -42,7 +42,8 @@ class PipelineSchedule(StrEnum):
     (each module runs on its device and moves its output to the next)."""
 
 
-_SHARDED = frozenset({Scheme.ZERO3, Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP})
+SHARDED_PARAMETER_SCHEMES = frozenset({Scheme.ZERO3, Scheme.FSDP, Scheme.FSDP_GRAD_OP,
+                                       Scheme.HSDP})
 """Schemes that shard parameters (and so can offload them)."""
 _DEEPSPEED = frozenset({Scheme.ZERO1, Scheme.ZERO2, Scheme.ZERO3})
 FSDP_SCHEMES = frozenset({Scheme.FSDP, Scheme.FSDP_GRAD_OP, Scheme.HSDP})
@@ -311,7 +312,7 @@ def check_parallelism(plan: Parallelism) -> Parallelism:
             and plan.gpus % plan.gpus_per_node:
         raise ConflictingOptions("gpus", "gpus_per_node", str(plan.gpus), "hsdp_nodes",
                                  per_node=plan.gpus_per_node)
-    if plan.offload is Offload.PARAMS_OPTIMIZER and plan.scheme not in _SHARDED:
+    if plan.offload is Offload.PARAMS_OPTIMIZER and plan.scheme not in SHARDED_PARAMETER_SCHEMES:
         raise ConflictingOptions("offload", "sharding", plan.offload.value, "offload_params",
                                  scheme=plan.scheme.value)
     if plan.offload is Offload.OPTIMIZER and plan.scheme not in _DEEPSPEED:

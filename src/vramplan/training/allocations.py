@@ -66,6 +66,7 @@ from vramplan.training.setup import (
     optimizer_impl,
     trainable_itemsize,
     trainable_state_itemsize,
+    upcasts_at_load,
     weight_itemsize,
 )
 from vramplan.training.states import (
@@ -75,7 +76,6 @@ from vramplan.training.states import (
     head_is_separate,
     stored_quant,
     torchao_v01_nf4,
-    upcasts_at_load,
 )
 from vramplan.units import ceil_div
 from vramplan.vocab import (

@@ -618,7 +618,8 @@ def _expert_gradient_sums(arch: Architecture, setup: TrainingSetup) -> int:
                                                                            Method.FREEZE):
         return 0
     experts = arch.n_experts * arch.hidden_size * arch.expert_intermediate_size
-    return (3 + 2) * experts * gradient_itemsize(setup)
+    # the running gradient of gate_up (2 x) and down (1 x), and one more gate_up-sized zero
+    return (2 + 1 + 2) * experts * gradient_itemsize(setup)
 
 
 def _dequant_bytes(arch: Architecture, setup: TrainingSetup) -> int:

@@ -343,18 +343,26 @@ def residual_itemsize(setup: TrainingSetup) -> int:
 
 
 def norms_kept_fp32(setup: TrainingSetup) -> bool:
-    """A QLoRA run prepared for k-bit training keeps its norms' weights in fp32 (peft's
-    `prepare_model_for_kbit_training` upcasts every unquantized parameter; TRL cast back only the
-    embeddings and the head, axolotl the norms too: `FrameworkDefaults.kbit_upcast_at_load`).
-    An RMSNorm's `weight * x.to(input_dtype)` is then fp32 by type promotion, the 4-bit base's
-    outputs follow their fp32 input (`Linear4bit`: `out.to(inp_dtype)`), and from the first
-    MLP's output on the residual stream is fp32: counted as fp32 throughout. Under the Trainer's
-    bf16 autocast, attention's matmuls still save 16-bit casts."""
-    if setup.method is not Method.QLORA or setup.framework is Framework.AXOLOTL:
+    """A QLoRA run prepared for k-bit training (`upcasts_at_load`) keeps its norms' weights in
+    fp32 unless its framework casts them back (axolotl does; TRL cast back only the embeddings
+    and the head). An RMSNorm's `weight * x.to(input_dtype)` is then fp32 by type promotion, the
+    4-bit base's outputs follow their fp32 input (`Linear4bit`: `out.to(inp_dtype)`), and from
+    the first MLP's output on the residual stream is fp32: counted as fp32 throughout. Under the
+    Trainer's bf16 autocast, attention's matmuls still save 16-bit casts."""
+    return upcasts_at_load(setup) and setup.framework is not Framework.AXOLOTL
+
+
+def upcasts_at_load(setup: TrainingSetup) -> bool:
+    """A QLoRA run whose script casts the unquantized 16-bit parameters to fp32 and the
+    embeddings and head back once the adapters exist (peft `prepare_model_for_kbit_training`,
+    then TRL's or axolotl's cast back: `FrameworkDefaults.kbit_upcast_at_load`). What persists
+    differs from the load by the norms alone, kept in fp32 (a few hidden-sized vectors, not
+    counted); the copies made and freed on the way stay in the allocator's cache."""
+    if setup.method is not Method.QLORA:
         return False
-    prepared = setup.kbit_upcast if setup.kbit_upcast is not None \
-        else framework_defaults(setup.framework).kbit_upcast_at_load
-    return prepared
+    if setup.kbit_upcast is not None:
+        return setup.kbit_upcast
+    return framework_defaults(setup.framework).kbit_upcast_at_load
 
 
 def runs_autocast(setup: TrainingSetup) -> bool:

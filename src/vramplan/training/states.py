@@ -12,7 +12,6 @@ from vramplan.model.weight_storage import bnb_4bit_bytes, bnb_int8_bytes
 from vramplan.presets.frameworks import (
     TORCHTUNE_CHUNKED_NF4_SINCE,
     UNSLOTH_ROPE_ROWS,
-    framework_defaults,
     runs_transformers_code,
     transformers_code,
     unsloth_code,
@@ -24,6 +23,7 @@ from vramplan.training.setup import (
     DEFAULT_LORA_TARGETS,
     TrainingSetup,
     adapters_in_fp32,
+    block_framework,
     gradient_itemsize,
     optimizer_impl,
     trainable_itemsize,
@@ -200,7 +200,7 @@ def head_is_separate(arch: Architecture, setup: TrainingSetup) -> bool:
     (litgpt/model.py GPT.__init__): a tied checkpoint is loaded into both, so the head's weight
     is stored twice. transformers ties them (one tensor). `TrainingSetup.litgpt_model`: litgpt's
     GPT under another loop."""
-    return not arch.tied_embeddings or setup.framework is Framework.LITGPT or setup.litgpt_model
+    return not arch.tied_embeddings or block_framework(setup) is Framework.LITGPT
 
 
 def total_params(arch: Architecture, setup: TrainingSetup) -> int:
@@ -365,19 +365,6 @@ def stored_quant(setup: TrainingSetup) -> Quant:
     if setup.framework is Framework.TORCHTUNE and setup.quant is Quant.NF4:
         return Quant.NF4_DQ
     return setup.quant
-
-
-def upcasts_at_load(setup: TrainingSetup) -> bool:
-    """A QLoRA run whose script casts the unquantized 16-bit parameters to fp32 and the
-    embeddings and head back once the adapters exist (peft `prepare_model_for_kbit_training`,
-    then TRL's or axolotl's cast back: `FrameworkDefaults.kbit_upcast_at_load`). What persists
-    differs from the load by the norms alone, kept in fp32 (a few hidden-sized vectors, not
-    counted); the copies made and freed on the way stay in the allocator's cache."""
-    if setup.method is not Method.QLORA:
-        return False
-    if setup.kbit_upcast is not None:
-        return setup.kbit_upcast
-    return framework_defaults(setup.framework).kbit_upcast_at_load
 
 
 TORCHAO_NF4_UNPACKED_BYTES = 8

@@ -84,6 +84,7 @@ from vramplan.vocab import (
     Method,
     Metric,
     Offload,
+    Optimizer,
     OptimizerImpl,
     Precision,
     Quant,
@@ -330,9 +331,12 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
     loss under `loss_parallel()` (torchtitan/distributed/parallel_dims.py
     `loss_parallel_enabled`: TP on and `disable_loss_parallel` off, its default;
     `TrainingSetup.loss_parallel`). A multi-GPU step runs the framework's distributed recipe
-    (`TrainingSetup.distributed`)."""
+    (`TrainingSetup.distributed`). A ZeRO optimizer steps on fp32 copies of its partition of
+    16-bit weights, so `bf16-true` there is `mixed` (`_zero_keeps_fp32_masters`)."""
     if parallelism.gpus > 1:
         setup = replace(setup, distributed=True)
+    if _zero_keeps_fp32_masters(setup, parallelism):
+        setup = replace(setup, precision=Precision.MIXED)
     if parallelism.tensor_parallel > 1 and setup.framework is Framework.TORCHTITAN:
         setup = replace(setup, loss_parallel=True)
     if parallelism.scheme is Scheme.ZERO3:
@@ -347,6 +351,22 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
             and not parallelism.adapters_wrapped_apart:
         return replace(setup, frozen_weights_need_grad=True)
     return setup
+
+
+def _zero_keeps_fp32_masters(setup: TrainingSetup, parallelism: Parallelism) -> bool:
+    """A ZeRO optimizer of a 16-bit model keeps an fp32 copy of its partition of the trainable
+    weights, with fp32 states and gradients, whatever the run calls its precision: DeepSpeed's
+    (deepspeed/runtime/zero/stage_1_and_2.py `single_partition_of_fp32_groups`, stage3.py
+    `_create_fp32_partitions`; "DeepSpeed optimizer always creates fp32 master
+    params/gradients/optimizer states", PR #7700, 2025-12-04, which adds the opt-in
+    `bf16_master_weights_and_grads` and `bf16_optimizer_states`, off by default), Megatron-LM's
+    distributed optimizer (megatron/core/optimizer/distrib_optimizer.py `shard_main_param =
+    shard_model_param.clone().float()`) and ColossalAI's low-level ZeRO. Not an optimizer that
+    steps inside backward (LOMO gives `deepspeed.initialize` no optimizer), nor a run without
+    one."""
+    return (parallelism.scheme in _ZERO_SCHEMES and setup.precision is Precision.BF16_TRUE
+            and setup.optimizer is not Optimizer.NONE
+            and setup.optimizer_impl is not OptimizerImpl.IN_BACKWARD)
 
 
 @dataclass(frozen=True, slots=True)

@@ -177,6 +177,36 @@ def test_quantization_statistics_stay_whole_on_every_gpu() -> None:
     assert estimate.sharded.weights_bytes - split_evenly == stats - stats // 2
 
 
+@pytest.mark.parametrize("scheme", [Scheme.ZERO1, Scheme.ZERO2, Scheme.ZERO3])
+def test_a_zero_optimizer_keeps_fp32_masters_of_a_bf16_model(scheme: Scheme) -> None:
+    """A bf16 model under a ZeRO optimizer: DeepSpeed steps on fp32 copies of each rank's
+    partition (stage_1_and_2.py `single_partition_of_fp32_groups`, stage3.py
+    `_create_fp32_partitions`), so each of 8 GPUs holds 4 bytes of master and 8 of Adam states
+    per parameter over 8, as under `mixed`; FSDP keeps bf16 states, as the run says."""
+    arch = architecture_of(find_model("llama-3.2-1b"))
+    setup = TrainingSetup(method=Method.FULL, precision=Precision.BF16_TRUE, batch=1,
+                          seq_len=512, framework=Framework.HF, gradient_accumulation=False)
+    params = estimate_per_gpu(arch, setup, default_parallelism(setup, scheme, 8)).single.states
+    assert params.master_weight_bytes == 4 * params.trainable_params
+    assert params.optimizer_state_bytes == 8 * params.trainable_params
+    fsdp = estimate_per_gpu(arch, setup, default_parallelism(setup, Scheme.FSDP, 8)).single.states
+    assert fsdp.master_weight_bytes == 0
+    assert fsdp.optimizer_state_bytes == 4 * fsdp.trainable_params
+
+
+def test_an_optimizer_in_backward_gets_no_zero_masters() -> None:
+    """LOMO's hooks step each gradient in backward and give DeepSpeed no optimizer: no fp32
+    partition exists, the weights stay bf16 as the run says."""
+    arch = architecture_of(find_model("llama-3.2-1b"))
+    setup = TrainingSetup(method=Method.FULL, precision=Precision.BF16_TRUE,
+                          optimizer=Optimizer.SGD, optimizer_impl=OptimizerImpl.IN_BACKWARD,
+                          batch=1, seq_len=512, framework=Framework.DEEPSPEED,
+                          gradient_accumulation=False)
+    states = estimate_per_gpu(arch, setup,
+                              default_parallelism(setup, Scheme.ZERO3, 2)).single.states
+    assert states.master_weight_bytes == 0
+
+
 # --- The step as the caching allocator sees it --------------------------------------------------
 
 _MID = {"model_type": "llama", "hidden_size": 1024, "intermediate_size": 2816,
@@ -320,9 +350,10 @@ def test_zero3_linears_keep_the_inputs_of_frozen_weights() -> None:
     bias)`). A LoRA block with adapter dropout keeps the dropped inputs for its adapters; the
     frozen q/k/v, gate/up and down then also keep what they read: the two normed hidden states
     (2 x 2 bytes x hidden) and the MLP product (2 bytes x intermediate), per token. The head,
-    frozen, keeps the final norm's output (2 bytes x hidden per token)."""
+    frozen, keeps the final norm's output (2 bytes x hidden per token). In `mixed`, which both
+    schemes keep (a ZeRO optimizer makes `bf16-true` `mixed`), so that only autograd differs."""
     arch = architecture_of(find_model("llama-2-7b"))
-    setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, lora_rank=8,
+    setup = TrainingSetup(method=Method.LORA, precision=Precision.MIXED, lora_rank=8,
                           lora_targets=frozenset({LoraTarget.ALL}), lora_dropout=0.1,
                           batch=1, seq_len=512, checkpointing=Checkpointing.NONE,
                           framework=Framework.HF)

@@ -32,6 +32,7 @@ from vramplan.tracer import make_setup
 from vramplan.tracer.result import Phase as TracedPhase
 from vramplan.tracer.result import TraceResult
 from vramplan.tracer.run import run_trace
+from vramplan.tracer.setup import TRACED_ADAPTERS_FP32
 from vramplan.training.estimate import Phase, TrainingEstimate, estimate_training
 from vramplan.training.setup import TrainingSetup
 from vramplan.vocab import (
@@ -151,6 +152,7 @@ def run_one(run: Run) -> Row:
         optimizer_impl=OptimizerImpl(run.optimizer_impl), framework=Framework.HF,
         gradient_accumulation=False, lora_rank=8 if lora else None,
         lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
+        adapters_fp32=TRACED_ADAPTERS_FP32 if lora else None,
         checkpointing=Checkpointing(run.checkpointing), attention=Attention(run.attention)))
     return Row(run.label, analytic, traced, seconds)
 

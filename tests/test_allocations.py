@@ -13,7 +13,7 @@ from vramplan.allocator import EventKind, replay
 from vramplan.model.hf_config import parse_config
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.tracer.setup import TRACED_OPTIMIZER_IMPL
+from vramplan.tracer.setup import TRACED_ADAPTERS_FP32, TRACED_OPTIMIZER_IMPL
 from vramplan.training.allocations import parameter_tensors, step_program
 from vramplan.training.estimate import estimate_training, step_shape
 from vramplan.training.setup import TrainingSetup
@@ -33,6 +33,7 @@ def _setup(method: str, precision: str = "bf16-true", checkpointing: str = "none
                          seq_len=seq_len, framework=Framework.HF, gradient_accumulation=False,
                          lora_rank=8 if lora else None,
                          lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
+                         adapters_fp32=TRACED_ADAPTERS_FP32 if method == "lora" else None,
                          checkpointing=Checkpointing(checkpointing),
                          optimizer_impl=TRACED_OPTIMIZER_IMPL, **extra)
 

@@ -6,6 +6,7 @@ programs; and the reserved memory after wrapping against Answer.AI's published f
 from __future__ import annotations
 
 import dataclasses
+from datetime import date
 
 import pytest
 
@@ -161,13 +162,14 @@ def test_fsdp2_keeps_gradient_shards_on_the_reduce_stream_in_the_parameters_dtyp
 
 def _qlora_7b(batch: int = 1, seq_len: int = 512) -> TrainingSetup:
     """Answer.AI fsdp_qlora train.py defaults (benchmarks_03_2024.md): Llama-2-7B, NF4 with
-    double quantization, LoRA r64 on q, k, v, gate, up, down, bf16, reentrant checkpointing."""
+    double quantization, LoRA r64 on q, k, v, gate, up, down, bf16, reentrant checkpointing;
+    March 2024, before peft upcast adapters (`PEFT_UPCASTS_ADAPTERS_SINCE`)."""
     return TrainingSetup(
         method=Method.QLORA, quant=Quant.NF4_DQ, lora_rank=64,
         lora_targets=frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.GATE,
                                 LoraTarget.UP, LoraTarget.DOWN}),
         batch=batch, seq_len=seq_len, checkpointing=Checkpointing.FULL,
-        framework=Framework.HF, gradient_accumulation=False)
+        framework=Framework.HF, gradient_accumulation=False, code_date=date(2024, 3, 14))
 
 
 def _program(setup: TrainingSetup) -> tuple[list[Event], Sharding]:

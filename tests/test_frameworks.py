@@ -260,9 +260,13 @@ def test_notes_that_say_the_4bit_storage_is_a_float(notes: str, expected: bool) 
     (case,) = _read(row.replace(",litgpt,", ",hf,") + f'"{notes}"')
     setup = training_setup_of(case)  # type: ignore[arg-type]
     assert setup.float_quant_storage is expected
-    # peft's adapters: fp32 on a uint8 storage, the base's bf16 on a float one
-    states = estimate_training(architecture_of(find_model("llama-2-7b")), setup).states
+    # peft's adapters: fp32 on a uint8 storage, before peft v0.12.0 the base's bf16 on a float
+    # one (since, fp32 on both)
+    early = dataclasses.replace(setup, code_date=date(2024, 7, 1))
+    states = estimate_training(architecture_of(find_model("llama-2-7b")), early).states
     assert states.trainable_weight_bytes == (2 if expected else 4) * states.trainable_params
+    today = estimate_training(architecture_of(find_model("llama-2-7b")), setup).states
+    assert today.trainable_weight_bytes == 4 * today.trainable_params
 
 
 def test_reserved_never_exceeds_the_card_when_the_tensors_fit() -> None:

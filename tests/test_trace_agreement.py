@@ -43,7 +43,7 @@ from vramplan.model.hf_config import parse_config
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.tracer import make_setup
 from vramplan.tracer.run import run_trace
-from vramplan.tracer.setup import TRACED_OPTIMIZER_IMPL
+from vramplan.tracer.setup import TRACED_ADAPTERS_FP32, TRACED_OPTIMIZER_IMPL
 from vramplan.training.estimate import estimate_training
 from vramplan.training.setup import TrainingSetup
 from vramplan.vocab import (
@@ -275,6 +275,7 @@ def test_analytic_peak_within_3_percent_of_trace(case: tuple[Any, ...]) -> None:
         framework=Framework.HF, gradient_accumulation=False, optimizer_impl=TRACED_OPTIMIZER_IMPL,
         lora_rank=8 if lora else None,
         lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
+        adapters_fp32=TRACED_ADAPTERS_FP32 if lora else None,
         checkpointing=Checkpointing(checkpointing), attention=Attention(attention)))
     assert analytic.allocated_bytes == pytest.approx(traced.peak_bytes, rel=TOLERANCE)
 
@@ -354,6 +355,7 @@ def test_per_gpu_peak_within_3_percent_of_the_traced_rank(case: tuple[Any, ...])
         gradient_accumulation=False, optimizer_impl=TRACED_OPTIMIZER_IMPL,
         lora_rank=8 if lora else None,
         lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
+        adapters_fp32=TRACED_ADAPTERS_FP32 if lora else None,
         checkpointing=Checkpointing(checkpointing)), Parallelism(
         scheme=Scheme(scheme), gpus=gpus, fsdp_version=FsdpVersion(version),
         adapters_wrapped_apart=lora and peft_wrap))
@@ -380,7 +382,7 @@ def test_reentrant_checkpointing_inside_the_layer_holds_nothing_more(case: tuple
         method=Method.LORA, batch=2, seq_len=128, framework=Framework.HF,
         gradient_accumulation=False, optimizer_impl=TRACED_OPTIMIZER_IMPL, lora_rank=8,
         lora_targets=parse_lora_targets("q;v"), checkpointing=Checkpointing.FULL,
-        reentrant_checkpointing=True), Parallelism(
+        adapters_fp32=TRACED_ADAPTERS_FP32, reentrant_checkpointing=True), Parallelism(
         scheme=Scheme(scheme), gpus=gpus, fsdp_version=FsdpVersion(version),
         adapters_wrapped_apart=peft_wrap))
     assert analytic.allocated_bytes == pytest.approx(traced.peak_bytes, rel=TOLERANCE)
@@ -420,6 +422,7 @@ def test_amp_per_gpu_peak_within_3_percent_of_the_traced_rank(case: tuple[str, .
         framework=Framework.HF, gradient_accumulation=False, optimizer_impl=TRACED_OPTIMIZER_IMPL,
         lora_rank=8 if lora else None,
         lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
+        adapters_fp32=TRACED_ADAPTERS_FP32 if lora else None,
         checkpointing=Checkpointing(checkpointing))
     # the tracer wraps as PyTorch's `fully_shard` does: the embeddings stay in the root
     cast = default_parallelism(setup, Scheme.FSDP, 2).params_cast_for_compute

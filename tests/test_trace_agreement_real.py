@@ -28,6 +28,7 @@ from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.models import find_model
 from vramplan.tracer import make_setup
 from vramplan.tracer.run import run_trace
+from vramplan.tracer.setup import TRACED_ADAPTERS_FP32
 from vramplan.training.estimate import estimate_training
 from vramplan.training.setup import TrainingSetup
 from vramplan.vocab import (
@@ -74,5 +75,6 @@ def test_analytic_peak_within_3_percent_of_trace_at_real_size(case: tuple[Any, .
         framework=Framework.HF, gradient_accumulation=False,
         lora_rank=8 if lora else None,
         lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
+        adapters_fp32=TRACED_ADAPTERS_FP32 if lora else None,
         checkpointing=Checkpointing(checkpointing), attention=Attention(attention)))
     assert analytic.allocated_bytes == pytest.approx(traced.peak_bytes, rel=TOLERANCE)

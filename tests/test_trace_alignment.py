@@ -41,7 +41,7 @@ from vramplan.parts import PartKind
 from vramplan.tracer import make_setup
 from vramplan.tracer.result import Phase as TracePhase
 from vramplan.tracer.run import run_trace
-from vramplan.tracer.setup import TRACED_OPTIMIZER_IMPL
+from vramplan.tracer.setup import TRACED_ADAPTERS_FP32, TRACED_OPTIMIZER_IMPL
 from vramplan.training.alignment import estimate_step
 from vramplan.training.estimate import Phase
 from vramplan.training.setup import TrainingSetup
@@ -92,6 +92,7 @@ def _peaks(regime: tuple[Any, ...], **alignment: Any) -> tuple[int, int]:
         optimizer_impl=TRACED_OPTIMIZER_IMPL,
         lora_rank=8 if lora else None,
         lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
+        adapters_fp32=TRACED_ADAPTERS_FP32 if lora else None,
         checkpointing=Checkpointing(checkpointing), alignment=traced_setup.alignment))
     analytic = max(p.total_bytes for p in estimate.phases if p.phase is not Phase.GENERATION)
     return analytic, traced.peak_bytes

@@ -25,6 +25,7 @@ from vramplan.tracer import make_setup
 from vramplan.tracer import run as trace_run
 from vramplan.tracer.result import Phase
 from vramplan.tracer.run import run_trace
+from vramplan.tracer.setup import TRACED_ADAPTERS_FP32
 from vramplan.training.estimate import estimate_training
 from vramplan.training.setup import TrainingSetup
 from vramplan.vocab import Checkpointing, Framework, Method, Precision
@@ -114,5 +115,6 @@ def test_legacy_loss_within_3_percent_of_trace(case: tuple[str, str, str],
         framework=Framework.HF, gradient_accumulation=False,
         lora_rank=8 if lora else None,
         lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
+        adapters_fp32=TRACED_ADAPTERS_FP32 if lora else None,
         checkpointing=Checkpointing.NONE, code_date=on))
     assert analytic.allocated_bytes == pytest.approx(traced.peak_bytes, rel=TOLERANCE)

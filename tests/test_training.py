@@ -305,20 +305,32 @@ Q_V_ADAPTERS = 32 * 2 * (8 * 4096 + 4096 * 8)
 """r8 on q and v of Llama-2-7B: A (8 x 4096) and B (4096 x 8) per matrix, 32 blocks."""
 HF_QLORA = TrainingSetup(method=Method.QLORA, quant=Quant.NF4, lora_rank=8, lora_targets=Q_V,
                          seq_len=512)
+BEFORE_PEFT_UPCAST = date(2024, 7, 1)
+"""A run before peft v0.12.0, which made `get_peft_model` upcast 16-bit adapters to fp32."""
 
 
 @pytest.mark.parametrize(("setup", "adapter_bytes", "state_bytes"), [
     # peft builds the adapters in fp32 and keeps them so on a uint8-stored base (layer.py
     # update_layer @v0.10.0): fp32 weight and gradient, AdamW's fp32 `zeros_like` moments
     (HF_QLORA, 4, 8),
-    # a float storage (`bnb_4bit_quant_storage`): the adapters take the base's bf16
-    (dataclasses.replace(HF_QLORA, float_quant_storage=True), 2, 4),
+    # a float storage (`bnb_4bit_quant_storage`): the adapters take the base's bf16 before
+    # peft v0.12.0, and are upcast to fp32 since (tuners_utils.py `_cast_adapter_dtype`)
+    (dataclasses.replace(HF_QLORA, float_quant_storage=True, code_date=BEFORE_PEFT_UPCAST), 2, 4),
+    (dataclasses.replace(HF_QLORA, float_quant_storage=True), 4, 8),
     # LLaMA-Factory stores the 4-bit base in the compute dtype
-    (dataclasses.replace(HF_QLORA, framework=Framework.LLAMAFACTORY), 2, 4),
+    (dataclasses.replace(HF_QLORA, framework=Framework.LLAMAFACTORY,
+                         code_date=BEFORE_PEFT_UPCAST), 2, 4),
     # litgpt's adapters are in the model's dtype
     (dataclasses.replace(HF_QLORA, framework=Framework.LITGPT), 2, 4),
-    # plain LoRA on a bf16 base: bf16 adapters (peft before v0.12)
-    (dataclasses.replace(HF_QLORA, method=Method.LORA, quant=Quant.NONE), 2, 4),
+    # plain LoRA on a bf16 base: bf16 adapters before peft v0.12, fp32 since
+    (dataclasses.replace(HF_QLORA, method=Method.LORA, quant=Quant.NONE,
+                         code_date=BEFORE_PEFT_UPCAST), 2, 4),
+    (dataclasses.replace(HF_QLORA, method=Method.LORA, quant=Quant.NONE), 4, 8),
+    # a pure-bf16 LLaMA-Factory run turns peft's upcast off since bc4b42ce
+    (dataclasses.replace(HF_QLORA, method=Method.LORA, quant=Quant.NONE,
+                         framework=Framework.LLAMAFACTORY), 2, 4),
+    # a run that says its adapters are in the model's dtype (`vramplan trace`, DeepSpeed)
+    (dataclasses.replace(HF_QLORA, adapters_fp32=False), 2, 4),
 ])
 def test_peft_adapters_on_a_uint8_stored_base_are_fp32(setup: TrainingSetup, adapter_bytes: int,
                                                        state_bytes: int) -> None:
@@ -335,7 +347,8 @@ def test_fp32_adapters_are_their_own_master_copy() -> None:
     mixed = model_states(LLAMA, dataclasses.replace(HF_QLORA, precision=Precision.MIXED))
     assert (mixed.trainable_weight_bytes, mixed.master_weight_bytes) == (4 * Q_V_ADAPTERS, 0)
     lora = model_states(LLAMA, dataclasses.replace(HF_QLORA, precision=Precision.MIXED,
-                                                   method=Method.LORA, quant=Quant.NONE))
+                                                   method=Method.LORA, quant=Quant.NONE,
+                                                   code_date=BEFORE_PEFT_UPCAST))
     assert (lora.trainable_weight_bytes, lora.master_weight_bytes) == (2 * Q_V_ADAPTERS,
                                                                        4 * Q_V_ADAPTERS)
 
@@ -353,7 +366,14 @@ def test_fsdp_and_zero3_store_the_4bit_base_in_the_weights_dtype() -> None:
     from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
     from vramplan.vocab import Offload, Scheme
 
+    # before peft upcast adapters: the base's bf16 on a float storage, fp32 on uint8 (DDP)
+    early = dataclasses.replace(HF_QLORA, code_date=BEFORE_PEFT_UPCAST)
     for scheme, adapter_bytes in ((Scheme.FSDP, 2), (Scheme.ZERO3, 2), (Scheme.DDP, 4)):
+        plan = default_parallelism(early, scheme, 2, Offload.NONE)
+        single = estimate_per_gpu(LLAMA, early, plan).single
+        assert single.states.trainable_weight_bytes == adapter_bytes * Q_V_ADAPTERS
+    # today's peft upcasts them, but DeepSpeed's engine casts them back to bf16
+    for scheme, adapter_bytes in ((Scheme.FSDP, 4), (Scheme.ZERO3, 2)):
         plan = default_parallelism(HF_QLORA, scheme, 2, Offload.NONE)
         single = estimate_per_gpu(LLAMA, HF_QLORA, plan).single
         assert single.states.trainable_weight_bytes == adapter_bytes * Q_V_ADAPTERS

@@ -332,9 +332,12 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
     `loss_parallel_enabled`: TP on and `disable_loss_parallel` off, its default;
     `TrainingSetup.loss_parallel`). A multi-GPU step runs the framework's distributed recipe
     (`TrainingSetup.distributed`). A ZeRO optimizer steps on fp32 copies of its partition of
-    16-bit weights, so `bf16-true` there is `mixed` (`_zero_keeps_fp32_masters`)."""
+    16-bit weights, so `bf16-true` there is `mixed` (`_zero_keeps_fp32_masters`), and the
+    engine casts peft's fp32 adapters to 16 bits first (`TrainingSetup.adapters_fp32`)."""
     if parallelism.gpus > 1:
         setup = replace(setup, distributed=True)
+    if parallelism.scheme in _ZERO_SCHEMES:
+        setup = replace(setup, adapters_fp32=False)
     if _zero_keeps_fp32_masters(setup, parallelism):
         setup = replace(setup, precision=Precision.MIXED)
     if parallelism.tensor_parallel > 1 and setup.framework is Framework.TORCHTITAN:

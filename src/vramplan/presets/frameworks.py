@@ -488,6 +488,18 @@ PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE = date(2026, 7, 7)
 """huggingface/peft 537805209 (v0.20.0): `prepare_model_for_kbit_training(...,
 auto_clear_cache=True)` calls `torch.cuda.empty_cache()` after the fp32 casts."""
 
+PEFT_UPCASTS_ADAPTERS_SINCE = date(2024, 7, 24)
+"""huggingface/peft v0.12.0 (e6cd24c9, tagged 2024-07-24): `get_peft_model(...,
+autocast_adapter_dtype=True)`, the default, casts float16 and bfloat16 adapter weights to float32
+(tuners_utils.py `_cast_adapter_dtype`: "Currently, this only upcasts float16 and bfloat16 to
+float32"); v0.11.1 had no such argument, and adapters took the base layer's dtype."""
+
+LLAMAFACTORY_PURE_BF16_ADAPTERS_SINCE = date(2026, 8, 13)
+"""hiyouga/LLaMA-Factory bc4b42ce: `get_peft_model(model, peft_config,
+autocast_adapter_dtype=cast_trainable_params_to_fp32)`, False under `pure_bf16`
+(src/llamafactory/model/adapter.py): a pure-bf16 run's adapters stay bf16. Before, peft's default
+upcast them."""
+
 BITSANDBYTES_4BIT_DROPS_INPUT_SINCE = date(2024, 7, 23)
 """bitsandbytes v0.43.2 (tagged 2024-07-23), with 9e753741 ("fix QLoRA mem bug: delete useless
 buffered activation", #1270, 2024-07-16): `MatMul4Bit.forward` stores `ctx.tensors = (None, B)`,

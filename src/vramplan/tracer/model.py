@@ -16,7 +16,7 @@ from torch import nn
 
 from vramplan.errors import OutOfRange, UnknownName
 from vramplan.tracer.bnb_emulation import quantize_linears
-from vramplan.tracer.setup import TraceSetup, UnsupportedAttention
+from vramplan.tracer.setup import TRACED_ADAPTERS_FP32, TraceSetup, UnsupportedAttention
 from vramplan.vocab import Checkpointing, Method, Precision
 
 _LLAMA_NAMES = {"q": ("q_proj",), "k": ("k_proj",), "v": ("v_proj",), "o": ("o_proj",),
@@ -200,7 +200,7 @@ def _with_lora(model: nn.Module, setup: TraceSetup) -> nn.Module:
                         target_modules=targets, task_type="CAUSAL_LM")
     with moves_that_change_nothing_skipped(), default_dtype(weights_dtype(setup.precision)):
         # adapters in the model's dtype (peft would upcast them to fp32 by default)
-        return get_peft_model(model, config, autocast_adapter_dtype=False)
+        return get_peft_model(model, config, autocast_adapter_dtype=TRACED_ADAPTERS_FP32)
 
 
 def _enable_checkpointing(model: nn.Module, *, reentrant: bool = False) -> None:

@@ -81,6 +81,12 @@ TRACED_OPTIMIZER_IMPL = OptimizerImpl.FOREACH
 torch/optim/optimizer.py `_default_to_fused_or_foreach`), not a framework's; an analytic setup
 compared with a trace names it."""
 
+TRACED_ADAPTERS_FP32 = False
+"""Whether a trace's LoRA adapters are upcast to fp32: peft's `get_peft_model` does it by default
+since v0.12.0 (`vramplan.presets.frameworks.PEFT_UPCASTS_ADAPTERS_SINCE`); the trace builds them
+in the model's dtype (`autocast_adapter_dtype=False`), and an analytic setup compared with a
+trace says so (`TrainingSetup.adapters_fp32`)."""
+
 
 @dataclass(frozen=True)
 class TraceSetup:

@@ -10,6 +10,8 @@ from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig
 from vramplan.bounds import BATCH, LORA_RANK, SEQ_LEN, TRAIN_LAYERS
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
 from vramplan.presets.frameworks import (
+    LLAMAFACTORY_PURE_BF16_ADAPTERS_SINCE,
+    PEFT_UPCASTS_ADAPTERS_SINCE,
     UNSLOTH_SMALL_BATCH_TOKENS,
     TransformersCode,
     default_optimizer_impl,
@@ -181,6 +183,15 @@ class TrainingSetup:
     """QLoRA: bitsandbytes stores the 4-bit base in a float dtype (`bnb_4bit_quant_storage`,
     which FSDP and ZeRO-3 need to shard it) instead of its default uint8; peft then gives the
     adapters the base's dtype (`adapters_in_fp32`)."""
+    adapters_fp32: bool | None = None
+    """The LoRA adapters are held in fp32 (True) or in the model's dtype (False); None: as the
+    run's stack builds them (`adapters_in_fp32`). False where something casts peft's adapters
+    to the model's dtype: `vramplan trace`, which builds them with
+    `get_peft_model(autocast_adapter_dtype=False)`, and DeepSpeed's engine, which casts every
+    floating-point parameter when bf16 or fp16 is on (deepspeed/runtime/engine.py
+    `_configure_distributed_model`, `self.module.bfloat16()` from 648f7bfa, 2021-11-01, now
+    `_cast_module_mixed_precision`) while its ZeRO optimizer keeps the fp32 copies
+    (`vramplan.distributed.per_gpu`)."""
     frozen_weights_need_grad: bool = False
     """The frozen weights of the trained blocks are views of a tensor that requires a gradient
     (FSDP1 flat parameters mixing frozen and trainable parameters): autograd saves what full
@@ -390,17 +401,38 @@ def optimizer_state_itemsize(precision: Precision) -> int:
 
 
 def adapters_in_fp32(setup: TrainingSetup) -> bool:
-    """peft's LoRA adapters on a bitsandbytes 4-bit base stored as uint8 (bitsandbytes'
-    default) are fp32 whatever the precision: `update_layer` builds them as `nn.Linear` in
-    torch's default dtype, then casts them to the base weight's dtype only when that dtype is
-    floating point (huggingface/peft src/peft/tuners/lora/layer.py @v0.9.0, @v0.10.0); since
-    v0.12.0 `get_peft_model(autocast_adapter_dtype=True)` upcasts 16-bit adapters to fp32
-    anyway (tuners_utils.py `_cast_adapter_dtype`). With a float storage, adapters follow the
-    base before v0.12.0 (the precision's dtype here). litgpt, torchtune and Megatron build
-    their adapters in the model's dtype."""
+    """peft's LoRA adapters are fp32 over a 16-bit base in a stack that builds them with
+    `get_peft_model` (a framework running transformers' model code: the Trainer's, TRL's,
+    axolotl's, LLaMA-Factory's and Unsloth's calls):
+    - on a bitsandbytes 4-bit base stored as uint8 (bitsandbytes' default), at every date:
+      `update_layer` builds them as `nn.Linear` in torch's default dtype, then casts them to the
+      base weight's dtype only when that dtype is floating point (huggingface/peft
+      src/peft/tuners/lora/layer.py @v0.9.0, @v0.10.0);
+    - on any 16-bit base since peft v0.12.0 (`PEFT_UPCASTS_ADAPTERS_SINCE`, and for a run
+      without a date), whose `get_peft_model(autocast_adapter_dtype=True)` upcasts them; not a
+      pure-bf16 LLaMA-Factory run since it turns the upcast off
+      (`LLAMAFACTORY_PURE_BF16_ADAPTERS_SINCE`).
+    Before v0.12.0, adapters on a float storage follow the base (the precision's dtype here).
+    A run that says otherwise is taken at its word (`TrainingSetup.adapters_fp32`).
+    Only the adapters' storage, gradients and states follow from this; the fp32 copy of each
+    adapter's input that `Linear.forward` makes (`_cast_input_dtype`) is not counted. litgpt,
+    torchtune and Megatron build their adapters in the model's dtype."""
+    if not setup.method.uses_lora:
+        return False
+    if setup.adapters_fp32 is not None:
+        return setup.adapters_fp32
+    if not runs_transformers_code(setup.framework):
+        return False
     defaults = framework_defaults(setup.framework)
-    return (setup.method is Method.QLORA and runs_transformers_code(setup.framework)
-            and not (setup.float_quant_storage or defaults.float_quant_storage))
+    if setup.method is Method.QLORA \
+            and not (setup.float_quant_storage or defaults.float_quant_storage):
+        return True
+    on = setup.code_date
+    if on is not None and on < PEFT_UPCASTS_ADAPTERS_SINCE:
+        return False
+    return not (setup.framework is Framework.LLAMAFACTORY
+                and setup.precision is Precision.BF16_TRUE
+                and (on is None or on >= LLAMAFACTORY_PURE_BF16_ADAPTERS_SINCE))
 
 
 def optimizer_impl(setup: TrainingSetup) -> OptimizerImpl:

@@ -1086,10 +1086,13 @@ def test_the_projects_own_runs_are_all_read_estimated_and_sourced() -> None:
     # lengths), torchtitan's dense FSDP2 runs of its eager-loss eras within 10 % but its
     # 64-GPU run, whose length and checkpointing are assumed from the default config (the
     # compiled-loss ones, 1 to 28 % apart, those with tensor parallelism, 5 to 13 % under, and
-    # DeepSeek's experts, -14 to -4 %: left open, docs/memory-model.md)
+    # DeepSeek's experts, -14 to -4 %: left open, docs/memory-model.md). Qwen3's speed
+    # benchmark is left out too: its figures are the weights plus the whole KV cache within
+    # 0.05 GB, with no room for the prefill's MLP intermediates that the same script's Qwen2.5
+    # figures hold (docs/open-leads.md)
     inference = ValidationReport(tuple(
         s for s in report.scores if s.model_kind == "inference"
-        and not s.case.id.startswith(("blog-optimum-bench-", "paper-mezo-"))))
+        and not s.case.id.startswith(("blog-optimum-bench-", "paper-mezo-", "qwen3-speed-"))))
     assert inference.p90_abs_error_pct is not None and inference.p90_abs_error_pct <= 4
     # optimum's figure is the allocated peak plus NVML's used less the reserved peak
     # (`ALLOCATED_PLUS_OUTSIDE_NOTE`): scored as the allocated estimate plus the modelled CUDA

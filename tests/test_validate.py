@@ -244,6 +244,19 @@ def test_a_rows_notes_say_whether_it_accumulated(notes: str, accumulates: bool) 
     assert training_setup_of(case).gradient_accumulation is accumulates
 
 
+def test_torchtunes_optimization_flags_table_does_not_accumulate() -> None:
+    """The command under torchtune's README table (README.md @1814feb17) sets
+    `gradient_accumulation_steps=1`: its rows do not accumulate, where a torchtune LoRA row of
+    another source takes the recipes' default."""
+    row = ROW.replace(",litgpt,", ",torchtune,") + '""'
+    table = row.replace("t1,src,", "t1,pytorch/torchtune README.md 'Optimization flags' table "
+                                    "(1814feb17),", 1)
+    (case,) = read_cases("\n".join((HEADER, table)))
+    assert not training_setup_of(case).gradient_accumulation
+    (other,) = read_cases("\n".join((HEADER, row)))
+    assert training_setup_of(other).gradient_accumulation
+
+
 @pytest.mark.parametrize(("notes", "metric"), [
     ("its progress bar prints torch.cuda.memory_reserved()/1E9 as 'G'", Metric.RESERVED),
     ("the script prints torch.cuda.max_memory_allocated() at the end", Metric.ALLOCATED),

@@ -1001,8 +1001,9 @@ def accumulates(case: Case) -> bool:
     """Whether the row's run accumulated gradients over micro-batches, as its notes say (the
     format has no column for it): "no gradient accumulation" / "without gradient accumulation";
     else the number of micro-batches they give when they give one (`gradient_accumulation_steps
-    1` does not accumulate); else "gradient accumulation" named; else the litgpt recipe its
-    source names (`litgpt_recipe`), else the framework's default
+    1` does not accumulate); else "gradient accumulation" named; else the command its source
+    prints (`TORCHTUNE_OPTIMIZATION_FLAGS_SOURCE`), the litgpt recipe its source names
+    (`litgpt_recipe`), else the framework's default
     (`vramplan.presets.frameworks.default_gradient_accumulation`)."""
     if _NO_ACCUMULATION.search(case.notes):
         return False
@@ -1011,10 +1012,19 @@ def accumulates(case: Case) -> bool:
         return steps.pop() > 1
     if _ACCUMULATION.search(case.notes):
         return True
+    if case.framework is Framework.TORCHTUNE and TORCHTUNE_OPTIMIZATION_FLAGS_SOURCE in case.source:
+        return False
     recipe = litgpt_recipe(case)
     if recipe is not None:
         return recipe.accumulates
     return default_gradient_accumulation(case.framework, case.method)
+
+
+TORCHTUNE_OPTIMIZATION_FLAGS_SOURCE = "pytorch/torchtune README.md 'Optimization flags' table"
+"""The source of the rows of torchtune's README table of optimization flags, measured with the
+command printed under it (README.md @1814feb17: `tune run lora_finetune_single_device ...
+gradient_accumulation_steps=1`, the techniques "added on top of the previous one"): no row of it
+accumulates gradients, whatever the LoRA recipes' default (`accumulates`)."""
 
 
 def litgpt_recipe(case: Case) -> LitgptRecipe | None:

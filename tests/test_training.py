@@ -707,3 +707,60 @@ def test_a_qlora_model_prepared_for_kbit_training_keeps_fp32_norms_and_residuals
     prepared = estimate_training(LLAMA, trl).activations_bytes
     plain = estimate_training(LLAMA, dataclasses.replace(trl, kbit_upcast=False)).activations_bytes
     assert prepared - plain >= 2 * 4096 * 1024 * LLAMA.n_layers  # the blocks' inputs, 2 bytes more
+
+
+COATI_LORA = TrainingSetup(
+    method=Method.LORA, lora_rank=8, adapters_fp32=False,
+    lora_targets=frozenset({LoraTarget.ALL, LoraTarget.HEAD}), batch=8, seq_len=2048,
+    checkpointing=Checkpointing.FULL, framework=Framework.GENERIC, gradient_accumulation=False,
+    code_date=date(2024, 7, 10), input_require_grads=False)
+"""ColossalChat's SFT benchmark with `--lora_rank 8` (benchmark_sft.py @d888c378): coati's
+adapters on every linear and the head, transformers 4.39.3's reentrant checkpointing, nothing
+making the embeddings' output require a gradient."""
+
+
+def _part(estimate: object, phase: Phase, kind: PartKind) -> int:
+    return sum(p.memory_bytes for p in next(
+        m for m in estimate.phases if m.phase is phase).parts  # type: ignore[attr-defined]
+        if p.kind is kind)
+
+
+def test_reentrant_checkpoints_whose_input_needs_no_gradient_build_no_graph() -> None:
+    """torch.utils.checkpoint's reentrant Function makes an output that needs a gradient only
+    when an input does: with the embeddings' output needing none, no Llama block keeps its
+    input (32 x 8 x 2048 x 4096 x 2 bytes), the frozen final norm keeps neither its fp32 input
+    nor its rstd (8 x 2048 x (4 x 4096 + 4)), no block is recomputed in backward, and the only
+    gradient made is the head adapter's, 8 x (4096 + 32,000) bf16 values."""
+    cut = estimate_training(LLAMA, COATI_LORA)
+    peft = estimate_training(LLAMA, dataclasses.replace(COATI_LORA, input_require_grads=None))
+    tokens = 8 * 2048
+    assert peft.activations_bytes - cut.activations_bytes == \
+        32 * tokens * 4096 * 2 + tokens * (4 * 4096 + 4)
+    assert cut.activations_bytes == 0
+    assert _part(cut, Phase.BACKWARD_BLOCKS, PartKind.BACKWARD_TEMPORARIES) == 0
+    assert _part(peft, Phase.BACKWARD_BLOCKS, PartKind.BACKWARD_TEMPORARIES) > 0
+    assert _part(cut, Phase.BACKWARD_END, PartKind.GRADIENTS) == 8 * (4096 + 32000) * 2
+    # the adapters stay parameters: their storage and the optimizer's states are unchanged
+    assert cut.states == peft.states
+
+
+@pytest.mark.parametrize("change", [
+    {"reentrant_checkpointing": False},  # saved-tensor hooks record the blocks' parameters
+    {"checkpointing": Checkpointing.NONE},
+    {"input_require_grads": True},
+])
+def test_the_graph_goes_through_the_blocks_otherwise(change: dict[str, object]) -> None:
+    """Non-reentrant checkpointing, no checkpointing, or an input made to require a gradient:
+    the blocks build their graph and keep what they keep."""
+    setup = dataclasses.replace(COATI_LORA, **change)  # type: ignore[arg-type]
+    assert estimate_training(LLAMA, setup).activations_bytes >= 32 * 8 * 2048 * 4096 * 2
+
+
+def test_full_fine_tuning_needs_the_embeddings_gradient_whatever_the_input_hook() -> None:
+    """The embedding trains: its output needs a gradient, and every block trains."""
+    full = TrainingSetup(method=Method.FULL, batch=1, seq_len=1024, framework=Framework.GENERIC,
+                         checkpointing=Checkpointing.FULL, code_date=date(2024, 7, 10))
+    hooked = estimate_training(LLAMA, full)
+    unhooked = estimate_training(LLAMA, dataclasses.replace(full, input_require_grads=False))
+    assert unhooked.phases == hooked.phases
+    assert unhooked.activations_bytes == hooked.activations_bytes > 32 * 1024 * 4096 * 2

@@ -577,6 +577,19 @@ def test_a_rows_notes_say_how_it_checkpointed(notes: str, reentrant: bool | None
     assert not setup.checkpoint_submodules
 
 
+@pytest.mark.parametrize(("notes", "hooked"), [
+    ("--lora_rank 8: coati convert_to_lora_module replaces EVERY nn.Linear of the model, lm_head "
+     "included, with loralib-style LoraLinear (not peft)", False),
+    ("peft LoraConfig r 8, gradient_checkpointing True", None),
+])
+def test_a_rows_notes_say_whether_its_embeddings_output_was_made_to_need_a_gradient(
+        notes: str, hooked: bool | None) -> None:
+    """ColossalChat's `convert_to_lora_module` is not peft: nothing calls
+    `enable_input_require_grads()`; a row that does not say so is read as its stack does."""
+    (case,) = read_cases("\n".join((HEADER, ROW + f'"{notes}"')))
+    assert training_setup_of(case).input_require_grads is hooked
+
+
 @pytest.mark.parametrize("notes", [
     "wraps, in every decoder layer, self_attn, mlp, input_layernorm and post_attention_layernorm "
     "separately with torch checkpoint_wrapper (parallelizer.py)",

@@ -449,3 +449,22 @@ def test_one_rank_gathers_nothing_since_deepspeed_0_9() -> None:
     assert gathered - copied == 2 * 50_000_000  # bf16 elements of the prefetch bucket
     assert copied_before == 2 * copied  # the gathered parameters and their partitions' copies
     assert copied > 2 * 3 * 4096 * 11008  # at least a block's MLP, in bf16
+
+
+def test_a_step_whose_checkpoints_cut_the_graph_fetches_no_block_in_backward() -> None:
+    """Reentrant checkpoints whose input needs no gradient build no graph
+    (`vramplan.training.estimate.checkpoints_cut_the_graph`): backward fetches the head alone,
+    not each block's seven linears twice (recomputation, then backward)."""
+    from vramplan.distributed.per_gpu import _TracedStep, _zero3_trace
+
+    llama = architecture_of(find_model("llama-2-7b"))
+    cut = TrainingSetup(method=Method.LORA, lora_rank=8,
+                        lora_targets=frozenset({LoraTarget.ALL, LoraTarget.HEAD}), batch=1,
+                        seq_len=512, checkpointing=Checkpointing.FULL, framework=Framework.GENERIC,
+                        code_date=date(2024, 7, 10), input_require_grads=False)
+    forward = 1 + 32 * 7 + 1
+    trace, uses, _ = _zero3_trace(llama, _TracedStep.of(llama, cut), 1)
+    assert (uses, len(trace)) == (forward, forward + 1)
+    hooked_step = _TracedStep.of(llama, replace(cut, input_require_grads=None))
+    hooked, _, _ = _zero3_trace(llama, hooked_step, 1)
+    assert len(hooked) == forward + 1 + 32 * 7 * 2

@@ -682,6 +682,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         gradient_accumulation=accumulates(case),
         empty_cache_between_steps=EMPTY_CACHE_NOTE.search(case.notes) is not None,
         reentrant_checkpointing=reentrant_checkpointing(case),
+        input_require_grads=False if NO_INPUT_REQUIRE_GRADS_NOTE.search(case.notes) else None,
         checkpoint_in_units=CHECKPOINT_IN_UNITS_NOTE.search(case.notes) is not None,
         checkpoint_submodules=SUBMODULE_CHECKPOINT_NOTE.search(case.notes) is not None,
         kbit_upcast=True if KBIT_PREPARATION_NOTE in case.notes else None,
@@ -730,6 +731,14 @@ def reentrant_checkpointing(case: Case) -> bool | None:
     if said is not None:
         return said.group(1).lower() == "true"
     return False if _NO_REENTRANT.search(case.notes) else None
+
+
+NO_INPUT_REQUIRE_GRADS_NOTE = re.compile(r"\bconvert_to_lora_module\b")
+"""A row whose adapters were made by ColossalChat's `convert_to_lora_module` (hpcaitech/
+ColossalAI applications/ColossalChat coati/models/lora.py @d888c378: every `nn.Linear` becomes
+its own `LoraLinear`, then loralib's `mark_only_lora_as_trainable`), not by peft: nothing calls
+`enable_input_require_grads()`, and transformers' `gradient_checkpointing_enable` before v5 calls
+it only for a loaded peft adapter (`TrainingSetup.input_require_grads` False)."""
 
 
 SUBMODULE_CHECKPOINT_NOTE = re.compile(

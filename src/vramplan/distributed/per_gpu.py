@@ -54,6 +54,7 @@ from vramplan.training.estimate import (
     Phase,
     PhaseMemory,
     TrainingEstimate,
+    checkpoints_cut_the_graph,
     largest_gradient_bytes,
     step_shape,
 )
@@ -542,9 +543,12 @@ class _TracedStep:
 
     @staticmethod
     def of(arch: Architecture, setup: TrainingSetup) -> _TracedStep:
-        # under `freeze`, no gradient reaches the blocks before the trained ones
+        # under `freeze`, no gradient reaches the blocks before the trained ones; none reaches
+        # any block when reentrant checkpoints cut the graph
         with_graph = min(setup.train_layers, arch.n_layers) if setup.method is Method.FREEZE \
             else arch.n_layers
+        if checkpoints_cut_the_graph(setup):
+            with_graph = 0
         return _TracedStep(setup.method, setup.quant, setup.precision, setup.checkpointing,
                            with_graph, head_is_separate(arch, setup))
 

@@ -1058,6 +1058,10 @@ class HeadSpec:
     """A fused linear cross-entropy that trains the head makes the head weight's whole gradient
     in forward (Liger-Kernel `fused_linear_cross_entropy_forward`: `grad_weight =
     torch.zeros_like(weight)`, accumulated chunk by chunk): its bytes, else 0."""
+    norm_input_needs_grad: bool = True
+    """The final norm's input, the last block's output, needs a gradient; not when no block
+    builds a graph (`vramplan.training.estimate.checkpoints_cut_the_graph`): a frozen norm then
+    saves nothing."""
 
     @property
     def fused_linear(self) -> bool:
@@ -1428,5 +1432,5 @@ def _final_norm_bytes(arch: Architecture, block: BlockSpec, head: HeadSpec) -> i
                      attention=block.attention)
     if arch.final_norm:
         _norm(ledger, arch, spec, _Tensor("x_last", block.residual_bytes), name="final_norm",
-              needs_grad=True)
+              needs_grad=head.norm_input_needs_grad)
     return total_per_token(ledger.items())

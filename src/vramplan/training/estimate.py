@@ -65,6 +65,7 @@ from vramplan.training.setup import (
     autocast_casts_weights,
     block_framework,
     check_setup,
+    checkpoints_reentrant,
     compute_itemsize,
     gradient_itemsize,
     gradients_kept,
@@ -315,25 +316,28 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
     needs_grad = _embedding_output_needs_grad(setup)
     embedding = embedding_saved_bytes(
         arch, spec, needs_grad, leaf=needs_grad and not _embedding_trains(setup)) * tokens
+    graph = range(arch.n_layers - _blocks_with_graph(arch, setup), arch.n_layers)
     # what waits for the end of backward: the embeddings' output, the eager attention mask
-    kept_to_the_end = embedding + _eager_mask_kept_bytes(setup, spec) * tokens
+    # (which a checkpoint without a graph drops with the rest of its context)
+    kept_to_the_end = embedding + (_eager_mask_kept_bytes(setup, spec) * tokens if graph else 0)
     activations = blocks + loss.saved_bytes + kept_to_the_end
     persistent = _persistent_parts(states, setup)
+    # the blocks' backward: none when no block has a graph (`checkpoints_cut_the_graph`)
     transient = _backward_transient(arch, setup, spec, saved) * tokens \
         + _dequant_bytes(arch, setup) + _gradients_before_scores(arch, setup, spec, saved) \
-        + _expert_gradient_sums(arch, setup)
+        + _expert_gradient_sums(arch, setup) if graph else 0
     # copies of a MoE layer's expert weights its matmuls save (`_expert_weight_copies`): every
     # MoE layer's with a graph, or only the recomputed one's under full checkpointing
-    layer_copies = _expert_weight_copies(arch, setup)
+    layer_copies = _expert_weight_copies(arch, setup) if graph else 0
     full = setup.checkpointing is Checkpointing.FULL
-    graph = range(arch.n_layers - _blocks_with_graph(arch, setup), arch.n_layers)
     forward_copies = 0 if full else layer_copies * sum(map(arch.layer_is_moe, graph))
     first_copies = layer_copies if arch.layer_is_moe(0) else 0
     acts = (Part(PartKind.ACTIVATIONS, activations),
             Part(PartKind.AUTOCAST_COPIES, autocast_copies))
     # in backward the head's casts are gone; a checkpointed block recomputed under autocast
     # casts its weights again, and its matmuls save them for the block's backward
-    copies_in_blocks = Part(PartKind.AUTOCAST_COPIES, _recomputed_block_copies(arch, setup)
+    recomputed_copies = _recomputed_block_copies(arch, setup) if graph else 0
+    copies_in_blocks = Part(PartKind.AUTOCAST_COPIES, recomputed_copies
                             if setup.checkpointing is Checkpointing.FULL else autocast_copies)
     phases = (
         PhaseMemory(Phase.LOSS_FORWARD, (
@@ -383,9 +387,9 @@ def _loss_or_final_norm_backward(arch: Architecture, setup: TrainingSetup, spec:
     whose vocabulary is small)."""
     norm = 0
     tokens = setup.batch * setup.seq_len
-    if arch.final_norm and arch.norm is NormKind.RMSNORM:
+    head = _head_spec(arch, setup)
+    if arch.final_norm and arch.norm is NormKind.RMSNORM and head.norm_input_needs_grad:
         norm = RMSNORM_BACKWARD_FP32_TENSORS * FP32 * arch.hidden_size * tokens
-        head = _head_spec(arch, setup)
         if head.head_trains or head.head_keeps_input:
             # the head's saved input (the norm's output) went with the head's backward
             norm -= spec.residual_bytes * arch.hidden_size * tokens
@@ -413,14 +417,39 @@ def _embedding_trains(setup: TrainingSetup) -> bool:
 
 
 def _embedding_output_needs_grad(setup: TrainingSetup) -> bool:
-    """The embeddings' output needs a gradient: the embedding trains, or transformers' full
-    checkpointing asked for it (modeling_utils.py `activation_checkpointing_enable` calls
+    """The embeddings' output needs a gradient: the embedding trains, or something made it
+    require one (`TrainingSetup.input_require_grads`), by default transformers' full
+    checkpointing (transformers 5's modeling_utils.py `activation_checkpointing_enable` calls
     `enable_input_require_grads()` for every `input_ids` model, so that frozen layers before
-    the first checkpointed block let the gradient through; peft's `prepare_model_for_kbit_
-    training` does the same)."""
+    the first checkpointed block let the gradient through; before v5 it did for a loaded peft
+    adapter, and peft's `PeftModel` and `prepare_model_for_kbit_training` do the same)."""
+    if setup.input_require_grads is not None:
+        return _embedding_trains(setup) or setup.input_require_grads
     transformers_checkpointing = setup.checkpointing is Checkpointing.FULL \
         and runs_transformers_code(setup.framework)
     return _embedding_trains(setup) or transformers_checkpointing
+
+
+def checkpoints_cut_the_graph(setup: TrainingSetup) -> bool:
+    """No checkpointed block builds a graph: reentrant full checkpointing whose first input
+    needs no gradient.
+
+    torch.utils.checkpoint's reentrant `CheckpointFunction` is an autograd Function that runs
+    its block under `no_grad`: its output requires a gradient only when one of its tensor
+    inputs does (the block's parameters are not inputs), and autograd drops what it saved when
+    none does (torch/csrc/autograd/python_function.cpp `process_outputs`: `_save_variables`
+    only when `is_executable`; torch/utils/checkpoint.py warns "None of the inputs have
+    requires_grad=True. Gradients will be None"). When the embeddings' output needs no gradient
+    (`_embedding_output_needs_grad`) the first block's output needs none, and so on through
+    every block: the blocks keep nothing for backward, nothing recomputes them, and their
+    adapters (or, under `freeze`, their weights) never get a gradient. Only what trains after
+    the last block does, an adapter on the head. Non-reentrant checkpointing records the
+    blocks' parameters through saved-tensor hooks and trains them. ColossalChat's SFT with
+    `--lora_rank` runs into it (hpcaitech/ColossalAI applications/ColossalChat @d888c378
+    benchmarks/benchmark_sft.py: `convert_to_lora_module`, then `gradient_checkpointing_enable()`
+    under transformers 4.39.3, reentrant, with no peft adapter loaded; coati/models/lora.py
+    `LoraLinear` adapts every `nn.Linear`, the head's included)."""
+    return checkpoints_reentrant(setup) and not _embedding_output_needs_grad(setup)
 
 
 def _quantized_base_keeps_input(setup: TrainingSetup) -> bool:
@@ -510,12 +539,20 @@ def _largest_kind(arch: Architecture) -> Architecture:
     return arch.kind_view(arch.is_moe)
 
 
-def _blocks_with_graph(arch: Architecture, setup: TrainingSetup) -> int:
-    """Blocks whose forward builds an autograd graph: all, except the frozen blocks before the
-    trained ones under `freeze` (no input needs a gradient there)."""
+def _trained_blocks(arch: Architecture, setup: TrainingSetup) -> int:
+    """Blocks with trainable parameters: all, or the last `train_layers` under `freeze`."""
     if setup.method is Method.FREEZE:
         return min(setup.train_layers, arch.n_layers)
     return arch.n_layers
+
+
+def _blocks_with_graph(arch: Architecture, setup: TrainingSetup) -> int:
+    """Blocks whose forward builds an autograd graph: the trained ones (under `freeze`, no
+    input needs a gradient before them), none when reentrant checkpoints cut the graph
+    (`checkpoints_cut_the_graph`)."""
+    if checkpoints_cut_the_graph(setup):
+        return 0
+    return _trained_blocks(arch, setup)
 
 
 def _first_trained_block_bytes(arch: Architecture, setup: TrainingSetup,
@@ -690,6 +727,7 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         megatron_max_subtracted_apart=setup.framework is Framework.MEGATRON
         and setup.code_date is not None
         and setup.code_date < MEGATRON_MAX_SUBTRACTED_IN_PLACE_SINCE,
+        norm_input_needs_grad=not checkpoints_cut_the_graph(setup),
     )
     if spec.fused_linear and setup.method is Method.FULL:
         spec = replace(spec, head_grad_bytes=weight_itemsize(setup.precision)
@@ -707,9 +745,13 @@ def _gradients_made(arch: Architecture, setup: TrainingSetup, states: ModelState
 
 def _gradients_before_first_block(arch: Architecture, setup: TrainingSetup) -> int:
     """Gradients already made when backward reaches the first block with a graph: all but that
-    block's and the embedding's (the embedding's dense gradient comes last)."""
+    block's and the embedding's (the embedding's dense gradient comes last). With no block's
+    graph (`checkpoints_cut_the_graph`), those of what trains outside the blocks: the head's
+    adapter."""
     tensors = trainable_tensors(arch, setup)
     total = sum(g.elements * g.count for g in tensors)
+    if not _blocks_with_graph(arch, setup):
+        return _trained_outside_blocks(arch, setup, total) * trainable_itemsize(setup)
     if setup.method.uses_lora:
         done = total * (arch.n_layers - 1) // arch.n_layers
     elif setup.method is Method.FREEZE:
@@ -721,6 +763,18 @@ def _gradients_before_first_block(arch: Architecture, setup: TrainingSetup) -> i
         embedding = 0 if _tied_in_framework(arch, setup) else arch.params_token_embedding
         done = total - arch.params_of_layer(0) - embedding - arch.params_position_embedding
     return done * trainable_itemsize(setup)
+
+
+def _trained_outside_blocks(arch: Architecture, setup: TrainingSetup, total: int) -> int:
+    """Of the `total` trainable values, those outside the blocks: the LoRA adapter on the head
+    (A and B), or what `freeze` trains besides its blocks."""
+    if setup.method.uses_lora:
+        if LoraTarget.HEAD not in setup.lora_targets:
+            return 0
+        head = arch.head_linear()
+        return (setup.lora_rank or DEFAULT_LORA_RANK) * (head.in_features + head.out_features)
+    trained = range(arch.n_layers - _trained_blocks(arch, setup), arch.n_layers)
+    return total - sum(map(arch.params_of_layer, trained))
 
 
 def _embedding_backward(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
@@ -829,7 +883,7 @@ def _cached_block_copies(arch: Architecture, setup: TrainingSetup) -> int:
         return 0
     linears = {kind.moe: sum(lin.params_each * lin.count for lin in kind.linears)
                for kind in arch.block_kinds()}
-    trained = range(arch.n_layers - _blocks_with_graph(arch, setup), arch.n_layers)
+    trained = range(arch.n_layers - _trained_blocks(arch, setup), arch.n_layers)
     return 2 * sum(linears[arch.layer_is_moe(layer)] for layer in trained)
 
 

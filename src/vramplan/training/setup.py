@@ -164,6 +164,16 @@ class TrainingSetup:
     `gradient_checkpointing_kwargs`); None: the framework's default
     (`vramplan.presets.frameworks.TransformersCode.reentrant_checkpointing` for transformers'
     own checkpointing, as of `code_date`)."""
+    input_require_grads: bool | None = None
+    """Whether the embeddings' output was made to require a gradient (transformers'
+    `enable_input_require_grads()`, a forward hook that calls `requires_grad_(True)` on it), so
+    that the gradient passes through reentrant checkpoints whose inputs come from frozen layers.
+    None: as the stack does it, which `vramplan.training.estimate` reads as asked for under
+    transformers' full checkpointing (peft's `PeftModel` and `prepare_model_for_kbit_training`
+    call it, and transformers calls it from `gradient_checkpointing_enable` when a peft adapter
+    is loaded: modeling_utils.py v4.35 to v4.57, `_hf_peft_config_loaded`). False: adapters
+    made without peft under transformers' own checkpointing, where nothing calls it (ColossalChat's
+    `convert_to_lora_module`: `vramplan.validation.NO_INPUT_REQUIRE_GRADS_NOTE`)."""
     checkpoint_submodules: bool = False
     """Full checkpointing wraps each sub-module of a block, its two norms, attention and MLP, in
     a checkpoint of its own rather than the block (NeMo Automodel's `FSDP2Manager(

@@ -8,6 +8,7 @@ import dataclasses
 import io
 import json
 import re
+from datetime import date
 from typing import Any
 
 import pytest
@@ -231,6 +232,92 @@ def test_log_probability_loss_matches_the_traced_function(precision: Precision) 
     assert loss.forward_peak_bytes / per_element == pytest.approx(forward, rel=0.03)
     assert loss.backward_peak_bytes / per_element == pytest.approx(backward, rel=0.03)
     assert kept <= loss.forward_peak_bytes / per_element * 1.03
+
+
+# --- ColossalChat's ORPO, by hand and traced -----------------------------------------------------
+
+LLAMA = architecture_of(find_model("llama-2-7b"))
+
+
+def _coati_orpo(code_date: date | None) -> TrainingSetup:
+    """ColossalChat's ORPO benchmark (benchmark_orpo.sh @d888c378): 4 pairs of 2,048 tokens,
+    bf16 weights; transformers 4.39.3 (2024) returned fp32 logits, today's 16-bit ones."""
+    return TrainingSetup(method=Method.FULL, precision=Precision.MIXED, batch=4, seq_len=2048,
+                         checkpointing=Checkpointing.FULL, framework=Framework.GENERIC,
+                         code_date=code_date,
+                         alignment=AlignmentSetup(Method.ORPO, coati=True))
+
+
+def test_coatis_orpo_loss_by_hand() -> None:
+    """U = 4 x 2,048 x 32,000 x 4 bytes, one half's fp32 logits: 6U at the end of forward, 8U
+    at backward's peak, 3U (the fp32 logits and the chosen copy) through the step; with logits
+    the model returns in 16 bits, `.to(torch.float32)` is a copy and `actor_out` keeps the
+    16-bit ones too (U more everywhere). No separate chosen NLL: it is in the loss."""
+    u = 4 * 2048 * 32000 * 4
+    for code_date, extra in ((date(2024, 7, 10), 0), (None, u)):
+        estimate = estimate_step(LLAMA, _coati_orpo(code_date))
+        assert (estimate.loss.forward_peak_bytes, estimate.loss.backward_peak_bytes,
+                estimate.loss.logits_alive_bytes) == (6 * u + extra, 8 * u + extra, 3 * u + extra)
+        assert part(estimate, Phase.OPTIMIZER_STEP, PartKind.LOGITS_LOSS) == 3 * u + extra
+        assert part(estimate, Phase.LOSS_FORWARD, PartKind.CHOSEN_NLL) == 0
+    trl = estimate_step(LLAMA, dataclasses.replace(
+        _coati_orpo(None), alignment=AlignmentSetup(Method.ORPO)))
+    assert part(trl, Phase.LOSS_FORWARD, PartKind.CHOSEN_NLL) > 0
+    assert part(trl, Phase.OPTIMIZER_STEP, PartKind.LOGITS_LOSS) == 0
+
+
+def _traced_coati_orpo() -> tuple[float, float, float]:
+    """End of forward, backward peak and what stays after backward, in units of one half's fp32
+    logits, of coati's loop (coati/trainer/orpo.py `_train`, models/utils.py
+    `calc_masked_log_probs`, models/loss.py `OddsRatioLoss` @d888c378) on CPU tensors, with
+    the fp32 logits transformers 4.39.3's forward returns (`logits.float()`)."""
+    pairs, positions, vocab, hidden_size = 2, 64, 4096, 16
+    u = pairs * positions * vocab * 4
+    hidden = torch.randn(2 * pairs, positions, hidden_size, dtype=torch.bfloat16,
+                         requires_grad=True)
+    weight = torch.randn(vocab, hidden_size, dtype=torch.bfloat16, requires_grad=True)
+    ids = torch.randint(0, vocab, (2 * pairs, positions))
+    mask = torch.ones(pairs, positions - 1)
+
+    def masked_log_probs(logits: torch.Tensor, sequences: torch.Tensor) -> torch.Tensor:
+        log_probs = torch.nn.functional.log_softmax(logits[:, :-1, :], dim=-1)
+        return log_probs.gather(dim=-1, index=sequences[:, 1:].unsqueeze(-1)).squeeze(-1) * mask
+
+    def odds(logp: torch.Tensor) -> torch.Tensor:
+        return torch.sum((logp - torch.log(-torch.exp(logp) + 1.0001)) * mask) / torch.sum(mask)
+
+    tracker = StorageTracker()
+    with tracker:
+        tracker.start_recording()
+        start = tracker.current
+        tracker.start_phase(TracePhase.FORWARD)
+        actor_out = {"logits": (hidden @ weight.t()).float()}
+        actor_all_logits = actor_out["logits"].to(torch.float32)
+        chosen, reject = actor_all_logits[:pairs], actor_all_logits[pairs:]
+        logprob_chosen = masked_log_probs(chosen, ids[:pairs])
+        logprob_reject = masked_log_probs(reject, ids[pairs:])
+        chosen_logits = chosen[:, :-1, :].contiguous().view(-1, vocab)
+        labels = ids[:pairs, 1:].contiguous().view(-1)
+        nll = torch.nn.CrossEntropyLoss()(chosen_logits, labels).to(dtype=torch.bfloat16)
+        ratio = torch.log(torch.sigmoid(odds(logprob_chosen) - odds(logprob_reject)))
+        loss = nll - ratio.to(dtype=torch.bfloat16) * 0.5
+        end_of_forward = tracker.current - start
+        tracker.start_phase(TracePhase.BACKWARD)
+        loss.backward()
+        after = tracker.current - start
+    peaks = {p.phase: p.peak_bytes - start for p in tracker.phase_peaks()}
+    del actor_out, actor_all_logits, chosen_logits
+    return end_of_forward / u, peaks[TracePhase.BACKWARD] / u, after / u
+
+
+def test_coatis_orpo_loss_matches_its_loop_traced() -> None:
+    """6U, 3U after backward as counted. At backward's peak the trace holds a third 2U tensor
+    the model leaves out: under a dispatch mode autograd sums the last branch's gradient out of
+    place (ATen's `isTensorSubclassLike`), which CUDA's engine does in place."""
+    end_of_forward, backward, after = _traced_coati_orpo()
+    assert end_of_forward == pytest.approx(6, rel=0.01)
+    assert backward == pytest.approx(8 + 1, rel=0.01)
+    assert after == pytest.approx(3, rel=0.05)
 
 
 # --- fit on the CLI and the API ------------------------------------------------------------------

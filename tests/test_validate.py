@@ -577,6 +577,16 @@ def test_a_rows_notes_say_how_it_checkpointed(notes: str, reentrant: bool | None
     assert not setup.checkpoint_submodules
 
 
+def test_a_preference_rows_notes_name_coatis_trainer() -> None:
+    """ColossalChat's ORPO rows run coati's trainer, not TRL's (`AlignmentSetup.coati`)."""
+    row = ROW.replace(",lora,bf16-true,adamw,,none,8,q;v,", ",orpo,bf16-true,adamw,,none,,,")
+    (coati,) = read_cases("\n".join((HEADER, row + '"coati ORPOTrainer: one forward"')))
+    (trl,) = read_cases("\n".join((HEADER, row + '"TRL ORPOTrainer"')))
+    for case, expected in ((coati, True), (trl, False)):
+        alignment = training_setup_of(case).alignment
+        assert alignment is not None and alignment.coati is expected
+
+
 @pytest.mark.parametrize(("notes", "hooked"), [
     ("--lora_rank 8: coati convert_to_lora_module replaces EVERY nn.Linear of the model, lm_head "
      "included, with loralib-style LoraLinear (not peft)", False),

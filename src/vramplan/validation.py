@@ -664,6 +664,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
     alignment = AlignmentSetup(
         case.method, completion_len=case.new_tokens if case.method.generates else None,
         value_adapters=ms_swift_rlhf(case),
+        coati=COATI_TRAINER_NOTE.search(case.notes) is not None,
         gpu_memory_bytes=case.gpu.capacity_bytes if case.gpu is not None else None) \
         if aligned else None
     return TrainingSetup(
@@ -731,6 +732,12 @@ def reentrant_checkpointing(case: Case) -> bool | None:
     if said is not None:
         return said.group(1).lower() == "true"
     return False if _NO_REENTRANT.search(case.notes) else None
+
+
+COATI_TRAINER_NOTE = re.compile(r"\bcoati (?:ORPO|DPO|KTO|SimPO)Trainer\b")
+"""A preference row whose notes name ColossalChat's trainer ("coati ORPOTrainer": hpcaitech/
+ColossalAI applications/ColossalChat coati/trainer @d888c378), which runs the method its own way
+(`AlignmentSetup.coati`)."""
 
 
 NO_INPUT_REQUIRE_GRADS_NOTE = re.compile(r"\bconvert_to_lora_module\b")

@@ -1028,6 +1028,8 @@ class HeadSpec:
     log_probs: bool = False
     """The loss takes per-token log-probabilities (TRL's `selective_log_softmax`), not a
     cross-entropy."""
+    coati_orpo: bool = False
+    """The loss is ColossalChat's ORPO loss on chosen and rejected rows (`_coati_orpo_loss`)."""
     autocast: bool = False
     """The model runs under autocast (`amp`): its 16-bit logits are turned into an fp32 copy."""
     loss_in_function: bool = False
@@ -1143,8 +1145,8 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
     if head.framework is Framework.TORCHTUNE:
         return _torchtune_loss(head, saved=saved, tokens=tokens, vocab=vocab, hidden=h,
                                compute=c)
-    if head.log_probs:
-        return _log_prob_loss(head, saved=saved, elements=vocab * tokens, compute=c)
+    if head.coati_orpo or head.log_probs:
+        return _preference_loss(head, saved=saved, elements=vocab * tokens, compute=c)
     if (head.framework in (Framework.MEGATRON, Framework.UNSLOTH) and not head.chunked) \
             or (head.framework is Framework.TORCHTITAN and head.compiled):
         return _kernel_loss(head, saved=saved, elements=vocab * tokens, compute=c,
@@ -1349,6 +1351,44 @@ def _log_prob_loss(head: HeadSpec, *, saved: int, elements: int, compute: int) -
         backward = 2 * kept
     return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
                       backward_peak_bytes=backward + head.head_dequant_bytes)
+
+
+def _preference_loss(head: HeadSpec, *, saved: int, elements: int, compute: int) -> LossMemory:
+    """A preference or RL method's loss on per-token log-probabilities: coati's ORPO loss, or
+    TRL's `selective_log_softmax`."""
+    if head.coati_orpo:
+        return _coati_orpo_loss(head, saved=saved, elements=elements, compute=compute)
+    return _log_prob_loss(head, saved=saved, elements=elements, compute=compute)
+
+
+def _coati_orpo_loss(head: HeadSpec, *, saved: int, elements: int, compute: int) -> LossMemory:
+    """ColossalChat's ORPO step (hpcaitech/ColossalAI applications/ColossalChat @d888c378
+    coati/trainer/orpo.py `ORPOTrainer._train`, coati/models/utils.py `calc_masked_log_probs`,
+    coati/models/loss.py `OddsRatioLoss`) on `elements` = chosen and rejected rows x positions x
+    vocabulary logits; U below is the fp32 logits of one half.
+
+    One forward of both halves; `actor_out["logits"].to(torch.float32)` is the model's fp32
+    logits themselves where its forward upcasts them (transformers up to v4.45), else an fp32
+    copy beside the 16-bit logits `actor_out` holds. Each half's `F.log_softmax(logits[:, :-1,
+    :])` saves its output (U each); `actor_chosen_logits[:, :-1, :].contiguous()` copies the
+    chosen half (U) and `CrossEntropyLoss` saves its log-softmax (U): 6U at the end of forward
+    (at the head's cast, the previous step's 3U beside the new 16-bit and fp32 logits are as
+    many). In backward each of the three branches scatters its gradient into a new zero tensor
+    of its half (`slice_backward`), then of the whole logits (2U), which autograd sums into the
+    first one's buffer in place: 8U at the last branch's slice, beside the fp32 logits and the
+    chosen copy (traced on CPU tensors with the loop's code, 8.05U; the tracer's dispatch mode
+    turns the in-place sums and `scatter_add_` out of place, which reads 9.05U, a third 2U at
+    the last sum). `torch.autograd.set_detect_anomaly(True)` checks each node's outputs with
+    `isnan`, a byte per value, after its inputs are freed: below that peak. The loop holds
+    `actor_out`, `actor_all_logits` and `chosen_logits` through backward and the optimizer step,
+    until the next iteration rebinds them: 3U."""
+    fp32 = FP32 * elements
+    half = fp32 // 2
+    model_16bit = 0 if head.logits_fp32_in_model else compute * elements
+    alive = fp32 + half + model_16bit  # the fp32 logits, the chosen copy, actor_out's 16-bit
+    return LossMemory(saved_bytes=saved, logits_alive_bytes=alive,
+                      forward_peak_bytes=alive + 3 * half,
+                      backward_peak_bytes=alive + 2 * fp32 + half + head.head_dequant_bytes)
 
 
 TORCHTUNE_OUTPUT_CHUNKS = 8

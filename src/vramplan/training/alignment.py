@@ -24,7 +24,8 @@ Pure: typed inputs to a `TrainingEstimate` whose phases add `generation`, `log_p
 `reference_pass` to the supervised step's. Assumptions stated where they are made: the reward
 and value models have the policy's architecture (TRL's PPO example loads both from one
 checkpoint), GRPO's rewards are functions, not models; ORPO's and SimPO's NLL weight is on
-(`cpo_alpha` 1.0).
+(`cpo_alpha` 1.0). ColossalChat's ORPO trainer (`AlignmentSetup.coati`) differs in its loss
+alone, which counts its own NLL (`vramplan.training.activations._coati_orpo_loss`).
 """
 
 from __future__ import annotations
@@ -173,8 +174,10 @@ def _training_extras(arch: Architecture, setup: TrainingSetup, policy: TrainingE
     alignment = setup.alignment
     assert alignment is not None
     parts: list[Part] = []
-    if alignment.method in (Method.ORPO, Method.SIMPO) and phase in (Phase.LOSS_FORWARD,
-                                                                     Phase.BACKWARD_START):
+    # coati's ORPO loss counts its cross-entropy with its log-probabilities
+    # (`vramplan.training.activations.HeadSpec.coati_orpo`)
+    if alignment.method in (Method.ORPO, Method.SIMPO) and not alignment.coati \
+            and phase in (Phase.LOSS_FORWARD, Phase.BACKWARD_START):
         parts.append(Part(PartKind.CHOSEN_NLL, _chosen_nll_bytes(arch, setup)))
     if alignment.method is Method.GRPO and phase is Phase.LOSS_FORWARD:
         parts.append(Part(PartKind.LOGITS_LOSS, _entropy_bytes(arch, setup)))

@@ -717,6 +717,7 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         outputs_kept=keeps_outputs,
         compiled=loss_compiled(setup),
         log_probs=setup.log_probs,
+        coati_orpo=setup.coati_orpo_loss,
         autocast=runs_autocast(setup),
         loss_in_function=setup.loss_in_function,
         logits_fp32_in_model=model_returns_fp32_logits(setup),

@@ -79,6 +79,10 @@ class AlignmentSetup:
     gpu_memory_bytes: int | None = None
     """The GPU's memory, which the colocated engine takes its share of (set from the GPU the
     request names)."""
+    coati: bool = False
+    """The method runs as ColossalChat's trainer runs it (hpcaitech/ColossalAI
+    applications/ColossalChat coati/trainer @d888c378), not TRL's: ORPO's loss is coati's
+    (`vramplan.training.activations.HeadSpec.coati_orpo`)."""
     value_adapters: bool = False
     """PPO: the value model trains as the policy does, LoRA adapters included (ms-swift's
     `swift rlhf` passes it through `prepare_model`, which applies the run's tuner:
@@ -235,6 +239,9 @@ class TrainingSetup:
     log_probs: bool = False
     """The loss takes per-token log-probabilities of the labels (TRL's `selective_log_softmax`)
     instead of a cross-entropy."""
+    coati_orpo_loss: bool = False
+    """The loss is ColossalChat's ORPO loss on the chosen and rejected rows
+    (`vramplan.training.activations.HeadSpec.coati_orpo`); `policy_pass` sets it."""
     kbit_upcast: bool | None = None
     """QLoRA: whether the script prepares the model with peft's `prepare_model_for_kbit_training`
     and casts the embeddings and head back (`vramplan.presets.frameworks.FrameworkDefaults
@@ -346,7 +353,8 @@ def policy_pass(setup: TrainingSetup) -> TrainingSetup:
     # grpo_trainer.py :1502, :1514): the slice, a view, keeps all completion + 1 positions
     logit_len = alignment.completion_tokens + 1 if alignment.method is Method.GRPO else None
     return replace(setup, alignment=None, batch=setup.batch * (2 if paired else 1),
-                   logit_len=logit_len, log_probs=True)
+                   logit_len=logit_len, log_probs=True,
+                   coati_orpo_loss=alignment.coati and alignment.method is Method.ORPO)
 
 
 def weight_itemsize(precision: Precision) -> int:
@@ -512,6 +520,9 @@ def model_returns_fp32_logits(setup: TrainingSetup) -> bool:
     (`TorchtitanCode.logits_fp32_in_model`)."""
     if setup.framework is Framework.TORCHTITAN:
         return torchtitan_code(setup.code_date).logits_fp32_in_model
+    if setup.coati_orpo_loss and runs_transformers_code(setup.framework):
+        # coati calls the model without labels: its forward's own upcast, as of the run's date
+        return transformers_code(setup.code_date).logits_fp32_in_model
     return model_loss_code(setup).logits_fp32_in_model
 
 

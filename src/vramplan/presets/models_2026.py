@@ -25,13 +25,40 @@ Data only: no file I/O at import.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from vramplan.presets.model_preset import ModelPreset, copy_on_hub, hub_config_url, make_preset
 
-_preset, _copy = make_preset, copy_on_hub
+if TYPE_CHECKING:
+    from typing import Any
+
+_preset, _copy, _blob = make_preset, copy_on_hub, hub_config_url
 
 
-def _blob(repo: str, revision: str = "main") -> str:
-    return hub_config_url(repo, revision)
+def _qwen2(*, hidden: int, inter: int, layers: int, heads: int, kv: int, vocab: int, tied: bool,
+           max_pos: int, window_layers: int, rms_eps: float, rope_theta: float,
+           **extra: Any) -> dict[str, Any]:
+    """The keys every Qwen2-layout config.json read here writes alike (`Qwen2ForCausalLM`,
+    SiLU, bfloat16, no sliding window used), with the shape keys each gives."""
+    return {
+        "architectures": ["Qwen2ForCausalLM"],
+        "hidden_act": "silu",
+        "hidden_size": hidden,
+        "intermediate_size": inter,
+        "max_position_embeddings": max_pos,
+        "max_window_layers": window_layers,
+        "model_type": "qwen2",
+        "num_attention_heads": heads,
+        "num_hidden_layers": layers,
+        "num_key_value_heads": kv,
+        "rms_norm_eps": rms_eps,
+        "rope_theta": rope_theta,
+        "tie_word_embeddings": tied,
+        "torch_dtype": "bfloat16",
+        "use_sliding_window": False,
+        "vocab_size": vocab,
+        **extra,
+    }
 
 
 MODELS_2026: tuple[ModelPreset, ...] = (
@@ -46,24 +73,8 @@ MODELS_2026: tuple[ModelPreset, ...] = (
         "deepseek-r1-distill-qwen-1.5b",
         "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B",
         "DeepSeek-R1-Distill-Qwen 1.5B",
-        {
-            "architectures": ["Qwen2ForCausalLM"],
-            "hidden_act": "silu",
-            "hidden_size": 1536,
-            "intermediate_size": 8960,
-            "max_position_embeddings": 131072,
-            "max_window_layers": 21,
-            "model_type": "qwen2",
-            "num_attention_heads": 12,
-            "num_hidden_layers": 28,
-            "num_key_value_heads": 2,
-            "rms_norm_eps": 1e-06,
-            "rope_theta": 10000,
-            "tie_word_embeddings": False,
-            "torch_dtype": "bfloat16",
-            "use_sliding_window": False,
-            "vocab_size": 151936,
-        },
+        _qwen2(hidden=1536, inter=8960, layers=28, heads=12, kv=2, vocab=151936, tied=False,
+               max_pos=131072, window_layers=21, rms_eps=1e-06, rope_theta=10000),
         read_from=(
             _copy("onnx-community/DeepSeek-R1-Distill-Qwen-1.5B-ONNX") + "; "
             + _blob("schwamaths/Qwen2.5-1.5B-Open-R1-GRPO") + "; a Qwen2Config print-out with "
@@ -81,24 +92,8 @@ MODELS_2026: tuple[ModelPreset, ...] = (
         "deepseek-r1-distill-qwen-7b",
         "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B",
         "DeepSeek-R1-Distill-Qwen 7B",
-        {
-            "architectures": ["Qwen2ForCausalLM"],
-            "hidden_act": "silu",
-            "hidden_size": 3584,
-            "intermediate_size": 18944,
-            "max_position_embeddings": 131072,
-            "max_window_layers": 28,
-            "model_type": "qwen2",
-            "num_attention_heads": 28,
-            "num_hidden_layers": 28,
-            "num_key_value_heads": 4,
-            "rms_norm_eps": 1e-06,
-            "rope_theta": 10000,
-            "tie_word_embeddings": False,
-            "torch_dtype": "bfloat16",
-            "use_sliding_window": False,
-            "vocab_size": 152064,
-        },
+        _qwen2(hidden=3584, inter=18944, layers=28, heads=28, kv=4, vocab=152064, tied=False,
+               max_pos=131072, window_layers=28, rms_eps=1e-06, rope_theta=10000),
         read_from=(
             _copy("prithivMLmods/QwQ-R1-Distill-7B-CoT") + " (commit 615c6cd); "
             + _blob("ABrain/HPGPT-DeepSeek-R1-Distill-Qwen-7B-R") + "; "
@@ -114,24 +109,8 @@ MODELS_2026: tuple[ModelPreset, ...] = (
         "deepseek-r1-distill-qwen-14b",
         "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B",
         "DeepSeek-R1-Distill-Qwen 14B",
-        {
-            "architectures": ["Qwen2ForCausalLM"],
-            "hidden_act": "silu",
-            "hidden_size": 5120,
-            "intermediate_size": 13824,
-            "max_position_embeddings": 131072,
-            "max_window_layers": 48,
-            "model_type": "qwen2",
-            "num_attention_heads": 40,
-            "num_hidden_layers": 48,
-            "num_key_value_heads": 8,
-            "rms_norm_eps": 1e-05,
-            "rope_theta": 1000000.0,
-            "tie_word_embeddings": False,
-            "torch_dtype": "bfloat16",
-            "use_sliding_window": False,
-            "vocab_size": 152064,
-        },
+        _qwen2(hidden=5120, inter=13824, layers=48, heads=40, kv=8, vocab=152064, tied=False,
+               max_pos=131072, window_layers=48, rms_eps=1e-05, rope_theta=1000000.0),
         read_from=(
             _copy("osllmai-community/DeepSeek-R1-Distill-Qwen-14B-bnb-4bit") + "; "
             + _blob("neody/r1-14b-awq") + "; "
@@ -146,24 +125,8 @@ MODELS_2026: tuple[ModelPreset, ...] = (
         "deepseek-r1-distill-qwen-32b",
         "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B",
         "DeepSeek-R1-Distill-Qwen 32B",
-        {
-            "architectures": ["Qwen2ForCausalLM"],
-            "hidden_act": "silu",
-            "hidden_size": 5120,
-            "intermediate_size": 27648,
-            "max_position_embeddings": 131072,
-            "max_window_layers": 64,
-            "model_type": "qwen2",
-            "num_attention_heads": 40,
-            "num_hidden_layers": 64,
-            "num_key_value_heads": 8,
-            "rms_norm_eps": 1e-05,
-            "rope_theta": 1000000.0,
-            "tie_word_embeddings": False,
-            "torch_dtype": "bfloat16",
-            "use_sliding_window": False,
-            "vocab_size": 152064,
-        },
+        _qwen2(hidden=5120, inter=27648, layers=64, heads=40, kv=8, vocab=152064, tied=False,
+               max_pos=131072, window_layers=64, rms_eps=1e-05, rope_theta=1000000.0),
         read_from=(
             _copy("AIFunOver/DeepSeek-R1-Distill-Qwen-32B-openvino-8bit") + " (commit ffac8c6); "
             "the base's own file https://huggingface.co/Qwen/Qwen2.5-32B/blob/main/config.json "
@@ -179,25 +142,9 @@ MODELS_2026: tuple[ModelPreset, ...] = (
         "qwq-32b",
         "Qwen/QwQ-32B",
         "QwQ-32B",
-        {
-            "architectures": ["Qwen2ForCausalLM"],
-            "hidden_act": "silu",
-            "hidden_size": 5120,
-            "intermediate_size": 27648,
-            "max_position_embeddings": 131072,
-            "max_window_layers": 64,
-            "model_type": "qwen2",
-            "num_attention_heads": 40,
-            "num_hidden_layers": 64,
-            "num_key_value_heads": 8,
-            "rms_norm_eps": 1e-05,
-            "rope_theta": 1000000.0,
-            "sliding_window": 32768,
-            "tie_word_embeddings": False,
-            "torch_dtype": "bfloat16",
-            "use_sliding_window": False,
-            "vocab_size": 152064,
-        },
+        _qwen2(hidden=5120, inter=27648, layers=64, heads=40, kv=8, vocab=152064, tied=False,
+               max_pos=131072, window_layers=64, rms_eps=1e-05, rope_theta=1000000.0,
+               sliding_window=32768),
         read_from=(
             _copy("unsloth/QwQ-32B", "403266f19437562e1152ca719315275081826623") + "; "
             + _blob("SeerAttention/SeerAttention-QwQ-32B-AttnGates") + "; "
@@ -212,24 +159,8 @@ MODELS_2026: tuple[ModelPreset, ...] = (
         "qwq-32b-preview",
         "Qwen/QwQ-32B-Preview",
         "QwQ-32B-Preview",
-        {
-            "architectures": ["Qwen2ForCausalLM"],
-            "hidden_act": "silu",
-            "hidden_size": 5120,
-            "intermediate_size": 27648,
-            "max_position_embeddings": 32768,
-            "max_window_layers": 64,
-            "model_type": "qwen2",
-            "num_attention_heads": 40,
-            "num_hidden_layers": 64,
-            "num_key_value_heads": 8,
-            "rms_norm_eps": 1e-05,
-            "rope_theta": 1000000.0,
-            "tie_word_embeddings": False,
-            "torch_dtype": "bfloat16",
-            "use_sliding_window": False,
-            "vocab_size": 152064,
-        },
+        _qwen2(hidden=5120, inter=27648, layers=64, heads=40, kv=8, vocab=152064, tied=False,
+               max_pos=32768, window_layers=64, rms_eps=1e-05, rope_theta=1000000.0),
         read_from=(
             _copy("unsloth/QwQ-32B-Preview", "1397937f36a3c66794210ed56a363a19d1616275") + "; "
             + _blob("casperhansen/qwq-32b-preview-awq",
@@ -246,25 +177,9 @@ MODELS_2026: tuple[ModelPreset, ...] = (
         "qwen2-0.5b-instruct",
         "Qwen/Qwen2-0.5B-Instruct",
         "Qwen2 0.5B Instruct",
-        {
-            "architectures": ["Qwen2ForCausalLM"],
-            "hidden_act": "silu",
-            "hidden_size": 896,
-            "intermediate_size": 4864,
-            "max_position_embeddings": 32768,
-            "max_window_layers": 24,
-            "model_type": "qwen2",
-            "num_attention_heads": 14,
-            "num_hidden_layers": 24,
-            "num_key_value_heads": 2,
-            "rms_norm_eps": 1e-06,
-            "rope_theta": 1000000.0,
-            "sliding_window": 32768,
-            "tie_word_embeddings": True,
-            "torch_dtype": "bfloat16",
-            "use_sliding_window": False,
-            "vocab_size": 151936,
-        },
+        _qwen2(hidden=896, inter=4864, layers=24, heads=14, kv=2, vocab=151936, tied=True,
+               max_pos=32768, window_layers=24, rms_eps=1e-06, rope_theta=1000000.0,
+               sliding_window=32768),
         read_from=(
             "github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py "
             "@79d603f085f50500e9509fa01785ffa7ecfaaa93 entry 'qwen2_0_5b'; "
@@ -279,25 +194,9 @@ MODELS_2026: tuple[ModelPreset, ...] = (
         "qwen2-1.5b-instruct",
         "Qwen/Qwen2-1.5B-Instruct",
         "Qwen2 1.5B Instruct",
-        {
-            "architectures": ["Qwen2ForCausalLM"],
-            "hidden_act": "silu",
-            "hidden_size": 1536,
-            "intermediate_size": 8960,
-            "max_position_embeddings": 32768,
-            "max_window_layers": 28,
-            "model_type": "qwen2",
-            "num_attention_heads": 12,
-            "num_hidden_layers": 28,
-            "num_key_value_heads": 2,
-            "rms_norm_eps": 1e-06,
-            "rope_theta": 1000000.0,
-            "sliding_window": 32768,
-            "tie_word_embeddings": True,
-            "torch_dtype": "bfloat16",
-            "use_sliding_window": False,
-            "vocab_size": 151936,
-        },
+        _qwen2(hidden=1536, inter=8960, layers=28, heads=12, kv=2, vocab=151936, tied=True,
+               max_pos=32768, window_layers=28, rms_eps=1e-06, rope_theta=1000000.0,
+               sliding_window=32768),
         read_from=(
             "github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py "
             "@79d603f085f50500e9509fa01785ffa7ecfaaa93 entry 'qwen2_1_5b'; "
@@ -548,24 +447,8 @@ MODELS_2026: tuple[ModelPreset, ...] = (
         "qwen2.5-math-1.5b",
         "Qwen/Qwen2.5-Math-1.5B",
         "Qwen2.5-Math 1.5B",
-        {
-            "architectures": ["Qwen2ForCausalLM"],
-            "hidden_act": "silu",
-            "hidden_size": 1536,
-            "intermediate_size": 8960,
-            "max_position_embeddings": 4096,
-            "max_window_layers": 21,
-            "model_type": "qwen2",
-            "num_attention_heads": 12,
-            "num_hidden_layers": 28,
-            "num_key_value_heads": 2,
-            "rms_norm_eps": 1e-06,
-            "rope_theta": 10000,
-            "tie_word_embeddings": True,
-            "torch_dtype": "bfloat16",
-            "use_sliding_window": False,
-            "vocab_size": 151936,
-        },
+        _qwen2(hidden=1536, inter=8960, layers=28, heads=12, kv=2, vocab=151936, tied=True,
+               max_pos=4096, window_layers=21, rms_eps=1e-06, rope_theta=10000),
         read_from=(
             _blob("unsloth/Qwen2.5-Math-1.5B") + " (commit ce1410e); "
             + _blob("mlx-community/Qwen2.5-Math-1.5B-bf16",
@@ -579,24 +462,8 @@ MODELS_2026: tuple[ModelPreset, ...] = (
         "qwen2.5-math-7b",
         "Qwen/Qwen2.5-Math-7B",
         "Qwen2.5-Math 7B",
-        {
-            "architectures": ["Qwen2ForCausalLM"],
-            "hidden_act": "silu",
-            "hidden_size": 3584,
-            "intermediate_size": 18944,
-            "max_position_embeddings": 4096,
-            "max_window_layers": 28,
-            "model_type": "qwen2",
-            "num_attention_heads": 28,
-            "num_hidden_layers": 28,
-            "num_key_value_heads": 4,
-            "rms_norm_eps": 1e-06,
-            "rope_theta": 10000,
-            "tie_word_embeddings": False,
-            "torch_dtype": "bfloat16",
-            "use_sliding_window": False,
-            "vocab_size": 152064,
-        },
+        _qwen2(hidden=3584, inter=18944, layers=28, heads=28, kv=4, vocab=152064, tied=False,
+               max_pos=4096, window_layers=28, rms_eps=1e-06, rope_theta=10000),
         read_from=(
             _blob("unsloth/Qwen2.5-Math-7B") + " (commit 471a1a0); "
             + _blob("qnguyen3/Quan-Mathy-7B") + "; "

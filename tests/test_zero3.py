@@ -9,7 +9,7 @@ from datetime import date
 
 import pytest
 
-from vramplan.allocator import EventKind
+from vramplan.allocator import EventKind, replay
 from vramplan.distributed.per_gpu import (
     MS_SWIFT_ZERO3,
     default_parallelism,
@@ -29,6 +29,7 @@ from vramplan.training.allocations import (
     ParamTensor,
     Sharding,
     _sub_groups,
+    parameter_tensors,
     step_program,
 )
 from vramplan.training.estimate import Phase, step_shape
@@ -285,6 +286,57 @@ def test_zero3_never_holds_more_than_zero2_model_states(gpus: int) -> None:
         return estimate_per_gpu(arch, setup,
                                 default_parallelism(setup, scheme, gpus)).sharded.model_states_bytes
     assert states(Scheme.ZERO3) <= states(Scheme.ZERO2)
+
+
+@pytest.mark.parametrize("whole_at_init", [True, False])
+def test_a_model_built_outside_zero_init_passes_whole_through_the_gpu(
+        whole_at_init: bool) -> None:
+    """engine.py `_configure_distributed_model` (v0.6.5, edaa7221): a model not made under
+    `zero.Init` goes to the GPU in 16-bit, one tensor at a time, before ZeRO-3 partitions it
+    to the host; every tensor is freed before the first forward."""
+    arch = parse_config(_MID)
+    sharding = Sharding(weights=0, gradients=0, states=0, step_group_elements=1_000_000_000,
+                        zero_init_buffer=True, whole_at_init=whole_at_init)
+    freed = _init_buffers(sharding)
+    if not whole_at_init:
+        assert freed == []
+        return
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=128,
+                          framework=Framework.HF, gradient_accumulation=False)
+    assert len(freed) == len(parameter_tensors(arch, setup))
+    assert sum(freed) == 2 * arch.params_total
+
+
+def test_the_whole_model_stays_reserved_after_offload() -> None:
+    """Nothing empties the cache on the parameter-offload path (stage3.py
+    `_create_fp16_partitions_with_defragmentation` calls `defragment`, and its
+    `empty_cache()`, only when the partitions stay on the GPU): the freed segments stay
+    reserved under the step."""
+    arch = parse_config(_MID)
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=128,
+                          framework=Framework.HF, gradient_accumulation=False)
+    offloaded = Sharding(weights=0, gradients=0, states=0, step_group_elements=1_000_000_000,
+                         zero_init_buffer=True)
+    shape = step_shape(arch, setup)
+    plain = replay(step_program(arch, setup, shape, offloaded))
+    whole = replay(step_program(arch, setup, shape, replace(offloaded, whole_at_init=True)))
+    assert whole.reserved_bytes >= 2 * arch.params_total
+    assert whole.peak_reserved_bytes > plain.peak_reserved_bytes
+
+
+@pytest.mark.parametrize(("offload", "expected"), [
+    (Offload.PARAMS_OPTIMIZER, True),
+    (Offload.OPTIMIZER, False),  # `defragment` empties the cache
+    (Offload.NONE, False),
+])
+def test_only_parameter_offload_keeps_the_whole_model_cached(offload: Offload,
+                                                             expected: bool) -> None:
+    arch = architecture_of(find_model("tinyllama-1.1b"))
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=256)
+    plan = replace(default_parallelism(setup, Scheme.ZERO3, 2, offload),
+                   zero3_built_outside_init=True)
+    result = estimate_per_gpu(arch, setup, plan)
+    assert program_sharding(result.single.states, result.sharded).whole_at_init is expected
 
 
 # --- The config files frameworks ship -------------------------------------------------------------

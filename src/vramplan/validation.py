@@ -1330,6 +1330,8 @@ def multi_gpu_estimate(case: Case) -> PerGpuEstimate:
                                    fsdp_version=fsdp_version(case), on=setup.code_date)
     if embedding_sharded_apart(case):
         plan = replace(plan, embedding_apart=True)
+    if case.sharding is Scheme.ZERO3 and OUTSIDE_ZERO_INIT_NOTE.search(case.notes):
+        plan = replace(plan, zero3_built_outside_init=True)
     if case.sharding in (Scheme.ZERO1, Scheme.ZERO2) and COLOSSALAI_ZERO_NOTE.search(case.notes):
         plan = replace(plan, offload_keeps_gradients=True, buffers=replace(
             plan.buffers, zero_reduce_bucket_elements=COLOSSALAI_REDUCE_BUCKET_ELEMENTS))
@@ -1344,6 +1346,10 @@ offload_keeps_gradients`), and it reduces through `COLOSSALAI_REDUCE_BUCKET_ELEM
 COLOSSALAI_REDUCE_BUCKET_ELEMENTS = 12 * 1024 * 1024
 """LowLevelZeroPlugin `reduce_bucket_size_in_m=12`, passed as `reduce_bucket_size_in_m * 1024 *
 1024` elements (colossalai/booster/plugin/low_level_zero_plugin.py @d888c378)."""
+
+OUTSIDE_ZERO_INIT_NOTE = re.compile(r"\boutside (?:deepspeed\.)?zero\.Init\b")
+"""How a ZeRO-3 row's notes say that its script built the model outside `deepspeed.zero.Init`
+(`vramplan.distributed.sharding.Parallelism.zero3_built_outside_init`)."""
 
 
 LAYER_SPLIT_NOTE = re.compile(r"\bgenerate[/_ ]sequentially\b|\bsequentially\.py\b|"

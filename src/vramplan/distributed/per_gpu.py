@@ -238,7 +238,8 @@ def program_sharding(states: ModelStates, sharded: ShardedStates, *,
                         states=0 if optimizer_off else n, gather_bytes=unit,
                         persistent_bytes=(sharded.persistent_buffers_bytes,),
                         step_group_elements=plan.buffers.zero_sub_group_elements,
-                        zero_init_buffer=True)
+                        zero_init_buffer=True,
+                        whole_at_init=plan.zero3_built_outside_init and offloaded)
     tp = plan.model_parallel
     if plan.scheme in (Scheme.ZERO1, Scheme.ZERO2):
         return Sharding(weights=tp, gradients=n if plan.scheme is Scheme.ZERO2 else tp,

@@ -155,6 +155,12 @@ class Parallelism:
     `device = "cpu" if self._cpu_offload`), keeps each reduced slice in its GradientStore on the
     GPU and moves it in `step` (`grad.to(master_param.dtype).to(master_param.device)`). False:
     DeepSpeed's ZeRO-Offload sends it to pinned host memory during backward."""
+    zero3_built_outside_init: bool = False
+    """DeepSpeed ZeRO-3 on a model built outside `deepspeed.zero.Init` (its script constructs
+    the model itself, e.g. `OPTForCausalLM(config)`, rather than through `from_pretrained` with
+    ZeRO-3 enabled): `deepspeed.initialize` moves the whole model to the GPU, tensor by tensor,
+    before ZeRO-3 partitions it (`vramplan.training.allocations.Sharding.whole_at_init`).
+    False: the parameters are partitioned as they are made."""
     main_grad_buffer: bool = False
     """The gradients live in one contiguous buffer allocated when the model is wrapped, reduced
     in place (no bucket copies), and a distributed optimizer (`zero1`) shards only the fp32

@@ -312,6 +312,9 @@ class Sharding:
     zero_init_buffer: bool = False
     """DeepSpeed's ZeRO optimizer allocates an fp32 gradient buffer at construction and frees it
     (`_zero_init_buffer`); its states are made at the first step, as torch.optim's are."""
+    whole_at_init: bool = False
+    """Every parameter tensor is on this GPU whole before ZeRO-3 offloads its partition, and
+    nothing empties the cache after (`_moved_whole_then_offloaded`)."""
 
 
 WHOLE = Sharding()
@@ -412,6 +415,23 @@ def _end_of_load(program: _Program, setup: TrainingSetup) -> None:
         program.events.append(mark(EMPTY_CACHE))
 
 
+def _moved_whole_then_offloaded(program: _Program, arch: Architecture,
+                                setup: TrainingSetup) -> None:
+    """ZeRO-3 with parameter offload on a model built outside `zero.Init`
+    (deepspeedai/DeepSpeed v0.6.5 and edaa7221): `deepspeed.initialize` casts the model to its
+    16-bit dtype on the host and moves it to the GPU (runtime/engine.py
+    `_configure_distributed_model`: `self.module.half()`, `self.module.to(self.device)`; since
+    `is_zero_init_model` only a model not made under `zero.Init`), one segment per tensor; the
+    ZeRO-3 optimizer then partitions each parameter in turn (stage3.py
+    `_convert_to_zero_parameters` -> partition_parameters.py `Init(module=...)`,
+    `param.partition()`), its partition going to the host and the whole tensor freed. Only the
+    path that keeps partitions on the GPU empties the cache after (`defragment`:
+    `empty_cache()`); with parameter offload the freed segments stay reserved, on the default
+    stream, usable only by requests that fit in them."""
+    tensors = [program.alloc(t.n_bytes) for t in parameter_tensors(arch, setup)]
+    program.free_all(tensors)
+
+
 def _module_buffers(program: _Program, arch: Architecture) -> None:
     """The model's own buffers, one per layer (`Architecture.buffer_bytes`: GPT-Neo's causal
     masks), made with the model and never freed; whole on every rank."""
@@ -455,8 +475,11 @@ def _load(program: _Program, params: tuple[ParamTensor, ...], sharding: Sharding
     """The parameters this GPU holds: each tensor, or its shard (FSDP1's flat units:
     `_wrap_flat_units`). A QLoRA run prepared for k-bit training (`upcasts_at_load`) loads
     the base, then `_upcast_and_back`; torchtune's QLoRA of before June 2024 builds its model
-    as `_torchtune_nf4_build` says."""
+    as `_torchtune_nf4_build` says. Parameters offloaded to the host may pass through the GPU
+    first (`_moved_whole_then_offloaded`)."""
     if not sharding.weights:
+        if sharding.whole_at_init:
+            _moved_whole_then_offloaded(program, arch, setup)
         return
     if sharding.weights == 1:
         warmup = allocator_warmup_bytes(arch, setup)

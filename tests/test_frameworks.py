@@ -39,6 +39,7 @@ from vramplan.training.setup import TrainingSetup, lora_dropout_active
 from vramplan.validation import (
     Outcome,
     Reading,
+    case_gpu,
     code_date,
     compiled,
     fsdp_version,
@@ -337,6 +338,45 @@ def test_a_tensor_parallel_gpus_program_replays_its_share_of_the_activations() -
     assert tensor_parallel_share(setup, 8).batch == 4
     odd = dataclasses.replace(setup, batch=2)
     assert (tensor_parallel_share(odd, 8).batch, tensor_parallel_share(odd, 8).seq_len) == (2, 512)
+
+
+@pytest.mark.parametrize(("day", "capability", "saved"), [
+    # flash first everywhere before 3b85aa31f (2025-05-14)
+    (date(2025, 5, 13), (10, 0), True),
+    # cuDNN first on Blackwell (`has_cuda_capability(10, 0)`), not on Hopper nor on ROCm
+    (date(2025, 5, 14), (10, 0), False), (date(2025, 8, 14), (9, 0), True),
+    (date(2025, 8, 14), None, True),
+    # cuDNN first on every CUDA device from 6a3a9da95 (2025-10-09)
+    (date(2025, 10, 9), (9, 0), False), (date(2025, 10, 9), None, True),
+    # the save list holds cuDNN's kernel from b39377f9f (2025-12-01)
+    (date(2025, 12, 1), (10, 0), True), (None, (9, 0), True),
+])
+def test_torchtitan_recomputes_cudnn_attention_until_its_save_list_had_it(
+        day: date | None, capability: tuple[int, int] | None, saved: bool) -> None:
+    """pytorch/torchtitan torchtitan/models/attention.py puts cuDNN's SDPA kernel first
+    (`sdpa_kernel(..., set_priority=True)`), and `aten._scaled_dot_product_cudnn_attention` was
+    not in the per-op policy's save list until 2025-12-01: backward recomputes the attention,
+    whose output and log-sum-exp are not kept. Llama 3.1 8B: 2·4,096 + 4·32 = 8,320 bytes per
+    token and layer (2.18 GB over 32 layers at 8,192 tokens; torchtitan #1196's B200 log went
+    from 46.39 to 44.59 GiB when cuDNN's kernel was put first)."""
+    setup = TrainingSetup(framework=Framework.TORCHTITAN, precision=Precision.AMP,
+                          checkpointing=Checkpointing.SELECTIVE, code_date=day,
+                          cuda_capability=capability)
+    spec = block_spec(LLAMA31, setup)
+    assert spec.sdpa_output_saved is saved
+    kept = total_per_token(per_op_selective_saved(LLAMA31, spec))
+    flash = total_per_token(per_op_selective_saved(
+        LLAMA31, dataclasses.replace(spec, sdpa_output_saved=True)))
+    assert flash - kept == (0 if saved else 2 * 4096 + 4 * 32)
+
+
+def test_a_cards_capability_reaches_the_setup_from_the_catalogue_or_its_family() -> None:
+    """A row's card sets `cuda_capability` (NVIDIA's table); a card the catalogue lacks takes
+    that of the card its name names without its size (`h100-96gb`: an H100)."""
+    assert case_gpu("b200-180gb").cuda_capability == (10, 0)
+    assert case_gpu("h100-96gb").cuda_capability == (9, 0)
+    assert case_gpu("mi300x-192gb").cuda_capability is None
+    assert case_gpu("A800 80GB").cuda_capability is None
 
 
 @pytest.mark.parametrize(("day", "apart"), [

@@ -28,3 +28,10 @@ def test_each_name_and_alias_finds_its_card(gpu: Gpu) -> None:
     for spelling in (gpu.name, *gpu.aliases):
         assert find_gpu(spelling) is gpu
         assert find_gpu(spelling.upper()) is gpu
+
+
+@pytest.mark.parametrize("gpu", GPUS, ids=[gpu.name for gpu in GPUS])
+def test_every_nvidia_card_has_its_compute_capability_and_no_other_does(gpu: Gpu) -> None:
+    """NVIDIA's table (developer.nvidia.com/cuda-gpus) gives each of its cards one; AMD's have
+    none (ROCm reports a gfx version, not a CUDA capability)."""
+    assert (gpu.cuda_capability is not None) is (gpu.vendor == "NVIDIA")

@@ -467,8 +467,9 @@ _CARD_SIZE = re.compile(r"(?<![\d.])(\d{1,4})\s*-?\s*(?:gib|gb|g)\b", re.IGNOREC
 def case_gpu(name: str) -> Gpu:
     """The row's card: from the catalogue, else, for a name that states one memory size (the
     catalogue's `rtx-a5000-24gb`, a vendor's `A800 80GB`), a card of that many GiB (an "N GB" card
-    holds N GiB, see `vramplan.presets.gpus`): the size is all that scoring needs of a card. A
-    name with no size, or with two different ones, is not read."""
+    holds N GiB, see `vramplan.presets.gpus`), of the catalogue card the name names without its
+    size, if any (`h100-96gb`: an H100, whose compute capability it takes). A name with no size,
+    or with two different ones, is not read."""
     try:
         return find_gpu(name)
     except UnknownName:
@@ -476,8 +477,18 @@ def case_gpu(name: str) -> Gpu:
         if len(sizes) != 1 or 0 in sizes:
             raise
         (size,) = sizes
-        return Gpu(name.strip().lower(), name.strip(), "", size,
-                   source=f"case file: {size} GB read from the name")
+        family = _catalogue_family(_CARD_SIZE.sub("", name))
+        return Gpu(name.strip().lower(), name.strip(), family.vendor if family else "", size,
+                   source=f"case file: {size} GB read from the name",
+                   cuda_capability=family.cuda_capability if family else None)
+
+
+def _catalogue_family(stem: str) -> Gpu | None:
+    """The catalogue card called `stem` (a card's name without its memory size), if any."""
+    try:
+        return find_gpu(stem.strip(" -_"))
+    except UnknownName:
+        return None
 
 
 def _required(column: str, value: str) -> str:
@@ -680,6 +691,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         float_quant_storage=float_quant_storage(case),
         lora_dropout=lora_dropout(case) if uses_lora else None,
         alloc_conf=alloc_conf(case), card_free_bytes=card_free_bytes(case),
+        cuda_capability=case.gpu.cuda_capability if case.gpu else None,
         gradient_accumulation=accumulates(case),
         empty_cache_between_steps=EMPTY_CACHE_NOTE.search(case.notes) is not None,
         reentrant_checkpointing=reentrant_checkpointing(case),

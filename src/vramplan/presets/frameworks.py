@@ -768,6 +768,26 @@ class TorchtitanCode:
     in the root unit (`fully_shard(model)`), which FSDP2 never reshards after forward: the
     embedding stayed gathered from forward to backward (`FrameworkDefaults.fsdp2_embedding_apart`,
     `embedding_apart`)."""
+    cudnn_attention_from: tuple[int, int] | None
+    """The CUDA compute capability from which `ScaledDotProductAttention` puts cuDNN's kernel
+    first (`sdpa_kernel(backends, set_priority=True)`, torchtitan/models/attention.py): from
+    3b85aa31f (#1196, 2025-05-14, "Use cudnn backend on B200") on Blackwell only,
+    `has_cuda_capability(10, 0)`; from 6a3a9da95 (#1776, 2025-10-09) on every CUDA device
+    (`sdpa_backends = [CUDNN_ATTENTION, FLASH_ATTENTION, EFFICIENT_ATTENTION]`, read at
+    028a455c1). None: flash first everywhere."""
+    saves_cudnn_attention: bool
+    """The per-op checkpointing policy's save list holds `aten._scaled_dot_product_cudnn_attention`
+    (b39377f9f, #2095, 2025-12-01, "to avoid recomputing attention during backward"; before,
+    only the flash and memory-efficient kernels: torchtitan/models/llama3/infra/parallelize.py
+    `_save_list` at 6fc499f6, `_op_sac_save_list` at 028a455c1)."""
+
+    def saves_sdpa_output(self, cuda_capability: tuple[int, int] | None) -> bool:
+        """Per-op checkpointing keeps SDPA's output and log-sum-exp on a card of
+        `cuda_capability` (None: not a CUDA card, or not known): unless cuDNN's kernel runs
+        there and the save list lacks it, in which case backward recomputes the attention."""
+        runs_cudnn = (self.cudnn_attention_from is not None and cuda_capability is not None
+                      and cuda_capability >= self.cudnn_attention_from)
+        return self.saves_cudnn_attention or not runs_cudnn
 
 
 TORCHTITAN_FREES_LOGITS_SINCE = date(2024, 6, 12)
@@ -775,7 +795,20 @@ TORCHTITAN_LOSS_UPCASTS_SINCE = date(2024, 10, 22)
 TORCHTITAN_COMPILED_LOSS = ((date(2024, 10, 22), date(2024, 12, 18)), (date(2025, 4, 2), None))
 TORCHTITAN_EMBEDDING_APART_SINCE = date(2025, 7, 28)
 TORCHTITAN_LAUNCHER_EXPANDABLE_SINCE = date(2024, 10, 22)
+TORCHTITAN_CUDNN_ON_BLACKWELL_SINCE = date(2025, 5, 14)
+TORCHTITAN_CUDNN_EVERYWHERE_SINCE = date(2025, 10, 9)
+TORCHTITAN_SAVES_CUDNN_ATTENTION_SINCE = date(2025, 12, 1)
 """The dates of the commits named in `TorchtitanCode` (the compiled loss: from, until)."""
+BLACKWELL_CAPABILITY = (10, 0)
+"""torchtitan's `has_cuda_capability(10, 0)`: B200 and later (compute capability 10.0)."""
+ANY_CUDA_CAPABILITY = (0, 0)
+"""Every CUDA device (torchtitan's cuDNN-first list from 6a3a9da95 has no capability test)."""
+
+
+def _torchtitan_cudnn_from(on: date) -> tuple[int, int] | None:
+    if on >= TORCHTITAN_CUDNN_EVERYWHERE_SINCE:
+        return ANY_CUDA_CAPABILITY
+    return BLACKWELL_CAPABILITY if on >= TORCHTITAN_CUDNN_ON_BLACKWELL_SINCE else None
 
 
 def torchtitan_code(on: date | None) -> TorchtitanCode:
@@ -783,14 +816,17 @@ def torchtitan_code(on: date | None) -> TorchtitanCode:
     if on is None:
         return TorchtitanCode(loop_keeps_logits=False, logits_fp32_in_model=False,
                               compiles_loss=True, launcher_expandable_segments=True,
-                              embedding_apart=True)
+                              embedding_apart=True, cudnn_attention_from=ANY_CUDA_CAPABILITY,
+                              saves_cudnn_attention=True)
     return TorchtitanCode(
         loop_keeps_logits=on < TORCHTITAN_FREES_LOGITS_SINCE,
         logits_fp32_in_model=on < TORCHTITAN_LOSS_UPCASTS_SINCE,
         compiles_loss=any(start <= on and (end is None or on < end)
                           for start, end in TORCHTITAN_COMPILED_LOSS),
         launcher_expandable_segments=on >= TORCHTITAN_LAUNCHER_EXPANDABLE_SINCE,
-        embedding_apart=on >= TORCHTITAN_EMBEDDING_APART_SINCE)
+        embedding_apart=on >= TORCHTITAN_EMBEDDING_APART_SINCE,
+        cudnn_attention_from=_torchtitan_cudnn_from(on),
+        saves_cudnn_attention=on >= TORCHTITAN_SAVES_CUDNN_ATTENTION_SINCE)
 TRANSFORMERS_GENERATE_CACHE_OBJECT_SINCE = date(2024, 6, 27)
 """transformers v4.42.0 (its wheel's date): `generate` uses one `DynamicCache` instance by
 default ("This will avoid back and forth from legacy format"), so a decode step no longer holds

@@ -27,6 +27,10 @@ class Gpu:
     common: bool = False
     """Shown by default when no GPU is chosen."""
     aliases: tuple[str, ...] = ()
+    cuda_capability: tuple[int, int] | None = None
+    """CUDA compute capability (`torch.cuda.get_device_capability()`), from NVIDIA's table
+    (`_NV_CAPABILITY`); None for other vendors. Code that picks kernels by it reads it
+    (torchtitan's SDPA backends, `vramplan.presets.frameworks.TorchtitanCode`)."""
 
     @property
     def capacity_bytes(self) -> int:
@@ -39,58 +43,70 @@ _NV = "https://www.nvidia.com"
 _NV_MIG = "https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-gpus.html"
 _NV_NIM = "https://docs.nvidia.com/nim/large-language-models/1.13.0/supported-models.html"
 _ROCM = "https://rocm.docs.amd.com/en/latest/reference/gpu-specs.html"
+_NV_CAPABILITY = "https://developer.nvidia.com/cuda-gpus"
+"""NVIDIA's compute capability table, the source of every `cuda_capability` below."""
 GPUS: tuple[Gpu, ...] = (
     Gpu("rtx-3090-24gb", "NVIDIA GeForce RTX 3090", "NVIDIA", 24,
-        f"{_NV}/en-us/geforce/graphics-cards/30-series/rtx-3090-3090ti/", aliases=("rtx-3090",)),
+        f"{_NV}/en-us/geforce/graphics-cards/30-series/rtx-3090-3090ti/", aliases=("rtx-3090",),
+        cuda_capability=(8, 6)),
     Gpu("rtx-4080-16gb", "NVIDIA GeForce RTX 4080", "NVIDIA", 16,
-        f"{_NV_NIM} (GeForce RTX 4080, 16 GB)", aliases=("rtx-4080",)),
+        f"{_NV_NIM} (GeForce RTX 4080, 16 GB)", aliases=("rtx-4080",), cuda_capability=(8, 9)),
     Gpu("rtx-4090-24gb", "NVIDIA GeForce RTX 4090", "NVIDIA", 24,
         f"{_NV}/en-us/geforce/graphics-cards/40-series/rtx-4090/", common=True,
-        aliases=("rtx-4090",)),
+        aliases=("rtx-4090",), cuda_capability=(8, 9)),
     Gpu("rtx-5090-32gb", "NVIDIA GeForce RTX 5090", "NVIDIA", 32,
-        f"{_NV}/en-us/geforce/graphics-cards/50-series/rtx-5090/", aliases=("rtx-5090",)),
+        f"{_NV}/en-us/geforce/graphics-cards/50-series/rtx-5090/", aliases=("rtx-5090",),
+        cuda_capability=(12, 0)),
     Gpu("t4-16gb", "NVIDIA T4", "NVIDIA", 16,
-        f"{_NV}/en-us/data-center/tesla-t4/", aliases=("t4",)),
+        f"{_NV}/en-us/data-center/tesla-t4/", aliases=("t4",), cuda_capability=(7, 5)),
     Gpu("v100-16gb", "NVIDIA V100 16GB", "NVIDIA", 16,
-        f"{_NV}/en-us/data-center/v100/"),
+        f"{_NV}/en-us/data-center/v100/", cuda_capability=(7, 0)),
     Gpu("v100-32gb", "NVIDIA V100 32GB", "NVIDIA", 32,
-        f"{_NV}/en-us/data-center/v100/"),
+        f"{_NV}/en-us/data-center/v100/", cuda_capability=(7, 0)),
     Gpu("l4-24gb", "NVIDIA L4", "NVIDIA", 24,
-        f"{_NV}/en-us/data-center/l4/", aliases=("l4",)),
+        f"{_NV}/en-us/data-center/l4/", aliases=("l4",), cuda_capability=(8, 9)),
     Gpu("a10-24gb", "NVIDIA A10", "NVIDIA", 24,
         "https://learn.microsoft.com/en-us/azure/virtual-machines/nva10v5-series"
-        " (a full A10 holds a 24 GiB frame buffer)", aliases=("a10",)),
+        " (a full A10 holds a 24 GiB frame buffer)", aliases=("a10",), cuda_capability=(8, 6)),
     Gpu("a10g-24gb", "NVIDIA A10G", "NVIDIA", 24,
-        "https://aws.amazon.com/ec2/instance-types/g5/ (24 GB per A10G)", aliases=("a10g",)),
-    Gpu("a30-24gb", "NVIDIA A30", "NVIDIA", 24, f"{_NV_MIG} (A30, 24GB)", aliases=("a30",)),
+        "https://aws.amazon.com/ec2/instance-types/g5/ (24 GB per A10G)", aliases=("a10g",),
+        cuda_capability=(8, 6)),
+    Gpu("a30-24gb", "NVIDIA A30", "NVIDIA", 24, f"{_NV_MIG} (A30, 24GB)", aliases=("a30",),
+        cuda_capability=(8, 0)),
     Gpu("a40-48gb", "NVIDIA A40", "NVIDIA", 48,
-        f"{_NV}/en-us/data-center/a40/", aliases=("a40",)),
+        f"{_NV}/en-us/data-center/a40/", aliases=("a40",), cuda_capability=(8, 6)),
     Gpu("l40s-48gb", "NVIDIA L40S", "NVIDIA", 48,
-        f"{_NV}/en-us/data-center/l40s/", aliases=("l40s",)),
+        f"{_NV}/en-us/data-center/l40s/", aliases=("l40s",), cuda_capability=(8, 9)),
     Gpu("rtx-a6000-48gb", "NVIDIA RTX A6000", "NVIDIA", 48,
-        f"{_NV}/en-us/design-visualization/rtx-a6000/", aliases=("rtx-a6000", "a6000")),
+        f"{_NV}/en-us/design-visualization/rtx-a6000/", aliases=("rtx-a6000", "a6000"),
+        cuda_capability=(8, 6)),
     Gpu("rtx-6000-ada-48gb", "NVIDIA RTX 6000 Ada Generation", "NVIDIA", 48,
-        f"{_NV_NIM} (NVIDIA RTX 6000 Ada Generation, 48 GB)", aliases=("rtx-6000-ada",)),
+        f"{_NV_NIM} (NVIDIA RTX 6000 Ada Generation, 48 GB)", aliases=("rtx-6000-ada",),
+        cuda_capability=(8, 9)),
     Gpu("a100-40gb", "NVIDIA A100 40GB", "NVIDIA", 40,
-        f"{_NV}/en-us/data-center/a100/", common=True),
+        f"{_NV}/en-us/data-center/a100/", common=True, cuda_capability=(8, 0)),
     Gpu("a100-80gb", "NVIDIA A100 80GB", "NVIDIA", 80,
-        f"{_NV}/en-us/data-center/a100/", aliases=("a100",)),
+        f"{_NV}/en-us/data-center/a100/", aliases=("a100",), cuda_capability=(8, 0)),
     Gpu("h100-80gb", "NVIDIA H100 80GB", "NVIDIA", 80,
-        f"{_NV}/en-us/data-center/h100/", common=True, aliases=("h100",)),
+        f"{_NV}/en-us/data-center/h100/", common=True, aliases=("h100",), cuda_capability=(9, 0)),
     Gpu("h100-nvl-94gb", "NVIDIA H100 NVL", "NVIDIA", 94,
-        f"{_NV_NIM} (H100 NVL, 94 GB)", aliases=("h100-nvl",)),
-    Gpu("h20-96gb", "NVIDIA H20", "NVIDIA", 96, f"{_NV_MIG} (H20, 96GB)", aliases=("h20",)),
+        f"{_NV_NIM} (H100 NVL, 94 GB)", aliases=("h100-nvl",), cuda_capability=(9, 0)),
+    Gpu("h20-96gb", "NVIDIA H20", "NVIDIA", 96, f"{_NV_MIG} (H20, 96GB)", aliases=("h20",),
+        cuda_capability=(9, 0)),
     # The GH200 superchip is sold with 96 GB (HBM3) or 144 GB (HBM3e): no bare alias picks one.
-    Gpu("gh200-96gb", "NVIDIA GH200 96GB (HBM3)", "NVIDIA", 96, f"{_NV_NIM} (GH200, 96 GB)"),
+    Gpu("gh200-96gb", "NVIDIA GH200 96GB (HBM3)", "NVIDIA", 96, f"{_NV_NIM} (GH200, 96 GB)",
+        cuda_capability=(9, 0)),
     Gpu("gh200-144gb", "NVIDIA GH200 144GB (HBM3e)", "NVIDIA", 144,
-        "https://docs.nvidia.com/nim/bionemo/genmol/support-matrix (NVIDIA GH200 144GB, 144 GB)"),
+        "https://docs.nvidia.com/nim/bionemo/genmol/support-matrix (NVIDIA GH200 144GB, 144 GB)",
+        cuda_capability=(9, 0)),
     Gpu("h200-141gb", "NVIDIA H200 141GB", "NVIDIA", 141,
-        f"{_NV}/en-us/data-center/h200/", common=True, aliases=("h200",)),
+        f"{_NV}/en-us/data-center/h200/", common=True, aliases=("h200",), cuda_capability=(9, 0)),
     Gpu("b200-180gb", "NVIDIA B200", "NVIDIA", 180,
-        f"{_NV}/en-us/data-center/dgx-b200/ (1,440 GB for 8 GPUs)", aliases=("b200",)),
+        f"{_NV}/en-us/data-center/dgx-b200/ (1,440 GB for 8 GPUs)", aliases=("b200",),
+        cuda_capability=(10, 0)),
     Gpu("b300-288gb", "NVIDIA B300", "NVIDIA", 288,
         "https://docs.nvidia.com/nim/large-language-models/2.0.6/day-0/support-matrix-day-0.html"
-        " (NVIDIA-B300-SXM6-AC, 288 GB per GPU)", aliases=("b300",)),
+        " (NVIDIA-B300-SXM6-AC, 288 GB per GPU)", aliases=("b300",), cuda_capability=(10, 3)),
     # An MI250X module holds 128 GB (ROCm's GPU specifications) on two graphics compute dies (GCDs);
     # ROCm shows each GCD as its own device (ROCm's MI250 microarchitecture page) with 64 GB (OLCF's
     # Frontier user guide). A PyTorch process allocates on one device, so the entry sizes one GCD.

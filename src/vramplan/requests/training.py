@@ -235,8 +235,10 @@ def _alignment(inputs: Inputs, method: Method, framework: Framework) -> Alignmen
 def with_gpu_memory(training: TrainingSetup, gpu: Gpu) -> TrainingSetup:
     """`training` with the GPU's memory: what it has free when the model loads, which caps
     transformers' allocator warm-up (`TrainingSetup.card_free_bytes`), and its capacity, which
-    a colocated vLLM engine takes its share of."""
-    training = replace(training, card_free_bytes=free_at_load_bytes(gpu.capacity_bytes))
+    a colocated vLLM engine takes its share of; and its compute capability, by which torchtitan
+    picks its attention kernel (`TrainingSetup.cuda_capability`)."""
+    training = replace(training, card_free_bytes=free_at_load_bytes(gpu.capacity_bytes),
+                       cuda_capability=gpu.cuda_capability)
     if training.alignment is None:
         return training
     return replace(training, alignment=replace(training.alignment,

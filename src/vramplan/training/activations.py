@@ -96,6 +96,10 @@ class BlockSpec:
     """Eager attention keeps its masked scores for `torch.max` (transformers' OPT until
     v4.49.0, Llama until v4.30.0: `vramplan.presets.frameworks.TransformersCode
     .clamped_scores`)."""
+    sdpa_output_saved: bool = True
+    """torchtitan's per-op checkpointing keeps SDPA's output and log-sum-exp: False where the
+    kernel that runs is not in its save list (`vramplan.presets.frameworks.TorchtitanCode
+    .saves_sdpa_output`), so backward recomputes the attention."""
     liger_kernels: bool = False
     """Liger-Kernel's modules replace transformers' norms and gated MLP activation
     (`TrainingSetup.liger_kernels`): `LigerRMSNormFunction` saves its input and its fp32 rstd
@@ -967,8 +971,9 @@ def per_op_selective_saved(arch: Architecture, spec: BlockSpec) -> tuple[Saved, 
     memory-efficient SDPA kernels) "except every second mm", counted in forward order within
     the block, and recomputes the rest in backward. A Llama block calls wq, wk, wv, wo, then w1,
     w3, w2 (torchtitan/models/llama/model.py: `self.w2(F.silu(self.w1(x)) * self.w3(x))`):
-    mms 1, 3, 5, 7 are kept (q, v, w1's and w2's outputs), plus SDPA's output and log-sum-exp,
-    and the block's input, which the checkpoint wrapper keeps.
+    mms 1, 3, 5, 7 are kept (q, v, w1's and w2's outputs), plus SDPA's output and log-sum-exp
+    when the kernel that runs is in the list (`BlockSpec.sdpa_output_saved`: cuDNN's was not
+    until 2025-12-01), and the block's input, which the checkpoint wrapper keeps.
 
     Compiled (`training.compile`, each block under `torch.compile`), the policy only tags the
     ops: the partitioner does not recompute a tagged op, but it stores only what the backward
@@ -977,11 +982,11 @@ def per_op_selective_saved(arch: Architecture, spec: BlockSpec) -> tuple[Saved, 
     by compiling torchtitan's policy on a Llama block on the CPU (torch 2.13, inductor): 63,616
     bytes per token and layer eager, 55,424 compiled, w2's output less."""
     c, f = spec.compute_bytes, arch.expert_intermediate_size
+    attention = (Saved("attn_out", c * arch.q_dim), Saved("attn_logsumexp", FP32 * arch.n_heads))
     kept = (Saved("x_in", spec.residual_bytes * arch.hidden_size),
             Saved("q_mm_out", c * arch.q_dim),
             Saved("v_mm_out", c * arch.kv_dim),
-            Saved("attn_out", c * arch.q_dim),
-            Saved("attn_logsumexp", FP32 * arch.n_heads),
+            *(attention if spec.sdpa_output_saved else ()),
             Saved("w1_mm_out", c * f))
     return kept if spec.compiled else (*kept, Saved("w2_mm_out", c * arch.hidden_size))
 

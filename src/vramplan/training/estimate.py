@@ -31,6 +31,7 @@ from vramplan.presets.frameworks import (
     framework_defaults,
     litgpt_code,
     runs_transformers_code,
+    torchtitan_code,
     transformers_code,
 )
 from vramplan.training.activations import (
@@ -491,6 +492,8 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         scores_clamped=runs_transformers_code(setup.framework)
         and arch.family in transformers_code(setup.code_date).clamped_scores,
         liger_kernels=setup.liger_kernels and runs_transformers_code(setup.framework),
+        sdpa_output_saved=setup.framework is not Framework.TORCHTITAN
+        or torchtitan_code(setup.code_date).saves_sdpa_output(setup.cuda_capability),
     )
 
 

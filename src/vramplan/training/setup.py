@@ -221,6 +221,11 @@ class TrainingSetup:
     """What the run's card has free when the model loads (`torch.cuda.mem_get_info`), where the
     card is known: transformers' allocator warm-up caps itself by it
     (`vramplan.presets.frameworks.TransformersCode.warmup_keeps_headroom`)."""
+    cuda_capability: tuple[int, int] | None = None
+    """The card's CUDA compute capability (`vramplan.presets.gpus.Gpu.cuda_capability`); None
+    without a card, or on another vendor's. A framework that picks its attention kernel by it
+    keeps what that kernel returns, or not (`vramplan.presets.frameworks.TorchtitanCode
+    .saves_sdpa_output`)."""
     linears_keep_input: bool = False
     """Every `F.linear` saves its input for backward, frozen weights included: DeepSpeed's
     `zero.Init` replaces `torch.nn.functional.linear` with `zero3_linear_wrap` when

@@ -23,6 +23,7 @@ from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import torchtitan_code
 from vramplan.presets.models import architecture_of, find_model
+from vramplan.training.dummy_wgrads import dummy_wgrad_bytes
 from vramplan.training.estimate import estimate_training
 from vramplan.training.setup import TrainingSetup, gradient_itemsize
 from vramplan.validation import (
@@ -724,6 +725,25 @@ def test_a_megatron_rows_notes_say_whether_transformer_engine_ran_its_loss(notes
     loss = estimate_training(architecture_of(find_model("llama-2-7b")), setup).loss
     per_logit = loss.forward_peak_bytes / (1024 * 32000)
     assert per_logit == (2 if te else 6)
+
+
+@pytest.mark.parametrize(("notes", "fused"), [
+    ("--no-gradient-accumulation-fusion", False),
+    ("gradient_accumulation_fusion False (no Apex)", False),
+    ("megatron sft --no_gradient_accumulation_fusion true", False),
+    ("gradient_accumulation_fusion True, hidden_dropout 0.1", True),
+    ("cross_entropy_loss_fusion False", True),
+])
+def test_a_megatron_rows_notes_say_whether_it_fused_gradient_accumulation(notes: str,
+                                                                         fused: bool) -> None:
+    """Fused accumulation hands autograd Transformer Engine's cached dummy weight gradients
+    (`vramplan.training.dummy_wgrads`); without it, none."""
+    row = ("m1,src,llama-2-7b,full,mixed,adamw,,none,,,1,1024,,none,flash,,1,h100-80gb,none,"
+           f'none,megatron,allocated,50,GB,"{notes}"')
+    (case,) = read_cases("\n".join((HEADER, row)))
+    setup = training_setup_of(case)
+    assert setup.gradient_accumulation_fusion is fused
+    assert (dummy_wgrad_bytes(architecture_of(find_model("llama-2-7b")), setup) > 0) is fused
 
 
 def test_a_hub_repository_of_the_unsloth_organization_is_not_an_unsloth_run() -> None:

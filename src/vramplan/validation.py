@@ -704,6 +704,8 @@ def training_setup_of(case: Case) -> TrainingSetup:
         grad_buffer_16bit=GRAD_BUFFER_16BIT_NOTE.search(case.notes) is not None,
         liger_kernels=LIGER_KERNELS_NOTE.search(case.notes) is not None,
         te_cross_entropy=TE_CROSS_ENTROPY_NOTE.search(case.notes) is not None,
+        gradient_accumulation_fusion=NO_GRADIENT_ACCUMULATION_FUSION_NOTE.search(
+            case.notes) is None,
         steady_state=not (largest_batch_first(case) or first_step_only(case)),
         first_step_report=first_step_only(case),
         code_date=code_date(case),
@@ -818,6 +820,15 @@ TE_CROSS_ENTROPY_NOTE = re.compile(
     r"|\bcross_entropy_fusion_impl\W{0,4}(?:=\s*)?['\"]?te\b", re.IGNORECASE)
 """A Megatron row whose notes say its fused cross-entropy ran Transformer Engine's kernel
 (`cross_entropy_fusion_impl te`): `TrainingSetup.te_cross_entropy`."""
+
+
+NO_GRADIENT_ACCUMULATION_FUSION_NOTE = re.compile(
+    r"--no-gradient-accumulation-fusion\b"
+    r"|\bgradient_accumulation_fusion\W{0,4}(?:=\s*)?false\b"
+    r"|\bno_gradient_accumulation_fusion\W{0,4}(?:=\s*)?true\b", re.IGNORECASE)
+"""A Megatron row whose notes say it ran without gradient-accumulation fusion
+(`--no-gradient-accumulation-fusion`, `gradient_accumulation_fusion False`, ms-swift's
+`no_gradient_accumulation_fusion true`): `TrainingSetup.gradient_accumulation_fusion`."""
 
 
 LIGER_KERNELS_NOTE = re.compile(

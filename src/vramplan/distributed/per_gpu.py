@@ -48,6 +48,7 @@ from vramplan.training.allocations import (
     reserved_memory,
     stored_unit_bytes,
 )
+from vramplan.training.dummy_wgrads import dummy_wgrad_bytes
 from vramplan.training.estimate import (
     Part,
     PeakOverPhases,
@@ -55,6 +56,7 @@ from vramplan.training.estimate import (
     PhaseMemory,
     TrainingEstimate,
     checkpoints_cut_the_graph,
+    dummy_wgrads_held,
     largest_gradient_bytes,
     step_shape,
 )
@@ -244,13 +246,15 @@ def program_sharding(states: ModelStates, sharded: ShardedStates, *,
     if plan.scheme in (Scheme.ZERO1, Scheme.ZERO2):
         return Sharding(weights=tp, gradients=n if plan.scheme is Scheme.ZERO2 else tp,
                         states=0 if optimizer_off else n,
-                        zero_init_buffer=not plan.main_grad_buffer)
+                        zero_init_buffer=not plan.main_grad_buffer,
+                        tensor_parallel=plan.tensor_parallel)
     buckets: tuple[int, ...] = ()
     if plan.scheme is Scheme.DDP and sharded.persistent_buffers_bytes:
         cap = plan.buffers.ddp_bucket_cap_bytes
         rest = sharded.persistent_buffers_bytes - _DDP_FIRST_BUCKET_BYTES
         buckets = (_DDP_FIRST_BUCKET_BYTES, *([cap] * (rest // cap)), rest % cap)
-    return Sharding(weights=tp, gradients=tp, states=tp, persistent_bytes=buckets)
+    return Sharding(weights=tp, gradients=tp, states=tp, persistent_bytes=buckets,
+                    tensor_parallel=plan.tensor_parallel)
 
 
 def default_scheme(framework: Framework, gpus: int, offload: Offload = Offload.NONE) -> Scheme:
@@ -463,6 +467,8 @@ def _stage_estimate(arch: Architecture, single: TrainingEstimate, states: ModelS
     if parallelism.scheme is Scheme.ZERO3 and stage.name == "all":
         sharded = _zero3_as_run(arch, single.setup, stage_states(states, stage), sharded)
     sharded = _quant_states_whole(arch, single.setup, sharded, stage)
+    sharded = replace(sharded, dummy_wgrad_bytes=dummy_wgrad_bytes(
+        arch, single.setup, stage.tensor_parallel, head=stage.has_loss))
     acts = _stage_activations(arch, single, stage)
     gpu_acts, host_acts = _activation_split(arch, single, stage, acts,
                                             parallelism.offload is Offload.ACTIVATIONS)
@@ -968,9 +974,10 @@ def _sharded_parts(phase: Phase, setup: TrainingSetup, sharded: ShardedStates,
                                      sharded.reduce_buffers_bytes or 0),
         Phase.OPTIMIZER_STEP: sharded.step_buffers_bytes,
     }.get(phase, sharded.forward_buffers_bytes)
+    dummies = sharded.dummy_wgrad_bytes if dummy_wgrads_held(phase, setup) else 0
     return (
         Part(PartKind.WEIGHTS_PER_GPU, sharded.weights_bytes),
-        Part(PartKind.FROZEN_WEIGHTS, sharded.module_buffers_bytes),
+        Part(PartKind.FROZEN_WEIGHTS, sharded.module_buffers_bytes + dummies),
         # ZeRO-3's flat gradient partition exists from start-up (see ShardedStates)
         Part(PartKind.GRADIENTS, sharded.gradients_bytes if sharded.gradients_from_start
              else _gradients(phase, setup, sharded, one_gradient)),

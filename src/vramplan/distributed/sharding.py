@@ -268,6 +268,10 @@ class ShardedStates:
     where it exceeds the optimizer's own temporaries."""
     module_buffers_bytes: int = 0
     """The model's own device buffers (`ModelStates.buffer_bytes`), whole on every GPU."""
+    dummy_wgrad_bytes: int = 0
+    """Megatron-LM's cached dummy weight gradients on this GPU, from the first backward on: one
+    per distinct weight shape of the stage, as a tensor-parallel rank holds it
+    (`vramplan.training.dummy_wgrads`)."""
 
     @property
     def model_states_bytes(self) -> int:

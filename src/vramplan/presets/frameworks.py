@@ -963,6 +963,22 @@ subtracts the logits' maximum in place (`vramplan.training.activations.HeadSpec.
 megatron_max_subtracted_apart` before it)."""
 
 
+TE_DUMMY_WGRAD_CACHE_SINCE = date(2025, 4, 8)
+"""NVIDIA/TransformerEngine ba5dc5dde (#1651, 2025-04-08, first in v2.3): with fused weight-
+gradient accumulation `_Linear` and `_LayerNormLinear` return `get_dummy_wgrad(shape, dtype)`,
+one tensor per (shape, dtype) cached in the module-level `_dummy_wgrads` and never freed
+(transformer_engine/pytorch/module/base.py); before it, a fresh `torch.empty` each backward
+(`vramplan.training.dummy_wgrads`)."""
+TE_GROUPED_DUMMY_WGRAD_CACHE_SINCE = date(2025, 10, 27)
+"""NVIDIA/TransformerEngine d2945c6a5 (#2305, 2025-10-27, first in v2.10): `GroupedLinear`, the
+routed experts' linear, takes its dummy weight gradients from the same cache."""
+MEGATRON_HEAD_DUMMY_WGRAD_CACHE_SINCE = date(2025, 8, 1)
+"""NVIDIA/Megatron-LM e7c55de99e (2025-08-01, first in core_v0.14.0): Megatron's own linear
+(`LinearWithGradAccumulationAndAsyncCommunication`, megatron/core/tensor_parallel/layers.py),
+the output layer's, takes its dummy weight gradient from Transformer Engine's cache when TE is
+installed; before it, a fresh `torch.empty` each backward."""
+
+
 ACCELERATE_FSDP2_NO_SYNC_SINCE = date(2025, 9, 7)
 """The transformers Trainer runs every micro-batch but the last in `accelerator.no_sync(model)`
 (trainer.py `_inner_training_loop`). huggingface/accelerate ec92b1af (#3762, 2025-09-07, first

@@ -52,6 +52,7 @@ from vramplan.training.activations import (
     block_saved,
     kept_for_backward,
 )
+from vramplan.training.dummy_wgrads import dummy_wgrad_tensors
 from vramplan.training.setup import (
     DEFAULT_LORA_RANK,
     DEFAULT_LORA_TARGETS,
@@ -315,6 +316,9 @@ class Sharding:
     whole_at_init: bool = False
     """Every parameter tensor is on this GPU whole before ZeRO-3 offloads its partition, and
     nothing empties the cache after (`_moved_whole_then_offloaded`)."""
+    tensor_parallel: int = 1
+    """Megatron-LM's tensor parallelism: the shapes of the weights one GPU holds, which its
+    cached dummy weight gradients take (`vramplan.training.dummy_wgrads`)."""
 
 
 WHOLE = Sharding()
@@ -345,6 +349,8 @@ class _Model:
     flat_grads: int | None = None
     """ZeRO-3's flat gradient partition (`Sharding.step_group_elements`) or Megatron-LM's
     gradient buffer: gradients land in it."""
+    dummy_wgrads: tuple[int, ...] = ()
+    """Megatron-LM's cached dummy weight gradients still to be made, by the first backward."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,7 +382,8 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
         _load(program, params, sharding, setup, arch)
     _module_buffers(program, arch)
     _end_of_load(program, setup)
-    model = _Model(params, sharding, grads={}, states=[], masters=[])
+    model = _Model(params, sharding, grads={}, states=[], masters=[],
+                   dummy_wgrads=dummy_wgrad_tensors(arch, setup, sharding.tensor_parallel))
     if setup.precision is Precision.MIXED and sharding.states:
         masters = [ceil_div(FP32 * t.elements, sharding.states) for t in params if t.trainable]
         if sharding.step_group_elements is not None:
@@ -800,6 +807,10 @@ def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, sh
                             code=model_loss_code(setup), batch=setup.batch,
                             loss_16bit=loss_in_16bit(setup, arch.family))
     program.events.append(mark("backward"))
+    # made once, from the head's backward on, and kept (`vramplan.training.dummy_wgrads`)
+    for n_bytes in model.dummy_wgrads:
+        program.alloc(n_bytes)
+    model.dummy_wgrads = ()
     trainable_by_block = _trainable_by_block(model.params)
     if head_grad is not None:
         # the fused loss's head gradient is handed over as the head's: one tensor, not two

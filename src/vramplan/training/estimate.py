@@ -58,6 +58,7 @@ from vramplan.training.activations import (
     total_per_token,
 )
 from vramplan.training.allocations import ReservedMemory, StepShape, reserved_memory
+from vramplan.training.dummy_wgrads import dummy_wgrad_bytes
 from vramplan.training.setup import (
     DEFAULT_LORA_RANK,
     DEFAULT_LORA_TARGETS,
@@ -376,8 +377,22 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
             Part(PartKind.LOGITS_LOSS, _logits_in_step(setup, loss)),
             Part(PartKind.STEP_TEMPORARIES, optimizer_step_temporaries(arch, setup)))),
     )
+    dummies = dummy_wgrad_bytes(arch, setup)
+    if dummies:
+        phases = tuple(PhaseMemory(phase.phase, (*phase.parts,
+                                                 Part(PartKind.FROZEN_WEIGHTS, dummies)))
+                       if dummy_wgrads_held(phase.phase, setup) else phase for phase in phases)
     return TrainingEstimate(setup=setup, arch=arch, states=states, block_saved=saved,
                             activations_bytes=activations, loss=loss, phases=phases)
+
+
+def dummy_wgrads_held(phase: Phase, setup: TrainingSetup) -> bool:
+    """The cached dummy weight gradients (`vramplan.training.dummy_wgrads`) exist at `phase`:
+    made by the first backward, from the head's on, and kept, so in every phase of a later
+    step; not yet in the first step's forward and loss, where a figure of the first step
+    (`TrainingSetup.first_step_report`) can peak."""
+    return not (setup.first_step_report
+                and phase in (Phase.LOSS_FORWARD, Phase.BACKWARD_START))
 
 
 def _loss_or_final_norm_backward(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,

@@ -157,6 +157,13 @@ class TrainingSetup:
     `DistributedDataParallelConfig(grad_reduce_in_fp32=False)` (its default; Megatron-Bridge's
     bf16 recipes set it True unless a model's recipe turns it off), Megatron-LM's fp16 runs
     without `--accumulate-allreduce-grads-in-fp32` (arguments.py forces it on for bf16)."""
+    gradient_accumulation_fusion: bool = True
+    """Megatron-LM accumulates each weight gradient into its `main_grad` inside the weight-
+    gradient GEMM and hands autograd a dummy gradient (`vramplan.training.dummy_wgrads`): on
+    unless the run says `--no-gradient-accumulation-fusion` (megatron/training/arguments.py,
+    `store_false`; Megatron-Bridge's providers turn it on when Apex's
+    `fused_weight_gradient_mlp_cuda` imports, `can_enable_gradient_accumulation_fusion`;
+    ms-swift's `no_gradient_accumulation_fusion` defaults to False)."""
     distributed: bool = False
     """The step is one GPU's of a multi-GPU job, run by the framework's distributed recipe
     (torchtune's `*_distributed` recipes: `torchtune_loop_keeps_logits`)."""

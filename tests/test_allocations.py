@@ -14,7 +14,12 @@ from vramplan.model.hf_config import parse_config
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.tracer.setup import TRACED_ADAPTERS_FP32, TRACED_OPTIMIZER_IMPL
-from vramplan.training.allocations import parameter_tensors, step_program
+from vramplan.training.allocations import (
+    Sharding,
+    megatron_rank_pieces,
+    parameter_tensors,
+    step_program,
+)
 from vramplan.training.estimate import estimate_training, step_shape
 from vramplan.training.setup import TrainingSetup
 from vramplan.vocab import Checkpointing, Framework, Method, Precision, Quant
@@ -148,3 +153,43 @@ def test_the_16_bit_loss_holds_half_the_bytes_per_logit() -> None:
                   for flag in (False, True))
     logits = 32_000 * 2 * 2_048
     assert fp32.forward_peak_bytes - bf16.forward_peak_bytes == 6 * logits
+
+
+@pytest.mark.parametrize(("bucket_elements", "numel", "pieces"), [
+    # one bucket: parameters at 0..100, 128..178 and 192..392 (starts rounded up to 64), the
+    # buffer padded to 512 (a multiple of lcm(2, 128)); the first rank's range is 0..256
+    (None, 512, [100, 50, 64]),
+    # buckets of 150: the first closes after the second parameter (178, padded to 256), the
+    # third is a bucket of its own (256..456, padded to 512); the first rank holds 0..128 of
+    # the first (the first parameter) and 256..384 of the second
+    (150, 512, [100, 128]),
+])
+def test_megatrons_first_rank_holds_the_first_range_of_every_bucket(
+        bucket_elements: int | None, numel: int, pieces: list[int]) -> None:
+    assert megatron_rank_pieces([100, 50, 200], 2, bucket_elements) == (numel, pieces)
+
+
+def test_megatrons_distributed_optimizer_copies_the_weights_into_its_buffer() -> None:
+    """Each parameter is made on its own, then `param_data` and `grad_data`, then each trained
+    parameter is copied in and its tensor freed (in reverse order); the masters are this rank's
+    pieces in fp32, the states made like them at the first step."""
+    arch = parse_config(MID)
+    setup = TrainingSetup(precision=Precision.MIXED, batch=2, seq_len=512,
+                          framework=Framework.MEGATRON, gradient_accumulation=False)
+    sharding = Sharding(weights=1, gradients=1, states=4, param_buffer_ranks=4)
+    program = step_program(arch, setup, step_shape(arch, setup), sharding)
+    tensors = parameter_tensors(arch, setup)
+    numel, pieces = megatron_rank_pieces([t.elements for t in reversed(tensors)], 4, None)
+    allocs = [e for e in program if e.kind is EventKind.ALLOC]
+    assert [e.n_bytes for e in allocs[:len(tensors)]] == [t.n_bytes for t in tensors]
+    assert [e.n_bytes for e in allocs[len(tensors):len(tensors) + 2]] == [2 * numel, 4 * numel]
+    frees = [e for e in program if e.kind is EventKind.FREE][:len(tensors)]
+    assert [e.tensor for e in frees] == [e.tensor for e in reversed(allocs[:len(tensors)])]
+    masters = allocs[len(tensors) + 2:len(tensors) + 2 + len(pieces)]
+    assert [e.n_bytes for e in masters] == [4 * n for n in pieces]
+    assert sum(pieces) <= numel // 4
+    marks = [i for i, e in enumerate(program) if e.kind is EventKind.MARK]
+    step = next(i for i in marks if program[i].name == "optimizer_step")
+    end = next(i for i in marks if program[i].name == "zero_grad")
+    states = [e.n_bytes for e in program[step:end] if e.kind is EventKind.ALLOC]
+    assert states == [4 * n for n in pieces for _ in range(2)]  # Adam's exp_avg, exp_avg_sq

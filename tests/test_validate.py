@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vramplan.cli.main import main
-from vramplan.distributed.per_gpu import MS_SWIFT_ZERO3
+from vramplan.distributed.per_gpu import MS_SWIFT_ZERO3, program_sharding
 from vramplan.distributed.sharding import CommBuffers
 from vramplan.errors import UnknownName
 from vramplan.parts import PartKind
@@ -744,6 +744,23 @@ def test_a_megatron_rows_notes_say_whether_it_fused_gradient_accumulation(notes:
     setup = training_setup_of(case)
     assert setup.gradient_accumulation_fusion is fused
     assert (dummy_wgrad_bytes(architecture_of(find_model("llama-2-7b")), setup) > 0) is fused
+
+
+@pytest.mark.parametrize(("notes", "bucket"), [
+    ("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", 40_000_000),
+    ("use_distributed_optimizer true, overlap_grad_reduce true, bucket_size 4e7", 40_000_000),
+    ("use_distributed_optimizer True, overlap_grad_reduce/param_gather False", None),
+])
+def test_a_megatron_rows_notes_say_whether_its_buffer_is_cut_in_buckets(
+        notes: str, bucket: int | None) -> None:
+    """Without `--overlap-grad-reduce` Megatron-LM's gradient buffer is one bucket, which its
+    distributed optimizer cuts in data-parallel ranges."""
+    row = ("m1,src,llama-2-7b,full,mixed,adamw,,none,,,1,1024,,none,flash,,8,h100-80gb,,"
+           f'none,megatron,reserved,50,GB,"{notes}"')
+    (case,) = read_cases("\n".join((HEADER, row)))
+    estimate = multi_gpu_estimate(case)
+    sharding = program_sharding(estimate.single.states, estimate.sharded)
+    assert (sharding.param_buffer_ranks, sharding.bucket_elements) == (8, bucket)
 
 
 def test_a_hub_repository_of_the_unsloth_organization_is_not_an_unsloth_run() -> None:

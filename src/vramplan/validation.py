@@ -1355,11 +1355,20 @@ def multi_gpu_estimate(case: Case) -> PerGpuEstimate:
         plan = replace(plan, embedding_apart=True)
     if case.sharding is Scheme.ZERO3 and OUTSIDE_ZERO_INIT_NOTE.search(case.notes):
         plan = replace(plan, zero3_built_outside_init=True)
+    if case.framework is Framework.MEGATRON and OVERLAP_GRAD_REDUCE_NOTE.search(case.notes):
+        plan = replace(plan, overlap_grad_reduce=True)
     if case.sharding in (Scheme.ZERO1, Scheme.ZERO2) and COLOSSALAI_ZERO_NOTE.search(case.notes):
         plan = replace(plan, offload_keeps_gradients=True, buffers=replace(
             plan.buffers, zero_reduce_bucket_elements=COLOSSALAI_REDUCE_BUCKET_ELEMENTS))
     return estimate_per_gpu(architecture_of(find_model(case.model)), setup, plan,
                             zero3_config=zero3_config_file(case))
+
+
+OVERLAP_GRAD_REDUCE_NOTE = re.compile(
+    r"--overlap-grad-reduce\b|\boverlap_grad_reduce\W{0,4}(?:=\s*)?true\b", re.IGNORECASE)
+"""A Megatron row whose notes say it reduced its gradients bucket by bucket
+(`--overlap-grad-reduce`, `overlap_grad_reduce true`): `vramplan.distributed.sharding.
+Parallelism.overlap_grad_reduce`."""
 
 
 COLOSSALAI_ZERO_NOTE = re.compile(r"\bLowLevelZeroPlugin\b")

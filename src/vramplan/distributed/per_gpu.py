@@ -244,10 +244,14 @@ def program_sharding(states: ModelStates, sharded: ShardedStates, *,
                         whole_at_init=plan.zero3_built_outside_init and offloaded)
     tp = plan.model_parallel
     if plan.scheme in (Scheme.ZERO1, Scheme.ZERO2):
+        distributed_optimizer = plan.main_grad_buffer and plan.scheme is Scheme.ZERO1 \
+            and not optimizer_off
         return Sharding(weights=tp, gradients=n if plan.scheme is Scheme.ZERO2 else tp,
                         states=0 if optimizer_off else n,
                         zero_init_buffer=not plan.main_grad_buffer,
-                        tensor_parallel=plan.tensor_parallel)
+                        tensor_parallel=plan.tensor_parallel,
+                        param_buffer_ranks=n // tp if distributed_optimizer else 0,
+                        bucket_elements=megatron_bucket_elements(plan))
     buckets: tuple[int, ...] = ()
     if plan.scheme is Scheme.DDP and sharded.persistent_buffers_bytes:
         cap = plan.buffers.ddp_bucket_cap_bytes
@@ -255,6 +259,20 @@ def program_sharding(states: ModelStates, sharded: ShardedStates, *,
         buckets = (_DDP_FIRST_BUCKET_BYTES, *([cap] * (rest // cap)), rest % cap)
     return Sharding(weights=tp, gradients=tp, states=tp, persistent_bytes=buckets,
                     tensor_parallel=plan.tensor_parallel)
+
+
+MEGATRON_BUCKET_ELEMENTS = 40_000_000
+"""Megatron-LM's default bucket size, max(4e7, 1e6 x data-parallel ranks) elements
+(megatron/core/distributed/distributed_data_parallel.py @f4fa7d6b `DistributedDataParallel.
+__init__`)."""
+
+
+def megatron_bucket_elements(plan: Parallelism) -> int | None:
+    """The elements of one bucket of Megatron-LM's gradient buffer; None (one bucket) without
+    `overlap_grad_reduce`."""
+    if not plan.overlap_grad_reduce:
+        return None
+    return max(MEGATRON_BUCKET_ELEMENTS, 1_000_000 * plan.data_parallel)
 
 
 def default_scheme(framework: Framework, gpus: int, offload: Offload = Offload.NONE) -> Scheme:

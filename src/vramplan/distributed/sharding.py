@@ -167,6 +167,11 @@ class Parallelism:
     master weights and the optimizer states (Megatron-LM's DistributedDataParallel and
     `--use-distributed-optimizer`; `vramplan.presets.frameworks.FrameworkDefaults.
     main_grad_buffer`)."""
+    overlap_grad_reduce: bool = False
+    """Megatron-LM reduces its gradient buffer bucket by bucket during backward
+    (`--overlap-grad-reduce`, off by default: megatron/training/arguments.py); without it the
+    buffer is one bucket (megatron/core/distributed/distributed_data_parallel.py: "Set
+    bucket_size to infinity if overlap_grad_reduce is False")."""
     tensor_parallel: int = 1
     """Megatron-LM tensor parallelism: each matrix split over this many GPUs (Shoeybi et al.
     2019, arXiv:1909.08053)."""

@@ -19,6 +19,7 @@ same program from a real step (every ATen op), and tests/test_allocations.py com
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -319,6 +320,13 @@ class Sharding:
     tensor_parallel: int = 1
     """Megatron-LM's tensor parallelism: the shapes of the weights one GPU holds, which its
     cached dummy weight gradients take (`vramplan.training.dummy_wgrads`)."""
+    param_buffer_ranks: int = 0
+    """Megatron-LM's distributed optimizer over this many data-parallel ranks: the parameters
+    are copied into one flat buffer and this rank's masters and states are pieces of its
+    buckets (`_megatron_buffers`); 0: no distributed optimizer."""
+    bucket_elements: int | None = None
+    """Megatron-LM's bucket size in elements (`DistributedDataParallelConfig.bucket_size`);
+    None: the whole buffer is one bucket."""
 
 
 WHOLE = Sharding()
@@ -376,14 +384,44 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
     steps = steps if steps is not None else 1 if setup.first_step_report else 2
     program = _Program()
     params = _by_lifetime(arch, setup)
-    if sharding.flat_units:
+    built: list[tuple[ParamTensor, int]] = []
+    # routed experts go to buffers of their own, over the expert-data-parallel ranks
+    # (megatron/core/distributed/distributed_data_parallel.py `expert_parallel_buffers`): not
+    # written here, a MoE model's program keeps the plain one
+    megatron = bool(sharding.param_buffer_ranks) and not arch.is_moe
+    if megatron:
+        built = _megatron_build(program, arch, setup, sharding)
+    elif sharding.flat_units:
         _wrap_flat_units(program, parameter_tensors(arch, setup), sharding)
     else:
         _load(program, params, sharding, setup, arch)
     _module_buffers(program, arch)
     _end_of_load(program, setup)
-    model = _Model(params, sharding, grads={}, states=[], masters=[],
-                   dummy_wgrads=dummy_wgrad_tensors(arch, setup, sharding.tensor_parallel))
+    dummy_wgrads = dummy_wgrad_tensors(arch, setup, sharding.tensor_parallel)
+    if megatron:
+        model = _megatron_buffers(program, setup, sharding, built)
+    else:
+        model = _wrapped(program, setup, sharding, params)
+    model.dummy_wgrads = dummy_wgrads
+    for n_bytes in sharding.persistent_bytes:
+        program.alloc(n_bytes)
+    micro_batches = 2 if setup.gradient_accumulation else 1
+    for step in range(steps):
+        if step == steps - 1:
+            if setup.empty_cache_between_steps:
+                program.events.append(mark(EMPTY_CACHE))
+            program.events.append(mark(RESET_PEAKS))
+        for _ in range(micro_batches):
+            _micro_batch(program, arch, setup, shape, model)
+        _optimizer_step(program, setup, model)
+    return program.events
+
+
+def _wrapped(program: _Program, setup: TrainingSetup, sharding: Sharding,
+             params: tuple[ParamTensor, ...]) -> _Model:
+    """The masters, the optimizer's construction and the gradient buffers made before the
+    first step."""
+    model = _Model(params, sharding, grads={}, states=[], masters=[])
     if setup.precision is Precision.MIXED and sharding.states:
         masters = [ceil_div(FP32 * t.elements, sharding.states) for t in params if t.trainable]
         if sharding.step_group_elements is not None:
@@ -400,18 +438,86 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
         model.flat_grads = program.alloc(sum(
             ceil_div(gradient_itemsize(setup) * t.elements, sharding.gradients)
             for t in params if t.trainable))
-    for n_bytes in sharding.persistent_bytes:
-        program.alloc(n_bytes)
-    micro_batches = 2 if setup.gradient_accumulation else 1
-    for step in range(steps):
-        if step == steps - 1:
-            if setup.empty_cache_between_steps:
-                program.events.append(mark(EMPTY_CACHE))
-            program.events.append(mark(RESET_PEAKS))
-        for _ in range(micro_batches):
-            _micro_batch(program, arch, setup, shape, model)
-        _optimizer_step(program, setup, model)
-    return program.events
+    return model
+
+
+def _megatron_build(program: _Program, arch: Architecture, setup: TrainingSetup,
+                    sharding: Sharding) -> list[tuple[ParamTensor, int]]:
+    """Megatron-LM builds its model on the GPU in the parameters' 16-bit dtype, one tensor per
+    parameter (Transformer Engine's modules and Megatron's own take `params_dtype` and the
+    current device), this GPU's tensor- and pipeline-parallel share of each. Returns each
+    tensor with its allocation."""
+    tensors = [replace(t, elements=ceil_div(t.elements, sharding.weights),
+                       n_bytes=ceil_div(t.n_bytes, sharding.weights))
+               for t in parameter_tensors(arch, setup)]
+    return [(t, program.alloc(t.n_bytes)) for t in tensors]
+
+
+def _megatron_buffers(program: _Program, setup: TrainingSetup, sharding: Sharding,
+                      built: list[tuple[ParamTensor, int]]) -> _Model:
+    """Megatron-LM's DistributedDataParallel under its distributed optimizer, then the
+    optimizer (NVIDIA/Megatron-LM @f4fa7d6b, the same at core_r0.11.0): `_ParamAndGradBuffer`
+    allocates `param_data` (the 16-bit parameters, padded) and then `grad_data`, and copies
+    each trained parameter into `param_data` in reverse order, freeing its own tensor
+    (megatron/core/distributed/param_and_grad_buffer.py: `param.data = new_param_data`,
+    `del old_param_data`); those blocks stay cached. The optimizer clones this rank's range of
+    each bucket, parameter by parameter, as fp32 masters (megatron/core/optimizer/
+    distrib_optimizer.py `_build_model_and_main_param_groups`: `shard_model_param.clone()
+    .float()`), and Adam's states are made like them at the first step: pieces of whole
+    parameters, which the freed 16-bit blocks hold only where one is large enough."""
+    trained = [(t, allocation) for t, allocation in built if t.trainable]
+    numel, pieces = megatron_rank_pieces([t.elements for t, _ in reversed(trained)],
+                                          sharding.param_buffer_ranks, sharding.bucket_elements)
+    program.alloc(weight_itemsize(setup.precision) * numel)
+    flat_grads = program.alloc(gradient_itemsize(setup) * numel)
+    for _, allocation in reversed(trained):
+        program.free(allocation)
+    tensors = tuple(ParamTensor(n, weight_itemsize(setup.precision) * n, True, None)
+                    for n in pieces)
+    masters = [program.alloc(FP32 * n) for n in pieces] \
+        if setup.precision is Precision.MIXED else []
+    return _Model(tensors, replace(sharding, states=1), grads={}, states=[], masters=masters,
+                  flat_grads=flat_grads)
+
+
+MEGATRON_PARAM_ALIGNMENT = 64
+"""A parameter starts at a multiple of 64 elements in the buffer under the distributed optimizer
+(param_and_grad_buffer.py `_pad_start_of_param_if_needed`)."""
+MEGATRON_BUCKET_ALIGNMENT = 128
+"""A bucket ends at a multiple of lcm(data-parallel ranks, 128) elements
+(`_pad_end_of_bucket_if_needed`, without `pad_buckets_for_high_nccl_busbw`)."""
+
+
+def megatron_rank_pieces(elements: list[int], ranks: int,
+                          bucket_elements: int | None) -> tuple[int, list[int]]:
+    """The buffer's padded length and the pieces of parameters that the first data-parallel
+    rank's range of each bucket holds, for parameters of `elements` in the buffer's order
+    (param_and_grad_buffer.py `_ParamAndGradBuffer.__init__`: a bucket closes once it holds
+    `bucket_elements`; distrib_optimizer.py `_build_model_gbuf_range`: each bucket cut in
+    `ranks` equal ranges)."""
+    multiple = math.lcm(ranks, MEGATRON_BUCKET_ALIGNMENT)
+    buckets: list[list[tuple[int, int]]] = [[]]
+    bounds: list[tuple[int, int]] = []
+    bucket_start = start = 0
+    for n in elements:
+        start = _round_up(start, MEGATRON_PARAM_ALIGNMENT)
+        buckets[-1].append((start, start + n))
+        start += n
+        if bucket_elements is not None and start - bucket_start >= bucket_elements:
+            bounds.append((bucket_start, _round_up(start, multiple)))
+            bucket_start = start = bounds[-1][1]
+            buckets.append([])
+    if buckets[-1]:
+        bounds.append((bucket_start, _round_up(start, multiple)))
+    pieces = []
+    for params, (first, end) in zip(buckets, bounds, strict=False):
+        last = first + (end - first) // ranks
+        pieces += [min(e, last) - max(s, first) for s, e in params if s < last]
+    return bounds[-1][1] if bounds else 0, pieces
+
+
+def _round_up(n: int, multiple: int) -> int:
+    return ceil_div(n, multiple) * multiple
 
 
 def _end_of_load(program: _Program, setup: TrainingSetup) -> None:

@@ -1042,6 +1042,19 @@ def test_a_vllm_row_holds_its_share_of_the_card(notes: str, share: float) -> Non
     assert allocated.estimate_bytes == round(share * 80 * 2**30) - CUDA_CONTEXT_BYTES
 
 
+@pytest.mark.parametrize("notes", [
+    "not vLLM: transformers' generate",
+    "without vLLM",
+    "the vLLM tables give no memory figure",
+    "vLLM's figures are in another table",
+])
+def test_a_row_that_only_mentions_vllm_is_not_a_vllm_row(notes: str) -> None:
+    (plain,) = score_cases(read_cases("\n".join((HEADER, INFERENCE_ROW)))).scores
+    (case,) = read_cases("\n".join((HEADER, INFERENCE_ROW + f'"{notes}"')))
+    (score,) = score_cases((case,)).scores
+    assert score.estimate_bytes == plain.estimate_bytes
+
+
 @pytest.mark.parametrize(("notes", "warmed"), [
     ("from_pretrained(device_map='auto'), transformers of 2025-05-01", True),
     ("from_pretrained(device_map='auto'), transformers of 2025-08-01", False),  # v4.54: skipped

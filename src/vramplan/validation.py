@@ -1509,9 +1509,10 @@ UNQUANTIZED_WARMUP_FACTOR = 2
 """`caching_allocator_warmup`'s factor without a quantizer: the whole model."""
 
 
-VLLM_NOTE = re.compile(r"\bvllm\b", re.IGNORECASE)
+VLLM_NOTE = re.compile(rf"{_UNDENIED}\bvllm\b(?!'s)(?! tables?\b)", re.IGNORECASE)
 """An inference row whose notes name vLLM ran on vLLM (the format's frameworks are training
-stacks)."""
+stacks); not a denied name ("not vLLM", "without vLLM") nor a mention of another source's
+figures ("vLLM's", "the vLLM table")."""
 _UTILIZATION = re.compile(r"gpu[_ -]memory[_ -]utilization[\s=:]*(0?\.\d+|1(?:\.0+)?)\b",
                           re.IGNORECASE)
 

@@ -581,6 +581,7 @@ LITGPT_COMMIT_DATES: dict[str, date] = {
     "e5493986": date(2024, 7, 22),  # config_hub/finetune/README.md
     "916a84ca": date(2024, 7, 23),  # config_hub/finetune/README.md
     "fd71063c": date(2024, 7, 24),  # config_hub/finetune/README.md
+    "2b195c7f": date(2024, 8, 2),  # config_hub/finetune/README.md (Gemma 2 2B)
 }
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from vramplan.presets.model_preset import ModelPreset, copy_on_hub, hub_config_url, make_preset
 from vramplan.presets.models_2024_2026 import MODELS_2024_2026
 from vramplan.presets.models_2026 import MODELS_2026
+from vramplan.presets.models_2026b import MODELS_2026B
 from vramplan.presets.models_more import MODELS_MORE
 
 if TYPE_CHECKING:
@@ -1571,6 +1572,7 @@ MODELS: tuple[ModelPreset, ...] = (
     *MODELS_2024_2026,
     *MODELS_MORE,
     *MODELS_2026,
+    *MODELS_2026B,
 )
 """Every preset, in display order."""
 

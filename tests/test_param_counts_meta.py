@@ -160,6 +160,14 @@ VARIANTS: dict[str, dict[str, object]] = {
                               "num_key_value_heads": 2, "num_experts": 4,
                               "num_experts_per_tok": 2, "moe_intermediate_size": 40,
                               "decoder_sparse_step": 2, "mlp_only_layers": [3]},
+    "qwen2-moe-sparse-step-shared-width": {
+        "model_type": "qwen2_moe", **_TINY, "num_hidden_layers": 4, "num_key_value_heads": 2,
+        "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 40,
+        "shared_expert_intermediate_size": 56, "decoder_sparse_step": 2, "mlp_only_layers": [3]},
+    "qwen2-moe-no-qkv-bias": {
+        "model_type": "qwen2_moe", **_TINY, "num_key_value_heads": 4, "num_experts": 4,
+        "num_experts_per_tok": 1, "moe_intermediate_size": 40,
+        "shared_expert_intermediate_size": 80, "qkv_bias": False},
     "gemma3-text-bias": {"model_type": "gemma3_text", **_TINY, "num_hidden_layers": 7,
                          "head_dim": 16, "num_key_value_heads": 2, "attention_bias": True,
                          "sliding_window": 8},

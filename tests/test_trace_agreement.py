@@ -201,6 +201,11 @@ FAMILIES_2025: dict[str, dict[str, Any]] = {
                     "num_key_value_heads": 4, "intermediate_size": 352, "n_routed_experts": 8,
                     "num_experts_per_tok": 2, "n_shared_experts": 2, "moe_intermediate_size": 96,
                     "first_k_dense_replace": 1},
+    # a shared expert of its own width behind a sigmoid gate, q/k/v biases, experts in every
+    # layer behind a softmax router
+    "qwen2_moe": {"model_type": "qwen2_moe", **_COMMON, "intermediate_size": 352,
+                  "num_key_value_heads": 2, "num_experts": 8, "num_experts_per_tok": 2,
+                  "moe_intermediate_size": 96, "shared_expert_intermediate_size": 160},
     # RMSNorms over the whole query and key projections (GQA: the key's is narrower), experts in
     # every layer behind a softmax router
     "olmoe": {"model_type": "olmoe", **_COMMON, "intermediate_size": 96,
@@ -211,8 +216,8 @@ FAMILIES_2025: dict[str, dict[str, Any]] = {
                     "num_local_experts": 4, "num_experts_per_tok": 1,
                     "interleave_moe_layer_step": 2, "attention_chunk_size": 64},
 }
-_BF16_ONLY = {"qwen3_moe", "gpt_oss", "deepseek_v3", "glm4_moe", "deepseek_v2", "olmoe",
-              "llama4_text"}
+_BF16_ONLY = {"qwen2_moe", "qwen3_moe", "gpt_oss", "deepseek_v3", "glm4_moe", "deepseek_v2",
+              "olmoe", "llama4_text"}
 """bf16-true combinations only: the experts of all but Llama 4 go through `torch._grouped_mm`,
 which the fake CPU tensors run in bfloat16 only ("Expected inputs of BF16 type"); Llama 4's
 LoRA step under autocast is 3.6 % above the model (its router's scores under autocast are not

@@ -239,6 +239,14 @@ class Architecture:
     """Experts every token goes through, besides the routed ones (DeepSeek style)."""
     moe_intermediate_size: int | None = None
     """Width of each expert when it differs from `intermediate_size`."""
+    shared_expert_intermediate_size: int | None = None
+    """Width of the shared expert when it is one MLP of its own width (Qwen2-MoE's
+    `shared_expert_intermediate_size`, with `n_shared_experts` 1); None: `n_shared_experts`
+    MLPs of the routed experts' width, as one MLP of their summed width (DeepSeek)."""
+    shared_expert_gate: bool = False
+    """A linear of one output (no bias) whose sigmoid scales the shared expert's output (Qwen2-MoE's
+    `shared_expert_gate`, modeling_qwen2_moe.py `Qwen2MoeSparseMoeBlock`); listed with the
+    router (`LinearSpec` role "router": neither adapted nor quantized)."""
     router_bias: bool = False
     sliding_window: int | None = None
     """Window of local attention, in tokens, on `sliding_window_layers` layers (None: none)."""
@@ -420,6 +428,14 @@ class Architecture:
         return self.moe_intermediate_size or self.intermediate_size
 
     @property
+    def shared_experts_width(self) -> int:
+        """Intermediate width of a MoE block's shared experts together (0 without any)."""
+        if not self.n_shared_experts:
+            return 0
+        return self.shared_expert_intermediate_size or (
+            self.n_shared_experts * self.expert_intermediate_size)
+
+    @property
     def n_dense_layers(self) -> int:
         """Layers with a dense MLP: all of a dense model's, `dense_layers` of a MoE model's."""
         return len(set(self.dense_layers)) if self.is_moe else self.n_layers
@@ -443,7 +459,8 @@ class Architecture:
         if moe:
             return replace(self, dense_layers=())
         return replace(self, n_experts=1, experts_per_token=1, n_shared_experts=0,
-                       moe_intermediate_size=None, router_bias=False, dense_layers=())
+                       moe_intermediate_size=None, shared_expert_intermediate_size=None,
+                       shared_expert_gate=False, router_bias=False, dense_layers=())
 
     @property
     def rotary_dim(self) -> int:
@@ -502,9 +519,21 @@ class Architecture:
             return self.dense_mlp_linears()
         router = LinearSpec("router", self.hidden_size, self.n_experts, self.router_bias)
         routed = self._ffn(self.expert_intermediate_size, count=self.n_experts, routed=True)
-        shared = (self._ffn(self.expert_intermediate_size, count=self.n_shared_experts,
-                            routed=False) if self.n_shared_experts else ())
-        return (router, *routed, *shared)
+        return (router, *routed, *self._shared_expert_linears())
+
+    def _shared_expert_linears(self) -> tuple[LinearSpec, ...]:
+        """The shared experts of a MoE block: `n_shared_experts` MLPs of the routed width, or one
+        of `shared_expert_intermediate_size`; then the shared expert's gate, if any."""
+        if not self.n_shared_experts:
+            return ()
+        if self.shared_expert_intermediate_size is None:
+            shared = self._ffn(self.expert_intermediate_size, count=self.n_shared_experts,
+                               routed=False)
+        else:
+            shared = self._ffn(self.shared_expert_intermediate_size, count=1, routed=False)
+        gate = (LinearSpec("router", self.hidden_size, 1, False),) \
+            if self.shared_expert_gate else ()
+        return (*shared, *gate)
 
     def dense_mlp_linears(self) -> tuple[LinearSpec, ...]:
         """The dense MLP of `intermediate_size` (every block of a dense model, `dense_layers` of a
@@ -761,7 +790,8 @@ _RANGES = {
     "n_experts": bounds.MODEL_EXPERTS, "experts_per_token": bounds.MODEL_EXPERTS,
 }
 _OPTIONAL_RANGES = {
-    "moe_intermediate_size": bounds.MODEL_WIDTH, "sliding_window": bounds.MODEL_CONTEXT,
+    "moe_intermediate_size": bounds.MODEL_WIDTH,
+    "shared_expert_intermediate_size": bounds.MODEL_WIDTH, "sliding_window": bounds.MODEL_CONTEXT,
 }
 
 

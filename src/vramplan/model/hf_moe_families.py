@@ -1,5 +1,6 @@
-"""config.json readers of the mixture-of-experts families: Qwen3-MoE, Llama 4, DeepSeek-V2 and V3
-(and R1, and Kimi K2, whose `kimi_k2` config is DeepSeek-V3's), gpt-oss, GLM-4.5, OLMoE.
+"""config.json readers of the mixture-of-experts families: Qwen2-MoE, Qwen3-MoE, Llama 4,
+DeepSeek-V2 and V3 (and R1, and Kimi K2, whose `kimi_k2` config is DeepSeek-V3's), gpt-oss,
+GLM-4.5, OLMoE.
 
 transformers 5 stores each layer's routed experts as two 3-D parameters (`experts.gate_up_proj`,
 `experts.down_proj`): the count is the same as `n_experts` separate linears. Part of the
@@ -47,6 +48,33 @@ def _qwen3_moe(keys: ConfigKeys) -> Architecture:
         base, qk_norm=QkNormKind.PER_HEAD_SHARED, n_experts=keys.get_int("num_experts"),
         experts_per_token=keys.get_int("num_experts_per_tok"),
         moe_intermediate_size=keys.get_int("moe_intermediate_size"), dense_layers=dense)
+
+
+def _qwen2_moe(keys: ConfigKeys) -> Architecture:
+    """models/qwen2_moe/modeling_qwen2_moe.py (Qwen1.5-MoE, Qwen2-57B-A14B): Qwen2's attention
+    (`Qwen2MoeAttention`: q/k/v with `qkv_bias`, true by default, o without); layer i holds a
+    softmax top-k router (`Qwen2MoeTopKRouter`, no bias), `num_experts` experts of
+    `moe_intermediate_size` and one shared expert (`Qwen2MoeMLP` of
+    `shared_expert_intermediate_size`) scaled by the sigmoid of `shared_expert_gate` (a linear of
+    one output, no bias) unless i is in `mlp_only_layers` or (i + 1) is no multiple of
+    `decoder_sparse_step` (`Qwen2MoeDecoderLayer`), where a dense MLP of `intermediate_size`
+    stands. Sizes are required (Qwen2MoeConfig's defaults are Qwen1.5-MoE-A2.7B's).
+    configuration_qwen2_moe.py windows every other layer below `max_window_layers` when
+    `use_sliding_window` (Qwen2's dense reader windows the layers from it on): not read here,
+    refused."""
+    keys.require_false("use_sliding_window")
+    base = llama_like(keys, qkv_bias=keys.get_bool("qkv_bias", True), attn_out_bias=False,
+                      mlp_bias=False, tied_default=False)
+    step = keys.get_int("decoder_sparse_step", default=1)
+    mlp_only = set(keys.get_int_list("mlp_only_layers"))
+    dense = tuple(layer for layer in range(base.n_layers)
+                  if layer in mlp_only or (layer + 1) % step)
+    return replace_fields(
+        base, n_experts=keys.get_int("num_experts"),
+        experts_per_token=keys.get_int("num_experts_per_tok"),
+        moe_intermediate_size=keys.get_int("moe_intermediate_size"), n_shared_experts=1,
+        shared_expert_intermediate_size=keys.get_int("shared_expert_intermediate_size"),
+        shared_expert_gate=True, dense_layers=dense)
 
 
 def _llama4(keys: ConfigKeys) -> Architecture:
@@ -229,6 +257,7 @@ def _olmoe(keys: ConfigKeys) -> Architecture:
 
 
 READERS: dict[str, Callable[[ConfigKeys], Architecture]] = {
+    "qwen2_moe": _qwen2_moe,
     "qwen3_moe": _qwen3_moe,
     "llama4": _llama4,
     "llama4_text": _llama4_text,

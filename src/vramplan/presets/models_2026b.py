@@ -1,6 +1,7 @@
 """Presets added in 2026-12 (second batch) for models that published runs name and the registry
-lacked: the Qwen1.5 base models 1.8B, 4B and 14B and Qwen1.5-110B-Chat, Yi-1.5 6B, 9B and 34B,
-DeepSeek LLM 67B, DeepSeek-Coder-V2-Lite and Falcon 180B.
+lacked: the Qwen1.5 base models 1.8B, 4B and 14B and Qwen1.5-110B-Chat, Qwen1.5-MoE-A2.7B (and
+its chat model) and Qwen2-57B-A14B, Yi-1.5 6B, 9B and 34B, DeepSeek LLM 67B,
+DeepSeek-Coder-V2-Lite and Falcon 180B.
 
 As in `vramplan.presets.models_2026`: each preset keeps the architecture keys of the published
 config.json (tokenizer ids, dropout, initialization and cache keys left out), `source` is the
@@ -29,6 +30,40 @@ if TYPE_CHECKING:
     from typing import Any
 
 _preset, _copy, _blob = make_preset, copy_on_hub, hub_config_url
+
+
+def _qwen2_moe(*, hidden: int, inter: int, layers: int, heads: int, kv: int, max_pos: int,
+               window_layers: int, moe_inter: int, shared_inter: int, experts: int, top_k: int,
+               **extra: Any) -> dict[str, Any]:
+    """The keys the Qwen2-MoE config.json files read here write alike (`Qwen2MoeForCausalLM`,
+    SiLU, every layer MoE, no top-k renormalization, RMSNorm eps 1e-6, RoPE base 1e6, the
+    151,936-token vocabulary, untied head, bfloat16, no sliding window used), with the shape keys
+    each gives."""
+    return {
+        "architectures": ["Qwen2MoeForCausalLM"],
+        "decoder_sparse_step": 1,
+        "hidden_act": "silu",
+        "hidden_size": hidden,
+        "intermediate_size": inter,
+        "max_position_embeddings": max_pos,
+        "max_window_layers": window_layers,
+        "model_type": "qwen2_moe",
+        "moe_intermediate_size": moe_inter,
+        "norm_topk_prob": False,
+        "num_attention_heads": heads,
+        "num_experts": experts,
+        "num_experts_per_tok": top_k,
+        "num_hidden_layers": layers,
+        "num_key_value_heads": kv,
+        "rms_norm_eps": 1e-06,
+        "rope_theta": 1000000.0,
+        "shared_expert_intermediate_size": shared_inter,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+        "use_sliding_window": False,
+        "vocab_size": 151936,
+        **extra,
+    }
 
 
 def _yi15(*, hidden: int, inter: int, layers: int, heads: int, kv: int) -> dict[str, Any]:
@@ -139,6 +174,61 @@ MODELS_2026B: tuple[ModelPreset, ...] = (
             "billion parameters: https://huggingface.co/datasets/open-llm-leaderboard/requests/"
             "blob/5642b6b269d4d27d5e749d1fc1c179159e2a356e/Qwen/"
             "Qwen1.5-110B_eval_request_False_bfloat16_Original.json"
+        ),
+    ),
+    # Qwen1.5-MoE-A2.7B (March 2024, model_type qwen2_moe): 24 layers of width 2,048, each with
+    # 60 experts of width 1,408 (4 routed per token) and a shared expert of width 5,632 behind a
+    # sigmoid gate; full multi-head attention with q/k/v biases. MaziyarPanahi's Wikihow fine-tune
+    # (transformers 4.40.0.dev0), jayzeng's llm-fun (a bnb-4bit copy) and RichardErkhov's 8-bit
+    # copy, all with `_name_or_path` Qwen/Qwen1.5-MoE-A2.7B, agree on every key below (8,192
+    # positions). The chat model says 32,768: a preset of its own, below.
+    _preset(
+        "qwen1.5-moe-a2.7b",
+        "Qwen/Qwen1.5-MoE-A2.7B",
+        "Qwen1.5-MoE-A2.7B",
+        _qwen2_moe(hidden=2048, inter=5632, layers=24, heads=16, kv=16, max_pos=8192,
+                   window_layers=21, moe_inter=1408, shared_inter=5632, experts=60, top_k=4,
+                   sliding_window=32768),
+        read_from=(
+            _blob("MaziyarPanahi/Qwen1.5-MoE-A2.7B-Wikihow",
+                  "f2045481b0b67a1324363fa416dca672026c1d28")
+            + "; " + _blob("jayzeng/llm-fun") + "; "
+            + _blob("RichardErkhov/Qwen_-_Qwen1.5-MoE-A2.7B-8bits")
+        ),
+    ),
+    # Qwen1.5-MoE-A2.7B-Chat: the base's keys with 32,768 positions. ByteResearch's Hermes
+    # fine-tune (transformers 4.40.0.dev0, from a local Qwen1.5-MoE-A2.7B-Chat folder) and
+    # RichardErkhov's 4-bit copy (4.40.2, saved in float16; `torch_dtype` bfloat16 kept from the
+    # first) agree on every other key below.
+    _preset(
+        "qwen1.5-moe-a2.7b-chat",
+        "Qwen/Qwen1.5-MoE-A2.7B-Chat",
+        "Qwen1.5-MoE-A2.7B Chat",
+        _qwen2_moe(hidden=2048, inter=5632, layers=24, heads=16, kv=16, max_pos=32768,
+                   window_layers=21, moe_inter=1408, shared_inter=5632, experts=60, top_k=4,
+                   sliding_window=32768),
+        read_from=(
+            _blob("ByteResearch/Hermes-Qwen1.5-MoE-A2.7B-Chat-240405") + "; the config.json "
+            "added by https://huggingface.co/RichardErkhov/Qwen_-_Qwen1.5-MoE-A2.7B-Chat-4bits/"
+            "commit/371818386e308d5dcce3e0527c001de93d3ed18c"
+        ),
+    ),
+    # Qwen2-57B-A14B (June 2024): 28 layers of width 3,584, 64 experts of width 2,560 (8 routed
+    # per token) and a shared expert of width 20,480; GQA with 4 key/value heads; 131,072
+    # positions. Read from the official file (759c0d83, transformers 4.40.1); zhoukz's bnb-4bit
+    # copy (4.42.4, `_name_or_path` Qwen/Qwen2-57B-A14B) agrees on every shape key and writes
+    # max_window_layers 28, sliding_window 131,072 and `mlp_only_layers` [] (the window keys
+    # unused: `use_sliding_window` is false); the official values are kept.
+    _preset(
+        "qwen2-57b-a14b",
+        "Qwen/Qwen2-57B-A14B",
+        "Qwen2-57B-A14B",
+        _qwen2_moe(hidden=3584, inter=18944, layers=28, heads=28, kv=4, max_pos=131072,
+                   window_layers=21, moe_inter=2560, shared_inter=20480, experts=64, top_k=8,
+                   sliding_window=4096),
+        read_from=(
+            _blob("Qwen/Qwen2-57B-A14B", "759c0d83a2b7ad416611d984fdfffbec8de361c2") + "; "
+            + _blob("zhoukz/qwen2-57b-a14b-4bit")
         ),
     ),
     # 01.AI Yi-1.5 (May 2024): Yi's layout continued-pretrained, RoPE base 5e6. Each size's chat

@@ -650,8 +650,8 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
     if arch.is_moe and spec.framework is not Framework.LITGPT:
         _moe(ledger, arch, spec, n2, input_needs_grad)
         return
-    active = arch.experts_per_token + arch.n_shared_experts if arch.is_moe else 1
-    f = arch.expert_intermediate_size * active
+    f = arch.expert_intermediate_size * arch.experts_per_token + arch.shared_experts_width \
+        if arch.is_moe else arch.expert_intermediate_size
     targets = spec.lora_targets
     if arch.mlp is MlpKind.GATED:
         lora_in = int(LoraTarget.GATE in targets) + int(LoraTarget.UP in targets)
@@ -738,7 +738,7 @@ def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
         ledger.keep("experts_down_out", c * routed * h)
         ledger.keep("routing_weights", (FP32 if arch.router_fp32 else c) * routed)
     if arch.n_shared_experts:
-        shared = width * arch.n_shared_experts
+        shared = arch.shared_experts_width
         targets = spec.lora_targets
         lora_in = int(LoraTarget.GATE in targets) + int(LoraTarget.UP in targets)
         _linear(ledger, spec, n2, h, lora=lora_in, prefix="shared_gate_up",
@@ -749,6 +749,12 @@ def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
         ledger.keep("shared_up_out", c * shared)
         _linear(ledger, spec, _Tensor("shared_hidden", c), shared,
                 lora=int(LoraTarget.DOWN in targets), prefix="shared_down")
+    if arch.shared_expert_gate:
+        # Qwen2MoeSparseMoeBlock.forward (transformers models/qwen2_moe/modeling_qwen2_moe.py):
+        # `F.sigmoid(self.shared_expert_gate(x)) * shared_expert_output`: sigmoid saves its
+        # output, the product both factors (the gate's input is the layer's input, kept above)
+        ledger.keep("shared_gate_sigmoid", c)
+        ledger.keep("shared_expert_out", c * h)
 
 
 def quantized_base_inputs(arch: Architecture, spec: BlockSpec) -> int:
@@ -762,8 +768,9 @@ def quantized_base_inputs(arch: Architecture, spec: BlockSpec) -> int:
     r, c, h = spec.residual_bytes, spec.compute_bytes, arch.hidden_size
     shared = arch.parallel_block and arch.shared_block_norm
     inputs = r * h + c * arch.q_dim + (0 if shared else r * h)
-    active = arch.experts_per_token + arch.n_shared_experts if arch.is_moe else 1
-    return inputs + c * arch.expert_intermediate_size * active
+    width = arch.expert_intermediate_size * arch.experts_per_token + arch.shared_experts_width \
+        if arch.is_moe else arch.expert_intermediate_size
+    return inputs + c * width
 
 
 _PYTHON_TANH_GELU = frozenset({"gelu_new", "gelu_fast"})

@@ -960,8 +960,8 @@ class _Sizes:
     @staticmethod
     def of(arch: Architecture, setup: TrainingSetup, shape: StepShape) -> _Sizes:
         tokens = setup.batch * setup.seq_len
-        width = arch.expert_intermediate_size * (arch.experts_per_token + arch.n_shared_experts
-                                                 if arch.is_moe else 1)
+        width = (arch.expert_intermediate_size * arch.experts_per_token
+                 + arch.shared_experts_width if arch.is_moe else arch.expert_intermediate_size)
         saved = kept_for_backward(arch, shape.spec, block_saved(arch, shape.spec, setup.seq_len),
                                   setup.checkpointing)
         return _Sizes(residual=shape.spec.residual_bytes * arch.hidden_size * tokens,

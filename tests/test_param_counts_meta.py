@@ -160,6 +160,9 @@ VARIANTS: dict[str, dict[str, object]] = {
                               "num_key_value_heads": 2, "num_experts": 4,
                               "num_experts_per_tok": 2, "moe_intermediate_size": 40,
                               "decoder_sparse_step": 2, "mlp_only_layers": [3]},
+    "mpt-untied": {"model_type": "mpt", "d_model": 64, "n_heads": 4, "n_layers": 2,
+                   "vocab_size": 100, "max_seq_len": 32, "attn_config": {"alibi": True},
+                   "tie_word_embeddings": False},
     "qwen2-moe-sparse-step-shared-width": {
         "model_type": "qwen2_moe", **_TINY, "num_hidden_layers": 4, "num_key_value_heads": 2,
         "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 40,

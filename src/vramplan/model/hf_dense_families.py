@@ -1,7 +1,7 @@
 """config.json readers of the dense families released since 2024: Qwen3, Gemma 3 (text and the
 multimodal wrapper), OLMo 2, Command R and R7B (`cohere`, `cohere2`), Granite 3, StarCoder2,
-SmolLM3; and of two families of 2021-2022 that the PEFT and DeepSpeed-Chat benchmarks use, BLOOM
-and GPT-Neo.
+SmolLM3; of two families of 2021-2022 that the PEFT and DeepSpeed-Chat benchmarks use, BLOOM
+and GPT-Neo; and of MosaicML's MPT (2023).
 
 Part of the config.json layer (`vramplan.model.hf_config` holds the registry and the rules); each
 reader names the transformers 5.24 file whose layers it mirrors. Pure: no I/O.
@@ -301,6 +301,45 @@ def _gpt_neo_attention_layers(keys: ConfigKeys, layers: int) -> tuple[str, ...]:
     return tuple(kinds)
 
 
+def _mpt(keys: ConfigKeys) -> Architecture:
+    """models/mpt/modeling_mpt.py (MosaicML MPT-7B): ALiBi, no position table (transformers builds
+    no `wpe`, whatever `learned_pos_emb` says); one fused `Wqkv` of 3 x d_model and `out_proj`,
+    no biases; `up_proj` -> exact GELU -> `down_proj`, 4 x d_model whatever `expansion_ratio`
+    says; LayerNorms without bias (`norm_1.bias = None`) before attention and MLP and before the
+    head; head tied (MptForCausalLM `_tied_weights_keys`). Eager attention only (no SDPA or
+    FlashAttention path), its softmax on an fp32 copy of the scores. `attn_config.attn_pdrop`
+    drops the probabilities, the attention's output and the MLP's output. Options transformers
+    does not build as the original remote code did are refused: an `expansion_ratio` other than 4,
+    `no_bias` false, `attn_config.alibi` false, `qk_ln`, a multi-query `attn_type`; so is
+    `clip_qkv` (a clamp on the fused projection, which keeps its input: not modelled)."""
+    attn = keys.sub("attn_config")
+    if keys.get_int("expansion_ratio", default=4) != 4:
+        raise InvalidConfigValue(keys.path("expansion_ratio"), keys.config["expansion_ratio"],
+                                 "expect.unsupported_option")
+    if not keys.get_bool("no_bias", True):
+        raise InvalidConfigValue(keys.path("no_bias"), False, "expect.unsupported_option")
+    if not attn.get_bool("alibi", True):
+        raise InvalidConfigValue(attn.path("alibi"), False, "expect.unsupported_option")
+    if attn.get_str("attn_type", default="multihead_attention") != "multihead_attention":
+        raise InvalidConfigValue(attn.path("attn_type"), attn.config["attn_type"],
+                                 "expect.unsupported_option")
+    attn.require_false("qk_ln")
+    attn.require_false("clip_qkv")
+    hidden, heads = keys.get_int("d_model"), keys.get_int("n_heads")
+    dropout = attn.get_float("attn_pdrop", 0.0)
+    return Architecture(
+        family=keys.model_type, n_layers=keys.get_int("n_layers"), hidden_size=hidden,
+        intermediate_size=4 * hidden, n_heads=heads, n_kv_heads=heads,
+        head_dim=derived_head_dim(keys, hidden, heads), vocab_size=keys.get_int("vocab_size"),
+        tied_embeddings=keys.get_bool("tie_word_embeddings", True), mlp=MlpKind.PLAIN,
+        activation="gelu", qkv_bias=False, attn_out_bias=False, mlp_bias=False,
+        norm=NormKind.LAYERNORM, norm_bias=False, position=PositionKind.ALIBI,
+        max_position_embeddings=keys.get_int("max_seq_len"), fused_qkv=True,
+        sdpa_attention=False, flash_attention=False, dtype=keys.dtype(),
+        attention_dropout=dropout, attention_output_dropout=dropout, mlp_output_dropout=dropout,
+    )
+
+
 READERS: dict[str, Callable[[ConfigKeys], Architecture]] = {
     "qwen3": _qwen3,
     "gemma3_text": _gemma3_text,
@@ -313,5 +352,6 @@ READERS: dict[str, Callable[[ConfigKeys], Architecture]] = {
     "smollm3": _smollm3,
     "bloom": _bloom,
     "gpt_neo": _gpt_neo,
+    "mpt": _mpt,
 }
 """The `model_type` values this module reads."""

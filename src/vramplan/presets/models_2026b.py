@@ -1,7 +1,7 @@
 """Presets added in 2026-12 (second batch) for models that published runs name and the registry
 lacked: the Qwen1.5 base models 1.8B, 4B and 14B and Qwen1.5-110B-Chat, Qwen1.5-MoE-A2.7B (and
 its chat model) and Qwen2-57B-A14B, Yi-1.5 6B, 9B and 34B, DeepSeek LLM 67B,
-DeepSeek-Coder-V2-Lite and Falcon 180B.
+DeepSeek-Coder-V2-Lite, MPT-7B and Falcon 180B.
 
 As in `vramplan.presets.models_2026`: each preset keeps the architecture keys of the published
 config.json (tokenizer ids, dropout, initialization and cache keys left out), `source` is the
@@ -384,6 +384,56 @@ MODELS_2026B: tuple[ModelPreset, ...] = (
             "5ffc46df43ad8cdd802a695a7d4bed44146b4ee0/imatrix.log and "
             "https://huggingface.co/legraphista/DeepSeek-Coder-V2-Lite-Instruct-IMat-GGUF/blob/"
             "6231ed58d768f0c0c9ae71c09d6fc7e859b59c99/imatrix.log"
+        ),
+    ),
+    # MosaicML MPT-7B (May 2023, model_type mpt; transformers builds it natively as
+    # `MptForCausalLM`): 32 layers of width 4,096, ALiBi, no biases, a 4 x MLP with exact GELU,
+    # the 50,432-token vocabulary tied to the head. OpenVINO's int8 copy (transformers 4.40.2,
+    # `_name_or_path` mosaicml/mpt-7b) gives every top-level key below; crashx's Flax copy (its
+    # `auto_map` names mosaicml/mpt-7b's code) gives the same `attn_config`, and so do the other
+    # keys it shows. htriedman's fine-tune of mosaicml/mpt-7b-instruct (4.31.0) has every key below:
+    # an alias. `tokenizer_name`, `init_config`, `init_device` and `verbose` (no weights) are left
+    # out.
+    _preset(
+        "mpt-7b",
+        "mosaicml/mpt-7b",
+        "MPT-7B",
+        {
+            "architectures": ["MPTForCausalLM"],
+            "attn_config": {
+                "alibi": True,
+                "alibi_bias_max": 8,
+                "attn_impl": "torch",
+                "attn_pdrop": 0,
+                "attn_type": "multihead_attention",
+                "attn_uses_sequence_id": False,
+                "clip_qkv": None,
+                "prefix_lm": False,
+                "qk_ln": False,
+                "softmax_scale": None,
+            },
+            "d_model": 4096,
+            "emb_pdrop": 0,
+            "embedding_fraction": 1.0,
+            "expansion_ratio": 4,
+            "learned_pos_emb": True,
+            "logit_scale": None,
+            "max_seq_len": 2048,
+            "model_type": "mpt",
+            "n_heads": 32,
+            "n_layers": 32,
+            "no_bias": True,
+            "norm_type": "low_precision_layernorm",
+            "resid_pdrop": 0,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 50432,
+        },
+        aliases=("mosaicml/mpt-7b-instruct", "mpt-7b-instruct"),
+        read_from=(
+            _blob("OpenVINO/mpt-7b-int8-ov", "e34e53b8f7d13eeddf6b7b85a0060fb8ffc3b83a") + "; "
+            + _blob("crashx/flax-mpt7b") + "; the instruct model's "
+            + _blob("htriedman/mpt-7b-instruct-wiki-sparql",
+                    "37fc00b71e06903e8334e7453a6233e8266fe9b7")
         ),
     ),
     # TII Falcon 180B (September 2023): Falcon 40B's new decoder architecture (parallel attention

@@ -42,6 +42,8 @@ LORA_MODULE_NAMES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
     "opt": {**_LLAMA_NAMES, "o": ("out_proj",), "up": ("fc1",), "down": ("fc2",)},
     "bloom": _FUSED_QKV_NAMES,
     "gpt_neo": {**_LLAMA_NAMES, "o": ("out_proj",), "up": ("c_fc",), "down": ("c_proj",)},
+    "mpt": {"q": ("Wqkv",), "k": ("Wqkv",), "v": ("Wqkv",), "o": ("out_proj",),
+            "up": ("up_proj",), "down": ("down_proj",)},
     "phi3": {"q": ("qkv_proj",), "k": ("qkv_proj",), "v": ("qkv_proj",), "o": ("o_proj",),
              "gate": ("gate_up_proj",), "up": ("gate_up_proj",), "down": ("down_proj",)},
     "deepseek_v2": _MLA_NAMES,

@@ -526,3 +526,43 @@ def test_a_quantized_base_hands_its_outputs_back_in_its_inputs_dtype() -> None:
     bf16 = lora_spec()
     assert block_saved(LLAMA, dataclasses.replace(bf16, base_output_in_input_dtype=True), 512) \
         == block_saved(LLAMA, bf16, 512)
+
+
+MIXTRAL = architecture_of(find_model("mixtral-8x7b"))
+
+
+def test_quantized_experts_in_transformers_loop_follow_their_fp32_input() -> None:
+    """transformers v4.48.1 `MixtralSparseMoeBlock.forward` runs each expert's
+    `MixtralBlockSparseTop2MLP` (w1, w3, w2: `Linear4bit` under QLoRA, which hand their outputs
+    back in their input's dtype) on the fp32 output of a norm kept in fp32: per routed copy
+    (2 per token), w1's and w3's outputs and act(w1) (14,336 values each) and w2's output (4,096),
+    which `* routing_weights[top_x, idx, None]` saves with the routing weight
+    (`routing_weights.to(hidden_states.dtype)`, fp32 too), all at 4 bytes rather than 2."""
+    fp32_norms = dataclasses.replace(hf_full_spec(), weights_train=False, lora_targets=Q_V,
+                                     residual_bytes=4, base_output_in_input_dtype=True,
+                                     attention=Attention.FLASH, model_dropout=False)
+    looped = dataclasses.replace(fp32_norms, experts_follow_input_dtype=True)
+    assert total_per_token(block_saved(MIXTRAL, looped, 4096)) \
+        - total_per_token(block_saved(MIXTRAL, fp32_norms, 4096)) \
+        == 2 * (3 * 14336 + 4096 + 1) * (4 - 2)
+    # 16-bit norms: the experts' input is 16-bit and nothing changes
+    bf16 = dataclasses.replace(fp32_norms, residual_bytes=2)
+    assert block_saved(MIXTRAL, dataclasses.replace(bf16, experts_follow_input_dtype=True),
+                       4096) == block_saved(MIXTRAL, bf16, 4096)
+
+
+@pytest.mark.parametrize(("model", "code_date", "looped"), [
+    ("mixtral-8x7b", "2025-02-07", True),   # transformers v4.48.1: a loop of Linear4bit MLPs
+    ("mixtral-8x7b", "2026-01-26", False),  # v5.0.0: 3-D expert parameters
+    ("mixtral-8x7b", None, False),          # today's code
+    ("gpt-oss-20b", "2025-10-01", False),   # 3-D expert parameters from the first
+])
+def test_experts_follow_their_input_only_in_transformers_per_expert_loop(
+        model: str, code_date: str | None, looped: bool) -> None:
+    from datetime import date
+
+    setup = TrainingSetup(method=Method.QLORA, precision=Precision.BF16_TRUE, quant=Quant.NF4_DQ,
+                          lora_targets=Q_V, batch=1, seq_len=4096, framework=Framework.HF,
+                          code_date=None if code_date is None else date.fromisoformat(code_date))
+    assert block_spec(architecture_of(find_model(model)), setup).experts_follow_input_dtype \
+        is looped

@@ -686,6 +686,15 @@ class TransformersCode:
     `expert_idx` of shape (1,)): advanced indexing copies each expert's weights, and the matmul
     saves the copy for its input's gradient; v4.56.0 indexes with `expert_idx[0]`, a 0-d tensor,
     which `select`s a view."""
+    moe_expert_linears: frozenset[str] = frozenset()
+    """Model types whose mixture-of-experts layer runs each expert as its own MLP of
+    `nn.Linear` modules, in a Python loop over the experts (`MixtralSparseMoeBlock.forward`,
+    `MixtralBlockSparseTop2MLP`; Qwen2-MoE's, Qwen3-MoE's and OLMoE's blocks the same: read in
+    the v4.48.1 and v4.57.6 wheels, `TRANSFORMERS_MOE_EXPERT_LINEARS`), so that a QLoRA run's
+    bitsandbytes quantizes every expert's linears to `Linear4bit` modules, whose outputs come
+    back in their input's dtype (`activations.BlockSpec.experts_follow_input_dtype`). v5.0.0
+    holds the experts as 3-D parameters (`MixtralExperts.gate_up_proj`, `down_proj`) run by
+    `@use_experts_implementation`."""
     rope_caches: frozenset[str] = frozenset()
     """Model types whose every attention layer built its own rotary module holding cos and sin
     tables of `max_position_embeddings` rows, registered as non-persistent buffers in the
@@ -866,6 +875,13 @@ of `TransformersCode.gpt_oss_expert_copies`; the loop ends with v5.0.0
 (`TRANSFORMERS_NONREENTRANT_CHECKPOINTING_SINCE`, the same release)."""
 """transformers v5.0.0 (its wheel's date): non-reentrant checkpointing by default
 (`TransformersCode.reentrant_checkpointing`)."""
+TRANSFORMERS_MOE_EXPERT_LINEARS = frozenset({"mixtral", "qwen2_moe", "qwen3_moe", "olmoe"})
+"""The model types whose experts are `nn.Linear` MLPs in a Python loop until v5.0.0
+(`TransformersCode.moe_expert_linears`): Mixtral, Qwen2-MoE and OLMoE read in the v4.48.1
+wheel, all four in the v4.57.6 wheel; v5.0.0's wheel (2026-01-26,
+`TRANSFORMERS_NONREENTRANT_CHECKPOINTING_SINCE`) has `MixtralExperts` of 3-D parameters.
+DeepSeek's and GLM-4.5's loops weight the experts in their fp32 router's dtype and are not
+listed; gpt-oss's and Llama 4's experts were 3-D parameters from the first."""
 TRANSFORMERS_LLAMA_UNCLAMPED_SINCE = date(2023, 6, 8)
 """transformers v4.30.0 (the date of its wheel's files): Llama's eager attention no longer
 clamps its masked scores (`TransformersCode.clamped_scores`)."""
@@ -909,6 +925,8 @@ def transformers_code(on: date | None) -> TransformersCode:
         < TRANSFORMERS_NONREENTRANT_CHECKPOINTING_SINCE,
         gpt_oss_expert_copies=TRANSFORMERS_GPT_OSS_SINCE <= on
         < TRANSFORMERS_GPT_OSS_EXPERT_VIEWS_SINCE,
+        moe_expert_linears=TRANSFORMERS_MOE_EXPERT_LINEARS
+        if on < TRANSFORMERS_NONREENTRANT_CHECKPOINTING_SINCE else frozenset(),
         rope_caches=frozenset(model_type for model_type, until
                               in TRANSFORMERS_ROPE_CACHES_UNTIL.items() if on < until))
 

@@ -82,6 +82,12 @@ class BlockSpec:
     """A quantized frozen base whose linears return their output in their input's dtype
     (bitsandbytes `Linear4bit.forward`: `x.to(self.compute_dtype)`, then `out.to(inp_dtype)`,
     every version read from 0.41.0 to 95f9af30): fp32 where the residual stream is (`amp`)."""
+    experts_follow_input_dtype: bool = False
+    """The mixture-of-experts layer's experts are such quantized linears
+    (`base_output_in_input_dtype`), one `Linear4bit` MLP per expert in transformers' loop
+    (`vramplan.presets.frameworks.TransformersCode.moe_expert_linears`): their intermediate
+    tensors, their outputs and the routing weights (`routing_weights.to(hidden_states.dtype)`)
+    are in the layer's input's dtype, fp32 after a norm kept in fp32."""
     compiled: bool = False
     """The block runs under torch.compile: AOTAutograd's min-cut partitioner, not each
     operation, decides what it saves (`COMPILED_SAVES`)."""
@@ -705,8 +711,20 @@ def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
     once the layer's input does); the routing indices. Shared experts are a dense MLP on the
     layer's input. Llama 4's experts see every token (`experts_see_every_token`): n_experts
     copies of each, and `routed_in * router_scores` keeps the repeated input. Megatron-LM's
-    experts keep no act(gate) (its fused SwiGLU, as in `_mlp`)."""
+    experts keep no act(gate) (its fused SwiGLU, as in `_mlp`).
+
+    A QLoRA run on transformers' per-expert loop (`BlockSpec.experts_follow_input_dtype`)
+    keeps the same tensors in its input's dtype: each expert's `Linear4bit` casts its input to
+    the compute dtype and its output back (`out.to(inp_dtype)`, bitsandbytes 0.43.3
+    nn/modules.py `Linear4bit.forward`), so after an fp32 norm w1's and w3's outputs, act(w1)
+    and their product are fp32, and so are w2's output and the routing weights it is multiplied
+    by (`routing_weights.to(hidden_states.dtype)`, transformers v4.48.1
+    models/mixtral/modeling_mixtral.py `MixtralSparseMoeBlock.forward`), which the product
+    saves: autocast casts neither `silu` nor `mul`."""
     c, h = spec.compute_bytes, arch.hidden_size
+    # the experts' tensors: the compute dtype, or their input's on transformers' per-expert
+    # loop of Linear4bit modules (`BlockSpec.experts_follow_input_dtype`)
+    e = n2.itemsize if spec.experts_follow_input_dtype else c
     width = arch.expert_intermediate_size
     train = spec.weights_train
     routed = arch.n_experts if arch.experts_see_every_token else arch.experts_per_token
@@ -725,36 +743,36 @@ def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
     if train:
         ledger.keep("routed_input", c * routed * h)
     gated = arch.mlp is MlpKind.GATED
-    ledger.keep("experts_gate_up_out", c * routed * width * (2 if gated else 1))
+    ledger.keep("experts_gate_up_out", e * routed * width * (2 if gated else 1))
     # Megatron-LM's experts run its fused SwiGLU as its dense MLP does (`_mlp`): only the
     # fc1 output is saved, not act(gate)
     megatron = spec.framework is Framework.MEGATRON
     glu_tensors = 4 if arch.swiglu_limit is not None else 1
     if not megatron:
-        ledger.keep("experts_act_out", c * routed * width * glu_tensors)
+        ledger.keep("experts_act_out", e * routed * width * glu_tensors)
     if train:
-        ledger.keep("experts_down_input", c * routed * width)
+        ledger.keep("experts_down_input", e * routed * width)
     if not arch.experts_see_every_token:
-        ledger.keep("experts_down_out", c * routed * h)
-        ledger.keep("routing_weights", (FP32 if arch.router_fp32 else c) * routed)
+        ledger.keep("experts_down_out", e * routed * h)
+        ledger.keep("routing_weights", (FP32 if arch.router_fp32 else e) * routed)
     if arch.n_shared_experts:
         shared = arch.shared_experts_width
         targets = spec.lora_targets
         lora_in = int(LoraTarget.GATE in targets) + int(LoraTarget.UP in targets)
         _linear(ledger, spec, n2, h, lora=lora_in, prefix="shared_gate_up",
                 needs_grad=input_needs_grad, readers=2)
-        ledger.keep("shared_gate_out", c * shared)
+        ledger.keep("shared_gate_out", e * shared)
         if not megatron:
-            ledger.keep("shared_act_out", c * shared)
-        ledger.keep("shared_up_out", c * shared)
-        _linear(ledger, spec, _Tensor("shared_hidden", c), shared,
+            ledger.keep("shared_act_out", e * shared)
+        ledger.keep("shared_up_out", e * shared)
+        _linear(ledger, spec, _Tensor("shared_hidden", e), shared,
                 lora=int(LoraTarget.DOWN in targets), prefix="shared_down")
     if arch.shared_expert_gate:
         # Qwen2MoeSparseMoeBlock.forward (transformers models/qwen2_moe/modeling_qwen2_moe.py):
         # `F.sigmoid(self.shared_expert_gate(x)) * shared_expert_output`: sigmoid saves its
         # output, the product both factors (the gate's input is the layer's input, kept above)
-        ledger.keep("shared_gate_sigmoid", c)
-        ledger.keep("shared_expert_out", c * h)
+        ledger.keep("shared_gate_sigmoid", e)
+        ledger.keep("shared_expert_out", e * h)
 
 
 def quantized_base_inputs(arch: Architecture, spec: BlockSpec) -> int:

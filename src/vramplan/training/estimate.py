@@ -481,6 +481,13 @@ def _quantized_base_keeps_input(setup: TrainingSetup) -> bool:
     return setup.code_date is not None and setup.code_date < BITSANDBYTES_4BIT_DROPS_INPUT_SINCE
 
 
+def _base_output_in_input_dtype(setup: TrainingSetup) -> bool:
+    """A QLoRA base of bitsandbytes 4-bit linears under transformers' code, which hand their
+    outputs back in their input's dtype (`BlockSpec.base_output_in_input_dtype`)."""
+    return setup.method is Method.QLORA and runs_transformers_code(setup.framework) \
+        and setup.quant is not Quant.INT8
+
+
 def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
     """How a trained block behaves under `setup` (the last block, for `freeze`)."""
     uses_lora = setup.method.uses_lora
@@ -493,8 +500,9 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         weights_train=setup.method in (Method.FULL, Method.FREEZE)
         or setup.frozen_weights_need_grad,
         base_keeps_input=_quantized_base_keeps_input(setup),
-        base_output_in_input_dtype=setup.method is Method.QLORA
-        and runs_transformers_code(setup.framework) and setup.quant is not Quant.INT8,
+        base_output_in_input_dtype=_base_output_in_input_dtype(setup),
+        experts_follow_input_dtype=_base_output_in_input_dtype(setup)
+        and arch.family in transformers_code(setup.code_date).moe_expert_linears,
         lora_targets=targets - {LoraTarget.HEAD},
         lora_rank=setup.lora_rank or DEFAULT_LORA_RANK,
         lora_dropout=uses_lora and lora_dropout_active(setup),

@@ -528,41 +528,56 @@ def test_a_quantized_base_hands_its_outputs_back_in_its_inputs_dtype() -> None:
         == block_saved(LLAMA, bf16, 512)
 
 
+
 MIXTRAL = architecture_of(find_model("mixtral-8x7b"))
 
 
+def _mixtral_lora_spec(**changes: object) -> BlockSpec:
+    spec = dataclasses.replace(hf_full_spec(), weights_train=False, lora_targets=Q_V,
+                               attention=Attention.FLASH, model_dropout=False)
+    return dataclasses.replace(spec, **changes)  # type: ignore[arg-type]
+
+
+def test_transformers_expert_loop_saves_each_weighted_output_for_index_add() -> None:
+    """transformers v4.48.1 `MixtralSparseMoeBlock.forward`: `final_hidden_states.index_add_(0,
+    top_x, current_hidden_states.to(hidden_states.dtype))`, whose backward (torch 2.4.1
+    `IndexAddBackward0`) keeps `source`: per routed copy (2 per token) the weighted output,
+    4,096 values in the routing weights' dtype, the layer's input's (bf16 here), beyond what
+    `grouped_mm`'s layer saves."""
+    bf16 = _mixtral_lora_spec()
+    assert total_per_token(block_saved(MIXTRAL, dataclasses.replace(bf16, moe_expert_loop=True),
+                                       4096)) \
+        - total_per_token(block_saved(MIXTRAL, bf16, 4096)) == 2 * 4096 * 2
+
+
 def test_quantized_experts_in_transformers_loop_follow_their_fp32_input() -> None:
-    """transformers v4.48.1 `MixtralSparseMoeBlock.forward` runs each expert's
-    `MixtralBlockSparseTop2MLP` (w1, w3, w2: `Linear4bit` under QLoRA, which hand their outputs
-    back in their input's dtype) on the fp32 output of a norm kept in fp32: per routed copy
-    (2 per token), w1's and w3's outputs and act(w1) (14,336 values each) and w2's output (4,096),
-    which `* routing_weights[top_x, idx, None]` saves with the routing weight
-    (`routing_weights.to(hidden_states.dtype)`, fp32 too), all at 4 bytes rather than 2."""
-    fp32_norms = dataclasses.replace(hf_full_spec(), weights_train=False, lora_targets=Q_V,
-                                     residual_bytes=4, base_output_in_input_dtype=True,
-                                     attention=Attention.FLASH, model_dropout=False)
-    looped = dataclasses.replace(fp32_norms, experts_follow_input_dtype=True)
+    """The same loop under QLoRA with fp32 norms (peft's `prepare_model_for_kbit_training`):
+    each expert's `MixtralBlockSparseTop2MLP` (w1, w3, w2: `Linear4bit`, which hand their outputs
+    back in their input's dtype) reads the fp32 norm output, so per routed copy w1's and w3's
+    outputs and act(w1) (14,336 values each) and w2's output (4,096) are at 4 bytes rather than
+    2, and so is the routing weight (`routing_weights.to(hidden_states.dtype)`); the weighted
+    output `index_add_` keeps is fp32 (4,096 x 4)."""
+    fp32_norms = _mixtral_lora_spec(residual_bytes=4, base_output_in_input_dtype=True)
+    looped = dataclasses.replace(fp32_norms, moe_expert_loop=True)
     assert total_per_token(block_saved(MIXTRAL, looped, 4096)) \
         - total_per_token(block_saved(MIXTRAL, fp32_norms, 4096)) \
-        == 2 * (3 * 14336 + 4096 + 1) * (4 - 2)
-    # 16-bit norms: the experts' input is 16-bit and nothing changes
-    bf16 = dataclasses.replace(fp32_norms, residual_bytes=2)
-    assert block_saved(MIXTRAL, dataclasses.replace(bf16, experts_follow_input_dtype=True),
-                       4096) == block_saved(MIXTRAL, bf16, 4096)
+        == 2 * ((3 * 14336 + 4096 + 1) * (4 - 2) + 4096 * 4)
 
 
-@pytest.mark.parametrize(("model", "code_date", "looped"), [
-    ("mixtral-8x7b", "2025-02-07", True),   # transformers v4.48.1: a loop of Linear4bit MLPs
-    ("mixtral-8x7b", "2026-01-26", False),  # v5.0.0: 3-D expert parameters
-    ("mixtral-8x7b", None, False),          # today's code
-    ("gpt-oss-20b", "2025-10-01", False),   # 3-D expert parameters from the first
+@pytest.mark.parametrize(("model", "method", "code_date", "looped"), [
+    ("mixtral-8x7b", Method.QLORA, "2025-02-07", True),  # v4.48.1: a loop of nn.Linear MLPs
+    ("mixtral-8x7b", Method.LORA, "2025-02-07", True),
+    ("mixtral-8x7b", Method.QLORA, "2026-01-26", False),  # v5.0.0: 3-D expert parameters
+    ("mixtral-8x7b", Method.QLORA, None, False),  # today's code
+    ("gpt-oss-20b", Method.QLORA, "2025-10-01", False),  # 3-D expert parameters from the first
 ])
-def test_experts_follow_their_input_only_in_transformers_per_expert_loop(
-        model: str, code_date: str | None, looped: bool) -> None:
+def test_the_expert_loop_runs_in_transformers_before_v5(
+        model: str, method: Method, code_date: str | None, looped: bool) -> None:
     from datetime import date
 
-    setup = TrainingSetup(method=Method.QLORA, precision=Precision.BF16_TRUE, quant=Quant.NF4_DQ,
-                          lora_targets=Q_V, batch=1, seq_len=4096, framework=Framework.HF,
-                          code_date=None if code_date is None else date.fromisoformat(code_date))
-    assert block_spec(architecture_of(find_model(model)), setup).experts_follow_input_dtype \
-        is looped
+    quant = {"quant": Quant.NF4_DQ} if method is Method.QLORA else {}
+    setup = TrainingSetup(method=method, precision=Precision.BF16_TRUE, lora_targets=Q_V,
+                          batch=1, seq_len=4096, framework=Framework.HF,
+                          code_date=None if code_date is None else date.fromisoformat(code_date),
+                          **quant)  # type: ignore[arg-type]
+    assert block_spec(architecture_of(find_model(model)), setup).moe_expert_loop is looped

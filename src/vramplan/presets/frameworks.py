@@ -690,11 +690,12 @@ class TransformersCode:
     """Model types whose mixture-of-experts layer runs each expert as its own MLP of
     `nn.Linear` modules, in a Python loop over the experts (`MixtralSparseMoeBlock.forward`,
     `MixtralBlockSparseTop2MLP`; Qwen2-MoE's, Qwen3-MoE's and OLMoE's blocks the same: read in
-    the v4.48.1 and v4.57.6 wheels, `TRANSFORMERS_MOE_EXPERT_LINEARS`), so that a QLoRA run's
+    the v4.48.1 and v4.57.6 wheels, `TRANSFORMERS_MOE_EXPERT_LINEARS`): the loop adds each
+    expert's weighted output into the layer's output with `index_add_`, and under QLoRA
     bitsandbytes quantizes every expert's linears to `Linear4bit` modules, whose outputs come
-    back in their input's dtype (`activations.BlockSpec.experts_follow_input_dtype`). v5.0.0
-    holds the experts as 3-D parameters (`MixtralExperts.gate_up_proj`, `down_proj`) run by
-    `@use_experts_implementation`."""
+    back in their input's dtype (`vramplan.training.activations.BlockSpec.moe_expert_loop`).
+    v5.0.0 holds the experts as 3-D parameters (`MixtralExperts.gate_up_proj`, `down_proj`)
+    run by `@use_experts_implementation`."""
     rope_caches: frozenset[str] = frozenset()
     """Model types whose every attention layer built its own rotary module holding cos and sin
     tables of `max_position_embeddings` rows, registered as non-persistent buffers in the

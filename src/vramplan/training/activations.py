@@ -82,12 +82,10 @@ class BlockSpec:
     """A quantized frozen base whose linears return their output in their input's dtype
     (bitsandbytes `Linear4bit.forward`: `x.to(self.compute_dtype)`, then `out.to(inp_dtype)`,
     every version read from 0.41.0 to 95f9af30): fp32 where the residual stream is (`amp`)."""
-    experts_follow_input_dtype: bool = False
-    """The mixture-of-experts layer's experts are such quantized linears
-    (`base_output_in_input_dtype`), one `Linear4bit` MLP per expert in transformers' loop
-    (`vramplan.presets.frameworks.TransformersCode.moe_expert_linears`): their intermediate
-    tensors, their outputs and the routing weights (`routing_weights.to(hidden_states.dtype)`)
-    are in the layer's input's dtype, fp32 after a norm kept in fp32."""
+    moe_expert_loop: bool = False
+    """The mixture-of-experts layer is transformers' Python loop over experts that are MLPs of
+    `nn.Linear` modules (`vramplan.presets.frameworks.TransformersCode.moe_expert_linears`),
+    not `grouped_mm` over 3-D expert parameters (`_moe`)."""
     compiled: bool = False
     """The block runs under torch.compile: AOTAutograd's min-cut partitioner, not each
     operation, decides what it saves (`COMPILED_SAVES`)."""
@@ -713,18 +711,24 @@ def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
     copies of each, and `routed_in * router_scores` keeps the repeated input. Megatron-LM's
     experts keep no act(gate) (its fused SwiGLU, as in `_mlp`).
 
-    A QLoRA run on transformers' per-expert loop (`BlockSpec.experts_follow_input_dtype`)
-    keeps the same tensors in its input's dtype: each expert's `Linear4bit` casts its input to
-    the compute dtype and its output back (`out.to(inp_dtype)`, bitsandbytes 0.43.3
-    nn/modules.py `Linear4bit.forward`), so after an fp32 norm w1's and w3's outputs, act(w1)
-    and their product are fp32, and so are w2's output and the routing weights it is multiplied
-    by (`routing_weights.to(hidden_states.dtype)`, transformers v4.48.1
-    models/mixtral/modeling_mixtral.py `MixtralSparseMoeBlock.forward`), which the product
-    saves: autocast casts neither `silu` nor `mul`."""
+    transformers' per-expert loop before v5.0.0 (`BlockSpec.moe_expert_loop`; transformers
+    v4.48.1 models/mixtral/modeling_mixtral.py `MixtralSparseMoeBlock.forward`) saves the same
+    tensors, and more: the routing weights are cast to the layer's input's dtype
+    (`routing_weights.to(hidden_states.dtype)`), so the weighted output `expert_layer(
+    current_state) * routing_weights[top_x, idx, None]` is in that dtype too, and
+    `final_hidden_states.index_add_(0, top_x, ...)` saves it whole (torch v2.4.1
+    tools/autograd/derivatives.yaml `index_add`: the source's gradient is `grad.index_select(dim,
+    index).expand_as(source)`, and the generated `IndexAddBackward0` keeps `source_`). Under QLoRA
+    each expert's linears are `Linear4bit` modules, which cast their input to the compute dtype
+    and their output back (`out.to(inp_dtype)`, bitsandbytes 0.43.3 nn/modules.py
+    `Linear4bit.forward`): behind a norm kept in fp32, w1's and w3's outputs, act(w1) and w2's
+    output are fp32 too (autocast casts neither `silu` nor `mul`)."""
     c, h = spec.compute_bytes, arch.hidden_size
-    # the experts' tensors: the compute dtype, or their input's on transformers' per-expert
-    # loop of Linear4bit modules (`BlockSpec.experts_follow_input_dtype`)
-    e = n2.itemsize if spec.experts_follow_input_dtype else c
+    # the experts' tensors: the compute dtype, or their input's when the loop's experts are
+    # Linear4bit modules; the loop's routing weights and weighted outputs: the input's dtype
+    loop = spec.moe_expert_loop
+    e = n2.itemsize if loop and spec.base_output_in_input_dtype else c
+    weights = FP32 if arch.router_fp32 else n2.itemsize if loop else c
     width = arch.expert_intermediate_size
     train = spec.weights_train
     routed = arch.n_experts if arch.experts_see_every_token else arch.experts_per_token
@@ -754,7 +758,9 @@ def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
         ledger.keep("experts_down_input", e * routed * width)
     if not arch.experts_see_every_token:
         ledger.keep("experts_down_out", e * routed * h)
-        ledger.keep("routing_weights", (FP32 if arch.router_fp32 else e) * routed)
+        ledger.keep("routing_weights", weights * routed)
+    if loop:
+        ledger.keep("experts_weighted_out", n2.itemsize * routed * h)
     if arch.n_shared_experts:
         shared = arch.shared_experts_width
         targets = spec.lora_targets

@@ -501,7 +501,7 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         or setup.frozen_weights_need_grad,
         base_keeps_input=_quantized_base_keeps_input(setup),
         base_output_in_input_dtype=_base_output_in_input_dtype(setup),
-        experts_follow_input_dtype=_base_output_in_input_dtype(setup)
+        moe_expert_loop=runs_transformers_code(setup.framework)
         and arch.family in transformers_code(setup.code_date).moe_expert_linears,
         lora_targets=targets - {LoraTarget.HEAD},
         lora_rank=setup.lora_rank or DEFAULT_LORA_RANK,

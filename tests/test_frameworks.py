@@ -311,6 +311,59 @@ def test_torchtitan_per_op_selective_checkpointing_keeps_every_other_matmul() ->
     assert total_per_token(kept) - total_per_token(compiled_kept) == 2 * h
 
 
+@pytest.mark.parametrize(("day", "reduce_scatter_saved"), [
+    (date(2025, 11, 14), True), (None, True),
+    # left out of the save list from 247f4e3aa (2025-03-20) until 88d8ab372 (2025-04-21)
+    (date(2025, 3, 20), False), (date(2025, 4, 20), False), (date(2025, 4, 21), True),
+])
+def test_torchtitan_per_op_checkpointing_under_tensor_parallelism_keeps_w2_whole(
+        day: date | None, reduce_scatter_saved: bool) -> None:
+    """Under tensor parallelism with torchtitan's sequence-parallel norms (`apply_tp` at
+    028a455c1), w2's row-parallel mm (mm 7, kept) makes the whole sequence's partial sum at the
+    full hidden width on every GPU, and the save list keeps both reduce-scatters' outputs
+    (`_c10d_functional.reduce_scatter_tensor`), after wo and after w2, each a sequence share.
+    Llama 3.1 8B at tp 2, bytes per token before the split by the degree: the one-GPU 63,616
+    (q, v, SDPA's output and log-sum-exp, w1's output, the block input: 2 x 4,096 + 2 x 4,096 +
+    2 x 1,024 + 2 x 4,096 + 4 x 32 + 2 x 14,336 + 2 x 4,096), w2's output once more
+    (2 x 4,096) and two reduce-scatter outputs (2 x 2 x 4,096): 88,192, 24,576 more, i.e.
+    24,576 x 8,192 x 32 / 2 = 3,221,225,472 bytes more per GPU over 32 layers of 8,192 tokens
+    split over 2 GPUs. Compiled, wo's reduce-scatter output alone (2 x 4,096) is added to the
+    one-GPU 55,424."""
+    setup = TrainingSetup(framework=Framework.TORCHTITAN, precision=Precision.MIXED,
+                          checkpointing=Checkpointing.SELECTIVE, code_date=day)
+    one_gpu = block_spec(LLAMA31, setup)
+    spec = block_spec(LLAMA31, dataclasses.replace(setup, tensor_parallel=2))
+    assert (spec.tensor_parallel, spec.reduce_scatter_saved) == (2, reduce_scatter_saved)
+    h = 4096
+    kept = dict((item.name, item.bytes_per_token) for item in per_op_selective_saved(LLAMA31, spec))
+    assert kept["w2_mm_out"] == 2 * h * 2
+    extra = 2 * h + (2 * 2 * h if reduce_scatter_saved else 0)
+    assert sum(kept.values()) == total_per_token(per_op_selective_saved(LLAMA31, one_gpu)) + extra
+    if day is None:
+        assert sum(kept.values()) == 88_192
+    # compiled, the partitioner stores wo's reduce-scatter output, which the mid-block residual
+    # needs, not w2's output nor its reduce-scatter's
+    compiled = total_per_token(per_op_selective_saved(
+        LLAMA31, dataclasses.replace(spec, compiled=True)))
+    one_gpu_compiled = total_per_token(per_op_selective_saved(
+        LLAMA31, dataclasses.replace(one_gpu, compiled=True)))
+    assert compiled - one_gpu_compiled == (2 * h if reduce_scatter_saved else 0)
+
+
+def test_torchtitan_runs_its_blocks_at_the_tensor_parallel_degree() -> None:
+    """`estimate_per_gpu` gives a torchtitan run's blocks its tensor-parallel degree; not
+    another framework's, whose selective checkpointing is Megatron's (the degree changes
+    nothing in it)."""
+    setup = TrainingSetup(framework=Framework.TORCHTITAN, precision=Precision.AMP, batch=1,
+                          seq_len=8192, checkpointing=Checkpointing.SELECTIVE,
+                          code_date=date(2025, 11, 14))
+    plan = default_parallelism(setup, Scheme.FSDP, 8, tensor_parallel=2)
+    assert estimate_per_gpu(LLAMA31, setup, plan).single.setup.tensor_parallel == 2
+    hf = dataclasses.replace(setup, framework=Framework.HF)
+    hf_plan = default_parallelism(hf, Scheme.FSDP, 8, tensor_parallel=2)
+    assert estimate_per_gpu(LLAMA31, hf, hf_plan).single.setup.tensor_parallel == 1
+
+
 def test_torchtitan_holds_fp32_shards_and_computes_in_fsdp2s_bf16_copies() -> None:
     """torchtitan's FSDP2 `MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)` over fp32
     parameters: the fp32 shard is the only copy (no bf16 shard, no master), the gathered units

@@ -354,10 +354,12 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
     memory-efficient linear, on by default). torchtitan with tensor parallelism computes its
     loss under `loss_parallel()` (torchtitan/distributed/parallel_dims.py
     `loss_parallel_enabled`: TP on and `disable_loss_parallel` off, its default;
-    `TrainingSetup.loss_parallel`). A multi-GPU step runs the framework's distributed recipe
-    (`TrainingSetup.distributed`). A ZeRO optimizer steps on fp32 copies of its partition of
-    16-bit weights, so `bf16-true` there is `mixed` (`_zero_keeps_fp32_masters`), and the
-    engine casts peft's fp32 adapters to 16 bits first (`TrainingSetup.adapters_fp32`)."""
+    `TrainingSetup.loss_parallel`), and its blocks keep what its per-op checkpointing saves
+    under tensor parallelism (`TrainingSetup.tensor_parallel`). A multi-GPU step runs the
+    framework's distributed recipe (`TrainingSetup.distributed`). A ZeRO optimizer steps on
+    fp32 copies of its partition of 16-bit weights, so `bf16-true` there is `mixed`
+    (`_zero_keeps_fp32_masters`), and the engine casts peft's fp32 adapters to 16 bits first
+    (`TrainingSetup.adapters_fp32`)."""
     if parallelism.gpus > 1:
         setup = replace(setup, distributed=True)
     if parallelism.scheme in _ZERO_SCHEMES:
@@ -365,7 +367,7 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
     if _zero_keeps_fp32_masters(setup, parallelism):
         setup = replace(setup, precision=Precision.MIXED)
     if parallelism.tensor_parallel > 1 and setup.framework is Framework.TORCHTITAN:
-        setup = replace(setup, loss_parallel=True)
+        setup = replace(setup, loss_parallel=True, tensor_parallel=parallelism.tensor_parallel)
     if parallelism.scheme is Scheme.ZERO3:
         setup = replace(setup, linears_keep_input=True)
     if parallelism.params_cast_for_compute:

@@ -791,6 +791,13 @@ class TorchtitanCode:
     (b39377f9f, #2095, 2025-12-01, "to avoid recomputing attention during backward"; before,
     only the flash and memory-efficient kernels: torchtitan/models/llama3/infra/parallelize.py
     `_save_list` at 6fc499f6, `_op_sac_save_list` at 028a455c1)."""
+    saves_reduce_scatter: bool
+    """The per-op policy's save list holds `_c10d_functional.reduce_scatter_tensor`: since the
+    first commit (torchtitan/parallelisms/parallelize_llama.py `_save_list` at c22d1a8d1,
+    2024-04-11), except from 247f4e3aa (#965, 2025-03-20, "Don't save reduce scatter output for
+    per op SAC", for async TP's pattern matching) until 88d8ab372 (#1031, 2025-04-21, "Add back
+    reduce_scatter_tensor to save list"); still there today (torchtitan/distributed/
+    activation_checkpoint.py `_get_default_save_ops` at b5bcd76c6)."""
 
     def saves_sdpa_output(self, cuda_capability: tuple[int, int] | None) -> bool:
         """Per-op checkpointing keeps SDPA's output and log-sum-exp on a card of
@@ -809,7 +816,9 @@ TORCHTITAN_LAUNCHER_EXPANDABLE_SINCE = date(2024, 10, 22)
 TORCHTITAN_CUDNN_ON_BLACKWELL_SINCE = date(2025, 5, 14)
 TORCHTITAN_CUDNN_EVERYWHERE_SINCE = date(2025, 10, 9)
 TORCHTITAN_SAVES_CUDNN_ATTENTION_SINCE = date(2025, 12, 1)
-"""The dates of the commits named in `TorchtitanCode` (the compiled loss: from, until)."""
+TORCHTITAN_REDUCE_SCATTER_UNSAVED = (date(2025, 3, 20), date(2025, 4, 21))
+"""The dates of the commits named in `TorchtitanCode` (the compiled loss and the reduce-scatter
+left out of the save list: from, until)."""
 BLACKWELL_CAPABILITY = (10, 0)
 """torchtitan's `has_cuda_capability(10, 0)`: B200 and later (compute capability 10.0)."""
 ANY_CUDA_CAPABILITY = (0, 0)
@@ -828,7 +837,8 @@ def torchtitan_code(on: date | None) -> TorchtitanCode:
         return TorchtitanCode(loop_keeps_logits=False, logits_fp32_in_model=False,
                               compiles_loss=True, launcher_expandable_segments=True,
                               embedding_apart=True, cudnn_attention_from=ANY_CUDA_CAPABILITY,
-                              saves_cudnn_attention=True)
+                              saves_cudnn_attention=True, saves_reduce_scatter=True)
+    unsaved_from, unsaved_until = TORCHTITAN_REDUCE_SCATTER_UNSAVED
     return TorchtitanCode(
         loop_keeps_logits=on < TORCHTITAN_FREES_LOGITS_SINCE,
         logits_fp32_in_model=on < TORCHTITAN_LOSS_UPCASTS_SINCE,
@@ -837,7 +847,8 @@ def torchtitan_code(on: date | None) -> TorchtitanCode:
         launcher_expandable_segments=on >= TORCHTITAN_LAUNCHER_EXPANDABLE_SINCE,
         embedding_apart=on >= TORCHTITAN_EMBEDDING_APART_SINCE,
         cudnn_attention_from=_torchtitan_cudnn_from(on),
-        saves_cudnn_attention=on >= TORCHTITAN_SAVES_CUDNN_ATTENTION_SINCE)
+        saves_cudnn_attention=on >= TORCHTITAN_SAVES_CUDNN_ATTENTION_SINCE,
+        saves_reduce_scatter=not unsaved_from <= on < unsaved_until)
 TRANSFORMERS_GENERATE_CACHE_OBJECT_SINCE = date(2024, 6, 27)
 """transformers v4.42.0 (its wheel's date): `generate` uses one `DynamicCache` instance by
 default ("This will avoid back and forth from legacy format"), so a decode step no longer holds

@@ -104,6 +104,13 @@ class BlockSpec:
     """torchtitan's per-op checkpointing keeps SDPA's output and log-sum-exp: False where the
     kernel that runs is not in its save list (`vramplan.presets.frameworks.TorchtitanCode
     .saves_sdpa_output`), so backward recomputes the attention."""
+    tensor_parallel: int = 1
+    """torchtitan's tensor-parallel degree with its sequence parallelism
+    (`vramplan.training.setup.TrainingSetup.tensor_parallel`): per-op checkpointing keeps the
+    row-parallel linears' outputs and reduce-scatters (`per_op_selective_saved`)."""
+    reduce_scatter_saved: bool = True
+    """torchtitan's per-op save list holds `_c10d_functional.reduce_scatter_tensor`
+    (`vramplan.presets.frameworks.TorchtitanCode.saves_reduce_scatter`)."""
     liger_kernels: bool = False
     """Liger-Kernel's modules replace transformers' norms and gated MLP activation
     (`TrainingSetup.liger_kernels`): `LigerRMSNormFunction` saves its input and its fp32 rstd
@@ -1011,7 +1018,30 @@ def per_op_selective_saved(arch: Architecture, spec: BlockSpec) -> tuple[Saved, 
     graph reads, and w2's output feeds nothing but the residual add, whose gradient needs no
     input. Eager SAC stores every tagged output for the replay of the block's forward. Measured
     by compiling torchtitan's policy on a Llama block on the CPU (torch 2.13, inductor): 63,616
-    bytes per token and layer eager, 55,424 compiled, w2's output less."""
+    bytes per token and layer eager, 55,424 compiled, w2's output less.
+
+    Under tensor parallelism (`BlockSpec.tensor_parallel`, torchtitan/models/llama3/infra/
+    parallelize.py `apply_tp` at 028a455c1: the norms `SequenceParallel()`, attention's and the
+    MLP's input all-gathered to `Replicate()` by `PrepareModuleInput`, wq/wk/wv/w1/w3
+    `ColwiseParallel`, wo and w2 `RowwiseParallel(output_layouts=Shard(1))`), the block's
+    input, q, v, SDPA's tensors and w1's output are split over the GPUs (the sequence or the
+    heads and the MLP's width), as `vramplan.distributed.per_gpu` divides every activation by
+    the degree. Not w2's: the row-parallel mm of the whole sequence's `[b·s, f/tp]` by
+    `[f/tp, h]` makes a partial sum `[b·s, h]` on every GPU, whole; the DTensor redistribution
+    to `Shard(1)` reduce-scatters it (`funcol.reduce_scatter_tensor`, the op
+    `_c10d_functional.reduce_scatter_tensor`), and that op is in the save list
+    (`_op_sac_save_list` at 028a455c1; `BlockSpec.reduce_scatter_saved`), so its output
+    `[b, s/tp, h]` is kept too, after wo (mm 4, recomputed) and after w2. The bytes per token
+    returned are those before that division: w2's output counts `tensor_parallel` times its
+    width, each reduce-scatter's output once. Compiled, the partitioner stores wo's
+    reduce-scatter output (the mid-block residual `h = x + wo_out` is needed to recompute the
+    second norm, and a tagged op's output is not recomputed) but neither w2's output nor its
+    reduce-scatter's, which feed the block's last add alone. Traced on the CPU (torch 2.13, a
+    fake process group of 2 ranks, torchtitan's plan and policy on a small Llama block,
+    benchmarks/torchtitan_tp_sac.py): eager, the policy tags q's `[b·s, q/tp]`, v's, SDPA's,
+    both reduce-scatters' `[b, s/tp, h]`, w1's `[b·s, f/tp]` and w2's `[b·s, h]`; compiled
+    (AOTAutograd's min-cut partitioner), the forward graph hands backward the block input, q,
+    v, SDPA's output and log-sum-exp, wo's reduce-scatter output and w1's output."""
     c, f = spec.compute_bytes, arch.expert_intermediate_size
     attention = (Saved("attn_out", c * arch.q_dim), Saved("attn_logsumexp", FP32 * arch.n_heads))
     kept = (Saved("x_in", spec.residual_bytes * arch.hidden_size),
@@ -1019,7 +1049,13 @@ def per_op_selective_saved(arch: Architecture, spec: BlockSpec) -> tuple[Saved, 
             Saved("v_mm_out", c * arch.kv_dim),
             *(attention if spec.sdpa_output_saved else ()),
             Saved("w1_mm_out", c * f))
-    return kept if spec.compiled else (*kept, Saved("w2_mm_out", c * arch.hidden_size))
+    tp, h = spec.tensor_parallel, arch.hidden_size
+    reduce_scatter = tp > 1 and spec.reduce_scatter_saved
+    wo_out = (Saved("wo_reduce_scatter_out", c * h),) if reduce_scatter else ()
+    if spec.compiled:
+        return (*kept[:-1], *wo_out, kept[-1])
+    w2_out = (Saved("w2_reduce_scatter_out", c * h),) if reduce_scatter else ()
+    return (*kept[:-1], *wo_out, kept[-1], Saved("w2_mm_out", c * h * tp), *w2_out)
 
 
 def kept_for_backward(arch: Architecture, spec: BlockSpec, items: tuple[Saved, ...],

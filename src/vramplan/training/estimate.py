@@ -517,6 +517,9 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         liger_kernels=setup.liger_kernels and runs_transformers_code(setup.framework),
         sdpa_output_saved=setup.framework is not Framework.TORCHTITAN
         or torchtitan_code(setup.code_date).saves_sdpa_output(setup.cuda_capability),
+        tensor_parallel=setup.tensor_parallel,
+        reduce_scatter_saved=setup.framework is Framework.TORCHTITAN
+        and torchtitan_code(setup.code_date).saves_reduce_scatter,
     )
 
 
@@ -601,8 +604,11 @@ def _backward_transient(arch: Architecture, setup: TrainingSetup, spec: BlockSpe
             else total_per_token(saved)
         transient += recomputed + masked_local_layer_bytes(arch, spec, setup.seq_len)
     elif setup.checkpointing is Checkpointing.SELECTIVE:
-        # what the policy recomputes exists again while the block runs backward
-        kept = total_per_token(kept_for_backward(arch, spec, saved, setup.checkpointing))
+        # what the policy recomputes exists again while the block runs backward: what autograd
+        # saved less what the policy kept; not less what it keeps under tensor parallelism
+        # beyond that (reduce-scatter outputs, w2's whole output), which autograd does not save
+        one_gpu = replace(spec, tensor_parallel=1)
+        kept = total_per_token(kept_for_backward(arch, one_gpu, saved, setup.checkpointing))
         transient += max(total_per_token(saved) - kept, 0)
     return transient
 

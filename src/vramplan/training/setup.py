@@ -224,6 +224,12 @@ class TrainingSetup:
     """The cross-entropy runs under DTensor's `loss_parallel()` on logits sharded over the
     vocabulary: torchtitan with tensor parallelism (`parallel_dims.loss_parallel_enabled`), set
     by `vramplan.distributed.per_gpu` from the parallelism."""
+    tensor_parallel: int = 1
+    """torchtitan's tensor-parallel degree, under which its blocks run with sequence-parallel
+    norms (`parallelize_llama`'s `apply_tp`): its per-op checkpointing then keeps tensors that
+    one GPU holds whole or over its share of the sequence (`vramplan.training.activations
+    .per_op_selective_saved`). Set by `vramplan.distributed.per_gpu` from the parallelism; 1
+    elsewhere."""
     card_free_bytes: int | None = None
     """What the run's card has free when the model loads (`torch.cuda.mem_get_info`), where the
     card is known: transformers' allocator warm-up caps itself by it

@@ -34,7 +34,7 @@ from vramplan.training.activations import (
     per_op_selective_saved,
     total_per_token,
 )
-from vramplan.training.estimate import Phase, block_spec, estimate_training
+from vramplan.training.estimate import Phase, TrainingEstimate, block_spec, estimate_training
 from vramplan.training.setup import TrainingSetup, lora_dropout_active
 from vramplan.validation import (
     Outcome,
@@ -352,16 +352,21 @@ def test_torchtitan_per_op_checkpointing_under_tensor_parallelism_keeps_w2_whole
 
 def test_torchtitan_runs_its_blocks_at_the_tensor_parallel_degree() -> None:
     """`estimate_per_gpu` gives a torchtitan run's blocks its tensor-parallel degree; not
-    another framework's, whose selective checkpointing is Megatron's (the degree changes
-    nothing in it)."""
-    setup = TrainingSetup(framework=Framework.TORCHTITAN, precision=Precision.AMP, batch=1,
-                          seq_len=8192, checkpointing=Checkpointing.SELECTIVE,
-                          code_date=date(2025, 11, 14))
-    plan = default_parallelism(setup, Scheme.FSDP, 8, tensor_parallel=2)
-    assert estimate_per_gpu(LLAMA31, setup, plan).single.setup.tensor_parallel == 2
-    hf = dataclasses.replace(setup, framework=Framework.HF)
-    hf_plan = default_parallelism(hf, Scheme.FSDP, 8, tensor_parallel=2)
-    assert estimate_per_gpu(LLAMA31, hf, hf_plan).single.setup.tensor_parallel == 1
+    another framework's, whose selective checkpointing recomputes the attention core (the
+    degree changes nothing in it). Llama 3.1 8B at TP 2, 8,192 tokens: the code of 2025-04-21
+    keeps the two reduce-scatter outputs that of 2025-04-20 did not, 2 x 2 x 4,096 bytes per
+    token and layer before the split, 4,294,967,296 bytes over 32 layers."""
+    def single(framework: Framework, day: date) -> TrainingEstimate:
+        setup = TrainingSetup(framework=framework, precision=Precision.AMP, batch=1,
+                              seq_len=8192, checkpointing=Checkpointing.SELECTIVE, code_date=day)
+        plan = default_parallelism(setup, Scheme.FSDP, 8, tensor_parallel=2, on=day)
+        return estimate_per_gpu(LLAMA31, setup, plan).single
+
+    after = single(Framework.TORCHTITAN, date(2025, 4, 21))
+    before = single(Framework.TORCHTITAN, date(2025, 4, 20))
+    assert after.setup.tensor_parallel == 2
+    assert after.activations_bytes - before.activations_bytes == 2 * 2 * 4096 * 8192 * 32
+    assert single(Framework.HF, date(2025, 4, 21)).setup.tensor_parallel == 1
 
 
 def test_torchtitan_holds_fp32_shards_and_computes_in_fsdp2s_bf16_copies() -> None:

@@ -581,3 +581,101 @@ def test_the_expert_loop_runs_in_transformers_before_v5(
                           code_date=None if code_date is None else date.fromisoformat(code_date),
                           **quant)  # type: ignore[arg-type]
     assert block_spec(architecture_of(find_model(model)), setup).moe_expert_loop is looped
+
+
+Q_V_O = frozenset({LoraTarget.Q, LoraTarget.V, LoraTarget.O})
+
+
+def _peft_spec(**changes: object) -> BlockSpec:
+    """A transformers LoRA block on llama-2-7b (h = q = 4096) with q, v and o adapted, rank 8."""
+    return lora_spec(framework=Framework.HF, lora_targets=Q_V_O, **changes)
+
+
+def test_peft_fp32_adapters_under_the_trainers_autocast_each_save_a_16bit_copy() -> None:
+    """Case (a): peft copies each adapter's bf16 input to fp32 (`_cast_input_dtype`) and lora_A,
+    under the Trainer's bf16 autocast, saves its own bf16 cast of that copy. q and v no longer
+    share the norm's output (one more 2 h), and o keeps a copy beside SDPA's output (2 h more)."""
+    h = 4096
+    bf16 = total_per_token(block_saved(LLAMA, _peft_spec(lora_dropout=False), 512))
+    fp32 = total_per_token(block_saved(LLAMA, _peft_spec(
+        lora_dropout=False, autocast_16bit_weights=True, adapter_input_fp32=True), 512))
+    assert fp32 - bf16 == 2 * h + 2 * h
+
+
+def test_peft_fp32_adapters_with_dropout_under_autocast_save_what_bf16_ones_do() -> None:
+    """Case (b): dropout on the fp32 copy saves its bool mask (1 byte) and lora_A a bf16 cast of
+    the fp32 output (2 bytes): what a bf16 adapter's dropout saves."""
+    bf16 = block_saved(LLAMA, _peft_spec(), 512)
+    fp32 = block_saved(LLAMA, _peft_spec(autocast_16bit_weights=True, adapter_input_fp32=True),
+                       512)
+    assert fp32 == bf16
+
+
+@pytest.mark.parametrize(("dropout", "extra"), [
+    # each adapter: an fp32 copy (4 h) for the shared bf16 norm output (2 h, once for q and v)
+    # or beside SDPA's output (o), and an fp32 lora_A output (4 r for 2 r)
+    (False, (2 * 4 * 4096 - 2 * 4096) + 4 * 4096 + 3 * (4 - 2) * 8),
+    # each adapter's dropout output is fp32 (4 h for 2 h), its mask unchanged
+    (True, 3 * (4 - 2) * 4096 + 3 * (4 - 2) * 8),
+])
+def test_peft_fp32_adapters_without_autocast_save_fp32_copies(dropout: bool, extra: int) -> None:
+    """Case (c): a bf16 model run without autocast; lora_A and lora_B compute in fp32."""
+    bf16 = total_per_token(block_saved(LLAMA, _peft_spec(lora_dropout=dropout), 512))
+    fp32 = total_per_token(block_saved(LLAMA, _peft_spec(
+        lora_dropout=dropout, adapter_input_fp32=True), 512))
+    assert fp32 - bf16 == extra
+
+
+def test_autograd_saves_each_adapters_own_copy_of_peft_fp32_input() -> None:
+    """The rules behind cases (a) and (c), replayed on the CPU with peft's three lines
+    (`x = x.to(lora_A.weight.dtype)`, then `lora_B(lora_A(dropout(x)))`, dropout an
+    `nn.Identity`): two fp32 adapters over one bf16 input save two distinct tensors, fp32 copies
+    without autocast, bf16 casts under bf16 autocast."""
+    torch = pytest.importorskip("torch")
+    x = torch.randn(6, 16, dtype=torch.bfloat16, requires_grad=True)
+    adapters = [(torch.nn.Linear(16, 4, bias=False), torch.nn.Linear(4, 8, bias=False))
+                for _ in range(2)]
+
+    def saved_inputs(autocast: bool) -> list[object]:
+        saved: list[object] = []
+
+        def pack(tensor: object) -> object:
+            saved.append(tensor)
+            return tensor
+
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast), \
+                torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            for lora_a, lora_b in adapters:
+                lora_b(lora_a(x.to(lora_a.weight.dtype)))
+        return [t for t in saved if tuple(t.shape) == (6, 16)]  # type: ignore[attr-defined]
+
+    plain = saved_inputs(autocast=False)
+    assert [t.dtype for t in plain] == [torch.float32] * 2  # type: ignore[attr-defined]
+    cast = saved_inputs(autocast=True)
+    assert [t.dtype for t in cast] == [torch.bfloat16] * 2  # type: ignore[attr-defined]
+    assert all(t is not x for t in cast) and cast[0] is not cast[1]
+
+
+@pytest.mark.parametrize(("changes", "autocast", "copies"), [
+    ({}, True, True),  # the Trainer's bf16=True on a bf16 model, peft >= 0.12.0
+    ({"no_autocast": True}, False, True),  # a plain loop on the bf16 model
+    ({"method": Method.QLORA, "quant": Quant.NF4}, True, False),  # bnb casts only without autocast
+    ({"method": Method.QLORA, "quant": Quant.NF4, "no_autocast": True}, False, True),
+    ({"framework": Framework.UNSLOTH}, True, False),  # Unsloth's own LoRA forwards
+    ({"adapters_gathered_16bit": True}, True, False),  # accelerate's FSDP param_dtype
+    ({"adapters_fp32": False}, True, False),  # DeepSpeed's engine, the tracer
+    ({"code_date": "2024-06-01"}, True, False),  # before peft v0.12.0: bf16 adapters
+    ({"precision": Precision.AMP}, False, False),  # counted by `autocast` as before
+    ({"framework": Framework.LITGPT}, False, False),  # litgpt's own adapters
+])
+def test_which_setups_copy_the_adapters_input_to_fp32(
+        changes: dict[str, object], autocast: bool, copies: bool) -> None:
+    from datetime import date
+
+    if "code_date" in changes:
+        changes = {**changes, "code_date": date.fromisoformat(str(changes["code_date"]))}
+    setup = dataclasses.replace(TrainingSetup(
+        method=Method.LORA, precision=Precision.BF16_TRUE, lora_targets=Q_V,
+        framework=Framework.HF), **changes)  # type: ignore[arg-type]
+    spec = block_spec(LLAMA, setup)
+    assert (spec.autocast_16bit_weights, spec.adapter_input_fp32) == (autocast, copies)

@@ -703,6 +703,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         loss_compiled_alone=loss_alone,
         grad_buffer_16bit=GRAD_BUFFER_16BIT_NOTE.search(case.notes) is not None,
         liger_kernels=LIGER_KERNELS_NOTE.search(case.notes) is not None,
+        no_autocast=NO_AUTOCAST_NOTE.search(case.notes) is not None,
         te_cross_entropy=TE_CROSS_ENTROPY_NOTE.search(case.notes) is not None,
         gradient_accumulation_fusion=NO_GRADIENT_ACCUMULATION_FUSION_NOTE.search(
             case.notes) is None,
@@ -829,6 +830,14 @@ NO_GRADIENT_ACCUMULATION_FUSION_NOTE = re.compile(
 """A Megatron row whose notes say it ran without gradient-accumulation fusion
 (`--no-gradient-accumulation-fusion`, `gradient_accumulation_fusion False`, ms-swift's
 `no_gradient_accumulation_fusion true`): `TrainingSetup.gradient_accumulation_fusion`."""
+
+
+NO_AUTOCAST_NOTE = re.compile(
+    r"\b(?:no autocast|(?:use_amp|amp_training)\W{0,4}false)\b", re.IGNORECASE)
+"""A row whose notes say its loop runs the model without `torch.autocast`
+(`TrainingSetup.no_autocast`): "no autocast", universal-llm-trainer's `amp_training False`,
+PEFT's MetaMathQA harness `use_amp false` (method_comparison/MetaMathQA/run.py: `autocast_ctx =
+nullcontext` unless `use_amp`; default_training_params.json `"use_amp": false`)."""
 
 
 LIGER_KERNELS_NOTE = re.compile(

@@ -359,7 +359,8 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
     framework's distributed recipe (`TrainingSetup.distributed`). A ZeRO optimizer steps on
     fp32 copies of its partition of 16-bit weights, so `bf16-true` there is `mixed`
     (`_zero_keeps_fp32_masters`), and the engine casts peft's fp32 adapters to 16 bits first
-    (`TrainingSetup.adapters_fp32`)."""
+    (`TrainingSetup.adapters_fp32`); accelerate's FSDP gathers them as 16-bit copies for the
+    forward (`TrainingSetup.adapters_gathered_16bit`)."""
     if parallelism.gpus > 1:
         setup = replace(setup, distributed=True)
     if parallelism.scheme in _ZERO_SCHEMES:
@@ -372,6 +373,8 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
         setup = replace(setup, linears_keep_input=True)
     if parallelism.params_cast_for_compute:
         setup = replace(setup, params_cast_for_compute=True)
+    if parallelism.scheme in FSDP_SCHEMES and framework_defaults(setup.framework).fsdp_casts_params:
+        setup = replace(setup, adapters_gathered_16bit=True)
     if setup.method is Method.QLORA and parallelism.scheme in SHARDED_PARAMETER_SCHEMES:
         setup = replace(setup, float_quant_storage=True)
     fsdp1 = parallelism.scheme in FSDP_SCHEMES \

@@ -111,6 +111,15 @@ class BlockSpec:
     reduce_scatter_saved: bool = True
     """torchtitan's per-op save list holds `_c10d_functional.reduce_scatter_tensor`
     (`vramplan.presets.frameworks.TorchtitanCode.saves_reduce_scatter`)."""
+    autocast_16bit_weights: bool = False
+    """The forward runs under the Trainer's 16-bit autocast over 16-bit weights
+    (`vramplan.training.setup.autocasts_16bit_weights`): it changes nothing for 16-bit operands
+    and is counted only where an adapter reads an fp32 tensor (`_linear`)."""
+    adapter_input_fp32: bool = False
+    """peft copies each adapter's 16-bit input to fp32 for its fp32 adapters
+    (`vramplan.training.setup.peft_casts_adapter_input`): under autocast `lora_A` saves its own
+    16-bit cast of that copy, without autocast the fp32 copy (or fp32 dropout output) itself and
+    an fp32 `lora_A` output."""
     liger_kernels: bool = False
     """Liger-Kernel's modules replace transformers' norms and gated MLP activation
     (`TrainingSetup.liger_kernels`): `LigerRMSNormFunction` saves its input and its fp32 rstd
@@ -384,18 +393,27 @@ def _linear(ledger: _Ledger, spec: BlockSpec, source: _Tensor, width: int, *, lo
         # the input as it came: DeepSpeed's `autocast_custom_fwd` passes no `cast_inputs`, so
         # the function saves it before its matmul casts it
         ledger.keep(source.name, source.itemsize * width)
+    autocast = spec.autocast or spec.autocast_16bit_weights
+    # peft's fp32 copy of the input for fp32 adapters (`BlockSpec.adapter_input_fp32`)
+    adapter_input = FP32 if spec.adapter_input_fp32 else source.itemsize
+    # without autocast fp32 adapters compute in fp32: lora_A's output too
+    adapter_out = FP32 if spec.adapter_input_fp32 and not autocast else spec.compute_bytes
     for i in range(lora):
         tag = f"{prefix}{i}"
         if spec.lora_dropout:
+            # dropout saves its mask; lora_A its output, or under autocast its 16-bit cast
             if needs_grad:
                 ledger.keep(f"{tag}_lora_dropout_mask", DROPOUT_MASK_BYTES * width)
-            ledger.keep(f"{tag}_lora_dropout_out", spec.compute_bytes * width)
-        elif spec.autocast and source.itemsize != spec.compute_bytes:
+            ledger.keep(f"{tag}_lora_dropout_out", adapter_out * width)
+        elif autocast and adapter_input != spec.compute_bytes:
             # each adapter's lora_A casts its own 16-bit copy of the input
             ledger.keep(f"{tag}_lora_input_16bit", spec.compute_bytes * width)
+        elif adapter_input != source.itemsize:
+            # each adapter's lora_A keeps peft's own fp32 copy of the input
+            ledger.keep(f"{tag}_lora_input_fp32", FP32 * width)
         else:
             ledger.keep(source.name, source.itemsize * width)
-        ledger.keep(f"{tag}_lora_a_out", spec.compute_bytes * spec.lora_rank)
+        ledger.keep(f"{tag}_lora_a_out", adapter_out * spec.lora_rank)
 
 
 def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor, *,

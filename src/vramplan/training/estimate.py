@@ -65,6 +65,7 @@ from vramplan.training.setup import (
     TrainingSetup,
     allocator_config,
     autocast_casts_weights,
+    autocasts_16bit_weights,
     block_framework,
     check_setup,
     checkpoints_reentrant,
@@ -80,6 +81,7 @@ from vramplan.training.setup import (
     model_returns_fp32_logits,
     offloads_checkpoints,
     optimizer_states_exist,
+    peft_casts_adapter_input,
     policy_pass,
     residual_itemsize,
     runs_autocast,
@@ -515,6 +517,8 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         scores_clamped=runs_transformers_code(setup.framework)
         and arch.family in transformers_code(setup.code_date).clamped_scores,
         liger_kernels=setup.liger_kernels and runs_transformers_code(setup.framework),
+        autocast_16bit_weights=autocasts_16bit_weights(setup),
+        adapter_input_fp32=uses_lora and peft_casts_adapter_input(setup),
         sdpa_output_saved=setup.framework is not Framework.TORCHTITAN
         or torchtitan_code(setup.code_date).saves_sdpa_output(setup.cuda_capability),
         tensor_parallel=setup.tensor_parallel,

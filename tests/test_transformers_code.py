@@ -53,23 +53,30 @@ ROPE_UNTIL_V4_45 = frozenset({"qwen2", "qwen2_moe", "phi", "stablelm", "starcode
 ROPE_ALL = ROPE_UNTIL_V4_45 | {"llama", "mistral"}
 
 
+# the model types whose experts run as nn.Linear MLPs in a Python loop before v5.0.0 (v4.48.1 and
+# v4.57.6 wheels: MixtralSparseMoeBlock, Qwen2MoeSparseMoeBlock, Qwen3MoeSparseMoeBlock,
+# OlmoeSparseMoeBlock)
+MOE_LOOP = frozenset({"mixtral", "qwen2_moe", "qwen3_moe", "olmoe"})
+
+
 def _dated(code: TransformersCode, *, two_caches: bool = False, all_logits: bool = False,
            warmup: bool = False, tied: bool = False, headroom: bool = False,
            rope: frozenset[str] = frozenset(), reentrant: bool = True,
-           around: bool = True) -> TransformersCode:
+           around: bool = True, moe_loop: frozenset[str] = MOE_LOOP) -> TransformersCode:
     """`code` with the loading and generation behaviours of its date: `generate` holding the
     previous cache and the prefill's outputs before v4.42.0, and every prompt position's logits
     before v4.45.0, the allocator warm-up from v4.50.0 (counting a tied head twice until v4.54.0,
     capped at 95 % of the free memory, then from v4.52.0 at all of it but 1.2 GiB), the model
-    types keeping per-layer rotary tables, reentrant checkpointing before v5.0.0, called
-    around each decoder layer before v4.52.0."""
+    types keeping per-layer rotary tables, reentrant checkpointing and the MoE experts' loop
+    before v5.0.0, called around each decoder layer before v4.52.0."""
     return dataclasses.replace(code, generate_holds_two_caches=two_caches,
                                generate_keeps_prefill_outputs=two_caches,
                                generate_all_prompt_logits=all_logits,
                                warms_up_allocator=warmup, warmup_counts_tied=tied,
                                warmup_keeps_headroom=headroom, rope_caches=rope,
                                reentrant_checkpointing=reentrant,
-                               checkpoints_around_layers=around)
+                               checkpoints_around_layers=around,
+                               moe_expert_linears=moe_loop)
 
 
 @pytest.mark.parametrize(("day", "expected"), [

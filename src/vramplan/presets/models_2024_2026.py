@@ -15,6 +15,8 @@ Data only: no file I/O at import.
 
 from __future__ import annotations
 
+from typing import Any
+
 from vramplan.presets.model_preset import ModelPreset, make_preset
 
 _preset = make_preset
@@ -49,6 +51,54 @@ _PHI35_MINI_SHORT_FACTOR = [
     2.0899996757507324, 2.189999580383301, 2.2199995517730713, 2.5899994373321533,
     2.729999542236328, 2.749999523162842, 2.8399994373321533,
 ]
+
+DEEPSEEK_V2_LITE_CONFIG: dict[str, Any] = {
+    "architectures": ["DeepseekV2ForCausalLM"],
+    "attention_bias": False,
+    "first_k_dense_replace": 1,
+    "hidden_act": "silu",
+    "hidden_size": 2048,
+    "intermediate_size": 10944,
+    "kv_lora_rank": 512,
+    "max_position_embeddings": 163840,
+    "model_type": "deepseek_v2",
+    "moe_intermediate_size": 1408,
+    "moe_layer_freq": 1,
+    "n_group": 1,
+    "n_routed_experts": 64,
+    "n_shared_experts": 2,
+    "norm_topk_prob": False,
+    "num_attention_heads": 16,
+    "num_experts_per_tok": 6,
+    "num_hidden_layers": 27,
+    "num_key_value_heads": 16,
+    "pretraining_tp": 1,
+    "q_lora_rank": None,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "rms_norm_eps": 1e-06,
+    "rope_scaling": {
+        "beta_fast": 32,
+        "beta_slow": 1,
+        "factor": 40,
+        "mscale": 0.707,
+        "mscale_all_dim": 0.707,
+        "original_max_position_embeddings": 4096,
+        "type": "yarn",
+    },
+    "rope_theta": 10000,
+    "routed_scaling_factor": 1.0,
+    "scoring_func": "softmax",
+    "tie_word_embeddings": False,
+    "topk_group": 1,
+    "topk_method": "greedy",
+    "torch_dtype": "bfloat16",
+    "v_head_dim": 128,
+    "vocab_size": 102400,
+}
+"""DeepSeek-V2-Lite's config.json keys (its preset below says where they were read);
+DeepSeek-Coder-V2-Lite has the same (`vramplan.presets.models_2026b`)."""
+
 
 MODELS_2024_2026: tuple[ModelPreset, ...] = (
     # Meta Llama 3.3, released only as an instruct model; the shapes of Llama 3.1 70B.
@@ -301,50 +351,7 @@ MODELS_2024_2026: tuple[ModelPreset, ...] = (
         "deepseek-v2-lite",
         "deepseek-ai/DeepSeek-V2-Lite",
         "DeepSeek-V2-Lite",
-        {
-            "architectures": ["DeepseekV2ForCausalLM"],
-            "attention_bias": False,
-            "first_k_dense_replace": 1,
-            "hidden_act": "silu",
-            "hidden_size": 2048,
-            "intermediate_size": 10944,
-            "kv_lora_rank": 512,
-            "max_position_embeddings": 163840,
-            "model_type": "deepseek_v2",
-            "moe_intermediate_size": 1408,
-            "moe_layer_freq": 1,
-            "n_group": 1,
-            "n_routed_experts": 64,
-            "n_shared_experts": 2,
-            "norm_topk_prob": False,
-            "num_attention_heads": 16,
-            "num_experts_per_tok": 6,
-            "num_hidden_layers": 27,
-            "num_key_value_heads": 16,
-            "pretraining_tp": 1,
-            "q_lora_rank": None,
-            "qk_nope_head_dim": 128,
-            "qk_rope_head_dim": 64,
-            "rms_norm_eps": 1e-06,
-            "rope_scaling": {
-                "beta_fast": 32,
-                "beta_slow": 1,
-                "factor": 40,
-                "mscale": 0.707,
-                "mscale_all_dim": 0.707,
-                "original_max_position_embeddings": 4096,
-                "type": "yarn",
-            },
-            "rope_theta": 10000,
-            "routed_scaling_factor": 1.0,
-            "scoring_func": "softmax",
-            "tie_word_embeddings": False,
-            "topk_group": 1,
-            "topk_method": "greedy",
-            "torch_dtype": "bfloat16",
-            "v_head_dim": 128,
-            "vocab_size": 102400,
-        },
+        DEEPSEEK_V2_LITE_CONFIG,
         read_from=(
             "github.com/AI-Hypercomputer/maxtext "
             "src/maxtext/checkpoint_conversion/utils/hf_model_configs.py `deepseek2_16b_dict` "

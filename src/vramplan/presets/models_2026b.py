@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from vramplan.presets.model_preset import ModelPreset, copy_on_hub, hub_config_url, make_preset
+from vramplan.presets.models_2024_2026 import DEEPSEEK_V2_LITE_CONFIG
 from vramplan.presets.models_2026 import _qwen2
 
 if TYPE_CHECKING:
@@ -321,59 +322,17 @@ MODELS_2026B: tuple[ModelPreset, ...] = (
     # architecture (`deepseek-v2-lite`: MLA with kv_lora_rank 512, one dense layer then 64 routed
     # experts of width 1,408, 6 per token, and 2 shared ones), continued-pretrained on code.
     # nm-testing's W8A8 copy (transformers 4.44.2, saved from the snapshot e434a23f of the
-    # official Instruct repository) gives every key below but the vocabulary, and equals
-    # `deepseek-v2-lite`'s; onekq-ai's bnb-4bit copy of the Base (`_name_or_path`
-    # deepseek-ai/DeepSeek-Coder-V2-Lite-Base) agrees on the keys it shows (through
-    # qk_rope_head_dim). The vocabulary, 102,400, is the `deepseek2.vocab_size` that llama.cpp's
-    # conversion read from the official Base and Instruct files (legraphista's imatrix logs).
+    # official Instruct repository) gives every key but the vocabulary, each equal to
+    # `deepseek-v2-lite`'s (so the preset takes `DEEPSEEK_V2_LITE_CONFIG`); onekq-ai's bnb-4bit
+    # copy of the Base (`_name_or_path` deepseek-ai/DeepSeek-Coder-V2-Lite-Base) agrees on the
+    # keys it shows (through qk_rope_head_dim). The vocabulary, 102,400, is the
+    # `deepseek2.vocab_size` that llama.cpp's conversion read from the official Base and
+    # Instruct files (legraphista's imatrix logs).
     _preset(
         "deepseek-coder-v2-lite",
         "deepseek-ai/DeepSeek-Coder-V2-Lite-Base",
         "DeepSeek-Coder-V2-Lite",
-        {
-            "architectures": ["DeepseekV2ForCausalLM"],
-            "attention_bias": False,
-            "first_k_dense_replace": 1,
-            "hidden_act": "silu",
-            "hidden_size": 2048,
-            "intermediate_size": 10944,
-            "kv_lora_rank": 512,
-            "max_position_embeddings": 163840,
-            "model_type": "deepseek_v2",
-            "moe_intermediate_size": 1408,
-            "moe_layer_freq": 1,
-            "n_group": 1,
-            "n_routed_experts": 64,
-            "n_shared_experts": 2,
-            "norm_topk_prob": False,
-            "num_attention_heads": 16,
-            "num_experts_per_tok": 6,
-            "num_hidden_layers": 27,
-            "num_key_value_heads": 16,
-            "pretraining_tp": 1,
-            "q_lora_rank": None,
-            "qk_nope_head_dim": 128,
-            "qk_rope_head_dim": 64,
-            "rms_norm_eps": 1e-06,
-            "rope_scaling": {
-                "beta_fast": 32,
-                "beta_slow": 1,
-                "factor": 40,
-                "mscale": 0.707,
-                "mscale_all_dim": 0.707,
-                "original_max_position_embeddings": 4096,
-                "type": "yarn",
-            },
-            "rope_theta": 10000,
-            "routed_scaling_factor": 1.0,
-            "scoring_func": "softmax",
-            "tie_word_embeddings": False,
-            "topk_group": 1,
-            "topk_method": "greedy",
-            "torch_dtype": "bfloat16",
-            "v_head_dim": 128,
-            "vocab_size": 102400,
-        },
+        DEEPSEEK_V2_LITE_CONFIG,
         aliases=("deepseek-coder-v2-lite-base", "deepseek-coder-v2-lite-instruct",
                  "deepseek-ai/DeepSeek-Coder-V2-Lite-Instruct"),
         read_from=(

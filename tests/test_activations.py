@@ -583,6 +583,38 @@ def test_the_expert_loop_runs_in_transformers_before_v5(
     assert block_spec(architecture_of(find_model(model)), setup).moe_expert_loop is looped
 
 
+QWEN3_MOE = architecture_of(find_model("qwen3-30b-a3b"))
+
+
+def test_megatron_experts_weighted_in_their_activation_keep_no_down_output() -> None:
+    """Megatron-LM since 2659630721 (2025-04-09): the routing probabilities weight the experts'
+    SwiGLU (`weighted_bias_swiglu_impl`) and `unpermute` runs without them, so nothing keeps
+    the experts' fc2 output; before it `unpermute(..., probs=self.probs)` kept it, per routed
+    copy (8 per token on Qwen3-30B-A3B) the hidden width (2,048) in bf16."""
+    spec = dataclasses.replace(hf_full_spec(), framework=Framework.MEGATRON,
+                               attention=Attention.FLASH, model_dropout=False)
+    weighted_after = dataclasses.replace(spec, moe_output_weighted=True)
+    weighted_in_act = dataclasses.replace(spec, moe_output_weighted=False)
+    assert total_per_token(block_saved(QWEN3_MOE, weighted_after, 4096)) \
+        - total_per_token(block_saved(QWEN3_MOE, weighted_in_act, 4096)) == 8 * 2048 * 2
+
+
+@pytest.mark.parametrize(("framework", "code_date", "weighted"), [
+    (Framework.MEGATRON, "2025-03-14", True),  # core_v0.11.0: unpermute with probs
+    (Framework.MEGATRON, "2025-04-09", False),  # 2659630721: probs in the experts' SwiGLU
+    (Framework.MEGATRON, None, False),  # today's code
+    (Framework.HF, None, True),  # transformers: proj_out * sample_weights
+])
+def test_megatron_weights_its_experts_in_their_activation_since_april_2025(
+        framework: Framework, code_date: str | None, weighted: bool) -> None:
+    from datetime import date
+
+    setup = TrainingSetup(method=Method.FULL, precision=Precision.MIXED, batch=1, seq_len=4096,
+                          framework=framework,
+                          code_date=None if code_date is None else date.fromisoformat(code_date))
+    assert block_spec(QWEN3_MOE, setup).moe_output_weighted is weighted
+
+
 Q_V_O = frozenset({LoraTarget.Q, LoraTarget.V, LoraTarget.O})
 
 

@@ -86,6 +86,13 @@ class BlockSpec:
     """The mixture-of-experts layer is transformers' Python loop over experts that are MLPs of
     `nn.Linear` modules (`vramplan.presets.frameworks.TransformersCode.moe_expert_linears`),
     not `grouped_mm` over 3-D expert parameters (`_moe`)."""
+    moe_output_weighted: bool = True
+    """The routed experts' outputs are multiplied by their routing weights after the down
+    projection, which keeps each routed copy's output for the weights' gradient (transformers'
+    `proj_out * sample_weights`; Megatron-LM's `unpermute` with `probs` before
+    `vramplan.presets.frameworks.MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE`). False for Megatron-LM
+    since: the probabilities weight the experts' SwiGLU output (its fused kernel saves its input
+    and the probabilities) and nothing keeps the down projection's output."""
     compiled: bool = False
     """The block runs under torch.compile: AOTAutograd's min-cut partitioner, not each
     operation, decides what it saves (`COMPILED_SAVES`)."""
@@ -734,7 +741,8 @@ def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
     once the layer's input does); the routing indices. Shared experts are a dense MLP on the
     layer's input. Llama 4's experts see every token (`experts_see_every_token`): n_experts
     copies of each, and `routed_in * router_scores` keeps the repeated input. Megatron-LM's
-    experts keep no act(gate) (its fused SwiGLU, as in `_mlp`).
+    experts keep no act(gate) (its fused SwiGLU, as in `_mlp`), and since April 2025 no down
+    projection output (`BlockSpec.moe_output_weighted`).
 
     transformers' per-expert loop before v5.0.0 (`BlockSpec.moe_expert_loop`; transformers
     v4.48.1 models/mixtral/modeling_mixtral.py `MixtralSparseMoeBlock.forward`) saves the same
@@ -782,7 +790,8 @@ def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
     if train:
         ledger.keep("experts_down_input", e * routed * width)
     if not arch.experts_see_every_token:
-        ledger.keep("experts_down_out", e * routed * h)
+        if spec.moe_output_weighted:
+            ledger.keep("experts_down_out", e * routed * h)
         ledger.keep("routing_weights", weights * routed)
     if loop:
         ledger.keep("experts_weighted_out", n2.itemsize * routed * h)

@@ -28,6 +28,7 @@ from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import (
     BITSANDBYTES_4BIT_DROPS_INPUT_SINCE,
     MEGATRON_MAX_SUBTRACTED_IN_PLACE_SINCE,
+    MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE,
     framework_defaults,
     litgpt_code,
     runs_transformers_code,
@@ -490,6 +491,13 @@ def _base_output_in_input_dtype(setup: TrainingSetup) -> bool:
         and setup.quant is not Quant.INT8
 
 
+def _megatron_probs_in_experts(setup: TrainingSetup) -> bool:
+    """Megatron-LM's routed experts apply the routing probabilities in their activation
+    (`MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE`; a row of unknown date runs today's code)."""
+    return block_framework(setup) is Framework.MEGATRON and (
+        setup.code_date is None or setup.code_date >= MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE)
+
+
 def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
     """How a trained block behaves under `setup` (the last block, for `freeze`)."""
     uses_lora = setup.method.uses_lora
@@ -505,6 +513,7 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         base_output_in_input_dtype=_base_output_in_input_dtype(setup),
         moe_expert_loop=runs_transformers_code(setup.framework)
         and arch.family in transformers_code(setup.code_date).moe_expert_linears,
+        moe_output_weighted=not _megatron_probs_in_experts(setup),
         lora_targets=targets - {LoraTarget.HEAD},
         lora_rank=setup.lora_rank or DEFAULT_LORA_RANK,
         lora_dropout=uses_lora and lora_dropout_active(setup),

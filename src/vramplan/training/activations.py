@@ -795,6 +795,14 @@ def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
         ledger.keep("routing_weights", weights * routed)
     if loop:
         ledger.keep("experts_weighted_out", n2.itemsize * routed * h)
+    _moe_shared_experts(ledger, arch, spec, n2, e=e, input_needs_grad=input_needs_grad)
+
+
+def _moe_shared_experts(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor, *,
+                        e: int, input_needs_grad: bool) -> None:
+    """A MoE layer's shared experts (`_moe`): a dense MLP on the layer's input whose tensors
+    are `e` bytes per value, and Qwen2-MoE's sigmoid gate on its output."""
+    h = arch.hidden_size
     if arch.n_shared_experts:
         shared = arch.shared_experts_width
         targets = spec.lora_targets
@@ -802,7 +810,7 @@ def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
         _linear(ledger, spec, n2, h, lora=lora_in, prefix="shared_gate_up",
                 needs_grad=input_needs_grad, readers=2)
         ledger.keep("shared_gate_out", e * shared)
-        if not megatron:
+        if spec.framework is not Framework.MEGATRON:  # its fused SwiGLU keeps no act(gate)
             ledger.keep("shared_act_out", e * shared)
         ledger.keep("shared_up_out", e * shared)
         _linear(ledger, spec, _Tensor("shared_hidden", e), shared,

@@ -382,6 +382,26 @@ class LitgptCode:
     (2023-10-24) the whole norm ran in the input's dtype, which is not modelled."""
 
 
+class UnslothLossChunking(StrEnum):
+    """How `unsloth_fused_ce_loss` splits a micro-batch's rows into chunks (unslothai/unsloth-zoo
+    unsloth_zoo/fused_losses/cross_entropy_loss.py `get_chunk_size` and
+    `_get_chunk_multiplier`; `vramplan.training.estimate.unsloth_loss_chunks`)."""
+
+    ONE_GIB = "one GiB"
+    """`target_gb = 1`: n_chunks = max(4 * round(B*T * V * 4 / 2**30 / 1 / 4), 1), the full fp32
+    logits' GiB rounded to the nearest whole, times 4 (fc29e051, 2025-08-13; passed by unsloth's
+    llama.py from 806bee24, 2025-08-13, and by the zoo's compiler.py)."""
+    HALF_FREE = "half free"
+    """`target_gb = None`: the target is half of `torch.cuda.mem_get_info()`'s free memory at the
+    first call (`functools.cache`d): n_chunks = max(4 * round(B*T * 2V / free), 1) (zoo
+    770de251, 2025-09-04, which makes compiler.py pass None; unsloth 5c1b0ae9, 2025-09-04, for
+    llama.py)."""
+    HALF_FREE_CAPPED = "half free, at most 4 GiB"
+    """The target is min(free / 2, 4 GiB), and the chunks are rounded up to a multiple of 4:
+    n_chunks = 1 when the fp32 logits fit the target, else 4 * ceil(B*T * 4V / target / 4)
+    (zoo d9fe1f43, 2026-07-06)."""
+
+
 @dataclass(frozen=True, slots=True)
 class UnslothCode:
     """What Unsloth did at some date, where it changed what a training step holds
@@ -403,6 +423,9 @@ class UnslothCode:
     a fused linear cross-entropy. Before, the head made the 16-bit logits and
     `fast_cross_entropy_loss` (unsloth/kernels/cross_entropy_loss.py `Fast_CrossEntropyLoss`)
     saved them and wrote their gradient over them in backward."""
+    loss_chunking: UnslothLossChunking | None = None
+    """How `unsloth_fused_ce_loss` picks its chunks; None before it (Cut Cross-Entropy, whose
+    chunks are modelled as Liger-Kernel's)."""
     small_batches_keep_logits: bool = False
     """A micro-batch of at most `UNSLOTH_SMALL_BATCH_TOKENS` tokens takes the logits path
     instead ("< 1024 Normal Unsloth uses less VRAM!": `if bsz*q_len <= 1024: RETURN_LOGITS =
@@ -435,6 +458,9 @@ class UnslothCode:
 UNSLOTH_EXPANDABLE_SEGMENTS_SINCE = date(2024, 3, 17)
 UNSLOTH_OFFLOADED_CHECKPOINTS_SINCE = date(2024, 4, 6)
 UNSLOTH_FUSED_LOSS_SINCE = date(2024, 11, 21)
+UNSLOTH_FUSED_CE_LOSS_SINCE = date(2025, 8, 13)
+UNSLOTH_LOSS_CHUNKS_FROM_FREE_SINCE = date(2025, 9, 4)
+UNSLOTH_LOSS_CHUNK_TARGET_CAPPED_SINCE = date(2026, 7, 6)
 UNSLOTH_SMALL_BATCH_LOGITS = (date(2024, 12, 10), date(2025, 10, 26))
 UNSLOTH_ROPE_ROWS_CAPPED_SINCE = date(2024, 7, 18)
 UNSLOTH_SHARED_ROPE_SINCE = date(2025, 1, 7)
@@ -456,6 +482,9 @@ UNSLOTH_RELEASE_DATES: dict[tuple[int, ...], date] = {
     (2024, 12, 5): date(2024, 12, 20),
     (2025, 1, 5): date(2025, 1, 14),  # fb1397d9, the first with 63782ea3's shared rotary tables
     (2025, 8, 5): date(2025, 8, 13),
+    # 6e237fac, the first to pass `target_gb = None` (5c1b0ae9) and to require
+    # unsloth_zoo>=2025.9.3 (with 770de251's free-memory chunks); 2025.9.1 allowed zoo 2025.8.9
+    (2025, 9, 2): date(2025, 9, 8),
     (2025, 10, 11): date(2025, 10, 28),
 }
 
@@ -473,15 +502,27 @@ def unsloth_code(on: date | None) -> UnslothCode:
     """Unsloth's code as of `on`; None: today's."""
     if on is None:
         return UnslothCode(offloads_checkpoints=True, fused_loss=True, rope_rows_capped=True,
+                           loss_chunking=UnslothLossChunking.HALF_FREE_CAPPED,
                            global_dequant_buffer=True, expandable_segments=True)
     start, end = UNSLOTH_SMALL_BATCH_LOGITS
     return UnslothCode(offloads_checkpoints=on >= UNSLOTH_OFFLOADED_CHECKPOINTS_SINCE,
                        fused_loss=on >= UNSLOTH_FUSED_LOSS_SINCE,
+                       loss_chunking=_unsloth_loss_chunking(on),
                        small_batches_keep_logits=start <= on < end,
                        rope_tables_per_layer=on < UNSLOTH_SHARED_ROPE_SINCE,
                        rope_rows_capped=on >= UNSLOTH_ROPE_ROWS_CAPPED_SINCE,
                        global_dequant_buffer=on >= UNSLOTH_GLOBAL_DEQUANT_BUFFER_SINCE,
                        expandable_segments=on >= UNSLOTH_EXPANDABLE_SEGMENTS_SINCE)
+
+
+def _unsloth_loss_chunking(on: date) -> UnslothLossChunking | None:
+    if on >= UNSLOTH_LOSS_CHUNK_TARGET_CAPPED_SINCE:
+        return UnslothLossChunking.HALF_FREE_CAPPED
+    if on >= UNSLOTH_LOSS_CHUNKS_FROM_FREE_SINCE:
+        return UnslothLossChunking.HALF_FREE
+    if on >= UNSLOTH_FUSED_CE_LOSS_SINCE:
+        return UnslothLossChunking.ONE_GIB
+    return None
 
 
 PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE = date(2026, 7, 7)

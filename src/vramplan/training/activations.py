@@ -1171,6 +1171,10 @@ class HeadSpec:
     """The final norm's input, the last block's output, needs a gradient; not when no block
     builds a graph (`vramplan.training.estimate.checkpoints_cut_the_graph`): a frozen norm then
     saves nothing."""
+    fused_rows: int | None = None
+    """Rows of a fused linear cross-entropy's chunk when its framework picks them otherwise than
+    Liger-Kernel (Unsloth's `unsloth_fused_ce_loss`,
+    `vramplan.training.estimate.unsloth_loss_chunks`); None: `fused_loss_rows`."""
 
     @property
     def fused_linear(self) -> bool:
@@ -1266,7 +1270,7 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
         # exist one chunk at a time, in the compute dtype, their gradient written over them by
         # the kernel, and `grad_logits_chunk @ weight` makes the chunk's hidden gradient before
         # it is copied into place
-        chunk = fused_loss_rows(tokens, vocab, h)
+        chunk = head.fused_rows or fused_loss_rows(tokens, vocab, h)
         grad_input = c * h * tokens
         forward = (grad_input + head.head_grad_bytes + c * (vocab + h) * chunk
                    + head.head_dequant_bytes)

@@ -889,7 +889,7 @@ def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, sh
     sizes = _Sizes.of(arch, setup, shape)
     program.events.append(mark("forward"))
     hidden, kept, gathered = _forward(program, arch, sizes, model.sharding)
-    program.events.append(mark("loss"))
+    program.events.append(mark(LOSS_PHASE))
     head_grad: int | None = None
     if shape.fused_loss:
         grad_hidden, head_grad = _fused_linear_loss(
@@ -1450,6 +1450,22 @@ class ReservedMemory:
         """What the allocator reserves beyond the allocated peak: block and segment rounding,
         and cached blocks the peak's requests could not use."""
         return max(self.replay.peak_reserved_bytes - self.replay.peak_allocated_bytes, 0)
+
+
+LOSS_PHASE = "loss"
+"""The mark the step program puts where a micro-batch's loss begins."""
+
+
+@lru_cache(maxsize=64)
+def reserved_at_first_loss(arch: Architecture, setup: TrainingSetup, shape: StepShape,
+                           config: AllocatorConfig = PYTORCH_DEFAULTS) -> int:
+    """What the caching allocator holds when the run's first loss begins: the load and the first
+    micro-batch's forward replayed, its segments as the driver counts them
+    (`torch.cuda.mem_get_info` sees the allocator's `cudaMalloc`s, not its allocations). What
+    comes before that mark does not depend on the loss's shape."""
+    events = step_program(arch, setup, shape, steps=1)
+    first_loss = events.index(mark(LOSS_PHASE))
+    return replay(events[:first_loss], config).reserved_bytes
 
 
 @lru_cache(maxsize=256)

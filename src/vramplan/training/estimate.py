@@ -17,8 +17,10 @@ Phases (the peak is the largest; see docs/memory-model.md):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from fractions import Fraction
 from functools import cached_property
 
 from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig
@@ -29,11 +31,13 @@ from vramplan.presets.frameworks import (
     BITSANDBYTES_4BIT_DROPS_INPUT_SINCE,
     MEGATRON_MAX_SUBTRACTED_IN_PLACE_SINCE,
     MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE,
+    UnslothLossChunking,
     framework_defaults,
     litgpt_code,
     runs_transformers_code,
     torchtitan_code,
     transformers_code,
+    unsloth_code,
 )
 from vramplan.training.activations import (
     FP32,
@@ -58,7 +62,12 @@ from vramplan.training.activations import (
     submodule_checkpoint_inputs,
     total_per_token,
 )
-from vramplan.training.allocations import ReservedMemory, StepShape, reserved_memory
+from vramplan.training.allocations import (
+    ReservedMemory,
+    StepShape,
+    reserved_at_first_loss,
+    reserved_memory,
+)
 from vramplan.training.dummy_wgrads import dummy_wgrad_bytes
 from vramplan.training.setup import (
     DEFAULT_LORA_RANK,
@@ -288,13 +297,63 @@ def reserved_memory_of(arch: Architecture, setup: TrainingSetup,
 
 def _loss_rows(arch: Architecture, setup: TrainingSetup, head: HeadSpec) -> int:
     """Rows of logits computed at once: all tokens, or a chunk (litgpt's 128-token head chunks
-    in its LoRA scripts; a fused linear cross-entropy's chunk, `fused_loss_rows`)."""
+    in its LoRA scripts; a fused linear cross-entropy's chunk, Unsloth's
+    (`HeadSpec.fused_rows`) or `fused_loss_rows`)."""
     tokens = setup.logit_tokens
     if not head.chunked:
         return tokens
     if setup.framework is Framework.LITGPT:
         return min(LITGPT_LM_HEAD_CHUNK, setup.seq_len) * setup.batch
-    return fused_loss_rows(tokens, arch.vocab_size, arch.hidden_size)
+    return head.fused_rows or fused_loss_rows(tokens, arch.vocab_size, arch.hidden_size)
+
+
+UNSLOTH_LOSS_TARGET_CAP_BYTES = 4 * 2**30
+"""`min(free_gb, 4.0)`: the most GiB a chunk's fp32 logits may take
+(`UnslothLossChunking.HALF_FREE_CAPPED`, unsloth-zoo d9fe1f43)."""
+
+
+def unsloth_loss_chunks(tokens: int, vocab: int, chunking: UnslothLossChunking,
+                        free_bytes: int | None) -> int:
+    """How many chunks `unsloth_fused_ce_loss` splits `tokens` rows into (unslothai/unsloth-zoo
+    unsloth_zoo/fused_losses/cross_entropy_loss.py `get_chunk_size`, `_get_chunk_multiplier`
+    @770de251 and @d9fe1f43): the fp32 logits' bytes over a target, `4 * vocab / 2**30 /
+    target_gb` per row, n_chunks = max(4 * round(that / 4), 1) with Python's round (to even),
+    or, capped, 1 when it is at most 1, else rounded up to a multiple of 4. The target is 1 GiB,
+    or half of `torch.cuda.mem_get_info()`'s `free_bytes` at the first call (capped at 4 GiB
+    from d9fe1f43). `free_bytes` None (no card): the 4 GiB cap, the largest target today's code
+    takes; at most 0 (an estimate past the card): a chunk per row."""
+    if chunking is UnslothLossChunking.ONE_GIB:
+        target = Fraction(2**30)
+    elif free_bytes is None:
+        target = Fraction(UNSLOTH_LOSS_TARGET_CAP_BYTES)
+    elif free_bytes <= 0:
+        return tokens
+    elif chunking is UnslothLossChunking.HALF_FREE:
+        target = Fraction(free_bytes, 2)
+    else:
+        target = min(Fraction(free_bytes, 2), Fraction(UNSLOTH_LOSS_TARGET_CAP_BYTES))
+    exact = FP32 * vocab * tokens / target
+    if chunking is UnslothLossChunking.HALF_FREE_CAPPED:
+        return 1 if exact <= 1 else 4 * math.ceil(exact / 4)
+    return max(4 * round(exact / 4), 1)
+
+
+def _unsloth_loss_rows(arch: Architecture, setup: TrainingSetup) -> int | None:
+    """Rows of `unsloth_fused_ce_loss`'s first chunk (`torch.chunk`: ceil(rows / n_chunks)),
+    None where the run does not call it (`UnslothCode.loss_chunking`). The free memory is the
+    card's at load (`TrainingSetup.card_free_bytes`) less what the allocator holds when the
+    first loss begins (`vramplan.training.allocations.reserved_at_first_loss`: the load and the
+    first forward, which do not depend on the loss's chunks)."""
+    chunking = unsloth_code(setup.code_date).loss_chunking if unsloth_fuses_loss(setup) else None
+    if chunking is None:
+        return None
+    tokens = setup.logit_tokens
+    free = None
+    if chunking is not UnslothLossChunking.ONE_GIB and setup.card_free_bytes is not None:
+        before_loss = StepShape(spec=block_spec(arch, setup), loss_rows=tokens)
+        held = reserved_at_first_loss(arch, setup, before_loss, allocator_config(setup))
+        free = setup.card_free_bytes - held
+    return ceil_div(tokens, unsloth_loss_chunks(tokens, arch.vocab_size, chunking, free))
 
 
 def step_shape(arch: Architecture, setup: TrainingSetup) -> StepShape:
@@ -778,6 +837,8 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
     if spec.fused_linear and setup.method is Method.FULL:
         spec = replace(spec, head_grad_bytes=weight_itemsize(setup.precision)
                        * arch.vocab_size * arch.hidden_size)
+    if spec.fused_linear:
+        spec = replace(spec, fused_rows=_unsloth_loss_rows(arch, setup))
     return spec
 
 

@@ -99,3 +99,13 @@ def test_the_chunk_comes_from_the_free_memory_at_the_first_loss() -> None:
     chunks = unsloth_loss_chunks(4096, GEMMA3_VOCAB, HALF_FREE, held + GIB - held_tight)
     assert chunks > 1
     assert _head_spec(arch, tight).fused_rows == -(-4096 // chunks)
+
+
+def test_a_fused_loss_replays_each_chunk_size_once() -> None:
+    """Every chunk frees what it made: a full chunk and the last, shorter one stand for the
+    loop (a chunk per row when nothing is free would otherwise be a program of every row)."""
+    from vramplan.training.allocations import _chunk_sizes
+
+    assert _chunk_sizes(10, 4) == [4, 2]
+    assert _chunk_sizes(8, 4) == [4]
+    assert _chunk_sizes(3, 4) == [3]

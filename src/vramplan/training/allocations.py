@@ -1146,7 +1146,9 @@ def _fused_linear_loss(program: _Program, arch: Architecture, *, rows: int, toke
     grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
     head_grad = program.alloc(head_grad_bytes)
     losses = program.alloc(FP32 * tokens)
-    for chunk_rows in _chunks(tokens, rows):
+    # each chunk frees what it made, so the next one of its size finds the same cached blocks: a
+    # full chunk and the last, shorter one replay the loop (Unsloth's can run thousands)
+    for chunk_rows in _chunk_sizes(tokens, rows):
         logits = program.alloc(compute * arch.vocab_size * chunk_rows)
         program.free(program.alloc(compute * arch.hidden_size * chunk_rows))
         program.free(logits)
@@ -1286,6 +1288,12 @@ def _cast(program: _Program, tensor: int, n_bytes: int, compute: int) -> int:
     cast = program.alloc(n_bytes)
     program.free(tensor)
     return cast
+
+
+def _chunk_sizes(total: int, size: int) -> list[int]:
+    """The distinct sizes of `_chunks(total, size)`, in their order."""
+    full, last = divmod(total, size)
+    return ([size] if full else []) + ([last] if last else [])
 
 
 def _chunks(total: int, size: int) -> Iterator[int]:

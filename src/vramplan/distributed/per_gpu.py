@@ -38,6 +38,7 @@ from vramplan.presets.frameworks import (
     accumulate_without_sync,
     embedding_apart,
     framework_defaults,
+    has_change,
     runs_transformers_code,
     transformers_code,
 )
@@ -557,7 +558,7 @@ def _zero3_as_run(arch: Architecture, setup: TrainingSetup, states: ModelStates,
 def zero3_skips_gather(plan: Parallelism, on: date | None) -> bool:
     """DeepSpeed's ZeRO-3 fetches without an all-gather on one rank (by the code of `on`, None:
     today's; `DEEPSPEED_NO_GATHER_AT_ONE_RANK_SINCE`)."""
-    return plan.data_parallel == 1 and (on is None or on >= DEEPSPEED_NO_GATHER_AT_ONE_RANK_SINCE)
+    return plan.data_parallel == 1 and has_change(on, DEEPSPEED_NO_GATHER_AT_ONE_RANK_SINCE)
 
 
 @dataclass(frozen=True, slots=True)

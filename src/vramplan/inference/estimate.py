@@ -283,8 +283,7 @@ def _mlp_width(arch: Architecture) -> int:
     and the shared experts, whichever layer kind is wider."""
     if not arch.is_moe:
         return arch.intermediate_size
-    routed = arch.expert_intermediate_size * arch.experts_per_token + arch.shared_experts_width
-    return max(routed, arch.intermediate_size if arch.n_dense_layers else 0)
+    return max(arch.token_mlp_width, arch.intermediate_size if arch.n_dense_layers else 0)
 
 
 def prompt_logit_values(arch: Architecture, inputs: InferenceInputs) -> int:

@@ -436,6 +436,14 @@ class Architecture:
             self.n_shared_experts * self.expert_intermediate_size)
 
     @property
+    def token_mlp_width(self) -> int:
+        """Intermediate width one token goes through in a MoE block: the experts it is routed to
+        and the shared experts together; a dense model's MLP width."""
+        if not self.is_moe:
+            return self.expert_intermediate_size
+        return self.expert_intermediate_size * self.experts_per_token + self.shared_experts_width
+
+    @property
     def n_dense_layers(self) -> int:
         """Layers with a dense MLP: all of a dense model's, `dense_layers` of a MoE model's."""
         return len(set(self.dense_layers)) if self.is_moe else self.n_layers

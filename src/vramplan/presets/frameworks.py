@@ -176,6 +176,11 @@ wheels: v4.53.3 still "adamw_torch"); PyTorch 2.8.0 was released on 2025-08-06, 
 that date on can have both."""
 
 
+def has_change(on: date | None, since: date) -> bool:
+    """A run of the code of `on` (None: today's code) has the change dated `since`."""
+    return on is None or on >= since
+
+
 def trainer_optimizer_impl(on: date | None) -> OptimizerImpl:
     """How the AdamW that transformers' `Trainer` builds by default steps, as of `on` (None:
     today): a loop over the parameters, then `foreach`, then the fused kernel."""
@@ -1013,7 +1018,7 @@ def embedding_apart(framework: Framework, on: date | None) -> bool:
         return torchtitan_code(on).embedding_apart
     defaults = DEFAULTS[framework]
     if defaults.fsdp2_embedding_apart and defaults.model_code is ModelCode.TRANSFORMERS:
-        return on is None or on >= ACCELERATE_FSDP2_EMBEDDING_APART_SINCE
+        return has_change(on, ACCELERATE_FSDP2_EMBEDDING_APART_SINCE)
     return defaults.fsdp2_embedding_apart
 
 

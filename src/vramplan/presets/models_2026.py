@@ -35,9 +35,9 @@ if TYPE_CHECKING:
 _preset, _copy, _blob = make_preset, copy_on_hub, hub_config_url
 
 
-def _qwen2(*, hidden: int, inter: int, layers: int, heads: int, kv: int, vocab: int, tied: bool,
-           max_pos: int, window_layers: int, rms_eps: float, rope_theta: float,
-           **extra: Any) -> dict[str, Any]:
+def qwen2_config(*, hidden: int, inter: int, layers: int, heads: int, kv: int, vocab: int,
+                 tied: bool, max_pos: int, window_layers: int, rms_eps: float,
+                 rope_theta: float, **extra: Any) -> dict[str, Any]:
     """The keys every Qwen2-layout config.json read here writes alike (`Qwen2ForCausalLM`,
     SiLU, bfloat16, no sliding window used), with the shape keys each gives."""
     return {
@@ -73,8 +73,8 @@ MODELS_2026: tuple[ModelPreset, ...] = (
         "deepseek-r1-distill-qwen-1.5b",
         "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B",
         "DeepSeek-R1-Distill-Qwen 1.5B",
-        _qwen2(hidden=1536, inter=8960, layers=28, heads=12, kv=2, vocab=151936, tied=False,
-               max_pos=131072, window_layers=21, rms_eps=1e-06, rope_theta=10000),
+        qwen2_config(hidden=1536, inter=8960, layers=28, heads=12, kv=2, vocab=151936, tied=False,
+                     max_pos=131072, window_layers=21, rms_eps=1e-06, rope_theta=10000),
         read_from=(
             _copy("onnx-community/DeepSeek-R1-Distill-Qwen-1.5B-ONNX") + "; "
             + _blob("schwamaths/Qwen2.5-1.5B-Open-R1-GRPO") + "; a Qwen2Config print-out with "
@@ -92,8 +92,8 @@ MODELS_2026: tuple[ModelPreset, ...] = (
         "deepseek-r1-distill-qwen-7b",
         "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B",
         "DeepSeek-R1-Distill-Qwen 7B",
-        _qwen2(hidden=3584, inter=18944, layers=28, heads=28, kv=4, vocab=152064, tied=False,
-               max_pos=131072, window_layers=28, rms_eps=1e-06, rope_theta=10000),
+        qwen2_config(hidden=3584, inter=18944, layers=28, heads=28, kv=4, vocab=152064, tied=False,
+                     max_pos=131072, window_layers=28, rms_eps=1e-06, rope_theta=10000),
         read_from=(
             _copy("prithivMLmods/QwQ-R1-Distill-7B-CoT") + " (commit 615c6cd); "
             + _blob("ABrain/HPGPT-DeepSeek-R1-Distill-Qwen-7B-R") + "; "
@@ -109,8 +109,8 @@ MODELS_2026: tuple[ModelPreset, ...] = (
         "deepseek-r1-distill-qwen-14b",
         "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B",
         "DeepSeek-R1-Distill-Qwen 14B",
-        _qwen2(hidden=5120, inter=13824, layers=48, heads=40, kv=8, vocab=152064, tied=False,
-               max_pos=131072, window_layers=48, rms_eps=1e-05, rope_theta=1000000.0),
+        qwen2_config(hidden=5120, inter=13824, layers=48, heads=40, kv=8, vocab=152064, tied=False,
+                     max_pos=131072, window_layers=48, rms_eps=1e-05, rope_theta=1000000.0),
         read_from=(
             _copy("osllmai-community/DeepSeek-R1-Distill-Qwen-14B-bnb-4bit") + "; "
             + _blob("neody/r1-14b-awq") + "; "
@@ -125,8 +125,8 @@ MODELS_2026: tuple[ModelPreset, ...] = (
         "deepseek-r1-distill-qwen-32b",
         "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B",
         "DeepSeek-R1-Distill-Qwen 32B",
-        _qwen2(hidden=5120, inter=27648, layers=64, heads=40, kv=8, vocab=152064, tied=False,
-               max_pos=131072, window_layers=64, rms_eps=1e-05, rope_theta=1000000.0),
+        qwen2_config(hidden=5120, inter=27648, layers=64, heads=40, kv=8, vocab=152064, tied=False,
+                     max_pos=131072, window_layers=64, rms_eps=1e-05, rope_theta=1000000.0),
         read_from=(
             _copy("AIFunOver/DeepSeek-R1-Distill-Qwen-32B-openvino-8bit") + " (commit ffac8c6); "
             "the base's own file https://huggingface.co/Qwen/Qwen2.5-32B/blob/main/config.json "
@@ -142,9 +142,9 @@ MODELS_2026: tuple[ModelPreset, ...] = (
         "qwq-32b",
         "Qwen/QwQ-32B",
         "QwQ-32B",
-        _qwen2(hidden=5120, inter=27648, layers=64, heads=40, kv=8, vocab=152064, tied=False,
-               max_pos=131072, window_layers=64, rms_eps=1e-05, rope_theta=1000000.0,
-               sliding_window=32768),
+        qwen2_config(hidden=5120, inter=27648, layers=64, heads=40, kv=8, vocab=152064, tied=False,
+                     max_pos=131072, window_layers=64, rms_eps=1e-05, rope_theta=1000000.0,
+                     sliding_window=32768),
         read_from=(
             _copy("unsloth/QwQ-32B", "403266f19437562e1152ca719315275081826623") + "; "
             + _blob("SeerAttention/SeerAttention-QwQ-32B-AttnGates") + "; "
@@ -159,8 +159,8 @@ MODELS_2026: tuple[ModelPreset, ...] = (
         "qwq-32b-preview",
         "Qwen/QwQ-32B-Preview",
         "QwQ-32B-Preview",
-        _qwen2(hidden=5120, inter=27648, layers=64, heads=40, kv=8, vocab=152064, tied=False,
-               max_pos=32768, window_layers=64, rms_eps=1e-05, rope_theta=1000000.0),
+        qwen2_config(hidden=5120, inter=27648, layers=64, heads=40, kv=8, vocab=152064, tied=False,
+                     max_pos=32768, window_layers=64, rms_eps=1e-05, rope_theta=1000000.0),
         read_from=(
             _copy("unsloth/QwQ-32B-Preview", "1397937f36a3c66794210ed56a363a19d1616275") + "; "
             + _blob("casperhansen/qwq-32b-preview-awq",
@@ -177,9 +177,9 @@ MODELS_2026: tuple[ModelPreset, ...] = (
         "qwen2-0.5b-instruct",
         "Qwen/Qwen2-0.5B-Instruct",
         "Qwen2 0.5B Instruct",
-        _qwen2(hidden=896, inter=4864, layers=24, heads=14, kv=2, vocab=151936, tied=True,
-               max_pos=32768, window_layers=24, rms_eps=1e-06, rope_theta=1000000.0,
-               sliding_window=32768),
+        qwen2_config(hidden=896, inter=4864, layers=24, heads=14, kv=2, vocab=151936, tied=True,
+                     max_pos=32768, window_layers=24, rms_eps=1e-06, rope_theta=1000000.0,
+                     sliding_window=32768),
         read_from=(
             "github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py "
             "@79d603f085f50500e9509fa01785ffa7ecfaaa93 entry 'qwen2_0_5b'; "
@@ -194,9 +194,9 @@ MODELS_2026: tuple[ModelPreset, ...] = (
         "qwen2-1.5b-instruct",
         "Qwen/Qwen2-1.5B-Instruct",
         "Qwen2 1.5B Instruct",
-        _qwen2(hidden=1536, inter=8960, layers=28, heads=12, kv=2, vocab=151936, tied=True,
-               max_pos=32768, window_layers=28, rms_eps=1e-06, rope_theta=1000000.0,
-               sliding_window=32768),
+        qwen2_config(hidden=1536, inter=8960, layers=28, heads=12, kv=2, vocab=151936, tied=True,
+                     max_pos=32768, window_layers=28, rms_eps=1e-06, rope_theta=1000000.0,
+                     sliding_window=32768),
         read_from=(
             "github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py "
             "@79d603f085f50500e9509fa01785ffa7ecfaaa93 entry 'qwen2_1_5b'; "
@@ -447,8 +447,8 @@ MODELS_2026: tuple[ModelPreset, ...] = (
         "qwen2.5-math-1.5b",
         "Qwen/Qwen2.5-Math-1.5B",
         "Qwen2.5-Math 1.5B",
-        _qwen2(hidden=1536, inter=8960, layers=28, heads=12, kv=2, vocab=151936, tied=True,
-               max_pos=4096, window_layers=21, rms_eps=1e-06, rope_theta=10000),
+        qwen2_config(hidden=1536, inter=8960, layers=28, heads=12, kv=2, vocab=151936, tied=True,
+                     max_pos=4096, window_layers=21, rms_eps=1e-06, rope_theta=10000),
         read_from=(
             _blob("unsloth/Qwen2.5-Math-1.5B") + " (commit ce1410e); "
             + _blob("mlx-community/Qwen2.5-Math-1.5B-bf16",
@@ -462,8 +462,8 @@ MODELS_2026: tuple[ModelPreset, ...] = (
         "qwen2.5-math-7b",
         "Qwen/Qwen2.5-Math-7B",
         "Qwen2.5-Math 7B",
-        _qwen2(hidden=3584, inter=18944, layers=28, heads=28, kv=4, vocab=152064, tied=False,
-               max_pos=4096, window_layers=28, rms_eps=1e-06, rope_theta=10000),
+        qwen2_config(hidden=3584, inter=18944, layers=28, heads=28, kv=4, vocab=152064, tied=False,
+                     max_pos=4096, window_layers=28, rms_eps=1e-06, rope_theta=10000),
         read_from=(
             _blob("unsloth/Qwen2.5-Math-7B") + " (commit 471a1a0); "
             + _blob("qnguyen3/Quan-Mathy-7B") + "; "

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from vramplan.presets.model_preset import ModelPreset, copy_on_hub, hub_config_url, make_preset
 from vramplan.presets.models_2024_2026 import DEEPSEEK_V2_LITE_CONFIG
-from vramplan.presets.models_2026 import _qwen2
+from vramplan.presets.models_2026 import qwen2_config
 
 if TYPE_CHECKING:
     from typing import Any
@@ -106,9 +106,9 @@ MODELS_2026B: tuple[ModelPreset, ...] = (
         "qwen1.5-1.8b",
         "Qwen/Qwen1.5-1.8B",
         "Qwen1.5 1.8B",
-        _qwen2(hidden=2048, inter=5504, layers=24, heads=16, kv=16, vocab=151936, tied=False,
-               max_pos=32768, window_layers=21, rms_eps=1e-06, rope_theta=1000000.0,
-               sliding_window=32768),
+        qwen2_config(hidden=2048, inter=5504, layers=24, heads=16, kv=16, vocab=151936, tied=False,
+                     max_pos=32768, window_layers=21, rms_eps=1e-06, rope_theta=1000000.0,
+                     sliding_window=32768),
         aliases=("Qwen/Qwen1.5-1.8B-Chat", "qwen1.5-1.8b-chat"),
         read_from=(
             _copy("anonymous-guest/QiangGuoAI-V1.1-1.8B") + "; "
@@ -127,8 +127,8 @@ MODELS_2026B: tuple[ModelPreset, ...] = (
         "qwen1.5-4b",
         "Qwen/Qwen1.5-4B",
         "Qwen1.5 4B",
-        _qwen2(hidden=2560, inter=6912, layers=40, heads=20, kv=20, vocab=151936, tied=False,
-               max_pos=32768, window_layers=21, rms_eps=1e-06, rope_theta=5000000.0),
+        qwen2_config(hidden=2560, inter=6912, layers=40, heads=20, kv=20, vocab=151936, tied=False,
+                     max_pos=32768, window_layers=21, rms_eps=1e-06, rope_theta=5000000.0),
         aliases=("Qwen/Qwen1.5-4B-Chat", "qwen1.5-4b-chat"),
         read_from=(
             _copy("ricdomolm/ttt-mc-qwen-1.5-4b") + "; the chat model's official file "
@@ -143,9 +143,9 @@ MODELS_2026B: tuple[ModelPreset, ...] = (
         "qwen1.5-14b",
         "Qwen/Qwen1.5-14B",
         "Qwen1.5 14B",
-        _qwen2(hidden=5120, inter=13696, layers=40, heads=40, kv=40, vocab=152064, tied=False,
-               max_pos=32768, window_layers=35, rms_eps=1e-06, rope_theta=1000000.0,
-               sliding_window=32768),
+        qwen2_config(hidden=5120, inter=13696, layers=40, heads=40, kv=40, vocab=152064, tied=False,
+                     max_pos=32768, window_layers=35, rms_eps=1e-06, rope_theta=1000000.0,
+                     sliding_window=32768),
         read_from=(
             _blob("M4-ai/Hercules-Qwen1.5-14B", "90ce55b834163743d6b8c2bb65de677e052cbfb2") + "; "
             "the .ipynb_checkpoints/config-checkpoint.json of https://huggingface.co/charlieCs/"
@@ -164,9 +164,9 @@ MODELS_2026B: tuple[ModelPreset, ...] = (
         "qwen1.5-110b-chat",
         "Qwen/Qwen1.5-110B-Chat",
         "Qwen1.5 110B Chat",
-        _qwen2(hidden=8192, inter=49152, layers=80, heads=64, kv=8, vocab=152064, tied=False,
-               max_pos=32768, window_layers=70, rms_eps=1e-06, rope_theta=1000000.0,
-               sliding_window=32768),
+        qwen2_config(hidden=8192, inter=49152, layers=80, heads=64, kv=8, vocab=152064, tied=False,
+                     max_pos=32768, window_layers=70, rms_eps=1e-06, rope_theta=1000000.0,
+                     sliding_window=32768),
         aliases=("qwen1.5-110b", "Qwen/Qwen1.5-110B"),
         read_from=(
             _blob("second-state/Qwen1.5-110B-Chat-GGUF", "27c76188b519dae460a3ffa6c13650feeae27a7a")

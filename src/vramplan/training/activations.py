@@ -686,8 +686,7 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
     if arch.is_moe and spec.framework is not Framework.LITGPT:
         _moe(ledger, arch, spec, n2, input_needs_grad)
         return
-    f = arch.expert_intermediate_size * arch.experts_per_token + arch.shared_experts_width \
-        if arch.is_moe else arch.expert_intermediate_size
+    f = arch.token_mlp_width
     targets = spec.lora_targets
     if arch.mlp is MlpKind.GATED:
         lora_in = int(LoraTarget.GATE in targets) + int(LoraTarget.UP in targets)
@@ -834,9 +833,7 @@ def quantized_base_inputs(arch: Architecture, spec: BlockSpec) -> int:
     r, c, h = spec.residual_bytes, spec.compute_bytes, arch.hidden_size
     shared = arch.parallel_block and arch.shared_block_norm
     inputs = r * h + c * arch.q_dim + (0 if shared else r * h)
-    width = arch.expert_intermediate_size * arch.experts_per_token + arch.shared_experts_width \
-        if arch.is_moe else arch.expert_intermediate_size
-    return inputs + c * width
+    return inputs + c * arch.token_mlp_width
 
 
 _PYTHON_TANH_GELU = frozenset({"gelu_new", "gelu_fast"})

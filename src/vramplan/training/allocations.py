@@ -42,6 +42,7 @@ from vramplan.presets.frameworks import (
     AXOLOTL_EMPTY_CACHE_AFTER_LOAD_SINCE,
     PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE,
     TransformersCode,
+    has_change,
     runs_transformers_code,
     transformers_code,
 )
@@ -523,8 +524,8 @@ def _round_up(n: int, multiple: int) -> int:
 def _end_of_load(program: _Program, setup: TrainingSetup) -> None:
     """The framework empties the allocator's cache once the model is loaded: axolotl since
     `AXOLOTL_EMPTY_CACHE_AFTER_LOAD_SINCE` (a run without a date runs today's code)."""
-    if setup.framework is Framework.AXOLOTL and (
-            setup.code_date is None or setup.code_date >= AXOLOTL_EMPTY_CACHE_AFTER_LOAD_SINCE):
+    if setup.framework is Framework.AXOLOTL and has_change(
+            setup.code_date, AXOLOTL_EMPTY_CACHE_AFTER_LOAD_SINCE):
         program.events.append(mark(EMPTY_CACHE))
 
 
@@ -607,7 +608,7 @@ def _load(program: _Program, params: tuple[ParamTensor, ...], sharding: Sharding
         return
     frozen = {index: program.alloc(t.n_bytes) for index, t in enumerate(params)
               if not t.trainable}
-    empty_cache = setup.code_date is None or setup.code_date >= PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE
+    empty_cache = has_change(setup.code_date, PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE)
     _upcast_and_back(program, params, frozen, empty_cache=empty_cache)
 
 
@@ -960,8 +961,7 @@ class _Sizes:
     @staticmethod
     def of(arch: Architecture, setup: TrainingSetup, shape: StepShape) -> _Sizes:
         tokens = setup.batch * setup.seq_len
-        width = (arch.expert_intermediate_size * arch.experts_per_token
-                 + arch.shared_experts_width if arch.is_moe else arch.expert_intermediate_size)
+        width = arch.token_mlp_width
         saved = kept_for_backward(arch, shape.spec, block_saved(arch, shape.spec, setup.seq_len),
                                   setup.checkpointing)
         return _Sizes(residual=shape.spec.residual_bytes * arch.hidden_size * tokens,

@@ -27,13 +27,13 @@ embeddings, the embedding's weight passed to it: the same shape).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import date
 
 from vramplan.model.architecture import Architecture, LinearSpec
 from vramplan.presets.frameworks import (
     MEGATRON_HEAD_DUMMY_WGRAD_CACHE_SINCE,
     TE_DUMMY_WGRAD_CACHE_SINCE,
     TE_GROUPED_DUMMY_WGRAD_CACHE_SINCE,
+    has_change,
 )
 from vramplan.training.setup import TrainingSetup, compute_itemsize
 from vramplan.units import ceil_div
@@ -80,17 +80,13 @@ def dummy_wgrad_shapes(arch: Architecture, setup: TrainingSetup, tensor_parallel
         return ()
     on = setup.code_date
     shapes: list[Shape] = []
-    if head and _since(on, MEGATRON_HEAD_DUMMY_WGRAD_CACHE_SINCE):
+    if head and has_change(on, MEGATRON_HEAD_DUMMY_WGRAD_CACHE_SINCE):
         shapes.append((ceil_div(arch.vocab_size, tensor_parallel), arch.hidden_size))
-    if _since(on, TE_DUMMY_WGRAD_CACHE_SINCE):
-        grouped = _since(on, TE_GROUPED_DUMMY_WGRAD_CACHE_SINCE)
+    if has_change(on, TE_DUMMY_WGRAD_CACHE_SINCE):
+        grouped = has_change(on, TE_GROUPED_DUMMY_WGRAD_CACHE_SINCE)
         for kind in reversed(arch.block_kinds()):
             shapes += reversed(list(_weight_shapes(kind.linears, tensor_parallel, grouped)))
     return tuple(dict.fromkeys(shapes))
-
-
-def _since(on: date | None, change: date) -> bool:
-    return on is None or on >= change
 
 
 def _weight_shapes(linears: tuple[LinearSpec, ...], tp: int, grouped: bool) -> Iterator[Shape]:

@@ -33,6 +33,7 @@ from vramplan.presets.frameworks import (
     MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE,
     UnslothLossChunking,
     framework_defaults,
+    has_change,
     litgpt_code,
     runs_transformers_code,
     torchtitan_code,
@@ -553,8 +554,8 @@ def _base_output_in_input_dtype(setup: TrainingSetup) -> bool:
 def _megatron_probs_in_experts(setup: TrainingSetup) -> bool:
     """Megatron-LM's routed experts apply the routing probabilities in their activation
     (`MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE`; a row of unknown date runs today's code)."""
-    return block_framework(setup) is Framework.MEGATRON and (
-        setup.code_date is None or setup.code_date >= MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE)
+    return block_framework(setup) is Framework.MEGATRON and has_change(
+        setup.code_date, MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE)
 
 
 def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:

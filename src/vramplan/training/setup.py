@@ -16,6 +16,7 @@ from vramplan.presets.frameworks import (
     TransformersCode,
     default_optimizer_impl,
     framework_defaults,
+    has_change,
     runs_transformers_code,
     torchtitan_code,
     torchtune_loop_keeps_logits,
@@ -512,7 +513,7 @@ def adapters_in_fp32(setup: TrainingSetup) -> bool:
         return False
     return not (setup.framework is Framework.LLAMAFACTORY
                 and setup.precision is Precision.BF16_TRUE
-                and (on is None or on >= LLAMAFACTORY_PURE_BF16_ADAPTERS_SINCE))
+                and has_change(on, LLAMAFACTORY_PURE_BF16_ADAPTERS_SINCE))
 
 
 def optimizer_impl(setup: TrainingSetup) -> OptimizerImpl:

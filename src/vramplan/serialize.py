@@ -12,9 +12,6 @@ from collections.abc import Iterable
 from enum import Enum, StrEnum
 from typing import TYPE_CHECKING, Any
 
-from vramplan.planner.changes import Change, settings_text
-from vramplan.training.alignment import generated_at_once, reference_kind
-from vramplan.training.setup import optimizer_impl
 from vramplan.units import bytes_to_gb, bytes_to_gib
 from vramplan.vocab import Method
 
@@ -28,6 +25,7 @@ if TYPE_CHECKING:
     from vramplan.model.lora_targets import LoraMatrix
     from vramplan.model.resolve import ResolvedModel
     from vramplan.model.weight_storage import WeightPart
+    from vramplan.planner.changes import Change
     from vramplan.planner.report import FitReport
     from vramplan.planner.search import SchemeAnswer
     from vramplan.presets.gpus import Gpu
@@ -648,6 +646,10 @@ def _scheme_answer_to_json(answer: SchemeAnswer) -> SchemeAnswerOut:
 
 
 def change_to_json(change: Change) -> ChangeOut:
+    # the planner and the training model load with the commands that serialize their results
+    # (fit, the API), not with the CLI's other commands (benchmarks/cli_startup.py)
+    from vramplan.planner.changes import settings_text
+
     cost = change.cost
     peak, saved = change.peak_bytes, change.saved_bytes
     return {"change": change.kind.value, "detail": settings_text(change.settings),
@@ -683,6 +685,8 @@ def fit_to_json(report: FitReport) -> FitOut:
 
 
 def _fit_setup_to_json(training: TrainingSetup) -> FitSetupOut:
+    from vramplan.training.setup import optimizer_impl
+
     return {"method": training.method.value, "precision": training.precision.value,
             "optimizer": training.optimizer.value,
             "optimizer_impl": optimizer_impl(training).value, "quant": training.quant.value,
@@ -695,6 +699,8 @@ def _fit_setup_to_json(training: TrainingSetup) -> FitSetupOut:
 
 
 def _alignment_to_json(training: TrainingSetup) -> AlignmentOut | None:
+    from vramplan.training.alignment import generated_at_once, reference_kind
+
     alignment = training.alignment
     if alignment is None:
         return None

@@ -236,18 +236,32 @@ def test_a_server_that_does_not_answer_in_time_times_out(
         "HF_HUB_ETAG_TIMEOUT")
 
 
-def test_no_server_at_the_endpoint_is_unreachable(
-        hub: str, monkeypatch: pytest.MonkeyPatch, abandoned_calls_end: None) -> None:
+def _dead_endpoint() -> str:
     import socket
 
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
-    monkeypatch.setenv("HF_HUB_ETAG_TIMEOUT", "1")  # huggingface_hub retries a refused connection
+    return f"http://127.0.0.1:{port}"
+
+
+def test_no_server_at_the_endpoint_is_unreachable_at_once(
+        hub: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    dead = _dead_endpoint()
+    monkeypatch.setenv("HF_ENDPOINT", dead)
+    started = time.monotonic()
     error = _hub_error("acme/tiny-qwen3")
+    # huggingface_hub alone retries a refused connection five times with backoff, logging each
+    assert time.monotonic() - started < 2.0
+    assert not any("Retrying" in record.getMessage() for record in caplog.records)
     assert error.reason == "unreachable"
-    assert f"http://127.0.0.1:{port}" in error.message(Lang.EN)
+    assert dead in error.message(Lang.EN)
+
+
+def test_the_cache_answers_when_nothing_listens(hub: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    resolve_model("acme/tiny-qwen3")
+    monkeypatch.setenv("HF_ENDPOINT", _dead_endpoint())
+    assert resolve_model("acme/tiny-qwen3").arch.params_total == TINY_COUNT
 
 
 # --- names that are neither -----------------------------------------------------------------

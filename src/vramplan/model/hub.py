@@ -84,7 +84,13 @@ def fetch_config(ref: RepoRef) -> dict[str, Any]:
     from vramplan.model.hf_common import ConfigFileError
     from vramplan.model.hf_config import read_json_file
 
-    path = _download_within(ref, _timeout())
+    if _offline() or _endpoint_accepts_connections():
+        path = _download_within(ref, _timeout())
+    else:
+        # no connection at all (no network, a name that does not resolve, nothing listening):
+        # huggingface_hub would retry five times with backoff and log each try (`http_backoff`,
+        # huggingface_hub/utils/_http.py), about 15 s; its cache answers at once, or nothing does
+        path = _download(ref, cache_only=True)
     try:
         return read_json_file(Path(path))
     except ConfigFileError:
@@ -155,7 +161,7 @@ def _transport_failure(error: Exception) -> bool:
     return closed_client or type(error).__module__.startswith(("httpx", "httpcore"))
 
 
-def _download(ref: RepoRef) -> str:
+def _download(ref: RepoRef, *, cache_only: bool = False) -> str:
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import (
         GatedRepoError,
@@ -170,8 +176,8 @@ def _download(ref: RepoRef) -> str:
     try:
         return str(hf_hub_download(
             ref.repo_id, CONFIG_FILE, revision=ref.revision, endpoint=_endpoint(),
-            cache_dir=os.environ.get("HF_HUB_CACHE") or None, local_files_only=_offline(),
-            etag_timeout=_timeout()))
+            cache_dir=os.environ.get("HF_HUB_CACHE") or None,
+            local_files_only=cache_only or _offline(), etag_timeout=_timeout()))
     except LocalEntryNotFoundError as error:  # no answer, and no cached copy
         raise _unreachable(error, ref) from None
     except GatedRepoError:

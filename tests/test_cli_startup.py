@@ -36,6 +36,9 @@ def test_json_estimate_imports_nothing_heavy() -> None:
         "m.main(['estimate', '--params', '7', '--json'], io.StringIO())"
     )
     assert not {name for name in loaded if name.split(".")[0] in HEAVY}
+    # a parameter count names no model: the registry and the config parser stay unloaded
+    assert not loaded & {"vramplan.presets.models", "vramplan.model.hf_config",
+                         "vramplan.model.resolve", "vramplan.cli.models"}
 
 
 def test_every_command_name_has_its_module() -> None:

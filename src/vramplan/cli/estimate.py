@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from vramplan.cli.models import model_line
 from vramplan.cli.options import add_common_flags, add_fields, read_options
 from vramplan.cli.render import to_json_text
 from vramplan.cli.seed_report import report
@@ -43,6 +42,8 @@ def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
         out.write(to_json_text(payload) + "\n")
         return 0
     if model is not None:
+        from vramplan.cli.models import model_line  # the registry's module: only for a model
+
         out.write(model_line(model.preset, model.arch, lang) + "\n\n")
     out.write(report(estimate, results, lang) + "\n")
     if request.activations_shape is not None and model is not None:

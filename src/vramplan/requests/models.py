@@ -6,15 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vramplan.errors import ConflictingOptions, MissingValue
-from vramplan.model.architecture import Architecture, ModelOutOfRange
-from vramplan.model.hf_common import ConfigError
-from vramplan.model.resolve import ResolvedModel
-from vramplan.presets.models import ModelPreset
 from vramplan.requests.reading import Inputs
 from vramplan.requests.vocabulary import CONFIG, MODEL
+
+if TYPE_CHECKING:  # the model chain (registry, config parser) loads only when a model is named
+    from vramplan.model.architecture import Architecture
+    from vramplan.model.resolve import ResolvedModel
+    from vramplan.presets.models import ModelPreset
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +83,9 @@ def optional_model(inputs: Inputs) -> ModelChoice | None:
 def _attributed(resolve: Callable[[str], ResolvedModel], text: str, field: str) -> ResolvedModel:
     """`resolve(text)`; a config.json it cannot read (from a file or a Hub repository) is an
     error of the field the model was given in."""
+    from vramplan.model.architecture import ModelOutOfRange
+    from vramplan.model.hf_common import ConfigError
+
     try:
         return resolve(text)
     except (ConfigError, ModelOutOfRange) as error:

@@ -403,6 +403,29 @@ def test_megatron_cross_entropy_saves_one_fp32_softmax_made_in_place() -> None:
     assert loss(Framework.GENERIC) == (10 * logits, 12 * logits)
 
 
+def test_a_lora_adapter_on_the_head_keeps_the_final_norms_output() -> None:
+    """A frozen head's matmul keeps nothing, its adapter's `lora_A` keeps its input: without
+    dropout, the final norm's bf16 output (hidden x tokens x 2 bytes); with dropout, its mask
+    and output instead (1 + 2 bytes); and `lora_A`'s rank-wide output either way."""
+    from vramplan.training.activations import HeadSpec, head_and_loss
+    from vramplan.training.estimate import block_spec
+
+    arch = architecture_of(find_model("tinyllama-1.1b"))
+    tokens, rank = 2 * 512, 8
+
+    def saved(head_lora: bool, dropout: float) -> int:
+        setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, batch=2,
+                              seq_len=512, lora_rank=rank, lora_dropout=dropout,
+                              lora_targets=parse_lora_targets("all;head"),
+                              framework=Framework.TORCHTUNE)
+        head = HeadSpec(framework=Framework.TORCHTUNE, chunked=False, head_trains=False,
+                        head_lora=head_lora, head_keeps_input=False, head_dequant_bytes=0)
+        return head_and_loss(arch, block_spec(arch, setup), head, 2, 512).saved_bytes
+
+    assert saved(True, 0.0) - saved(False, 0.0) == (2 * arch.hidden_size + 2 * rank) * tokens
+    assert saved(True, 0.1) - saved(False, 0.1) == (3 * arch.hidden_size + 2 * rank) * tokens
+
+
 @pytest.mark.parametrize(("day", "extra"), [
     (date(2024, 2, 26), 4),  # core_r0.5.0: the max subtracted into an fp32 copy
     (date(2024, 6, 13), 0),  # 9634c0e4: in place
@@ -737,13 +760,14 @@ def test_reentrant_checkpoints_whose_input_needs_no_gradient_build_no_graph() ->
     when an input does: with the embeddings' output needing none, no Llama block keeps its
     input (32 x 8 x 2048 x 4096 x 2 bytes), the frozen final norm keeps neither its fp32 input
     nor its rstd (8 x 2048 x (4 x 4096 + 4)), no block is recomputed in backward, and the only
-    gradient made is the head adapter's, 8 x (4096 + 32,000) bf16 values."""
+    gradient made is the head adapter's, 8 x (4096 + 32,000) bf16 values. What is kept is the
+    head adapter's: lora_A's input, the norm's bf16 output, and its rank-8 output."""
     cut = estimate_training(LLAMA, COATI_LORA)
     peft = estimate_training(LLAMA, dataclasses.replace(COATI_LORA, input_require_grads=None))
     tokens = 8 * 2048
     assert peft.activations_bytes - cut.activations_bytes == \
         32 * tokens * 4096 * 2 + tokens * (4 * 4096 + 4)
-    assert cut.activations_bytes == 0
+    assert cut.activations_bytes == tokens * (4096 + 8) * 2
     assert _part(cut, Phase.BACKWARD_BLOCKS, PartKind.BACKWARD_TEMPORARIES) == 0
     assert _part(peft, Phase.BACKWARD_BLOCKS, PartKind.BACKWARD_TEMPORARIES) > 0
     assert _part(cut, Phase.BACKWARD_END, PartKind.GRADIENTS) == 8 * (4096 + 32000) * 2

@@ -1220,8 +1220,8 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
     if head.head_trains or head.head_keeps_input:
         saved += block.residual_bytes * h * every_position
     tokens = batch * (seq_len if logit_len is None else logit_len)
-    if head.head_lora:
-        saved += (DROPOUT_MASK_BYTES + c) * h * tokens if block.lora_dropout else 0
+    saved += _head_adapter_saved(block, head, hidden=h, tokens=tokens,
+                                 every_position=every_position)
     fp32_logits = FP32 * vocab * tokens
     log_softmax = fp32_logits  # saved by the cross-entropy for its backward
     softcap = _final_softcap_bytes(arch, c) * tokens
@@ -1275,6 +1275,35 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
                           backward_peak_bytes=grad_input + head.head_dequant_bytes)
     return _transformers_loss(head, saved=saved, tokens=tokens, rows=batch, vocab=vocab,
                               compute=c, softcap=softcap)
+
+
+def _head_adapter_saved(block: BlockSpec, head: HeadSpec, *, hidden: int, tokens: int,
+                        every_position: int) -> int:
+    """What a LoRA adapter on the head keeps for its backward, as `_linear` counts a block's:
+    `lora_A` needs its input for its weight gradient (peft `Linear.forward`, litgpt and
+    torchtune's `LoRALinear`: `lora_A(dropout(x))`, the dropout an identity at p = 0), while the
+    frozen head's own matmul keeps nothing (autograd saves a matmul's input only for a weight
+    that needs a gradient, tools/autograd/derivatives.yaml `mm`). Without dropout that input is
+    the final norm's output, kept whole when the head reads a slice of it (`logit_len`), and
+    already counted when the head trains or keeps its input. Then `lora_A`'s rank-wide output,
+    which `lora_B` keeps."""
+    if not head.head_lora:
+        return 0
+    c, norm_output = block.compute_bytes, block.residual_bytes
+    autocast = block.autocast or block.autocast_16bit_weights
+    adapter_input = FP32 if block.adapter_input_fp32 else norm_output
+    adapter_out = FP32 if block.adapter_input_fp32 and not autocast else c
+    if block.lora_dropout:
+        kept = (DROPOUT_MASK_BYTES + adapter_out) * hidden * tokens
+    elif autocast and adapter_input != c:
+        kept = c * hidden * tokens  # lora_A's own 16-bit cast
+    elif adapter_input != norm_output:
+        kept = FP32 * hidden * tokens  # peft's fp32 copy for fp32 adapters
+    elif head.head_trains or head.head_keeps_input:
+        kept = 0
+    else:
+        kept = norm_output * hidden * every_position
+    return kept + adapter_out * block.lora_rank * tokens
 
 
 def _compiled_loss(head: HeadSpec, *, saved: int, elements: int, compute: int) -> LossMemory:

@@ -1,7 +1,9 @@
 """The model's own device buffers that older code kept: per-layer rotary cos and sin tables, counted
 by hand from the code that built them (transformers' wheels v4.32.0 to v4.48.0,
 models/llama/modeling_llama.py `LlamaRotaryEmbedding._set_cos_sin_cache`; unslothai/unsloth
-unsloth/models/llama.py `LlamaRotaryEmbedding`, `LongRopeRotaryEmbedding`)."""
+unsloth/models/llama.py `LlamaRotaryEmbedding`, `LongRopeRotaryEmbedding`), and v4.38's one
+causal mask of `max_position_embeddings`^2 elements (the v4.38.0 to v4.38.2 wheels,
+`LlamaModel.__init__` and `GemmaModel.__init__`)."""
 
 from __future__ import annotations
 
@@ -56,7 +58,7 @@ def test_the_tables_take_the_dtype_the_model_was_built_in() -> None:
     ("qwen2-7b", date(2024, 9, 25), 0),
     ("mixtral-8x7b", date(2025, 1, 9), 32 * 2 * 32768 * 128 * 2),  # until v4.48.0
     ("mixtral-8x7b", date(2025, 1, 10), 0),
-    ("gemma-2b", date(2024, 3, 1), 0),  # GemmaRotaryEmbedding kept no tables
+    ("gemma-2b", date(2024, 3, 20), 0),  # GemmaRotaryEmbedding kept no tables
 ])
 def test_each_family_kept_its_tables_until_its_release(model: str, day: date,
                                                        expected: int) -> None:
@@ -66,7 +68,7 @@ def test_each_family_kept_its_tables_until_its_release(model: str, day: date,
 @pytest.mark.parametrize(("model", "day", "expected"), [
     # Unsloth's own module, one per layer, max_position_embeddings rows before 54dd81de
     ("mistral-7b", date(2024, 5, 1), 32 * 2 * 32768 * 128 * 2),
-    ("gemma-2b", date(2024, 3, 1), 18 * 2 * 8192 * 256 * 2),  # gemma.py points Gemma's at it
+    ("gemma-2b", date(2024, 3, 20), 18 * 2 * 8192 * 256 * 2),  # gemma.py points Gemma's at it
     # at most 4 x 8192 rows from 2024-07-18 (Llama 3.2: 131072 positions)
     ("llama-3.2-3b", date(2024, 10, 1), 28 * 2 * 32768 * 128 * 2),
     # LongRoPE: the short-context tables of original_max_position_embeddings rows only
@@ -131,3 +133,23 @@ def test_fsdp1s_mixed_precision_policy_casts_the_tables(version: FsdpVersion,
     plan = Parallelism(scheme=Scheme.FSDP, gpus=2, fsdp_version=version,
                        params_cast_for_compute=True)
     assert shard_model_states(states, plan).module_buffers_bytes == expected
+
+
+@pytest.mark.parametrize(("model", "framework", "day", "expected"), [
+    # v4.38.0/v4.38.1: int64, 8192^2 x 8 bytes = 512 MiB for Gemma's 8192 positions
+    ("gemma-2b", Framework.HF, date(2024, 2, 21), 8192 ** 2 * 8),
+    ("gemma-2b", Framework.HF, date(2024, 3, 1), 8192 ** 2),  # v4.38.2: bool
+    ("gemma-2b", Framework.HF, date(2024, 3, 20), 0),  # v4.39.0: built per forward
+    ("gemma-2b", Framework.UNSLOTH, date(2024, 3, 1), 8192 ** 2  # built by from_pretrained
+     + 18 * 2 * 8192 * 256 * 2),  # beside Unsloth's own rotary tables
+    ("mistral-7b", Framework.HF, date(2024, 3, 1), 32 * 2 * 32768 * 128 * 2),  # tables, no mask
+    ("gemma-2b", Framework.LITGPT, date(2024, 3, 1), 0),  # litgpt's own model
+])
+def test_v4_38_kept_one_causal_mask_of_every_position(model: str, framework: Framework,
+                                                      day: date, expected: int) -> None:
+    assert _buffers(model, framework, day) == expected
+
+
+def test_llama_keeps_its_mask_beside_its_rotary_tables() -> None:
+    assert _buffers("llama-2-7b", Framework.HF, date(2024, 3, 1)) \
+        == LLAMA_2_7B_TABLES + 4096 ** 2

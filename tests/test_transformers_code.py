@@ -62,13 +62,15 @@ MOE_LOOP = frozenset({"mixtral", "qwen2_moe", "qwen3_moe", "olmoe"})
 def _dated(code: TransformersCode, *, two_caches: bool = False, all_logits: bool = False,
            warmup: bool = False, tied: bool = False, headroom: bool = False,
            rope: frozenset[str] = frozenset(), reentrant: bool = True,
-           around: bool = True, moe_loop: frozenset[str] = MOE_LOOP) -> TransformersCode:
+           around: bool = True, moe_loop: frozenset[str] = MOE_LOOP,
+           mask_buffer: int = 0) -> TransformersCode:
     """`code` with the loading and generation behaviours of its date: `generate` holding the
     previous cache and the prefill's outputs before v4.42.0, and every prompt position's logits
     before v4.45.0, the allocator warm-up from v4.50.0 (counting a tied head twice until v4.54.0,
     capped at 95 % of the free memory, then from v4.52.0 at all of it but 1.2 GiB), the model
     types keeping per-layer rotary tables, reentrant checkpointing and the MoE experts' loop
-    before v5.0.0, called around each decoder layer before v4.52.0."""
+    before v5.0.0, called around each decoder layer before v4.52.0, and v4.38's causal-mask
+    buffer (`mask_buffer` bytes an element)."""
     return dataclasses.replace(code, generate_holds_two_caches=two_caches,
                                generate_keeps_prefill_outputs=two_caches,
                                generate_all_prompt_logits=all_logits,
@@ -76,7 +78,8 @@ def _dated(code: TransformersCode, *, two_caches: bool = False, all_logits: bool
                                warmup_keeps_headroom=headroom, rope_caches=rope,
                                reentrant_checkpointing=reentrant,
                                checkpoints_around_layers=around,
-                               moe_expert_linears=moe_loop)
+                               moe_expert_linears=moe_loop,
+                               causal_mask_buffer_itemsize=mask_buffer)
 
 
 @pytest.mark.parametrize(("day", "expected"), [
@@ -85,7 +88,18 @@ def _dated(code: TransformersCode, *, two_caches: bool = False, all_logits: bool
     (date(2023, 7, 17), _dated(V4_30, two_caches=True, all_logits=True, rope=ROPE_ALL)),
     # v4.31.0 added it
     (date(2023, 7, 18), _dated(V4_45, two_caches=True, all_logits=True, rope=ROPE_ALL)),
-    (date(2024, 3, 1), _dated(V4_45, two_caches=True, all_logits=True, rope=ROPE_ALL)),
+    (date(2024, 2, 20), _dated(V4_45, two_caches=True, all_logits=True, rope=ROPE_ALL)),
+    # v4.38.0 and v4.38.1: Llama's and Gemma's int64 causal-mask buffer; v4.38.2: bool
+    (date(2024, 2, 21), _dated(V4_45, two_caches=True, all_logits=True, rope=ROPE_ALL,
+                               mask_buffer=8)),
+    (date(2024, 2, 29), _dated(V4_45, two_caches=True, all_logits=True, rope=ROPE_ALL,
+                               mask_buffer=8)),
+    (date(2024, 3, 1), _dated(V4_45, two_caches=True, all_logits=True, rope=ROPE_ALL,
+                              mask_buffer=1)),
+    (date(2024, 3, 19), _dated(V4_45, two_caches=True, all_logits=True, rope=ROPE_ALL,
+                               mask_buffer=1)),
+    # v4.39.0: the mask is built per forward
+    (date(2024, 3, 20), _dated(V4_45, two_caches=True, all_logits=True, rope=ROPE_ALL)),
     (date(2024, 5, 16), _dated(V4_45, two_caches=True, all_logits=True, rope=ROPE_ALL)),
     # v4.41.0: Llama's rotary tables are gone
     (date(2024, 5, 17), _dated(V4_45, two_caches=True, all_logits=True,
@@ -161,7 +175,7 @@ def _setup(day: date | None, **changes: object) -> TrainingSetup:
 
 def test_only_transformers_own_loss_follows_its_release() -> None:
     assert model_loss_code(_setup(date(2024, 3, 1))) == _dated(
-        V4_45, two_caches=True, all_logits=True, rope=ROPE_ALL)
+        V4_45, two_caches=True, all_logits=True, rope=ROPE_ALL, mask_buffer=1)
     assert model_loss_code(_setup(None)) == TODAY
     # litgpt's scripts compute their own loss; TRL's preference losses take the logits
     assert model_loss_code(_setup(date(2024, 3, 1), framework=Framework.LITGPT)) == TODAY

@@ -752,12 +752,31 @@ class TransformersCode:
     wheels (`TRANSFORMERS_ROPE_CACHES_UNTIL`): Llama until v4.41.0, Mistral until v4.42.0, Qwen2,
     Qwen2-MoE, Phi, StableLM, StarCoder2, Falcon and GPT-NeoX until v4.45.0, Mixtral until
     v4.48.0; later releases compute cos and sin per forward from one shared module."""
+    causal_mask_buffer_itemsize: int = 0
+    """Bytes per element of the causal mask that `LlamaModel` and `GemmaModel` register at
+    construction (`TRANSFORMERS_MASK_BUFFER_TYPES`): `max_position_embeddings`^2 elements, a
+    non-persistent buffer that moves to the GPU with the model and stays there for the whole
+    run, whichever attention runs (flash attention never reads it). v4.38.0 and v4.38.1 fill
+    it with an int, so int64, 8 bytes (`torch.full((max_pos, max_pos), fill_value=1)`, then
+    `torch.triu(..., diagonal=1)`); v4.38.2 makes it bool, 1 byte (`fill_value=True,
+    dtype=torch.bool`). 0 before v4.38.0 (v4.37.2 builds its masks per forward,
+    `AttentionMaskConverter`) and from v4.39.0 (`_update_causal_mask` builds one per forward
+    from `cache_position`; Gemma registers one only in `_setup_cache`, for a static cache).
+    Read in the v4.37.2, v4.38.0, v4.38.1, v4.38.2, v4.39.0 and v4.39.3 wheels
+    (models/llama/modeling_llama.py and models/gemma/modeling_gemma.py, `__init__`)."""
     warmup_keeps_headroom: bool = False
     """The warm-up's byte count is capped by the device's free memory (`torch.cuda.mem_get_info`)
     before it is divided by the factor: at 95 % of it (v4.50.0 to v4.51.x:
     `min(byte_count, int(0.95 * device_memory))`), then at all of it but 1.2 GiB (v4.52.0 on:
     `min(byte_count, max(0, int(device_memory - 1.2 * 1024**3)))`; read in the v4.50.0,
     v4.51.3, v4.52.0 and v4.52.4 wheels)."""
+
+    def causal_mask_buffer_bytes(self, model_type: str, positions: int) -> int:
+        """The causal-mask buffer a model of `model_type` keeps on the device
+        (`causal_mask_buffer_itemsize`): `positions`^2 elements; 0 where none is made."""
+        if model_type not in TRANSFORMERS_MASK_BUFFER_TYPES:
+            return 0
+        return self.causal_mask_buffer_itemsize * positions ** 2
 
     def upcasts_logits(self, model_type: str) -> bool:
         """The model of `model_type` returns its logits in fp32 (`logits_fp32_in_model`), unless
@@ -922,6 +941,17 @@ TRANSFORMERS_ROPE_CACHES_UNTIL = {
 """The first release (its wheel's date) whose model type no longer keeps per-layer rotary tables
 (`TransformersCode.rope_caches`): read in the v4.32.0, v4.36.2, v4.38.2, v4.40.2, v4.41.0,
 v4.41.2, v4.42.4, v4.43.4, v4.44.2, v4.45.0, v4.46.0, v4.47.0 and v4.48.0 wheels."""
+TRANSFORMERS_MASK_BUFFER_TYPES = frozenset({"llama", "gemma"})
+"""The model types whose model registered a `max_position_embeddings`^2 causal mask at
+construction in v4.38 (`TransformersCode.causal_mask_buffer_itemsize`); Mistral, Qwen2 and the
+others kept building theirs per forward."""
+TRANSFORMERS_INT64_MASK_BUFFER_SINCE = date(2024, 2, 21)
+"""transformers v4.38.0 (its wheel's files, v4.38.1's the same day): Llama's and Gemma's int64
+causal-mask buffer."""
+TRANSFORMERS_BOOL_MASK_BUFFER_SINCE = date(2024, 3, 1)
+"""transformers v4.38.2 (its wheel's files): the buffer is bool."""
+TRANSFORMERS_NO_MASK_BUFFER_SINCE = date(2024, 3, 20)
+"""transformers v4.39.0 (its wheel's files): no buffer; the mask is built per forward."""
 TRANSFORMERS_CHECKPOINTING_LAYER_SINCE = date(2025, 5, 20)
 """transformers v4.52.0 (its wheel's date): `GradientCheckpointingLayer` checkpoints inside the
 decoder layer's `__call__` (`TransformersCode.checkpoints_around_layers`)."""
@@ -986,7 +1016,15 @@ def transformers_code(on: date | None) -> TransformersCode:
         moe_expert_linears=TRANSFORMERS_MOE_EXPERT_LINEARS
         if on < TRANSFORMERS_NONREENTRANT_CHECKPOINTING_SINCE else frozenset(),
         rope_caches=frozenset(model_type for model_type, until
-                              in TRANSFORMERS_ROPE_CACHES_UNTIL.items() if on < until))
+                              in TRANSFORMERS_ROPE_CACHES_UNTIL.items() if on < until),
+        causal_mask_buffer_itemsize=_causal_mask_buffer_itemsize(on))
+
+
+def _causal_mask_buffer_itemsize(on: date) -> int:
+    """`TransformersCode.causal_mask_buffer_itemsize` as of `on`."""
+    if not TRANSFORMERS_INT64_MASK_BUFFER_SINCE <= on < TRANSFORMERS_NO_MASK_BUFFER_SINCE:
+        return 0
+    return 1 if on >= TRANSFORMERS_BOOL_MASK_BUFFER_SINCE else 8
 
 
 def framework_defaults(framework: Framework) -> FrameworkDefaults:

@@ -76,6 +76,7 @@ from vramplan.training.states import (
     BNB_MIN_8BIT_SIZE,
     BNB_PAGED_MIN_ELEMENTS,
     TORCHAO_V01_FACTOR_BYTES,
+    causal_mask_buffer_bytes,
     head_is_separate,
     stored_quant,
     torchao_v01_nf4,
@@ -396,7 +397,7 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
         _wrap_flat_units(program, parameter_tensors(arch, setup), sharding)
     else:
         _load(program, params, sharding, setup, arch)
-    _module_buffers(program, arch)
+    _module_buffers(program, arch, setup)
     _end_of_load(program, setup)
     dummy_wgrads = dummy_wgrad_tensors(arch, setup, sharding.tensor_parallel)
     if megatron:
@@ -546,12 +547,16 @@ def _moved_whole_then_offloaded(program: _Program, arch: Architecture,
     program.free_all(tensors)
 
 
-def _module_buffers(program: _Program, arch: Architecture) -> None:
+def _module_buffers(program: _Program, arch: Architecture, setup: TrainingSetup) -> None:
     """The model's own buffers, one per layer (`Architecture.buffer_bytes`: GPT-Neo's causal
-    masks), made with the model and never freed; whole on every rank."""
+    masks), and transformers v4.38's one causal mask (`causal_mask_buffer_bytes`), made with
+    the model and never freed; whole on every rank."""
     if arch.buffer_bytes:
         for _ in range(arch.n_layers):
             program.alloc(arch.buffer_bytes // arch.n_layers)
+    mask = causal_mask_buffer_bytes(arch, setup)
+    if mask:
+        program.alloc(mask)
 
 
 def _by_lifetime(arch: Architecture, setup: TrainingSetup) -> tuple[ParamTensor, ...]:

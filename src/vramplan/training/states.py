@@ -263,10 +263,21 @@ def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
 
 def model_buffer_bytes(arch: Architecture, setup: TrainingSetup) -> int:
     """The device buffers the model's code keeps for the whole run: `Architecture.buffer_bytes`,
-    the per-layer rotary tables of the run's date (`_rope_table_bytes`) and Unsloth's global
-    dequantization buffer (`_unsloth_dequant_buffer_bytes`)."""
+    the per-layer rotary tables of the run's date (`_rope_table_bytes`), transformers v4.38's
+    causal-mask buffer (`causal_mask_buffer_bytes`) and Unsloth's global dequantization buffer
+    (`_unsloth_dequant_buffer_bytes`)."""
     return arch.buffer_bytes + _rope_table_bytes(arch, setup) \
-        + _unsloth_dequant_buffer_bytes(arch, setup)
+        + causal_mask_buffer_bytes(arch, setup) + _unsloth_dequant_buffer_bytes(arch, setup)
+
+
+def causal_mask_buffer_bytes(arch: Architecture, setup: TrainingSetup) -> int:
+    """The causal mask transformers' model registers at construction as of the run's date
+    (`TransformersCode.causal_mask_buffer_itemsize`). Unsloth builds its models with
+    transformers' `from_pretrained` and only replaces their forwards, so its runs keep it too."""
+    if not runs_transformers_code(setup.framework):
+        return 0
+    return transformers_code(setup.code_date).causal_mask_buffer_bytes(
+        arch.family, arch.max_position_embeddings)
 
 
 def _rope_table_bytes(arch: Architecture, setup: TrainingSetup) -> int:

@@ -38,7 +38,8 @@ def _buffers(model: str, framework: Framework, day: date | None,
     (Framework.HF, None, 0),  # today's code
     (Framework.AXOLOTL, date(2024, 1, 10), LLAMA_2_7B_TABLES),  # transformers' model code
     (Framework.LITGPT, date(2024, 1, 10), 0),  # litgpt's own model: one table for the model
-    (Framework.TORCHTUNE, date(2024, 1, 10), 0),
+    # torchtune: its own fp32 caches of [4096, 64, 2], one per layer then (below), no tables
+    (Framework.TORCHTUNE, date(2024, 1, 10), 32 * 4096 * 64 * 2 * 4),
 ])
 def test_llama_layers_kept_rotary_tables_until_v4_41(framework: Framework, day: date | None,
                                                      expected: int) -> None:
@@ -153,3 +154,31 @@ def test_v4_38_kept_one_causal_mask_of_every_position(model: str, framework: Fra
 def test_llama_keeps_its_mask_beside_its_rotary_tables() -> None:
     assert _buffers("llama-2-7b", Framework.HF, date(2024, 3, 1)) \
         == LLAMA_2_7B_TABLES + 4096 ** 2
+
+
+# torchtune's RotaryPositionalEmbeddings: an fp32 cache of [max_seq_len, head_dim / 2, 2]
+# (torchtune/modules/position_embeddings.py `build_rope_cache`), one per layer while the builders
+# deep-copied a template layer (before b0895a798, 2024-09-12), one shared since
+LLAMA_2_7B_TT_CACHE = 4096 * 64 * 2 * 4
+"""4,096 positions x 64 frequencies x (cos, sin) x 4 bytes: 2 MiB."""
+
+
+@pytest.mark.parametrize(("model", "day", "expected"), [
+    ("llama-2-7b", date(2024, 4, 15), 32 * LLAMA_2_7B_TT_CACHE),  # ff594c231: per layer
+    ("llama-2-7b", date(2024, 9, 12), LLAMA_2_7B_TT_CACHE),  # one module for every layer
+    ("llama-2-7b", None, LLAMA_2_7B_TT_CACHE),
+    ("llama-3.2-3b", date(2024, 11, 18), 131072 * 64 * 2 * 4),  # 64 MiB at Llama 3.2's context
+    # Phi-3's module caches cos and sin over the whole head: [4096, 2 x 96]
+    ("phi-3-mini-4k", date(2024, 6, 1), 32 * 4096 * 2 * 96 * 4),
+])
+def test_torchtunes_rotary_caches(model: str, day: date | None, expected: int) -> None:
+    assert _buffers(model, Framework.TORCHTUNE, day) == expected
+
+
+def test_torchtunes_rotary_caches_in_a_generate_rows_buffers() -> None:
+    """tt-e2e-llama-2-7b-generate-bf16-kv4096-new300 (2024-04-04): 32 caches of 2 MiB."""
+    def estimate(modules: int) -> int:
+        return estimate_inference_case("llama-2-7b", "bf16-true", "none", batch=1, seq_len=8,
+                                       new_tokens=300, framework="torchtune",
+                                       torchtune_rope_modules=modules).allocated_bytes
+    assert estimate(32) - estimate(0) == 32 * LLAMA_2_7B_TT_CACHE

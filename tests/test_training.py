@@ -249,9 +249,10 @@ def test_torchtunes_2024_qlora_built_its_model_on_the_gpu_as_traced() -> None:
     # the allocated peaks differ by the fp32 logits April's recipe kept through backward
     # (`TORCHTUNE_DELETES_LOGITS_SINCE`): 2 x 512 x 32,000 x 4 bytes, and by the quantization
     # factor's whole storage torchao v0.1 kept: one bf16 value per 64 of the 32 x 202,375,168
-    # quantized weights
+    # quantized weights, and by the rotary caches of every layer but one (one per layer before
+    # 2024-09-12, `torchtune_rope_modules`: 4,096 positions x 64 frequencies x cos, sin x 4 B)
     assert old.allocated_bytes - new.allocated_bytes == 2 * 512 * 32000 * 4 \
-        + 32 * 202_375_168 * 2 // 64
+        + 32 * 202_375_168 * 2 // 64 + 31 * 4096 * 64 * 2 * 4
     program = _Program()
     _load(program, parameter_tensors(llama, april), WHOLE, april, llama)
     reserved = replay(program.events).peak_reserved_bytes

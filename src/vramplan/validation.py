@@ -60,6 +60,7 @@ from vramplan.presets.frameworks import (
     default_gradient_accumulation,
     framework_defaults,
     read_framework,
+    torchtune_rope_modules,
     transformers_code,
     unsloth_release_date,
 )
@@ -1436,7 +1437,10 @@ def _score_inference(case: Case) -> CaseScore:
         prompt_logits_kept=generate is not None and generate.generate_keeps_prefill_outputs,
         bnb_compute_16bit=BNB_COMPUTE_16BIT_NOTE.search(case.notes) is not None,
         rope_tables=generate is not None
-        and architecture_of(find_model(case.model)).family in generate.rope_caches)
+        and architecture_of(find_model(case.model)).family in generate.rope_caches,
+        torchtune_rope_modules=torchtune_rope_modules(
+            architecture_of(find_model(case.model)).n_layers, code_date(case))
+        if case.framework is Framework.TORCHTUNE else 0)
     allocated, device = estimate.allocated_bytes, estimate.device_bytes
     if case.metric is not Metric.ALLOCATED and not vllm:
         # `reserved` and `device` read the allocator's cache: what a growing KV cache leaves
@@ -1555,14 +1559,16 @@ def estimate_inference_case(model: str, precision: str, quant: str, *, batch: in
                             previous_cache_alive: bool = False, prompt_logits_bytes: int = 0,
                             prompt_logits_kept: bool = False,
                             bnb_compute_16bit: bool = False,
-                            rope_tables: bool = False) -> InferenceEstimate:
+                            rope_tables: bool = False,
+                            torchtune_rope_modules: int = 0) -> InferenceEstimate:
     """Estimate one `method=inference` row of a cases file (columns as in docs/cases-format.md):
     `seq_len` is the prompt length (UNPUBLISHED_PROMPT_TOKENS when empty), the cache holds prompt
     plus `new_tokens`, the KV cache and activations are in the precision's dtype, `quant` picks the
     weight format (`none` keeps the precision's dtype), `gpus` is the tensor-parallel degree, or,
     with `layer_split`, the GPUs the blocks are placed on in consecutive chunks; `cache_tokens`,
     `kv_all_heads`, `previous_cache_alive`, `prompt_logits_bytes`, `prompt_logits_kept`,
-    `bnb_compute_16bit` and `rope_tables` as in `vramplan.inference.setup.InferenceInputs`.
+    `bnb_compute_16bit`, `rope_tables` and `torchtune_rope_modules` as in
+    `vramplan.inference.setup.InferenceInputs`.
     Compare `allocated_bytes` with metric `allocated`/`reserved`, `device_bytes` with `device`."""
     if precision not in _CASE_DTYPES:
         raise UnknownName("precision", precision, list(_CASE_DTYPES))
@@ -1579,4 +1585,5 @@ def estimate_inference_case(model: str, precision: str, quant: str, *, batch: in
         layer_split=gpus if layer_split else 1, cache_tokens=cache_tokens,
         kv_all_heads=kv_all_heads, previous_cache_alive=previous_cache_alive,
         prompt_logits_bytes=prompt_logits_bytes, prompt_logits_kept=prompt_logits_kept,
-        bnb_compute_16bit=bnb_compute_16bit, rope_tables=rope_tables))
+        bnb_compute_16bit=bnb_compute_16bit, rope_tables=rope_tables,
+        torchtune_rope_modules=torchtune_rope_modules))

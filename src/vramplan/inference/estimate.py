@@ -34,6 +34,7 @@ from vramplan.model.architecture import Architecture, MlpKind
 from vramplan.model.weight_storage import WeightGroup, WeightsLayout, weights_layout
 from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
+from vramplan.presets.frameworks import torchtune_rope_cache_bytes
 from vramplan.presets.gpus import Gpu
 from vramplan.presets.inference_engines import EngineProfile
 from vramplan.presets.quant_formats import FormatFamily
@@ -355,10 +356,11 @@ def _largest_quantized_on_gpu(layout: WeightsLayout, inputs: InferenceInputs) ->
 
 def _engine_buffer_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
     """The model's own buffers (`Architecture.buffer_bytes`: GPT-Neo's per-layer causal masks;
-    the per-layer rotary tables of older transformers code, `InferenceInputs.rope_tables`);
+    the per-layer rotary tables of older transformers code, `InferenceInputs.rope_tables`;
+    torchtune's rotary caches, `InferenceInputs.torchtune_rope_modules`);
     LitGPT's bool causal mask (context^2 bytes) and its fp32 cos/sin tables (2 x context x
     rotary dims x 4 bytes)."""
-    own = arch.buffer_bytes
+    own = arch.buffer_bytes + inputs.torchtune_rope_modules * torchtune_rope_cache_bytes(arch)
     if inputs.rope_tables:
         own += arch.rope_table_bytes(inputs.compute_dtype.bytes)
     if not inputs.profile.mask_cache:

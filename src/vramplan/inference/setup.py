@@ -73,6 +73,10 @@ class InferenceInputs:
     """Every attention layer holds rotary cos and sin tables of `max_position_embeddings` rows
     in the compute dtype (transformers' older model code,
     `vramplan.presets.frameworks.TransformersCode.rope_caches`)."""
+    torchtune_rope_modules: int = 0
+    """torchtune's rotary modules, each holding an fp32 cache of every position
+    (`vramplan.presets.frameworks.torchtune_rope_modules`: one per layer in models built
+    before 2024-09-12); 0 for the other engines."""
 
     @property
     def decode_steps(self) -> int:
@@ -117,7 +121,8 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
                      previous_cache_alive: bool = False, prompt_logits_bytes: int = 0,
                      prompt_logits_kept: bool = False,
                      bnb_compute_16bit: bool = False,
-                     rope_tables: bool = False) -> InferenceInputs:
+                     rope_tables: bool = False,
+                     torchtune_rope_modules: int = 0) -> InferenceInputs:
     """Validated inputs: counts in range, prompt within the context, a GGUF file only on
     llama.cpp and llama.cpp only with GGUF, images only for a model with a vision tower, MTP
     modules only for a checkpoint that has some."""
@@ -156,4 +161,5 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
                            kv_all_heads=kv_all_heads, previous_cache_alive=previous_cache_alive,
                            prompt_logits_bytes=prompt_logits_bytes,
                            prompt_logits_kept=prompt_logits_kept,
-                           bnb_compute_16bit=bnb_compute_16bit, rope_tables=rope_tables)
+                           bnb_compute_16bit=bnb_compute_16bit, rope_tables=rope_tables,
+                           torchtune_rope_modules=torchtune_rope_modules)

@@ -695,6 +695,13 @@ class Architecture:
         rows = self.max_position_embeddings if rows is None else rows
         return self.n_layers * 2 * rows * self.rotary_dim * itemsize
 
+    def rope_cache_bytes(self, rows: int, itemsize: int, *, whole_width: bool = False) -> int:
+        """Bytes of one rotary module's cache of `rows` positions: a cos and a sin for each of
+        the `rotary_dim / 2` frequencies (torchtune's [rows, rotary_dim / 2, 2]), or for each of
+        the `rotary_dim` rotated dimensions (`whole_width`: each frequency twice, as torchtune's
+        Phi-3 and Qwen2 modules store them), `itemsize` bytes each; 0 without RoPE."""
+        return rows * self.rotary_dim * itemsize * (2 if whole_width else 1)
+
     @property
     def params_vision(self) -> int:
         """The vision tower and its projector (0 for a text-only model)."""

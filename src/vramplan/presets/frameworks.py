@@ -26,6 +26,10 @@ from vramplan.vocab import (
     member_named,
 )
 
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing on the CLI path
+if TYPE_CHECKING:
+    from vramplan.model.architecture import Architecture
+
 
 class ModelCode(StrEnum):
     """Whose module code runs the model: it decides what each operation saves for backward."""
@@ -595,6 +599,46 @@ weight to NF4 in one piece (torchao/dtypes/nf4tensor.py at v0.1 `quantize_tensor
 chunks" (pytorch/ao 6081796bc, PR #196, 2024-05-01, in 0.2.0) quantizes by chunks of 2^20
 values, whose transients (about 74 MB) change no estimate
 (`vramplan.training.allocations._torchtune_nf4_build`)."""
+
+TORCHTUNE_PER_LAYER_BUILD_SINCE = date(2024, 9, 12)
+"""torchtune b0895a798 (PR #1554, "llama 3_1 instantiate pos embedding only once"): the first
+builder that makes every layer itself and hands one rotary module to all of them. Before it every
+decoder builder (llama2, llama3, llama3_1, mistral, gemma, phi3, qwen2: read at ff594c231,
+20747cd87 and 0b9f8306d, the last commit before that date) made one template layer holding its
+own rotary module, built the embeddings and the head, and `TransformerDecoder` deep-copied the
+template for every layer (torchtune/modules/transformer.py `_get_clones`: `copy.deepcopy`), the
+template dropped when the builder returned; the single-device recipes build on the GPU (`with
+self._device: config.instantiate(cfg_model)`). Llama 3.2's builders were per layer from the
+first (d002d45e3); the other families kept the template and one rotary module per layer until
+23896c30d (PR #2282, 2025-01-27), which is not modelled: from this date on, every family is
+read as building its layers one by one around one rotary module."""
+TORCHTUNE_WIDE_ROPE_FAMILIES = frozenset({"phi3", "qwen2"})
+"""The families whose torchtune rotary module caches cos and sin over the whole rotated width
+(torchtune/models/phi3/_position_embeddings.py and qwen2/_positional_embeddings.py:
+`freqs = torch.cat([idx_theta, idx_theta], dim=-1)`, `cache = torch.cat([freqs.cos(),
+freqs.sin()], dim=-1)`, [max_seq_len, 2 x head_dim]); Llama's, Mistral's and Gemma's keep
+[max_seq_len, head_dim / 2, 2]."""
+
+
+def torchtune_rope_modules(n_layers: int, on: date | None) -> int:
+    """How many rotary modules, each with its cache, torchtune's model of `n_layers` layers holds
+    as of `on` (None: today's code): one per layer while its builders deep-copied a template
+    layer, one shared since (`TORCHTUNE_PER_LAYER_BUILD_SINCE`)."""
+    return 1 if has_change(on, TORCHTUNE_PER_LAYER_BUILD_SINCE) else n_layers
+
+
+def torchtune_rope_cache_bytes(arch: Architecture) -> int:
+    """One torchtune rotary module's cache: fp32 cos and sin for every position up to the
+    builder's `max_seq_len` (torchtune/modules/position_embeddings.py
+    `RotaryPositionalEmbeddings.build_rope_cache`: `.float()`, then `torch.stack`, a
+    non-persistent buffer made where the model is built, on the GPU for the single-device
+    recipes and re-made there by `rope_init` after the distributed ones' meta build), read as the
+    config's `max_position_embeddings` (the builders pass the released context: 4,096 for Llama 2,
+    8,192 for Llama 3, 131,072 for Llama 3.1 and 3.2; torchtune's Qwen2 builders cap it at
+    32,768, where this counts the config's); 0 without RoPE."""
+    return arch.rope_cache_bytes(arch.max_position_embeddings, 4,
+                                 whole_width=arch.family in TORCHTUNE_WIDE_ROPE_FAMILIES)
+
 
 TORCHTUNE_DELETES_LOGITS_SINCE = date(2024, 7, 28)
 """torchtune's recipes drop their logits before backward since 8a98fbaa3 (PR #1235, "[memory

@@ -44,6 +44,8 @@ from vramplan.presets.frameworks import (
     TransformersCode,
     has_change,
     runs_transformers_code,
+    torchtune_rope_cache_bytes,
+    torchtune_rope_modules,
     transformers_code,
 )
 from vramplan.presets.quant_formats import BNB_BLOCKSIZE, BNB_DQ_BLOCKSIZE
@@ -549,14 +551,18 @@ def _moved_whole_then_offloaded(program: _Program, arch: Architecture,
 
 def _module_buffers(program: _Program, arch: Architecture, setup: TrainingSetup) -> None:
     """The model's own buffers, one per layer (`Architecture.buffer_bytes`: GPT-Neo's causal
-    masks), and transformers v4.38's one causal mask (`causal_mask_buffer_bytes`), made with
-    the model and never freed; whole on every rank."""
+    masks), transformers v4.38's one causal mask (`causal_mask_buffer_bytes`) and torchtune's
+    rotary caches (`torchtune_rope_bytes`), made with the model and never freed; whole on every
+    rank."""
     if arch.buffer_bytes:
         for _ in range(arch.n_layers):
             program.alloc(arch.buffer_bytes // arch.n_layers)
     mask = causal_mask_buffer_bytes(arch, setup)
     if mask:
         program.alloc(mask)
+    if setup.framework is Framework.TORCHTUNE:
+        for _ in range(torchtune_rope_modules(arch.n_layers, setup.code_date)):
+            program.alloc(torchtune_rope_cache_bytes(arch))
 
 
 def _by_lifetime(arch: Architecture, setup: TrainingSetup) -> tuple[ParamTensor, ...]:

@@ -13,6 +13,8 @@ from vramplan.presets.frameworks import (
     TORCHTUNE_CHUNKED_NF4_SINCE,
     UNSLOTH_ROPE_ROWS,
     runs_transformers_code,
+    torchtune_rope_cache_bytes,
+    torchtune_rope_modules,
     transformers_code,
     unsloth_code,
 )
@@ -264,10 +266,20 @@ def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
 def model_buffer_bytes(arch: Architecture, setup: TrainingSetup) -> int:
     """The device buffers the model's code keeps for the whole run: `Architecture.buffer_bytes`,
     the per-layer rotary tables of the run's date (`_rope_table_bytes`), transformers v4.38's
-    causal-mask buffer (`causal_mask_buffer_bytes`) and Unsloth's global dequantization buffer
-    (`_unsloth_dequant_buffer_bytes`)."""
+    causal-mask buffer (`causal_mask_buffer_bytes`), Unsloth's global dequantization buffer
+    (`_unsloth_dequant_buffer_bytes`) and torchtune's rotary caches (`torchtune_rope_bytes`)."""
     return arch.buffer_bytes + _rope_table_bytes(arch, setup) \
-        + causal_mask_buffer_bytes(arch, setup) + _unsloth_dequant_buffer_bytes(arch, setup)
+        + causal_mask_buffer_bytes(arch, setup) + _unsloth_dequant_buffer_bytes(arch, setup) \
+        + torchtune_rope_bytes(arch, setup)
+
+
+def torchtune_rope_bytes(arch: Architecture, setup: TrainingSetup) -> int:
+    """torchtune's rotary caches (`vramplan.presets.frameworks.torchtune_rope_modules`, each
+    `torchtune_rope_cache_bytes`); 0 for the other stacks."""
+    if setup.framework is not Framework.TORCHTUNE:
+        return 0
+    return torchtune_rope_modules(arch.n_layers, setup.code_date) \
+        * torchtune_rope_cache_bytes(arch)
 
 
 def causal_mask_buffer_bytes(arch: Architecture, setup: TrainingSetup) -> int:

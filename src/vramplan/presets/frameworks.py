@@ -634,8 +634,9 @@ def torchtune_rope_cache_bytes(arch: Architecture) -> int:
     non-persistent buffer made where the model is built, on the GPU for the single-device
     recipes and re-made there by `rope_init` after the distributed ones' meta build), read as the
     config's `max_position_embeddings` (the builders pass the released context: 4,096 for Llama 2,
-    8,192 for Llama 3, 131,072 for Llama 3.1 and 3.2; torchtune's Qwen2 builders cap it at
-    32,768, where this counts the config's); 0 without RoPE."""
+    8,192 for Llama 3, 131,072 for Llama 3.1 and 3.2; where they pass less, this counts more:
+    Llama 3 8B's builder said 4,096 from 20747cd87 until 41341fd1d, both of 2024-04-18, and the
+    Qwen2 builders cap it at 32,768); 0 without RoPE."""
     return arch.rope_cache_bytes(arch.max_position_embeddings, 4,
                                  whole_width=arch.family in TORCHTUNE_WIDE_ROPE_FAMILIES)
 

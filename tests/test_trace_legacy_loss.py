@@ -37,7 +37,9 @@ CONFIG: dict[str, Any] = {
     "model_type": "llama", "hidden_size": 128, "num_hidden_layers": 2,
     "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 352,
     "vocab_size": 8192, "max_position_embeddings": 1024, "tie_word_embeddings": False}
-V4_45 = date(2024, 3, 1)  # LlamaFactory's and Answer.AI's runs
+# v4.39, the loss of LlamaFactory's and Answer.AI's runs; after v4.38's mask buffer
+# (`TransformersCode.causal_mask_buffer_itemsize`), which the traced model does not build
+V4_45 = date(2024, 4, 1)
 V4_46 = date(2024, 12, 1)
 
 

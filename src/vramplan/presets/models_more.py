@@ -128,7 +128,8 @@ MODELS_MORE: tuple[ModelPreset, ...] = (
           ("1.4b", "1.4B", 2048, 24, 16), ("2.8b", "2.8B", 2560, 32, 32))),
     # Qwen1.5 (model_type qwen2): q/k/v biases, no GQA below 32B. The 0.5B ties its head (the
     # print-out below), the 7B does not (its checkpoint's 15,442,649,088 bf16 bytes are
-    # 7,721,324,544 parameters, this count).
+    # 7,721,324,544 parameters, this count). Each one's chat release has the same keys (the 7B's
+    # official file; the 0.5B's copies, which disagree on torch_dtype only): aliases.
     _preset(
         "qwen1.5-0.5b",
         "Qwen/Qwen1.5-0.5B",
@@ -152,12 +153,18 @@ MODELS_MORE: tuple[ModelPreset, ...] = (
             "use_sliding_window": False,
             "vocab_size": 151936,
         },
+        aliases=("Qwen/Qwen1.5-0.5B-Chat", "qwen1.5-0.5b-chat"),
         read_from=(
             "transformers 4.41.2's Qwen2Config print-out with `_name_or_path` Qwen/Qwen1.5-0.5B "
             "in a public fine-tuning write-up (code-search index file id 29205825897; "
             "repository/path not exposed by the index; its id2label and pad_token_id are the "
             "script's); the shapes agree with github.com/abhibambhaniya/GenZ-LLM-Analyzer "
-            "GenZ/Models/Model_sets/alibaba.py @091bdd0a2777dfe4d405a8fcdd91c8f12b474bf3"
+            "GenZ/Models/Model_sets/alibaba.py @091bdd0a2777dfe4d405a8fcdd91c8f12b474bf3; the chat "
+            "model's copies (`_name_or_path` Qwen/Qwen1.5-0.5B-Chat, transformers 4.37.2, every "
+            "key but torch_dtype alike: the first writes none, the second float32) "
+            + _hub("Xenova/Qwen1.5-0.5B-Chat", "59d179b9a48f44cddd73760e2f65ef56b827d94b")
+            + " and the config.json added by https://huggingface.co/ytyeung/"
+            "Qwen1.5-0.5B-Chat-SFT-riddles/commit/d45042c9b55712f4beaa423a6f8f7970cd1f7472"
         ),
     ),
     _preset(
@@ -183,11 +190,14 @@ MODELS_MORE: tuple[ModelPreset, ...] = (
             "use_sliding_window": False,
             "vocab_size": 151936,
         },
+        aliases=("Qwen/Qwen1.5-7B-Chat", "qwen1.5-7b-chat"),
         read_from=(
             "github.com/huggingface/transformers (a fork's commit in the stored history) "
             "examples/pytorch/torchacc/qwen/Qwen1.5-7B/config.json and "
             "model.safetensors.index.json @f092c38c0bf55916e1c78bcf0f800a7f8a54860b (the model "
-            "folder, README of Qwen/Qwen1.5-7B included)"
+            "folder, README of Qwen/Qwen1.5-7B included); the chat model's official file, every "
+            "key above alike (transformers 4.37.0): "
+            + _hub("Qwen/Qwen1.5-7B-Chat", "c893e33b7355e09bd215b8c3fbde3b6bef3d2864")
         ),
     ),
     # Qwen2.5-1.5B-Instruct: the base's shapes, but its config.json says 32,768 positions (the

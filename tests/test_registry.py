@@ -118,6 +118,9 @@ def test_older_models_by_repo_id_and_paper_name(text: str, name: str) -> None:
     ("google/gemma-2b-it", "gemma-2b"), ("gemma-2-2b-it", "gemma-2-2b"),
     ("Qwen/Qwen2.5-3B-Instruct", "qwen2.5-3b"), ("stablelm-zephyr-3b", "stablelm-3b-4e1t"),
     ("EleutherAI/pythia-410m-deduped", "pythia-410m"), ("pythia-1.4b-deduped", "pythia-1.4b"),
+    ("tiiuae/falcon-7b-instruct", "falcon-7b"), ("falcon-40b-instruct", "falcon-40b"),
+    ("EleutherAI/pythia-12b-deduped", "pythia-12b"), ("Qwen/Qwen1.5-7B-Chat", "qwen1.5-7b"),
+    ("qwen1.5-0.5b-chat", "qwen1.5-0.5b"), ("SmolLM-360M-Instruct", "smollm-360m"),
 ])
 def test_chat_and_instruct_variants_with_the_same_config_resolve_to_their_base(
         text: str, base: str) -> None:
@@ -141,16 +144,23 @@ def test_instruct_variants_whose_context_differs_are_presets_of_their_own(
     assert base_arch.max_position_embeddings == 131072
 
 
-@pytest.mark.parametrize("text", ["Mixtral-8x22B-Instruct-v0.1", "CodeLlama-13b-Instruct-hf",
-                                  "Qwen/Qwen3-8B-Base"])
+@pytest.mark.parametrize("text", ["Mixtral-8x22B-Instruct-v0.1", "CodeLlama-13b-Instruct-hf"])
 def test_variants_whose_config_differs_or_was_not_read_are_not_aliases(text: str) -> None:
     # Mixtral-8x22B-Instruct-v0.1's config.json was not read (litgpt gives it a 32,768-token
     # vocabulary, the base's is 32,000); neither was CodeLlama-13b-Instruct-hf's (litgpt gives it
-    # 2,048 positions, the base's file 16,384) nor Qwen3-8B-Base's (litgpt builds it from the
-    # post-trained model's entry, which for Qwen3-30B-A3B-Base, whose own file was read, has the
-    # wrong context: 40,960 positions where the file says 32,768).
+    # 2,048 positions, the base's file 16,384).
     with pytest.raises(UnknownName):
         find_model(text)
+
+
+def test_a_base_whose_context_differs_from_the_post_trained_model_is_a_preset_of_its_own() -> None:
+    # Qwen3-8B-Base's config.json says 32,768 positions, Qwen3-8B's 40,960 (litgpt builds both
+    # from the post-trained model's entry): the same parameters, another trained context.
+    base, post = find_model("Qwen/Qwen3-8B-Base"), find_model("Qwen/Qwen3-8B")
+    assert (base.name, post.name) == ("qwen3-8b-base", "qwen3-8b")
+    assert architecture_of(base).params_total == architecture_of(post).params_total
+    assert architecture_of(base).max_position_embeddings == 32768
+    assert architecture_of(post).max_position_embeddings == 40960
 
 
 def test_unknown_name_gets_three_close_names_and_a_hint_not_the_whole_list() -> None:

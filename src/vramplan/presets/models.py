@@ -25,6 +25,7 @@ from vramplan.presets.model_preset import ModelPreset, copy_on_hub, hub_config_u
 from vramplan.presets.models_2024_2026 import MODELS_2024_2026
 from vramplan.presets.models_2026 import MODELS_2026
 from vramplan.presets.models_2026b import MODELS_2026B
+from vramplan.presets.models_2026c import MODELS_2026C
 from vramplan.presets.models_more import MODELS_MORE
 
 if TYPE_CHECKING:
@@ -1444,8 +1445,8 @@ MODELS: tuple[ModelPreset, ...] = (
     ),
     # Meta OPT (Zhang et al. 2022, arXiv:2205.01068). OPT-125M is in models_more.py. 350M is left
     # out: it projects its 512-wide embeddings (word_embed_proj_dim) and normalizes after the
-    # residual adds, which hf_config's reader refuses; OPT-30B is left out because no copy of its
-    # config.json was found in the stored material. The 2-row offset of the position table is
+    # residual adds, which hf_config's reader refuses. OPT-30B, read later from copies on the Hub,
+    # is in models_2026c.py. The 2-row offset of the position table is
     # `Architecture.position_offset`.
     _preset(
         "opt-1.3b",
@@ -1594,6 +1595,7 @@ MODELS: tuple[ModelPreset, ...] = (
     *MODELS_MORE,
     *MODELS_2026,
     *MODELS_2026B,
+    *MODELS_2026C,
 )
 """Every preset, in display order."""
 

@@ -62,7 +62,7 @@ MODELS_2026C: tuple[ModelPreset, ...] = (
     # Qwen3-8B-Base: Qwen3-8B's shapes (`qwen3-8b`) with 32,768 positions where the
     # post-trained model's file says 40,960. One copy was found: the config.json that
     # Chen-Oliver's qwen3-8b-base keeps in its root and whose README names it as
-    # Qwen/Qwen3-8B-Base's (transformers 4.51.0; bos and eos 151643, the base's end-of-text).
+    # Qwen/Qwen3-8B-Base's (transformers 4.51.0; eos 151643 where Qwen3-8B's file says 151645).
     # Its keys other than the positions equal `qwen3-8b`'s, whose count this preset has.
     _preset(
         "qwen3-8b-base",
@@ -92,8 +92,9 @@ MODELS_2026C: tuple[ModelPreset, ...] = (
         },
         read_from=(
             "github.com/Chen-Oliver/qwen3-8b-base config.json "
-            "@1e44ee1ac3ee33ba48776bd6e66a754ce0b07294 (its README.md: \"the config.json ... for "
-            "Qwen/Qwen3-8B-Base\")"
+            "@1e44ee1ac3ee33ba48776bd6e66a754ce0b07294 (its README.md: \"You'll need the "
+            "`config.json` and the model weights for `Qwen/Qwen3-8B-Base`. [...] There is already "
+            "one included in this repo.\")"
         ),
     ),
     # HuggingFace SmolLM, the first release (`smollm2-*` are the second).

@@ -100,10 +100,11 @@ def test_peak_is_the_largest_phase_and_metrics_add_documented_overheads() -> Non
     # a later micro-batch and a unit's reduce are phases of the multi-GPU estimate
     # (vramplan.distributed.per_gpu) only; generation and the reference and log-probability
     # passes, of preference and RL methods (vramplan.training.alignment); the embedding's
-    # backward where the embedding trains (not under LoRA)
+    # backward where the embedding trains (not under LoRA); the first micro-batch where
+    # Unsloth's first pass keeps the checkpointed inputs
     assert {p.phase for p in estimate.phases} == set(Phase) - {
         Phase.LATER_MICRO_BATCH, Phase.UNIT_REDUCE, Phase.GENERATION, Phase.LOG_PROBS,
-        Phase.REFERENCE_PASS, Phase.EMBEDDING_BACKWARD}
+        Phase.REFERENCE_PASS, Phase.EMBEDDING_BACKWARD, Phase.FIRST_MICRO_BATCH}
     assert estimate.reserved_bytes > estimate.allocated_bytes
     assert estimate.device_bytes == estimate.reserved_bytes + CUDA_CONTEXT_BYTES
     assert estimate.metric_bytes(Metric.DEVICE) == estimate.device_bytes
@@ -535,7 +536,7 @@ def test_torchtitans_launcher_sets_expandable_segments() -> None:
 
 
 @pytest.mark.parametrize(("day", "offloaded"), [
-    (date(2024, 4, 5), False), (date(2024, 4, 6), True), (None, True)])
+    (date(2024, 4, 5), False), (date(2024, 4, 6), True), (date(2025, 3, 4), True)])
 def test_unsloth_checkpointing_keeps_block_inputs_in_host_memory_since_april_2024(
         day: date | None, offloaded: bool) -> None:
     """`use_gradient_checkpointing="unsloth"` (920f0ae6, 2024-04-06) sends each block's input
@@ -545,6 +546,74 @@ def test_unsloth_checkpointing_keeps_block_inputs_in_host_memory_since_april_202
     inputs = 2 * arch.hidden_size * 2 * 1024 * arch.n_layers
     estimate = estimate_training(arch, setup)
     assert estimate.activations_bytes - estimate.loss.saved_bytes == (0 if offloaded else inputs)
+
+
+@pytest.mark.parametrize(("day", "on_gpu", "first_pass_kept"), [
+    # unsloth's own checkpointer: every input offloaded, each brought back into a fresh tensor
+    (date(2025, 3, 4), 0, False),
+    # 3e5f0611 (release 2025.3.5), unsloth_zoo's UnslothCheckpointFunction: the last block's
+    # input stays, the others come back into one buffer; the first pass offloads nothing
+    (date(2025, 3, 5), 2, True),
+    (date(2025, 11, 24), 2, True),
+    (date(2025, 11, 25), 2, False),  # zoo df5fe407 (`or FIRST_PASS`), required by 2025.11.4
+    (date(2026, 5, 4), 3, False),  # zoo 510d987f: a second reload buffer
+    (None, 3, False),
+])
+def test_unsloths_smart_checkpointing_keeps_the_last_input_and_its_reload_buffers(
+        day: date | None, on_gpu: int, first_pass_kept: bool) -> None:
+    arch = architecture_of(find_model("llama-3.1-8b"))
+    estimate = estimate_training(arch, _unsloth(day=day))
+    one_input = 2 * arch.hidden_size * 2 * 1024
+    assert estimate.activations_bytes - estimate.loss.saved_bytes == on_gpu * one_input
+    phases = {phase.phase for phase in estimate.phases}
+    assert (Phase.FIRST_MICRO_BATCH in phases) is first_pass_kept
+
+
+def test_the_releases_that_brought_and_ended_unsloths_kept_first_pass() -> None:
+    """2025.3.5 is the first version string after unsloth 3e5f0611; 2025.11.4 (7af84b49) the
+    first to require unsloth_zoo>=2025.11.5, which has df5fe407."""
+    from vramplan.presets.frameworks import unsloth_code, unsloth_release_date
+
+    def code(*version: int) -> tuple[bool, bool]:
+        on = unsloth_code(unsloth_release_date(version))
+        return on.smart_checkpointing, on.first_pass_kept
+
+    assert code(2025, 3, 4) == (False, False)
+    assert code(2025, 3, 5) == (True, True)
+    assert code(2025, 11, 3) == (True, True)
+    assert code(2025, 11, 4) == (True, False)
+
+
+def test_unsloths_first_pass_holds_every_input_before_any_gradient_or_state() -> None:
+    """unsloth_zoo 5572cc46 to df5fe407: while `FIRST_PASS`, `LAST_GC_INDEX` grows with
+    `CURRENT_GC_INDEX`, so no input is offloaded before the first backward; gradients come with
+    that backward and AdamW's states with the first step. By hand for Llama 3.1 8B at 2 x 1,024
+    tokens: 32 inputs of 16 MiB where later passes keep the last one and a reload buffer."""
+    arch = architecture_of(find_model("llama-3.1-8b"))
+    estimate = estimate_training(arch, _unsloth(day=date(2025, 6, 1)))
+    one_input = 2 * 4096 * 2 * 1024
+    later_only = estimate.states.gradient_bytes + estimate.states.optimizer_state_bytes
+    largest = max(_phase_bytes(estimate, moment) for moment in
+                  (Phase.LOSS_FORWARD, Phase.BACKWARD_START, Phase.BACKWARD_BLOCKS))
+    assert _phase_bytes(estimate, Phase.FIRST_MICRO_BATCH) - largest \
+        == (32 - 2) * one_input - later_only
+
+
+def test_unsloths_first_pass_is_in_the_replayed_program_read_from_the_run_start() -> None:
+    """The step program keeps the first micro-batch's inputs too, and its peaks count from the
+    first step (the notebooks read `max_memory_reserved` after training, never reset): the
+    replayed allocated peak rises as the analytic one does, within 1 %."""
+    from vramplan.training.allocations import reserved_memory
+    from vramplan.training.estimate import step_shape
+
+    arch = architecture_of(find_model("llama-3.1-8b"))
+    kept, offloaded = (dataclasses.replace(_unsloth(day=day), seq_len=4096)
+                       for day in (date(2025, 11, 24), date(2025, 11, 25)))
+    replayed = [reserved_memory(arch, s, step_shape(arch, s)).replay.peak_allocated_bytes
+                for s in (kept, offloaded)]
+    analytic = [estimate_training(arch, s).allocated_bytes for s in (kept, offloaded)]
+    assert analytic[0] - analytic[1] > 5 * 10**8
+    assert replayed[0] - replayed[1] == pytest.approx(analytic[0] - analytic[1], rel=0.01)
 
 
 def _phase_bytes(estimate: object, phase: Phase) -> int:

@@ -457,6 +457,26 @@ class UnslothCode:
     `fast_dequantize(W.t(), W_quant, use_global_buffer = True)`, `WEIGHT_BUFFERS` in the
     weight's dtype and `ABSMAX_BUFFERS` in fp32, one value per 4-bit block): 144190bd
     (2025-02-06). Backward still dequantizes into a fresh tensor."""
+    smart_checkpointing: bool = False
+    """The offloaded checkpoints go through unsloth_zoo's `UnslothCheckpointFunction` (unsloth
+    3e5f0611, 2025-03-04, release 2025.3.5: `patch_unsloth_smart_gradient_checkpointing` puts it
+    in place of `torch.utils.checkpoint`'s for the Llama path; before, unsloth's own
+    `Unsloth_Offloaded_Gradient_Checkpointer` sent every block's input to the host and brought it
+    back into a fresh tensor). Read in unsloth_zoo/gradient_checkpointing.py from 5572cc46
+    (2025-01-07) to df5fe407: the last checkpointed call's input stays on the GPU
+    (`CURRENT_GC_INDEX != LAST_GC_INDEX` is the condition to offload), and each offloaded input
+    comes back into a GPU buffer that grows to the largest one (`GPU_BUFFER.resize_(new_size)`)
+    and stays allocated for the run."""
+    first_pass_kept: bool = False
+    """In the run's first micro-batch no block's input is offloaded: `LAST_GC_INDEX` grows with
+    `CURRENT_GC_INDEX` while `FIRST_PASS` (unsloth_zoo 5572cc46, "Save last layer index so next
+    run we do not offload activations"), so every checkpointed input stays on the GPU until the
+    first backward; until df5fe407 (2025-11-24) offloads in the first pass too (`or
+    FIRST_PASS`), in unsloth_zoo 2025.11.5, the minimum of unsloth 2025.11.4 (2025-11-25)."""
+    reload_buffers: int = 1
+    """GPU buffers the offloaded inputs come back into under `smart_checkpointing`: a second
+    one since unsloth_zoo 510d987f (2026-05-04, "Double-buffer GPU activations"), grown like the
+    first once the first pass is over and more than `DOUBLE_BUFFER_HEADROOM` (512 MiB) is free."""
     expandable_segments: bool = False
     """`import unsloth` sets `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` ("Reduce VRAM
     usage by reducing fragmentation", unsloth/__init__.py c599ae0f, 2024-03-17, release 2024.4;
@@ -474,6 +494,9 @@ UNSLOTH_SMALL_BATCH_LOGITS = (date(2024, 12, 10), date(2025, 10, 26))
 UNSLOTH_ROPE_ROWS_CAPPED_SINCE = date(2024, 7, 18)
 UNSLOTH_SHARED_ROPE_SINCE = date(2025, 1, 7)
 UNSLOTH_GLOBAL_DEQUANT_BUFFER_SINCE = date(2025, 2, 6)
+UNSLOTH_SMART_CHECKPOINTING_SINCE = date(2025, 3, 5)
+UNSLOTH_FIRST_PASS_OFFLOADED_SINCE = date(2025, 11, 25)
+UNSLOTH_DOUBLE_RELOAD_BUFFER_SINCE = date(2026, 5, 4)
 """The dates of the commits named in `UnslothCode` (the fused loss: the day
 `cut_cross_entropy` became a dependency; the small batches' logits: from, until)."""
 UNSLOTH_ROPE_ROWS = 4 * 8192
@@ -490,11 +513,14 @@ UNSLOTH_RELEASE_DATES: dict[tuple[int, ...], date] = {
     (2024, 11, 8): date(2024, 11, 21),
     (2024, 12, 5): date(2024, 12, 20),
     (2025, 1, 5): date(2025, 1, 14),  # fb1397d9, the first with 63782ea3's shared rotary tables
+    (2025, 3, 5): date(2025, 3, 5),  # a877c370, the first version string after 3e5f0611
     (2025, 8, 5): date(2025, 8, 13),
     # 6e237fac, the first to pass `target_gb = None` (5c1b0ae9) and to require
     # unsloth_zoo>=2025.9.3 (with 770de251's free-memory chunks); 2025.9.1 allowed zoo 2025.8.9
     (2025, 9, 2): date(2025, 9, 8),
     (2025, 10, 11): date(2025, 10, 28),
+    # 7af84b49, the first to require unsloth_zoo>=2025.11.5, which has df5fe407
+    (2025, 11, 4): date(2025, 11, 25),
 }
 
 
@@ -512,7 +538,8 @@ def unsloth_code(on: date | None) -> UnslothCode:
     if on is None:
         return UnslothCode(offloads_checkpoints=True, fused_loss=True, rope_rows_capped=True,
                            loss_chunking=UnslothLossChunking.HALF_FREE_CAPPED,
-                           global_dequant_buffer=True, expandable_segments=True)
+                           global_dequant_buffer=True, smart_checkpointing=True,
+                           reload_buffers=2, expandable_segments=True)
     start, end = UNSLOTH_SMALL_BATCH_LOGITS
     return UnslothCode(offloads_checkpoints=on >= UNSLOTH_OFFLOADED_CHECKPOINTS_SINCE,
                        fused_loss=on >= UNSLOTH_FUSED_LOSS_SINCE,
@@ -521,6 +548,10 @@ def unsloth_code(on: date | None) -> UnslothCode:
                        rope_tables_per_layer=on < UNSLOTH_SHARED_ROPE_SINCE,
                        rope_rows_capped=on >= UNSLOTH_ROPE_ROWS_CAPPED_SINCE,
                        global_dequant_buffer=on >= UNSLOTH_GLOBAL_DEQUANT_BUFFER_SINCE,
+                       smart_checkpointing=on >= UNSLOTH_SMART_CHECKPOINTING_SINCE,
+                       first_pass_kept=UNSLOTH_SMART_CHECKPOINTING_SINCE <= on
+                       < UNSLOTH_FIRST_PASS_OFFLOADED_SINCE,
+                       reload_buffers=2 if on >= UNSLOTH_DOUBLE_RELOAD_BUFFER_SINCE else 1,
                        expandable_segments=on >= UNSLOTH_EXPANDABLE_SEGMENTS_SINCE)
 
 

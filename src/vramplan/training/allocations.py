@@ -61,7 +61,9 @@ from vramplan.training.setup import (
     DEFAULT_LORA_RANK,
     DEFAULT_LORA_TARGETS,
     TrainingSetup,
+    checkpoint_reload_buffers,
     compute_itemsize,
+    first_pass_keeps_inputs,
     gradient_itemsize,
     loss_compiled,
     loss_in_16bit,
@@ -363,6 +365,11 @@ class _Model:
     gradient buffer: gradients land in it."""
     dummy_wgrads: tuple[int, ...] = ()
     """Megatron-LM's cached dummy weight gradients still to be made, by the first backward."""
+    reload_buffers: tuple[int, ...] = ()
+    """Unsloth's buffers that offloaded checkpoints come back into, made by the first forward
+    that offloads (`_Sizes.reload_buffers`)."""
+    micro_batches: int = 0
+    """Micro-batches run so far."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,6 +393,8 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
     None: two, a steady step after a first, or one for a figure of the first step
     (`TrainingSetup.first_step_report`)."""
     steps = steps if steps is not None else 1 if setup.first_step_report else 2
+    # a run whose first micro-batch holds more than later ones is read from its start
+    reset_at = 0 if first_pass_keeps_inputs(setup) else steps - 1
     program = _Program()
     params = _by_lifetime(arch, setup)
     built: list[tuple[ParamTensor, int]] = []
@@ -411,9 +420,9 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
         program.alloc(n_bytes)
     micro_batches = 2 if setup.gradient_accumulation else 1
     for step in range(steps):
-        if step == steps - 1:
-            if setup.empty_cache_between_steps:
-                program.events.append(mark(EMPTY_CACHE))
+        if step == steps - 1 and setup.empty_cache_between_steps:
+            program.events.append(mark(EMPTY_CACHE))
+        if step == reset_at:
             program.events.append(mark(RESET_PEAKS))
         for _ in range(micro_batches):
             _micro_batch(program, arch, setup, shape, model)
@@ -899,6 +908,13 @@ def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, sh
     batch = [program.alloc(TOKEN_ID_BYTES * tokens), program.alloc(TOKEN_ID_BYTES * tokens)]
     root = _gather(program, model.sharding, model.sharding.root_gathered_bytes)
     sizes = _Sizes.of(arch, setup, shape)
+    if model.micro_batches == 0 and first_pass_keeps_inputs(setup):
+        sizes = replace(sizes, offloaded=False)
+    model.micro_batches += 1
+    if sizes.offloaded and not model.reload_buffers:
+        # grown to the first offloaded input (`GPU_BUFFER.resize_`), kept for the run
+        model.reload_buffers = tuple(program.alloc(sizes.residual)
+                                     for _ in range(sizes.reload_buffers))
     program.events.append(mark("forward"))
     hidden, kept, gathered = _forward(program, arch, sizes, model.sharding)
     program.events.append(mark(LOSS_PHASE))
@@ -968,6 +984,10 @@ class _Sizes:
     offloaded: bool = False
     """Checkpointed blocks keep their inputs in host memory and bring each back to recompute it
     (Unsloth's checkpointing, `vramplan.training.setup.offloads_checkpoints`)."""
+    reload_buffers: int = 0
+    """Offloaded inputs come back into this many buffers made once, and the last block keeps
+    its input on the GPU (`vramplan.training.setup.checkpoint_reload_buffers`); 0: each comes
+    back into a fresh tensor."""
 
     @staticmethod
     def of(arch: Architecture, setup: TrainingSetup, shape: StepShape) -> _Sizes:
@@ -980,7 +1000,8 @@ class _Sizes:
                       saved=_requests(item.bytes_per_token * tokens for item in saved),
                       transient=block_backward_transient(arch, shape.spec, saved) * tokens,
                       checkpointed=setup.checkpointing is Checkpointing.FULL,
-                      offloaded=offloads_checkpoints(setup))
+                      offloaded=offloads_checkpoints(setup),
+                      reload_buffers=checkpoint_reload_buffers(setup))
 
 
 def _requests(sizes: Iterable[int]) -> tuple[int, ...]:
@@ -1035,13 +1056,14 @@ def _forward(program: _Program, arch: Architecture, sizes: _Sizes,
     hidden = program.alloc(sizes.residual)
     kept: list[list[int]] = []
     gathered: list[int] = []
-    for _ in range(arch.n_layers):
+    for block in range(arch.n_layers):
         gathered.append(_gather(program, sharding, sharding.gather_bytes))
         if len(gathered) > 2 and not sharding.keep_gathered:
             program.free(gathered.pop(0))
+        offloaded = sizes.offloaded and not (sizes.reload_buffers and block == arch.n_layers - 1)
         if sizes.checkpointed:
             # torch.utils.checkpoint keeps the block's input (in host memory: none here)
-            kept.append([] if sizes.offloaded else [hidden])
+            kept.append([] if offloaded else [hidden])
             working = [program.alloc(n) for n in sizes.saved]
         else:
             kept.append([program.alloc(sum(sizes.saved))])
@@ -1049,7 +1071,7 @@ def _forward(program: _Program, arch: Architecture, sizes: _Sizes,
         working += [program.alloc(sizes.working), program.alloc(sizes.residual)]
         program.free_all(working)
         out = program.alloc(sizes.residual)
-        if not sizes.checkpointed or sizes.offloaded:
+        if not sizes.checkpointed or offloaded:
             program.free(hidden)
         hidden = out
     if not sharding.keep_gathered:
@@ -1066,8 +1088,10 @@ def _backward_block(program: _Program, model: _Model, sizes: _Sizes, block: int,
     prefetched = sharding.prefetch_late and bool(gathered)
     if not (sharding.keep_gathered or prefetched):
         gathered.append(_gather(program, sharding, sharding.gather_bytes))
-    # an offloaded input comes back to the GPU first; the recomputed block then saves it
-    brought_back = [program.alloc(sizes.residual)] if sizes.offloaded else []
+    # an offloaded input comes back to the GPU first (into a reload buffer, or a fresh tensor);
+    # the recomputed block then saves it
+    brought_back = [program.alloc(sizes.residual)] \
+        if sizes.offloaded and not sizes.reload_buffers else []
     recomputed = brought_back + [program.alloc(n) for n in sizes.saved] \
         if sizes.checkpointed else []
     unit_grad = program.alloc(sharding.unit_grad_bytes)

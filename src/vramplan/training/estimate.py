@@ -79,8 +79,10 @@ from vramplan.training.setup import (
     autocasts_16bit_weights,
     block_framework,
     check_setup,
+    checkpoint_reload_buffers,
     checkpoints_reentrant,
     compute_itemsize,
+    first_pass_keeps_inputs,
     gradient_itemsize,
     gradients_kept,
     loop_keeps_logits,
@@ -154,6 +156,12 @@ class Phase(StrEnum):
     log-probabilities, KTO's KL batch."""
     REFERENCE_PASS = "reference_pass"
     """The reference forward of DPO and KTO, while the policy's graph and logits are alive."""
+    FIRST_MICRO_BATCH = "first_micro_batch"
+    """The run's first micro-batch, where it holds more than later ones: Unsloth's
+    checkpointing offloads no block input in its first pass
+    (`vramplan.training.setup.first_pass_keeps_inputs`); no gradient or optimizer state exists
+    yet. Its largest moment: the loss's forward, backward's start or backward through the last
+    block."""
     LATER_MICRO_BATCH = "later_micro_batch"
     """When the largest batch comes first: a later, shorter micro-batch of gradient
     accumulation, counted by what does not depend on its length (the gradients kept from
@@ -383,8 +391,10 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
         arch, spec, needs_grad, leaf=needs_grad and not _embedding_trains(setup)) * tokens
     graph = range(arch.n_layers - _blocks_with_graph(arch, setup), arch.n_layers)
     # what waits for the end of backward: the embeddings' output, the eager attention mask
-    # (which a checkpoint without a graph drops with the rest of its context)
-    kept_to_the_end = embedding + (_eager_mask_kept_bytes(setup, spec) * tokens if graph else 0)
+    # (which a checkpoint without a graph drops with the rest of its context), and the buffers
+    # Unsloth's offloaded checkpoints come back into (allocated for the run)
+    kept_to_the_end = embedding + (_eager_mask_kept_bytes(setup, spec) * tokens if graph else 0) \
+        + checkpoint_reload_buffers(setup) * block_input_bytes(arch, spec) * tokens
     activations = blocks + loss.saved_bytes + kept_to_the_end
     persistent = _persistent_parts(states, setup)
     # the blocks' backward: none when no block has a graph (`checkpoints_cut_the_graph`)
@@ -440,6 +450,7 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
             Part(PartKind.LOGITS_LOSS, _logits_in_step(setup, loss)),
             Part(PartKind.STEP_TEMPORARIES, optimizer_step_temporaries(arch, setup)))),
     )
+    phases += _first_micro_batch(arch, setup, spec, phases)
     dummies = dummy_wgrad_bytes(arch, setup)
     if dummies:
         phases = tuple(PhaseMemory(phase.phase, (*phase.parts,
@@ -447,6 +458,29 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
                        if dummy_wgrads_held(phase.phase, setup) else phase for phase in phases)
     return TrainingEstimate(setup=setup, arch=arch, states=states, block_saved=saved,
                             activations_bytes=activations, loss=loss, phases=phases)
+
+
+_FIRST_MOMENTS = (Phase.LOSS_FORWARD, Phase.BACKWARD_START, Phase.BACKWARD_BLOCKS)
+
+
+def _first_micro_batch(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
+                       phases: tuple[PhaseMemory, ...]) -> tuple[PhaseMemory, ...]:
+    """Where the run's first micro-batch keeps every checkpointed input on the GPU
+    (`first_pass_keeps_inputs`): the largest of its loss's forward, backward's start and
+    backward through the last block, each the steady step's moment with every block's input in
+    place of the last one's and the reload buffers (not grown yet), and without gradients (the
+    first backward makes them) or optimizer states (the first step makes them)."""
+    if not first_pass_keeps_inputs(setup):
+        return ()
+    per_token = block_input_bytes(arch, spec)
+    steady = (1 + checkpoint_reload_buffers(setup)) * per_token
+    inputs = (per_token * _blocks_with_graph(arch, setup) - steady) * setup.batch * setup.seq_len
+    later_only = (PartKind.GRADIENTS, PartKind.OPTIMIZER_STATES)
+    moments = (PhaseMemory(Phase.FIRST_MICRO_BATCH,
+                           (*(part for part in phase.parts if part.kind not in later_only),
+                            Part(PartKind.ACTIVATIONS, inputs)))
+               for phase in phases if phase.phase in _FIRST_MOMENTS)
+    return (max(moments, key=lambda moment: moment.total_bytes),)
 
 
 def dummy_wgrads_held(phase: Phase, setup: TrainingSetup) -> bool:
@@ -620,9 +654,10 @@ def _blocks_activation_bytes(arch: Architecture, setup: TrainingSetup, spec: Blo
     if setup.checkpointing is Checkpointing.FULL:
         # only block inputs stay (torch.utils.checkpoint saves its inputs); one block is
         # recomputed at a time in backward (counted in the backward_blocks phase). Unsloth's
-        # checkpointing keeps them in host memory (`UnslothCode.offloads_checkpoints`)
+        # checkpointing keeps them in host memory (`UnslothCode.offloads_checkpoints`), all but
+        # the last block's since its smart checkpointing (`checkpoint_reload_buffers`)
         if offloads_checkpoints(setup):
-            return 0
+            return block_input_bytes(arch, spec) if checkpoint_reload_buffers(setup) else 0
         kept = submodule_checkpoint_inputs(arch, spec) if setup.checkpoint_submodules \
             else block_input_bytes(arch, spec)
         return kept * _blocks_with_graph(arch, setup)

@@ -659,6 +659,22 @@ def offloads_checkpoints(setup: TrainingSetup) -> bool:
         and unsloth_code(setup.code_date).offloads_checkpoints
 
 
+def checkpoint_reload_buffers(setup: TrainingSetup) -> int:
+    """GPU buffers that Unsloth's offloaded checkpoints come back into, allocated for the run
+    (`UnslothCode.smart_checkpointing`, `reload_buffers`); 0 where each comes back into a
+    fresh tensor or nothing is offloaded."""
+    if not offloads_checkpoints(setup):
+        return 0
+    code = unsloth_code(setup.code_date)
+    return code.reload_buffers if code.smart_checkpointing else 0
+
+
+def first_pass_keeps_inputs(setup: TrainingSetup) -> bool:
+    """The run's first micro-batch keeps every checkpointed block's input on the GPU, which
+    later ones offload (`UnslothCode.first_pass_kept`)."""
+    return offloads_checkpoints(setup) and unsloth_code(setup.code_date).first_pass_kept
+
+
 def unsloth_fuses_loss(setup: TrainingSetup) -> bool:
     """Unsloth's causal-LM loss takes no logits for this micro-batch
     (`vramplan.presets.frameworks.UnslothCode.fused_loss`), unless it is small enough for the

@@ -120,6 +120,9 @@ MESSAGES = {
                                     EN: "backward through the first block"},
     "training_phase.embedding_backward": {FR: "rétropropagation des embeddings de jetons",
                                           EN: "backward through the token embeddings"},
+    "training_phase.first_micro_batch": {
+        FR: "premier micro-lot (entrées des blocs gardées sur le GPU)",
+        EN: "first micro-batch (block inputs kept on the GPU)"},
     "training_phase.later_micro_batch": {FR: "micro-lot suivant (gradients accumulés)",
                                          EN: "later micro-batch (accumulated gradients)"},
     # --- vramplan validate --------------------------------------------------------------------

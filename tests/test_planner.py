@@ -155,6 +155,26 @@ def test_fewest_gpus_fit_and_one_fewer_does_not(scheme: Scheme) -> None:
     assert peak_bytes(one_fewer) > usable
 
 
+def test_a_scheme_that_fits_on_one_gpu_only_is_answered_one() -> None:
+    """ZeRO-1 and ZeRO-2 keep every weight on every GPU, and from two GPUs on NCCL's
+    communicators join: Unsloth's QLoRA of Qwen3-14B at 2 x 2,048 tokens fits one T4 under
+    either and no more of them, which the search over two GPUs and more once answered "more
+    than 4,096"."""
+    import vramplan
+
+    report = vramplan.fit(model="qwen3-14b", gpu="t4-16gb", method="qlora", framework="unsloth",
+                          checkpointing="full", batch=2, seq_len=2048).value
+    usable = report.verdict.usable_bytes
+    for scheme in (Scheme.ZERO1, Scheme.ZERO2):
+        (answer,) = (a for a in report.fewest_gpus
+                     if a.scheme is scheme and a.offload is Offload.NONE)
+        two = dataclasses.replace(report.setup, parallelism=default_parallelism(
+            report.setup.training, scheme, 2))
+        assert peak_bytes(two) > usable
+        assert answer.gpus == 1
+        assert answer.peak_bytes is not None and answer.peak_bytes <= usable
+
+
 def test_changes_are_computed_by_the_same_core() -> None:
     setup = _fit_setup("llama-2-7b", precision=Precision.MIXED, batch=4, seq_len=2048)
     report = fit_report(setup, find_gpu("a100-80gb"))

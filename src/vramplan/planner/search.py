@@ -89,16 +89,22 @@ def _completion(setup: FitSetup) -> int:
 def fewest_gpus(setup: FitSetup, scheme: Scheme, offload: Offload,
                 usable_bytes: int) -> SchemeAnswer:
     """Fewest GPUs for `scheme` with `offload`, keeping the tensor and pipeline parallelism: the
-    search runs over copies of the model (per-GPU memory never grows with more copies under
-    sharding, a property test checks it; without sharding one copy is the only meaningful one)."""
+    search runs over copies of the model (without sharding one copy is the only meaningful
+    one). One copy is tried first: it runs no collective, and from two on NCCL's communicators
+    join (`vramplan.distributed.communicators`), so a scheme that does not shard the weights
+    (ZeRO-1, ZeRO-2) can fit on one GPU and on no more; from two copies on, per-GPU memory never
+    grows with more copies (a property test checks it)."""
     model_parallel = setup.parallelism.model_parallel
 
     def peak_at(copies: int) -> int:
         return peak_bytes(with_parallelism(setup, scheme, copies * model_parallel, offload))
 
     high = 1 if scheme is Scheme.NONE else max(MAX_GPUS // model_parallel, 1)
-    guess = inverse_guess(peak_at, usable_bytes, 1, high) if high > 1 else None
-    copies = smallest_fitting(lambda n: peak_at(n) <= usable_bytes, 1, high, guess)
+    copies: int | None = 1
+    if peak_at(1) > usable_bytes:
+        copies = None if high == 1 else smallest_fitting(
+            lambda n: peak_at(n) <= usable_bytes, 2, high,
+            inverse_guess(peak_at, usable_bytes, 2, high))
     if copies is None:
         return SchemeAnswer(scheme, offload, None, None)
     return SchemeAnswer(scheme, offload, copies * model_parallel, peak_at(copies))

@@ -1,0 +1,468 @@
+"""The case file format of `../shared/validation/FORMAT.md` (docs/cases-format.md): its columns,
+units and errors, and the reading of a file's rows into typed `Case`s.
+
+`parse_cases` and `read_cases` take the CSV text; `read_case_file` (a file a user names) and
+`shipped_cases` (the files in `vramplan/data/`) read it. What a row's notes say about its run is
+read by `vramplan.validation.notes`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import TypeVar
+
+from vramplan.bounds import NumberField, parse_decimal
+from vramplan.distributed.per_gpu import default_checkpointing, default_scheme
+from vramplan.distributed.sharding import FSDP_SCHEMES
+from vramplan.errors import ConflictingOptions, MissingValue, UnknownName, VramplanError
+from vramplan.files import read_text_file
+from vramplan.i18n import Lang
+from vramplan.model.lora_targets import parse_lora_targets
+from vramplan.presets.frameworks import framework_defaults, read_framework
+from vramplan.presets.gpus import Gpu, find_gpu
+from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
+from vramplan.validation.notes import UNSLOTH_HOSTS, UNSLOTH_NOTE, printed_metric
+from vramplan.vocab import (
+    POLICY_METHODS,
+    Attention,
+    Checkpointing,
+    Framework,
+    FsdpVersion,
+    LoraTarget,
+    Loss,
+    Method,
+    Metric,
+    Offload,
+    Optimizer,
+    OptimizerImpl,
+    Precision,
+    Quant,
+    Scheme,
+    choice,
+    spelling,
+)
+
+COLUMNS = ("id", "source", "model", "method", "precision", "optimizer", "optimizer_impl", "quant",
+           "lora_r", "lora_targets", "batch", "seq_len", "new_tokens", "checkpointing",
+           "attention", "loss", "gpus", "gpu", "sharding", "offload", "framework", "metric",
+           "measured", "unit", "notes", "policy")
+"""The columns of the format, in its order; `policy` (how a preference or RL method's policy
+trains: full, lora, qlora) is vramplan's addition (docs/cases-format.md)."""
+REQUIRED_COLUMNS = ("id", "model", "method", "measured", "unit")
+
+UNITS = {"GB": BYTES_PER_GB, "GiB": BYTES_PER_GIB, "MiB": BYTES_PER_MIB}
+_UNITS_ANY_CASE = {unit.lower(): unit for unit in UNITS}
+"""`gb`, `gib` and `mib` are the units above (`MB` is not read as `MiB`: tools print both)."""
+OOM = "OOM"
+
+_COUNT = NumberField("count", minimum=1, maximum=100_000_000, minimum_inclusive=True)
+_MEASURED = NumberField("measured", minimum=0, maximum=1e9, minimum_inclusive=False)
+
+E = TypeVar("E", bound=StrEnum)
+
+
+class CaseFormatError(VramplanError):
+    """A case file whose header cannot be read: an unknown or a missing column."""
+
+    key = "error.case_column"
+
+
+class CaseUnknownColumn(UnknownName):
+    """A header naming a column the case format does not have."""
+
+    key = "error.case_unknown_column"
+
+
+class CaseFileError(VramplanError):
+    """A case file that cannot be read (`vramplan.files` reasons, or `not_csv`)."""
+
+    key = "error.case_file"
+
+    def __init__(self, field: str, value: str, reason: str = "", **params: object) -> None:
+        if reason:
+            self.key = f"error.case_file.{reason}"
+        super().__init__(field, value, **params)
+
+
+MAX_CASE_FILE_BYTES = 64 * 2**20
+"""64 MiB: the public set is 40 KB; a million rows of a few hundred bytes still fit."""
+
+
+def read_case_file(path: str | Path, field: str = "file") -> str:
+    """The text of a case file a user names: a regular UTF-8 file of at most 64 MiB."""
+    def problem(reason: str, **params: object) -> CaseFileError:
+        return CaseFileError(field, str(path), reason, **params)
+
+    try:
+        return read_text_file(Path(path), MAX_CASE_FILE_BYTES, problem)
+    except ValueError:  # a NUL byte in the path
+        raise CaseFileError(field, str(path)) from None
+
+
+class CaseValueError(VramplanError):
+    """A bad cell: names the row (1 = first data row), the case id and the column, then says what
+    the column accepts, through the error raised for the cell."""
+
+    key = "error.case_value"
+
+    def __init__(self, row: int, case_id: str, cause: VramplanError) -> None:
+        self.row = row
+        self.case_id = case_id
+        self.cause = cause
+        super().__init__(cause.field, cause.value, row=row, case_id=case_id)
+
+    def message(self, lang: Lang, label: Callable[[str], str] | None = None) -> str:
+        from vramplan.i18n import translate
+
+        return translate(self.key, lang, row=self.row, case_id=self.case_id,
+                         detail=self.cause.message(lang))
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One measured run, parsed."""
+
+    row: int
+    id: str
+    source: str
+    model: str
+    method: Method
+    precision: Precision
+    optimizer: Optimizer
+    optimizer_impl: OptimizerImpl | None
+    quant: Quant
+    lora_r: int | None
+    lora_targets: frozenset[LoraTarget]
+    batch: int
+    seq_len: int | None
+    new_tokens: int | None
+    checkpointing: Checkpointing
+    attention: Attention
+    loss: Loss | None
+    gpus: int
+    gpu: Gpu | None
+    sharding: Scheme
+    offload: Offload
+    framework: Framework
+    metric: Metric
+    measured_bytes: int | None
+    """None for a run that did not fit (`OOM`)."""
+    unit: str
+    notes: str
+    readings: tuple[Reading, ...] = ()
+    """What was assumed to read the row (an unknown framework name, an unknown length...)."""
+    policy: Method | None = None
+    """A preference or RL method's policy (full, lora, qlora; empty: full)."""
+    fsdp_named: FsdpVersion | None = None
+    """The FSDP the `sharding` cell names (`fsdp1`, `fsdp2`: other spellings of `fsdp`)."""
+
+
+class Reading(StrEnum):
+    """An assumption made to estimate a row whose cells leave something open. Its message is
+    `reading.<value>` in the catalogue (`vramplan.i18n.catalogue.accuracy`)."""
+
+    UNKNOWN_FRAMEWORK = "unknown_framework"
+    """A framework name outside the vocabulary, read as `generic` (a plain PyTorch loop on
+    transformers modules)."""
+    SEQ_LEN_UNKNOWN = "seq_len_unknown"
+    """A training row without `seq_len`: estimated at one token, a lower bound (only what does
+    not grow with the sequence)."""
+    QUANT_DEFAULT = "quant_default"
+    """A QLoRA row without `quant`: the framework's 4-bit storage."""
+    LORA_ON_QUANTIZED = "lora_on_quantized"
+    """A `lora` row whose base is quantized (`quant` other than `none`, as PEFT's LoRA on an
+    8-bit base): estimated as `qlora` with that storage, which is what `qlora` models (adapters
+    over a frozen quantized base)."""
+    QLORA_UNQUANTIZED = "qlora_unquantized"
+    """A `qlora` row whose `quant` is `none`: a QLoRA base is quantized, so the method is taken
+    at its word and the base stored as the framework's default 4-bit format."""
+    GPU_UNKNOWN = "gpu_unknown"
+    """A card outside the catalogue whose name gives no size: a measured row does not need it
+    (only an OOM verdict and the cap of reserved memory read the card's size)."""
+    OFFLOAD_NEEDS_SHARDING = "offload_needs_sharding"
+    """An offload with `sharding` none or ddp, which cannot offload: read as the scheme a run of
+    that framework offloads with (`vramplan.distributed.per_gpu.default_scheme`: ZeRO-Offload on
+    ZeRO-2 for the optimizer; the framework's FSDP, else ZeRO-3, for the parameters)."""
+    PARAM_OFFLOAD_NEEDS_ZERO3 = "param_offload_needs_zero3"
+    """`params-optimizer` on ZeRO-1 or ZeRO-2: DeepSpeed's `offload_param` is "valid only with
+    stage 3" (deepspeed/runtime/zero/offload_config.py `DeepSpeedZeroOffloadParamConfig`,
+    docs/_pages/config-json.md), so such a run offloads the optimizer alone: read as
+    `optimizer`."""
+    FSDP_OFFLOADS_PARAMS = "fsdp_offloads_params"
+    """`optimizer` under FSDP: FSDP's CPU offload moves the parameters with their gradients and
+    optimizer states (`CPUOffload(offload_params=True)`, FSDP2's `CPUOffloadPolicy`); it has no
+    optimizer-only mode: read as `params-optimizer`."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadRow:
+    """A data row that could not be read (a bad or missing value): the error names the row, the
+    case id and the column."""
+
+    row: int
+    id: str
+    error: CaseValueError
+
+    @property
+    def reason(self) -> str:
+        """The error in English (`error.message(lang)` says it in any language)."""
+        return self.error.message(Lang.EN)
+
+
+@dataclass(frozen=True, slots=True)
+class CaseFile:
+    """A case file read row by row: the rows read, and those that could not be."""
+
+    cases: tuple[Case, ...]
+    unread: tuple[UnreadRow, ...] = ()
+
+
+PUBLIC_CASES = "cases.csv"
+SHIPPED_CASE_FILES = (PUBLIC_CASES, "cases_vramplan.csv")
+"""The measured runs shipped in `vramplan/data/`: the public set (a byte-identical copy of
+../shared/validation/cases.csv) and the project's own published runs, each row with its
+source."""
+
+
+def shipped_cases(name: str) -> str:
+    """The text of one shipped case file (`SHIPPED_CASE_FILES`)."""
+    from importlib.resources import files
+
+    if name not in SHIPPED_CASE_FILES:
+        raise UnknownName("cases", name, SHIPPED_CASE_FILES)
+    return files("vramplan").joinpath(f"data/{name}").read_text(encoding="utf-8")
+
+
+def parse_cases(text: str) -> CaseFile:
+    """Parse a case file. An unknown or missing column is an error (nothing can be read); a bad
+    value makes its row unread, and the other rows are read all the same."""
+    reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff")))  # a UTF-8 BOM is no column
+    try:
+        header = tuple(reader.fieldnames or ())
+        missing = [column for column in REQUIRED_COLUMNS if column not in header]
+        unknown = [column for column in header if column not in COLUMNS]
+        # a file with none of the required columns is no case file (a link to a system file):
+        # refused without quoting its first line
+        if unknown and len(missing) < len(REQUIRED_COLUMNS):
+            raise CaseUnknownColumn("column", unknown[0], COLUMNS)
+        if missing:
+            raise CaseFormatError("column", missing[0])
+        cases, unread = [], []
+        for number, raw in enumerate(reader, start=1):
+            case_id = (raw.get("id") or "").strip()
+            try:
+                cases.append(_case(number, {k: (v or "").strip() for k, v in raw.items() if k}))
+            except VramplanError as error:
+                unread.append(UnreadRow(number, case_id, CaseValueError(number, case_id, error)))
+    except csv.Error as error:  # a field over csv.field_size_limit(), a NUL byte...
+        raise CaseFileError("file", f"line {reader.line_num + 1}", "not_csv",
+                            cause=str(error)) from None
+    return CaseFile(_with_same_run_notes(cases), tuple(unread))
+
+
+_SAME_RUN = re.compile(r"\bsame run as ([a-z0-9][a-z0-9._-]*[a-z0-9])", re.IGNORECASE)
+
+
+def _with_same_run_notes(cases: list[Case]) -> tuple[Case, ...]:
+    """A row whose notes say it is the "same run as" another row of the file (the other metric
+    of one report) is read with that row's notes after its own: the settings the notes give are
+    the run's, written once."""
+    by_id = {case.id: case for case in cases}
+
+    def read(case: Case) -> Case:
+        said = _SAME_RUN.search(case.notes)
+        twin = by_id.get(said.group(1)) if said is not None else None
+        if twin is None or twin is case:
+            return case
+        return replace(case, notes=f"{case.notes} [{twin.id}: {twin.notes}]")
+
+    return tuple(read(case) for case in cases)
+
+
+def read_cases(text: str) -> tuple[Case, ...]:
+    """Parse a case file strictly: an unknown column or value is an error naming the row and
+    column."""
+    parsed = parse_cases(text)
+    if parsed.unread:
+        raise parsed.unread[0].error
+    return parsed.cases
+
+
+def _case(row: int, cell: Mapping[str, str]) -> Case:
+    get = cell.get
+    method = _required_choice(Method, "method", get("method", ""))
+    inference = method is Method.INFERENCE
+    gpu_name = get("gpu", "")
+    gpus = _optional_count("gpus", get("gpus", "")) or 1
+    framework_read = read_framework(get("framework"))
+    framework = framework_read.framework
+    readings: list[Reading] = []
+    if framework_read.unknown_name is not None:
+        readings.append(Reading.UNKNOWN_FRAMEWORK)
+    if framework in UNSLOTH_HOSTS and UNSLOTH_NOTE.search(get("notes", "")):
+        framework = Framework.UNSLOTH
+    seq_len = _seq_len(get("seq_len", ""), inference)
+    if seq_len is None and not inference:
+        readings.append(Reading.SEQ_LEN_UNKNOWN)
+    quant = choice(Quant, "quant", get("quant"), Quant.NONE)
+    if method is Method.QLORA and quant is Quant.NONE:
+        quant = framework_defaults(framework).qlora_quant
+        readings.append(Reading.QUANT_DEFAULT if not get("quant") else Reading.QLORA_UNQUANTIZED)
+    elif method is Method.LORA and quant is not Quant.NONE:
+        method = Method.QLORA
+        readings.append(Reading.LORA_ON_QUANTIZED)
+    # An empty cell is the framework's default (the format's rule): on several GPUs, its
+    # data-parallel scheme; with litgpt's FSDP strategy, block checkpointing.
+    offload = choice(Offload, "offload", get("offload"), Offload.NONE)
+    sharding = choice(Scheme, "sharding", get("sharding"),
+                      Scheme.NONE if inference else default_scheme(framework, gpus, offload))
+    if not inference:
+        sharding, offload = _offload_as_run(framework, gpus, sharding, offload, readings)
+    fsdp_named = {"fsdp1": FsdpVersion.FSDP1, "fsdp2": FsdpVersion.FSDP2}.get(
+        spelling(get("sharding") or ""))
+    gpu = None
+    if gpu_name:
+        try:
+            gpu = case_gpu(gpu_name)
+        except UnknownName:
+            if get("measured", "").strip().upper() == OOM:
+                raise  # an OOM verdict needs the card's size
+            readings.append(Reading.GPU_UNKNOWN)
+    policy = _optional_choice(Method, "policy", get("policy"))
+    if policy is not None and (not method.is_alignment or policy not in POLICY_METHODS):
+        raise ConflictingOptions("policy", "method", policy.value)
+    return Case(
+        policy=policy,
+        row=row,
+        id=_required("id", get("id", "")),
+        source=get("source", ""),
+        model=_required("model", get("model", "")),
+        method=method,
+        precision=choice(Precision, "precision", get("precision"),
+                         framework_defaults(framework).precision),
+        optimizer=choice(Optimizer, "optimizer", get("optimizer"),
+                         Optimizer.NONE if inference else Optimizer.ADAMW),
+        optimizer_impl=_optional_choice(OptimizerImpl, "optimizer_impl", get("optimizer_impl")),
+        quant=quant,
+        lora_r=_optional_count("lora_r", get("lora_r", "")),
+        lora_targets=(parse_lora_targets(get("lora_targets", ""))
+                      if get("lora_targets") else frozenset()),
+        batch=_optional_count("batch", get("batch", "")) or 1,
+        seq_len=seq_len,
+        new_tokens=_optional_count("new_tokens", get("new_tokens", "")),
+        checkpointing=choice(Checkpointing, "checkpointing", get("checkpointing"),
+                             default_checkpointing(framework, sharding)),
+        attention=choice(Attention, "attention", get("attention"), Attention.SDPA),
+        loss=_optional_choice(Loss, "loss", get("loss")),
+        gpus=gpus,
+        gpu=gpu,
+        sharding=sharding,
+        offload=offload,
+        framework=framework,
+        # what the stack named in the cell prints (not the kernels the notes name), or what the
+        # notes say the run's own code prints
+        metric=choice(Metric, "metric", get("metric"),
+                      printed_metric(get("notes", ""))
+                      or framework_defaults(framework_read.framework).reported_metric),
+        measured_bytes=_measured(get("measured", ""), get("unit", "")),
+        unit=get("unit", ""),
+        notes=get("notes", ""),
+        readings=tuple(readings),
+        fsdp_named=fsdp_named,
+    )
+
+
+def _offload_as_run(framework: Framework, gpus: int, sharding: Scheme, offload: Offload,
+                    readings: list[Reading]) -> tuple[Scheme, Offload]:
+    """A row's sharding and offload as a run can have them: a pair no stack runs (an offload
+    without sharding, ZeRO-2 with parameters offloaded, FSDP offloading its optimizer alone) is
+    read as the run its framework does with those settings, with a `Reading` saying so."""
+    if offload is Offload.NONE or offload is Offload.ACTIVATIONS:
+        return sharding, offload
+    if sharding in (Scheme.NONE, Scheme.DDP):
+        readings.append(Reading.OFFLOAD_NEEDS_SHARDING)
+        return default_scheme(framework, gpus, offload), offload
+    if offload is Offload.PARAMS_OPTIMIZER and sharding in (Scheme.ZERO1, Scheme.ZERO2):
+        readings.append(Reading.PARAM_OFFLOAD_NEEDS_ZERO3)
+        return sharding, Offload.OPTIMIZER
+    if offload is Offload.OPTIMIZER and sharding in FSDP_SCHEMES:
+        readings.append(Reading.FSDP_OFFLOADS_PARAMS)
+        return sharding, Offload.PARAMS_OPTIMIZER
+    return sharding, offload
+
+
+_CARD_SIZE = re.compile(r"(?<![\d.])(\d{1,4})\s*-?\s*(?:gib|gb|g)\b", re.IGNORECASE)
+"""A memory size in a card's name: the format's `a10g-24gb`, and as vendors and tools write it
+(`A800 80GB`, nvidia-smi's `NVIDIA A100-SXM4-80GB`, `H20 96G`)."""
+
+
+def case_gpu(name: str) -> Gpu:
+    """The row's card: from the catalogue, else, for a name that states one memory size (the
+    catalogue's `rtx-a5000-24gb`, a vendor's `A800 80GB`), a card of that many GiB (an "N GB" card
+    holds N GiB, see `vramplan.presets.gpus`), of the catalogue card the name names without its
+    size, if any (`h100-96gb`: an H100, whose compute capability it takes). A name with no size,
+    or with two different ones, is not read."""
+    try:
+        return find_gpu(name)
+    except UnknownName:
+        sizes = {int(found) for found in _CARD_SIZE.findall(name)}
+        if len(sizes) != 1 or 0 in sizes:
+            raise
+        (size,) = sizes
+        family = _catalogue_family(_CARD_SIZE.sub("", name))
+        return Gpu(name.strip().lower(), name.strip(), family.vendor if family else "", size,
+                   source=f"case file: {size} GB read from the name",
+                   cuda_capability=family.cuda_capability if family else None)
+
+
+def _catalogue_family(stem: str) -> Gpu | None:
+    """The catalogue card called `stem` (a card's name without its memory size), if any."""
+    try:
+        return find_gpu(stem.strip(" -_"))
+    except UnknownName:
+        return None
+
+
+def _required(column: str, value: str) -> str:
+    if not value:
+        raise MissingValue(column)
+    return value
+
+
+def _required_choice(enum: type[E], column: str, value: str) -> E:
+    if not value:
+        raise MissingValue(column)
+    return choice(enum, column, value, next(iter(enum)))
+
+
+def _optional_choice(enum: type[E], column: str, value: str | None) -> E | None:
+    return choice(enum, column, value, next(iter(enum))) if value else None
+
+
+def _optional_count(column: str, value: str) -> int | None:
+    if not value:
+        return None
+    return NumberField(column, _COUNT.minimum, _COUNT.maximum, True).parse_int(value)
+
+
+def _seq_len(value: str, inference: bool) -> int | None:
+    """The length, or None when the cell is empty: a training row is then estimated at one
+    token, a lower bound (`Reading.SEQ_LEN_UNKNOWN`); an inference row at
+    `UNPUBLISHED_PROMPT_TOKENS`."""
+    return _optional_count("seq_len", value)
+
+
+def _measured(value: str, unit: str) -> int | None:
+    unit = _UNITS_ANY_CASE.get(unit.strip().lower(), unit)
+    if unit not in UNITS:
+        raise UnknownName("unit", unit, tuple(UNITS))
+    if value.upper() == OOM:
+        return None
+    amount = _MEASURED.check(parse_decimal("measured", value), value)
+    return round(amount * UNITS[unit])

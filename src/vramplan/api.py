@@ -44,14 +44,8 @@ from vramplan.serialize import (
 )
 from vramplan.tracer.result import TraceResult
 from vramplan.units import format_gb, format_gib, format_number
-from vramplan.validation import (
-    PUBLIC_CASES,
-    ValidationReport,
-    parse_cases,
-    read_case_file,
-    score_cases,
-    shipped_cases,
-)
+from vramplan.validation.cases import PUBLIC_CASES, parse_cases, read_case_file, shipped_cases
+from vramplan.validation.scoring import ValidationReport, score_cases
 from vramplan.verdict import GpuVerdict, verdicts
 
 T = TypeVar("T")

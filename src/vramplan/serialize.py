@@ -83,7 +83,7 @@ if TYPE_CHECKING:
     from vramplan.tracer.setup import TraceSetup
     from vramplan.training.estimate import Part, PhaseMemory, TrainingEstimate
     from vramplan.training.setup import TrainingSetup
-    from vramplan.validation import CaseScore, ValidationReport
+    from vramplan.validation.scoring import CaseScore, ValidationReport
     from vramplan.verdict import GpuVerdict
 
 SCHEMA_VERSION = 1

@@ -32,7 +32,8 @@ from vramplan.presets.optimizers import OptimizerPreset
 from vramplan.presets.quant_formats import FormatFamily
 from vramplan.tracer.result import Phase as TracePhase
 from vramplan.training.estimate import Phase
-from vramplan.validation import Outcome, Reading
+from vramplan.validation.cases import Reading
+from vramplan.validation.scoring import Outcome
 from vramplan.vocab import (
     Attention,
     Checkpointing,

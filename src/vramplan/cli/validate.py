@@ -14,13 +14,13 @@ from vramplan.serialize import validation_to_json
 
 if TYPE_CHECKING:
     from vramplan.shapes import ShippedValidationOut
-from vramplan.validation import (
+from vramplan.validation.cases import (
     SHIPPED_CASE_FILES,
     parse_cases,
     read_case_file,
-    score_cases,
     shipped_cases,
 )
+from vramplan.validation.scoring import score_cases
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang,

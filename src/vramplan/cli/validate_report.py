@@ -5,7 +5,7 @@ from __future__ import annotations
 from vramplan.cli.render import table
 from vramplan.i18n import Lang, translate
 from vramplan.units import format_gb, format_number
-from vramplan.validation import CaseScore, Outcome, ValidationReport
+from vramplan.validation.scoring import CaseScore, Outcome, ValidationReport
 
 
 def render(report: ValidationReport, file_name: str, lang: Lang) -> str:

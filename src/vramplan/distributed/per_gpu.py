@@ -189,7 +189,7 @@ swift/llm/ds_config/zero3.json @7b709960f, swift/config/zero3.json @3602360a): r
 prefetch buckets "auto" (filled by the transformers Trainer), sub_group_size,
 stage3_max_live_parameters and stage3_max_reuse_distance 1e9, overlap_comm false. ms-swift runs
 on transformers' Trainer and is no framework of ours: a case row names it in its notes
-(`vramplan.validation.zero3_config_file`)."""
+(`vramplan.validation.notes.zero3_config_file`)."""
 
 
 _DDP_FIRST_BUCKET_BYTES = 1 * 1024 * 1024

@@ -185,7 +185,7 @@ class TrainingSetup:
     call it, and transformers calls it from `gradient_checkpointing_enable` when a peft adapter
     is loaded: modeling_utils.py v4.35 to v4.57, `_hf_peft_config_loaded`). False: adapters
     made without peft under transformers' own checkpointing, where nothing calls it (ColossalChat's
-    `convert_to_lora_module`: `vramplan.validation.NO_INPUT_REQUIRE_GRADS_NOTE`)."""
+    `convert_to_lora_module`: `vramplan.validation.notes.NO_INPUT_REQUIRE_GRADS_NOTE`)."""
     checkpoint_submodules: bool = False
     """Full checkpointing wraps each sub-module of a block, its two norms, attention and MLP, in
     a checkpoint of its own rather than the block (NeMo Automodel's `FSDP2Manager(
@@ -224,7 +224,7 @@ class TrainingSetup:
     no_autocast: bool = False
     """The loop runs its 16-bit model without `torch.autocast` (its notes say so:
     universal-llm-trainer's `amp_training False`, PEFT's MetaMathQA harness `use_amp false`,
-    `vramplan.validation.NO_AUTOCAST_NOTE`). Otherwise `bf16-true` on a stack running
+    `vramplan.validation.notes.NO_AUTOCAST_NOTE`). Otherwise `bf16-true` on a stack running
     transformers' code is the Trainer's `bf16=True` on a bf16 model, which runs the forward under
     autocast (`autocasts_16bit_weights`)."""
     frozen_weights_need_grad: bool = False

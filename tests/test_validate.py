@@ -707,24 +707,29 @@ def test_a_rows_notes_say_whether_liger_patched_the_model(notes: str, liger: boo
     assert training_setup_of(case).liger_kernels is liger
 
 
-@pytest.mark.parametrize(("notes", "te"), [
-    ("cross_entropy_loss_fusion True impl te (fused CE on the logits)", True),
-    ("cross_entropy_fusion_impl='te'", True),
-    ("cross_entropy_loss_fusion true (impl native)", False),
-    ("cross_entropy_loss_fusion False", False),
+@pytest.mark.parametrize(("notes", "te", "per_logit"), [
+    ("cross_entropy_loss_fusion True impl te (fused CE on the logits)", True, 2),
+    ("cross_entropy_fusion_impl='te'", True, 2),
+    ("cross_entropy_loss_fusion true (impl native)", False, 10),
+    ("--cross-entropy-loss-fusion --bf16", False, 10),
+    ("cross_entropy_loss_fusion False", False, 6),
+    ("--cross-entropy-loss-fusion false", False, 6),
+    ("no fusion flag", False, 6),
 ])
-def test_a_megatron_rows_notes_say_whether_transformer_engine_ran_its_loss(notes: str,
-                                                                         te: bool) -> None:
+def test_a_megatron_rows_notes_say_which_cross_entropy_ran(notes: str, te: bool,
+                                                           per_logit: int) -> None:
     """Transformer Engine's fused cross-entropy keeps the 16-bit logits alone: 2 bytes per
-    logit in forward and backward, where Megatron's own keeps an fp32 softmax beside them."""
+    logit in forward and backward, where Megatron's own keeps an fp32 softmax beside them (6),
+    and its native fused one, compiled, an fp32 buffer more while it updates the softmax (10:
+    `HeadSpec.native_fused_cross_entropy`)."""
     row = ("m1,src,llama-2-7b,full,mixed,adamw,,none,,,1,1024,,none,flash,,1,h100-80gb,none,"
            f'none,megatron,allocated,50,GB,"{notes}"')
     (case,) = read_cases("\n".join((HEADER, row)))
     setup = training_setup_of(case)
     assert setup.te_cross_entropy is te
     loss = estimate_training(architecture_of(find_model("llama-2-7b")), setup).loss
-    per_logit = loss.forward_peak_bytes / (1024 * 32000)
-    assert per_logit == (2 if te else 6)
+    assert loss.forward_peak_bytes == per_logit * 1024 * 32000
+    assert loss.backward_peak_bytes == per_logit * 1024 * 32000
 
 
 @pytest.mark.parametrize(("notes", "fused"), [

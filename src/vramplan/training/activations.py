@@ -1155,6 +1155,18 @@ class HeadSpec:
     te_cross_entropy: bool = False
     """Megatron-LM's fused cross-entropy runs Transformer Engine's kernel
     (`vramplan.training.setup.TrainingSetup.te_cross_entropy`): `_vocab_parallel_loss`."""
+    native_fused_cross_entropy: bool = False
+    """Megatron-LM's native fused cross-entropy (megatron/core/fusions/fused_cross_entropy.py,
+    the same compiled steps from 7b4a6d76, 2024-06-14, where it was added, to d98e8a64,
+    2026-08-22) runs the unfused one's steps as functions compiled by `jit_fuser`,
+    `torch.compile` on torch 2.2 and later (megatron/core/jit.py). Inductor does not keep an
+    in-place update of a graph input in place when the same graph reduces over it or scatters
+    into it: it computes the new value in a fresh buffer and copies it back.
+    `calculate_predicted_logits` subtracts the maximum and exponentiates the fp32 logits in
+    place, then sums them; `calculate_gradients` scatters into the saved softmax, then scales
+    it: one fp32 logits-sized transient in the loss's forward and one in its backward (seen in
+    inductor's output for the backward on torch 2.13, CPU; a later version of the file, which
+    compiles the pointwise steps alone, says so of both)."""
     megatron_max_subtracted_apart: bool = False
     """Megatron-LM's cross-entropy subtracted the logits' maximum out of place
     (`vocab_parallel_logits = vocab_parallel_logits - logits_max.unsqueeze(dim=-1)`), an fp32
@@ -1425,8 +1437,10 @@ def _vocab_parallel_loss(head: HeadSpec, *, saved: int, elements: int, compute: 
     upcast = logits if compute != FP32 else 0
     # the fp32 input the caller passed, beside the copy the max was subtracted into
     apart = FP32 * elements if head.megatron_max_subtracted_apart else 0
-    forward = upcast + softmax + apart + softcap
-    backward = softmax + upcast + softcap + head.head_dequant_bytes
+    # the compiled steps' fresh buffer beside the fp32 logits they update
+    compiled_copy = FP32 * elements if head.native_fused_cross_entropy else 0
+    forward = upcast + softmax + apart + softcap + compiled_copy
+    backward = softmax + upcast + softcap + head.head_dequant_bytes + compiled_copy
     return LossMemory(saved_bytes=saved, logits_alive_bytes=0, forward_peak_bytes=forward,
                       backward_peak_bytes=backward)
 

@@ -69,6 +69,7 @@ from vramplan.training.setup import (
     loss_in_16bit,
     main_grad_buffer,
     model_loss_code,
+    native_fused_cross_entropy,
     offloads_checkpoints,
     optimizer_impl,
     trainable_itemsize,
@@ -925,7 +926,8 @@ def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, sh
             compute=compute_itemsize(setup.precision), head_grad_bytes=shape.head_grad_bytes)
     elif setup.framework is Framework.MEGATRON and shape.loss_rows == tokens:
         grad_hidden = _vocab_parallel_loss(program, arch, tokens=tokens, hidden=hidden,
-                                           compute=compute_itemsize(setup.precision))
+                                           compute=compute_itemsize(setup.precision),
+                                           compiled=native_fused_cross_entropy(setup))
     elif setup.framework is Framework.UNSLOTH and shape.loss_rows == tokens:
         grad_hidden = _in_place_loss(program, arch, tokens=tokens, hidden=hidden,
                                      compute=compute_itemsize(setup.precision))
@@ -1193,17 +1195,24 @@ def _fused_linear_loss(program: _Program, arch: Architecture, *, rows: int, toke
 
 
 def _vocab_parallel_loss(program: _Program, arch: Architecture, *, tokens: int, hidden: int,
-                         compute: int) -> int:
+                         compute: int, compiled: bool = False) -> int:
     """Megatron-LM's cross-entropy (`vramplan.training.activations._vocab_parallel_loss`): the
     16-bit logits and their fp32 copy, made a softmax in place and saved; in backward the
-    softmax becomes the gradient in place and is cast to 16 bits."""
+    softmax becomes the gradient in place and is cast to 16 bits. `compiled`: its native fused
+    version, whose compiled steps update the fp32 logits through a fresh buffer, in forward and
+    in backward (`HeadSpec.native_fused_cross_entropy`)."""
     every = arch.vocab_size * tokens
     saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
     logits = program.alloc(compute * every)
     softmax = _cast(program, logits, FP32 * every, compute)
+    if compiled:
+        program.free(program.alloc(FP32 * every))
     program.free(hidden)
     grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
+    fresh = program.alloc(FP32 * every) if compiled else None
     program.free(_cast(program, softmax, compute * every, compute))
+    if fresh is not None:
+        program.free(fresh)
     program.free(saved_hidden)
     return grad_hidden
 

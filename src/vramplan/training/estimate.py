@@ -92,6 +92,7 @@ from vramplan.training.setup import (
     model_dropout_active,
     model_loss_code,
     model_returns_fp32_logits,
+    native_fused_cross_entropy,
     offloads_checkpoints,
     optimizer_states_exist,
     peft_casts_adapter_input,
@@ -865,6 +866,7 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         loss_16bit=loss_in_16bit(setup, arch.family),
         loss_parallel=setup.loss_parallel,
         te_cross_entropy=setup.te_cross_entropy and setup.framework is Framework.MEGATRON,
+        native_fused_cross_entropy=native_fused_cross_entropy(setup),
         megatron_max_subtracted_apart=setup.framework is Framework.MEGATRON
         and setup.code_date is not None
         and setup.code_date < MEGATRON_MAX_SUBTRACTED_IN_PLACE_SINCE,

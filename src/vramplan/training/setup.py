@@ -153,6 +153,12 @@ class TrainingSetup:
     """Megatron-LM's fused cross-entropy runs Transformer Engine's kernel
     (`cross_entropy_loss_fusion` with `cross_entropy_fusion_impl="te"`), which keeps the 16-bit
     logits alone (`vramplan.training.activations.HeadSpec.te_cross_entropy`)."""
+    native_fused_cross_entropy: bool = False
+    """Megatron-LM's fused cross-entropy runs its native implementation
+    (`cross_entropy_loss_fusion` with `cross_entropy_fusion_impl="native"`, the default), whose
+    compiled steps make fp32 logits-sized transients
+    (`vramplan.training.activations.HeadSpec.native_fused_cross_entropy`); ignored beside
+    `te_cross_entropy`."""
     grad_buffer_16bit: bool = False
     """Megatron's gradient buffer holds the parameters' 16-bit dtype, not fp32: Megatron core's
     `DistributedDataParallelConfig(grad_reduce_in_fp32=False)` (its default; Megatron-Bridge's
@@ -657,6 +663,13 @@ def offloads_checkpoints(setup: TrainingSetup) -> bool:
     `use_gradient_checkpointing="unsloth"`, `vramplan.presets.frameworks.UnslothCode`)."""
     return setup.framework is Framework.UNSLOTH and setup.checkpointing is Checkpointing.FULL \
         and unsloth_code(setup.code_date).offloads_checkpoints
+
+
+def native_fused_cross_entropy(setup: TrainingSetup) -> bool:
+    """Megatron-LM's loss is its native fused cross-entropy
+    (`TrainingSetup.native_fused_cross_entropy`), not Transformer Engine's kernel."""
+    return setup.framework is Framework.MEGATRON and setup.native_fused_cross_entropy \
+        and not setup.te_cross_entropy
 
 
 def checkpoint_reload_buffers(setup: TrainingSetup) -> int:

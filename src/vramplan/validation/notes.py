@@ -151,6 +151,14 @@ TE_CROSS_ENTROPY_NOTE = re.compile(
 (`cross_entropy_fusion_impl te`): `TrainingSetup.te_cross_entropy`."""
 
 
+CROSS_ENTROPY_FUSION_NOTE = re.compile(
+    r"--cross-entropy-loss-fusion\b(?!\W{0,4}(?:=\s*)?false\b)"
+    r"|\bcross_entropy_loss_fusion\W{0,4}(?:=\s*)?true\b", re.IGNORECASE)
+"""A Megatron row whose notes say it fused its cross-entropy (`--cross-entropy-loss-fusion`,
+`cross_entropy_loss_fusion true`): Megatron-LM's native implementation unless the notes name
+Transformer Engine's (`TE_CROSS_ENTROPY_NOTE`): `TrainingSetup.native_fused_cross_entropy`."""
+
+
 NO_GRADIENT_ACCUMULATION_FUSION_NOTE = re.compile(
     r"--no-gradient-accumulation-fusion\b"
     r"|\bgradient_accumulation_fusion\W{0,4}(?:=\s*)?false\b"

@@ -38,6 +38,7 @@ from vramplan.validation.notes import (
     COATI_TRAINER_NOTE,
     COLOSSALAI_REDUCE_BUCKET_ELEMENTS,
     COLOSSALAI_ZERO_NOTE,
+    CROSS_ENTROPY_FUSION_NOTE,
     DEVICE_MAP_NOTE,
     EMPTY_CACHE_NOTE,
     GRAD_BUFFER_16BIT_NOTE,
@@ -270,6 +271,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         liger_kernels=LIGER_KERNELS_NOTE.search(case.notes) is not None,
         no_autocast=NO_AUTOCAST_NOTE.search(case.notes) is not None,
         te_cross_entropy=TE_CROSS_ENTROPY_NOTE.search(case.notes) is not None,
+        native_fused_cross_entropy=CROSS_ENTROPY_FUSION_NOTE.search(case.notes) is not None,
         gradient_accumulation_fusion=NO_GRADIENT_ACCUMULATION_FUSION_NOTE.search(
             case.notes) is None,
         steady_state=not (largest_batch_first(case) or first_step_only(case)),

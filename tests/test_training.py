@@ -426,8 +426,9 @@ def test_megatrons_native_fused_cross_entropy_updates_the_softmax_through_a_fres
     assert losses[1].backward_peak_bytes - losses[0].backward_peak_bytes == 4 * logits
     assert losses[2].forward_peak_bytes == 2 * logits  # Transformer Engine's kernel ran
     replayed = [reserved_memory(arch, s, step_shape(arch, s)).replay.peak_allocated_bytes
-                for s in (unfused, fused)]
+                for s in (unfused, fused, beside_te)]
     assert replayed[1] - replayed[0] == 4 * logits
+    assert replayed[2] < replayed[0]  # no fp32 softmax at all (the peak moves off the loss)
 
 
 def test_a_lora_adapter_on_the_head_keeps_the_final_norms_output() -> None:

@@ -927,7 +927,8 @@ def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, sh
     elif setup.framework is Framework.MEGATRON and shape.loss_rows == tokens:
         grad_hidden = _vocab_parallel_loss(program, arch, tokens=tokens, hidden=hidden,
                                            compute=compute_itemsize(setup.precision),
-                                           compiled=native_fused_cross_entropy(setup))
+                                           compiled=native_fused_cross_entropy(setup),
+                                           te_kernel=setup.te_cross_entropy)
     elif setup.framework is Framework.UNSLOTH and shape.loss_rows == tokens:
         grad_hidden = _in_place_loss(program, arch, tokens=tokens, hidden=hidden,
                                      compute=compute_itemsize(setup.precision))
@@ -1195,15 +1196,23 @@ def _fused_linear_loss(program: _Program, arch: Architecture, *, rows: int, toke
 
 
 def _vocab_parallel_loss(program: _Program, arch: Architecture, *, tokens: int, hidden: int,
-                         compute: int, compiled: bool = False) -> int:
+                         compute: int, compiled: bool = False, te_kernel: bool = False) -> int:
     """Megatron-LM's cross-entropy (`vramplan.training.activations._vocab_parallel_loss`): the
     16-bit logits and their fp32 copy, made a softmax in place and saved; in backward the
     softmax becomes the gradient in place and is cast to 16 bits. `compiled`: its native fused
     version, whose compiled steps update the fp32 logits through a fresh buffer, in forward and
-    in backward (`HeadSpec.native_fused_cross_entropy`)."""
+    in backward (`HeadSpec.native_fused_cross_entropy`). `te_kernel`: Transformer Engine's
+    kernel, which writes the gradient over the 16-bit logits and keeps nothing else
+    (`HeadSpec.te_cross_entropy`)."""
     every = arch.vocab_size * tokens
     saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
     logits = program.alloc(compute * every)
+    if te_kernel:
+        program.free(hidden)
+        grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
+        program.free(logits)
+        program.free(saved_hidden)
+        return grad_hidden
     softmax = _cast(program, logits, FP32 * every, compute)
     if compiled:
         program.free(program.alloc(FP32 * every))

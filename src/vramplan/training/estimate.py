@@ -85,6 +85,7 @@ from vramplan.training.setup import (
     first_pass_keeps_inputs,
     gradient_itemsize,
     gradients_kept,
+    keeps_last_checkpoint_input,
     loop_keeps_logits,
     lora_dropout_active,
     loss_compiled,
@@ -656,9 +657,9 @@ def _blocks_activation_bytes(arch: Architecture, setup: TrainingSetup, spec: Blo
         # only block inputs stay (torch.utils.checkpoint saves its inputs); one block is
         # recomputed at a time in backward (counted in the backward_blocks phase). Unsloth's
         # checkpointing keeps them in host memory (`UnslothCode.offloads_checkpoints`), all but
-        # the last block's since its smart checkpointing (`checkpoint_reload_buffers`)
+        # the last block's since its smart checkpointing
         if offloads_checkpoints(setup):
-            return block_input_bytes(arch, spec) if checkpoint_reload_buffers(setup) else 0
+            return block_input_bytes(arch, spec) if keeps_last_checkpoint_input(setup) else 0
         kept = submodule_checkpoint_inputs(arch, spec) if setup.checkpoint_submodules \
             else block_input_bytes(arch, spec)
         return kept * _blocks_with_graph(arch, setup)

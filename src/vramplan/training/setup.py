@@ -682,6 +682,12 @@ def checkpoint_reload_buffers(setup: TrainingSetup) -> int:
     return code.reload_buffers if code.smart_checkpointing else 0
 
 
+def keeps_last_checkpoint_input(setup: TrainingSetup) -> bool:
+    """Unsloth's offloaded checkpointing keeps the last block's input on the GPU
+    (`UnslothCode.smart_checkpointing`)."""
+    return offloads_checkpoints(setup) and unsloth_code(setup.code_date).smart_checkpointing
+
+
 def first_pass_keeps_inputs(setup: TrainingSetup) -> bool:
     """The run's first micro-batch keeps every checkpointed block's input on the GPU, which
     later ones offload (`UnslothCode.first_pass_kept`)."""

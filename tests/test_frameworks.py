@@ -136,6 +136,26 @@ def test_accumulation_defaults_follow_the_recipes() -> None:
     assert not training_setup_of(case).gradient_accumulation
 
 
+def test_a_llamafactory_row_without_a_checkpointing_cell_checkpoints_every_block_reentrant(
+        ) -> None:
+    """LLaMA-Factory enables gradient checkpointing unless `disable_gradient_checkpointing`
+    (False by default) and passes `use_reentrant=True` (`use_reentrant_gc`, True by default):
+    model/model_utils/checkpointing.py `prepare_model_for_training` @ff6d4d12e. An empty cell
+    was read as no checkpointing, every block's activations kept."""
+    from vramplan.training.setup import checkpoints_reentrant
+
+    row = ROW.replace(",litgpt,", ",llamafactory,")
+    cells = row.split(",")
+    cells[13] = ""  # checkpointing: the framework's
+    (case,) = read_cases("\n".join((HEADER, ",".join(cells))))
+    setup = training_setup_of(case)
+    assert setup.checkpointing is Checkpointing.FULL
+    assert checkpoints_reentrant(setup)
+    hf = training_setup_of(read_cases("\n".join((HEADER, ",".join(cells).replace(
+        ",llamafactory,", ",hf,"))))[0])
+    assert hf.checkpointing is Checkpointing.NONE
+
+
 def test_torchtune_steps_adamw_fused_by_default() -> None:
     assert framework_defaults(Framework.TORCHTUNE).optimizer_impl is OptimizerImpl.FUSED
     # a loop of one's own builds torch.optim.AdamW: foreach on CUDA, whatever the date

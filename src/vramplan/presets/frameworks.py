@@ -119,6 +119,10 @@ class FrameworkDefaults:
     docs/user-guide/features/dist_optimizer.md: bf16 parameters with fp32 gradients hold 18
     bytes per parameter, 6 + 12/d with the distributed optimizer (NVIDIA/Megatron-LM
     @d98e8a64)."""
+    reentrant_checkpointing: bool | None = None
+    """Full checkpointing runs `torch.utils.checkpoint` with `use_reentrant=True` whatever the
+    model code's default; None: as transformers' `gradient_checkpointing_enable` does as of
+    the run's date (`TransformersCode.reentrant_checkpointing`)."""
     loop_keeps_outputs: bool = False
     """The training loop binds the model's outputs to a variable and keeps it through backward
     and the optimizer step (`outputs = model(**batch); loss = outputs.loss;
@@ -201,7 +205,7 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
                   freeze_layers: int = 1, float_quant_storage: bool = False,
                   kbit_upcast: bool = False, checkpointing: Checkpointing = Checkpointing.NONE,
                   keeps_outputs: bool = False, reported_metric: Metric = Metric.ALLOCATED,
-                  embedding_apart: bool = True,
+                  embedding_apart: bool = True, reentrant: bool | None = None,
                   source: str = _TRANSFORMERS_SOURCE) -> FrameworkDefaults:
     """A stack on transformers' models; `impl` None: AdamW as the `Trainer` builds it by
     default (`trainer_optimizer_impl`)."""
@@ -213,7 +217,8 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
         model_dropout=True, fsdp2_embedding_apart=embedding_apart,
         freeze_layers=freeze_layers, float_quant_storage=float_quant_storage,
         accelerate_no_sync=True, kbit_upcast_at_load=kbit_upcast, fsdp_casts_params=True,
-        loop_keeps_outputs=keeps_outputs, reported_metric=reported_metric, source=source)
+        loop_keeps_outputs=keeps_outputs, reported_metric=reported_metric,
+        reentrant_checkpointing=reentrant, source=source)
 
 
 # QLoRA preparation (`kbit_upcast_at_load`): peft's `prepare_model_for_kbit_training`
@@ -270,12 +275,21 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
     # trainable parameters to fp32 unless `pure_bf16` (our `bf16-true`): under `--bf16` autocast
     # an fp32 trainable weight with its fp32 gradient holds what `mixed`'s 16-bit weight,
     # gradient and fp32 master hold.
+    # LLaMA-Factory checkpoints every trainable block unless the run sets
+    # `disable_gradient_checkpointing` (False by default), reentrant (`use_reentrant_gc`, True
+    # by default; `{"use_reentrant": True}` before it, 4196d5b4d, 2024-12-17, and transformers'
+    # reentrant default before that): model/model_utils/checkpointing.py
+    # `prepare_model_for_training` @ff6d4d12e, as src/llmtuner/model/patcher.py did in
+    # 921f59363 (2023-12-24). Under FSDP2 it sets `use_reentrant_gc` False (not modelled).
     Framework.LLAMAFACTORY: _transformers(
         Framework.LLAMAFACTORY, quant=Quant.NF4_DQ, freeze_layers=2, float_quant_storage=True,
+        checkpointing=Checkpointing.FULL, reentrant=True,
         source="hiyouga/LLaMA-Factory src/llamafactory/hparams/model_args.py "
-               "QuantizationArguments (nf4, double quantization), hparams/finetuning_args.py "
-               "FreezeArguments (freeze_trainable_layers 2), model/model_utils/quantization.py "
-               "(bnb_4bit_quant_storage = compute dtype); " + _TRANSFORMERS_SOURCE),
+               "QuantizationArguments (nf4, double quantization), ModelArguments "
+               "(disable_gradient_checkpointing False, use_reentrant_gc True), "
+               "hparams/finetuning_args.py FreezeArguments (freeze_trainable_layers 2), "
+               "model/model_utils/quantization.py (bnb_4bit_quant_storage = compute dtype), "
+               "model/model_utils/checkpointing.py (@ff6d4d12e); " + _TRANSFORMERS_SOURCE),
     # Unsloth: TRL's SFTTrainer on transformers' models that `FastLanguageModel` patches
     # (unslothai/unsloth unsloth/models/llama.py @015bdef0): `from_pretrained(load_in_4bit=True)`
     # builds a BitsAndBytesConfig with nf4 and double quantization, `get_peft_model` defaults to

@@ -557,12 +557,16 @@ def model_loss_code(setup: TrainingSetup) -> TransformersCode:
 
 def checkpoints_reentrant(setup: TrainingSetup) -> bool:
     """Full checkpointing is reentrant: as the run said (`TrainingSetup.
-    reentrant_checkpointing`), else transformers' default as of the run's date for a framework
-    that runs its model code (today's: non-reentrant)."""
+    reentrant_checkpointing`), else as its stack always asks (`FrameworkDefaults.
+    reentrant_checkpointing`: LLaMA-Factory), else transformers' default as of the run's date
+    for a framework that runs its model code (today's: non-reentrant)."""
     if setup.checkpointing is not Checkpointing.FULL:
         return False
     if setup.reentrant_checkpointing is not None:
         return setup.reentrant_checkpointing
+    stack = framework_defaults(setup.framework).reentrant_checkpointing
+    if stack is not None:
+        return stack
     return runs_transformers_code(setup.framework) \
         and transformers_code(setup.code_date).reentrant_checkpointing
 

@@ -156,6 +156,29 @@ def test_a_llamafactory_row_without_a_checkpointing_cell_checkpoints_every_block
     assert hf.checkpointing is Checkpointing.NONE
 
 
+@pytest.mark.parametrize(("framework", "rank", "every_linear"), [
+    ("unsloth", 16, True),  # get_peft_model(r = 16, target_modules = the 7 projections)
+    ("llamafactory", 8, True),  # LoraArguments: lora_rank 8, lora_target "all"
+    ("hf", 8, False),  # peft's LoraConfig: r 8, q_proj and v_proj for Llama-style models
+])
+def test_a_lora_row_without_rank_or_targets_gets_its_frameworks(framework: str, rank: int,
+                                                                every_linear: bool) -> None:
+    from vramplan.training.setup import lora_rank_of, lora_targets_of
+    from vramplan.vocab import BLOCK_TARGETS, LoraTarget
+
+    cells = ROW.replace(",litgpt,", f",{framework},").split(",")
+    cells[8] = cells[9] = ""  # lora_r, lora_targets: the framework's
+    (case,) = read_cases("\n".join((HEADER, ",".join(cells))))
+    setup = training_setup_of(case)
+    assert lora_rank_of(setup) == rank
+    assert lora_targets_of(setup) == (BLOCK_TARGETS if every_linear
+                                      else {LoraTarget.Q, LoraTarget.V})
+    arch = architecture_of(find_model("llama-2-7b"))
+    named = dataclasses.replace(setup, lora_rank=rank, lora_targets=lora_targets_of(setup))
+    assert estimate_training(arch, setup).allocated_bytes \
+        == estimate_training(arch, named).allocated_bytes
+
+
 def test_torchtune_steps_adamw_fused_by_default() -> None:
     assert framework_defaults(Framework.TORCHTUNE).optimizer_impl is OptimizerImpl.FUSED
     # a loop of one's own builds torch.optim.AdamW: foreach on CUDA, whatever the date

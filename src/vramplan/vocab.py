@@ -300,6 +300,12 @@ class LoraTarget(StrEnum):
     """Every linear layer of the blocks (not the head, not MoE routers)."""
 
 
+BLOCK_TARGETS = frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.O,
+                           LoraTarget.GATE, LoraTarget.UP, LoraTarget.DOWN})
+"""What `all` stands for: litgpt's lora_query/key/value/projection/mlp, peft's `all-linear`
+without the head."""
+
+
 class Engine(StrEnum):
     """The program that runs the model."""
 

@@ -29,13 +29,7 @@ from dataclasses import dataclass, replace
 
 from vramplan.errors import OutOfRange, UnknownName
 from vramplan.model.architecture import Architecture, LinearSpec
-from vramplan.vocab import LoraTarget, member_named
-
-BLOCK_TARGETS = frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.O,
-                           LoraTarget.GATE, LoraTarget.UP, LoraTarget.DOWN})
-"""What `all` stands for: litgpt's lora_query/key/value/projection/mlp, peft's `all-linear`
-without the head."""
-
+from vramplan.vocab import BLOCK_TARGETS, LoraTarget, member_named
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,6 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from vramplan.errors import VramplanError
-from vramplan.model.lora_targets import BLOCK_TARGETS
 from vramplan.planner.search import (
     max_completion,
     max_micro_batch,
@@ -19,6 +18,7 @@ from vramplan.planner.setup import FitSetup, peak_bytes, with_parallelism, with_
 from vramplan.training.alignment import engine_bytes_needed
 from vramplan.units import ceil_div
 from vramplan.vocab import (
+    BLOCK_TARGETS,
     Attention,
     Checkpointing,
     Generation,

@@ -13,9 +13,11 @@ from datetime import date
 from enum import StrEnum
 
 from vramplan.vocab import (
+    BLOCK_TARGETS,
     Checkpointing,
     Framework,
     FsdpVersion,
+    LoraTarget,
     Loss,
     Method,
     Metric,
@@ -119,6 +121,12 @@ class FrameworkDefaults:
     docs/user-guide/features/dist_optimizer.md: bf16 parameters with fp32 gradients hold 18
     bytes per parameter, 6 + 12/d with the distributed optimizer (NVIDIA/Megatron-LM
     @d98e8a64)."""
+    lora_rank: int = 8
+    """LoRA's rank when the run names none: peft's `LoraConfig.r` and litgpt's `lora_r`."""
+    lora_targets: frozenset[LoraTarget] = frozenset({LoraTarget.Q, LoraTarget.V})
+    """The adapted linears when the run names none: peft's default for Llama-style models
+    (`TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING`: q_proj, v_proj) and litgpt's
+    (lora_query, lora_value)."""
     reentrant_checkpointing: bool | None = None
     """Full checkpointing runs `torch.utils.checkpoint` with `use_reentrant=True` whatever the
     model code's default; None: as transformers' `gradient_checkpointing_enable` does as of
@@ -206,6 +214,8 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
                   kbit_upcast: bool = False, checkpointing: Checkpointing = Checkpointing.NONE,
                   keeps_outputs: bool = False, reported_metric: Metric = Metric.ALLOCATED,
                   embedding_apart: bool = True, reentrant: bool | None = None,
+                  lora_rank: int = 8,
+                  lora_targets: frozenset[LoraTarget] = frozenset({LoraTarget.Q, LoraTarget.V}),
                   source: str = _TRANSFORMERS_SOURCE) -> FrameworkDefaults:
     """A stack on transformers' models; `impl` None: AdamW as the `Trainer` builds it by
     default (`trainer_optimizer_impl`)."""
@@ -218,7 +228,8 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
         freeze_layers=freeze_layers, float_quant_storage=float_quant_storage,
         accelerate_no_sync=True, kbit_upcast_at_load=kbit_upcast, fsdp_casts_params=True,
         loop_keeps_outputs=keeps_outputs, reported_metric=reported_metric,
-        reentrant_checkpointing=reentrant, source=source)
+        reentrant_checkpointing=reentrant, lora_rank=lora_rank, lora_targets=lora_targets,
+        source=source)
 
 
 # QLoRA preparation (`kbit_upcast_at_load`): peft's `prepare_model_for_kbit_training`
@@ -283,11 +294,12 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
     # 921f59363 (2023-12-24). Under FSDP2 it sets `use_reentrant_gc` False (not modelled).
     Framework.LLAMAFACTORY: _transformers(
         Framework.LLAMAFACTORY, quant=Quant.NF4_DQ, freeze_layers=2, float_quant_storage=True,
-        checkpointing=Checkpointing.FULL, reentrant=True,
+        checkpointing=Checkpointing.FULL, reentrant=True, lora_targets=BLOCK_TARGETS,
         source="hiyouga/LLaMA-Factory src/llamafactory/hparams/model_args.py "
                "QuantizationArguments (nf4, double quantization), ModelArguments "
                "(disable_gradient_checkpointing False, use_reentrant_gc True), "
                "hparams/finetuning_args.py FreezeArguments (freeze_trainable_layers 2), "
+               "LoraArguments (lora_rank 8, lora_target 'all' since 5d7d8bd55, 2024-03-09), "
                "model/model_utils/quantization.py (bnb_4bit_quant_storage = compute dtype), "
                "model/model_utils/checkpointing.py (@ff6d4d12e); " + _TRANSFORMERS_SOURCE),
     # Unsloth: TRL's SFTTrainer on transformers' models that `FastLanguageModel` patches
@@ -297,9 +309,11 @@ DEFAULTS: dict[Framework, FrameworkDefaults] = {
     # memory: `UnslothCode`).
     Framework.UNSLOTH: _transformers(
         Framework.UNSLOTH, quant=Quant.NF4_DQ, checkpointing=Checkpointing.FULL,
-        reported_metric=Metric.RESERVED,
+        reported_metric=Metric.RESERVED, lora_rank=16, lora_targets=BLOCK_TARGETS,
         source="unslothai/unsloth unsloth/models/llama.py @015bdef0 (nf4 with double quant, "
-               "use_gradient_checkpointing='unsloth'), unsloth/kernels/ (fast_lora.py, "
+               "use_gradient_checkpointing='unsloth'; `get_peft_model(r = 16, target_modules "
+               "= q, k, v, o, gate, up, down projections)`, as at 738e9159, 2024-01-11), "
+               "unsloth/kernels/ (fast_lora.py, "
                "rms_layernorm.py, cross_entropy_loss.py); " + _TRANSFORMERS_SOURCE),
     # litgpt finetune/*.py: `if devices * num_nodes > 1: strategy = FSDPStrategy(
     # auto_wrap_policy={Block}, activation_checkpointing_policy={Block}, ...)` (FSDP1 through

@@ -58,13 +58,13 @@ from vramplan.training.activations import (
 )
 from vramplan.training.dummy_wgrads import dummy_wgrad_tensors
 from vramplan.training.setup import (
-    DEFAULT_LORA_RANK,
-    DEFAULT_LORA_TARGETS,
     TrainingSetup,
     checkpoint_reload_buffers,
     compute_itemsize,
     first_pass_keeps_inputs,
     gradient_itemsize,
+    lora_rank_of,
+    lora_targets_of,
     loss_compiled,
     loss_in_16bit,
     main_grad_buffer,
@@ -180,7 +180,7 @@ def _outer_tensors(arch: Architecture,
     if head.bias:
         after.append(ParamTensor(head.out_features, w * head.out_features, full, None))
     if setup.method.uses_lora and LoraTarget.HEAD in (setup.lora_targets or frozenset()):
-        rank = setup.lora_rank or DEFAULT_LORA_RANK
+        rank = lora_rank_of(setup)
         a = trainable_itemsize(setup)
         after += [ParamTensor(rank * head.in_features, a * rank * head.in_features, True, None),
                   ParamTensor(head.out_features * rank, a * head.out_features * rank, True,
@@ -206,8 +206,8 @@ def _block_tensors(arch: Architecture, setup: TrainingSetup, block: int,
     if arch.params_qk_norm:
         tensors.append(ParamTensor(arch.params_qk_norm, w * arch.params_qk_norm, trains, block))
     if setup.method.uses_lora:
-        rank = setup.lora_rank or DEFAULT_LORA_RANK
-        targets = (setup.lora_targets or DEFAULT_LORA_TARGETS) - {LoraTarget.HEAD}
+        rank = lora_rank_of(setup)
+        targets = lora_targets_of(setup) - {LoraTarget.HEAD}
         a = trainable_itemsize(setup)
         for matrix in lora_breakdown(arch, rank, targets):
             copies = max(matrix.copies // arch.n_layers, 1)

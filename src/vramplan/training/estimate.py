@@ -71,8 +71,6 @@ from vramplan.training.allocations import (
 )
 from vramplan.training.dummy_wgrads import dummy_wgrad_bytes
 from vramplan.training.setup import (
-    DEFAULT_LORA_RANK,
-    DEFAULT_LORA_TARGETS,
     TrainingSetup,
     allocator_config,
     autocast_casts_weights,
@@ -88,6 +86,8 @@ from vramplan.training.setup import (
     keeps_last_checkpoint_input,
     loop_keeps_logits,
     lora_dropout_active,
+    lora_rank_of,
+    lora_targets_of,
     loss_compiled,
     loss_in_16bit,
     model_dropout_active,
@@ -597,7 +597,7 @@ def _megatron_probs_in_experts(setup: TrainingSetup) -> bool:
 def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
     """How a trained block behaves under `setup` (the last block, for `freeze`)."""
     uses_lora = setup.method.uses_lora
-    targets = (setup.lora_targets or DEFAULT_LORA_TARGETS) if uses_lora else frozenset()
+    targets = lora_targets_of(setup) if uses_lora else frozenset()
     return BlockSpec(
         framework=block_framework(setup),
         residual_bytes=residual_itemsize(setup),
@@ -611,7 +611,7 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         and arch.family in transformers_code(setup.code_date).moe_expert_linears,
         moe_output_weighted=not _megatron_probs_in_experts(setup),
         lora_targets=targets - {LoraTarget.HEAD},
-        lora_rank=setup.lora_rank or DEFAULT_LORA_RANK,
+        lora_rank=lora_rank_of(setup),
         lora_dropout=uses_lora and lora_dropout_active(setup),
         attention=_attention_kernel(arch, setup),
         model_dropout=model_dropout_active(setup),
@@ -918,7 +918,7 @@ def _trained_outside_blocks(arch: Architecture, setup: TrainingSetup, total: int
         if LoraTarget.HEAD not in setup.lora_targets:
             return 0
         head = arch.head_linear()
-        return (setup.lora_rank or DEFAULT_LORA_RANK) * (head.in_features + head.out_features)
+        return lora_rank_of(setup) * (head.in_features + head.out_features)
     trained = range(arch.n_layers - _trained_blocks(arch, setup), arch.n_layers)
     return total - sum(map(arch.params_of_layer, trained))
 
@@ -1123,10 +1123,7 @@ def activations_for_simple_mode(arch: Architecture, batch: int, seq_len: int,
     """The simple mode's A from batch and sequence length: the activation memory at the peak
     (saved tensors, logits and loss, backward temporaries) of one step in mixed precision with
     SDPA, as transformers runs it, in bytes. The web page's Activations panel calls this."""
-    uses_lora = method.uses_lora
     setup = TrainingSetup(method=method, precision=Precision.MIXED, batch=batch, seq_len=seq_len,
                           framework=Framework.HF, gradient_accumulation=False,
-                          quant=Quant.NF4 if method is Method.QLORA else Quant.NONE,
-                          lora_rank=DEFAULT_LORA_RANK if uses_lora else None,
-                          lora_targets=DEFAULT_LORA_TARGETS if uses_lora else frozenset())
-    return activation_bytes(arch, setup)
+                          quant=Quant.NF4 if method is Method.QLORA else Quant.NONE)
+    return activation_bytes(arch, setup)  # LoRA: transformers' default rank and targets

@@ -330,10 +330,17 @@ class TrainingSetup:
         return self.batch * (self.logit_len if self.logit_len is not None else self.seq_len)
 
 
-DEFAULT_LORA_RANK = 8
-"""litgpt `lora_r` and peft `LoraConfig.r` default."""
-DEFAULT_LORA_TARGETS = frozenset({LoraTarget.Q, LoraTarget.V})
-"""litgpt (lora_query, lora_value) and peft's defaults for Llama-style models."""
+def lora_rank_of(setup: TrainingSetup) -> int:
+    """The adapters' rank: the setup's, else its framework's default
+    (`FrameworkDefaults.lora_rank`: 16 for Unsloth, 8 elsewhere)."""
+    return setup.lora_rank or framework_defaults(setup.framework).lora_rank
+
+
+def lora_targets_of(setup: TrainingSetup) -> frozenset[LoraTarget]:
+    """The adapted linears: the setup's, else its framework's default
+    (`FrameworkDefaults.lora_targets`: every block linear for Unsloth and LLaMA-Factory, the
+    query and value projections elsewhere)."""
+    return setup.lora_targets or framework_defaults(setup.framework).lora_targets
 
 
 def check_setup(setup: TrainingSetup) -> TrainingSetup:

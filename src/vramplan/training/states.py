@@ -21,12 +21,12 @@ from vramplan.presets.frameworks import (
 from vramplan.presets.quant_formats import BNB_BLOCKSIZE
 from vramplan.training.activations import FP32
 from vramplan.training.setup import (
-    DEFAULT_LORA_RANK,
-    DEFAULT_LORA_TARGETS,
     TrainingSetup,
     adapters_in_fp32,
     block_framework,
     gradient_itemsize,
+    lora_rank_of,
+    lora_targets_of,
     optimizer_impl,
     trainable_itemsize,
     trainable_state_itemsize,
@@ -135,8 +135,8 @@ class TensorGroup:
 def trainable_tensors(arch: Architecture, setup: TrainingSetup) -> tuple[TensorGroup, ...]:
     """Every trainable tensor: what optimizers allocate state for."""
     if setup.method.uses_lora:
-        rank = setup.lora_rank or DEFAULT_LORA_RANK
-        targets = setup.lora_targets or DEFAULT_LORA_TARGETS
+        rank = lora_rank_of(setup)
+        targets = lora_targets_of(setup)
         groups: list[TensorGroup] = []
         for matrix in lora_breakdown(arch, rank, targets):
             groups += [TensorGroup(rank, matrix.in_features, matrix.copies),
@@ -330,7 +330,7 @@ def _unsloth_dequant_buffer_bytes(arch: Architecture, setup: TrainingSetup) -> i
 
 def lora_in_blocks(setup: TrainingSetup) -> bool:
     """An adapter sits inside the blocks (not only on the head)."""
-    targets = setup.lora_targets or DEFAULT_LORA_TARGETS
+    targets = lora_targets_of(setup)
     return bool(targets - {LoraTarget.HEAD})
 
 

@@ -293,8 +293,9 @@ def default_scheme(framework: Framework, gpus: int, offload: Offload = Offload.N
 def default_checkpointing(framework: Framework, scheme: Scheme) -> Checkpointing:
     """Activation checkpointing of a run that names none: litgpt's FSDP strategy checkpoints
     every block (`activation_checkpointing_policy={Block}`, see `DEFAULT_SCHEME`); otherwise
-    the framework's default (`vramplan.presets.frameworks`: torchtune's configs checkpoint every
-    layer, torchtitan's per-op selective checkpointing, none elsewhere)."""
+    the framework's default (`vramplan.presets.frameworks`: torchtune's configs, Unsloth and
+    LLaMA-Factory checkpoint every layer, torchtitan's per-op selective checkpointing, none
+    elsewhere)."""
     if framework is Framework.LITGPT and scheme is Scheme.FSDP:
         return Checkpointing.FULL
     return framework_defaults(framework).checkpointing

@@ -99,8 +99,8 @@ BATCH = IntField("batch", default=1, metavar="N", bounds=bounds.BATCH)
 SEQ_LEN = IntField("seq_len", default=2048, metavar="TOKENS", bounds=bounds.SEQ_LEN)
 CHECKPOINTING = ChoiceField("checkpointing", metavar="MODE",
                             enum=Checkpointing)
-"""Default: the framework's (none; every layer for torchtune and for litgpt under FSDP;
-torchtitan's per-op selective policy)."""
+"""Default: the framework's (none; every layer for torchtune, Unsloth, LLaMA-Factory and for
+litgpt under FSDP; torchtitan's per-op selective policy)."""
 ATTENTION = ChoiceField("attention", default=Attention.SDPA, metavar="KERNEL", enum=Attention)
 LOSS = ChoiceField("loss", metavar="LOSS", enum=Loss)
 """Default: the framework's (litgpt's LoRA scripts chunk the head; standard elsewhere)."""

@@ -87,8 +87,10 @@ MESSAGES = {
     },
     "field.seq_len": {FR: "jetons par séquence d'entraînement", EN: "tokens per training sequence"},
     "field.checkpointing": {
-        FR: "recalcul des activations (défaut : celui du cadre ; chaque couche pour torchtune)",
-        EN: "activation checkpointing (default: the framework's; every layer for torchtune)",
+        FR: "recalcul des activations (défaut : celui du cadre ; chaque couche pour torchtune, "
+        "Unsloth et LLaMA-Factory)",
+        EN: "activation checkpointing (default: the framework's; every layer for torchtune, "
+        "Unsloth and LLaMA-Factory)",
     },
     "field.attention": {FR: "noyau d'attention", EN: "attention kernel"},
     "field.loss": {

@@ -1186,8 +1186,17 @@ def test_the_projects_own_runs_are_all_read_estimated_and_sourced() -> None:
     # figures hold (docs/open-leads.md)
     inference = ValidationReport(tuple(
         s for s in report.scores if s.model_kind == "inference"
-        and not s.case.id.startswith(("blog-optimum-bench-", "paper-mezo-", "qwen3-speed-"))))
+        and not s.case.id.startswith(("blog-optimum-bench-", "paper-mezo-", "qwen3-speed-",
+                                      "optimum-ob-"))))
     assert inference.p90_abs_error_pct is not None and inference.p90_abs_error_pct <= 4
+    # optimum-benchmark's Vicuna and Mistral reports of 2023-10 read NVML's used memory after
+    # many generate calls: fp16 up to 8 sequences within 7 %; at 16 the growing cache's
+    # replay is far above them, and bitsandbytes' rows are under by what the load leaves
+    # (docs/open-leads.md)
+    runs = {s.case.id: s.error_pct for s in report.scores if s.case.id.startswith("optimum-ob-")}
+    assert len(runs) == 20
+    assert all(error is not None and abs(error) <= 7 for case_id, error in runs.items()
+               if "-fp16-" in case_id and "-b16-" not in case_id)
     # optimum's figure is the allocated peak plus NVML's used less the reserved peak
     # (`ALLOCATED_PLUS_OUTSIDE_NOTE`): scored as the allocated estimate plus the modelled CUDA
     # context (500 MiB), it stays under the figure by what optimum-benchmark's A100-80GB

@@ -20,7 +20,12 @@ which this module writes down as a program and replays:
 - each decode step, layer by layer: the cache's grown tensors, the old ones freed as the code of
   the row's date frees them, an eager kernel's scores (16-bit scores, the fp32 softmax, its
   16-bit cast: `eager_attention_forward`); then the step's fp32 logits, the previous step's
-  freed.
+  freed;
+- with bitsandbytes 4-bit weights, each matmul of more than one row (a prefill, a decode step
+  of several sequences) first dequantizes its matrix into a 16-bit copy, freed after it
+  (`bnb_dequantized_bytes_per_weight`): q, k and v before the cache grows, o and the MLP's
+  after. These large blocks come and go at every layer, and the growing cache's requests take
+  pieces of them.
 
 Tensors smaller than 1 MiB go to the small pool, whose 2 MiB segments never serve the cache;
 the program keeps them out. Only the difference between the replay's reserved and allocated
@@ -44,6 +49,7 @@ from vramplan.allocator import (
 )
 from vramplan.inference.estimate import (
     InferenceEstimate,
+    bnb_dequantized_bytes_per_weight,
     cache_layer_tensors,
     eager_attention,
     prefill_activation_bytes,
@@ -73,10 +79,13 @@ def generate_program(estimate: InferenceEstimate) -> tuple[Event, ...]:
     program.alloc(estimate.bytes_of(PartKind.WEIGHTS))
     prompt = inputs.prompt_tokens
     working = prefill_activation_bytes(arch, inputs)
+    before_cache, after_cache = _dequantized_matrices(estimate, rows=inputs.batch * prompt)
     cache: list[list[int]] = []
     for per_token, most in layers:
         block = program.alloc(working)
+        _transients(program, before_cache)
         cache.append([program.alloc(size * min(prompt, most)) for size in per_token])
+        _transients(program, after_cache)
         program.free(block)
     # the logits of every prompt position, freed after the prefill or after the first decode step
     prompt_logits = _prompt_logits(program, estimate)
@@ -89,11 +98,13 @@ def generate_program(estimate: InferenceEstimate) -> tuple[Event, ...]:
     end = prompt + inputs.decode_steps
     stride = max(1, ceil((end - prompt) * len(layers) / LAYER_STEPS_BUDGET))
     tokens = prompt
+    before_cache, after_cache = _dequantized_matrices(estimate, rows=inputs.batch)
     while tokens < end:
         tokens = min(tokens + stride, end)
         previous: list[int] = []
         for index, (per_token, most) in enumerate(layers):
             held = min(tokens, most)
+            _transients(program, before_cache)
             grown = [program.alloc(size * held) for size in per_token]
             if inputs.previous_cache_alive:
                 previous.extend(cache[index])
@@ -103,6 +114,7 @@ def generate_program(estimate: InferenceEstimate) -> tuple[Event, ...]:
             cache[index] = grown
             if eager:
                 _eager_scores(program, inputs.batch * heads * held)
+            _transients(program, after_cache)
         for tensor in previous:
             program.free(tensor)
         if prompt_logits is not None:
@@ -111,6 +123,29 @@ def generate_program(estimate: InferenceEstimate) -> tuple[Event, ...]:
         program.free(logits)
         logits = program.alloc(inputs.batch * arch.vocab_size * 4)
     return _large_only(program.events)
+
+
+def _dequantized_matrices(estimate: InferenceEstimate, *,
+                          rows: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The 16-bit copies bitsandbytes makes of one block's 4-bit matrices for a matmul of
+    `rows` rows, in the order the block uses them: (q, k, v), then (o and the MLP's shared
+    linears); none for one row or for other weights. A MoE block's routed experts are left
+    out."""
+    inputs = estimate.inputs
+    per_weight = bnb_dequantized_bytes_per_weight(inputs)
+    if not per_weight or rows <= 1:
+        return (), ()
+    linears = [linear for linear in inputs.arch.block_linears() if not linear.routed]
+    sizes = [(linear.role, per_weight * ceil(linear.in_features * linear.out_features
+                                             / inputs.tensor_parallel)) for linear in linears]
+    return (tuple(n for role, n in sizes if role in ("q", "k", "v")),
+            tuple(n for role, n in sizes if role not in ("q", "k", "v")))
+
+
+def _transients(program: Program, sizes: tuple[int, ...]) -> None:
+    """Tensors made and freed one after another."""
+    for n_bytes in sizes:
+        program.free(program.alloc(n_bytes))
 
 
 def _prompt_logits(program: Program, estimate: InferenceEstimate) -> int | None:

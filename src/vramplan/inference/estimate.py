@@ -337,11 +337,22 @@ def _quant_transient_bytes(layout: WeightsLayout, inputs: InferenceInputs) -> in
     if family is FormatFamily.BNB_INT8:
         return 4 * n
     load = 2 * n + ceil_div(n, 2) + 4 * ceil_div(n, 64)
+    prefill = bnb_dequantized_bytes_per_weight(inputs) * n if inputs.prompt_tokens > 1 else 0
+    return max(load, prefill)
+
+
+def bnb_dequantized_bytes_per_weight(inputs: InferenceInputs) -> int:
+    """Bytes per weight of a bitsandbytes 4-bit matrix while a matmul of more than one row uses
+    it (`_quant_transient_bytes`: its 16-bit copy, and the cast to the compute dtype where
+    that differs); 0 for other weights. A single row takes `gemv_4bit` instead, which
+    dequantizes nothing (bitsandbytes autograd/_functions.py `matmul_4bit`: `if A.numel() ==
+    A.shape[-1]`)."""
+    if inputs.weights.family is not FormatFamily.BNB_4BIT:
+        return 0
     cast = 4 if inputs.profile.bnb_4bit_compute_fp32 and not inputs.bnb_compute_16bit else \
         2 if inputs.profile.bnb_quant_dtype_fp16 and inputs.compute_dtype is not ComputeDtype.FP16 \
         else 0
-    prefill = (2 + cast) * n if inputs.prompt_tokens > 1 else 0
-    return max(load, prefill)
+    return 2 + cast
 
 
 def _largest_quantized_on_gpu(layout: WeightsLayout, inputs: InferenceInputs) -> int:

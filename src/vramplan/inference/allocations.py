@@ -19,8 +19,9 @@ which this module writes down as a program and replays:
   then the logits the engine keeps;
 - each decode step, layer by layer: the cache's grown tensors, the old ones freed as the code of
   the row's date frees them, an eager kernel's scores (16-bit scores, the fp32 softmax, its
-  16-bit cast: `eager_attention_forward`); then the step's fp32 logits, the previous step's
-  freed;
+  16-bit cast: `eager_attention_forward`), and with grouped-query attention its copies of the
+  keys and values repeated for every query head (`repeat_kv`, which eager attention always
+  calls); then the step's fp32 logits, the previous step's freed;
 - with bitsandbytes 4-bit weights, each matmul of more than one row (a prefill, a decode step
   of several sequences) first dequantizes its matrix into a 16-bit copy, freed after it
   (`bnb_dequantized_bytes_per_weight`): q, k and v before the cache grows, o and the MLP's
@@ -95,6 +96,9 @@ def generate_program(estimate: InferenceEstimate) -> tuple[Event, ...]:
     logits = program.alloc(estimate.bytes_of(PartKind.LOGITS))
     heads = max(1, arch.n_heads // inputs.tensor_parallel)
     eager = eager_attention(arch, inputs)
+    # eager attention repeats a grouped cache's keys and values for every query head
+    repeats = arch.n_heads // arch.n_kv_heads \
+        if eager and arch.latent_attention is None and arch.n_kv_heads < arch.n_heads else 0
     end = prompt + inputs.decode_steps
     stride = max(1, ceil((end - prompt) * len(layers) / LAYER_STEPS_BUDGET))
     tokens = prompt
@@ -112,8 +116,10 @@ def generate_program(estimate: InferenceEstimate) -> tuple[Event, ...]:
                 for tensor in cache[index]:
                     program.free(tensor)
             cache[index] = grown
+            expanded = [program.alloc(size * held * repeats) for size in per_token if repeats]
             if eager:
                 _eager_scores(program, inputs.batch * heads * held)
+            program.free_all(expanded)
             _transients(program, after_cache)
         for tensor in previous:
             program.free(tensor)

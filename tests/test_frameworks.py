@@ -179,6 +179,26 @@ def test_a_lora_row_without_rank_or_targets_gets_its_frameworks(framework: str, 
         == estimate_training(arch, named).allocated_bytes
 
 
+@pytest.mark.parametrize(("framework", "rank", "targets"), [
+    ("unsloth", 16, ["down", "gate", "k", "o", "q", "up", "v"]),
+    ("llamafactory", 8, ["down", "gate", "k", "o", "q", "up", "v"]),
+    ("hf", 8, ["q", "v"]),
+])
+def test_a_fit_without_lora_settings_takes_its_frameworks_and_says_which(
+        framework: str, rank: int, targets: list[str]) -> None:
+    """The CLI, the API and the library take the framework's LoRA rank and modules when none
+    is given, and the JSON says the ones estimated; given ones stand."""
+    import vramplan
+    from vramplan.serialize import fit_to_json
+
+    asked = {"model": "llama-3.1-8b", "gpu": "a100-80gb", "method": "qlora",
+             "framework": framework, "batch": 1, "seq_len": 1024}
+    out = fit_to_json(vramplan.fit(**asked).value)
+    assert (out["setup"]["lora_r"], out["lora_targets"]) == (rank, targets)
+    given = fit_to_json(vramplan.fit(**asked, lora_r=4, lora_targets="q,k").value)
+    assert (given["setup"]["lora_r"], given["lora_targets"]) == (4, ["k", "q"])
+
+
 def test_torchtune_steps_adamw_fused_by_default() -> None:
     assert framework_defaults(Framework.TORCHTUNE).optimizer_impl is OptimizerImpl.FUSED
     # a loop of one's own builds torch.optim.AdamW: foreach on CUDA, whatever the date

@@ -157,13 +157,14 @@ def test_fewest_gpus_fit_and_one_fewer_does_not(scheme: Scheme) -> None:
 
 def test_a_scheme_that_fits_on_one_gpu_only_is_answered_one() -> None:
     """ZeRO-1 and ZeRO-2 keep every weight on every GPU, and from two GPUs on NCCL's
-    communicators join: Unsloth's QLoRA of Qwen3-14B at 2 x 2,048 tokens fits one T4 under
-    either and no more of them, which the search over two GPUs and more once answered "more
-    than 4,096"."""
+    communicators join: Unsloth's QLoRA of Qwen3-14B (r8 on q and v) at 2 x 2,048 tokens fits
+    one T4 under either and no more of them, which the search over two GPUs and more once
+    answered "more than 4,096"."""
     import vramplan
 
     report = vramplan.fit(model="qwen3-14b", gpu="t4-16gb", method="qlora", framework="unsloth",
-                          checkpointing="full", batch=2, seq_len=2048).value
+                          lora_r=8, lora_targets="q,v", checkpointing="full", batch=2,
+                          seq_len=2048).value
     usable = report.verdict.usable_bytes
     for scheme in (Scheme.ZERO1, Scheme.ZERO2):
         (answer,) = (a for a in report.fewest_gpus

@@ -665,12 +665,15 @@ def change_to_json(change: Change) -> ChangeOut:
 
 def fit_to_json(report: FitReport) -> FitOut:
     """The `vramplan fit --json` object (and the web page's "Will it fit?" data)."""
+    from vramplan.training.setup import lora_targets_of
+
     setup = report.setup
     return {
         "schema_version": SCHEMA_VERSION,
         "model": setup.model,
         "setup": _fit_setup_to_json(setup.training),
-        "lora_targets": sorted(t.value for t in setup.training.lora_targets),
+        "lora_targets": sorted(t.value for t in lora_targets_of(setup.training))
+        if setup.training.method.uses_lora else [],
         "per_gpu": per_gpu_to_json(report.estimate),
         "verdict": fit_verdict_to_json(report.verdict),
         "max_batch": report.max_batch,
@@ -685,12 +688,13 @@ def fit_to_json(report: FitReport) -> FitOut:
 
 
 def _fit_setup_to_json(training: TrainingSetup) -> FitSetupOut:
-    from vramplan.training.setup import optimizer_impl
+    from vramplan.training.setup import lora_rank_of, optimizer_impl
 
     return {"method": training.method.value, "precision": training.precision.value,
             "optimizer": training.optimizer.value,
             "optimizer_impl": optimizer_impl(training).value, "quant": training.quant.value,
-            "lora_r": training.lora_rank, "batch": training.batch,
+            "lora_r": lora_rank_of(training) if training.method.uses_lora else None,
+            "batch": training.batch,
             "seq_len": training.seq_len, "checkpointing": training.checkpointing.value,
             "attention": training.attention.value, "framework": training.framework.value,
             "gradient_accumulation": training.gradient_accumulation,

@@ -54,11 +54,15 @@ class Field(Generic[T]):
     """Other names the field answers to (`tp` for `tensor_parallel`)."""
     metavar: str = "VALUE"
     """The placeholder shown in the CLI's help."""
+    help_name: str = field(default="", kw_only=True)
+    """The message of the field's description when two forms describe one name apart (`lora_r`
+    in training, whose default is the framework's, and in the LoRA calculator); empty: the
+    name's."""
 
     @property
     def help_key(self) -> str:
         """Message key of the field's one-sentence description."""
-        return f"field.{self.name}"
+        return f"field.{self.help_name or self.name}"
 
     @property
     def names(self) -> tuple[str, ...]:

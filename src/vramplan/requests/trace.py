@@ -18,8 +18,6 @@ from vramplan.requests.vocabulary import (
     DEVICE,
     FSDP_VERSION,
     GPUS,
-    LORA_R,
-    LORA_TARGETS,
     METHOD,
     OPTIMIZER,
     OPTIMIZER_IMPL,
@@ -29,6 +27,8 @@ from vramplan.requests.vocabulary import (
     QUANT,
     SEQ_LEN,
     SHARDING,
+    TRAINING_LORA_R,
+    TRAINING_LORA_TARGETS,
 )
 from vramplan.tracer.setup import TraceSetup, make_setup
 from vramplan.vocab import Checkpointing
@@ -44,15 +44,16 @@ def trace_setup(inputs: Inputs, config: Mapping[str, Any] | None = None) -> Trac
     name, keys = _model_config(inputs) if config is None else _named(config)
     aligned = training.alignment is not None
     policy = training.method
+    # LoRA given or not: a trace has no framework, so the tracer's own (peft's rank 8 on q, v)
+    targets = inputs.get(TRAINING_LORA_TARGETS) if policy.uses_lora else None
     return make_setup(
         name, keys, method=inputs.require(METHOD),
         policy=inputs.get(POLICY) if aligned else None,
         precision=training.precision,
         optimizer=inputs.require(OPTIMIZER), optimizer_impl=inputs.get(OPTIMIZER_IMPL),
         quant=inputs.get(QUANT),
-        lora_r=inputs.require(LORA_R) if policy.uses_lora else None,
-        lora_targets=(tuple(t.value for t in inputs.require(LORA_TARGETS))
-                      if policy.uses_lora else None),
+        lora_r=inputs.get(TRAINING_LORA_R) if policy.uses_lora else None,
+        lora_targets=tuple(target.value for target in targets) if targets else None,
         train_layers=training.train_layers, batch=inputs.require(BATCH),
         seq_len=inputs.require(SEQ_LEN),
         checkpointing=(training.checkpointing if aligned

@@ -50,8 +50,6 @@ from vramplan.requests.vocabulary import (
     GPUS,
     GPUS_PER_NODE,
     GRAD_ACCUM,
-    LORA_R,
-    LORA_TARGETS,
     LOSS,
     MARGIN,
     METHOD,
@@ -68,6 +66,8 @@ from vramplan.requests.vocabulary import (
     SHARDING,
     TENSOR_PARALLEL,
     TRAIN_LAYERS,
+    TRAINING_LORA_R,
+    TRAINING_LORA_TARGETS,
     VALUE_ADAPTERS,
     VLLM_SHARE,
     VLLM_SLEEP,
@@ -145,8 +145,9 @@ def training_setup(inputs: Inputs, scheme: Scheme = Scheme.NONE) -> TrainingSetu
     chooser = POLICY if alignment is not None else METHOD  # the field that says how weights train
     defaults = framework_defaults(framework)
     _only_for(inputs, QUANT, method is Method.QLORA, Method.QLORA, chooser=chooser)
-    _only_for(inputs, LORA_R, method.uses_lora, Method.LORA, Method.QLORA, chooser=chooser)
-    _only_for(inputs, LORA_TARGETS, method.uses_lora, Method.LORA, Method.QLORA,
+    _only_for(inputs, TRAINING_LORA_R, method.uses_lora, Method.LORA, Method.QLORA,
+              chooser=chooser)
+    _only_for(inputs, TRAINING_LORA_TARGETS, method.uses_lora, Method.LORA, Method.QLORA,
               chooser=chooser)
     _only_for(inputs, TRAIN_LAYERS, method is Method.FREEZE, Method.FREEZE, chooser=chooser)
     quant = inputs.get(QUANT) or (defaults.qlora_quant if method is Method.QLORA else Quant.NONE)
@@ -154,7 +155,9 @@ def training_setup(inputs: Inputs, scheme: Scheme = Scheme.NONE) -> TrainingSetu
         raise NeedsMethod(QUANT.name, quant.value, other=chooser.name, methods=Method.LORA.value)
     check_tokens(inputs, BATCH, SEQ_LEN)
     steps = inputs.get(GRAD_ACCUM)
-    targets: tuple[LoraTarget, ...] = inputs.require(LORA_TARGETS)
+    # LoRA's rank and modules: as given, else the framework's (`vramplan.training.setup.
+    # lora_rank_of`, `lora_targets_of`)
+    targets: tuple[LoraTarget, ...] = inputs.get(TRAINING_LORA_TARGETS) or ()
     precision = inputs.get(PRECISION) or (Precision.AMP if alignment is not None
                                            else defaults.precision)
     if alignment is not None and steps is not None and steps > 1:
@@ -165,7 +168,7 @@ def training_setup(inputs: Inputs, scheme: Scheme = Scheme.NONE) -> TrainingSetu
         optimizer=inputs.require(OPTIMIZER),
         optimizer_impl=inputs.get(OPTIMIZER_IMPL),
         quant=quant,
-        lora_rank=inputs.require(LORA_R) if method.uses_lora else None,
+        lora_rank=inputs.get(TRAINING_LORA_R) if method.uses_lora else None,
         lora_targets=expand_targets(targets) if method.uses_lora else frozenset(),
         train_layers=inputs.get(TRAIN_LAYERS) or defaults.freeze_layers,
         batch=inputs.require(BATCH),

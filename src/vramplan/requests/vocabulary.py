@@ -93,6 +93,14 @@ _LORA_TARGET = ChoiceField("lora_targets", metavar="NAME", enum=LoraTarget)
 LORA_TARGETS = ListField("lora_targets", default=(LoraTarget.Q, LoraTarget.V), metavar="LIST",
                          item=_LORA_TARGET)
 """peft's default for Llama-style models, and litgpt's (lora_query, lora_value)."""
+TRAINING_LORA_R = IntField("lora_r", metavar="R", bounds=bounds.LORA_RANK,
+                           help_name="training_lora_r")
+"""A training run's rank. Default: the framework's (`FrameworkDefaults.lora_rank`: 16 for
+Unsloth, 8 elsewhere)."""
+TRAINING_LORA_TARGETS = ListField("lora_targets", metavar="LIST", item=_LORA_TARGET,
+                                  help_name="training_lora_targets")
+"""A training run's adapted modules. Default: the framework's (`FrameworkDefaults.lora_targets`:
+every block linear for Unsloth and LLaMA-Factory, q and v elsewhere)."""
 TRAIN_LAYERS = IntField("train_layers", metavar="N", bounds=bounds.TRAIN_LAYERS)
 """Default: the framework's (the last 2 blocks for LLaMA-Factory, the last one elsewhere)."""
 BATCH = IntField("batch", default=1, metavar="N", bounds=bounds.BATCH)
@@ -216,7 +224,8 @@ class Form:
 
 
 TRAINING_FIELDS: tuple[Field[Any], ...] = (
-    METHOD, PRECISION, OPTIMIZER, OPTIMIZER_IMPL, QUANT, LORA_R, LORA_TARGETS, TRAIN_LAYERS,
+    METHOD, PRECISION, OPTIMIZER, OPTIMIZER_IMPL, QUANT, TRAINING_LORA_R, TRAINING_LORA_TARGETS,
+    TRAIN_LAYERS,
     BATCH, SEQ_LEN, CHECKPOINTING, ATTENTION, LOSS, FRAMEWORK, METRIC, GRAD_ACCUM, COMPILE,
     EMPTY_CACHE)
 """What trains and how: the single-GPU part of a training run."""

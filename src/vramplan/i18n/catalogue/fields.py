@@ -70,6 +70,18 @@ MESSAGES = {
         EN: "storage of the frozen base weights under QLoRA (default nf4)",
     },
     "field.lora_r": {FR: "rang LoRA r", EN: "LoRA rank r"},
+    "field.training_lora_r": {
+        FR: "rang LoRA r (défaut : celui du cadre ; 16 pour Unsloth, 8 ailleurs)",
+        EN: "LoRA rank r (default: the framework's; 16 for Unsloth, 8 elsewhere)",
+    },
+    "field.training_lora_targets": {
+        FR: "modules adaptés, séparés par des virgules (noms de peft acceptés : q_proj, "
+        "all-linear…) (défaut : ceux du cadre ; tous les linéaires des blocs pour Unsloth et "
+        "LLaMA-Factory, q,v ailleurs)",
+        EN: "adapted modules, comma-separated (peft's names accepted: q_proj, all-linear…) "
+        "(default: the framework's; every linear of the blocks for Unsloth and LLaMA-Factory, "
+        "q,v elsewhere)",
+    },
     "field.lora_targets": {
         FR: "modules adaptés, séparés par des virgules (noms de peft acceptés : q_proj, "
         "all-linear…)",

@@ -304,6 +304,11 @@ BLOCK_TARGETS = frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.
                            LoraTarget.GATE, LoraTarget.UP, LoraTarget.DOWN})
 """What `all` stands for: litgpt's lora_query/key/value/projection/mlp, peft's `all-linear`
 without the head."""
+PEFT_LORA_RANK = 8
+"""peft's `LoraConfig.r` and litgpt's `lora_r` default."""
+PEFT_LORA_TARGETS = (LoraTarget.Q, LoraTarget.V)
+"""peft's default modules for Llama-style models (`TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_
+MAPPING`: q_proj, v_proj) and litgpt's (lora_query, lora_value)."""
 
 
 class Engine(StrEnum):

@@ -14,6 +14,8 @@ from enum import StrEnum
 
 from vramplan.vocab import (
     BLOCK_TARGETS,
+    PEFT_LORA_RANK,
+    PEFT_LORA_TARGETS,
     Checkpointing,
     Framework,
     FsdpVersion,
@@ -121,12 +123,10 @@ class FrameworkDefaults:
     docs/user-guide/features/dist_optimizer.md: bf16 parameters with fp32 gradients hold 18
     bytes per parameter, 6 + 12/d with the distributed optimizer (NVIDIA/Megatron-LM
     @d98e8a64)."""
-    lora_rank: int = 8
-    """LoRA's rank when the run names none: peft's `LoraConfig.r` and litgpt's `lora_r`."""
-    lora_targets: frozenset[LoraTarget] = frozenset({LoraTarget.Q, LoraTarget.V})
-    """The adapted linears when the run names none: peft's default for Llama-style models
-    (`TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING`: q_proj, v_proj) and litgpt's
-    (lora_query, lora_value)."""
+    lora_rank: int = PEFT_LORA_RANK
+    """LoRA's rank when the run names none (peft's and litgpt's by default)."""
+    lora_targets: frozenset[LoraTarget] = frozenset(PEFT_LORA_TARGETS)
+    """The adapted linears when the run names none (peft's and litgpt's q and v by default)."""
     reentrant_checkpointing: bool | None = None
     """Full checkpointing runs `torch.utils.checkpoint` with `use_reentrant=True` whatever the
     model code's default; None: as transformers' `gradient_checkpointing_enable` does as of
@@ -214,8 +214,8 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
                   kbit_upcast: bool = False, checkpointing: Checkpointing = Checkpointing.NONE,
                   keeps_outputs: bool = False, reported_metric: Metric = Metric.ALLOCATED,
                   embedding_apart: bool = True, reentrant: bool | None = None,
-                  lora_rank: int = 8,
-                  lora_targets: frozenset[LoraTarget] = frozenset({LoraTarget.Q, LoraTarget.V}),
+                  lora_rank: int = PEFT_LORA_RANK,
+                  lora_targets: frozenset[LoraTarget] = frozenset(PEFT_LORA_TARGETS),
                   source: str = _TRANSFORMERS_SOURCE) -> FrameworkDefaults:
     """A stack on transformers' models; `impl` None: AdamW as the `Trainer` builds it by
     default (`trainer_optimizer_impl`)."""

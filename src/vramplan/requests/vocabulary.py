@@ -28,6 +28,8 @@ from vramplan.requests.fields import (
     NameField,
 )
 from vramplan.vocab import (
+    PEFT_LORA_RANK,
+    PEFT_LORA_TARGETS,
     POLICY_METHODS,
     Attention,
     Checkpointing,
@@ -86,13 +88,13 @@ OPTIMIZER_IMPL = ChoiceField("optimizer_impl", metavar="IMPL", enum=OptimizerImp
 QUANT = ChoiceField("quant", metavar="QUANT", enum=Quant)
 """Default: nf4 for QLoRA (bitsandbytes' 4-bit type, as the case format's empty cell), none
 otherwise."""
-LORA_R = IntField("lora_r", default=8, metavar="R", bounds=bounds.LORA_RANK)
-"""peft `LoraConfig.r` and litgpt `lora_r` default to 8."""
+LORA_R = IntField("lora_r", default=PEFT_LORA_RANK, metavar="R", bounds=bounds.LORA_RANK)
+"""The LoRA calculator's rank: peft's and litgpt's default."""
 # peft's module names (`q_proj`, `all-linear`) are other spellings: `vramplan.vocab.OTHER_SPELLINGS`
 _LORA_TARGET = ChoiceField("lora_targets", metavar="NAME", enum=LoraTarget)
-LORA_TARGETS = ListField("lora_targets", default=(LoraTarget.Q, LoraTarget.V), metavar="LIST",
+LORA_TARGETS = ListField("lora_targets", default=PEFT_LORA_TARGETS, metavar="LIST",
                          item=_LORA_TARGET)
-"""peft's default for Llama-style models, and litgpt's (lora_query, lora_value)."""
+"""The LoRA calculator's modules: peft's default for Llama-style models, and litgpt's."""
 TRAINING_LORA_R = IntField("lora_r", metavar="R", bounds=bounds.LORA_RANK,
                            help_name="training_lora_r")
 """A training run's rank. Default: the framework's (`FrameworkDefaults.lora_rank`: 16 for

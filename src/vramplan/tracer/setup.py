@@ -15,6 +15,8 @@ from vramplan.allocator import AllocatorConfig, parse_alloc_conf
 from vramplan.errors import ConflictingOptions, OutOfRange, UnknownName, VramplanError
 from vramplan.training.setup import GRPO_COMPLETION_LEN, AlignmentSetup
 from vramplan.vocab import (
+    PEFT_LORA_RANK,
+    PEFT_LORA_TARGETS,
     POLICY_METHODS,
     Attention,
     Checkpointing,
@@ -72,7 +74,8 @@ class UnsupportedAttention(VramplanError):
 LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down", "head", "all")
 """Adapter target names of the case format; `all` is every linear layer of the blocks."""
 
-DEFAULT_LORA_R = 8
+DEFAULT_LORA_R = PEFT_LORA_RANK
+"""A trace has no framework: peft's rank, on peft's modules (`PEFT_LORA_TARGETS`)."""
 DEFAULT_TRAIN_LAYERS = 1
 
 
@@ -303,5 +306,5 @@ def _with_lora_defaults(setup: TraceSetup) -> TraceSetup:
     if not setup.uses_lora:
         return setup
     return replace(setup, lora_r=setup.lora_r or DEFAULT_LORA_R,
-                   lora_targets=setup.lora_targets or ("q", "v"))
+                   lora_targets=setup.lora_targets or tuple(t.value for t in PEFT_LORA_TARGETS))
 

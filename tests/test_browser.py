@@ -58,6 +58,11 @@ def browser() -> Iterator[object]:
     assert CHROMIUM.exists(), "Debian's chromium is missing: run `make browser`"
     from playwright.sync_api import sync_playwright
 
+    from playwright.sync_api import expect
+
+    # `expect` waits 5 s by default, whatever the page's timeout: a verdict the server computes
+    # (a fit replays its allocator) can take longer on a loaded 2-core machine
+    expect.set_options(timeout=TIMEOUT_MS)
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield chromium

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from vramplan.allocator import EventKind
+from vramplan.allocator import RESET_PEAKS, Event, EventKind
 from vramplan.inference import allocations
 from vramplan.inference.allocations import (
     generate_program,
@@ -170,7 +170,7 @@ def test_bitsandbytes_dequantizes_each_matrix_for_a_matmul_of_several_rows() -> 
     layers, steps = 32, 16
 
     def copies(batch: int) -> int:
-        events = generate_program(_bnb_estimate(batch))
+        events = _after_load(generate_program(_bnb_estimate(batch)))
         freed = {e.tensor for e in events if e.kind is EventKind.FREE}
         return sum(1 for e in events if e.kind is EventKind.ALLOC and e.n_bytes in sizes
                    and e.tensor in freed)
@@ -178,6 +178,31 @@ def test_bitsandbytes_dequantizes_each_matrix_for_a_matmul_of_several_rows() -> 
     # the prefill's seven matrices in every layer; one sequence decodes without copies
     assert copies(1) == 7 * layers
     assert copies(4) == 7 * layers * (1 + steps - 1)
+
+
+def _after_load(events: tuple[Event, ...]) -> list[Event]:
+    """The program's events after the load (the `RESET_PEAKS` mark that ends it)."""
+    end = next(i for i, e in enumerate(events) if e.kind is EventKind.MARK
+               and e.name == RESET_PEAKS)
+    return list(events[end + 1:])
+
+
+def test_bitsandbytes_quantizes_each_matrix_from_a_16_bit_copy_on_load() -> None:
+    """transformers 4.35 loads a 16-bit checkpoint with `load_in_4bit` by moving each linear's
+    weight to the GPU, where bitsandbytes quantizes it (`Params4bit.cuda`): a 16-bit copy of
+    every block matrix made and freed, and what stays sums to the 4-bit weights."""
+    events = generate_program(_bnb_estimate(1))
+    load = events[:len(events) - len(_after_load(events)) - 1]
+    freed = {e.tensor for e in load if e.kind is EventKind.FREE}
+    copies = [e.n_bytes for e in load if e.kind is EventKind.ALLOC and e.tensor in freed]
+    assert copies == [2 * n for n in (4096 * 4096,) * 4 + (4096 * 11008,) * 3] * 32
+    kept = sum(e.n_bytes for e in load if e.kind is EventKind.ALLOC and e.tensor not in freed)
+    # the small pool's absmax of q, k, v and o (1 MiB each) are left out of the program
+    small = 4 * 32 * 4 * (4096 * 4096 // 64)
+    assert kept == _bnb_estimate(1).bytes_of(PartKind.WEIGHTS) - small
+    # an fp16 model loads in one piece
+    load16 = _estimate(1)
+    assert generate_program(load16)[0].n_bytes == load16.bytes_of(PartKind.WEIGHTS)
 
 
 def test_the_dequantized_copies_leave_room_for_the_growing_cache() -> None:

@@ -14,7 +14,9 @@ cached. A request of 10 MiB or more gets a segment of its own rounded to 2 MiB; 
 segments are split between requests. How much stays reserved is a matter of sizes and order,
 which this module writes down as a program and replays:
 
-- the weights (one allocation: their tensors fill their segments, bar the rounding);
+- the weights (one allocation: their tensors fill their segments, bar the rounding); a
+  bitsandbytes 4-bit model quantized while it loads, matrix by matrix from a 16-bit copy
+  (`_load`), then the peaks reset: the replay's allocated peak is the generation's;
 - prefill, layer by layer: the block's working set (freed) and the prompt's keys and values;
   then the logits the engine keeps;
 - each decode step, layer by layer: the cache's grown tensors, the old ones freed as the code of
@@ -41,11 +43,13 @@ from math import ceil
 from vramplan.allocator import (
     K_SMALL_SIZE,
     PYTORCH_DEFAULTS,
+    RESET_PEAKS,
     AllocatorConfig,
     Event,
     EventKind,
     Program,
     ReplayResult,
+    mark,
     replay,
 )
 from vramplan.inference.estimate import (
@@ -56,7 +60,9 @@ from vramplan.inference.estimate import (
     prefill_activation_bytes,
     prompt_logit_values,
 )
+from vramplan.model.weight_storage import bnb_4bit_bytes
 from vramplan.parts import PartKind
+from vramplan.presets.quant_formats import BNB_BLOCKSIZE, BNB_DQ_BLOCKSIZE, FormatFamily
 
 LAYER_STEPS_BUDGET = 10_000
 """The most (decode step, layer) pairs a program writes one by one: a longer generation is
@@ -76,8 +82,7 @@ def generate_program(estimate: InferenceEstimate) -> tuple[Event, ...]:
     layers = [([ceil(values * inputs.kv_dtype.bytes_per_value) * inputs.batch
                 for values in tensors], most)
               for tensors, most in cache_layer_tensors(arch, inputs)]
-    program = Program()
-    program.alloc(estimate.bytes_of(PartKind.WEIGHTS))
+    program = _loaded(estimate)
     prompt = inputs.prompt_tokens
     working = prefill_activation_bytes(arch, inputs)
     before_cache, after_cache = _dequantized_matrices(estimate, rows=inputs.batch * prompt)
@@ -129,6 +134,66 @@ def generate_program(estimate: InferenceEstimate) -> tuple[Event, ...]:
         program.free(logits)
         logits = program.alloc(inputs.batch * arch.vocab_size * 4)
     return _large_only(program.events)
+
+
+def _loaded(estimate: InferenceEstimate) -> Program:
+    """A program that loads the weights (`_load`), then resets the peaks: the replay's
+    allocated peak is the generation's, its reserved peak what the load left and what the
+    generation added."""
+    program = Program()
+    _load(program, estimate)
+    program.events.append(mark(RESET_PEAKS))
+    return program
+
+
+def _load(program: Program, estimate: InferenceEstimate) -> None:
+    """The weights as transformers loads them. bitsandbytes 4-bit: each linear's 16-bit weight
+    goes to the GPU and is quantized there, its 16-bit copy freed
+    (`_quantized_on_load`); the other tensors (embeddings, norms, an unquantized head) arrive
+    in their own dtype, written as one allocation. Other formats: one allocation."""
+    weights = estimate.bytes_of(PartKind.WEIGHTS)
+    matrices = _quantized_on_load(estimate)
+    if not matrices:
+        program.alloc(weights)
+        return
+    double_quant = estimate.inputs.weights.double_quant
+    program.alloc(max(weights - sum(bnb_4bit_bytes(n, double_quant) for n in matrices), 0))
+    for n in matrices:
+        _quantize_4bit(program, n, double_quant)
+
+
+def _quantized_on_load(estimate: InferenceEstimate) -> list[int]:
+    """The values of every matrix bitsandbytes quantizes while the model loads, in the order
+    of the checkpoint (layer by layer, a block's attention then its MLP): the block linears of
+    a 4-bit model, an expert's each. Every such row loads a 16-bit checkpoint with
+    `load_in_4bit` (a checkpoint saved already quantized, which transformers loads from v4.37,
+    would skip the 16-bit copies; no row of the case files loads one)."""
+    inputs = estimate.inputs
+    if inputs.weights.family is not FormatFamily.BNB_4BIT:
+        return []
+    tp = inputs.tensor_parallel
+    return [ceil(linear.in_features * linear.out_features / tp)
+            for kind in inputs.arch.block_kinds() for _ in range(kind.layers)
+            for linear in kind.linears for _ in range(linear.count)]
+
+
+def _quantize_4bit(program: Program, n: int, double_quant: bool) -> None:
+    """One matrix of n values through bitsandbytes' `Params4bit.cuda` (bitsandbytes 0.41.1
+    nn/modules.py: `w = self.data.contiguous().half().cuda(device)`, then
+    functional.py `quantize_4bit`): the 16-bit copy, the fp32 absmax (one per 64 values), the
+    packed codes; with double quantization the absmax are quantized in turn
+    (`quantize_blockwise(absmax, blocksize=256)`: its fp32 constants, then the uint8 codes) and
+    freed; the 16-bit copy goes when `cuda` returns. What stays is `bnb_4bit_bytes` (bar the
+    scalar offset)."""
+    blocks = ceil(n / BNB_BLOCKSIZE)
+    copy = program.alloc(2 * n)
+    absmax = program.alloc(4 * blocks)
+    program.alloc((n + 1) // 2)
+    if double_quant:
+        program.alloc(4 * ceil(blocks / BNB_DQ_BLOCKSIZE))
+        program.alloc(blocks)
+        program.free(absmax)
+    program.free(copy)
 
 
 def _dequantized_matrices(estimate: InferenceEstimate, *,

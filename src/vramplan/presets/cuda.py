@@ -44,3 +44,25 @@ def free_at_load_bytes(capacity_bytes: int) -> int:
     """What a card of `capacity_bytes` has free when a process loads its model
     (`torch.cuda.mem_get_info`): all of it but the CUDA context."""
     return capacity_bytes - CUDA_CONTEXT_BYTES
+
+
+NVML_V1_DRIVER_RESERVE_BYTES: dict[str, int] = {
+    # rust-nvml/nvml-wrapper issue #57 (2024-03-25): on "our A100s" (the size is not said),
+    # `nvmlDeviceGetMemoryInfo` gave 912 MB used with no process, its v2 7.8 MB. Both A100s
+    # take it. optimum-benchmark's A100-80GB reports of late 2023 (py3nvml, torch 2.1) read
+    # 1,403 to 1,428 MiB above `max_memory_reserved`: this reserve plus `CUDA_CONTEXT_BYTES`
+    # is 1,362 MiB.
+    "a100-40gb": 904_200_000,
+    "a100-80gb": 904_200_000,
+    # mayooot/detect-gpu issue #3 (2025-04-22), driver 535.129.03: two A10s with no process,
+    # NVML v1 used 541,917,184 bytes each; on a third, a process of 706,740,224 bytes and
+    # 1,257,242,624 used (550,502,400 beside it).
+    "a10-24gb": 541_917_184,
+}
+"""What the driver sets aside on a card and NVML's first memory query counts as used
+(nvml.h, `nvmlMemory_t.used`: "Sum of Reserved and Allocated device memory"), measured on an
+idle card, by catalogue name. `nvidia-smi` (drivers R510 and later), `nvmlDeviceGetMemoryInfo_v2`
+and `torch.cuda.mem_get_info` leave it out: it counts only for a figure read through the v1
+query, as py3nvml reads it (optimum-benchmark issue #31, 2023-08-18: "py3nvml measures reserved
+and not used memory"). It depends on the driver; the cards without a published figure are
+absent."""

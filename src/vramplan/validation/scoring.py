@@ -72,6 +72,7 @@ from vramplan.validation.notes import (
     model_parallel,
     moe_hub_kernel,
     ms_swift_rlhf,
+    nvml_v1_reserve_bytes,
     reentrant_checkpointing,
     runs_litgpt_model,
     torchtune_generate_cache,
@@ -217,13 +218,19 @@ def score_case(case: Case) -> CaseScore:
     so that one such row does not stop the others from being scored."""
     try:
         if case.method is Method.INFERENCE:
-            return _score_inference(case)
-        if case.sharding is not Scheme.NONE or case.gpus > 1 or case.offload is not Offload.NONE \
-                or model_parallel(case).splits_model:
-            return _score_multi_gpu(case)
-        return _score_training(case)
+            score = _score_inference(case)
+        elif case.sharding is not Scheme.NONE or case.gpus > 1 \
+                or case.offload is not Offload.NONE or model_parallel(case).splits_model:
+            score = _score_multi_gpu(case)
+        else:
+            score = _score_training(case)
     except VramplanError as error:
         return CaseScore(case, Outcome.SKIPPED, skip_error=error)
+    reserve = nvml_v1_reserve_bytes(case)
+    if reserve and score.estimate_bytes is not None:
+        # the reader counts the driver's reserve beside the process (`NVML_V1_NOTE`)
+        score = replace(score, estimate_bytes=score.estimate_bytes + reserve)
+    return score
 
 
 def _outcome(case: Case) -> Outcome:

@@ -56,9 +56,7 @@ def base_url() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     assert CHROMIUM.exists(), "Debian's chromium is missing: run `make browser`"
-    from playwright.sync_api import sync_playwright
-
-    from playwright.sync_api import expect
+    from playwright.sync_api import expect, sync_playwright
 
     # `expect` waits 5 s by default, whatever the page's timeout: a verdict the server computes
     # (a fit replays its allocator) can take longer on a loaded 2-core machine

@@ -204,5 +204,5 @@ def test_a_fit_caps_transformers_warm_up_by_the_card() -> None:
                           framework="unsloth", batch=2, seq_len=2048)
     report = result.value
     gpu = find_gpu("a100-80gb")
-    assert report.setup.training.card_free_bytes == free_at_load_bytes(gpu.capacity_bytes)
+    assert report.setup.training.card_free_bytes == free_at_load_bytes(gpu)
     assert report.estimate.total_bytes < 50 * BYTES_PER_GIB

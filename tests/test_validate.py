@@ -1355,3 +1355,19 @@ def test_an_nvml_v1_reader_counts_the_drivers_reserve(notes: str, gpu: str, metr
     read = replace(plain, notes=notes)
     assert score_case(plain).estimate_bytes is not None
     assert score_case(read).estimate_bytes == score_case(plain).estimate_bytes + added
+
+
+def test_a_card_has_free_at_load_all_but_the_context_and_the_drivers_reserve() -> None:
+    """`torch.cuda.mem_get_info` counts from `cudaMemGetInfo`'s total, the card less what the
+    driver reserves: PyTorch gives an A100 80GB "a total capacity of 79.15 GiB", 912.7 MB
+    under the 81,920 MiB nvidia-smi shows; a card without a published reserve keeps its whole
+    capacity less the context."""
+    from vramplan.presets.cuda import NVML_V1_DRIVER_RESERVE_BYTES, free_at_load_bytes
+    from vramplan.presets.gpus import find_gpu
+
+    a100, h100 = find_gpu("a100-80gb"), find_gpu("h100-80gb")
+    assert free_at_load_bytes(a100) == a100.capacity_bytes - CUDA_CONTEXT_BYTES \
+        - NVML_V1_DRIVER_RESERVE_BYTES["a100-80gb"]
+    assert abs(a100.capacity_bytes - NVML_V1_DRIVER_RESERVE_BYTES["a100-80gb"]
+               - 79.15 * 2**30) < 0.01 * 2**30
+    assert free_at_load_bytes(h100) == h100.capacity_bytes - CUDA_CONTEXT_BYTES

@@ -3,6 +3,7 @@ training, per-GPU and inference estimates alike."""
 
 from __future__ import annotations
 
+from vramplan.presets.gpus import Gpu
 from vramplan.units import BYTES_PER_MIB
 
 CUDA_CONTEXT_BYTES = 500 * BYTES_PER_MIB
@@ -40,19 +41,15 @@ NCCL_COMMUNICATOR_BYTES = 688 * BYTES_PER_MIB
 """One NCCL communicator of more than 2 ranks, on each GPU (`NCCL_PAIR_COMMUNICATOR_BYTES`)."""
 
 
-def free_at_load_bytes(capacity_bytes: int) -> int:
-    """What a card of `capacity_bytes` has free when a process loads its model
-    (`torch.cuda.mem_get_info`): all of it but the CUDA context."""
-    return capacity_bytes - CUDA_CONTEXT_BYTES
-
-
 NVML_V1_DRIVER_RESERVE_BYTES: dict[str, int] = {
     # rust-nvml/nvml-wrapper issue #57 (2024-03-25): on "our A100s" (the size is not said),
-    # `nvmlDeviceGetMemoryInfo` gave 912 MB used with no process, its v2 7.8 MB. Both A100s
-    # take it. optimum-benchmark's A100-80GB reports of late 2023 (py3nvml, torch 2.1) read
-    # 1,403 to 1,428 MiB above `max_memory_reserved`: this reserve plus `CUDA_CONTEXT_BYTES`
-    # is 1,362 MiB.
-    "a100-40gb": 904_200_000,
+    # `nvmlDeviceGetMemoryInfo` gave 912 MB used with no process, its v2 7.8 MB. They are the
+    # 80 GB ones: PyTorch's out-of-memory message gives an A100 80GB "a total capacity of
+    # 79.15 GiB" (`cudaDeviceProp.totalGlobalMem`), 912.7 MB under the 81,920 MiB nvidia-smi
+    # shows (modal-labs/modal-client PR #2797). optimum-benchmark's A100-80GB reports of late
+    # 2023 (py3nvml, torch 2.1) read 1,403 to 1,428 MiB above `max_memory_reserved`: this
+    # reserve plus `CUDA_CONTEXT_BYTES` is 1,362 MiB. The A100 40GB is left out: PyTorch's
+    # messages give it 39.39 and 39.50 GiB, drivers apart.
     "a100-80gb": 904_200_000,
     # mayooot/detect-gpu issue #3 (2025-04-22), driver 535.129.03: two A10s with no process,
     # NVML v1 used 541,917,184 bytes each; on a third, a process of 706,740,224 bytes and
@@ -66,3 +63,11 @@ and `torch.cuda.mem_get_info` leave it out: it counts only for a figure read thr
 query, as py3nvml reads it (optimum-benchmark issue #31, 2023-08-18: "py3nvml measures reserved
 and not used memory"). It depends on the driver; the cards without a published figure are
 absent."""
+
+
+def free_at_load_bytes(gpu: Gpu) -> int:
+    """What `gpu` has free when a process loads its model (`torch.cuda.mem_get_info`): all of
+    it but the CUDA context and, where a figure is published, the driver's reserve, which CUDA
+    never hands out (`NVML_V1_DRIVER_RESERVE_BYTES`: `cudaMemGetInfo`'s total is the card's
+    less it)."""
+    return gpu.capacity_bytes - CUDA_CONTEXT_BYTES - NVML_V1_DRIVER_RESERVE_BYTES.get(gpu.name, 0)

@@ -240,7 +240,7 @@ def with_gpu_memory(training: TrainingSetup, gpu: Gpu) -> TrainingSetup:
     transformers' allocator warm-up (`TrainingSetup.card_free_bytes`), and its capacity, which
     a colocated vLLM engine takes its share of; and its compute capability, by which torchtitan
     picks its attention kernel (`TrainingSetup.cuda_capability`)."""
-    training = replace(training, card_free_bytes=free_at_load_bytes(gpu.capacity_bytes),
+    training = replace(training, card_free_bytes=free_at_load_bytes(gpu),
                        cuda_capability=gpu.cuda_capability)
     if training.alignment is None:
         return training

@@ -299,8 +299,9 @@ def _shortest_sequence(alignment: AlignmentSetup | None) -> int:
 
 def card_free_bytes(case: Case) -> int | None:
     """What the row's card has free when the model loads (`torch.cuda.mem_get_info`): its
-    capacity less the CUDA context; None without a card."""
-    return free_at_load_bytes(case.gpu.capacity_bytes) if case.gpu else None
+    capacity less the CUDA context and the driver's reserve (`free_at_load_bytes`); None
+    without a card."""
+    return free_at_load_bytes(case.gpu) if case.gpu else None
 
 
 def metric_on_card(estimate: PeakOverPhases, metric: Metric, gpu: Gpu | None) -> int:

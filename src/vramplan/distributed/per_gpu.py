@@ -353,8 +353,9 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
     Linear4Bit quant_storage dtype should always match the FSDP param_dtype"), and peft then
     gives the adapters that dtype (`vramplan.training.setup.adapters_in_fp32`). Under ZeRO-3
     every linear keeps its input (`TrainingSetup.linears_keep_input`: DeepSpeed's
-    memory-efficient linear, on by default). torchtitan with tensor parallelism computes its
-    loss under `loss_parallel()` (torchtitan/distributed/parallel_dims.py
+    memory-efficient linear, on by default), unless the model was built outside `zero.Init`,
+    which leaves torch's linear in place (`_PinnedByAutograd`). torchtitan with tensor
+    parallelism computes its loss under `loss_parallel()` (torchtitan/distributed/parallel_dims.py
     `loss_parallel_enabled`: TP on and `disable_loss_parallel` off, its default;
     `TrainingSetup.loss_parallel`), and its blocks keep what its per-op checkpointing saves
     under tensor parallelism (`TrainingSetup.tensor_parallel`). A multi-GPU step runs the
@@ -371,7 +372,7 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
         setup = replace(setup, precision=Precision.MIXED)
     if parallelism.tensor_parallel > 1 and setup.framework is Framework.TORCHTITAN:
         setup = replace(setup, loss_parallel=True, tensor_parallel=parallelism.tensor_parallel)
-    if parallelism.scheme is Scheme.ZERO3:
+    if parallelism.scheme is Scheme.ZERO3 and not parallelism.zero3_built_outside_init:
         setup = replace(setup, linears_keep_input=True)
     if parallelism.params_cast_for_compute:
         setup = replace(setup, params_cast_for_compute=True)
@@ -549,11 +550,53 @@ def _zero3_as_run(arch: Architecture, setup: TrainingSetup, states: ModelStates,
 
     gradient_path = (zero3_reduce_transient_bytes(states, bufs)
                      + _largest_block_gradient(arch, setup, states) // plan.tensor_parallel)
+    pinned = _PinnedByAutograd.of(arch, setup, plan.tensor_parallel) \
+        if plan.zero3_built_outside_init and not skips_gather else _PinnedByAutograd()
     return replace(sharded,
-                   forward_buffers_bytes=held(peaks.forward),
-                   loss_buffers_bytes=held(peaks.loss, fetching=False),
-                   backward_buffers_bytes=held(peaks.backward) + gradient_path,
-                   last_unit_backward_buffers_bytes=held(peaks.first_block) + gradient_path)
+                   forward_buffers_bytes=held(max(peaks.forward, pinned.blocks)),
+                   loss_buffers_bytes=held(max(peaks.loss, pinned.blocks + pinned.head),
+                                           fetching=False),
+                   backward_buffers_bytes=held(max(peaks.backward, pinned.blocks))
+                   + gradient_path,
+                   last_unit_backward_buffers_bytes=held(max(peaks.first_block, pinned.block))
+                   + gradient_path)
+
+
+@dataclass(frozen=True, slots=True)
+class _PinnedByAutograd:
+    """The gathered linear weights autograd keeps from a ZeRO-3 model's forward to its
+    backward, in elements: all of them, with `torch.nn.functional.linear` as torch has it.
+
+    DeepSpeed saves only the parameter for backward, whose data it gathers again there
+    (deepspeed/runtime/zero/linear.py `LinearFunctionForZeroStage3`), by replacing
+    `torch.nn.functional.linear` when a model is built inside `zero.Init` (partition_parameters.py
+    v0.14.2 `patch_init_and_builtins`: "This will persist unless manually reset"). A model built
+    outside it (`Parallelism.zero3_built_outside_init`) is partitioned by `Init(module=...)`,
+    which does not patch: each linear's matmul saves a view of its gathered weight
+    (`weight.t()`), and when the coordinator releases the parameter (`free_param`:
+    `param.data = torch.empty(0)`) the view keeps the gathered storage until the block's
+    backward has used it. Blocks whose forward runs without a graph (full checkpointing) save
+    nothing there, and their recomputation holds only the block being run, which the
+    coordinator holds anyway. With one rank gathering nothing (`zero3_skips_gather`) the
+    weight is the partition itself, kept anyway."""
+
+    blocks: int = 0
+    """Every block's linears that keep a graph: after the forward, until the blocks' backward."""
+    head: int = 0
+    """The head's weight (the embedding's when tied), from its forward to its backward."""
+    block: int = 0
+    """One block's, while the first block runs backward."""
+
+    @staticmethod
+    def of(arch: Architecture, setup: TrainingSetup, tensor_parallel: int) -> _PinnedByAutograd:
+        step = _TracedStep.of(arch, setup)
+        per_block = sum(linear.in_features * linear.out_features * linear.count
+                        for linear in arch.block_linears()) // tensor_parallel
+        blocks = 0 if setup.checkpointing is Checkpointing.FULL else step.blocks_with_graph
+        head = arch.head_linear()
+        return _PinnedByAutograd(blocks=blocks * per_block,
+                                 head=head.in_features * head.out_features // tensor_parallel,
+                                 block=per_block if blocks else 0)
 
 
 def zero3_skips_gather(plan: Parallelism, on: date | None) -> bool:

@@ -560,3 +560,31 @@ def test_nothing_more_is_kept_under_checkpointing_or_on_one_gpu(checkpointing: C
     setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=1024,
                           checkpointing=checkpointing)
     assert _outside_init(setup, gpus, True) == _outside_init(setup, gpus, False)
+
+
+# --- ZeRO-1/2 with the optimizer on the host -----------------------------------------------------
+
+
+def _zero2_offload(code_date: date | None, **plan: object) -> tuple[int, int]:
+    arch = architecture_of(find_model("llama-3-8b"))
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=1024,
+                          checkpointing=Checkpointing.FULL, code_date=code_date)
+    parallelism = replace(default_parallelism(setup, Scheme.ZERO2, 8, Offload.OPTIMIZER), **plan)
+    sharded = estimate_per_gpu(arch, setup, parallelism).sharded
+    return sharded.persistent_buffers_bytes, sharded.step_buffers_bytes
+
+
+def test_zero_offload_passes_gradients_through_a_buffer_of_the_largest_parameter() -> None:
+    """DeepSpeed's ZeRO-Offload (stage_1_and_2.py `temp_grad_buffer_for_gpu_offload`, since
+    its release in 2020) keeps a 16-bit GPU buffer of the largest parameter: Llama-3-8B's
+    embedding, 128,256 x 4,096 values; and from v0.14.1 (#5301) until v0.17.0 (#7309) its step
+    brings this rank's fp32 partition to the GPU ("about 3x that of params_FP16")."""
+    largest = 128256 * 4096
+    partition = 8_030_261_248 // 8
+    buffer, step = _zero2_offload(date(2024, 8, 5))
+    assert buffer == 2 * largest
+    assert step == 4 * partition
+    assert _zero2_offload(None) == (2 * largest, 0)  # today's casts through a host buffer
+    assert _zero2_offload(date(2024, 1, 1))[1] == 0  # before #5301 the cast was on the host
+    # ColossalAI's LowLevelZeroOptimizer keeps its gradients on the GPU instead
+    assert _zero2_offload(date(2024, 8, 5), offload_keeps_gradients=True) == (0, 0)

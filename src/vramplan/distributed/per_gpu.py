@@ -35,6 +35,7 @@ from vramplan.model.weight_storage import bnb_4bit_bytes, bnb_int8_bytes
 from vramplan.parts import PartKind
 from vramplan.presets.frameworks import (
     DEEPSPEED_NO_GATHER_AT_ONE_RANK_SINCE,
+    DEEPSPEED_OFFLOAD_STEP_ON_GPU,
     accumulate_without_sync,
     embedding_apart,
     framework_defaults,
@@ -249,6 +250,7 @@ def program_sharding(states: ModelStates, sharded: ShardedStates, *,
             and not optimizer_off
         return Sharding(weights=tp, gradients=n if plan.scheme is Scheme.ZERO2 else tp,
                         states=0 if optimizer_off else n,
+                        persistent_bytes=(sharded.persistent_buffers_bytes,),
                         zero_init_buffer=not plan.main_grad_buffer,
                         tensor_parallel=plan.tensor_parallel,
                         param_buffer_ranks=n // tp if distributed_optimizer else 0,
@@ -492,6 +494,8 @@ def _stage_estimate(arch: Architecture, single: TrainingEstimate, states: ModelS
         routed_expert_share(arch), parallelism)
     if parallelism.scheme is Scheme.ZERO3 and stage.name == "all":
         sharded = _zero3_as_run(arch, single.setup, stage_states(states, stage), sharded)
+    if _deepspeed_zero_offload(parallelism):
+        sharded = _zero_offload_as_run(single.setup, stage_states(states, stage), sharded)
     sharded = _quant_states_whole(arch, single.setup, sharded, stage)
     sharded = replace(sharded, dummy_wgrad_bytes=dummy_wgrad_bytes(
         arch, single.setup, stage.tensor_parallel, head=stage.has_loss))
@@ -597,6 +601,34 @@ class _PinnedByAutograd:
         return _PinnedByAutograd(blocks=blocks * per_block,
                                  head=head.in_features * head.out_features // tensor_parallel,
                                  block=per_block if blocks else 0)
+
+
+def _deepspeed_zero_offload(plan: Parallelism) -> bool:
+    """DeepSpeed's ZeRO-1/2 with the optimizer on the host (ZeRO-Offload); not ColossalAI's
+    (`Parallelism.offload_keeps_gradients`) nor Megatron-LM's distributed optimizer
+    (`Parallelism.main_grad_buffer`)."""
+    return plan.scheme in (Scheme.ZERO1, Scheme.ZERO2) \
+        and plan.offload in (Offload.OPTIMIZER, Offload.PARAMS_OPTIMIZER) \
+        and not plan.offload_keeps_gradients and not plan.main_grad_buffer
+
+
+def _zero_offload_as_run(setup: TrainingSetup, states: ModelStates,
+                         sharded: ShardedStates) -> ShardedStates:
+    """ZeRO-1/2 with the optimizer on the host as DeepSpeed runs it (stage_1_and_2.py, read at
+    v0.14.2 and at the mirror's head): every gradient goes to the host through
+    `temp_grad_buffer_for_gpu_offload`, a 16-bit GPU buffer of the largest parameter made with
+    the optimizer (ZeRO-Offload's release, #391, 2020-09-09), held for the run; and while
+    `DEEPSPEED_OFFLOAD_STEP_ON_GPU` the step brings this rank's updated fp32 partition to the
+    GPU to cast it into the 16-bit one."""
+    if not states.gradient_bytes:
+        return sharded
+    buffer = states.largest_trainable_params * states.gradient_itemsize
+    start, end = DEEPSPEED_OFFLOAD_STEP_ON_GPU
+    on = setup.code_date
+    step = ceil_div(states.trainable_params, sharded.shard_degree) * 4 \
+        if has_change(on, start) and not has_change(on, end) else 0
+    return replace(sharded, persistent_buffers_bytes=sharded.persistent_buffers_bytes + buffer,
+                   step_buffers_bytes=sharded.step_buffers_bytes + step)
 
 
 def zero3_skips_gather(plan: Parallelism, on: date | None) -> bool:

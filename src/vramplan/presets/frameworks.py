@@ -615,6 +615,15 @@ buffered activation", #1270, 2024-07-16): `MatMul4Bit.forward` stores `ctx.tenso
 no longer the input `A`, which its backward never read (autograd/_functions.py; the same at
 95f9af30)."""
 
+DEEPSPEED_OFFLOAD_STEP_ON_GPU = (date(2024, 4, 14), date(2025, 5, 27))
+"""deepspeedai/DeepSpeed 7b5b06602 ("fix pagable h2d memcpy", #5301, in v0.14.1) to 17c8be070
+("Fix the GPU memory usage of ZeRO-Offload", #7309, in v0.17.0): ZeRO-1/2 with the optimizer on
+the host brings the updated fp32 partition to the GPU before casting it into the 16-bit
+partition (stage_1_and_2.py `step`: `copy_(fp32_partition.to(current_device_name()).data)`,
+read at v0.14.2); #7309: "the memory usage is about 3x that of params_FP16", since then the
+cast goes through a pinned 16-bit host buffer. Before #5301 `copy_(fp32_partition.data)` cast
+on the host."""
+
 DEEPSPEED_NO_GATHER_AT_ONE_RANK_SINCE = date(2023, 4, 7)
 """deepspeedai/DeepSpeed 4d27225f3 (v0.9.0, "zero.Init() should pin params in GPU memory as
 requested"): ZeRO-3 on one rank fetches a parameter without an all-gather

@@ -1362,12 +1362,12 @@ def test_a_card_has_free_at_load_all_but_the_context_and_the_drivers_reserve() -
     driver reserves: PyTorch gives an A100 80GB "a total capacity of 79.15 GiB", 912.7 MB
     under the 81,920 MiB nvidia-smi shows; a card without a published reserve keeps its whole
     capacity less the context."""
-    from vramplan.presets.cuda import NVML_V1_DRIVER_RESERVE_BYTES, free_at_load_bytes
+    from vramplan.presets.cuda import DRIVER_RESERVE_BYTES, free_at_load_bytes
     from vramplan.presets.gpus import find_gpu
 
     a100, h100 = find_gpu("a100-80gb"), find_gpu("h100-80gb")
     assert free_at_load_bytes(a100) == a100.capacity_bytes - CUDA_CONTEXT_BYTES \
-        - NVML_V1_DRIVER_RESERVE_BYTES["a100-80gb"]
-    assert abs(a100.capacity_bytes - NVML_V1_DRIVER_RESERVE_BYTES["a100-80gb"]
+        - DRIVER_RESERVE_BYTES["a100-80gb"]
+    assert abs(a100.capacity_bytes - DRIVER_RESERVE_BYTES["a100-80gb"]
                - 79.15 * 2**30) < 0.01 * 2**30
     assert free_at_load_bytes(h100) == h100.capacity_bytes - CUDA_CONTEXT_BYTES

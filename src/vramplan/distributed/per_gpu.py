@@ -37,6 +37,7 @@ from vramplan.presets.frameworks import (
     DEEPSPEED_NO_GATHER_AT_ONE_RANK_SINCE,
     DEEPSPEED_OFFLOAD_STEP_ON_GPU,
     accumulate_without_sync,
+    during,
     embedding_apart,
     framework_defaults,
     has_change,
@@ -525,8 +526,8 @@ def _zero3_as_run(arch: Architecture, setup: TrainingSetup, states: ModelStates,
     that stay whole."""
     plan = sharded.parallelism
     bufs = plan.buffers
-    peaks = _zero3_peaks(arch, _TracedStep.of(arch, setup), plan.tensor_parallel,
-                         bufs.zero3_max_reuse_distance)
+    step = _TracedStep.of(arch, setup)
+    peaks = _zero3_peaks(arch, step, plan.tensor_parallel, bufs.zero3_max_reuse_distance)
     itemsize = states.weight_itemsize
     ranks = plan.data_parallel
     params_offloaded = plan.offload is Offload.PARAMS_OPTIMIZER
@@ -554,7 +555,7 @@ def _zero3_as_run(arch: Architecture, setup: TrainingSetup, states: ModelStates,
 
     gradient_path = (zero3_reduce_transient_bytes(states, bufs)
                      + _largest_block_gradient(arch, setup, states) // plan.tensor_parallel)
-    pinned = _PinnedByAutograd.of(arch, setup, plan.tensor_parallel) \
+    pinned = _PinnedByAutograd.of(arch, step, plan.tensor_parallel) \
         if plan.zero3_built_outside_init and not skips_gather else _PinnedByAutograd()
     return replace(sharded,
                    forward_buffers_bytes=held(max(peaks.forward, pinned.blocks)),
@@ -584,23 +585,30 @@ class _PinnedByAutograd:
     coordinator holds anyway. With one rank gathering nothing (`zero3_skips_gather`) the
     weight is the partition itself, kept anyway."""
 
-    blocks: int = 0
-    """Every block's linears that keep a graph: after the forward, until the blocks' backward."""
+    block: int = 0
+    """One block's linears, when the blocks' forward keeps a graph: while the first block runs
+    backward."""
+    blocks_with_graph: int = 0
     head: int = 0
     """The head's weight (the embedding's when tied), from its forward to its backward."""
-    block: int = 0
-    """One block's, while the first block runs backward."""
+
+    @property
+    def blocks(self) -> int:
+        """Every block's linears that keep a graph: after the forward, until the blocks'
+        backward."""
+        return self.block * self.blocks_with_graph
 
     @staticmethod
-    def of(arch: Architecture, setup: TrainingSetup, tensor_parallel: int) -> _PinnedByAutograd:
-        step = _TracedStep.of(arch, setup)
-        per_block = sum(linear.in_features * linear.out_features * linear.count
+    def of(arch: Architecture, step: _TracedStep, tensor_parallel: int) -> _PinnedByAutograd:
+        if step.checkpointing is Checkpointing.FULL or not step.blocks_with_graph:
+            block = blocks = 0
+        else:
+            block = sum(linear.in_features * linear.out_features * linear.count
                         for linear in arch.block_linears()) // tensor_parallel
-        blocks = 0 if setup.checkpointing is Checkpointing.FULL else step.blocks_with_graph
+            blocks = step.blocks_with_graph
         head = arch.head_linear()
-        return _PinnedByAutograd(blocks=blocks * per_block,
-                                 head=head.in_features * head.out_features // tensor_parallel,
-                                 block=per_block if blocks else 0)
+        return _PinnedByAutograd(block=block, blocks_with_graph=blocks,
+                                 head=head.in_features * head.out_features // tensor_parallel)
 
 
 def _deepspeed_zero_offload(plan: Parallelism) -> bool:
@@ -623,10 +631,8 @@ def _zero_offload_as_run(setup: TrainingSetup, states: ModelStates,
     if not states.gradient_bytes:
         return sharded
     buffer = states.largest_trainable_params * states.gradient_itemsize
-    start, end = DEEPSPEED_OFFLOAD_STEP_ON_GPU
-    on = setup.code_date
     step = ceil_div(states.trainable_params, sharded.shard_degree) * 4 \
-        if has_change(on, start) and not has_change(on, end) else 0
+        if during(setup.code_date, DEEPSPEED_OFFLOAD_STEP_ON_GPU) else 0
     return replace(sharded, persistent_buffers_bytes=sharded.persistent_buffers_bytes + buffer,
                    step_buffers_bytes=sharded.step_buffers_bytes + step)
 

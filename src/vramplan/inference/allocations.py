@@ -63,6 +63,7 @@ from vramplan.inference.estimate import (
 from vramplan.model.weight_storage import bnb_4bit_bytes
 from vramplan.parts import PartKind
 from vramplan.presets.quant_formats import BNB_BLOCKSIZE, BNB_DQ_BLOCKSIZE, FormatFamily
+from vramplan.units import ceil_div
 
 LAYER_STEPS_BUDGET = 10_000
 """The most (decode step, layer) pairs a program writes one by one: a longer generation is
@@ -172,7 +173,7 @@ def _quantized_on_load(estimate: InferenceEstimate) -> list[int]:
     if inputs.weights.family is not FormatFamily.BNB_4BIT:
         return []
     tp = inputs.tensor_parallel
-    return [ceil(linear.in_features * linear.out_features / tp)
+    return [ceil_div(linear.in_features * linear.out_features, tp)
             for kind in inputs.arch.block_kinds() for _ in range(kind.layers)
             for linear in kind.linears for _ in range(linear.count)]
 
@@ -185,12 +186,12 @@ def _quantize_4bit(program: Program, n: int, double_quant: bool) -> None:
     (`quantize_blockwise(absmax, blocksize=256)`: its fp32 constants, then the uint8 codes) and
     freed; the 16-bit copy goes when `cuda` returns. What stays is `bnb_4bit_bytes` (bar the
     scalar offset)."""
-    blocks = ceil(n / BNB_BLOCKSIZE)
+    blocks = ceil_div(n, BNB_BLOCKSIZE)
     copy = program.alloc(2 * n)
     absmax = program.alloc(4 * blocks)
     program.alloc((n + 1) // 2)
     if double_quant:
-        program.alloc(4 * ceil(blocks / BNB_DQ_BLOCKSIZE))
+        program.alloc(4 * ceil_div(blocks, BNB_DQ_BLOCKSIZE))
         program.alloc(blocks)
         program.free(absmax)
     program.free(copy)

@@ -41,7 +41,7 @@ NCCL_COMMUNICATOR_BYTES = 688 * BYTES_PER_MIB
 """One NCCL communicator of more than 2 ranks, on each GPU (`NCCL_PAIR_COMMUNICATOR_BYTES`)."""
 
 
-NVML_V1_DRIVER_RESERVE_BYTES: dict[str, int] = {
+DRIVER_RESERVE_BYTES: dict[str, int] = {
     # rust-nvml/nvml-wrapper issue #57 (2024-03-25): on "our A100s" (the size is not said),
     # `nvmlDeviceGetMemoryInfo` gave 912 MB used with no process, its v2 7.8 MB. They are the
     # 80 GB ones: PyTorch's out-of-memory message gives an A100 80GB "a total capacity of
@@ -58,16 +58,17 @@ NVML_V1_DRIVER_RESERVE_BYTES: dict[str, int] = {
 }
 """What the driver sets aside on a card and NVML's first memory query counts as used
 (nvml.h, `nvmlMemory_t.used`: "Sum of Reserved and Allocated device memory"), measured on an
-idle card, by catalogue name. `nvidia-smi` (drivers R510 and later), `nvmlDeviceGetMemoryInfo_v2`
-and `torch.cuda.mem_get_info` leave it out: it counts only for a figure read through the v1
-query, as py3nvml reads it (optimum-benchmark issue #31, 2023-08-18: "py3nvml measures reserved
-and not used memory"). It depends on the driver; the cards without a published figure are
-absent."""
+idle card, in bytes, by catalogue name. CUDA never hands it out (`free_at_load_bytes`).
+`nvidia-smi` (drivers R510 and later), `nvmlDeviceGetMemoryInfo_v2` and `torch.cuda.mem_get_info`
+leave it out of used memory: a figure counts it only when read through the v1 query, as py3nvml
+reads it (optimum-benchmark issue #31, 2023-08-18: "py3nvml measures reserved and not used
+memory"; `vramplan.validation.notes.NVML_V1_NOTE`). It depends on the driver; the cards without
+a published figure are absent."""
 
 
 def free_at_load_bytes(gpu: Gpu) -> int:
     """What `gpu` has free when a process loads its model (`torch.cuda.mem_get_info`): all of
     it but the CUDA context and, where a figure is published, the driver's reserve, which CUDA
-    never hands out (`NVML_V1_DRIVER_RESERVE_BYTES`: `cudaMemGetInfo`'s total is the card's
+    never hands out (`DRIVER_RESERVE_BYTES`: `cudaMemGetInfo`'s total is the card's
     less it)."""
-    return gpu.capacity_bytes - CUDA_CONTEXT_BYTES - NVML_V1_DRIVER_RESERVE_BYTES.get(gpu.name, 0)
+    return gpu.capacity_bytes - CUDA_CONTEXT_BYTES - DRIVER_RESERVE_BYTES.get(gpu.name, 0)

@@ -197,6 +197,13 @@ def has_change(on: date | None, since: date) -> bool:
     return on is None or on >= since
 
 
+def during(on: date | None, window: tuple[date, date]) -> bool:
+    """A run of the code of `on` has the behaviour of `window` (from its first date, until its
+    second); None: today's code, after every window that has ended."""
+    start, end = window
+    return on is not None and start <= on < end
+
+
 def trainer_optimizer_impl(on: date | None) -> OptimizerImpl:
     """How the AdamW that transformers' `Trainer` builds by default steps, as of `on` (None:
     today): a loop over the parameters, then `foreach`, then the fused kernel."""
@@ -568,11 +575,10 @@ def unsloth_code(on: date | None) -> UnslothCode:
                            loss_chunking=UnslothLossChunking.HALF_FREE_CAPPED,
                            global_dequant_buffer=True, smart_checkpointing=True,
                            reload_buffers=2, expandable_segments=True)
-    start, end = UNSLOTH_SMALL_BATCH_LOGITS
     return UnslothCode(offloads_checkpoints=on >= UNSLOTH_OFFLOADED_CHECKPOINTS_SINCE,
                        fused_loss=on >= UNSLOTH_FUSED_LOSS_SINCE,
                        loss_chunking=_unsloth_loss_chunking(on),
-                       small_batches_keep_logits=start <= on < end,
+                       small_batches_keep_logits=during(on, UNSLOTH_SMALL_BATCH_LOGITS),
                        rope_tables_per_layer=on < UNSLOTH_SHARED_ROPE_SINCE,
                        rope_rows_capped=on >= UNSLOTH_ROPE_ROWS_CAPPED_SINCE,
                        global_dequant_buffer=on >= UNSLOTH_GLOBAL_DEQUANT_BUFFER_SINCE,
@@ -750,9 +756,8 @@ def litgpt_code(on: date | None) -> LitgptCode:
     """litgpt's model code as of `on`; None: today's."""
     if on is None:
         return LitgptCode(mqa_kv_expanded=True, rmsnorm_scale_after_cast=False)
-    start, end = LITGPT_RMSNORM_CAST_BEFORE_SCALE
     return LitgptCode(mqa_kv_expanded=on >= LITGPT_MQA_EXPANDED_SINCE,
-                      rmsnorm_scale_after_cast=start <= on < end)
+                      rmsnorm_scale_after_cast=during(on, LITGPT_RMSNORM_CAST_BEFORE_SCALE))
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from vramplan.distributed.sharding import (
     SHARDED_PARAMETER_SCHEMES,
     Zero3ConfigFile,
 )
-from vramplan.presets.cuda import NVML_V1_DRIVER_RESERVE_BYTES
+from vramplan.presets.cuda import DRIVER_RESERVE_BYTES
 from vramplan.presets.frameworks import (
     LITGPT_COMMIT_DATES,
     MEGATRON_CORE_RELEASE_DATES,
@@ -696,7 +696,7 @@ CUDA context the device estimate counts (`vramplan.presets.cuda.CUDA_CONTEXT_BYT
 
 NVML_V1_NOTE = re.compile(rf"{_UNDENIED}\bpy3nvml\b")
 """A `device` row read through NVML's first memory query, whose used memory counts the driver's
-reserve (`vramplan.presets.cuda.NVML_V1_DRIVER_RESERVE_BYTES`): py3nvml, whose
+reserve (`vramplan.presets.cuda.DRIVER_RESERVE_BYTES`): py3nvml, whose
 `nvmlDeviceGetMemoryInfo` fills `nvmlMemory_t` (fbcotter/py3nvml issue #25). Other readers
 (nvidia-smi, W&B's system metrics, gpustat) are not read as v1: which query they made depends
 on their release and the driver's."""
@@ -709,7 +709,7 @@ def nvml_v1_reserve_bytes(case: Case) -> int:
     if case.metric is not Metric.DEVICE or case.gpu is None \
             or NVML_V1_NOTE.search(case.notes) is None:
         return 0
-    return NVML_V1_DRIVER_RESERVE_BYTES.get(case.gpu.name, 0)
+    return DRIVER_RESERVE_BYTES.get(case.gpu.name, 0)
 
 
 BNB_COMPUTE_16BIT_NOTE = re.compile(

@@ -775,6 +775,13 @@ def test_fsdp2_under_accelerate_before_its_no_sync_keeps_the_gradients_sharded()
     ("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:False", False),
     ("PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.6", False),  # not simulated
     ("no allocator setting", False),
+    # said without the variable: on where affirmed, a bare or denied mention says nothing
+    ("expandable_segments: True", True),
+    ("run with expandable segments", True),
+    ("expandable segments on", True),
+    ("without expandable segments", False),
+    ("no-expandable-segments: PyTorch's default allocator", False),
+    ("patch_optimized_env() (PYTORCH_CUDA_ALLOC_CONF expandable_segments and more)", False),
 ])
 def test_notes_that_give_the_allocator_settings(notes: str, expandable: bool) -> None:
     (case,) = _read(ROW.replace(",allocated,", ",reserved,") + f'"{notes}"')

@@ -180,6 +180,16 @@ def test_deepspeed_config_keys_in_the_notes_set_the_zero3_buffers() -> None:
     ("tp=4", 4, 1, 1),
     ("tensor parallel 2, ep=2", 2, 1, 2),
     ("pp. 3 of the paper; https://host/tp", 1, 1, 1),
+    # as torchtitan's and other stacks' configs, and prose, give them
+    ("--parallelism.tensor_parallel_degree 2 --parallelism.pipeline_parallel_degree 2", 2, 2, 1),
+    ("expert_parallel_degree = 4", 1, 1, 4),
+    ("4-way tensor parallelism", 4, 1, 1),
+    ("2-way TP, 2 pipeline stages", 2, 2, 1),
+    ("TP degree 2, EP 2", 2, 1, 2),
+    ("tensor parallelism of 4", 4, 1, 1),
+    ("tp_size=2, ep_size=4", 2, 1, 4),
+    ("TP (2), PP (2)", 2, 2, 1),
+    ("step 4, epoch 2; the row megatron-fsdp8-tp4-ep2 cited", 1, 1, 1),
 ])
 def test_notes_giving_model_parallel_sizes_split_the_model(notes: str, tensor: int,
                                                           pipeline: int, expert: int) -> None:
@@ -1251,6 +1261,41 @@ def test_a_row_whose_notes_name_unsloth_is_read_as_unsloths(framework: str, note
     gets Unsloth's defaults and kernels (`vramplan.presets.frameworks`)."""
     row = ROW.replace(",litgpt,", f",{framework},") + f'"{notes}"'
     assert read_cases("\n".join((HEADER, row)))[0].framework is read_as
+
+
+@pytest.mark.parametrize(("framework", "source", "notes", "read_as"), [
+    ("generic", "src", "torchtitan llama3_8b.toml, FSDP2", Framework.TORCHTITAN),
+    ("hf", "pytorch/torchtitan PR #996", "the PR's baseline run", Framework.TORCHTITAN),
+    ("generic", "src", "a plain loop, not torchtitan", Framework.GENERIC),
+    ("torchtune", "src", "compared with torchtitan's", Framework.TORCHTUNE),
+    ("generic", "src", "Unsloth; torchtitan's loss", Framework.UNSLOTH),
+])
+def test_a_row_that_names_torchtitan_is_read_as_torchtitans(framework: str, source: str,
+                                                            notes: str,
+                                                            read_as: Framework) -> None:
+    """The format's frameworks cannot say torchtitan: a `hf` or `generic` row whose notes or
+    source name it gets torchtitan's model code, FSDP2 and checkpointing (written `generic`,
+    a torchtitan run was read as transformers' code under FSDP1, about twice its memory)."""
+    row = ROW.replace(",src,", f",{source},").replace(",litgpt,", f",{framework},") \
+        + f'"{notes}"'
+    assert read_cases("\n".join((HEADER, row)))[0].framework is read_as
+
+
+def test_a_torchtitan_run_written_generic_is_estimated_as_torchtitans() -> None:
+    """One of torchtitan's logged runs (the case file's PR #996 baseline) written with the
+    format's `generic` and an empty metric: the same estimate and metric as with `torchtitan`."""
+    (titan,) = [line for line in shipped_cases("cases_vramplan.csv").splitlines()
+                if line.startswith("titan-pr996-llama-3-8b-fsdp8-mb1-s8192-baseline,")]
+    generic = titan.replace(",torchtitan,reserved,", ",generic,,")
+    assert generic != titan
+    header = shipped_cases("cases_vramplan.csv").splitlines()[0]
+    as_titan, as_generic = (score_cases(read_cases("\n".join((header, row)))).scores[0]
+                            for row in (titan, generic))
+    assert as_generic.case.metric is Metric.RESERVED
+    assert as_generic.estimate_bytes == as_titan.estimate_bytes
+    measured = as_generic.case.measured_bytes
+    assert as_generic.estimate_bytes is not None and measured is not None
+    assert abs(as_generic.estimate_bytes / measured - 1) < 0.05
 
 
 @pytest.mark.parametrize(("framework", "notes", "metric"), [

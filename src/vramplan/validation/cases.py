@@ -27,7 +27,7 @@ from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.frameworks import framework_defaults, read_framework
 from vramplan.presets.gpus import Gpu, find_gpu
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
-from vramplan.validation.notes import UNSLOTH_HOSTS, UNSLOTH_NOTE, printed_metric
+from vramplan.validation.notes import printed_metric, stack_named
 from vramplan.vocab import (
     POLICY_METHODS,
     Attention,
@@ -305,8 +305,7 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
     readings: list[Reading] = []
     if framework_read.unknown_name is not None:
         readings.append(Reading.UNKNOWN_FRAMEWORK)
-    if framework in UNSLOTH_HOSTS and UNSLOTH_NOTE.search(get("notes", "")):
-        framework = Framework.UNSLOTH
+    framework = stack_named(framework, get("notes", ""), get("source", ""))
     seq_len = _seq_len(get("seq_len", ""), inference)
     if seq_len is None and not inference:
         readings.append(Reading.SEQ_LEN_UNKNOWN)
@@ -365,11 +364,13 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         sharding=sharding,
         offload=offload,
         framework=framework,
-        # what the stack named in the cell prints (not the kernels the notes name), or what the
+        # what the stack named in the cell prints (not the kernels the notes name: Unsloth's
+        # under another harness), or torchtitan's trainer when the row names it, or what the
         # notes say the run's own code prints
         metric=choice(Metric, "metric", get("metric"),
                       printed_metric(get("notes", ""))
-                      or framework_defaults(framework_read.framework).reported_metric),
+                      or framework_defaults(framework if framework is Framework.TORCHTITAN
+                                            else framework_read.framework).reported_metric),
         measured_bytes=_measured(get("measured", ""), get("unit", "")),
         unit=get("unit", ""),
         notes=get("notes", ""),

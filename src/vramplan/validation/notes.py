@@ -48,8 +48,29 @@ a Hub repository, "unsloth/Mistral-7B-v0.2"): Unsloth loaded and ran
 the model, which the format's frameworks cannot say: a `hf` or `generic` row is read as
 `unsloth` (its nf4 with double quantization, its kernels and checkpointing:
 `vramplan.presets.frameworks`)."""
-UNSLOTH_HOSTS = frozenset({Framework.HF, Framework.GENERIC})
-"""The frameworks whose rows are read as Unsloth's when their notes name it (`UNSLOTH_NOTE`)."""
+TORCHTITAN_NOTE = re.compile(rf"{_UNDENIED}\btorchtitan\b", re.IGNORECASE)
+"""A row whose notes or source name torchtitan (not to deny it): torchtitan ran it, its own
+model code, FSDP2 with fp32 sharded parameters and its per-op selective checkpointing, which
+the format's six frameworks cannot say (a run of it written `generic`, as a plain PyTorch loop,
+would be read as transformers' model code under FSDP1). Its source counts too: every figure of
+torchtitan's repository, pull requests and tutorials was logged by torchtitan's trainer."""
+STACK_HOSTS = frozenset({Framework.HF, Framework.GENERIC})
+"""The frameworks whose rows are read as another stack's when their notes name it
+(`stack_named`)."""
+
+
+def stack_named(framework: Framework, notes: str, source: str) -> Framework:
+    """The stack a row ran: its `framework` cell, unless that cell is `hf` or `generic` and the
+    row names a stack the format has no word for: Unsloth in its notes (`UNSLOTH_NOTE`; not its
+    source, where benchmark tables also hold transformers' baselines), torchtitan in its notes
+    or source (`TORCHTITAN_NOTE`)."""
+    if framework not in STACK_HOSTS:
+        return framework
+    if UNSLOTH_NOTE.search(notes):
+        return Framework.UNSLOTH
+    if TORCHTITAN_NOTE.search(notes) or TORCHTITAN_NOTE.search(source):
+        return Framework.TORCHTITAN
+    return framework
 
 
 QUANTIZED_EXPERTS_NOTE = re.compile(r"\bquantize_moe_experts\W{0,4}true\b", re.IGNORECASE)
@@ -507,20 +528,26 @@ class ModelParallel:
         return self.tensor * self.pipeline * self.expert > 1
 
 
-def _size_pattern(short: str, long: str) -> re.Pattern[str]:
-    """`tp=2`, `TP 2`, `TP2` (as in `TP2PP4`), `tensor parallel 2`, `tensor parallelism = 2`,
-    `--tensor-model-parallel-size 2`, `tensor_model_parallel_size: 2`."""
+def _size_pattern(short: str, long: str, unit: str) -> re.Pattern[str]:
+    """A parallel size as command lines, configs and prose give it: `tp=2`, `TP 2`, `TP2` (as
+    in `TP2PP4`), `TP: 2`, `TP (2)`, `tp_size=2`, `TP degree 2`, `TP of 2`, `tensor parallel 2`,
+    `tensor parallelism = 2`, `tensor parallelism of 2`, `tensor-parallel (TP) size 2`,
+    `--tensor-model-parallel-size 2`, `tensor_model_parallel_size: 2`, torchtitan's
+    `--parallelism.tensor_parallel_degree 2`, `2-way TP`, `2-way tensor parallelism`, and
+    `2 pipeline stages` (`unit`). The short name is not read inside a word ("step 8") nor in
+    a hyphenated name (another row's id cited in the notes)."""
+    size = r"[-_ ]?(?:size|degree)"
+    said = r"\s*(?:[=:]|\bof\b)?\s*\(?(\d+)\)?(?![.\d])"
     return re.compile(
-        rf"(?<![a-z]){short}\s*[=:]?\s*(\d+)(?!\.\d)|"
-        rf"\b{long}[-_ ](?:model[-_ ])?parallel(?:ism)?(?:[-_ ]size)?\s*[=:]?\s*(\d+)\b",
+        rf"(?<![a-z-]){short}(?:{size})?{said}|"
+        rf"\b{long}[-_ ](?:model[-_ ])?parallel(?:ism)?(?:\s*\({short}\))?(?:\s*{size})?{said}|"
+        rf"\b(\d+)[- ]way\s+(?:{short}\b|{long}[-_ ]parallel)|\b(\d+)\s+{unit}\b",
         re.IGNORECASE)
 
 
-_TENSOR_PARALLEL = _size_pattern("tp", "tensor")
-_PIPELINE_PARALLEL = _size_pattern("pp", "pipeline")
-_EXPERT_PARALLEL = re.compile(
-    r"(?<![a-z])ep\s*=\s*(\d+)\b|\bexpert[-_ ](?:model[-_ ])?parallel(?:ism)?(?:[-_ ]size)?"
-    r"\s*[=:]?\s*(\d+)\b", re.IGNORECASE)
+_TENSOR_PARALLEL = _size_pattern("tp", "tensor", "tensor[-_ ]parallel ranks")
+_PIPELINE_PARALLEL = _size_pattern("pp", "pipeline", "pipeline stages")
+_EXPERT_PARALLEL = _size_pattern("ep", "expert", "expert[-_ ]parallel ranks")
 
 
 def model_parallel(case: Case) -> ModelParallel:
@@ -605,12 +632,22 @@ notes."""
 _ALLOC_CONF = re.compile(r"PYTORCH_CUDA_ALLOC_CONF\s*=\s*['\"]?([\w:.,]+)")
 
 
+_EXPANDABLE_SEGMENTS = re.compile(
+    r"\bexpandable[_ -]segments\W{0,4}(?:true|on|enabled)\b|"
+    r"\bwith expandable[_ -]segments\b", re.IGNORECASE)
+"""Expandable segments said to be on without the variable (`expandable_segments: True`,
+"expandable segments on", "with expandable segments"); a bare mention says nothing."""
+
+
 def alloc_conf(case: Case) -> AllocatorConfig:
     """The allocator settings the row's notes give (`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:
-    True` before the command; the format has no column for it), else PyTorch's defaults. Settings
-    the simulation does not take leave the defaults."""
+    True` before the command; the format has no column for it), else expandable segments where
+    the notes name them without the variable (`_EXPANDABLE_SEGMENTS`), else PyTorch's defaults.
+    Settings the simulation does not take leave the defaults."""
     said = _ALLOC_CONF.search(case.notes)
     if said is None:
+        if _EXPANDABLE_SEGMENTS.search(case.notes):
+            return replace(PYTORCH_DEFAULTS, expandable_segments=True)
         return PYTORCH_DEFAULTS
     try:
         return parse_alloc_conf(said.group(1))

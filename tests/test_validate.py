@@ -54,6 +54,7 @@ from vramplan.validation import (
     warmup_reserved_bytes,
     zero3_config_file,
 )
+from vramplan.validation.notes import largest_batch_first
 from vramplan.vocab import (
     Attention,
     Checkpointing,
@@ -197,6 +198,20 @@ def test_notes_giving_model_parallel_sizes_split_the_model(notes: str, tensor: i
         + f'"{notes}"'
     case = read_cases("\n".join((HEADER, row)))[0]
     assert model_parallel(case) == ModelParallel(tensor, pipeline, expert)
+
+
+@pytest.mark.parametrize(("notes", "first"), [
+    ("Alpaca, longest sample forced into the first batch (seq_len = longest sample)", True),
+    ("the longest sequence is placed first", True),
+    ("largest batch first, so potential OOMs happen right away", True),
+    ("seq_len = the longest sample; steady state after 100 steps", False),
+    ("first batch of the epoch", False),
+])
+def test_notes_saying_the_largest_batch_ran_first(notes: str, first: bool) -> None:
+    """litgpt's 2023 finetune scripts put the longest sample into the first batch: such a row's
+    figure is its first micro-batch's (`largest_batch_first`), however the notes word it."""
+    (case,) = read_cases("\n".join((HEADER, ROW + f'"{notes}"')))
+    assert largest_batch_first(case) is first
 
 
 def test_a_megatron_row_on_several_gpus_splits_and_shards_as_its_notes_say() -> None:

@@ -140,11 +140,14 @@ exists only there (AnswerDotAI/fsdp_qlora train.py applies `apply_activation_che
 the wrapped model)."""
 
 
-LARGEST_BATCH_FIRST = "longest sample forced into the first batch"
-"""How a row's notes say that its run processed its largest batch first: litgpt's 2023 finetune
-scripts put the longest sample into the first batch "so potential OOMs happen right away"
-(Lightning-AI/litgpt finetune/lora.py @0010d8ef: `get_batch(..., longest_seq_ix if iter_num ==
-0 else None)`), so later micro-batches, drawn at random, are shorter and unknown."""
+LARGEST_BATCH_FIRST = re.compile(
+    r"\b(?:longest|largest) (?:samples?|sequences?|examples?|batch)\b[^.;]{0,40}?\bfirst\b",
+    re.IGNORECASE)
+"""How a row's notes say that its run processed its largest batch first ("longest sample forced
+into the first batch", "the longest sequence placed first", "largest batch first"): litgpt's
+2023 finetune scripts put the longest sample into the first batch "so potential OOMs happen
+right away" (Lightning-AI/litgpt finetune/lora.py @0010d8ef: `get_batch(..., longest_seq_ix
+if iter_num == 0 else None)`), so later micro-batches, drawn at random, are shorter and unknown."""
 
 
 _COMPILE_MENTION = re.compile(r"(?<![a-z])(?:torch[._ ]?)?compiled?\b", re.IGNORECASE)
@@ -659,7 +662,7 @@ def alloc_conf(case: Case) -> AllocatorConfig:
 def largest_batch_first(case: Case) -> bool:
     """The row's run processed its largest batch first (said in its notes): the peak is that of
     the run's first micro-batch, not of a steady state at `seq_len`."""
-    return LARGEST_BATCH_FIRST in case.notes.lower()
+    return LARGEST_BATCH_FIRST.search(case.notes) is not None
 
 
 FIRST_STEP_REPORT = re.compile(r"\(after 1 iterations?\)", re.IGNORECASE)

@@ -200,6 +200,27 @@ def test_notes_giving_model_parallel_sizes_split_the_model(notes: str, tensor: i
     assert model_parallel(case) == ModelParallel(tensor, pipeline, expert)
 
 
+@pytest.mark.parametrize(("cell", "notes", "loss"), [
+    ("", "axolotl, cut_cross_entropy: true", Loss.CHUNKED),
+    ("", "Cut Cross-Entropy plugin", Loss.CHUNKED),
+    ("", "torchtune loss: CEWithChunkedOutputLoss", Loss.CHUNKED),
+    ("", "apply_liger_kernel_to_llama()", Loss.CHUNKED),  # fused linear cross-entropy on
+    ("", "--use_liger_kernel true", Loss.CHUNKED),
+    ("", "no CCE; cut_cross_entropy: false", None),
+    ("", "use_liger False", None),
+    ("", "plain cross-entropy", None),
+    ("standard", "use_liger_kernel True, the model's own loss", Loss.STANDARD),  # the cell first
+])
+def test_an_empty_loss_cell_reads_the_loss_the_notes_name(cell: str, notes: str,
+                                                         loss: Loss | None) -> None:
+    """A loss that never holds the whole logits, named in the notes (`FUSED_LOSS_NOTE`,
+    `LIGER_KERNELS_NOTE`), is what an empty `loss` cell reads as; a filled cell is read as
+    written; None is the framework's default."""
+    row = ROW.replace(",sdpa,,1,", f",sdpa,{cell},1,") + f'"{notes}"'
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert case.loss is loss
+
+
 @pytest.mark.parametrize(("notes", "first"), [
     ("Alpaca, longest sample forced into the first batch (seq_len = longest sample)", True),
     ("the longest sequence is placed first", True),

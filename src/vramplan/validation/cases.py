@@ -27,7 +27,7 @@ from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.frameworks import framework_defaults, read_framework
 from vramplan.presets.gpus import Gpu, find_gpu
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
-from vramplan.validation.notes import printed_metric, stack_named
+from vramplan.validation.notes import notes_loss, printed_metric, stack_named
 from vramplan.vocab import (
     POLICY_METHODS,
     Attention,
@@ -358,7 +358,7 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         checkpointing=choice(Checkpointing, "checkpointing", get("checkpointing"),
                              default_checkpointing(framework, sharding)),
         attention=choice(Attention, "attention", get("attention"), Attention.SDPA),
-        loss=_optional_choice(Loss, "loss", get("loss")),
+        loss=_optional_choice(Loss, "loss", get("loss")) or notes_loss(get("notes", "")),
         gpus=gpus,
         gpu=gpu,
         sharding=sharding,

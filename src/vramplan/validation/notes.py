@@ -33,7 +33,7 @@ from vramplan.presets.frameworks import (
 from vramplan.presets.inference_engines import VLLM_MEMORY_UTILIZATION
 from vramplan.presets.litgpt_recipes import LITGPT_HUB_RECIPES, LITGPT_HUB_SOURCE, LitgptRecipe
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.vocab import Framework, FsdpVersion, Method, Metric
+from vramplan.vocab import Framework, FsdpVersion, Loss, Method, Metric
 
 if TYPE_CHECKING:
     from vramplan.validation.cases import Case
@@ -207,6 +207,28 @@ LIGER_KERNELS_NOTE = re.compile(
 """A row whose notes say Liger-Kernel patched the model (`use_liger_kernel True`,
 `--use_liger_kernel true`, `apply_liger_kernel_to_llama`, axolotl's `LigerPlugin` with
 `liger_rms_norm`; not a command's `--use_liger True/False`): `TrainingSetup.liger_kernels`."""
+
+
+FUSED_LOSS_NOTE = re.compile(
+    r"(?<!no )(?<!not )(?<!without )(?<!w/o )"
+    r"(?:\bcut[-_ ]cross[-_ ]entropy\b|\bCutCrossEntropy\w*|\bCEWithChunkedOutputLoss\b|"
+    r"\bfused[-_ ]linear[-_ ]cross[-_ ]entropy\b|\bFusedLinearCrossEntropy\w*|"
+    r"\bchunked[-_ ](?:cross[-_ ]entropy|CE)\b|(?-i:\bCCE\b))"
+    r"(?!\W{0,4}(?:false|off|disabled|0)\b)", re.IGNORECASE)
+"""A row whose notes name a loss that never holds the whole logits: Cut Cross-Entropy
+(axolotl's `cut_cross_entropy: true`, its CutCrossEntropyPlugin), torchtune's
+`CEWithChunkedOutputLoss`, a fused linear or chunked cross-entropy; not denied ("no CCE",
+`cut_cross_entropy: false`). With Liger-Kernel's patching (`LIGER_KERNELS_NOTE`, whose
+`fused_linear_cross_entropy` is on by default), an empty `loss` cell reads `chunked`
+(`notes_loss`)."""
+
+
+def notes_loss(notes: str) -> Loss | None:
+    """The loss an empty `loss` cell reads as when the notes name a fused or chunked one
+    (`FUSED_LOSS_NOTE`, `LIGER_KERNELS_NOTE`); None: the framework's default."""
+    if FUSED_LOSS_NOTE.search(notes) or LIGER_KERNELS_NOTE.search(notes):
+        return Loss.CHUNKED
+    return None
 
 
 GRAD_BUFFER_16BIT_NOTE = re.compile(

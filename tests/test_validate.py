@@ -221,6 +221,25 @@ def test_an_empty_loss_cell_reads_the_loss_the_notes_name(cell: str, notes: str,
     assert case.loss is loss
 
 
+@pytest.mark.parametrize(("cell", "notes", "impl"), [
+    ("", "torchtune optimizer_in_bwd: True", OptimizerImpl.IN_BACKWARD),
+    ("", "+ optimizer step fused into backward", OptimizerImpl.IN_BACKWARD),
+    ("", "LOMO = SGD step fused into backward via per-parameter hooks", OptimizerImpl.IN_BACKWARD),
+    ("", "opt-in-bwd", OptimizerImpl.IN_BACKWARD),
+    ("", "optimizer_in_bwd: False", None),
+    ("", "without optimizer in backward", None),
+    ("", "the baseline of the LOMO paper: AdamW", None),
+    ("fused", "optimizer_in_bwd: True", OptimizerImpl.FUSED),  # the cell first
+])
+def test_an_empty_optimizer_impl_cell_reads_a_step_in_backward_the_notes_name(
+        cell: str, notes: str, impl: OptimizerImpl | None) -> None:
+    """An optimizer stepping inside backward (`OPTIMIZER_IN_BACKWARD_NOTE`) is what an empty
+    `optimizer_impl` cell reads as; a filled cell is read as written."""
+    row = ROW.replace(",adamw,,none,", f",adamw,{cell},none,") + f'"{notes}"'
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert case.optimizer_impl is impl
+
+
 @pytest.mark.parametrize(("notes", "first"), [
     ("Alpaca, longest sample forced into the first batch (seq_len = longest sample)", True),
     ("the longest sequence is placed first", True),

@@ -27,7 +27,12 @@ from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.frameworks import framework_defaults, read_framework
 from vramplan.presets.gpus import Gpu, find_gpu
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
-from vramplan.validation.notes import notes_loss, printed_metric, stack_named
+from vramplan.validation.notes import (
+    OPTIMIZER_IN_BACKWARD_NOTE,
+    notes_loss,
+    printed_metric,
+    stack_named,
+)
 from vramplan.vocab import (
     POLICY_METHODS,
     Attention,
@@ -347,7 +352,9 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
                          framework_defaults(framework).precision),
         optimizer=choice(Optimizer, "optimizer", get("optimizer"),
                          Optimizer.NONE if inference else Optimizer.ADAMW),
-        optimizer_impl=_optional_choice(OptimizerImpl, "optimizer_impl", get("optimizer_impl")),
+        optimizer_impl=_optional_choice(OptimizerImpl, "optimizer_impl", get("optimizer_impl"))
+        or (OptimizerImpl.IN_BACKWARD if OPTIMIZER_IN_BACKWARD_NOTE.search(get("notes", ""))
+            else None),
         quant=quant,
         lora_r=_optional_count("lora_r", get("lora_r", "")),
         lora_targets=(parse_lora_targets(get("lora_targets", ""))

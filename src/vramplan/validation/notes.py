@@ -231,6 +231,19 @@ def notes_loss(notes: str) -> Loss | None:
     return None
 
 
+OPTIMIZER_IN_BACKWARD_NOTE = re.compile(
+    r"(?<!no )(?<!not )(?<!without )(?<!w/o )"
+    r"(?:\boptimizer[-_ ]in[-_ ](?:bwd|backward)\b|\bopt[-_ ]in[-_ ](?:bwd|backward)\b|"
+    r"\b(?:optimizer|SGD|AdamW?)(?:'s)?(?: step| update)? (?:fused |run |applied )?"
+    r"(?:into|in|inside|during) "
+    r"(?:the )?backward\b)"
+    r"(?!\W{0,4}(?:false|off|disabled|0)\b)", re.IGNORECASE)
+"""A row whose notes say its optimizer stepped inside backward (torchtune's
+`optimizer_in_bwd: True`, "optimizer in backward", "opt-in-bwd", "optimizer step fused into
+backward"; not denied nor set false):
+an empty `optimizer_impl` cell reads `in-backward`."""
+
+
 GRAD_BUFFER_16BIT_NOTE = re.compile(
     r"\b(?:grad_reduce_in_fp32|accumulate_allreduce_grads_in_fp32)\W{0,4}(?:=\s*)?false\b",
     re.IGNORECASE)

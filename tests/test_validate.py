@@ -240,6 +240,23 @@ def test_an_empty_optimizer_impl_cell_reads_a_step_in_backward_the_notes_name(
     assert case.optimizer_impl is impl
 
 
+@pytest.mark.parametrize(("framework", "source", "attention"), [
+    ("hf", "a blog post of 2023-10-30", Attention.EAGER),  # transformers before v4.36.0
+    ("generic", "arXiv 2305.17333", Attention.EAGER),
+    ("hf", "a blog post of 2023-12-11", Attention.SDPA),  # v4.36.0 made SDPA the default
+    ("hf", "a blog post (undated)", Attention.SDPA),
+    ("litgpt", "a blog post of 2023-10-30", Attention.SDPA),  # not transformers' code
+])
+def test_an_empty_attention_cell_is_the_stacks_default_at_the_rows_date(
+        framework: str, source: str, attention: Attention) -> None:
+    """transformers' models ran their eager attention by default until v4.36.0 (2023-12-11):
+    an empty `attention` cell of a row on transformers' code dated before reads `eager`."""
+    row = ROW.replace(",src,", f",{source},").replace(",sdpa,", ",,") \
+        .replace(",litgpt,", f",{framework},") + '""'
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert case.attention is attention
+
+
 @pytest.mark.parametrize(("notes", "first"), [
     ("Alpaca, longest sample forced into the first batch (seq_len = longest sample)", True),
     ("the longest sequence is placed first", True),

@@ -16,6 +16,7 @@ from vramplan.vocab import (
     BLOCK_TARGETS,
     PEFT_LORA_RANK,
     PEFT_LORA_TARGETS,
+    Attention,
     Checkpointing,
     Framework,
     FsdpVersion,
@@ -1184,6 +1185,23 @@ def runs_transformers_code(framework: Framework) -> bool:
     """`framework` runs transformers' model code (`ModelCode.TRANSFORMERS`), whose dated
     behaviours `transformers_code` gives."""
     return DEFAULTS[framework].model_code is ModelCode.TRANSFORMERS
+
+
+TRANSFORMERS_SDPA_DEFAULT_SINCE = date(2023, 12, 11)
+"""transformers v4.36.0 (released 2023-12-11) made `attn_implementation="sdpa"` the default of
+the models that support it (PR #26572, "F.scaled_dot_product_attention support"; issue #28005:
+"In Transformers 4.36, we started adding native support of ... SDPA, enabled by default");
+before, its models ran their eager attention."""
+
+
+def default_attention(framework: Framework, on: date | None) -> Attention:
+    """The attention of a run that names none: eager for transformers' model code dated before
+    `TRANSFORMERS_SDPA_DEFAULT_SINCE`, else SDPA. Models that gained SDPA after v4.36 (GPT-NeoX
+    in v4.42.0, OPT later) are not told apart: they ran eager longer than this says."""
+    if runs_transformers_code(framework) and on is not None \
+            and on < TRANSFORMERS_SDPA_DEFAULT_SINCE:
+        return Attention.EAGER
+    return Attention.SDPA
 
 
 MEGATRON_CORE_RELEASE_DATES: dict[tuple[int, int], date] = {

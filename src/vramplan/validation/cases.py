@@ -24,7 +24,7 @@ from vramplan.errors import ConflictingOptions, MissingValue, UnknownName, Vramp
 from vramplan.files import read_text_file
 from vramplan.i18n import Lang
 from vramplan.model.lora_targets import parse_lora_targets
-from vramplan.presets.frameworks import framework_defaults, read_framework
+from vramplan.presets.frameworks import default_attention, framework_defaults, read_framework
 from vramplan.presets.gpus import Gpu, find_gpu
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
 from vramplan.validation.notes import (
@@ -32,6 +32,7 @@ from vramplan.validation.notes import (
     notes_loss,
     printed_metric,
     stack_named,
+    stated_date,
 )
 from vramplan.vocab import (
     POLICY_METHODS,
@@ -364,7 +365,10 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         new_tokens=_optional_count("new_tokens", get("new_tokens", "")),
         checkpointing=choice(Checkpointing, "checkpointing", get("checkpointing"),
                              default_checkpointing(framework, sharding)),
-        attention=choice(Attention, "attention", get("attention"), Attention.SDPA),
+        # an empty cell: the attention the stack ran by default at the row's stated date
+        attention=choice(Attention, "attention", get("attention"),
+                         default_attention(framework, stated_date(
+                             f"{get('source', '')} {get('notes', '')}"))),
         loss=_optional_choice(Loss, "loss", get("loss")) or notes_loss(get("notes", "")),
         gpus=gpus,
         gpu=gpu,

@@ -1043,6 +1043,8 @@ def test_a_measured_row_on_a_card_of_unknown_size_is_estimated_and_says_so() -> 
     ({"q;v": "q_proj;v_proj"}, "lora_targets", frozenset({LoraTarget.Q, LoraTarget.V})),
     ({"litgpt": "trl"}, "framework", Framework.HF),
     ({"litgpt": "llama-factory"}, "framework", Framework.LLAMAFACTORY),
+    ({"litgpt": "Hugging Face"}, "framework", Framework.HF),
+    ({"litgpt": "Megatron-Bridge"}, "framework", Framework.MEGATRON),
     ({"allocated": "max_memory_allocated"}, "metric", Metric.ALLOCATED),
     ({"allocated": "nvidia-smi"}, "metric", Metric.DEVICE),
     ({"allocated": "torch.cuda.max_memory_reserved"}, "metric", Metric.RESERVED),

@@ -451,11 +451,13 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
              "active": Metric.ALLOCATED, "peak-memory-active": Metric.ALLOCATED},
     # stacks that run one of these: TRL's and ms-swift's trainers subclass transformers'
     # `Trainer` (trl/trainer/sft_trainer.py, swift/trainers/trainers.py); NeMo trains through
-    # Megatron Core; DeepSpeed-Chat on the DeepSpeed engine
+    # Megatron Core (as Megatron-Bridge does); DeepSpeed-Chat on the DeepSpeed engine
     Framework: {"transformers": Framework.HF, "trl": Framework.HF, "peft": Framework.HF,
-                "hf-trainer": Framework.HF, "ms-swift": Framework.HF,
+                "hf-trainer": Framework.HF, "ms-swift": Framework.HF, "swift": Framework.HF,
+                "huggingface": Framework.HF, "hugging-face": Framework.HF,
                 "llama-factory": Framework.LLAMAFACTORY, "lit-gpt": Framework.LITGPT,
                 "megatron-lm": Framework.MEGATRON, "megatron-core": Framework.MEGATRON,
+                "mcore": Framework.MEGATRON, "megatron-bridge": Framework.MEGATRON,
                 "nemo": Framework.MEGATRON, "deepspeed-chat": Framework.DEEPSPEED,
                 "pytorch": Framework.GENERIC},
 }

@@ -1044,6 +1044,17 @@ def test_a_measured_row_on_a_card_of_unknown_size_is_estimated_and_says_so() -> 
     ({"litgpt": "trl"}, "framework", Framework.HF),
     ({"litgpt": "llama-factory"}, "framework", Framework.LLAMAFACTORY),
     ({"litgpt": "Hugging Face"}, "framework", Framework.HF),
+    ({"bf16-true": "fp16-mixed"}, "precision", Precision.AMP),
+    ({"bf16-true": "16-true"}, "precision", Precision.BF16_TRUE),  # Lightning's fp16 weights
+    ({",none,sdpa,": ",SAC,sdpa,"}, "checkpointing", Checkpointing.SELECTIVE),  # torchtitan's
+    ({",sdpa,": ",flex_attention,"}, "attention", Attention.FLASH),
+    ({"allocated": "W&B"}, "metric", Metric.DEVICE),
+    ({",1,a100-40gb,none,": ",2,a100-40gb,ZeRO stage 3,"}, "sharding", Scheme.ZERO3),
+    ({",1,a100-40gb,none,": ",2,a100-40gb,fully_shard,"}, "sharding", Scheme.FSDP),
+    ({"a100-40gb,none,none,": "a100-40gb,fsdp,optimizer+params,"}, "offload",
+         Offload.PARAMS_OPTIMIZER),
+    ({"a100-40gb,none,none,": "a100-40gb,none,activation offloading,"}, "offload",
+         Offload.ACTIVATIONS),
     ({"litgpt": "Megatron-Bridge"}, "framework", Framework.MEGATRON),
     ({"allocated": "max_memory_allocated"}, "metric", Metric.ALLOCATED),
     ({"allocated": "nvidia-smi"}, "metric", Metric.DEVICE),

@@ -389,7 +389,11 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
     # Lightning Fabric's precision strings (lightning/fabric/connector.py `_PRECISION_INPUT`):
     # "16-mixed" and "bf16-mixed" keep fp32 weights and autocast (the `MixedPrecision` plugin)
     Precision: {"16-mixed": Precision.AMP, "bf16-mixed": Precision.AMP,
-                "32-true": Precision.FP32, "float32": Precision.FP32},
+                "32-true": Precision.FP32, "float32": Precision.FP32,
+                # the same written with the 16-bit type first; "16-true" (fp16 weights and
+                # compute, no master copy) is the format's all-16-bit precision
+                "fp16-mixed": Precision.AMP, "16-true": Precision.BF16_TRUE,
+                "fp16-true": Precision.BF16_TRUE, "pure-bf16": Precision.BF16_TRUE},
     # transformers' `TrainingArguments.optim` names (training_args.py `OptimizerNames`);
     # torch.optim.Adam keeps AdamW's two moments (torch/optim/adam.py `_init_group`); the seed
     # page's presets, "Adam in mixed precision" and 8-bit Adam
@@ -412,13 +416,20 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
     Quant: {"8bit": Quant.INT8, "bnb-8bit": Quant.INT8, "llm.int8": Quant.INT8,
             "llm-int8": Quant.INT8, "load-in-8bit": Quant.INT8, "bnb-nf4": Quant.NF4},
     # transformers' `gradient_checkpointing=True` checkpoints every decoder layer
-    Checkpointing: {"true": Checkpointing.FULL, "yes": Checkpointing.FULL, "on": Checkpointing.FULL,
+    # torchtitan's per-op selective activation checkpointing ("sac", `mode = "selective"`,
+    # `selective_ac_option = "op"`)
+    Checkpointing: {"sac": Checkpointing.SELECTIVE, "per-op": Checkpointing.SELECTIVE,
+                    "true": Checkpointing.FULL, "yes": Checkpointing.FULL, "on": Checkpointing.FULL,
                     "1": Checkpointing.FULL, "gradient-checkpointing": Checkpointing.FULL,
                     "false": Checkpointing.NONE, "no": Checkpointing.NONE,
                     "off": Checkpointing.NONE, "0": Checkpointing.NONE},
     # transformers' `attn_implementation` names and the flash-attn package
     Attention: {"flash-attention-2": Attention.FLASH, "flash-attention-3": Attention.FLASH,
-                "flash-attn": Attention.FLASH, "fa2": Attention.FLASH,
+                "flash-attn": Attention.FLASH, "fa2": Attention.FLASH, "fa3": Attention.FLASH,
+                # FlexAttention keeps what flash does (the output and the log-sum-exp), no
+                # score matrix; SDPA's cuDNN backend is one of SDPA's fused kernels
+                "flex-attention": Attention.FLASH, "flex": Attention.FLASH,
+                "cudnn": Attention.SDPA,
                 # xformers' memory_efficient_attention: the kernel SDPA's memory-efficient
                 # backend was taken from (no score matrix kept)
                 "xformers": Attention.SDPA},
@@ -433,8 +444,15 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
              "hybrid-shard": Scheme.HSDP, "fsdp1": Scheme.FSDP, "fsdp2": Scheme.FSDP,
              "zero-1": Scheme.ZERO1, "zero-2": Scheme.ZERO2, "zero-3": Scheme.ZERO3,
              "deepspeed-zero1": Scheme.ZERO1, "deepspeed-zero2": Scheme.ZERO2,
-             "deepspeed-zero3": Scheme.ZERO3},
-    Offload: {"optimizer-states": Offload.OPTIMIZER},
+             "deepspeed-zero3": Scheme.ZERO3, "zero-stage-1": Scheme.ZERO1,
+             "zero-stage-2": Scheme.ZERO2, "zero-stage-3": Scheme.ZERO3,
+             # FSDP2's API
+             "fully-shard": Scheme.FSDP},
+    Offload: {"optimizer-states": Offload.OPTIMIZER,
+              "optimizer+params": Offload.PARAMS_OPTIMIZER,
+              "params+optimizer": Offload.PARAMS_OPTIMIZER,
+              "activation-offloading": Offload.ACTIVATIONS,
+              "offload-activations": Offload.ACTIVATIONS},
     # peft's module names for Llama-style models, and its `all-linear`
     LoraTarget: {"q-proj": LoraTarget.Q, "k-proj": LoraTarget.K, "v-proj": LoraTarget.V,
                  "o-proj": LoraTarget.O, "gate-proj": LoraTarget.GATE, "up-proj": LoraTarget.UP,
@@ -446,6 +464,9 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
              "max-memory-reserved": Metric.RESERVED, "memory-reserved": Metric.RESERVED,
              "torch.cuda.max-memory-reserved": Metric.RESERVED,
              "nvidia-smi": Metric.DEVICE, "nvml": Metric.DEVICE,
+             # tools that read NVML's used memory: W&B's system metrics, gpustat; AMD's rocm-smi
+             "wandb": Metric.DEVICE, "w&b": Metric.DEVICE, "gpustat": Metric.DEVICE,
+             "rocm-smi": Metric.DEVICE,
              # torch.cuda.memory_stats()["active_bytes.all.peak"], torchtune's "Peak Memory
              # Active": the allocated blocks plus the freed ones still awaiting other streams
              "active": Metric.ALLOCATED, "peak-memory-active": Metric.ALLOCATED},

@@ -219,6 +219,9 @@ def test_an_empty_loss_cell_reads_the_loss_the_notes_name(cell: str, notes: str,
     row = ROW.replace(",sdpa,,1,", f",sdpa,{cell},1,") + f'"{notes}"'
     (case,) = read_cases("\n".join((HEADER, row)))
     assert case.loss is loss
+    # a GRPO or DPO trainer computes its own loss from the logits, whatever Liger patched
+    (grpo,) = read_cases("\n".join((HEADER, row.replace(",lora,", ",grpo,"))))
+    assert grpo.loss is (loss if cell else None)
 
 
 @pytest.mark.parametrize(("cell", "notes", "impl"), [

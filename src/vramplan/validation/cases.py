@@ -369,7 +369,10 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         attention=choice(Attention, "attention", get("attention"),
                          default_attention(framework, stated_date(
                              f"{get('source', '')} {get('notes', '')}"))),
-        loss=_optional_choice(Loss, "loss", get("loss")) or notes_loss(get("notes", "")),
+        # a supervised row's loss as its notes name it; a preference or RL trainer computes its
+        # own loss from the logits, whatever Liger patched into the model's forward
+        loss=_optional_choice(Loss, "loss", get("loss"))
+        or (None if method.is_alignment else notes_loss(get("notes", ""))),
         gpus=gpus,
         gpu=gpu,
         sharding=sharding,

@@ -219,8 +219,9 @@ FUSED_LOSS_NOTE = re.compile(
 (axolotl's `cut_cross_entropy: true`, its CutCrossEntropyPlugin), torchtune's
 `CEWithChunkedOutputLoss`, a fused linear or chunked cross-entropy; not denied ("no CCE",
 `cut_cross_entropy: false`). With Liger-Kernel's patching (`LIGER_KERNELS_NOTE`, whose
-`fused_linear_cross_entropy` is on by default), an empty `loss` cell reads `chunked`
-(`notes_loss`)."""
+`fused_linear_cross_entropy` is on by default), an empty `loss` cell of a supervised row reads
+`chunked` (`notes_loss`): a preference or RL trainer (TRL's GRPO, DPO) computes its loss from
+the model's logits, which Liger's patched forward returns whole when no labels are passed."""
 
 
 def notes_loss(notes: str) -> Loss | None:

@@ -1,0 +1,105 @@
+"""Accuracy of the shipped case files when their rows are written with less: how much of it rests on
+what only the project's own rows say, and so how a row written by someone else may score.
+
+The held-out rows that score vramplan each turn are written in the format's vocabulary by other
+hands: six frameworks (`hf`, `litgpt`, `torchtune`, `deepspeed`, `megatron`, `generic`), cells left
+empty for "the framework's default", notes in their own words. Each variant below rewrites every
+row of both shipped files one way and scores them as `benchmarks/accuracy.py` does:
+
+- `as written`: the files unchanged;
+- `six frameworks`: a stack the format has no word for written as its nearest word (torchtitan as
+  `generic`; axolotl, LLaMA-Factory, accelerate and Unsloth as `hf`), the notes kept;
+- `no optimizer_impl`, `no loss`, `no attention`: that cell left empty on every training row, the
+  notes kept (what the notes and the stack's defaults give back);
+- `no notes`: the notes emptied (what the cells alone give: model-parallel sizes, compile,
+  dates and the rest that the format has no column for are lost).
+
+Run: `.venv/bin/python benchmarks/written_differently.py` (about 4 minutes on 2 cores).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable
+
+from vramplan.validation import (
+    SHIPPED_CASE_FILES,
+    ValidationReport,
+    parse_cases,
+    score_cases,
+    shipped_cases,
+)
+
+Row = dict[str, str]
+
+FORMAT_FRAMEWORKS = {"torchtitan": "generic", "axolotl": "hf", "llamafactory": "hf",
+                     "accelerate": "hf", "unsloth": "hf"}
+"""The format's word for each stack it has none for (../shared/validation/FORMAT.md)."""
+
+
+def _training_cell_emptied(column: str) -> Callable[[Row], None]:
+    def rewrite(row: Row) -> None:
+        if row["method"] != "inference":
+            row[column] = ""
+    return rewrite
+
+
+def _six_frameworks(row: Row) -> None:
+    row["framework"] = FORMAT_FRAMEWORKS.get(row["framework"], row["framework"])
+
+
+def _no_notes(row: Row) -> None:
+    row["notes"] = ""
+
+
+VARIANTS: dict[str, Callable[[Row], None] | None] = {
+    "as written": None,
+    "six frameworks": _six_frameworks,
+    "no optimizer_impl": _training_cell_emptied("optimizer_impl"),
+    "no loss": _training_cell_emptied("loss"),
+    "no attention": _training_cell_emptied("attention"),
+    "no notes": _no_notes,
+}
+
+
+def rewritten(text: str, rewrite: Callable[[Row], None] | None) -> str:
+    """The case file `text` with `rewrite` applied to every row."""
+    if rewrite is None:
+        return text
+    rows = list(csv.DictReader(io.StringIO(text)))
+    for row in rows:
+        rewrite(row)
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+def _line(title: str, report: ValidationReport) -> str:
+    def pct(value: float | None) -> str:
+        return f"{value:6.2f} %" if value is not None else "     -"
+
+    return (f"{title:18} {report.rows_scored:4} rows  median {pct(report.median_abs_error_pct)}"
+            f"  p90 {pct(report.p90_abs_error_pct)}  max {pct(report.max_abs_error_pct)}"
+            f"  OOM right {report.oom_right}/{report.oom_total}")
+
+
+def main() -> None:
+    texts = {name: shipped_cases(name) for name in SHIPPED_CASE_FILES}
+    for variant, rewrite in VARIANTS.items():
+        reports = []
+        for text in texts.values():
+            parsed = parse_cases(rewritten(text, rewrite))
+            reports.append(score_cases(parsed.cases, parsed.unread))
+        print(f"== {variant}")
+        for name, report in zip(texts, reports, strict=True):
+            print("  " + _line(name, report))
+        print("  " + _line("both files", ValidationReport(
+            tuple(s for r in reports for s in r.scores),
+            tuple(u for r in reports for u in r.unread))))
+
+
+if __name__ == "__main__":
+    main()

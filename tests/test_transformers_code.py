@@ -204,6 +204,11 @@ def test_the_allocation_program_holds_the_shifted_loss() -> None:
     ("text added in 6008f272, 2024-03-13; read at 0f0ecfba, 2024-10", date(2024, 3, 13)),
     ("runs in March 2025", date(2025, 3, 1)),
     ("commit not recorded", None),
+    ("blog post of Mar 13, 2024", date(2024, 3, 13)),
+    ("posted December 11th, 2023", date(2023, 12, 11)),
+    ("logs of 2024/03/13", date(2024, 3, 13)),
+    ("posted on 12/11/2023", None),  # month first or day first: not said
+    ("Feb 30, 2024 (sic)", date(2024, 2, 1)),
 ])
 def test_the_dates_a_row_states(text: str, expected: date | None) -> None:
     assert stated_date(text) == expected

@@ -312,15 +312,30 @@ _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
 _MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _ISO_DATE = re.compile(r"\b(20\d\d)-(0[1-9]|1[0-2])(?:-(0[1-9]|[12]\d|3[01]))?\b")
 _MONTH_YEAR = re.compile(rf"\b{_MONTH}(?:\s*[-/]\s*{_MONTH})?\s+(20\d\d)\b", re.IGNORECASE)
+_MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(20\d\d)\b",
+                             re.IGNORECASE)
+_SLASHED_DATE = re.compile(r"\b(20\d\d)/(0[1-9]|1[0-2])/(0[1-9]|[12]\d|3[01])\b")
 _ARXIV = re.compile(r"\barxiv[: ]*(\d\d)(0[1-9]|1[0-2])\.\d{4,5}\b", re.IGNORECASE)
 
 
+def _checked_date(year: int, month: int, day: int) -> date:
+    """The date, or the month's first day where the day does not exist (`Feb 30, 2024`)."""
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return date(year, month, 1)
+
+
 def stated_date(text: str) -> date | None:
-    """The earliest date `text` states: ISO dates (`2024-03-13`, `2024-10`), a month and year
-    (`March 2024`; a range `Feb-Mar 2024` reads as its first month), arXiv identifiers
-    (`arXiv 2403.13372`: March 2024); a month alone reads as its first day."""
+    """The earliest date `text` states: ISO dates (`2024-03-13`, `2024-10`, `2024/03/13`), a
+    month, day and year (`Mar 13, 2024`, `March 13th 2024`), a month and year (`March 2024`; a
+    range `Feb-Mar 2024` reads as its first month), arXiv identifiers (`arXiv 2403.13372`:
+    March 2024); a month alone reads as its first day. `12/11/2023` is left out: month first or
+    day first, it does not say."""
     dates = [date(int(year), int(month), int(day or 1))
-             for year, month, day in _ISO_DATE.findall(text)]
+             for year, month, day in _ISO_DATE.findall(text) + _SLASHED_DATE.findall(text)]
+    dates += [_checked_date(int(year), _MONTHS.index(month.lower()[:3]) + 1, int(day))
+              for month, day, year in _MONTH_DAY_YEAR.findall(text)]
     dates += [date(int(year), _MONTHS.index(first.lower()) + 1, 1)
               for first, _, year in _MONTH_YEAR.findall(text)]
     dates += [date(2000 + int(year), int(month), 1) for year, month in _ARXIV.findall(text)]

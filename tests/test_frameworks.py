@@ -20,6 +20,7 @@ from vramplan.presets.frameworks import (
     ACCELERATE_FSDP2_NO_SYNC_SINCE,
     DEFAULTS,
     accumulate_without_sync,
+    default_fsdp_version,
     default_gradient_accumulation,
     default_optimizer_impl,
     framework_defaults,
@@ -835,3 +836,24 @@ def test_axolotl_empties_the_cache_once_its_model_is_loaded(day: date | None,
                       if e.kind is EventKind.MARK and e.name == "forward")
     marks = [e.name for e in events[:first_step] if e.kind is EventKind.MARK]
     assert (EMPTY_CACHE in marks) is empties
+
+
+@pytest.mark.parametrize(("method", "on", "version"), [
+    (Method.FULL, date(2024, 8, 10), FsdpVersion.FSDP1),  # before #1287
+    (Method.FULL, date(2024, 8, 11), FsdpVersion.FSDP2),
+    (Method.LORA, date(2024, 9, 9), FsdpVersion.FSDP1),  # before #1517
+    (Method.LORA, date(2024, 9, 10), FsdpVersion.FSDP2),
+    (Method.QLORA, date(2024, 6, 1), FsdpVersion.FSDP2),  # only ever on the FSDP2 recipe
+    (Method.LORA, None, FsdpVersion.FSDP2),  # today's recipe
+])
+def test_torchtunes_distributed_recipes_moved_to_fsdp2_on_their_dates(
+        method: Method, on: date | None, version: FsdpVersion) -> None:
+    """torchtune's full and LoRA distributed recipes wrapped the model in FSDP1 until
+    afd23fd0b (2024-08-11) and 6deeda92c (2024-09-10): a run dated before that names no FSDP
+    gets FSDP1; other stacks keep theirs whatever the date."""
+    assert default_fsdp_version(Framework.TORCHTUNE, method, on) is version
+    setup = TrainingSetup(framework=Framework.TORCHTUNE, method=method, batch=1, seq_len=512)
+    assert default_parallelism(setup, Scheme.FSDP, 2, on=on).fsdp_version is version
+    assert default_fsdp_version(Framework.TORCHTITAN, method, date(2024, 1, 1)) \
+        is FsdpVersion.FSDP2
+    assert default_fsdp_version(Framework.HF, method, date(2024, 1, 1)) is FsdpVersion.FSDP1

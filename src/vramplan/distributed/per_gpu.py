@@ -37,6 +37,7 @@ from vramplan.presets.frameworks import (
     DEEPSPEED_NO_GATHER_AT_ONE_RANK_SINCE,
     DEEPSPEED_OFFLOAD_STEP_ON_GPU,
     accumulate_without_sync,
+    default_fsdp_version,
     during,
     embedding_apart,
     framework_defaults,
@@ -315,7 +316,8 @@ def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
     - FSDP version (`fsdp_version` when the run names one): litgpt wraps
       `torch.distributed.fsdp.FullyShardedDataParallel` through Lightning Fabric's FSDPStrategy
       (FSDP1, `use_orig_params=True`); the Hugging Face Trainer goes through accelerate, FSDP1
-      unless `fsdp_version: 2`; torchtune and torchtitan use `fully_shard` (FSDP2).
+      unless `fsdp_version: 2`; torchtune and torchtitan use `fully_shard` (FSDP2), torchtune
+      since its recipes moved to it (`default_fsdp_version`).
     - Gradient accumulation inside `no_sync`: litgpt wraps every accumulating micro-batch in
       `fabric.no_backward_sync(model, enabled=is_accumulating)` (litgpt/finetune/lora.py, full.py),
       which is FSDP's `no_sync()` under FSDPStrategy; the transformers Trainer calls
@@ -327,7 +329,7 @@ def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
     (`vramplan.presets.frameworks` holds each framework's defaults with their sources.)
     """
     defaults = framework_defaults(setup.framework)
-    version = fsdp_version or defaults.fsdp_version
+    version = fsdp_version or default_fsdp_version(setup.framework, setup.method, on)
     no_sync = setup.gradient_accumulation \
         and accumulate_without_sync(setup.framework, version, on)
     return Parallelism(

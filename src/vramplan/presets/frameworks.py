@@ -1187,6 +1187,27 @@ def runs_transformers_code(framework: Framework) -> bool:
     return DEFAULTS[framework].model_code is ModelCode.TRANSFORMERS
 
 
+TORCHTUNE_FSDP2_SINCE = {Method.FULL: date(2024, 8, 11), Method.FREEZE: date(2024, 8, 11),
+                         Method.LORA: date(2024, 9, 10)}
+"""When torchtune's distributed recipes moved from FSDP1 (`FullyShardedDataParallel` with
+its wrap policies) to FSDP2 (`fully_shard`, `training.shard_model`): full fine-tuning in
+afd23fd0b ("Full finetune FSDP2 recipe (#1287)", 2024-08-11), LoRA in 6deeda92c ("LoRA FSDP2
+recipe migration (#1517)", 2024-09-10; git log -S of recipes/full_finetune_distributed.py and
+lora_finetune_distributed.py). Its distributed QLoRA only ever ran on FSDP2 (the dev recipe
+lora_finetune_fsdp2.py before #1517)."""
+
+
+def default_fsdp_version(framework: Framework, method: Method, on: date | None) -> FsdpVersion:
+    """The FSDP a `fsdp` run of `framework` gets when it names none, as of its code's date `on`
+    (None: today's): the framework's (`FrameworkDefaults.fsdp_version`), but FSDP1 for a
+    torchtune full or LoRA run dated before its recipe moved to FSDP2
+    (`TORCHTUNE_FSDP2_SINCE`)."""
+    since = TORCHTUNE_FSDP2_SINCE.get(method) if framework is Framework.TORCHTUNE else None
+    if since is not None and on is not None and on < since:
+        return FsdpVersion.FSDP1
+    return DEFAULTS[framework].fsdp_version
+
+
 TRANSFORMERS_SDPA_DEFAULT_SINCE = date(2023, 12, 11)
 """transformers v4.36.0 (released 2023-12-11) made `attn_implementation="sdpa"` the default of
 the models that support it (PR #26572, "F.scaled_dot_product_attention support"; issue #28005:

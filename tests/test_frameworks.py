@@ -13,6 +13,7 @@ import pytest
 from vramplan.allocator import PYTORCH_DEFAULTS
 from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
 from vramplan.distributed.sharding import Parallelism
+from vramplan.errors import UnknownName
 from vramplan.i18n import Lang, translate
 from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
@@ -498,7 +499,34 @@ def test_a_cards_capability_reaches_the_setup_from_the_catalogue_or_its_family()
     assert case_gpu("b200-180gb").cuda_capability == (10, 0)
     assert case_gpu("h100-96gb").cuda_capability == (9, 0)
     assert case_gpu("mi300x-192gb").cuda_capability is None
-    assert case_gpu("A800 80GB").cuda_capability is None
+    # export variants of a chip: the A800 is an A100, the H800 an H100
+    assert case_gpu("A800 80GB").cuda_capability == (8, 0)
+    assert case_gpu("H800 80GB").cuda_capability == (9, 0)
+
+
+@pytest.mark.parametrize(("name", "card"), [
+    ("NVIDIA A100-SXM4-80GB", "a100-80gb"),  # nvidia-smi's name
+    ("NVIDIA H100 80GB HBM3", "h100-80gb"),
+    ("H100 SXM", "h100-80gb"),
+    ("Tesla T4", "t4-16gb"),
+    ("Colab T4", "t4-16gb"),
+    ("GeForce RTX 3090", "rtx-3090-24gb"),
+    ("4090", "rtx-4090-24gb"),
+    ("8x A100 80GB", "a100-80gb"),  # a count of cards
+    ("Tesla V100-SXM2-32GB", "v100-32gb"),
+])
+def test_a_rows_card_is_read_without_brands_form_factors_or_counts(name: str, card: str) -> None:
+    """Brands, form factors, memory types and a count of cards do not tell cards apart: the
+    catalogue card is what is left (its size, capability and published driver reserve)."""
+    assert case_gpu(name).name == card
+
+
+@pytest.mark.parametrize("name", ["V100", "A800", "H100 80GB 94GB"])
+def test_a_card_name_that_does_not_say_its_size_is_not_guessed(name: str) -> None:
+    """The V100 came with 16 or 32 GB: a name without one is not read (the row is scored
+    without a card, or refused if it is an OOM row)."""
+    with pytest.raises(UnknownName):
+        case_gpu(name)
 
 
 @pytest.mark.parametrize(("day", "apart"), [

@@ -417,29 +417,53 @@ _CARD_SIZE = re.compile(r"(?<![\d.])(\d{1,4})\s*-?\s*(?:gib|gb|g)\b", re.IGNOREC
 (`A800 80GB`, nvidia-smi's `NVIDIA A100-SXM4-80GB`, `H20 96G`)."""
 
 
+_NOT_THE_CARD = re.compile(
+    r"\b(?:nvidia|geforce|tesla|amd|instinct|sxm\d?|pcie|hbm\d?e?|colab|kaggle)\b"
+    r"|^\s*\d{1,4}\s*x\b", re.IGNORECASE)
+"""Words of a card's name that do not tell cards apart: brands, form factors, memory types,
+the notebook host, a count of cards (`8x A100 80GB`, nvidia-smi's `NVIDIA A100-SXM4-80GB`,
+`Tesla T4`, `H100 SXM`)."""
+
+_SAME_CHIP = {"a800": "a100", "h800": "h100"}
+"""Export variants of a catalogue card's chip, with its compute capability: the A800 is an
+A100 (GA100, sm80), the H800 an H100 (GH100, sm90), each with a slower interconnect."""
+
+
 def case_gpu(name: str) -> Gpu:
-    """The row's card: from the catalogue, else, for a name that states one memory size (the
-    catalogue's `rtx-a5000-24gb`, a vendor's `A800 80GB`), a card of that many GiB (an "N GB" card
-    holds N GiB, see `vramplan.presets.gpus`), of the catalogue card the name names without its
-    size, if any (`h100-96gb`: an H100, whose compute capability it takes). A name with no size,
-    or with two different ones, is not read."""
+    """The row's card: from the catalogue, by its name or by what is left of it without brands,
+    form factors and a count of cards (`_NOT_THE_CARD`: `NVIDIA A100-SXM4-80GB` is the
+    `a100-80gb`, `Tesla T4` the `t4-16gb`, `GeForce RTX 3090` and `3090` the `rtx-3090-24gb`);
+    else, for a name that states one memory size (the catalogue's `rtx-a5000-24gb`, a vendor's
+    `A800 80GB`), a card of that many GiB (an "N GB" card holds N GiB, see
+    `vramplan.presets.gpus`), of the catalogue card the name names without its size, if any
+    (`h100-96gb`: an H100, whose compute capability it takes; `_SAME_CHIP`). A name with no size
+    that the catalogue does not know (`V100`: 16 or 32 GB?), or with two different sizes, is not
+    read."""
     try:
         return find_gpu(name)
     except UnknownName:
+        stem = " ".join(_NOT_THE_CARD.sub(" ", name.replace("-", " ").replace("_", " ")).split())
+        for candidate in (stem, f"rtx {stem}"):
+            try:
+                return find_gpu(candidate)
+            except UnknownName:
+                continue
         sizes = {int(found) for found in _CARD_SIZE.findall(name)}
         if len(sizes) != 1 or 0 in sizes:
             raise
         (size,) = sizes
-        family = _catalogue_family(_CARD_SIZE.sub("", name))
+        family = _catalogue_family(_CARD_SIZE.sub("", stem))
         return Gpu(name.strip().lower(), name.strip(), family.vendor if family else "", size,
                    source=f"case file: {size} GB read from the name",
                    cuda_capability=family.cuda_capability if family else None)
 
 
 def _catalogue_family(stem: str) -> Gpu | None:
-    """The catalogue card called `stem` (a card's name without its memory size), if any."""
+    """The catalogue card called `stem` (a card's name without its memory size, or the card its
+    chip is: `_SAME_CHIP`), if any."""
+    stem = stem.strip(" -_").lower()
     try:
-        return find_gpu(stem.strip(" -_"))
+        return find_gpu(_SAME_CHIP.get(stem, stem))
     except UnknownName:
         return None
 

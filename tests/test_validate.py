@@ -1048,6 +1048,8 @@ def test_a_measured_row_on_a_card_of_unknown_size_is_estimated_and_says_so() -> 
     ({"litgpt": "llama-factory"}, "framework", Framework.LLAMAFACTORY),
     ({"litgpt": "Hugging Face"}, "framework", Framework.HF),
     ({"bf16-true": "fp16-mixed"}, "precision", Precision.AMP),
+    ({",lora,": ",full fine-tuning,", "8,q;v": ","}, "method", Method.FULL),
+    ({",adamw,,": ",adamw,single_tensor,"}, "optimizer_impl", OptimizerImpl.FOR_LOOP),
     ({"bf16-true": "16-true"}, "precision", Precision.BF16_TRUE),  # Lightning's fp16 weights
     ({",none,sdpa,": ",SAC,sdpa,"}, "checkpointing", Checkpointing.SELECTIVE),  # torchtitan's
     ({",sdpa,": ",flex_attention,"}, "attention", Attention.FLASH),

@@ -386,6 +386,11 @@ def spelling(text: str) -> str:
 # same thing under its framework's name, never a guess between two members (`bf16` alone could
 # be `amp` or `bf16-true`, `4bit` nf4 or fp4: they are not here).
 OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
+    # every parameter trains, as in pre-training; a generation is an inference run
+    Method: {"full-fine-tuning": Method.FULL, "full-finetuning": Method.FULL,
+             "full-finetune": Method.FULL, "full-ft": Method.FULL, "fft": Method.FULL,
+             "pretraining": Method.FULL, "pretrain": Method.FULL,
+             "generation": Method.INFERENCE, "generate": Method.INFERENCE},
     # Lightning Fabric's precision strings (lightning/fabric/connector.py `_PRECISION_INPUT`):
     # "16-mixed" and "bf16-mixed" keep fp32 weights and autocast (the `MixedPrecision` plugin)
     Precision: {"16-mixed": Precision.AMP, "bf16-mixed": Precision.AMP,
@@ -398,6 +403,7 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
     # torch.optim.Adam keeps AdamW's two moments (torch/optim/adam.py `_init_group`); the seed
     # page's presets, "Adam in mixed precision" and 8-bit Adam
     Optimizer: {"adam-mixed": Optimizer.ADAMW, "adam-8bit": Optimizer.ADAMW_8BIT,
+                "adam8bit": Optimizer.ADAMW_8BIT,
                 "adam": Optimizer.ADAMW, "adamw-torch": Optimizer.ADAMW,
                 "adamw-torch-fused": Optimizer.ADAMW, "adamw-hf": Optimizer.ADAMW,
                 "adamw-bnb-8bit": Optimizer.ADAMW_8BIT, "adamw8bit": Optimizer.ADAMW_8BIT,
@@ -408,8 +414,11 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
                 # the fused kernels of the same AdamW: transformers' "adamw_apex_fused",
                 # DeepSpeed's FusedAdam (deepspeed/ops/adam/fused_adam.py, adam_w_mode)
                 "adamw-apex-fused": Optimizer.ADAMW, "fusedadam": Optimizer.ADAMW},
-    # torchtune's `optimizer_in_bwd` flag steps each parameter inside backward
+    # torchtune's `optimizer_in_bwd` flag steps each parameter inside backward; torch.optim's
+    # own words for its implementations (`_single_tensor_adamw`, `_multi_tensor_adamw`)
     OptimizerImpl: {"forloop": OptimizerImpl.FOR_LOOP,
+                    "single-tensor": OptimizerImpl.FOR_LOOP,
+                    "multi-tensor": OptimizerImpl.FOREACH,
                     "optimizer-in-bwd": OptimizerImpl.IN_BACKWARD,
                     "in-bwd": OptimizerImpl.IN_BACKWARD},
     # bitsandbytes' 8-bit storage is LLM.int8() (transformers `load_in_8bit`)

@@ -249,6 +249,7 @@ def test_an_empty_optimizer_impl_cell_reads_a_step_in_backward_the_notes_name(
     ("hf", "a blog post of 2023-12-11", Attention.SDPA),  # v4.36.0 made SDPA the default
     ("hf", "a blog post (undated)", Attention.SDPA),
     ("litgpt", "a blog post of 2023-10-30", Attention.SDPA),  # not transformers' code
+    ("unsloth", "a blog post of 2023-12-05", Attention.SDPA),  # its own kernels
 ])
 def test_an_empty_attention_cell_is_the_stacks_default_at_the_rows_date(
         framework: str, source: str, attention: Attention) -> None:

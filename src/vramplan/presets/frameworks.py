@@ -1217,10 +1217,11 @@ before, its models ran their eager attention."""
 
 def default_attention(framework: Framework, on: date | None) -> Attention:
     """The attention of a run that names none: eager for transformers' model code dated before
-    `TRANSFORMERS_SDPA_DEFAULT_SINCE`, else SDPA. Models that gained SDPA after v4.36 (GPT-NeoX
-    in v4.42.0, OPT later) are not told apart: they ran eager longer than this says."""
-    if runs_transformers_code(framework) and on is not None \
-            and on < TRANSFORMERS_SDPA_DEFAULT_SINCE:
+    `TRANSFORMERS_SDPA_DEFAULT_SINCE`, else SDPA. Unsloth patches in its own attention kernels
+    whatever the date. Models that gained SDPA after v4.36 (GPT-NeoX in v4.42.0, OPT later) are
+    not told apart: they ran eager longer than this says."""
+    if runs_transformers_code(framework) and framework is not Framework.UNSLOTH \
+            and on is not None and on < TRANSFORMERS_SDPA_DEFAULT_SINCE:
         return Attention.EAGER
     return Attention.SDPA
 

@@ -254,11 +254,14 @@ def test_an_empty_optimizer_impl_cell_reads_a_step_in_backward_the_notes_name(
 def test_an_empty_attention_cell_is_the_stacks_default_at_the_rows_date(
         framework: str, source: str, attention: Attention) -> None:
     """transformers' models ran their eager attention by default until v4.36.0 (2023-12-11):
-    an empty `attention` cell of a row on transformers' code dated before reads `eager`."""
+    an empty `attention` cell of a row on transformers' code dated before reads `eager`; not
+    Falcon's, whose code called SDPA itself."""
     row = ROW.replace(",src,", f",{source},").replace(",sdpa,", ",,") \
         .replace(",litgpt,", f",{framework},") + '""'
     (case,) = read_cases("\n".join((HEADER, row)))
     assert case.attention is attention
+    (falcon,) = read_cases("\n".join((HEADER, row.replace(",llama-2-7b,", ",falcon-7b,"))))
+    assert falcon.attention is Attention.SDPA
 
 
 @pytest.mark.parametrize(("notes", "first"), [

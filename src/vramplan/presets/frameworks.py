@@ -1215,12 +1215,21 @@ the models that support it (PR #26572, "F.scaled_dot_product_attention support";
 before, its models ran their eager attention."""
 
 
-def default_attention(framework: Framework, on: date | None) -> Attention:
+SDPA_BEFORE_THE_DEFAULT = frozenset({"falcon"})
+"""The `model_type`s whose transformers code called `F.scaled_dot_product_attention` itself
+before v4.36.0: Falcon without ALiBi (`FalconAttention.forward`, as its remote modelling_RW.py
+did: `if alibi is None: ... F.scaled_dot_product_attention(query_layer_, key_layer_, ...)`)."""
+
+
+def default_attention(framework: Framework, on: date | None,
+                      model_type: str | None = None) -> Attention:
     """The attention of a run that names none: eager for transformers' model code dated before
     `TRANSFORMERS_SDPA_DEFAULT_SINCE`, else SDPA. Unsloth patches in its own attention kernels
-    whatever the date. Models that gained SDPA after v4.36 (GPT-NeoX in v4.42.0, OPT later) are
-    not told apart: they ran eager longer than this says."""
+    whatever the date, and Falcon's code called SDPA itself (`SDPA_BEFORE_THE_DEFAULT`). Models
+    that gained SDPA after v4.36 (GPT-NeoX in v4.42.0, OPT later) are not told apart: they ran
+    eager longer than this says."""
     if runs_transformers_code(framework) and framework is not Framework.UNSLOTH \
+            and model_type not in SDPA_BEFORE_THE_DEFAULT \
             and on is not None and on < TRANSFORMERS_SDPA_DEFAULT_SINCE:
         return Attention.EAGER
     return Attention.SDPA

@@ -26,6 +26,7 @@ from vramplan.i18n import Lang
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.frameworks import default_attention, framework_defaults, read_framework
 from vramplan.presets.gpus import Gpu, find_gpu
+from vramplan.presets.models import find_model
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
 from vramplan.validation.notes import (
     OPTIMIZER_IN_BACKWARD_NOTE,
@@ -368,7 +369,8 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         # an empty cell: the attention the stack ran by default at the row's stated date
         attention=choice(Attention, "attention", get("attention"),
                          default_attention(framework, stated_date(
-                             f"{get('source', '')} {get('notes', '')}"))),
+                             f"{get('source', '')} {get('notes', '')}"),
+                             _model_type(get("model", "")))),
         # a supervised row's loss as its notes name it; a preference or RL trainer computes its
         # own loss from the logits, whatever Liger patched into the model's forward
         loss=_optional_choice(Loss, "loss", get("loss"))
@@ -478,6 +480,15 @@ def _required_choice(enum: type[E], column: str, value: str) -> E:
     if not value:
         raise MissingValue(column)
     return choice(enum, column, value, next(iter(enum)))
+
+
+def _model_type(name: str) -> str | None:
+    """transformers' `model_type` of the row's model, None where the registry does not know it
+    (the row is then refused by the estimate, which names the model)."""
+    try:
+        return find_model(name).transformers_type
+    except UnknownName:
+        return None
 
 
 def _optional_choice(enum: type[E], column: str, value: str | None) -> E | None:

@@ -1058,6 +1058,8 @@ def test_a_measured_row_on_a_card_of_unknown_size_is_estimated_and_says_so() -> 
     ({",none,sdpa,": ",SAC,sdpa,"}, "checkpointing", Checkpointing.SELECTIVE),  # torchtitan's
     ({",sdpa,": ",flex_attention,"}, "attention", Attention.FLASH),
     ({"allocated": "W&B"}, "metric", Metric.DEVICE),
+    ({"allocated": "torch.cuda.mem_get_info"}, "metric", Metric.DEVICE),
+    ({"allocated": "max_memory_cached"}, "metric", Metric.RESERVED),  # PyTorch before 1.4
     ({",1,a100-40gb,none,": ",2,a100-40gb,ZeRO stage 3,"}, "sharding", Scheme.ZERO3),
     ({",1,a100-40gb,none,": ",2,a100-40gb,fully_shard,"}, "sharding", Scheme.FSDP),
     ({"a100-40gb,none,none,": "a100-40gb,fsdp,optimizer+params,"}, "offload",

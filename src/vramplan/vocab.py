@@ -473,9 +473,14 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
              "max-memory-reserved": Metric.RESERVED, "memory-reserved": Metric.RESERVED,
              "torch.cuda.max-memory-reserved": Metric.RESERVED,
              "nvidia-smi": Metric.DEVICE, "nvml": Metric.DEVICE,
-             # tools that read NVML's used memory: W&B's system metrics, gpustat; AMD's rocm-smi
+             # tools that read NVML's used memory: W&B's system metrics, gpustat, pynvml and
+             # py3nvml; the driver's free memory (`torch.cuda.mem_get_info`); AMD's rocm-smi
              "wandb": Metric.DEVICE, "w&b": Metric.DEVICE, "gpustat": Metric.DEVICE,
-             "rocm-smi": Metric.DEVICE,
+             "pynvml": Metric.DEVICE, "py3nvml": Metric.DEVICE, "mem-get-info": Metric.DEVICE,
+             "torch.cuda.mem-get-info": Metric.DEVICE, "rocm-smi": Metric.DEVICE,
+             # PyTorch's names for the reserved counters before 1.4 (`max_memory_cached`)
+             "max-memory-cached": Metric.RESERVED, "memory-cached": Metric.RESERVED,
+             "torch.cuda.max-memory-cached": Metric.RESERVED,
              # torch.cuda.memory_stats()["active_bytes.all.peak"], torchtune's "Peak Memory
              # Active": the allocated blocks plus the freed ones still awaiting other streams
              "active": Metric.ALLOCATED, "peak-memory-active": Metric.ALLOCATED},

@@ -35,3 +35,29 @@ def test_every_nvidia_card_has_its_compute_capability_and_no_other_does(gpu: Gpu
     """NVIDIA's table (developer.nvidia.com/cuda-gpus) gives each of its cards one; AMD's have
     none (ROCm reports a gfx version, not a CUDA capability)."""
     assert (gpu.cuda_capability is not None) is (gpu.vendor == "NVIDIA")
+
+
+@pytest.mark.parametrize(("name", "card"), [
+    ("NVIDIA A100-SXM4-80GB", "a100-80gb"),  # nvidia-smi's name
+    ("NVIDIA H100 80GB HBM3", "h100-80gb"),
+    ("H100 SXM", "h100-80gb"),
+    ("Tesla T4", "t4-16gb"),
+    ("GeForce RTX 3090", "rtx-3090-24gb"),
+    ("4090", "rtx-4090-24gb"),
+    ("AMD Instinct MI300X", "mi300x-192gb"),
+])
+def test_a_card_is_found_without_its_brand_form_factor_or_memory_type(name: str,
+                                                                      card: str) -> None:
+    """The CLI, the API and the case files share `find_gpu`: the words that do not tell the
+    catalogue's cards apart are dropped, the rest is the card's name or alias."""
+    assert find_gpu(name).name == card
+
+
+@pytest.mark.parametrize("name", ["V100", "8x A100 80GB", "A800 80GB"])
+def test_a_name_the_catalogue_does_not_hold_is_refused(name: str) -> None:
+    """No size guessed (`V100`), no count of cards read as a card (the case files' reader
+    drops it, the options do not), no card outside the catalogue."""
+    from vramplan.errors import UnknownName
+
+    with pytest.raises(UnknownName):
+        find_gpu(name)

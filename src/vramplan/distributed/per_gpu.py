@@ -85,6 +85,7 @@ from vramplan.training.states import (
 from vramplan.units import ceil_div
 from vramplan.vocab import (
     Checkpointing,
+    ComputeDtype,
     Framework,
     FsdpVersion,
     Generation,
@@ -633,7 +634,7 @@ def _zero_offload_as_run(setup: TrainingSetup, states: ModelStates,
     if not states.gradient_bytes:
         return sharded
     buffer = states.largest_trainable_params * states.gradient_itemsize
-    step = ceil_div(states.trainable_params, sharded.shard_degree) * 4 \
+    step = ceil_div(states.trainable_params, sharded.shard_degree) * ComputeDtype.FP32.bytes \
         if during(setup.code_date, DEEPSPEED_OFFLOAD_STEP_ON_GPU) else 0
     return replace(sharded, persistent_buffers_bytes=sharded.persistent_buffers_bytes + buffer,
                    step_buffers_bytes=sharded.step_buffers_bytes + step)

@@ -47,15 +47,16 @@ _NV_CAPABILITY = "https://developer.nvidia.com/cuda-gpus"
 """NVIDIA's compute capability table, the source of every `cuda_capability` below."""
 GPUS: tuple[Gpu, ...] = (
     Gpu("rtx-3090-24gb", "NVIDIA GeForce RTX 3090", "NVIDIA", 24,
-        f"{_NV}/en-us/geforce/graphics-cards/30-series/rtx-3090-3090ti/", aliases=("rtx-3090",),
-        cuda_capability=(8, 6)),
+        f"{_NV}/en-us/geforce/graphics-cards/30-series/rtx-3090-3090ti/",
+        aliases=("rtx-3090", "3090"), cuda_capability=(8, 6)),
     Gpu("rtx-4080-16gb", "NVIDIA GeForce RTX 4080", "NVIDIA", 16,
-        f"{_NV_NIM} (GeForce RTX 4080, 16 GB)", aliases=("rtx-4080",), cuda_capability=(8, 9)),
+        f"{_NV_NIM} (GeForce RTX 4080, 16 GB)", aliases=("rtx-4080", "4080"),
+        cuda_capability=(8, 9)),
     Gpu("rtx-4090-24gb", "NVIDIA GeForce RTX 4090", "NVIDIA", 24,
         f"{_NV}/en-us/geforce/graphics-cards/40-series/rtx-4090/", common=True,
-        aliases=("rtx-4090",), cuda_capability=(8, 9)),
+        aliases=("rtx-4090", "4090"), cuda_capability=(8, 9)),
     Gpu("rtx-5090-32gb", "NVIDIA GeForce RTX 5090", "NVIDIA", 32,
-        f"{_NV}/en-us/geforce/graphics-cards/50-series/rtx-5090/", aliases=("rtx-5090",),
+        f"{_NV}/en-us/geforce/graphics-cards/50-series/rtx-5090/", aliases=("rtx-5090", "5090"),
         cuda_capability=(12, 0)),
     Gpu("t4-16gb", "NVIDIA T4", "NVIDIA", 16,
         f"{_NV}/en-us/data-center/tesla-t4/", aliases=("t4",), cuda_capability=(7, 5)),
@@ -123,21 +124,32 @@ GPUS: tuple[Gpu, ...] = (
 )
 
 
-def _normalize(name: str) -> str:
-    return "-".join(name.strip().lower().replace("_", " ").replace("nvidia", "").split())
+_NOT_THE_CARD = frozenset({"nvidia", "geforce", "tesla", "amd", "instinct", "sxm", "sxm2",
+                           "sxm3", "sxm4", "sxm5", "pcie", "hbm2", "hbm2e", "hbm3", "hbm3e"})
+"""Words of a card's name that do not tell the catalogue's cards apart: brands, form factors,
+memory types (nvidia-smi's `NVIDIA A100-SXM4-80GB` is the `a100-80gb`, `Tesla T4` the `t4-16gb`,
+`H100 80GB HBM3` the `h100-80gb`, `AMD Instinct MI300X` the `mi300x-192gb`)."""
+
+
+def card_key(name: str) -> str:
+    """`name` in the form card names are compared in: any case, `_`, `-` and spaces as one `-`,
+    without the words that do not tell cards apart (`_NOT_THE_CARD`)."""
+    words = name.strip().lower().replace("_", " ").replace("-", " ").split()
+    return "-".join(word for word in words if word not in _NOT_THE_CARD)
 
 
 _BY_NAME: dict[str, Gpu] = {
-    _normalize(alias): gpu for gpu in GPUS for alias in (gpu.name, *gpu.aliases)
+    card_key(alias): gpu for gpu in GPUS for alias in (gpu.name, *gpu.aliases)
 }
 COMMON_GPUS: tuple[Gpu, ...] = tuple(gpu for gpu in GPUS if gpu.common)
 
 
 def find_gpu(name: str) -> Gpu:
-    """The GPU called `name` (catalogue name or alias, any case), or an error listing the names."""
+    """The GPU called `name` (catalogue name or alias, any case, with or without the brand, form
+    factor or memory type: `card_key`), or an error listing the names."""
     from vramplan.errors import UnknownName
 
     try:
-        return _BY_NAME[_normalize(name)]
+        return _BY_NAME[card_key(name)]
     except KeyError:
         raise UnknownName("gpu", name, [gpu.name for gpu in GPUS]) from None

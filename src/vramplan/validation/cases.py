@@ -25,12 +25,12 @@ from vramplan.files import read_text_file
 from vramplan.i18n import Lang
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.frameworks import default_attention, framework_defaults, read_framework
-from vramplan.presets.gpus import Gpu, find_gpu
+from vramplan.presets.gpus import Gpu, card_key, find_gpu
 from vramplan.presets.models import find_model
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
 from vramplan.validation.notes import (
-    OPTIMIZER_IN_BACKWARD_NOTE,
     notes_loss,
+    notes_optimizer_impl,
     printed_metric,
     stack_named,
     stated_date,
@@ -355,8 +355,7 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         optimizer=choice(Optimizer, "optimizer", get("optimizer"),
                          Optimizer.NONE if inference else Optimizer.ADAMW),
         optimizer_impl=_optional_choice(OptimizerImpl, "optimizer_impl", get("optimizer_impl"))
-        or (OptimizerImpl.IN_BACKWARD if OPTIMIZER_IN_BACKWARD_NOTE.search(get("notes", ""))
-            else None),
+        or notes_optimizer_impl(get("notes", "")),
         quant=quant,
         lora_r=_optional_count("lora_r", get("lora_r", "")),
         lora_targets=(parse_lora_targets(get("lora_targets", ""))
@@ -419,12 +418,10 @@ _CARD_SIZE = re.compile(r"(?<![\d.])(\d{1,4})\s*-?\s*(?:gib|gb|g)\b", re.IGNOREC
 (`A800 80GB`, nvidia-smi's `NVIDIA A100-SXM4-80GB`, `H20 96G`)."""
 
 
-_NOT_THE_CARD = re.compile(
-    r"\b(?:nvidia|geforce|tesla|amd|instinct|sxm\d?|pcie|hbm\d?e?|colab|kaggle)\b"
-    r"|^\s*\d{1,4}\s*x\b", re.IGNORECASE)
-"""Words of a card's name that do not tell cards apart: brands, form factors, memory types,
-the notebook host, a count of cards (`8x A100 80GB`, nvidia-smi's `NVIDIA A100-SXM4-80GB`,
-`Tesla T4`, `H100 SXM`)."""
+_NOT_THE_CARD = re.compile(r"\b(?:colab|kaggle)\b|^\s*\d{1,4}\s*x\b", re.IGNORECASE)
+"""Words of a row's card that name the notebook's host or count the cards (`Colab T4`,
+`8x A100 80GB`: the `gpus` cell counts them); brands and form factors are the catalogue's
+(`vramplan.presets.gpus.card_key`)."""
 
 _SAME_CHIP = {"a800": "a100", "h800": "h100"}
 """Export variants of a catalogue card's chip, with its compute capability: the A800 is an
@@ -432,24 +429,18 @@ A100 (GA100, sm80), the H800 an H100 (GH100, sm90), each with a slower interconn
 
 
 def case_gpu(name: str) -> Gpu:
-    """The row's card: from the catalogue, by its name or by what is left of it without brands,
-    form factors and a count of cards (`_NOT_THE_CARD`: `NVIDIA A100-SXM4-80GB` is the
-    `a100-80gb`, `Tesla T4` the `t4-16gb`, `GeForce RTX 3090` and `3090` the `rtx-3090-24gb`);
-    else, for a name that states one memory size (the catalogue's `rtx-a5000-24gb`, a vendor's
+    """The row's card: from the catalogue (`find_gpu`, which reads `NVIDIA A100-SXM4-80GB` as
+    the `a100-80gb`), without the notebook's host or a count of cards (`_NOT_THE_CARD`); else,
+    for a name that states one memory size (the catalogue's `rtx-a5000-24gb`, a vendor's
     `A800 80GB`), a card of that many GiB (an "N GB" card holds N GiB, see
     `vramplan.presets.gpus`), of the catalogue card the name names without its size, if any
     (`h100-96gb`: an H100, whose compute capability it takes; `_SAME_CHIP`). A name with no size
     that the catalogue does not know (`V100`: 16 or 32 GB?), or with two different sizes, is not
     read."""
+    stem = _NOT_THE_CARD.sub(" ", name)
     try:
-        return find_gpu(name)
+        return find_gpu(stem)
     except UnknownName:
-        stem = " ".join(_NOT_THE_CARD.sub(" ", name.replace("-", " ").replace("_", " ")).split())
-        for candidate in (stem, f"rtx {stem}"):
-            try:
-                return find_gpu(candidate)
-            except UnknownName:
-                continue
         sizes = {int(found) for found in _CARD_SIZE.findall(name)}
         if len(sizes) != 1 or 0 in sizes:
             raise
@@ -463,9 +454,9 @@ def case_gpu(name: str) -> Gpu:
 def _catalogue_family(stem: str) -> Gpu | None:
     """The catalogue card called `stem` (a card's name without its memory size, or the card its
     chip is: `_SAME_CHIP`), if any."""
-    stem = stem.strip(" -_").lower()
+    key = card_key(stem)
     try:
-        return find_gpu(_SAME_CHIP.get(stem, stem))
+        return find_gpu(_SAME_CHIP.get(key, key))
     except UnknownName:
         return None
 

@@ -33,14 +33,18 @@ from vramplan.presets.frameworks import (
 from vramplan.presets.inference_engines import VLLM_MEMORY_UTILIZATION
 from vramplan.presets.litgpt_recipes import LITGPT_HUB_RECIPES, LITGPT_HUB_SOURCE, LitgptRecipe
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.vocab import Framework, FsdpVersion, Loss, Method, Metric
+from vramplan.vocab import Framework, FsdpVersion, Loss, Method, Metric, OptimizerImpl
 
 if TYPE_CHECKING:
     from vramplan.validation.cases import Case
 
 
-_UNDENIED = r"(?<!no )(?<!not )(?<!without )"
-"""Prefix of a notes pattern: a name not denied ("no FSDP2", "not Unsloth", "without ...")."""
+_UNDENIED = r"(?<!no )(?<!not )(?<!without )(?<!w/o )"
+"""Prefix of a notes pattern: a name not denied ("no FSDP2", "not Unsloth", "without ...",
+"w/o ...")."""
+_NOT_SET_FALSE = r"(?!\W{0,4}(?:false|off|disabled|0)\b)"
+"""Suffix of a notes pattern: a setting not given as off (`cut_cross_entropy: false`,
+`optimizer_in_bwd=False`)."""
 
 UNSLOTH_NOTE = re.compile(rf"{_UNDENIED}(?<!non-)\bunsloth\b(?!/)", re.IGNORECASE)
 """A row whose notes name Unsloth (not to deny it, "without Unsloth", nor as the organization of
@@ -210,11 +214,10 @@ LIGER_KERNELS_NOTE = re.compile(
 
 
 FUSED_LOSS_NOTE = re.compile(
-    r"(?<!no )(?<!not )(?<!without )(?<!w/o )"
+    rf"{_UNDENIED}"
     r"(?:\bcut[-_ ]cross[-_ ]entropy\b|\bCutCrossEntropy\w*|\bCEWithChunkedOutputLoss\b|"
     r"\bfused[-_ ]linear[-_ ]cross[-_ ]entropy\b|\bFusedLinearCrossEntropy\w*|"
-    r"\bchunked[-_ ](?:cross[-_ ]entropy|CE)\b|(?-i:\bCCE\b))"
-    r"(?!\W{0,4}(?:false|off|disabled|0)\b)", re.IGNORECASE)
+    rf"\bchunked[-_ ](?:cross[-_ ]entropy|CE)\b|(?-i:\bCCE\b)){_NOT_SET_FALSE}", re.IGNORECASE)
 """A row whose notes name a loss that never holds the whole logits: Cut Cross-Entropy
 (axolotl's `cut_cross_entropy: true`, its CutCrossEntropyPlugin), torchtune's
 `CEWithChunkedOutputLoss`, a fused linear or chunked cross-entropy; not denied ("no CCE",
@@ -233,16 +236,21 @@ def notes_loss(notes: str) -> Loss | None:
 
 
 OPTIMIZER_IN_BACKWARD_NOTE = re.compile(
-    r"(?<!no )(?<!not )(?<!without )(?<!w/o )"
+    rf"{_UNDENIED}"
     r"(?:\boptimizer[-_ ]in[-_ ](?:bwd|backward)\b|\bopt[-_ ]in[-_ ](?:bwd|backward)\b|"
     r"\b(?:optimizer|SGD|AdamW?)(?:'s)?(?: step| update)? (?:fused |run |applied )?"
     r"(?:into|in|inside|during) "
-    r"(?:the )?backward\b)"
-    r"(?!\W{0,4}(?:false|off|disabled|0)\b)", re.IGNORECASE)
+    rf"(?:the )?backward\b){_NOT_SET_FALSE}", re.IGNORECASE)
 """A row whose notes say its optimizer stepped inside backward (torchtune's
 `optimizer_in_bwd: True`, "optimizer in backward", "opt-in-bwd", "optimizer step fused into
-backward"; not denied nor set false):
-an empty `optimizer_impl` cell reads `in-backward`."""
+backward"; not denied nor set false): an empty `optimizer_impl` cell reads `in-backward`
+(`notes_optimizer_impl`)."""
+
+
+def notes_optimizer_impl(notes: str) -> OptimizerImpl | None:
+    """The step an empty `optimizer_impl` cell reads as when the notes say it ran inside
+    backward (`OPTIMIZER_IN_BACKWARD_NOTE`); None: the framework's default."""
+    return OptimizerImpl.IN_BACKWARD if OPTIMIZER_IN_BACKWARD_NOTE.search(notes) else None
 
 
 GRAD_BUFFER_16BIT_NOTE = re.compile(
@@ -582,26 +590,27 @@ class ModelParallel:
         return self.tensor * self.pipeline * self.expert > 1
 
 
-def _size_pattern(short: str, long: str, unit: str) -> re.Pattern[str]:
+def _size_pattern(short: str, long: str, unit: str | None = None) -> re.Pattern[str]:
     """A parallel size as command lines, configs and prose give it: `tp=2`, `TP 2`, `TP2` (as
     in `TP2PP4`), `TP: 2`, `TP (2)`, `tp_size=2`, `TP degree 2`, `TP of 2`, `tensor parallel 2`,
     `tensor parallelism = 2`, `tensor parallelism of 2`, `tensor-parallel (TP) size 2`,
     `--tensor-model-parallel-size 2`, `tensor_model_parallel_size: 2`, torchtitan's
     `--parallelism.tensor_parallel_degree 2`, `2-way TP`, `2-way tensor parallelism`, and
-    `2 pipeline stages` (`unit`). The short name is not read inside a word ("step 8") nor in
-    a hyphenated name (another row's id cited in the notes)."""
+    for pipelines `4 pipeline stages` (`unit`). The short name is not read inside a word
+    ("step 8") nor in a hyphenated name (another row's id cited in the notes)."""
     size = r"[-_ ]?(?:size|degree)"
     said = r"\s*(?:[=:]|\bof\b)?\s*\(?(\d+)\)?(?![.\d])"
     return re.compile(
         rf"(?<![a-z-]){short}(?:{size})?{said}|"
         rf"\b{long}[-_ ](?:model[-_ ])?parallel(?:ism)?(?:\s*\({short}\))?(?:\s*{size})?{said}|"
-        rf"\b(\d+)[- ]way\s+(?:{short}\b|{long}[-_ ]parallel)|\b(\d+)\s+{unit}\b",
+        rf"\b(\d+)[- ]way\s+(?:{short}\b|{long}[-_ ]parallel)"
+        + (rf"|\b(\d+)\s+{unit}\b" if unit else ""),
         re.IGNORECASE)
 
 
-_TENSOR_PARALLEL = _size_pattern("tp", "tensor", "tensor[-_ ]parallel ranks")
+_TENSOR_PARALLEL = _size_pattern("tp", "tensor")
 _PIPELINE_PARALLEL = _size_pattern("pp", "pipeline", "pipeline stages")
-_EXPERT_PARALLEL = _size_pattern("ep", "expert", "expert[-_ ]parallel ranks")
+_EXPERT_PARALLEL = _size_pattern("ep", "expert")
 
 
 def model_parallel(case: Case) -> ModelParallel:

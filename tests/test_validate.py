@@ -58,6 +58,7 @@ from vramplan.validation.notes import largest_batch_first
 from vramplan.vocab import (
     Attention,
     Checkpointing,
+    Engine,
     Framework,
     FsdpVersion,
     LoraTarget,
@@ -70,6 +71,7 @@ from vramplan.vocab import (
     Precision,
     Quant,
     Scheme,
+    member_named,
 )
 
 CASES = files("vramplan").joinpath("data/cases.csv").read_text(encoding="utf-8")
@@ -1080,6 +1082,25 @@ def test_a_measured_row_on_a_card_of_unknown_size_is_estimated_and_says_so() -> 
     ({",1,a100-40gb,none,": ",2,a100-40gb,deepspeed_zero3,"}, "sharding", Scheme.ZERO3),
     ({"a100-40gb,none,none,": "a100-40gb,zero2,optimizer_states,"}, "offload",
          Offload.OPTIMIZER),
+    # the counters under the names the stacks log them (torchtune, torchtitan, DeepSpeed,
+    # memory_stats(), nvidia-smi's query field), and a torch.cuda function written as a call
+    ({",allocated,": ",peak_memory_alloc,"}, "metric", Metric.ALLOCATED),
+    ({",allocated,": ",peak_memory_reserved,"}, "metric", Metric.RESERVED),
+    ({",allocated,": ",max_reserved_gib,"}, "metric", Metric.RESERVED),
+    ({",allocated,": ",max_active,"}, "metric", Metric.ALLOCATED),
+    ({",allocated,": ",Max_CA,"}, "metric", Metric.RESERVED),
+    ({",allocated,": ",reserved_bytes.all.peak,"}, "metric", Metric.RESERVED),
+    ({",allocated,": ",memory.used,"}, "metric", Metric.DEVICE),
+    ({",allocated,": ",torch.cuda.max_memory_allocated(),"}, "metric", Metric.ALLOCATED),
+    ({",allocated,": ",torch.cuda.mem_get_info,"}, "metric", Metric.DEVICE),
+    # a class named with its module path
+    ({",adamw,,": ",torch.optim.AdamW,,"}, "optimizer", Optimizer.ADAMW),
+    ({",adamw,,": ",bnb.optim.PagedAdamW8bit,,"}, "optimizer", Optimizer.PAGED_ADAMW_8BIT),
+    ({",1,a100-40gb,none,": ",2,a100-40gb,NO_SHARD,"}, "sharding", Scheme.DDP),
+    ({",sdpa,": ",math,"}, "attention", Attention.EAGER),
+    ({",sdpa,,": ",sdpa,cross_entropy,"}, "loss", Loss.STANDARD),
+    ({",litgpt,": ",openrlhf,"}, "framework", Framework.DEEPSPEED),
+    ({",litgpt,": ",fms-hf-tuning,"}, "framework", Framework.HF),
 ])
 def test_the_stacks_own_names_for_a_value_are_read_as_it(cells: dict[str, str], column: str,
                                                          value: object) -> None:
@@ -1090,10 +1111,68 @@ def test_the_stacks_own_names_for_a_value_are_read_as_it(cells: dict[str, str], 
     assert getattr(case, column) == value and case.readings == ()
 
 
-@pytest.mark.parametrize("ambiguous", ["bf16", "fp16"])  # amp or bf16-true? mixed or amp?
-def test_a_precision_that_names_two_values_is_not_guessed(ambiguous: str) -> None:
-    with pytest.raises(CaseValueError, match="precision"):
-        read_cases("\n".join((HEADER, ROW.replace("bf16-true", ambiguous))))
+@pytest.mark.parametrize(("method", "framework", "written", "read"), [
+    # each stack's 16-bit switch is its default precision: litgpt's and transformers' pure
+    # bf16, DeepSpeed's and Megatron's fp32 master copy, torchtitan's fp32 shards
+    ("lora", "litgpt", "bf16", Precision.BF16_TRUE),
+    ("full", "hf", "bf16", Precision.BF16_TRUE),
+    ("full", "deepspeed", "bf16", Precision.MIXED),
+    ("full", "megatron", "fp16", Precision.MIXED),
+    ("full", "torchtitan", "bfloat16", Precision.AMP),
+    # fp16 gradients cannot be unscaled: a full fine-tuning in fp16 runs autocast
+    ("full", "hf", "fp16", Precision.AMP),
+    ("lora", "hf", "fp16", Precision.BF16_TRUE),
+    ("inference", "deepspeed", "fp16", Precision.BF16_TRUE),
+])
+def test_a_precision_that_names_a_16_bit_type_is_the_stacks_switch_for_it(
+        method: str, framework: str, written: str, read: Precision) -> None:
+    row = ROW.replace(",lora,bf16-true,", f",{method},{written},").replace(",litgpt,",
+                                                                          f",{framework},")
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert case.precision is read and case.readings == (Reading.PRECISION_OF_STACK,)
+
+
+@pytest.mark.parametrize("written", ["default", "n/a", "-", "unknown"])
+def test_a_cell_saying_not_stated_is_the_empty_cell(written: str) -> None:
+    empty = ROW.replace(",sdpa,,1,", ",,,1,").replace(",none,litgpt,", ",,litgpt,")
+    said = ROW.replace(",sdpa,,1,", f",{written},{written},1,").replace(
+        ",none,litgpt,", f",{written},litgpt,")
+    (expected,) = read_cases("\n".join((HEADER, empty)))
+    (case,) = read_cases("\n".join((HEADER, said)))
+    assert (case.attention, case.loss, case.offload) == \
+        (expected.attention, expected.loss, expected.offload)
+
+
+@pytest.mark.parametrize("written", ["4bit", "load_in_4bit", "bnb-4bit"])
+def test_4_bits_without_their_type_are_the_frameworks_4_bit_storage(written: str) -> None:
+    row = ROW.replace(",lora,bf16-true,adamw,,none,", f",qlora,bf16-true,adamw,,{written},")
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert case.quant is Quant.NF4 and case.readings == (Reading.QUANT_DEFAULT,)
+    (lora,) = read_cases("\n".join((HEADER, ROW.replace(",none,8,", f",{written},8,"))))
+    assert (lora.method, lora.quant) == (Method.QLORA, Quant.NF4)
+
+
+@pytest.mark.parametrize("written", ["vllm", "vLLM", "llama.cpp", "llamacpp"])
+def test_an_inference_engine_in_the_framework_cell_is_that_engine(written: str) -> None:
+    row = ROW.replace(",lora,bf16-true,adamw,,none,8,q;v,1,1304,,none,",
+                      ",inference,bf16-true,none,,none,,,1,128,64,none,").replace(
+                          ",litgpt,", f",{written},")
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert case.engine is member_named(Engine, written) and case.readings == ()
+    training = ROW.replace(",litgpt,", f",{written},")
+    (trained,) = read_cases("\n".join((HEADER, training)))
+    assert trained.engine is None and trained.readings == (Reading.UNKNOWN_FRAMEWORK,)
+
+
+def test_a_vllm_row_is_estimated_as_vllm_whether_its_cell_or_its_notes_say_so() -> None:
+    row = ROW.replace(",lora,bf16-true,adamw,,none,8,q;v,1,1304,,none,",
+                      ",inference,bf16-true,none,,none,,,1,128,64,none,").replace(
+                          ",allocated,", ",device,")
+    (by_cell,) = read_cases("\n".join((HEADER, row.replace(",litgpt,", ",vllm,"))))
+    (by_notes,) = read_cases("\n".join((HEADER, row.replace(",litgpt,", ",,") + "served by vLLM")))
+    assert score_case(by_cell).estimate_bytes == score_case(by_notes).estimate_bytes
+    assert score_case(by_cell).estimate_bytes != score_case(
+        read_cases("\n".join((HEADER, row.replace(",litgpt,", ",,"))))[0]).estimate_bytes
 
 
 def test_fsdp2_in_the_sharding_cell_is_fsdp_run_as_fsdp2() -> None:

@@ -398,7 +398,10 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
                 # the same written with the 16-bit type first; "16-true" (fp16 weights and
                 # compute, no master copy) is the format's all-16-bit precision
                 "fp16-mixed": Precision.AMP, "16-true": Precision.BF16_TRUE,
-                "fp16-true": Precision.BF16_TRUE, "pure-bf16": Precision.BF16_TRUE},
+                "fp16-true": Precision.BF16_TRUE, "pure-bf16": Precision.BF16_TRUE,
+                # autocast named as such: fp32 weights, 16-bit matmuls
+                "bf16-amp": Precision.AMP, "fp16-amp": Precision.AMP,
+                "amp-bf16": Precision.AMP, "amp-fp16": Precision.AMP},
     # transformers' `TrainingArguments.optim` names (training_args.py `OptimizerNames`);
     # torch.optim.Adam keeps AdamW's two moments (torch/optim/adam.py `_init_group`); the seed
     # page's presets, "Adam in mixed precision" and 8-bit Adam
@@ -423,7 +426,10 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
                     "in-bwd": OptimizerImpl.IN_BACKWARD},
     # bitsandbytes' 8-bit storage is LLM.int8() (transformers `load_in_8bit`)
     Quant: {"8bit": Quant.INT8, "bnb-8bit": Quant.INT8, "llm.int8": Quant.INT8,
-            "llm-int8": Quant.INT8, "load-in-8bit": Quant.INT8, "bnb-nf4": Quant.NF4},
+            "llm-int8": Quant.INT8, "load-in-8bit": Quant.INT8, "bnb-nf4": Quant.NF4,
+            # NF4 with bitsandbytes' double quantization (`bnb_4bit_use_double_quant`)
+            "nf4+dq": Quant.NF4_DQ, "nf4-double-quant": Quant.NF4_DQ,
+            "nf4-double-quantization": Quant.NF4_DQ},
     # transformers' `gradient_checkpointing=True` checkpoints every decoder layer
     # torchtitan's per-op selective activation checkpointing ("sac", `mode = "selective"`,
     # `selective_ac_option = "op"`)
@@ -441,13 +447,22 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
                 "cudnn": Attention.SDPA,
                 # xformers' memory_efficient_attention: the kernel SDPA's memory-efficient
                 # backend was taken from (no score matrix kept)
-                "xformers": Attention.SDPA},
+                "xformers": Attention.SDPA, "memory-efficient": Attention.SDPA,
+                "mem-efficient": Attention.SDPA,
+                # flash-attn by its project's name
+                "flash-attention": Attention.FLASH, "flashattention": Attention.FLASH,
+                "flashattention-2": Attention.FLASH,
+                # SDPA's math backend is eager's arithmetic: the score matrix is made and kept
+                # (torch/nn/functional.py `scaled_dot_product_attention`, "math" reference)
+                "math": Attention.EAGER, "sdpa-math": Attention.EAGER},
     # FORMAT.md: "chunked / fused cross-entropy": Liger-Kernel's fused linear cross-entropy,
     # Apple's Cut Cross-Entropy (axolotl's `cut_cross_entropy`), torchtune's chunked loss
     Loss: {"fused": Loss.CHUNKED, "liger": Loss.CHUNKED, "liger-kernel": Loss.CHUNKED,
            "fused-linear-cross-entropy": Loss.CHUNKED, "cce": Loss.CHUNKED,
            "cut-cross-entropy": Loss.CHUNKED, "chunked-ce": Loss.CHUNKED,
-           "chunked-cross-entropy": Loss.CHUNKED},
+           "chunked-cross-entropy": Loss.CHUNKED,
+           # the plain loss under its own names
+           "cross-entropy": Loss.STANDARD, "ce": Loss.STANDARD},
     # PyTorch FSDP's `ShardingStrategy` names; DeepSpeed's stages written with a dash
     Scheme: {"full-shard": Scheme.FSDP, "shard-grad-op": Scheme.FSDP_GRAD_OP,
              "hybrid-shard": Scheme.HSDP, "fsdp1": Scheme.FSDP, "fsdp2": Scheme.FSDP,
@@ -456,12 +471,21 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
              "deepspeed-zero3": Scheme.ZERO3, "zero-stage-1": Scheme.ZERO1,
              "zero-stage-2": Scheme.ZERO2, "zero-stage-3": Scheme.ZERO3,
              # FSDP2's API
-             "fully-shard": Scheme.FSDP},
+             "fully-shard": Scheme.FSDP,
+             # FSDP's NO_SHARD ("similar to DistributedDataParallel", torch/distributed/fsdp/
+             # api.py `ShardingStrategy`) and DeepSpeed's stage 0 (plain data parallelism)
+             "no-shard": Scheme.DDP, "zero0": Scheme.DDP, "zero-0": Scheme.DDP,
+             "zero-stage-0": Scheme.DDP},
     Offload: {"optimizer-states": Offload.OPTIMIZER,
               "optimizer+params": Offload.PARAMS_OPTIMIZER,
               "params+optimizer": Offload.PARAMS_OPTIMIZER,
+              "optimizer-params": Offload.PARAMS_OPTIMIZER,
+              "optimizer+param": Offload.PARAMS_OPTIMIZER,
+              "param+optimizer": Offload.PARAMS_OPTIMIZER,
               "activation-offloading": Offload.ACTIVATIONS,
               "offload-activations": Offload.ACTIVATIONS},
+    # the project's name without its dot
+    Engine: {"llamacpp": Engine.LLAMA_CPP, "llama-cpp": Engine.LLAMA_CPP},
     # peft's module names for Llama-style models, and its `all-linear`
     LoraTarget: {"q-proj": LoraTarget.Q, "k-proj": LoraTarget.K, "v-proj": LoraTarget.V,
                  "o-proj": LoraTarget.O, "gate-proj": LoraTarget.GATE, "up-proj": LoraTarget.UP,
@@ -469,21 +493,34 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
                  "all-linear": LoraTarget.ALL},
     # the torch.cuda functions and the tools that read the device
     Metric: {"max-memory-allocated": Metric.ALLOCATED, "memory-allocated": Metric.ALLOCATED,
-             "torch.cuda.max-memory-allocated": Metric.ALLOCATED,
              "max-memory-reserved": Metric.RESERVED, "memory-reserved": Metric.RESERVED,
-             "torch.cuda.max-memory-reserved": Metric.RESERVED,
              "nvidia-smi": Metric.DEVICE, "nvml": Metric.DEVICE,
              # tools that read NVML's used memory: W&B's system metrics, gpustat, pynvml and
              # py3nvml; the driver's free memory (`torch.cuda.mem_get_info`); AMD's rocm-smi
              "wandb": Metric.DEVICE, "w&b": Metric.DEVICE, "gpustat": Metric.DEVICE,
              "pynvml": Metric.DEVICE, "py3nvml": Metric.DEVICE, "mem-get-info": Metric.DEVICE,
-             "torch.cuda.mem-get-info": Metric.DEVICE, "rocm-smi": Metric.DEVICE,
+             "rocm-smi": Metric.DEVICE,
              # PyTorch's names for the reserved counters before 1.4 (`max_memory_cached`)
              "max-memory-cached": Metric.RESERVED, "memory-cached": Metric.RESERVED,
-             "torch.cuda.max-memory-cached": Metric.RESERVED,
              # torch.cuda.memory_stats()["active_bytes.all.peak"], torchtune's "Peak Memory
              # Active": the allocated blocks plus the freed ones still awaiting other streams
-             "active": Metric.ALLOCATED, "peak-memory-active": Metric.ALLOCATED},
+             "active": Metric.ALLOCATED, "peak-memory-active": Metric.ALLOCATED,
+             # the counters under the names the stacks log them: memory_stats()'s keys;
+             # torchtune's `peak_memory_alloc` / `peak_memory_reserved` (torchtune/training/
+             # memory.py `get_memory_stats`); torchtitan's `max_active_gib` /
+             # `max_reserved_gib` (torchtitan/components/metrics.py, read from
+             # "active_bytes.all.peak" and "reserved_bytes.all.peak"); DeepSpeed's
+             # `see_memory_usage` "Max_MA" / "Max_CA" (deepspeed/runtime/utils.py); nvidia-smi's
+             # query field `memory.used`
+             "allocated-bytes.all.peak": Metric.ALLOCATED,
+             "active-bytes.all.peak": Metric.ALLOCATED,
+             "reserved-bytes.all.peak": Metric.RESERVED,
+             "peak-memory-alloc": Metric.ALLOCATED, "peak-memory-reserved": Metric.RESERVED,
+             "max-active": Metric.ALLOCATED, "max-active-gib": Metric.ALLOCATED,
+             "max-reserved": Metric.RESERVED, "max-reserved-gib": Metric.RESERVED,
+             "max-ma": Metric.ALLOCATED, "max-ca": Metric.RESERVED,
+             "max-allocated": Metric.ALLOCATED, "peak-allocated": Metric.ALLOCATED,
+             "peak-reserved": Metric.RESERVED, "memory.used": Metric.DEVICE},
     # stacks that run one of these: TRL's and ms-swift's trainers subclass transformers'
     # `Trainer` (trl/trainer/sft_trainer.py, swift/trainers/trainers.py); NeMo trains through
     # Megatron Core (as Megatron-Bridge does); DeepSpeed-Chat on the DeepSpeed engine
@@ -494,14 +531,30 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
                 "megatron-lm": Framework.MEGATRON, "megatron-core": Framework.MEGATRON,
                 "mcore": Framework.MEGATRON, "megatron-bridge": Framework.MEGATRON,
                 "nemo": Framework.MEGATRON, "deepspeed-chat": Framework.DEEPSPEED,
-                "pytorch": Framework.GENERIC},
+                "pytorch": Framework.GENERIC,
+                # stacks built on one of these: OpenRLHF trains on the DeepSpeed engine
+                # (openrlhf/utils/deepspeed/deepspeed.py `DeepspeedStrategy`); fms-hf-tuning
+                # (TRL's `SFTTrainer`), FastChat's fastchat/train/train.py, alpaca-lora's
+                # finetune.py and optimum-benchmark's PyTorch backend run transformers' models
+                # and `Trainer`
+                "openrlhf": Framework.DEEPSPEED, "fms-hf-tuning": Framework.HF,
+                "fastchat": Framework.HF, "alpaca-lora": Framework.HF,
+                "optimum-benchmark": Framework.HF, "sfttrainer": Framework.HF,
+                "hf-accelerate": Framework.ACCELERATE},
 }
 
 
 def member_named(enum: type[E], text: str) -> E | None:
     """The member of `enum` that `text` names (its value or another name of it in
     `OTHER_SPELLINGS`, compared in `spelling` form), or None."""
-    key = spelling(text)
+    key = spelling(text).removesuffix("()")  # a function named with its call
+    found = _named(enum, key)
+    if found is None and "." in key:  # a name with its module path: torch.optim.AdamW
+        found = _named(enum, key.rsplit(".", 1)[1])
+    return found
+
+
+def _named(enum: type[E], key: str) -> E | None:
     for member in enum:
         if spelling(member.value) == key:
             return member

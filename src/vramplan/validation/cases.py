@@ -39,6 +39,7 @@ from vramplan.vocab import (
     POLICY_METHODS,
     Attention,
     Checkpointing,
+    Engine,
     Framework,
     FsdpVersion,
     LoraTarget,
@@ -52,6 +53,7 @@ from vramplan.vocab import (
     Quant,
     Scheme,
     choice,
+    member_named,
     spelling,
 )
 
@@ -168,6 +170,9 @@ class Case:
     """A preference or RL method's policy (full, lora, qlora; empty: full)."""
     fsdp_named: FsdpVersion | None = None
     """The FSDP the `sharding` cell names (`fsdp1`, `fsdp2`: other spellings of `fsdp`)."""
+    engine: Engine | None = None
+    """The inference engine an inference row's `framework` cell names where the format's
+    frameworks have no word for it (`vllm`, `llama.cpp`)."""
 
 
 class Reading(StrEnum):
@@ -181,7 +186,8 @@ class Reading(StrEnum):
     """A training row without `seq_len`: estimated at one token, a lower bound (only what does
     not grow with the sequence)."""
     QUANT_DEFAULT = "quant_default"
-    """A QLoRA row without `quant`: the framework's 4-bit storage."""
+    """A QLoRA row without `quant`, or a `quant` naming bitsandbytes' 4 bits without their type
+    (`4bit`, `load_in_4bit`): the framework's 4-bit storage."""
     LORA_ON_QUANTIZED = "lora_on_quantized"
     """A `lora` row whose base is quantized (`quant` other than `none`, as PEFT's LoRA on an
     8-bit base): estimated as `qlora` with that storage, which is what `qlora` models (adapters
@@ -189,6 +195,10 @@ class Reading(StrEnum):
     QLORA_UNQUANTIZED = "qlora_unquantized"
     """A `qlora` row whose `quant` is `none`: a QLoRA base is quantized, so the method is taken
     at its word and the base stored as the framework's default 4-bit format."""
+    PRECISION_OF_STACK = "precision_of_stack"
+    """A `precision` that names a 16-bit type only (`bf16`, `fp16`): read as what the
+    framework's switch for that type runs, its default precision (`amp` for a full fine-tuning
+    in fp16 on a stack whose default is all-16-bit; `bf16-true` for an inference row)."""
     GPU_UNKNOWN = "gpu_unknown"
     """A card outside the catalogue whose name gives no size: a measured row does not need it
     (only an OOM verdict and the cap of reserved memory read the card's size)."""
@@ -301,8 +311,45 @@ def read_cases(text: str) -> tuple[Case, ...]:
     return parsed.cases
 
 
+_UNSTATED = frozenset({"default", "n/a", "na", "-", "?", "unknown", "unspecified"})
+"""Cell values that say "not stated" in words: read as the empty cell, the framework's default
+(FORMAT.md)."""
+_TEXT_COLUMNS = frozenset({"id", "source", "model", "measured", "unit", "notes"})
+
+_FOUR_BIT_NAMES = frozenset({"4bit", "4-bit", "bnb-4bit", "load-in-4bit", "bitsandbytes-4bit"})
+"""bitsandbytes' 4-bit storage named without its type (transformers' `load_in_4bit`)."""
+_BF16_NAMES = frozenset({"bf16", "bfloat16", "torch.bfloat16"})
+_FP16_NAMES = frozenset({"fp16", "float16", "torch.float16", "half", "16"})
+
+
+def _stated(cell: Mapping[str, str]) -> dict[str, str]:
+    """The row's cells with "not stated" words (`_UNSTATED`) emptied in the value columns."""
+    return {column: "" if column not in _TEXT_COLUMNS and spelling(value) in _UNSTATED
+            else value for column, value in cell.items()}
+
+
+def _precision(value: str, method: Method, framework: Framework,
+               readings: list[Reading]) -> Precision:
+    """The `precision` cell, where a 16-bit type alone (`bf16`, `fp16`) is the stack's own
+    switch for it: its default precision (each one computes in 16 bits; an inference row keeps
+    its weights in that type). One exception: fp16 gradients cannot be unscaled
+    (torch/amp/grad_scaler.py `_unscale_grads_`: "Attempting to unscale FP16 gradients"), so a
+    full fine-tuning in fp16 on a stack whose default is all-16-bit runs autocast over fp32
+    weights (`amp`)."""
+    default = framework_defaults(framework).precision
+    name = spelling(value)
+    if name not in _BF16_NAMES | _FP16_NAMES:
+        return choice(Precision, "precision", value, default)
+    readings.append(Reading.PRECISION_OF_STACK)
+    if method is Method.INFERENCE:
+        return Precision.BF16_TRUE
+    if name in _FP16_NAMES and method is Method.FULL and default is Precision.BF16_TRUE:
+        return Precision.AMP
+    return default
+
+
 def _case(row: int, cell: Mapping[str, str]) -> Case:
-    get = cell.get
+    get = _stated(cell).get
     method = _required_choice(Method, "method", get("method", ""))
     inference = method is Method.INFERENCE
     gpu_name = get("gpu", "")
@@ -310,13 +357,19 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
     framework_read = read_framework(get("framework"))
     framework = framework_read.framework
     readings: list[Reading] = []
-    if framework_read.unknown_name is not None:
+    engine = _engine_named(framework_read.unknown_name) if inference else None
+    if framework_read.unknown_name is not None and engine is None:
         readings.append(Reading.UNKNOWN_FRAMEWORK)
     framework = stack_named(framework, get("notes", ""), get("source", ""))
     seq_len = _seq_len(get("seq_len", ""), inference)
     if seq_len is None and not inference:
         readings.append(Reading.SEQ_LEN_UNKNOWN)
-    quant = choice(Quant, "quant", get("quant"), Quant.NONE)
+    if spelling(get("quant", "")) in _FOUR_BIT_NAMES:
+        # bitsandbytes' 4 bits without their type: the framework's 4-bit storage
+        quant = framework_defaults(framework).qlora_quant
+        readings.append(Reading.QUANT_DEFAULT)
+    else:
+        quant = choice(Quant, "quant", get("quant"), Quant.NONE)
     if method is Method.QLORA and quant is Quant.NONE:
         quant = framework_defaults(framework).qlora_quant
         readings.append(Reading.QUANT_DEFAULT if not get("quant") else Reading.QLORA_UNQUANTIZED)
@@ -340,6 +393,7 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
             if get("measured", "").strip().upper() == OOM:
                 raise  # an OOM verdict needs the card's size
             readings.append(Reading.GPU_UNKNOWN)
+    precision = _precision(get("precision", ""), method, framework, readings)
     policy = _optional_choice(Method, "policy", get("policy"))
     if policy is not None and (not method.is_alignment or policy not in POLICY_METHODS):
         raise ConflictingOptions("policy", "method", policy.value)
@@ -350,8 +404,7 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         source=get("source", ""),
         model=_required("model", get("model", "")),
         method=method,
-        precision=choice(Precision, "precision", get("precision"),
-                         framework_defaults(framework).precision),
+        precision=precision,
         optimizer=choice(Optimizer, "optimizer", get("optimizer"),
                          Optimizer.NONE if inference else Optimizer.ADAMW),
         optimizer_impl=_optional_choice(OptimizerImpl, "optimizer_impl", get("optimizer_impl"))
@@ -391,7 +444,15 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         notes=get("notes", ""),
         readings=tuple(readings),
         fsdp_named=fsdp_named,
+        engine=engine,
     )
+
+
+def _engine_named(name: str | None) -> Engine | None:
+    """An engine of its own (vLLM, llama.cpp) that a `framework` cell names; the engines named
+    after the format's frameworks are theirs already."""
+    engine = None if name is None else member_named(Engine, name)
+    return engine if engine in (Engine.VLLM, Engine.LLAMA_CPP) else None
 
 
 def _offload_as_run(framework: Framework, gpus: int, sharding: Scheme, offload: Offload,

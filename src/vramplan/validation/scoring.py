@@ -371,14 +371,14 @@ def multi_gpu_estimate(case: Case) -> PerGpuEstimate:
 
 
 def _score_inference(case: Case) -> CaseScore:
-    vllm = VLLM_NOTE.search(case.notes) is not None
+    vllm = case.engine is Engine.VLLM or VLLM_NOTE.search(case.notes) is not None
     cache_tokens, kv_all_heads = torchtune_generate_cache(case)
     generate = None if vllm or case.framework is not Framework.HF \
         else transformers_code(code_date(case))
     estimate = estimate_inference_case(
         case.model, case.precision.value, case.quant.value, batch=case.batch,
         seq_len=case.seq_len, new_tokens=case.new_tokens,
-        framework=Engine.VLLM.value if vllm else case.framework.value,
+        framework=Engine.VLLM.value if vllm else (case.engine or case.framework).value,
         gpus=case.gpus, attention=case.attention.value,
         layer_split=case.gpus > 1 and LAYER_SPLIT_NOTE.search(case.notes) is not None,
         cache_tokens=cache_tokens, kv_all_heads=kv_all_heads,

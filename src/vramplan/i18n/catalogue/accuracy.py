@@ -39,6 +39,14 @@ MESSAGES = {
         EN: "QLoRA with quant none: a QLoRA base is quantized, read as the framework's default "
         "4-bit storage",
     },
+    "reading.precision_of_stack": {
+        FR: "précision donnée par son seul type 16 bits (bf16, fp16) : lue comme ce que le "
+        "framework fait avec ce réglage, sa précision par défaut (amp pour un entraînement "
+        "complet en fp16 sur un framework tout en 16 bits ; bf16-true en inférence)",
+        EN: "precision given as a 16-bit type only (bf16, fp16): read as what the framework "
+        "runs with that switch, its default precision (amp for a full fine-tuning in fp16 on "
+        "an all-16-bit framework; bf16-true for inference)",
+    },
     "reading.gpu_unknown": {
         FR: "GPU hors catalogue, sans taille dans son nom : la taille de la carte n'est pas lue",
         EN: "GPU outside the catalogue, no size in its name: the card's size is not read",

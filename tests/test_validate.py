@@ -202,6 +202,24 @@ def test_notes_giving_model_parallel_sizes_split_the_model(notes: str, tensor: i
     assert model_parallel(case) == ModelParallel(tensor, pipeline, expert)
 
 
+@pytest.mark.parametrize(("row_id", "model", "notes", "sizes"), [
+    ("megatron-gpt-tp4-sp-mb2", "llama-2-7b", "", (4, 1, 1)),
+    ("run_tp2pp2", "llama-2-7b", "", (2, 2, 1)),
+    ("mcore-qwen3-30b-a3b-ep4-tp1", "qwen3-30b-a3b", "", (1, 1, 4)),
+    ("mcore-tp2", "llama-2-7b", "TP 4", (4, 1, 1)),  # the notes first
+    ("run-tp3", "llama-2-7b", "", (1, 1, 1)),  # 3 does not divide the 4 GPUs
+    ("run-tp8", "llama-2-7b", "", (1, 1, 1)),  # more than the 4 GPUs
+    ("dense-ep4", "llama-2-7b", "", (1, 1, 1)),  # no experts to split
+    ("step8-laptop", "llama-2-7b", "", (1, 1, 1)),
+])
+def test_a_rows_own_id_gives_the_parallel_sizes_its_notes_do_not(
+        row_id: str, model: str, notes: str, sizes: tuple[int, int, int]) -> None:
+    row = ROW.replace("t1,src,llama-2-7b,", f"{row_id},src,{model},").replace(
+        ",1,a100-40gb,none,none,litgpt", ",4,a100-40gb,,none,megatron") + f'"{notes}"'
+    case = read_cases("\n".join((HEADER, row)))[0]
+    assert model_parallel(case) == ModelParallel(*sizes)
+
+
 @pytest.mark.parametrize(("cell", "notes", "loss"), [
     ("", "axolotl, cut_cross_entropy: true", Loss.CHUNKED),
     ("", "Cut Cross-Entropy plugin", Loss.CHUNKED),

@@ -18,6 +18,7 @@ from vramplan.distributed.sharding import (
     SHARDED_PARAMETER_SCHEMES,
     Zero3ConfigFile,
 )
+from vramplan.errors import UnknownName
 from vramplan.presets.cuda import DRIVER_RESERVE_BYTES
 from vramplan.presets.frameworks import (
     LITGPT_COMMIT_DATES,
@@ -620,13 +621,37 @@ def model_parallel(case: Case) -> ModelParallel:
     .check_parallelism`, which refuses the row otherwise)."""
     if case.method is Method.INFERENCE:
         return ModelParallel()
+    named = _id_sizes(case)
 
-    def size(pattern: re.Pattern[str]) -> int:
+    def size(pattern: re.Pattern[str], short: str) -> int:
         found = pattern.search(case.notes)
-        return int(next(g for g in found.groups() if g)) if found else 1
+        return int(next(g for g in found.groups() if g)) if found else named.get(short, 1)
 
-    return ModelParallel(tensor=size(_TENSOR_PARALLEL), pipeline=size(_PIPELINE_PARALLEL),
-                         expert=size(_EXPERT_PARALLEL))
+    return ModelParallel(tensor=size(_TENSOR_PARALLEL, "tp"),
+                         pipeline=size(_PIPELINE_PARALLEL, "pp"),
+                         expert=size(_EXPERT_PARALLEL, "ep"))
+
+
+_ID_SIZE = re.compile(r"(?:^|[-_.]|(?<=\d))(tp|pp|ep)(\d{1,4})(?=$|[-_.]|(?:tp|pp|ep)\d)",
+                      re.IGNORECASE)
+"""A parallel size in a row's id, as ids name them: `-tp4-`, `_pp2`, `tp2pp2`."""
+
+
+def _id_sizes(case: Case) -> dict[str, int]:
+    """The parallel sizes a row's own id names (`megatron-...-tp4-pp2-...`), for notes that do
+    not give them; a size that cannot be the run's (above its GPUs or not dividing them, expert
+    parallelism of a model without experts) is not read."""
+    sizes = {short.lower(): int(digits) for short, digits in _ID_SIZE.findall(case.id)}
+    if "ep" in sizes and not _has_experts(case.model):
+        del sizes["ep"]
+    return {short: n for short, n in sizes.items() if 1 <= n <= case.gpus and case.gpus % n == 0}
+
+
+def _has_experts(model: str) -> bool:
+    try:
+        return architecture_of(find_model(model)).is_moe
+    except UnknownName:
+        return False
 
 
 _DISTRIBUTED_OPTIMIZER = re.compile(

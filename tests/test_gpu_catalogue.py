@@ -45,6 +45,12 @@ def test_every_nvidia_card_has_its_compute_capability_and_no_other_does(gpu: Gpu
     ("GeForce RTX 3090", "rtx-3090-24gb"),
     ("4090", "rtx-4090-24gb"),
     ("AMD Instinct MI300X", "mi300x-192gb"),
+    # workstation and older cards of published runs, sold in one size
+    ("NVIDIA GeForce RTX 3090 Ti", "rtx-3090-ti-24gb"),
+    ("NVIDIA RTX A5000", "rtx-a5000-24gb"),
+    ("NVIDIA TITAN RTX", "titan-rtx-24gb"),
+    ("Tesla P40", "p40-24gb"),
+    ("NVIDIA L40", "l40-48gb"),
 ])
 def test_a_card_is_found_without_its_brand_form_factor_or_memory_type(name: str,
                                                                       card: str) -> None:
@@ -53,9 +59,9 @@ def test_a_card_is_found_without_its_brand_form_factor_or_memory_type(name: str,
     assert find_gpu(name).name == card
 
 
-@pytest.mark.parametrize("name", ["V100", "8x A100 80GB", "A800 80GB"])
+@pytest.mark.parametrize("name", ["V100", "RTX 3080", "8x A100 80GB", "A800 80GB"])
 def test_a_name_the_catalogue_does_not_hold_is_refused(name: str) -> None:
-    """No size guessed (`V100`), no count of cards read as a card (the case files' reader
+    """No size guessed (`V100`: 16 or 32 GB, `RTX 3080`: 10 or 12 GB), no count of cards read as a card (the case files' reader
     drops it, the options do not), no card outside the catalogue."""
     from vramplan.errors import UnknownName
 

@@ -61,8 +61,9 @@ def test_a_card_is_found_without_its_brand_form_factor_or_memory_type(name: str,
 
 @pytest.mark.parametrize("name", ["V100", "RTX 3080", "8x A100 80GB", "A800 80GB"])
 def test_a_name_the_catalogue_does_not_hold_is_refused(name: str) -> None:
-    """No size guessed (`V100`: 16 or 32 GB, `RTX 3080`: 10 or 12 GB), no count of cards read as a card (the case files' reader
-    drops it, the options do not), no card outside the catalogue."""
+    """No size guessed (`V100`: 16 or 32 GB, `RTX 3080`: 10 or 12 GB), no count of cards read
+    as a card (the case files' reader drops it, the options do not), no card outside the
+    catalogue."""
     from vramplan.errors import UnknownName
 
     with pytest.raises(UnknownName):

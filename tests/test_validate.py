@@ -284,6 +284,24 @@ def test_an_empty_attention_cell_is_the_stacks_default_at_the_rows_date(
     assert falcon.attention is Attention.SDPA
 
 
+@pytest.mark.parametrize(("source", "gpu", "attention"), [
+    # Megatron-LM ran its local unfused attention until Transformer Engine became its default
+    # (e7b74a4b7e, 2024-04-02); TE has flash and fused attention from sm80 only
+    ("a run of 2024-03-01", "a100-40gb", Attention.EAGER),
+    ("a run of 2024-09-14", "a100-40gb", Attention.FLASH),
+    ("a run (undated)", "h100-80gb", Attention.FLASH),
+    ("a run of 2024-09-14", "v100-32gb", Attention.EAGER),
+    ("a run of 2024-09-14", "t4-16gb", Attention.EAGER),
+    ("a run of 2024-09-14", "V100", Attention.EAGER),  # 16 or 32 GB, sm70 either way
+])
+def test_an_empty_attention_cell_of_a_megatron_row_is_megatrons_at_its_date_on_its_card(
+        source: str, gpu: str, attention: Attention) -> None:
+    row = ROW.replace(",src,", f",{source},").replace(",sdpa,", ",,").replace(
+        ",1,a100-40gb,none,none,litgpt", f",1,{gpu},none,none,megatron") + '""'
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert case.attention is attention
+
+
 @pytest.mark.parametrize(("notes", "first"), [
     ("Alpaca, longest sample forced into the first batch (seq_len = longest sample)", True),
     ("the longest sequence is placed first", True),

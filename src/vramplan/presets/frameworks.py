@@ -1221,17 +1221,39 @@ before v4.36.0: Falcon without ALiBi (`FalconAttention.forward`, as its remote m
 did: `if alibi is None: ... F.scaled_dot_product_attention(query_layer_, key_layer_, ...)`)."""
 
 
+MEGATRON_TE_DEFAULT_SINCE = date(2024, 4, 2)
+"""NVIDIA/Megatron-LM e7b74a4b7e ("Change default `transformer_impl` to `transformer_engine`
+instead of `local`", 2024-04-02; megatron/training/arguments.py): before it a run that did not
+pass `--use-flash-attn` or `--transformer-impl transformer_engine` ran the local unfused
+attention (`CoreAttention`: `baddbmm` scores and a fused scale-mask-softmax)."""
+TE_FUSED_ATTENTION_CAPABILITY = (8, 0)
+"""Transformer Engine's flash and cuDNN fused attention backends need sm80 or newer
+(`get_attention_backend`, transformer_engine/pytorch/attention: "flash-attn is only supported
+for sm80+" and the fused backends' own checks, TE 1.10); below it TE runs its unfused
+attention."""
+
+
 def default_attention(framework: Framework, on: date | None,
-                      model_type: str | None = None) -> Attention:
-    """The attention of a run that names none: eager for transformers' model code dated before
-    `TRANSFORMERS_SDPA_DEFAULT_SINCE`, else SDPA. Unsloth patches in its own attention kernels
-    whatever the date, and Falcon's code called SDPA itself (`SDPA_BEFORE_THE_DEFAULT`). Models
-    that gained SDPA after v4.36 (GPT-NeoX in v4.42.0, OPT later) are not told apart: they ran
-    eager longer than this says."""
+                      model_type: str | None = None,
+                      capability: tuple[int, int] | None = None) -> Attention:
+    """The attention of a run that names none:
+    - transformers' model code: eager when dated before `TRANSFORMERS_SDPA_DEFAULT_SINCE`, else
+      SDPA. Unsloth patches in its own attention kernels whatever the date, and Falcon's code
+      called SDPA itself (`SDPA_BEFORE_THE_DEFAULT`). Models that gained SDPA after v4.36
+      (GPT-NeoX in v4.42.0, OPT later) are not told apart: they ran eager longer than this says;
+    - Megatron-LM: its local unfused attention when dated before Transformer Engine became its
+      default (`MEGATRON_TE_DEFAULT_SINCE`) or on a card below sm80 (`capability`, where TE has
+      no fused backend: `TE_FUSED_ATTENTION_CAPABILITY`), else TE's flash or fused attention;
+    - else SDPA."""
     if runs_transformers_code(framework) and framework is not Framework.UNSLOTH \
             and model_type not in SDPA_BEFORE_THE_DEFAULT \
             and on is not None and on < TRANSFORMERS_SDPA_DEFAULT_SINCE:
         return Attention.EAGER
+    if DEFAULTS[framework].model_code is ModelCode.MEGATRON:
+        if (on is not None and on < MEGATRON_TE_DEFAULT_SINCE) or \
+                (capability is not None and capability < TE_FUSED_ATTENTION_CAPABILITY):
+            return Attention.EAGER
+        return Attention.FLASH
     return Attention.SDPA
 
 

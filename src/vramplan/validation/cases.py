@@ -25,7 +25,7 @@ from vramplan.files import read_text_file
 from vramplan.i18n import Lang
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.frameworks import default_attention, framework_defaults, read_framework
-from vramplan.presets.gpus import Gpu, card_key, find_gpu
+from vramplan.presets.gpus import GPUS, Gpu, card_key, find_gpu
 from vramplan.presets.models import find_model
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
 from vramplan.validation.notes import (
@@ -418,11 +418,13 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         new_tokens=_optional_count("new_tokens", get("new_tokens", "")),
         checkpointing=choice(Checkpointing, "checkpointing", get("checkpointing"),
                              default_checkpointing(framework, sharding)),
-        # an empty cell: the attention the stack ran by default at the row's stated date
+        # an empty cell: the attention the stack ran by default at the row's stated date, on
+        # its card
         attention=choice(Attention, "attention", get("attention"),
                          default_attention(framework, stated_date(
                              f"{get('source', '')} {get('notes', '')}"),
-                             _model_type(get("model", "")))),
+                             _model_type(get("model", "")),
+                             chip_capability(gpu_name) if gpu is None else gpu.cuda_capability)),
         # a supervised row's loss as its notes name it; a preference or RL trainer computes its
         # own loss from the logits, whatever Liger patched into the model's forward
         loss=_optional_choice(Loss, "loss", get("loss"))
@@ -510,6 +512,17 @@ def case_gpu(name: str) -> Gpu:
         return Gpu(name.strip().lower(), name.strip(), family.vendor if family else "", size,
                    source=f"case file: {size} GB read from the name",
                    cuda_capability=family.cuda_capability if family else None)
+
+
+def chip_capability(name: str) -> tuple[int, int] | None:
+    """The compute capability of the chip a card's name gives without its size: the one every
+    catalogue card of that name shares (`V100`: the 16 and 32 GB V100s, sm70; `H800`: an
+    H100's), None where they differ or none is known."""
+    key = card_key(_NOT_THE_CARD.sub(" ", name))
+    key = _SAME_CHIP.get(key, key)
+    found = {gpu.cuda_capability for gpu in GPUS
+             if gpu.name.startswith(f"{key}-") and gpu.cuda_capability is not None}
+    return found.pop() if len(found) == 1 else None
 
 
 def _catalogue_family(stem: str) -> Gpu | None:

@@ -220,6 +220,29 @@ def test_a_rows_own_id_gives_the_parallel_sizes_its_notes_do_not(
     assert model_parallel(case) == ModelParallel(*sizes)
 
 
+@pytest.mark.parametrize(("cell", "notes", "checkpointing"), [
+    ("", "TrainingArguments(gradient_checkpointing=True, bf16=True)", Checkpointing.FULL),
+    ("", "torchtune: enable_activation_checkpointing: True", Checkpointing.FULL),
+    ("", 'get_peft_model(use_gradient_checkpointing="unsloth")', Checkpointing.FULL),
+    ("", "model.gradient_checkpointing_enable()", Checkpointing.FULL),
+    ("", "deepspeed main.py --gradient_checkpointing --zero_stage 3", Checkpointing.FULL),
+    ("", "trained with gradient checkpointing", Checkpointing.FULL),
+    ("", "--recompute-granularity selective --sequence-parallel", Checkpointing.SELECTIVE),
+    ("", "gradient_checkpointing: false", Checkpointing.NONE),
+    ("", "no --gradient_checkpointing, no --lora_dim", Checkpointing.NONE),
+    ("", "without activation checkpointing", Checkpointing.NONE),
+    # a mention that a pattern cannot tell set or denied: the framework's default
+    ("", "we did not turn on memory-saving options, e.g., gradient checkpointing", None),
+    ("none", "gradient_checkpointing=True", Checkpointing.NONE),  # the cell first
+])
+def test_an_empty_checkpointing_cell_reads_what_the_notes_set(
+        cell: str, notes: str, checkpointing: Checkpointing | None) -> None:
+    row = ROW.replace(",1304,,none,sdpa,", f",1304,,{cell},sdpa,") + f'"{notes}"'
+    (case,) = read_cases("\n".join((HEADER, row)))
+    (default,) = read_cases("\n".join((HEADER, ROW.replace(",1304,,none,", ",1304,,,"))))
+    assert case.checkpointing is (checkpointing or default.checkpointing)
+
+
 @pytest.mark.parametrize(("cell", "notes", "loss"), [
     ("", "axolotl, cut_cross_entropy: true", Loss.CHUNKED),
     ("", "Cut Cross-Entropy plugin", Loss.CHUNKED),

@@ -29,6 +29,7 @@ from vramplan.presets.gpus import GPUS, Gpu, card_key, find_gpu
 from vramplan.presets.models import find_model
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
 from vramplan.validation.notes import (
+    notes_checkpointing,
     notes_loss,
     notes_optimizer_impl,
     printed_metric,
@@ -416,8 +417,10 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         batch=_optional_count("batch", get("batch", "")) or 1,
         seq_len=seq_len,
         new_tokens=_optional_count("new_tokens", get("new_tokens", "")),
+        # an empty cell: what the notes set, else the framework's default
         checkpointing=choice(Checkpointing, "checkpointing", get("checkpointing"),
-                             default_checkpointing(framework, sharding)),
+                             notes_checkpointing(get("notes", ""))
+                             or default_checkpointing(framework, sharding)),
         # an empty cell: the attention the stack ran by default at the row's stated date, on
         # its card
         attention=choice(Attention, "attention", get("attention"),

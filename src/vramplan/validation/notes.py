@@ -34,7 +34,15 @@ from vramplan.presets.frameworks import (
 from vramplan.presets.inference_engines import VLLM_MEMORY_UTILIZATION
 from vramplan.presets.litgpt_recipes import LITGPT_HUB_RECIPES, LITGPT_HUB_SOURCE, LitgptRecipe
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.vocab import Framework, FsdpVersion, Loss, Method, Metric, OptimizerImpl
+from vramplan.vocab import (
+    Checkpointing,
+    Framework,
+    FsdpVersion,
+    Loss,
+    Method,
+    Metric,
+    OptimizerImpl,
+)
 
 if TYPE_CHECKING:
     from vramplan.validation.cases import Case
@@ -252,6 +260,46 @@ def notes_optimizer_impl(notes: str) -> OptimizerImpl | None:
     """The step an empty `optimizer_impl` cell reads as when the notes say it ran inside
     backward (`OPTIMIZER_IN_BACKWARD_NOTE`); None: the framework's default."""
     return OptimizerImpl.IN_BACKWARD if OPTIMIZER_IN_BACKWARD_NOTE.search(notes) else None
+
+
+_CHECKPOINTING = r"(?:use_|enable_|fsdp_)?(?:gradient|activation)[-_ ]checkpointing"
+_SET_ON = r"\s*[=:]?\s*['\"]?(?:true|yes|on|enabled|1|unsloth)\b"
+_SET_OFF = r"\s*[=:]?\s*['\"]?(?:false|no|off|disabled|none|0)\b"
+CHECKPOINTING_ON_NOTE = re.compile(
+    rf"(?<!no )(?<!no --)\b{_CHECKPOINTING}{_SET_ON}|"
+    rf"(?<!no )--{_CHECKPOINTING}\b(?!{_SET_OFF})|\bgradient_checkpointing_enable\(|"
+    rf"\b(?:with|w/) {_CHECKPOINTING}\b|"
+    r"\brecompute[-_ ]granularity\W{0,4}(?:full|selective)\b|--checkpoint-activations\b|"
+    r"\bactivation_checkpoint\.mode\W{0,4}['\"]?(?:full|selective)\b|"
+    r"\bselective (?:activation )?(?:checkpointing|recomputation)\b", re.IGNORECASE)
+"""A row whose notes set activation checkpointing on, as configs and command lines do
+(`gradient_checkpointing=True`, `--gradient_checkpointing`, `gradient_checkpointing_enable()`,
+torchtune's `enable_activation_checkpointing: True`, Unsloth's
+`use_gradient_checkpointing="unsloth"`, Megatron-LM's `--recompute-granularity full` or
+`selective` and its older `--checkpoint-activations`, torchtitan's `activation_checkpoint.mode`)
+or say "with gradient checkpointing". Prose that only mentions it is not read: whether a
+sentence denies it ("we did not turn on any memory-saving options, e.g. gradient
+checkpointing") is not a pattern's to tell."""
+CHECKPOINTING_OFF_NOTE = re.compile(
+    rf"\b{_CHECKPOINTING}{_SET_OFF}|\b(?:no|without|w/o) (?:--)?{_CHECKPOINTING}\b(?! key)|"
+    r"\brecompute[-_ ]granularity\W{0,4}none\b", re.IGNORECASE)
+"""A row whose notes set activation checkpointing off (`gradient_checkpointing=False`,
+`enable_activation_checkpointing: False`, "no gradient checkpointing", "without activation
+checkpointing", `--recompute-granularity none`)."""
+
+
+def notes_checkpointing(notes: str) -> Checkpointing | None:
+    """The checkpointing an empty `checkpointing` cell reads as when the notes set it
+    (`CHECKPOINTING_OFF_NOTE` first, then `CHECKPOINTING_ON_NOTE`: `selective` when they name
+    Megatron's or torchtitan's selective mode, else `full`, every block); None: the framework's
+    default."""
+    if CHECKPOINTING_OFF_NOTE.search(notes):
+        return Checkpointing.NONE
+    found = CHECKPOINTING_ON_NOTE.search(notes)
+    if found is None:
+        return None
+    return Checkpointing.SELECTIVE if "selective" in found.group(0).lower() \
+        else Checkpointing.FULL
 
 
 GRAD_BUFFER_16BIT_NOTE = re.compile(

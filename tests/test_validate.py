@@ -243,6 +243,66 @@ def test_an_empty_checkpointing_cell_reads_what_the_notes_set(
     assert case.checkpointing is (checkpointing or default.checkpointing)
 
 
+@pytest.mark.parametrize(("notes", "optimizer"), [
+    ('TrainingArguments(optim="paged_adamw_8bit")', Optimizer.PAGED_ADAMW_8BIT),
+    ("--optim adamw_bnb_8bit --bf16", Optimizer.ADAMW_8BIT),
+    ("optimizer: torch.optim.SGD", Optimizer.SGD),
+    ("optimizer type AdamW in the DeepSpeed config", Optimizer.ADAMW),
+    # a clause saying it was replaced, or two optimizers set: the framework's default
+    ("optimizer torch.optim.AdamW (lr 2e-4), replaced by bitsandbytes PagedAdamW", None),
+    ("optim=adamw_torch for the baseline, optim=adamw_bnb_8bit for the second run", None),
+])
+def test_an_empty_optimizer_cell_reads_the_optimizer_the_notes_set(
+        notes: str, optimizer: Optimizer | None) -> None:
+    row = ROW.replace(",adamw,,none,", ",,,none,")
+    (case,) = read_cases("\n".join((HEADER, row + f'"{notes}"')))
+    assert case.optimizer is (optimizer or Optimizer.ADAMW)
+    (filled,) = read_cases("\n".join((HEADER, ROW.replace(",adamw,,", ",sgd,,") + f'"{notes}"')))
+    assert filled.optimizer is Optimizer.SGD  # the cell first
+
+
+def test_an_empty_optimizer_cell_of_a_litgpt_qlora_row_is_paged_adamw() -> None:
+    """litgpt replaces the AdamW it builds by bitsandbytes' PagedAdamW on a quantized model."""
+    row = ROW.replace(",lora,bf16-true,adamw,,none,", ",qlora,bf16-true,,,nf4,")
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert case.optimizer is Optimizer.PAGED_ADAMW
+    (hf,) = read_cases("\n".join((HEADER, row.replace(",litgpt,", ",hf,"))))
+    assert hf.optimizer is Optimizer.ADAMW
+
+
+@pytest.mark.parametrize(("gpus", "notes", "sharding"), [
+    (8, "deepspeed --zero_stage 3 --gradient_checkpointing", Scheme.ZERO3),
+    (8, "DeepSpeed ZeRO-2, bf16", Scheme.ZERO2),
+    (4, "accelerate FSDP, fsdp_sharding_strategy FULL_SHARD", Scheme.FSDP),
+    (4, "fsdp_sharding_strategy: SHARD_GRAD_OP", Scheme.FSDP_GRAD_OP),
+    (4, "torchrun, DistributedDataParallel", Scheme.DDP),
+    (4, "no FSDP: plain DDP", Scheme.DDP),
+    (4, "ZeRO-3 was tried first; the run used FSDP", None),  # two schemes: not read
+    (1, "DeepSpeed ZeRO-3", None),  # one GPU: nothing to share
+])
+def test_an_empty_sharding_cell_reads_the_scheme_the_notes_name(
+        gpus: int, notes: str, sharding: Scheme | None) -> None:
+    row = ROW.replace(",1,a100-40gb,none,none,litgpt", f",{gpus},a100-40gb,,none,hf")
+    (case,) = read_cases("\n".join((HEADER, row + f'"{notes}"')))
+    (default,) = read_cases("\n".join((HEADER, row + '""')))
+    assert case.sharding is (sharding or default.sharding)
+
+
+@pytest.mark.parametrize(("notes", "offload"), [
+    ('zero_optimization.offload_optimizer.device "cpu"', Offload.OPTIMIZER),
+    ("openrlhf.cli.train_sft --zero_stage 2 --adam_offload", Offload.OPTIMIZER),
+    ("--zero_stage 2 (no --adam_offload)", None),
+    ("fsdp_offload_params: true", Offload.PARAMS_OPTIMIZER),
+    ("torchtune: enable_activation_offloading: True", Offload.ACTIVATIONS),
+    ("ZeRO-Offload was not used here", None),  # prose: not read
+])
+def test_an_empty_offload_cell_reads_the_offload_the_notes_configure(
+        notes: str, offload: Offload | None) -> None:
+    row = ROW.replace(",1,a100-40gb,none,none,litgpt", ",2,a100-40gb,,,deepspeed")
+    (case,) = read_cases("\n".join((HEADER, row + f'"{notes}"')))
+    assert case.offload is (offload or Offload.NONE)
+
+
 @pytest.mark.parametrize(("cell", "notes", "loss"), [
     ("", "axolotl, cut_cross_entropy: true", Loss.CHUNKED),
     ("", "Cut Cross-Entropy plugin", Loss.CHUNKED),

@@ -24,6 +24,7 @@ from vramplan.vocab import (
     Loss,
     Method,
     Metric,
+    Optimizer,
     OptimizerImpl,
     Precision,
     Quant,
@@ -1206,6 +1207,17 @@ def default_fsdp_version(framework: Framework, method: Method, on: date | None) 
     if since is not None and on is not None and on < since:
         return FsdpVersion.FSDP1
     return DEFAULTS[framework].fsdp_version
+
+
+def default_optimizer(framework: Framework, method: Method) -> Optimizer:
+    """The optimizer of a training run that names none: AdamW, but bitsandbytes' PagedAdamW for
+    a litgpt QLoRA run, whose scripts replace the AdamW they build when the model is quantized
+    (litgpt/finetune/lora.py: `if isinstance(fabric.strategy.precision, BitsandbytesPrecision):
+    optimizer = instantiate_bnb_optimizer(...)`, litgpt/utils.py: `bnb.optim.PagedAdamW`; since
+    QLoRA came to litgpt, 064fd523, #275, 2023-08-21)."""
+    if framework is Framework.LITGPT and method is Method.QLORA:
+        return Optimizer.PAGED_ADAMW
+    return Optimizer.ADAMW
 
 
 TRANSFORMERS_SDPA_DEFAULT_SINCE = date(2023, 12, 11)

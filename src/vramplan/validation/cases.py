@@ -24,14 +24,22 @@ from vramplan.errors import ConflictingOptions, MissingValue, UnknownName, Vramp
 from vramplan.files import read_text_file
 from vramplan.i18n import Lang
 from vramplan.model.lora_targets import parse_lora_targets
-from vramplan.presets.frameworks import default_attention, framework_defaults, read_framework
+from vramplan.presets.frameworks import (
+    default_attention,
+    default_optimizer,
+    framework_defaults,
+    read_framework,
+)
 from vramplan.presets.gpus import GPUS, Gpu, card_key, find_gpu
 from vramplan.presets.models import find_model
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
 from vramplan.validation.notes import (
     notes_checkpointing,
     notes_loss,
+    notes_offload,
+    notes_optimizer,
     notes_optimizer_impl,
+    notes_sharding,
     printed_metric,
     stack_named,
     stated_date,
@@ -379,9 +387,12 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         readings.append(Reading.LORA_ON_QUANTIZED)
     # An empty cell is the framework's default (the format's rule): on several GPUs, its
     # data-parallel scheme; with litgpt's FSDP strategy, block checkpointing.
-    offload = choice(Offload, "offload", get("offload"), Offload.NONE)
+    notes = get("notes", "")
+    # an empty cell: what the notes configure, else the framework's default
+    offload = choice(Offload, "offload", get("offload"), notes_offload(notes) or Offload.NONE)
     sharding = choice(Scheme, "sharding", get("sharding"),
-                      Scheme.NONE if inference else default_scheme(framework, gpus, offload))
+                      Scheme.NONE if inference else _sharding_in_notes(framework, gpus, notes)
+                      or default_scheme(framework, gpus, offload))
     if not inference:
         sharding, offload = _offload_as_run(framework, gpus, sharding, offload, readings)
     fsdp_named = {"fsdp1": FsdpVersion.FSDP1, "fsdp2": FsdpVersion.FSDP2}.get(
@@ -407,7 +418,8 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         method=method,
         precision=precision,
         optimizer=choice(Optimizer, "optimizer", get("optimizer"),
-                         Optimizer.NONE if inference else Optimizer.ADAMW),
+                         Optimizer.NONE if inference else notes_optimizer(notes)
+                         or default_optimizer(framework, method)),
         optimizer_impl=_optional_choice(OptimizerImpl, "optimizer_impl", get("optimizer_impl"))
         or notes_optimizer_impl(get("notes", "")),
         quant=quant,
@@ -451,6 +463,14 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         fsdp_named=fsdp_named,
         engine=engine,
     )
+
+
+def _sharding_in_notes(framework: Framework, gpus: int, notes: str) -> Scheme | None:
+    """The scheme the notes of a row on several GPUs name (`notes_sharding`); a Megatron-LM
+    row's is read from its distributed optimizer instead, and one GPU has nothing to share."""
+    if gpus == 1 or framework is Framework.MEGATRON:
+        return None
+    return notes_sharding(notes)
 
 
 def _engine_named(name: str | None) -> Engine | None:

@@ -41,7 +41,11 @@ from vramplan.vocab import (
     Loss,
     Method,
     Metric,
+    Offload,
+    Optimizer,
     OptimizerImpl,
+    Scheme,
+    member_named,
 )
 
 if TYPE_CHECKING:
@@ -300,6 +304,80 @@ def notes_checkpointing(notes: str) -> Checkpointing | None:
         return None
     return Checkpointing.SELECTIVE if "selective" in found.group(0).lower() \
         else Checkpointing.FULL
+
+
+_OPTIMIZER_SET = re.compile(
+    r"\b(?:--)?(?:optim|optimizer(?:[-_ ]type)?|optimizer\.name)\b\s*(?:[=:]|\s)\s*['\"]?"
+    r"([\w.\-]+)(?![^;]{0,80}\breplaced by\b)", re.IGNORECASE)
+"""An optimizer as configs and command lines set it (`optim="paged_adamw_8bit"`, `--optim
+adamw_bnb_8bit`, `optimizer: AdamW8bit`, "optimizer type AdamW"), not one a later clause says
+was replaced ("optimizer torch.optim.AdamW ... replaced by bitsandbytes PagedAdamW")."""
+
+
+def notes_optimizer(notes: str) -> Optimizer | None:
+    """The optimizer an empty `optimizer` cell reads as: the one the notes set
+    (`_OPTIMIZER_SET`, its value a name of the vocabulary's), when they set one only; None: the
+    framework's default."""
+    named = {member_named(Optimizer, found.group(1)) for found in _OPTIMIZER_SET.finditer(notes)}
+    named.discard(None)
+    return named.pop() if len(named) == 1 else None
+
+
+_ZERO_STAGE = re.compile(
+    rf"{_UNDENIED}(?:\bzero[-_ ]?(?:stage[-_ ]?)?|--zero[-_]stage[= ]\s*|\bzero_stage\W{{0,4}}|"
+    r"\bzero_optimization\.stage\W{0,4}|\bstage\W{0,3})([0-3])\b(?!\.\d)", re.IGNORECASE)
+_SHARDING_NAMED = (
+    (re.compile(rf"{_UNDENIED}\b(?:SHARD_GRAD_OP|shard-grad-op)\b", re.IGNORECASE),
+     Scheme.FSDP_GRAD_OP),
+    (re.compile(rf"{_UNDENIED}\b(?:HYBRID_SHARD|HSDP)\b", re.IGNORECASE), Scheme.HSDP),
+    (re.compile(rf"{_UNDENIED}\bNO_SHARD\b", re.IGNORECASE), Scheme.DDP),
+    (re.compile(rf"{_UNDENIED}(?:\bFSDP[12]?\b(?![-_ ]?(?:grad|hybrid|no))|\bfully_shard\b|"
+                r"\bFULL_SHARD\b|\bFullyShardedDataParallel\b)", re.IGNORECASE), Scheme.FSDP),
+    (re.compile(rf"{_UNDENIED}(?:\bDDP\b|\bDistributedDataParallel\b)", re.IGNORECASE),
+     Scheme.DDP),
+)
+_ZERO_STAGES = (Scheme.DDP, Scheme.ZERO1, Scheme.ZERO2, Scheme.ZERO3)
+
+
+def notes_sharding(notes: str) -> Scheme | None:
+    """The data-parallel scheme an empty `sharding` cell of a row on several GPUs reads as: the
+    one its notes name (a ZeRO stage, `--zero_stage 3`, `zero_optimization.stage 2`; FSDP and
+    its sharding strategies, `fully_shard`; DDP), when they name one only and not to deny it;
+    None: the framework's default. Megatron-LM's rows read their distributed optimizer instead
+    (`megatron_distributed_optimizer`)."""
+    named = {_ZERO_STAGES[int(found.group(1))] for found in _ZERO_STAGE.finditer(notes)}
+    named |= {scheme for pattern, scheme in _SHARDING_NAMED if pattern.search(notes)}
+    return named.pop() if len(named) == 1 else None
+
+
+_OPTIMIZER_OFFLOAD = re.compile(
+    r"(?<!no )(?:\boffload_optimizer\W{0,12}(?:device\W{0,4})?['\"]?cpu\b|"
+    r"--adam_offload\b(?!\W{0,4}false))", re.IGNORECASE)
+_OPTIMIZER_NOT_OFFLOADED = re.compile(
+    r"\bno --adam_offload\b|\badam_offload\W{0,4}false\b|"
+    r"\boffload_optimizer\W{0,12}(?:device\W{0,4})?['\"]?none\b", re.IGNORECASE)
+_PARAMS_OFFLOAD = re.compile(
+    r"\boffload_param\W{0,12}(?:device\W{0,4})?['\"]?cpu\b|\boffload_params\W{0,4}(?:=\s*)?true\b|"
+    r"\bfsdp_offload_params\W{0,4}true\b|\bfsdp_cpu_offload\W{0,4}true\b|"
+    r"--use_cpu_offload\W{0,4}true\b", re.IGNORECASE)
+_ACTIVATIONS_OFFLOAD = re.compile(r"\benable_activation_offloading\W{0,4}true\b", re.IGNORECASE)
+
+
+def notes_offload(notes: str) -> Offload | None:
+    """What an empty `offload` cell reads as when the notes configure an offload: DeepSpeed's
+    `offload_param` / FSDP's `offload_params=True` (accelerate's `fsdp_offload_params`,
+    torchtune's `fsdp_cpu_offload`, Answer.AI's `--use_cpu_offload`): `params-optimizer`;
+    DeepSpeed's `offload_optimizer` on the CPU or OpenRLHF's `--adam_offload`: `optimizer`;
+    torchtune's `enable_activation_offloading: True`: `activations`. Only these settings are
+    read: prose about offloading is as often about another run. None: the framework's
+    default."""
+    if _PARAMS_OFFLOAD.search(notes):
+        return Offload.PARAMS_OPTIMIZER
+    if _OPTIMIZER_OFFLOAD.search(notes) and not _OPTIMIZER_NOT_OFFLOADED.search(notes):
+        return Offload.OPTIMIZER
+    if _ACTIVATIONS_OFFLOAD.search(notes):
+        return Offload.ACTIVATIONS
+    return None
 
 
 GRAD_BUFFER_16BIT_NOTE = re.compile(

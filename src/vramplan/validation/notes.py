@@ -267,21 +267,27 @@ def notes_optimizer_impl(notes: str) -> OptimizerImpl | None:
 
 
 _CHECKPOINTING = r"(?:use_|enable_|fsdp_)?(?:gradient|activation)[-_ ]checkpointing"
-_SET_ON = r"\s*[=:]?\s*['\"]?(?:true|yes|on|enabled|1|unsloth)\b"
+_SET_ON = r"\s*[=:]?\s*(?:default\s+)?['\"]?(?:true|yes|on|enabled|1|unsloth|offload)\b"
 _SET_OFF = r"\s*[=:]?\s*['\"]?(?:false|no|off|disabled|none|0)\b"
 CHECKPOINTING_ON_NOTE = re.compile(
     rf"(?<!no )(?<!no --)\b{_CHECKPOINTING}{_SET_ON}|"
     rf"(?<!no )--{_CHECKPOINTING}\b(?!{_SET_OFF})|\bgradient_checkpointing_enable\(|"
-    rf"\b(?:with|w/) {_CHECKPOINTING}\b|"
-    r"\brecompute[-_ ]granularity\W{0,4}(?:full|selective)\b|--checkpoint-activations\b|"
-    r"\bactivation_checkpoint\.mode\W{0,4}['\"]?(?:full|selective)\b|"
+    rf"\b(?:with|w/) {_CHECKPOINTING}\b|\b{_CHECKPOINTING}\W{{0,3}}(?:of |on )?every\b|"
+    rf"\bgradient_checkpointing(?:_kwargs)?\W{{0,4}}use_reentrant\b|"
+    r"\bapply_activation_checkpointing\(|\bcheckpoint_wrapper\b|"
+    r"\brecompute[-_ ]granularity\W{0,4}(?:full|selective)\b|"
+    rf"(?<!no )--checkpoint[-_]activations\b(?!{_SET_OFF})|"
+    r"\bactivation_checkpoint\.?\s*mode\W{0,4}['\"]?(?:full|selective)\b|"
     r"\bselective (?:activation )?(?:checkpointing|recomputation)\b", re.IGNORECASE)
 """A row whose notes set activation checkpointing on, as configs and command lines do
 (`gradient_checkpointing=True`, `--gradient_checkpointing`, `gradient_checkpointing_enable()`,
 torchtune's `enable_activation_checkpointing: True`, Unsloth's
-`use_gradient_checkpointing="unsloth"`, Megatron-LM's `--recompute-granularity full` or
-`selective` and its older `--checkpoint-activations`, torchtitan's `activation_checkpoint.mode`)
-or say "with gradient checkpointing". Prose that only mentions it is not read: whether a
+`use_gradient_checkpointing="unsloth"`, axolotl's `gradient_checkpointing: offload`, a
+`use_reentrant` given to it, torch's `apply_activation_checkpointing(` and `checkpoint_wrapper`,
+Megatron-LM's `--recompute-granularity full` or `selective` and its older
+`--checkpoint-activations`, litgpt's `--checkpoint_activations True`, torchtitan's
+`activation_checkpoint.mode`) or say "with gradient checkpointing" or "activation checkpointing
+of every block". Prose that only mentions it is not read: whether a
 sentence denies it ("we did not turn on any memory-saving options, e.g. gradient
 checkpointing") is not a pattern's to tell."""
 CHECKPOINTING_OFF_NOTE = re.compile(

@@ -283,8 +283,12 @@ def test_an_empty_optimizer_cell_of_a_litgpt_qlora_row_is_paged_adamw() -> None:
     (4, "fsdp_sharding_strategy: SHARD_GRAD_OP", Scheme.FSDP_GRAD_OP),
     (4, "torchrun, DistributedDataParallel", Scheme.DDP),
     (4, "no FSDP: plain DDP", Scheme.DDP),
-    (4, "ZeRO-3 was tried first; the run used FSDP", None),  # two schemes: not read
-    (1, "DeepSpeed ZeRO-3", None),  # one GPU: nothing to share
+    (4, "ZeRO-3 was tried first; the run used DDP", None),  # two schemes: not read
+    # FSDP with a ZeRO stage: its strategy of that name (lightning-thunder's --shard_mode)
+    (8, "--distributed_mode fsdp --shard_mode zero2", Scheme.FSDP_GRAD_OP),
+    (8, "FSDP, shard_mode zero3", Scheme.FSDP),
+    (1, "DeepSpeed ZeRO-3 with the parameters offloaded", Scheme.ZERO3),  # ZeRO on one GPU
+    (1, "the 8-GPU rows ran FSDP", None),  # FSDP beside a one-GPU run: another run's
 ])
 def test_an_empty_sharding_cell_reads_the_scheme_the_notes_name(
         gpus: int, notes: str, sharding: Scheme | None) -> None:

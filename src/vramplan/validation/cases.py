@@ -466,11 +466,9 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
 
 
 def _sharding_in_notes(framework: Framework, gpus: int, notes: str) -> Scheme | None:
-    """The scheme the notes of a row on several GPUs name (`notes_sharding`); a Megatron-LM
-    row's is read from its distributed optimizer instead, and one GPU has nothing to share."""
-    if gpus == 1 or framework is Framework.MEGATRON:
-        return None
-    return notes_sharding(notes)
+    """The scheme the notes name (`notes_sharding`); a Megatron-LM row's is read from its
+    distributed optimizer instead."""
+    return None if framework is Framework.MEGATRON else notes_sharding(notes, gpus)
 
 
 def _engine_named(name: str | None) -> Engine | None:

@@ -345,14 +345,22 @@ _SHARDING_NAMED = (
 _ZERO_STAGES = (Scheme.DDP, Scheme.ZERO1, Scheme.ZERO2, Scheme.ZERO3)
 
 
-def notes_sharding(notes: str) -> Scheme | None:
-    """The data-parallel scheme an empty `sharding` cell of a row on several GPUs reads as: the
-    one its notes name (a ZeRO stage, `--zero_stage 3`, `zero_optimization.stage 2`; FSDP and
-    its sharding strategies, `fully_shard`; DDP), when they name one only and not to deny it;
-    None: the framework's default. Megatron-LM's rows read their distributed optimizer instead
-    (`megatron_distributed_optimizer`)."""
-    named = {_ZERO_STAGES[int(found.group(1))] for found in _ZERO_STAGE.finditer(notes)}
-    named |= {scheme for pattern, scheme in _SHARDING_NAMED if pattern.search(notes)}
+def notes_sharding(notes: str, gpus: int) -> Scheme | None:
+    """The data-parallel scheme an empty `sharding` cell reads as: the one its notes name (a
+    ZeRO stage, `--zero_stage 3`, `zero_optimization.stage 2`; FSDP and its sharding strategies,
+    `fully_shard`; DDP), when they name one only and not to deny it; on one GPU only a ZeRO
+    stage, which DeepSpeed runs there too (an FSDP or DDP named beside a one-GPU run is
+    another run's). FSDP named with a ZeRO stage is FSDP's strategy of that name (FSDP's docs:
+    FULL_SHARD is ZeRO-3, SHARD_GRAD_OP ZeRO-2; lightning-thunder's benchmark's `--shard_mode
+    zero3`). None: the framework's default. Megatron-LM's rows read their distributed optimizer
+    instead (`megatron_distributed_optimizer`)."""
+    zero = {_ZERO_STAGES[int(found.group(1))] for found in _ZERO_STAGE.finditer(notes)}
+    named = {scheme for pattern, scheme in _SHARDING_NAMED if pattern.search(notes)}
+    if gpus == 1:
+        named = set()
+    elif named == {Scheme.FSDP} and zero in ({Scheme.ZERO3}, {Scheme.ZERO2}):
+        return Scheme.FSDP if zero == {Scheme.ZERO3} else Scheme.FSDP_GRAD_OP
+    named |= zero
     return named.pop() if len(named) == 1 else None
 
 

@@ -254,6 +254,8 @@ def test_an_empty_checkpointing_cell_reads_what_the_notes_set(
     ("--optim adamw_bnb_8bit --bf16", Optimizer.ADAMW_8BIT),
     ("optimizer: torch.optim.SGD", Optimizer.SGD),
     ("optimizer type AdamW in the DeepSpeed config", Optimizer.ADAMW),
+    ("optimizer: _component_: bitsandbytes.optim.PagedAdamW8bit", Optimizer.PAGED_ADAMW_8BIT),
+    ("dtype bf16, bitsandbytes.optim.PagedAdamW (32-bit paged states)", Optimizer.PAGED_ADAMW),
     # a clause saying it was replaced, or two optimizers set: the framework's default
     ("optimizer torch.optim.AdamW (lr 2e-4), replaced by bitsandbytes PagedAdamW", None),
     ("optim=adamw_torch for the baseline, optim=adamw_bnb_8bit for the second run", None),

@@ -313,10 +313,12 @@ def notes_checkpointing(notes: str) -> Checkpointing | None:
 
 
 _OPTIMIZER_SET = re.compile(
-    r"\b(?:--)?(?:optim|optimizer(?:[-_ ]type)?|optimizer\.name)\b\s*(?:[=:]|\s)\s*['\"]?"
-    r"([\w.\-]+)(?![^;]{0,80}\breplaced by\b)", re.IGNORECASE)
+    r"(?:\b(?:--)?(?:optim|optimizer(?:[-_ ]type)?|optimizer\.name)\b\s*(?:[=:]|\s)\s*['\"]?"
+    r"([\w.\-]+)|\b((?:bitsandbytes|bnb|torch)\.optim\.\w+))"
+    r"(?![^;]{0,80}\breplaced by\b)", re.IGNORECASE)
 """An optimizer as configs and command lines set it (`optim="paged_adamw_8bit"`, `--optim
-adamw_bnb_8bit`, `optimizer: AdamW8bit`, "optimizer type AdamW"), not one a later clause says
+adamw_bnb_8bit`, `optimizer: AdamW8bit`, "optimizer type AdamW") or by its class
+(`bitsandbytes.optim.PagedAdamW8bit`, torchtune's `_component_`), not one a later clause says
 was replaced ("optimizer torch.optim.AdamW ... replaced by bitsandbytes PagedAdamW")."""
 
 
@@ -324,7 +326,8 @@ def notes_optimizer(notes: str) -> Optimizer | None:
     """The optimizer an empty `optimizer` cell reads as: the one the notes set
     (`_OPTIMIZER_SET`, its value a name of the vocabulary's), when they set one only; None: the
     framework's default."""
-    named = {member_named(Optimizer, found.group(1)) for found in _OPTIMIZER_SET.finditer(notes)}
+    named = {member_named(Optimizer, found.group(1) or found.group(2))
+             for found in _OPTIMIZER_SET.finditer(notes)}
     named.discard(None)
     return named.pop() if len(named) == 1 else None
 

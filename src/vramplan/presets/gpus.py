@@ -89,7 +89,7 @@ GPUS: tuple[Gpu, ...] = (
     Gpu("quadro-rtx-8000-48gb", "NVIDIA Quadro RTX 8000", "NVIDIA", 48,
         f"{_NV}/en-us/design-visualization/quadro/rtx-8000/",
         aliases=("quadro-rtx-8000", "rtx-8000"), cuda_capability=(7, 5)),
-    Gpu("rtx-pro-6000-blackwell-96gb", "NVIDIA RTX PRO 6000 Blackwell Server Edition", "NVIDIA",
+    Gpu("rtx-pro-6000-blackwell-96gb", "NVIDIA RTX PRO 6000 Blackwell", "NVIDIA",
         96, f"{_NV_NIM} (NVIDIA RTX PRO 6000 Blackwell Server Edition, 96 GB)",
         aliases=("rtx-pro-6000-blackwell", "rtx-pro-6000"), cuda_capability=(12, 0)),
     Gpu("t4-16gb", "NVIDIA T4", "NVIDIA", 16,

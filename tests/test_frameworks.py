@@ -509,6 +509,9 @@ def test_a_cards_capability_reaches_the_setup_from_the_catalogue_or_its_family()
     ("Colab T4", "t4-16gb"),  # the notebook's host
     ("8x A100 80GB", "a100-80gb"),  # a count of cards: the `gpus` cell holds it
     ("2x Tesla V100-SXM2-32GB", "v100-32gb"),
+    ("A100 80GB x 8", "a100-80gb"),
+    ("4x RTX 4090", "rtx-4090-24gb"),
+    ("RTX 3090", "rtx-3090-24gb"),  # the X of RTX counts nothing
 ])
 def test_a_rows_card_is_read_without_brands_form_factors_or_counts(name: str, card: str) -> None:
     """Brands, form factors, memory types, the notebook's host and a count of cards do not tell

@@ -249,6 +249,17 @@ def test_an_empty_checkpointing_cell_reads_what_the_notes_set(
     assert case.checkpointing is (checkpointing or default.checkpointing)
 
 
+@pytest.mark.parametrize(("gpu", "gpus", "read"), [
+    ("8x A100 80GB", "", 8), ("A100 80GB x 4", "", 4), ("RTX 3090", "", 1),
+    ("8x A100 80GB", "4", 4),  # the cell first
+])
+def test_an_empty_gpus_cell_reads_the_cards_the_gpu_cell_counts(gpu: str, gpus: str,
+                                                                read: int) -> None:
+    row = ROW.replace(",1,a100-40gb,none,none,litgpt", f",{gpus},{gpu},,none,hf")
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert case.gpus == read
+
+
 @pytest.mark.parametrize(("notes", "optimizer"), [
     ('TrainingArguments(optim="paged_adamw_8bit")', Optimizer.PAGED_ADAMW_8BIT),
     ("--optim adamw_bnb_8bit --bf16", Optimizer.ADAMW_8BIT),

@@ -362,7 +362,7 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
     method = _required_choice(Method, "method", get("method", ""))
     inference = method is Method.INFERENCE
     gpu_name = get("gpu", "")
-    gpus = _optional_count("gpus", get("gpus", "")) or 1
+    gpus = _optional_count("gpus", get("gpus", "")) or _cards_counted(gpu_name) or 1
     framework_read = read_framework(get("framework"))
     framework = framework_read.framework
     readings: list[Reading] = []
@@ -502,10 +502,12 @@ _CARD_SIZE = re.compile(r"(?<![\d.])(\d{1,4})\s*-?\s*(?:gib|gb|g)\b", re.IGNOREC
 (`A800 80GB`, nvidia-smi's `NVIDIA A100-SXM4-80GB`, `H20 96G`)."""
 
 
-_NOT_THE_CARD = re.compile(r"\b(?:colab|kaggle)\b|^\s*\d{1,4}\s*x\b", re.IGNORECASE)
+_NOT_THE_CARD = re.compile(
+    r"\b(?:colab|kaggle)\b|^\s*\d{1,4}\s*[x×]\s*|(?:(?<=\s)|(?<=\d))[x×]\s*\d{1,4}\s*$",
+    re.IGNORECASE)
 """Words of a row's card that name the notebook's host or count the cards (`Colab T4`,
-`8x A100 80GB`: the `gpus` cell counts them); brands and form factors are the catalogue's
-(`vramplan.presets.gpus.card_key`)."""
+`8x A100 80GB`, `A100 x 8`: the `gpus` cell counts them, `_cards_counted`); brands and form
+factors are the catalogue's (`vramplan.presets.gpus.card_key`)."""
 
 _SAME_CHIP = {"a800": "a100", "h800": "h100"}
 """Export variants of a catalogue card's chip, with its compute capability: the A800 is an
@@ -533,6 +535,17 @@ def case_gpu(name: str) -> Gpu:
         return Gpu(name.strip().lower(), name.strip(), family.vendor if family else "", size,
                    source=f"case file: {size} GB read from the name",
                    cuda_capability=family.cuda_capability if family else None)
+
+
+_CARD_COUNT = re.compile(r"^\s*(\d{1,4})\s*[x×]\s*\S|(?:(?<=\s)|(?<=\d))[x×]\s*(\d{1,4})\s*$",
+                         re.IGNORECASE)
+
+
+def _cards_counted(name: str) -> int | None:
+    """The number of cards a `gpu` cell counts (`8x A100 80GB`, `A100 x 8`): an empty `gpus`
+    cell reads it."""
+    found = _CARD_COUNT.search(name)
+    return None if found is None else int(found.group(1) or found.group(2)) or None
 
 
 def chip_capability(name: str) -> tuple[int, int] | None:

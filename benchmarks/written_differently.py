@@ -9,13 +9,13 @@ row of both shipped files one way and scores them as `benchmarks/accuracy.py` do
 - `as written`: the files unchanged;
 - `six frameworks`: a stack the format has no word for written as its nearest word (torchtitan as
   `generic`; axolotl, LLaMA-Factory, accelerate and Unsloth as `hf`), the notes kept;
-- `no optimizer_impl`, `no loss`, `no attention`, `no checkpointing`, `no optimizer`, `no
-  sharding`, `no offload`: that cell left empty on every training row, the notes kept (what the
-  notes and the stack's defaults give back);
+- `no optimizer_impl`, `no loss`, `no attention`, `no checkpointing`, `no precision`, `no
+  optimizer`, `no sharding`, `no offload`: that cell left empty on every training row, the notes
+  kept (what the notes and the stack's defaults give back);
 - `no notes`: the notes emptied (what the cells alone give: model-parallel sizes, compile,
   dates and the rest that the format has no column for are lost).
 
-Run: `.venv/bin/python benchmarks/written_differently.py` (about 7 minutes on 2 cores).
+Run: `.venv/bin/python benchmarks/written_differently.py` (about 8 minutes on 2 cores).
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ VARIANTS: dict[str, Callable[[Row], None] | None] = {
     "no loss": _training_cell_emptied("loss"),
     "no attention": _training_cell_emptied("attention"),
     "no checkpointing": _training_cell_emptied("checkpointing"),
+    "no precision": _training_cell_emptied("precision"),
     "no optimizer": _training_cell_emptied("optimizer"),
     "no sharding": _training_cell_emptied("sharding"),
     "no offload": _training_cell_emptied("offload"),

@@ -249,6 +249,18 @@ def test_an_empty_checkpointing_cell_reads_what_the_notes_set(
     assert case.checkpointing is (checkpointing or default.checkpointing)
 
 
+@pytest.mark.parametrize(("notes", "precision"), [
+    ("litgpt finetune_lora --precision bf16-mixed", Precision.AMP),
+    ("precision: 32-true", Precision.FP32),
+    ("--precision bf16-true, then --precision 16-mixed for the second", None),  # two: not read
+])
+def test_an_empty_precision_cell_reads_the_precision_the_notes_set(
+        notes: str, precision: Precision | None) -> None:
+    row = ROW.replace(",lora,bf16-true,", ",lora,,")
+    (case,) = read_cases("\n".join((HEADER, row + f'"{notes}"')))
+    assert case.precision is (precision or Precision.BF16_TRUE)  # litgpt's default
+
+
 @pytest.mark.parametrize(("gpu", "gpus", "read"), [
     ("8x A100 80GB", "", 8), ("A100 80GB x 4", "", 4), ("RTX 3090", "", 1),
     ("8x A100 80GB", "4", 4),  # the cell first

@@ -39,6 +39,7 @@ from vramplan.validation.notes import (
     notes_offload,
     notes_optimizer,
     notes_optimizer_impl,
+    notes_precision,
     notes_sharding,
     printed_metric,
     stack_named,
@@ -337,15 +338,16 @@ def _stated(cell: Mapping[str, str]) -> dict[str, str]:
             else value for column, value in cell.items()}
 
 
-def _precision(value: str, method: Method, framework: Framework,
+def _precision(value: str, method: Method, framework: Framework, notes: str,
                readings: list[Reading]) -> Precision:
-    """The `precision` cell, where a 16-bit type alone (`bf16`, `fp16`) is the stack's own
-    switch for it: its default precision (each one computes in 16 bits; an inference row keeps
+    """The `precision` cell (empty: what the notes set, `notes_precision`, else the framework's
+    default), where a 16-bit type alone (`bf16`, `fp16`) is the stack's own switch for it: its
+    default precision (each one computes in 16 bits; an inference row keeps
     its weights in that type). One exception: fp16 gradients cannot be unscaled
     (torch/amp/grad_scaler.py `_unscale_grads_`: "Attempting to unscale FP16 gradients"), so a
     full fine-tuning in fp16 on a stack whose default is all-16-bit runs autocast over fp32
     weights (`amp`)."""
-    default = framework_defaults(framework).precision
+    default = notes_precision(notes) or framework_defaults(framework).precision
     name = spelling(value)
     if name not in _BF16_NAMES | _FP16_NAMES:
         return choice(Precision, "precision", value, default)
@@ -405,7 +407,7 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
             if get("measured", "").strip().upper() == OOM:
                 raise  # an OOM verdict needs the card's size
             readings.append(Reading.GPU_UNKNOWN)
-    precision = _precision(get("precision", ""), method, framework, readings)
+    precision = _precision(get("precision", ""), method, framework, notes, readings)
     policy = _optional_choice(Method, "policy", get("policy"))
     if policy is not None and (not method.is_alignment or policy not in POLICY_METHODS):
         raise ConflictingOptions("policy", "method", policy.value)

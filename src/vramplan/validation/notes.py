@@ -44,6 +44,7 @@ from vramplan.vocab import (
     Offload,
     Optimizer,
     OptimizerImpl,
+    Precision,
     Scheme,
     member_named,
 )
@@ -328,6 +329,20 @@ def notes_optimizer(notes: str) -> Optimizer | None:
     framework's default."""
     named = {member_named(Optimizer, found.group(1) or found.group(2))
              for found in _OPTIMIZER_SET.finditer(notes)}
+    named.discard(None)
+    return named.pop() if len(named) == 1 else None
+
+
+_PRECISION_SET = re.compile(r"\b(?:--)?precision\b\s*[=: ]\s*['\"]?([\w\-]+)", re.IGNORECASE)
+"""A precision as Lightning's and litgpt's command lines and configs set it (`--precision
+bf16-true`, `precision: 16-mixed`)."""
+
+
+def notes_precision(notes: str) -> Precision | None:
+    """The precision an empty `precision` cell reads as: the one the notes set
+    (`_PRECISION_SET`, its value a name of the vocabulary's: `bf16-mixed` is `amp`), when they
+    set one only; None: the framework's default."""
+    named = {member_named(Precision, found.group(1)) for found in _PRECISION_SET.finditer(notes)}
     named.discard(None)
     return named.pop() if len(named) == 1 else None
 

@@ -252,6 +252,7 @@ def test_an_empty_checkpointing_cell_reads_what_the_notes_set(
 @pytest.mark.parametrize(("notes", "precision"), [
     ("litgpt finetune_lora --precision bf16-mixed", Precision.AMP),
     ("precision: 32-true", Precision.FP32),
+    ("lightning Trainer(precision=16)", Precision.AMP),  # Lightning's older name of 16-mixed
     ("--precision bf16-true, then --precision 16-mixed for the second", None),  # two: not read
 ])
 def test_an_empty_precision_cell_reads_the_precision_the_notes_set(
@@ -1266,9 +1267,11 @@ def test_the_stacks_own_names_for_a_value_are_read_as_it(cells: dict[str, str], 
 
 
 @pytest.mark.parametrize(("method", "framework", "written", "read"), [
-    # each stack's 16-bit switch is its default precision: litgpt's and transformers' pure
-    # bf16, DeepSpeed's and Megatron's fp32 master copy, torchtitan's fp32 shards
-    ("lora", "litgpt", "bf16", Precision.BF16_TRUE),
+    # each stack's 16-bit switch is its default precision: transformers' pure bf16,
+    # DeepSpeed's and Megatron's fp32 master copy, torchtitan's fp32 shards
+    # except Lightning's older names, litgpt's: "bf16" is "bf16-mixed", "16" is "16-mixed"
+    ("lora", "litgpt", "bf16", Precision.AMP),
+    ("lora", "litgpt", "16", Precision.AMP),
     ("full", "hf", "bf16", Precision.BF16_TRUE),
     ("full", "deepspeed", "bf16", Precision.MIXED),
     ("full", "megatron", "fp16", Precision.MIXED),

@@ -34,6 +34,7 @@ from vramplan.presets.gpus import GPUS, Gpu, card_key, find_gpu
 from vramplan.presets.models import find_model
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
 from vramplan.validation.notes import (
+    LIGHTNING_PRECISION_ALIASES,
     notes_checkpointing,
     notes_loss,
     notes_offload,
@@ -208,7 +209,8 @@ class Reading(StrEnum):
     PRECISION_OF_STACK = "precision_of_stack"
     """A `precision` that names a 16-bit type only (`bf16`, `fp16`): read as what the
     framework's switch for that type runs, its default precision (`amp` for a full fine-tuning
-    in fp16 on a stack whose default is all-16-bit; `bf16-true` for an inference row)."""
+    in fp16 on a stack whose default is all-16-bit, and for litgpt's Lightning, whose `bf16`
+    and `16` are its mixed precisions; `bf16-true` for an inference row)."""
     GPU_UNKNOWN = "gpu_unknown"
     """A card outside the catalogue whose name gives no size: a measured row does not need it
     (only an OOM verdict and the cap of reserved memory read the card's size)."""
@@ -342,8 +344,9 @@ def _precision(value: str, method: Method, framework: Framework, notes: str,
                readings: list[Reading]) -> Precision:
     """The `precision` cell (empty: what the notes set, `notes_precision`, else the framework's
     default), where a 16-bit type alone (`bf16`, `fp16`) is the stack's own switch for it: its
-    default precision (each one computes in 16 bits; an inference row keeps
-    its weights in that type). One exception: fp16 gradients cannot be unscaled
+    default precision (each one computes in 16 bits; an inference row keeps its weights in that
+    type). Two exceptions: litgpt's Lightning reads `bf16` and `16` as its mixed precisions
+    (`LIGHTNING_PRECISION_ALIASES`); and fp16 gradients cannot be unscaled
     (torch/amp/grad_scaler.py `_unscale_grads_`: "Attempting to unscale FP16 gradients"), so a
     full fine-tuning in fp16 on a stack whose default is all-16-bit runs autocast over fp32
     weights (`amp`)."""
@@ -354,6 +357,8 @@ def _precision(value: str, method: Method, framework: Framework, notes: str,
     readings.append(Reading.PRECISION_OF_STACK)
     if method is Method.INFERENCE:
         return Precision.BF16_TRUE
+    if framework is Framework.LITGPT and name in LIGHTNING_PRECISION_ALIASES:
+        return LIGHTNING_PRECISION_ALIASES[name]
     if name in _FP16_NAMES and method is Method.FULL and default is Precision.BF16_TRUE:
         return Precision.AMP
     return default

@@ -338,11 +338,20 @@ _PRECISION_SET = re.compile(r"\b(?:--)?precision\b\s*[=: ]\s*['\"]?([\w\-]+)", r
 bf16-true`, `precision: 16-mixed`)."""
 
 
+LIGHTNING_PRECISION_ALIASES = {"16": Precision.AMP, "bf16": Precision.AMP, "32": Precision.FP32}
+"""Lightning's older names of its precisions, which it still reads
+(lightning/fabric/plugins/precision/precision.py `_PRECISION_INPUT_STR_ALIAS_CONVERSION`: "16"
+is "16-mixed", "bf16" is "bf16-mixed", "32" is "32-true")."""
+
+
 def notes_precision(notes: str) -> Precision | None:
     """The precision an empty `precision` cell reads as: the one the notes set
-    (`_PRECISION_SET`, its value a name of the vocabulary's: `bf16-mixed` is `amp`), when they
-    set one only; None: the framework's default."""
-    named = {member_named(Precision, found.group(1)) for found in _PRECISION_SET.finditer(notes)}
+    (`_PRECISION_SET`, its value a name of the vocabulary's, `bf16-mixed` is `amp`, or one of
+    Lightning's older names, `LIGHTNING_PRECISION_ALIASES`), when they set one only; None: the
+    framework's default."""
+    named = {member_named(Precision, found.group(1))
+             or LIGHTNING_PRECISION_ALIASES.get(found.group(1).lower())
+             for found in _PRECISION_SET.finditer(notes)}
     named.discard(None)
     return named.pop() if len(named) == 1 else None
 

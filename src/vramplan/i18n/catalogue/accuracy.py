@@ -42,10 +42,12 @@ MESSAGES = {
     "reading.precision_of_stack": {
         FR: "précision donnée par son seul type 16 bits (bf16, fp16) : lue comme ce que le "
         "framework fait avec ce réglage, sa précision par défaut (amp pour un entraînement "
-        "complet en fp16 sur un framework tout en 16 bits ; bf16-true en inférence)",
+        "complet en fp16 sur un framework tout en 16 bits, et pour les bf16 et 16 de litgpt, "
+        "précisions mixtes de Lightning ; bf16-true en inférence)",
         EN: "precision given as a 16-bit type only (bf16, fp16): read as what the framework "
         "runs with that switch, its default precision (amp for a full fine-tuning in fp16 on "
-        "an all-16-bit framework; bf16-true for inference)",
+        "an all-16-bit framework, and for litgpt's bf16 and 16, Lightning's mixed "
+        "precisions; bf16-true for inference)",
     },
     "reading.gpu_unknown": {
         FR: "GPU hors catalogue, sans taille dans son nom : la taille de la carte n'est pas lue",

@@ -252,7 +252,7 @@ def test_an_empty_checkpointing_cell_reads_what_the_notes_set(
 @pytest.mark.parametrize(("notes", "precision"), [
     ("litgpt finetune_lora --precision bf16-mixed", Precision.AMP),
     ("precision: 32-true", Precision.FP32),
-    ("lightning Trainer(precision=16)", Precision.AMP),  # Lightning's older name of 16-mixed
+    ("Fabric(precision=16)", Precision.AMP),  # on litgpt, Lightning's older name of 16-mixed
     ("--precision bf16-true, then --precision 16-mixed for the second", None),  # two: not read
 ])
 def test_an_empty_precision_cell_reads_the_precision_the_notes_set(
@@ -260,6 +260,9 @@ def test_an_empty_precision_cell_reads_the_precision_the_notes_set(
     row = ROW.replace(",lora,bf16-true,", ",lora,,")
     (case,) = read_cases("\n".join((HEADER, row + f'"{notes}"')))
     assert case.precision is (precision or Precision.BF16_TRUE)  # litgpt's default
+    # elsewhere bf16 is not Lightning's alias: Answer.AI's --precision bf16 is pure bf16
+    (hf,) = read_cases("\n".join((HEADER, row.replace(",litgpt,", ",hf,") + '"--precision bf16"')))
+    assert hf.precision is Precision.BF16_TRUE
 
 
 @pytest.mark.parametrize(("gpu", "gpus", "read"), [

@@ -350,7 +350,8 @@ def _precision(value: str, method: Method, framework: Framework, notes: str,
     (torch/amp/grad_scaler.py `_unscale_grads_`: "Attempting to unscale FP16 gradients"), so a
     full fine-tuning in fp16 on a stack whose default is all-16-bit runs autocast over fp32
     weights (`amp`)."""
-    default = notes_precision(notes) or framework_defaults(framework).precision
+    default = notes_precision(notes, lightning=framework is Framework.LITGPT) \
+        or framework_defaults(framework).precision
     name = spelling(value)
     if name not in _BF16_NAMES | _FP16_NAMES:
         return choice(Precision, "precision", value, default)

@@ -344,13 +344,14 @@ LIGHTNING_PRECISION_ALIASES = {"16": Precision.AMP, "bf16": Precision.AMP, "32":
 is "16-mixed", "bf16" is "bf16-mixed", "32" is "32-true")."""
 
 
-def notes_precision(notes: str) -> Precision | None:
+def notes_precision(notes: str, lightning: bool = False) -> Precision | None:
     """The precision an empty `precision` cell reads as: the one the notes set
-    (`_PRECISION_SET`, its value a name of the vocabulary's, `bf16-mixed` is `amp`, or one of
-    Lightning's older names, `LIGHTNING_PRECISION_ALIASES`), when they set one only; None: the
-    framework's default."""
-    named = {member_named(Precision, found.group(1))
-             or LIGHTNING_PRECISION_ALIASES.get(found.group(1).lower())
+    (`_PRECISION_SET`, its value a name of the vocabulary's, `bf16-mixed` is `amp`, or, on a
+    stack run by Lightning (`lightning`), one of its older names, `LIGHTNING_PRECISION_ALIASES`;
+    other stacks give `bf16` other meanings: Answer.AI's `--precision bf16` is pure bf16), when
+    they set one only; None: the framework's default."""
+    aliases = LIGHTNING_PRECISION_ALIASES if lightning else {}
+    named = {member_named(Precision, found.group(1)) or aliases.get(found.group(1).lower())
              for found in _PRECISION_SET.finditer(notes)}
     named.discard(None)
     return named.pop() if len(named) == 1 else None

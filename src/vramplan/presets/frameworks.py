@@ -1209,6 +1209,12 @@ def default_fsdp_version(framework: Framework, method: Method, on: date | None) 
     return DEFAULTS[framework].fsdp_version
 
 
+LIGHTNING_PRECISION_ALIASES = {"16": Precision.AMP, "bf16": Precision.AMP, "32": Precision.FP32}
+"""Lightning's older names of its precisions, which it still reads (litgpt runs on it;
+lightning/fabric/plugins/precision/precision.py `_PRECISION_INPUT_STR_ALIAS_CONVERSION`: "16"
+is "16-mixed", "bf16" is "bf16-mixed", "32" is "32-true")."""
+
+
 def default_optimizer(framework: Framework, method: Method) -> Optimizer:
     """The optimizer of a training run that names none: AdamW, but bitsandbytes' PagedAdamW for
     a litgpt QLoRA run, whose scripts replace the AdamW they build when the model is quantized

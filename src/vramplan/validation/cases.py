@@ -25,6 +25,7 @@ from vramplan.files import read_text_file
 from vramplan.i18n import Lang
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.frameworks import (
+    LIGHTNING_PRECISION_ALIASES,
     default_attention,
     default_optimizer,
     framework_defaults,
@@ -34,7 +35,6 @@ from vramplan.presets.gpus import GPUS, Gpu, card_key, find_gpu
 from vramplan.presets.models import find_model
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
 from vramplan.validation.notes import (
-    LIGHTNING_PRECISION_ALIASES,
     notes_checkpointing,
     notes_loss,
     notes_offload,

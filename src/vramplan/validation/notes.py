@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import TYPE_CHECKING
+from enum import StrEnum
+from typing import TYPE_CHECKING, TypeVar
 
 from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig, AllocConfError, parse_alloc_conf
 from vramplan.distributed.per_gpu import MS_SWIFT_ZERO3, ZERO3_CONFIG_FILES
@@ -21,6 +22,7 @@ from vramplan.distributed.sharding import (
 from vramplan.errors import UnknownName
 from vramplan.presets.cuda import DRIVER_RESERVE_BYTES
 from vramplan.presets.frameworks import (
+    LIGHTNING_PRECISION_ALIASES,
     LITGPT_COMMIT_DATES,
     MEGATRON_CORE_RELEASE_DATES,
     TORCHTUNE_COMMIT_DATES,
@@ -52,6 +54,8 @@ from vramplan.vocab import (
 if TYPE_CHECKING:
     from vramplan.validation.cases import Case
 
+
+E = TypeVar("E", bound=StrEnum)
 
 _UNDENIED = r"(?<!no )(?<!not )(?<!without )(?<!w/o )"
 """Prefix of a notes pattern: a name not denied ("no FSDP2", "not Unsloth", "without ...",
@@ -323,25 +327,23 @@ adamw_bnb_8bit`, `optimizer: AdamW8bit`, "optimizer type AdamW") or by its class
 was replaced ("optimizer torch.optim.AdamW ... replaced by bitsandbytes PagedAdamW")."""
 
 
+def _only(named: set[E | None]) -> E | None:
+    """The one value the notes name, None when they name none or several."""
+    named.discard(None)
+    return named.pop() if len(named) == 1 else None
+
+
 def notes_optimizer(notes: str) -> Optimizer | None:
     """The optimizer an empty `optimizer` cell reads as: the one the notes set
     (`_OPTIMIZER_SET`, its value a name of the vocabulary's), when they set one only; None: the
     framework's default."""
-    named = {member_named(Optimizer, found.group(1) or found.group(2))
-             for found in _OPTIMIZER_SET.finditer(notes)}
-    named.discard(None)
-    return named.pop() if len(named) == 1 else None
+    return _only({member_named(Optimizer, found.group(1) or found.group(2))
+                  for found in _OPTIMIZER_SET.finditer(notes)})
 
 
 _PRECISION_SET = re.compile(r"\b(?:--)?precision\b\s*[=: ]\s*['\"]?([\w\-]+)", re.IGNORECASE)
 """A precision as Lightning's and litgpt's command lines and configs set it (`--precision
 bf16-true`, `precision: 16-mixed`)."""
-
-
-LIGHTNING_PRECISION_ALIASES = {"16": Precision.AMP, "bf16": Precision.AMP, "32": Precision.FP32}
-"""Lightning's older names of its precisions, which it still reads
-(lightning/fabric/plugins/precision/precision.py `_PRECISION_INPUT_STR_ALIAS_CONVERSION`: "16"
-is "16-mixed", "bf16" is "bf16-mixed", "32" is "32-true")."""
 
 
 def notes_precision(notes: str, lightning: bool = False) -> Precision | None:
@@ -351,10 +353,8 @@ def notes_precision(notes: str, lightning: bool = False) -> Precision | None:
     other stacks give `bf16` other meanings: Answer.AI's `--precision bf16` is pure bf16), when
     they set one only; None: the framework's default."""
     aliases = LIGHTNING_PRECISION_ALIASES if lightning else {}
-    named = {member_named(Precision, found.group(1)) or aliases.get(found.group(1).lower())
-             for found in _PRECISION_SET.finditer(notes)}
-    named.discard(None)
-    return named.pop() if len(named) == 1 else None
+    return _only({member_named(Precision, found.group(1)) or aliases.get(found.group(1).lower())
+                  for found in _PRECISION_SET.finditer(notes)})
 
 
 _ZERO_STAGE = re.compile(
@@ -383,13 +383,11 @@ def notes_sharding(notes: str, gpus: int) -> Scheme | None:
     zero3`). None: the framework's default. Megatron-LM's rows read their distributed optimizer
     instead (`megatron_distributed_optimizer`)."""
     zero = {_ZERO_STAGES[int(found.group(1))] for found in _ZERO_STAGE.finditer(notes)}
-    named = {scheme for pattern, scheme in _SHARDING_NAMED if pattern.search(notes)}
-    if gpus == 1:
-        named = set()
-    elif named == {Scheme.FSDP} and zero in ({Scheme.ZERO3}, {Scheme.ZERO2}):
+    named: set[Scheme | None] = {scheme for pattern, scheme in _SHARDING_NAMED
+                                 if gpus > 1 and pattern.search(notes)}
+    if named == {Scheme.FSDP} and zero in ({Scheme.ZERO3}, {Scheme.ZERO2}):
         return Scheme.FSDP if zero == {Scheme.ZERO3} else Scheme.FSDP_GRAD_OP
-    named |= zero
-    return named.pop() if len(named) == 1 else None
+    return _only(named | zero)
 
 
 _OPTIMIZER_OFFLOAD = re.compile(

@@ -94,6 +94,7 @@ def test_gpus_command() -> None:
                      "l40s-48gb", "rtx-a6000-48gb", "a100-40gb", "a100-80gb", "h100-80gb",
                      "h200-141gb", "b200-180gb", "mi300x-192gb", "a10-24gb", "a30-24gb",
                      "rtx-4080-16gb", "rtx-6000-ada-48gb", "h100-nvl-94gb", "h20-96gb",
+                     "h800-80gb", "a800-80gb", "a800-40gb",
                      "gh200-96gb", "gh200-144gb", "b300-288gb", "mi250x-gcd-64gb",
                      "mi325x-256gb", "mi355x-288gb"):
         assert required in names

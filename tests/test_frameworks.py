@@ -499,7 +499,7 @@ def test_a_cards_capability_reaches_the_setup_from_the_catalogue_or_its_family()
     assert case_gpu("b200-180gb").cuda_capability == (10, 0)
     assert case_gpu("h100-96gb").cuda_capability == (9, 0)
     assert case_gpu("mi300x-192gb").cuda_capability is None
-    # export variants of a chip: the A800 is an A100, the H800 an H100
+    # the export versions of the A100 and H100, in the catalogue
     assert case_gpu("A800 80GB").cuda_capability == (8, 0)
     assert case_gpu("H800 80GB").cuda_capability == (9, 0)
 
@@ -520,7 +520,7 @@ def test_a_rows_card_is_read_without_brands_form_factors_or_counts(name: str, ca
     assert case_gpu(name).name == card
 
 
-@pytest.mark.parametrize("name", ["V100", "A800", "H100 80GB 94GB"])
+@pytest.mark.parametrize("name", ["V100", "RTX 3080", "H100 80GB 94GB"])
 def test_a_card_name_that_does_not_say_its_size_is_not_guessed(name: str) -> None:
     """The V100 came with 16 or 32 GB: a name without one is not read (the row is scored
     without a card, or refused if it is an OOM row)."""

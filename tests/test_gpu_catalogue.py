@@ -51,6 +51,11 @@ def test_every_nvidia_card_has_its_compute_capability_and_no_other_does(gpu: Gpu
     ("NVIDIA TITAN RTX", "titan-rtx-24gb"),
     ("Tesla P40", "p40-24gb"),
     ("NVIDIA L40", "l40-48gb"),
+    # the export versions of the A100 and H100, as nvidia-smi names them
+    ("NVIDIA H800 80GB HBM3", "h800-80gb"),
+    ("NVIDIA A800-SXM4-80GB", "a800-80gb"),
+    ("NVIDIA A800 40GB PCIe", "a800-40gb"),
+    ("A800", "a800-80gb"),
 ])
 def test_a_card_is_found_without_its_brand_form_factor_or_memory_type(name: str,
                                                                       card: str) -> None:
@@ -59,7 +64,7 @@ def test_a_card_is_found_without_its_brand_form_factor_or_memory_type(name: str,
     assert find_gpu(name).name == card
 
 
-@pytest.mark.parametrize("name", ["V100", "RTX 3080", "8x A100 80GB", "A800 80GB"])
+@pytest.mark.parametrize("name", ["V100", "RTX 3080", "8x A100 80GB", "Tesla K80"])
 def test_a_name_the_catalogue_does_not_hold_is_refused(name: str) -> None:
     """No size guessed (`V100`: 16 or 32 GB, `RTX 3080`: 10 or 12 GB), no count of cards read
     as a card (the case files' reader drops it, the options do not), no card outside the

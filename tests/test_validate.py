@@ -1184,7 +1184,7 @@ def test_a_card_written_as_its_vendor_does_is_read_by_its_size(written: str, gib
     assert case.gpu is not None and case.gpu.capacity_bytes == gib * 2**30
 
 
-@pytest.mark.parametrize("written", ["A800", "A100 40GB or 80GB", "H800 0GB"])
+@pytest.mark.parametrize("written", ["V100", "A100 40GB or 80GB", "RTX 3080 0GB"])
 def test_an_oom_row_on_a_card_of_no_single_size_is_not_read(written: str) -> None:
     row = ROW.replace("a100-40gb", f'"{written}"').replace(",21.30,GB,", ",OOM,GB,")
     report = parse_cases("\n".join((HEADER, row)))
@@ -1192,7 +1192,7 @@ def test_an_oom_row_on_a_card_of_no_single_size_is_not_read(written: str) -> Non
 
 
 def test_a_measured_row_on_a_card_of_unknown_size_is_estimated_and_says_so() -> None:
-    (case,) = read_cases("\n".join((HEADER, ROW.replace("a100-40gb", "h800"))))
+    (case,) = read_cases("\n".join((HEADER, ROW.replace("a100-40gb", "rtx-3080"))))
     assert case.gpu is None and case.readings == (Reading.GPU_UNKNOWN,)
     (score,) = score_cases((case,)).scores
     assert score.outcome is Outcome.SCORED
@@ -1664,7 +1664,7 @@ _CELLS = {
     "batch": ["1", "4"], "seq_len": ["", "512", "4096"],
     "checkpointing": ["none", "full", "selective", ""], "attention": ["eager", "sdpa", "flash", ""],
     "loss": ["standard", "chunked", ""], "gpus": ["1", "2", "8"],
-    "gpu": ["a100-80gb", "rtx-4090-24gb", "h800", ""],
+    "gpu": ["a100-80gb", "rtx-4090-24gb", "rtx-3080", ""],
     "framework": ["hf", "litgpt", "torchtune", "torchtitan", "deepspeed", "megatron", "generic",
                   "axolotl", "llamafactory", "unsloth", "accelerate", "colossalai", ""],
     "metric": ["allocated", "reserved", "device"],

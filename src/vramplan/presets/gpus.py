@@ -134,6 +134,20 @@ GPUS: tuple[Gpu, ...] = (
         f"{_NV_NIM} (H100 NVL, 94 GB)", aliases=("h100-nvl",), cuda_capability=(9, 0)),
     Gpu("h20-96gb", "NVIDIA H20", "NVIDIA", 96, f"{_NV_MIG} (H20, 96GB)", aliases=("h20",),
         cuda_capability=(9, 0)),
+    # NVIDIA's export versions of the A100 and H100 (the cards of published Chinese runs:
+    # ColossalAI, ms-swift, DeepSeek). NVIDIA's capability table does not list them; they are the
+    # A100's GA100 and the H100's GH100 (PyTorch's own warning names "NVIDIA H800 with CUDA
+    # capability sm_90": liguodongiot/llm-action docs/llm-base/h800-env-install.md). The A800 is
+    # sold with 80 GB and, as a PCIe card, 40 GB: its bare name is the 80 GB card, as the A100's is.
+    Gpu("a800-40gb", "NVIDIA A800 40GB", "NVIDIA", 40,
+        "https://siliconcat.net/gpu/nvidia-a800-pcie-40-gb (40 GB, 108 SMs, GA100)",
+        cuda_capability=(8, 0)),
+    Gpu("a800-80gb", "NVIDIA A800 80GB", "NVIDIA", 80,
+        "https://huggingface.co/hardware/a800 (Memory 80GB)", aliases=("a800",),
+        cuda_capability=(8, 0)),
+    Gpu("h800-80gb", "NVIDIA H800 80GB", "NVIDIA", 80,
+        "https://huggingface.co/hardware/h800 (Memory 80GB)", aliases=("h800",),
+        cuda_capability=(9, 0)),
     # The GH200 superchip is sold with 96 GB (HBM3) or 144 GB (HBM3e): no bare alias picks one.
     Gpu("gh200-96gb", "NVIDIA GH200 96GB (HBM3)", "NVIDIA", 96, f"{_NV_NIM} (GH200, 96 GB)",
         cuda_capability=(9, 0)),

@@ -517,18 +517,13 @@ _NOT_THE_CARD = re.compile(
 `8x A100 80GB`, `A100 x 8`: the `gpus` cell counts them, `_cards_counted`); brands and form
 factors are the catalogue's (`vramplan.presets.gpus.card_key`)."""
 
-_SAME_CHIP = {"a800": "a100", "h800": "h100"}
-"""Export variants of a catalogue card's chip, with its compute capability: the A800 is an
-A100 (GA100, sm80), the H800 an H100 (GH100, sm90), each with a slower interconnect."""
-
-
 def case_gpu(name: str) -> Gpu:
     """The row's card: from the catalogue (`find_gpu`, which reads `NVIDIA A100-SXM4-80GB` as
     the `a100-80gb`), without the notebook's host or a count of cards (`_NOT_THE_CARD`); else,
     for a name that states one memory size (the catalogue's `rtx-a5000-24gb`, a vendor's
-    `A800 80GB`), a card of that many GiB (an "N GB" card holds N GiB, see
+    `RTX 3060 12GB`), a card of that many GiB (an "N GB" card holds N GiB, see
     `vramplan.presets.gpus`), of the catalogue card the name names without its size, if any
-    (`h100-96gb`: an H100, whose compute capability it takes; `_SAME_CHIP`). A name with no size
+    (`h100-96gb`: an H100, whose compute capability it takes). A name with no size
     that the catalogue does not know (`V100`: 16 or 32 GB?), or with two different sizes, is not
     read."""
     stem = _NOT_THE_CARD.sub(" ", name)
@@ -558,21 +553,18 @@ def _cards_counted(name: str) -> int | None:
 
 def chip_capability(name: str) -> tuple[int, int] | None:
     """The compute capability of the chip a card's name gives without its size: the one every
-    catalogue card of that name shares (`V100`: the 16 and 32 GB V100s, sm70; `H800`: an
-    H100's), None where they differ or none is known."""
+    catalogue card of that name shares (`V100`: the 16 and 32 GB V100s, sm70; `A800`: the
+    40 and 80 GB A800s, sm80), None where they differ or none is known."""
     key = card_key(_NOT_THE_CARD.sub(" ", name))
-    key = _SAME_CHIP.get(key, key)
     found = {gpu.cuda_capability for gpu in GPUS
              if gpu.name.startswith(f"{key}-") and gpu.cuda_capability is not None}
     return found.pop() if len(found) == 1 else None
 
 
 def _catalogue_family(stem: str) -> Gpu | None:
-    """The catalogue card called `stem` (a card's name without its memory size, or the card its
-    chip is: `_SAME_CHIP`), if any."""
-    key = card_key(stem)
+    """The catalogue card called `stem` (a card's name without its memory size), if any."""
     try:
-        return find_gpu(_SAME_CHIP.get(key, key))
+        return find_gpu(card_key(stem))
     except UnknownName:
         return None
 

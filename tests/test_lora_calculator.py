@@ -10,6 +10,7 @@ import pytest
 from vramplan.lora_calculator import AdapterDtype, LoraResult, estimate_lora, lora_inputs
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.models import architecture_of, find_model
+from vramplan.vocab import LoraTarget
 
 
 def _result(model: str, rank: int, targets: str, dora: bool = False,
@@ -156,3 +157,21 @@ def test_moe_and_latent_attention_adapters_equal_peft(case: str) -> None:
     result = estimate_lora(make_inputs(parse_config(config), 4, parse_lora_targets(targets),
                                        model_name=case))
     assert result.trainable_params == trainable
+
+
+@pytest.mark.parametrize("written", ["q;v", "q,v", "q_proj v_proj", "['q_proj', 'v_proj']",
+                                     "{'v_proj', 'q_proj'}", "[q_proj, v_proj]"])
+def test_targets_are_read_as_listed_or_as_peft_prints_them(written: str) -> None:
+    assert parse_lora_targets(written) == {LoraTarget.Q, LoraTarget.V}
+
+
+def test_all_linear_written_with_a_space_is_one_name() -> None:
+    assert parse_lora_targets("all linear") == parse_lora_targets("all")
+
+
+@pytest.mark.parametrize("written", ["q_proj/v_proj", "qv", "q_proj v_prog"])
+def test_targets_that_do_not_name_modules_are_refused(written: str) -> None:
+    from vramplan.errors import UnknownName
+
+    with pytest.raises(UnknownName):
+        parse_lora_targets(written)

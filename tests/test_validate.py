@@ -1259,6 +1259,29 @@ def test_a_measured_row_on_a_card_of_unknown_size_is_estimated_and_says_so() -> 
     ({",sdpa,,": ",sdpa,cross_entropy,"}, "loss", Loss.STANDARD),
     ({",litgpt,": ",openrlhf,"}, "framework", Framework.DEEPSPEED),
     ({",litgpt,": ",fms-hf-tuning,"}, "framework", Framework.HF),
+    # the same values written in words
+    ({",adamw,,": ",8-bit AdamW,,"}, "optimizer", Optimizer.ADAMW_8BIT),
+    ({",adamw,,": ",DeepSpeedCPUAdam,,"}, "optimizer", Optimizer.ADAMW),
+    ({",1,a100-40gb,none,": ",2,a100-40gb,DistributedDataParallel,"}, "sharding", Scheme.DDP),
+    ({",1,a100-40gb,none,": ",2,a100-40gb,DeepSpeed ZeRO-3,"}, "sharding", Scheme.ZERO3),
+    ({",none,sdpa,": ",activation checkpointing,sdpa,"}, "checkpointing", Checkpointing.FULL),
+    ({",none,sdpa,": ",disabled,sdpa,"}, "checkpointing", Checkpointing.NONE),
+    ({",sdpa,": ",torch.nn.functional.scaled_dot_product_attention,"}, "attention",
+     Attention.SDPA),
+    ({",sdpa,": ",kernels-community/vllm-flash-attn3,"}, "attention", Attention.FLASH),
+    ({",sdpa,,": ",sdpa,LigerFusedLinearCrossEntropyLoss,"}, "loss", Loss.CHUNKED),
+    ({",sdpa,,": ",sdpa,torch.nn.CrossEntropyLoss,"}, "loss", Loss.STANDARD),
+    ({",allocated,": ",peak allocated memory,"}, "metric", Metric.ALLOCATED),
+    ({"a100-40gb,none,none,": "a100-40gb,zero2,ZeRO-Offload,"}, "offload", Offload.OPTIMIZER),
+    ({",litgpt,": ",Hugging Face Transformers,"}, "framework", Framework.HF),
+    ({",lora,bf16-true,": ",lora,tf32,"}, "precision", Precision.FP32),
+    # a remark in parentheses: the words it completes, or the more precise value it names
+    ({",1,a100-40gb,none,": ",2,a100-40gb,FSDP (full shard),"}, "sharding", Scheme.FSDP),
+    ({",1,a100-40gb,none,": ",2,a100-40gb,fsdp (shard_grad_op),"}, "sharding",
+     Scheme.FSDP_GRAD_OP),
+    ({",adamw,,": ",adamw (8-bit),,"}, "optimizer", Optimizer.ADAMW_8BIT),
+    ({",sdpa,": ",sdpa (flash),"}, "attention", Attention.FLASH),
+    ({",allocated,": ",nvidia-smi (used),"}, "metric", Metric.DEVICE),
 ])
 def test_the_stacks_own_names_for_a_value_are_read_as_it(cells: dict[str, str], column: str,
                                                          value: object) -> None:
@@ -1290,6 +1313,36 @@ def test_a_precision_that_names_a_16_bit_type_is_the_stacks_switch_for_it(
                                                                           f",{framework},")
     (case,) = read_cases("\n".join((HEADER, row)))
     assert case.precision is read and case.readings == (Reading.PRECISION_OF_STACK,)
+
+
+@pytest.mark.parametrize(("cells", "column", "value"), [
+    ({",1,a100-40gb,none,": ",1,a100-40gb,none (1 GPU),"}, "sharding", Scheme.NONE),
+    ({",none,sdpa,": ",full (every layer),sdpa,"}, "checkpointing", Checkpointing.FULL),
+    ({",allocated,": ",reserved (peak),"}, "metric", Metric.RESERVED),
+])
+def test_a_remark_that_names_nothing_is_left_unread_and_said(cells: dict[str, str],
+                                                            column: str, value: object) -> None:
+    row = ROW
+    for old, new in cells.items():
+        row = row.replace(old, new)
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert getattr(case, column) == value and case.readings == (Reading.REMARK_NOT_READ,)
+
+
+@pytest.mark.parametrize("written", ["Peak Memory", "VRAM", "gpu_memory"])
+def test_a_metric_naming_no_counter_is_the_empty_cell(written: str) -> None:
+    """"Peak memory" says GPU memory was read, not which counter: the framework's, as empty."""
+    (empty,) = read_cases("\n".join((HEADER, ROW.replace(",allocated,", ",,"))))
+    (said,) = read_cases("\n".join((HEADER, ROW.replace(",allocated,", f",{written},"))))
+    assert said.metric is empty.metric and said.readings == ()
+
+
+@pytest.mark.parametrize("written", ["speedy (flashy)", "sdpa (flash", "sdpa (flash) (x)"])
+def test_a_value_no_reading_of_which_names_a_value_is_refused(written: str) -> None:
+    """Neither the words, the remark nor what is outside it names an attention; a parenthesis
+    left open, or two remarks, are not a remark."""
+    report = parse_cases("\n".join((HEADER, ROW.replace(",sdpa,", f",{written},"))))
+    assert not report.cases and len(report.unread) == 1
 
 
 @pytest.mark.parametrize("written", ["default", "n/a", "-", "unknown"])

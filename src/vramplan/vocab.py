@@ -401,7 +401,10 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
                 "fp16-true": Precision.BF16_TRUE, "pure-bf16": Precision.BF16_TRUE,
                 # autocast named as such: fp32 weights, 16-bit matmuls
                 "bf16-amp": Precision.AMP, "fp16-amp": Precision.AMP,
-                "amp-bf16": Precision.AMP, "amp-fp16": Precision.AMP},
+                "amp-bf16": Precision.AMP, "amp-fp16": Precision.AMP,
+                # the format's own description of `mixed`; TF32 keeps fp32 tensors (its
+                # matmuls round their inputs)
+                "mixed-precision": Precision.MIXED, "tf32": Precision.FP32},
     # transformers' `TrainingArguments.optim` names (training_args.py `OptimizerNames`);
     # torch.optim.Adam keeps AdamW's two moments (torch/optim/adam.py `_init_group`); the seed
     # page's presets, "Adam in mixed precision" and 8-bit Adam
@@ -416,7 +419,13 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
                 "pagedadamw8bit": Optimizer.PAGED_ADAMW_8BIT,
                 # the fused kernels of the same AdamW: transformers' "adamw_apex_fused",
                 # DeepSpeed's FusedAdam (deepspeed/ops/adam/fused_adam.py, adam_w_mode)
-                "adamw-apex-fused": Optimizer.ADAMW, "fusedadam": Optimizer.ADAMW},
+                "adamw-apex-fused": Optimizer.ADAMW, "fusedadam": Optimizer.ADAMW,
+                # the same written in words; DeepSpeed's CPU Adam is AdamW on the host
+                # (deepspeed/ops/adam/cpu_adam.py `DeepSpeedCPUAdam`, adamw_mode=True)
+                "adam-w": Optimizer.ADAMW, "adam-8-bit": Optimizer.ADAMW_8BIT,
+                "adamw-8-bit": Optimizer.ADAMW_8BIT, "8-bit-adam": Optimizer.ADAMW_8BIT,
+                "8-bit-adamw": Optimizer.ADAMW_8BIT, "deepspeedcpuadam": Optimizer.ADAMW,
+                "cpu-adam": Optimizer.ADAMW, "cpuadam": Optimizer.ADAMW},
     # torchtune's `optimizer_in_bwd` flag steps each parameter inside backward; torch.optim's
     # own words for its implementations (`_single_tensor_adamw`, `_multi_tensor_adamw`)
     OptimizerImpl: {"forloop": OptimizerImpl.FOR_LOOP,
@@ -429,7 +438,13 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
             "llm-int8": Quant.INT8, "load-in-8bit": Quant.INT8, "bnb-nf4": Quant.NF4,
             # NF4 with bitsandbytes' double quantization (`bnb_4bit_use_double_quant`)
             "nf4+dq": Quant.NF4_DQ, "nf4-double-quant": Quant.NF4_DQ,
-            "nf4-double-quantization": Quant.NF4_DQ},
+            "nf4-double-quantization": Quant.NF4_DQ,
+            # the same written in words
+            "8-bit": Quant.INT8, "bnb-8-bit": Quant.INT8, "4-bit-nf4": Quant.NF4,
+            "nf4-4-bit": Quant.NF4, "nf4-4bit": Quant.NF4, "bnb-4-bit-nf4": Quant.NF4,
+            "bnb-4bit-nf4": Quant.NF4, "bitsandbytes-nf4": Quant.NF4, "nf4-+-dq": Quant.NF4_DQ,
+            "nf4+double-quant": Quant.NF4_DQ, "nf4-+-double-quant": Quant.NF4_DQ,
+            "nf4-dq-4-bit": Quant.NF4_DQ},
     # transformers' `gradient_checkpointing=True` checkpoints every decoder layer
     # torchtitan's per-op selective activation checkpointing ("sac", `mode = "selective"`,
     # `selective_ac_option = "op"`)
@@ -437,7 +452,17 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
                     "true": Checkpointing.FULL, "yes": Checkpointing.FULL, "on": Checkpointing.FULL,
                     "1": Checkpointing.FULL, "gradient-checkpointing": Checkpointing.FULL,
                     "false": Checkpointing.NONE, "no": Checkpointing.NONE,
-                    "off": Checkpointing.NONE, "0": Checkpointing.NONE},
+                    "off": Checkpointing.NONE, "0": Checkpointing.NONE,
+                    "enabled": Checkpointing.FULL, "disabled": Checkpointing.NONE,
+                    # Megatron-LM's word for it (`--recompute-granularity full|selective`) and
+                    # the setting's other names; Unsloth's `use_gradient_checkpointing=
+                    # "unsloth"` and axolotl's `gradient_checkpointing: offload` checkpoint
+                    # every layer (and move the checkpoints to the host)
+                    "activation-checkpointing": Checkpointing.FULL,
+                    "recompute": Checkpointing.FULL, "full-recompute": Checkpointing.FULL,
+                    "activation-recomputation": Checkpointing.FULL,
+                    "selective-recompute": Checkpointing.SELECTIVE,
+                    "unsloth": Checkpointing.FULL, "offload": Checkpointing.FULL},
     # transformers' `attn_implementation` names and the flash-attn package
     Attention: {"flash-attention-2": Attention.FLASH, "flash-attention-3": Attention.FLASH,
                 "flash-attn": Attention.FLASH, "fa2": Attention.FLASH, "fa3": Attention.FLASH,
@@ -454,7 +479,13 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
                 "flashattention-2": Attention.FLASH,
                 # SDPA's math backend is eager's arithmetic: the score matrix is made and kept
                 # (torch/nn/functional.py `scaled_dot_product_attention`, "math" reference)
-                "math": Attention.EAGER, "sdpa-math": Attention.EAGER},
+                "math": Attention.EAGER, "sdpa-math": Attention.EAGER,
+                # PyTorch's function by its name, and transformers' Hub kernels of flash-attn 3
+                # (`kernels-community/vllm-flash-attn3`, read by its last part)
+                "scaled-dot-product-attention": Attention.SDPA, "torch-sdpa": Attention.SDPA,
+                "sdp": Attention.SDPA, "flash-attn-2": Attention.FLASH,
+                "flash-attn2": Attention.FLASH, "flash-attn-3": Attention.FLASH,
+                "flash-attn3": Attention.FLASH, "vllm-flash-attn3": Attention.FLASH},
     # FORMAT.md: "chunked / fused cross-entropy": Liger-Kernel's fused linear cross-entropy,
     # Apple's Cut Cross-Entropy (axolotl's `cut_cross_entropy`), torchtune's chunked loss
     Loss: {"fused": Loss.CHUNKED, "liger": Loss.CHUNKED, "liger-kernel": Loss.CHUNKED,
@@ -462,7 +493,15 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
            "cut-cross-entropy": Loss.CHUNKED, "chunked-ce": Loss.CHUNKED,
            "chunked-cross-entropy": Loss.CHUNKED,
            # the plain loss under its own names
-           "cross-entropy": Loss.STANDARD, "ce": Loss.STANDARD},
+           "cross-entropy": Loss.STANDARD, "ce": Loss.STANDARD,
+           # the classes and functions by their names: Liger-Kernel's
+           # `LigerFusedLinearCrossEntropyLoss`, Cut Cross-Entropy's `linear_cross_entropy`,
+           # torch.nn's `CrossEntropyLoss`
+           "fusedlinearcrossentropy": Loss.CHUNKED,
+           "ligerfusedlinearcrossentropyloss": Loss.CHUNKED,
+           "liger-fused-linear-cross-entropy": Loss.CHUNKED,
+           "linear-cross-entropy": Loss.CHUNKED, "crossentropyloss": Loss.STANDARD,
+           "standard-ce": Loss.STANDARD, "cross-entropy-loss": Loss.STANDARD},
     # PyTorch FSDP's `ShardingStrategy` names; DeepSpeed's stages written with a dash
     Scheme: {"full-shard": Scheme.FSDP, "shard-grad-op": Scheme.FSDP_GRAD_OP,
              "hybrid-shard": Scheme.HSDP, "fsdp1": Scheme.FSDP, "fsdp2": Scheme.FSDP,
@@ -475,7 +514,15 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
              # FSDP's NO_SHARD ("similar to DistributedDataParallel", torch/distributed/fsdp/
              # api.py `ShardingStrategy`) and DeepSpeed's stage 0 (plain data parallelism)
              "no-shard": Scheme.DDP, "zero0": Scheme.DDP, "zero-0": Scheme.DDP,
-             "zero-stage-0": Scheme.DDP},
+             "zero-stage-0": Scheme.DDP,
+             # the same with the stack's name or in words: torch.nn.parallel's class, DeepSpeed's
+             # stages, FSDP with its strategy
+             "distributeddataparallel": Scheme.DDP, "distributed-data-parallel": Scheme.DDP,
+             "deepspeed-zero-1": Scheme.ZERO1, "deepspeed-zero-2": Scheme.ZERO2,
+             "deepspeed-zero-3": Scheme.ZERO3, "stage-1": Scheme.ZERO1, "stage-2": Scheme.ZERO2,
+             "stage-3": Scheme.ZERO3, "fsdp-full-shard": Scheme.FSDP,
+             "fsdp-shard-grad-op": Scheme.FSDP_GRAD_OP, "fsdp-grad-op": Scheme.FSDP_GRAD_OP,
+             "no": Scheme.NONE},
     Offload: {"optimizer-states": Offload.OPTIMIZER,
               "optimizer+params": Offload.PARAMS_OPTIMIZER,
               "params+optimizer": Offload.PARAMS_OPTIMIZER,
@@ -483,7 +530,12 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
               "optimizer+param": Offload.PARAMS_OPTIMIZER,
               "param+optimizer": Offload.PARAMS_OPTIMIZER,
               "activation-offloading": Offload.ACTIVATIONS,
-              "offload-activations": Offload.ACTIVATIONS},
+              "offload-activations": Offload.ACTIVATIONS,
+              # DeepSpeed's config keys and its papers' names: ZeRO-Offload moves the optimizer
+              # (Ren et al. 2021), ZeRO-Infinity the parameters too (Rajbhandari et al. 2021)
+              "offload-optimizer": Offload.OPTIMIZER, "optimizer-offload": Offload.OPTIMIZER,
+              "zero-offload": Offload.OPTIMIZER, "zero-infinity": Offload.PARAMS_OPTIMIZER,
+              "no": Offload.NONE},
     # the project's name without its dot
     Engine: {"llamacpp": Engine.LLAMA_CPP, "llama-cpp": Engine.LLAMA_CPP},
     # peft's module names for Llama-style models, and its `all-linear`
@@ -520,13 +572,20 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
              "max-reserved": Metric.RESERVED, "max-reserved-gib": Metric.RESERVED,
              "max-ma": Metric.ALLOCATED, "max-ca": Metric.RESERVED,
              "max-allocated": Metric.ALLOCATED, "peak-allocated": Metric.ALLOCATED,
-             "peak-reserved": Metric.RESERVED, "memory.used": Metric.DEVICE},
+             "peak-reserved": Metric.RESERVED, "memory.used": Metric.DEVICE,
+             # the same in words
+             "peak-allocated-memory": Metric.ALLOCATED, "max-allocated-memory": Metric.ALLOCATED,
+             "peak-reserved-memory": Metric.RESERVED, "max-reserved-memory": Metric.RESERVED,
+             "peak-active": Metric.ALLOCATED, "nvml-used": Metric.DEVICE,
+             "nvidia-smi-used": Metric.DEVICE},
     # stacks that run one of these: TRL's and ms-swift's trainers subclass transformers'
     # `Trainer` (trl/trainer/sft_trainer.py, swift/trainers/trainers.py); NeMo trains through
     # Megatron Core (as Megatron-Bridge does); DeepSpeed-Chat on the DeepSpeed engine
     Framework: {"transformers": Framework.HF, "trl": Framework.HF, "peft": Framework.HF,
                 "hf-trainer": Framework.HF, "ms-swift": Framework.HF, "swift": Framework.HF,
                 "huggingface": Framework.HF, "hugging-face": Framework.HF,
+                "hugging-face-transformers": Framework.HF,
+                "huggingface-transformers": Framework.HF, "hf-transformers": Framework.HF,
                 "llama-factory": Framework.LLAMAFACTORY, "lit-gpt": Framework.LITGPT,
                 "megatron-lm": Framework.MEGATRON, "megatron-core": Framework.MEGATRON,
                 "mcore": Framework.MEGATRON, "megatron-bridge": Framework.MEGATRON,
@@ -551,6 +610,9 @@ def member_named(enum: type[E], text: str) -> E | None:
     found = _named(enum, key)
     if found is None and "." in key:  # a name with its module path: torch.optim.AdamW
         found = _named(enum, key.rsplit(".", 1)[1])
+    if found is None and "/" in key and _named(enum, key.split("/", 1)[0]) is None:
+        # a Hub kernel by its repository (kernels-community/vllm-flash-attn3), not two values
+        found = _named(enum, key.rsplit("/", 1)[1])
     return found
 
 

@@ -62,8 +62,16 @@ def expand_targets(targets: Iterable[LoraTarget]) -> frozenset[LoraTarget]:
 
 
 def parse_lora_targets(raw: str) -> frozenset[LoraTarget]:
-    """`q;v`, `q,v` or `all;head` as a set of targets, `all` expanded to the block linears."""
-    names = [name.strip().lower() for name in raw.replace(",", ";").split(";") if name.strip()]
+    """`q;v`, `q,v` or `all;head` as a set of targets, `all` expanded to the block linears; also
+    as peft prints its `target_modules` (`['q_proj', 'v_proj']`, `{'q_proj', 'v_proj'}`) or
+    with spaces between the names (`q_proj v_proj`, while `all linear` is one name)."""
+    listed = raw.strip().strip("[]{}()").replace("'", " ").replace('"', " ")
+    if ";" not in listed and "," not in listed and member_named(LoraTarget, listed) is None:
+        listed = ";".join(listed.split())
+    names = [name.strip().lower() for name in listed.replace(",", ";").split(";")
+             if name.strip()]
+    if raw.strip() and not names:  # `[]`: brackets that list nothing
+        raise UnknownName("lora_targets", raw, [t.value for t in LoraTarget])
     targets: set[LoraTarget] = set()
     for name in names:
         target = member_named(LoraTarget, name)  # peft's `q_proj` too

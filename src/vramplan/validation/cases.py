@@ -223,6 +223,9 @@ class Reading(StrEnum):
     stage 3" (deepspeed/runtime/zero/offload_config.py `DeepSpeedZeroOffloadParamConfig`,
     docs/_pages/config-json.md), so such a run offloads the optimizer alone: read as
     `optimizer`."""
+    REMARK_NOT_READ = "remark_not_read"
+    """A value with a remark in parentheses that names nothing in the column's vocabulary
+    (`none (1 GPU)`, `full (every layer)`): read as the value outside them."""
     FSDP_OFFLOADS_PARAMS = "fsdp_offloads_params"
     """`optimizer` under FSDP: FSDP's CPU offload moves the parameters with their gradients and
     optimizer states (`CPUOffload(offload_params=True)`, FSDP2's `CPUOffloadPolicy`); it has no
@@ -327,6 +330,11 @@ _UNSTATED = frozenset({"default", "n/a", "na", "-", "?", "unknown", "unspecified
 """Cell values that say "not stated" in words: read as the empty cell, the framework's default
 (FORMAT.md)."""
 _TEXT_COLUMNS = frozenset({"id", "source", "model", "measured", "unit", "notes"})
+_COUNTER_UNNAMED = frozenset({"memory", "peak-memory", "max-memory", "gpu-memory", "vram",
+                              "peak-vram", "peak-gpu-memory", "memory-usage", "gpu-memory-usage",
+                              "vram-usage", "gpu-memory-used", "memory-used"})
+"""`metric` values that name GPU memory without naming which counter was read: what an empty
+`metric` cell reads."""
 
 _FOUR_BIT_NAMES = frozenset({"4bit", "4-bit", "bnb-4bit", "load-in-4bit", "bitsandbytes-4bit"})
 """bitsandbytes' 4-bit storage named without its type (transformers' `load_in_4bit`)."""
@@ -334,10 +342,58 @@ _BF16_NAMES = frozenset({"bf16", "bfloat16", "torch.bfloat16"})
 _FP16_NAMES = frozenset({"fp16", "float16", "torch.float16", "half", "16"})
 
 
-def _stated(cell: Mapping[str, str]) -> dict[str, str]:
-    """The row's cells with "not stated" words (`_UNSTATED`) emptied in the value columns."""
-    return {column: "" if column not in _TEXT_COLUMNS and spelling(value) in _UNSTATED
-            else value for column, value in cell.items()}
+_VALUE_NAMES: dict[str, tuple[type[StrEnum], frozenset[str]]] = {
+    "method": (Method, frozenset()), "policy": (Method, frozenset()),
+    "precision": (Precision, _BF16_NAMES | _FP16_NAMES), "optimizer": (Optimizer, frozenset()),
+    "optimizer_impl": (OptimizerImpl, frozenset()), "quant": (Quant, _FOUR_BIT_NAMES),
+    "checkpointing": (Checkpointing, frozenset()), "attention": (Attention, frozenset()),
+    "loss": (Loss, frozenset()), "sharding": (Scheme, frozenset()),
+    "offload": (Offload, frozenset()), "metric": (Metric, frozenset()),
+    "framework": (Framework, frozenset())}
+"""The columns that hold one name of a vocabulary, with the names read besides its members'."""
+
+_REMARK = re.compile(r"^(?P<before>[^()]*)\((?P<inside>[^()]*)\)(?P<after>[^()]*)$")
+"""A value with a remark in parentheses: `fsdp (full shard)`, `none (1 GPU)`, `sdpa (flash)`."""
+
+
+def _stated(cell: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The row's cells with "not stated" words (`_UNSTATED`) emptied in the value columns, and
+    a value with a remark in parentheses read as the value it names (`_without_remark`); with
+    the columns whose remark was left unread."""
+    stated: dict[str, str] = {}
+    unread_remarks: list[str] = []
+    for column, written in cell.items():
+        value, remark_read = (_without_remark(column, written)
+                              if column in _VALUE_NAMES and "(" in written else (written, True))
+        if not remark_read:
+            unread_remarks.append(column)
+        unstated = _UNSTATED | _COUNTER_UNNAMED if column == "metric" else _UNSTATED
+        stated[column] = ("" if column not in _TEXT_COLUMNS and spelling(value) in unstated
+                          else value)
+    return stated, tuple(unread_remarks)
+
+
+def _without_remark(column: str, value: str) -> tuple[str, bool]:
+    """A value with a remark in parentheses, as the name it gives in the column's vocabulary:
+    the value itself when it is one (`max_memory_allocated()`), else written without the
+    parentheses (`fsdp (full shard)` is `fsdp full shard`, `adamw (8-bit)` `adamw 8-bit`),
+    else the remark when it names a value, as the more precise word (`sdpa (flash)`: flash),
+    else what is outside it (`none (1 GPU)`: none), the remark unread (False)."""
+    found = _REMARK.match(value)
+    if found is None or _names_a_value(column, value):
+        return value, True
+    before, inside, after = (found.group(part).strip() for part in ("before", "inside", "after"))
+    for candidate, remark_read in ((f"{before} {inside} {after}", True), (inside, True),
+                                   (f"{before} {after}", False)):
+        if candidate.strip() and _names_a_value(column, candidate):
+            return candidate.strip(), remark_read
+    return value, True  # no reading of it names a value: refused as written
+
+
+def _names_a_value(column: str, value: str) -> bool:
+    enum, other_names = _VALUE_NAMES[column]
+    return (member_named(enum, value) is not None or spelling(value) in other_names
+            or spelling(value) in _UNSTATED)
 
 
 def _precision(value: str, method: Method, framework: Framework, notes: str,
@@ -366,14 +422,15 @@ def _precision(value: str, method: Method, framework: Framework, notes: str,
 
 
 def _case(row: int, cell: Mapping[str, str]) -> Case:
-    get = _stated(cell).get
+    stated, unread_remarks = _stated(cell)
+    get = stated.get
     method = _required_choice(Method, "method", get("method", ""))
     inference = method is Method.INFERENCE
     gpu_name = get("gpu", "")
     gpus = _optional_count("gpus", get("gpus", "")) or _cards_counted(gpu_name) or 1
     framework_read = read_framework(get("framework"))
     framework = framework_read.framework
-    readings: list[Reading] = []
+    readings: list[Reading] = [Reading.REMARK_NOT_READ] if unread_remarks else []
     engine = _engine_named(framework_read.unknown_name) if inference else None
     if framework_read.unknown_name is not None and engine is None:
         readings.append(Reading.UNKNOWN_FRAMEWORK)

@@ -53,6 +53,12 @@ MESSAGES = {
         FR: "GPU hors catalogue, sans taille dans son nom : la taille de la carte n'est pas lue",
         EN: "GPU outside the catalogue, no size in its name: the card's size is not read",
     },
+    "reading.remark_not_read": {
+        FR: "valeur suivie d'une remarque entre parenthèses qui ne nomme rien du vocabulaire de "
+        "la colonne : lue comme la valeur hors des parenthèses",
+        EN: "a value with a remark in parentheses that names nothing in the column's "
+        "vocabulary: read as the value outside them",
+    },
     "reading.offload_needs_sharding": {
         FR: "déchargement sans partitionnement qui le permette : lu avec le schéma par lequel "
         "le framework décharge (ZeRO-2 pour l'optimiseur ; son FSDP, sinon ZeRO-3, pour les "

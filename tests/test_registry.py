@@ -144,6 +144,36 @@ def test_instruct_variants_whose_context_differs_are_presets_of_their_own(
     assert base_arch.max_position_embeddings == 131072
 
 
+@pytest.mark.parametrize(("text", "name"), [
+    # another owner's copy of the same repository
+    ("NousResearch/Llama-2-7b-hf", "llama-2-7b"),
+    # the same weights stored in another format: the format is the case's quant
+    ("unsloth/llama-3-8b-bnb-4bit", "llama-3-8b"),
+    ("unsloth/Meta-Llama-3.1-8B-Instruct-bnb-4bit", "llama-3.1-8b"),
+    ("unsloth/gpt-oss-20b-unsloth-bnb-4bit", "gpt-oss-20b"),
+    ("TheBloke/Llama-2-13B-chat-AWQ", "llama-2-13b"),
+    ("TheBloke/Llama-2-7B-GPTQ", "llama-2-7b"),
+    ("mistralai/Mistral-Nemo-Instruct-2407", "mistral-nemo-12b"),
+])
+def test_copies_and_quantized_copies_of_a_model_are_found_as_that_model(text: str,
+                                                                        name: str) -> None:
+    """For the case reader (offline); `find_model`, which the CLI and the API use, leaves an
+    unknown repo id to the Hub, whose config.json is the copy's own."""
+    from vramplan.presets.models import find_copy, find_preset
+
+    copied = find_copy(text)
+    assert copied is not None and copied.name == name
+    assert find_preset(text) is None or find_preset(text) is copied
+
+
+@pytest.mark.parametrize("text", ["someone/not-a-model", "unsloth/not-a-model-bnb-4bit",
+                                  "meta-llama/Llama-2-7b-hf/extra"])
+def test_an_unknown_repository_is_no_copy(text: str) -> None:
+    from vramplan.presets.models import find_copy
+
+    assert find_copy(text) is None
+
+
 @pytest.mark.parametrize("text", ["Mixtral-8x22B-Instruct-v0.1", "CodeLlama-13b-Instruct-hf"])
 def test_variants_whose_config_differs_or_was_not_read_are_not_aliases(text: str) -> None:
     # Mixtral-8x22B-Instruct-v0.1's config.json was not read (litgpt gives it a 32,768-token

@@ -1804,3 +1804,12 @@ def test_a_card_has_free_at_load_all_but_the_context_and_the_drivers_reserve() -
     assert abs(a100.capacity_bytes - DRIVER_RESERVE_BYTES["a100-80gb"]
                - 79.15 * 2**30) < 0.01 * 2**30
     assert free_at_load_bytes(h100) == h100.capacity_bytes - CUDA_CONTEXT_BYTES
+
+
+@pytest.mark.parametrize(("written", "model"), [
+    ("NousResearch/Llama-2-7b-hf", "llama-2-7b"), ("TheBloke/Llama-2-7B-GPTQ", "llama-2-7b")])
+def test_a_copy_of_a_known_model_is_read_as_that_model_and_said(written: str, model: str) -> None:
+    (case,) = read_cases("\n".join((HEADER, ROW.replace(",llama-2-7b,", f",{written},"))))
+    assert case.model == model and case.readings == (Reading.MODEL_COPY,)
+    (known,) = read_cases("\n".join((HEADER, ROW.replace(",llama-2-7b,", ",Llama-2-7b-hf,"))))
+    assert known.model == "Llama-2-7b-hf" and known.readings == ()

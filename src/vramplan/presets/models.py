@@ -1631,10 +1631,31 @@ _BY_KEY: dict[str, ModelPreset] = {
 }
 
 
+_QUANTIZED_COPY = re.compile(
+    r"[-_.](?:unsloth[-_])?(?:bnb[-_])?[48][-_]?bit(?:[-_]smashed)?$|[-_](?:gptq|awq|gguf|int4|int8|"
+    r"fp8|nf4|mlx)$", re.IGNORECASE)
+"""The suffix of a repository that stores a model's own weights in another format
+(`unsloth/llama-3-8b-bnb-4bit`, `TheBloke/Llama-2-7B-GPTQ`): the storage is a case's `quant`,
+the architecture the model's."""
+
+
 def find_preset(name: str) -> ModelPreset | None:
     """The preset called `name` (its name, display name, an alias or its Hugging Face repo id, in
     any case and with any separators: `lookup_key`), or None."""
     return _BY_KEY.get(lookup_key(name))
+
+
+def find_copy(name: str) -> ModelPreset | None:
+    """The preset a repository is a copy of, where its name is a preset's under another owner
+    (`NousResearch/Llama-2-7b-hf`) or with a quantized format's suffix (`_QUANTIZED_COPY`), or
+    None. The case reader reads such names offline; the CLI and the API read an unknown repo id
+    from the Hub instead, whose config.json is the copy's own."""
+    repo_name = name.strip().split("/", 1)[-1]
+    for candidate in (repo_name, _QUANTIZED_COPY.sub("", repo_name)):
+        found = _BY_KEY.get(lookup_key(candidate))
+        if found is not None:
+            return found
+    return None
 
 
 def find_model(name: str) -> ModelPreset:

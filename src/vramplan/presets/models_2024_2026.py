@@ -1638,7 +1638,11 @@ MODELS_2024_2026: tuple[ModelPreset, ...] = (
             "torch_dtype": "bfloat16",
             "vocab_size": 131072,
         },
-        aliases=("mistral-nemo",),
+        # the Instruct release is "an instruct fine-tuned version of the Mistral-Nemo-Base-2407"
+        # (its model card, as copied in sassoftware/sas-agentic-ai-accelerator
+        # LLM-Definitions/mistral_nemo/Model-Card.md): the same architecture
+        aliases=("mistral-nemo", "mistralai/Mistral-Nemo-Instruct-2407",
+                 "mistral-nemo-12b-instruct"),
         read_from=(
             "github.com/kevinstephano/thunder_model_blocks "
             "thunder_model_blocks/mistral/mistral_config.py (mistral_cfg_str) "

@@ -32,7 +32,7 @@ from vramplan.presets.frameworks import (
     read_framework,
 )
 from vramplan.presets.gpus import GPUS, Gpu, card_key, find_gpu
-from vramplan.presets.models import find_model
+from vramplan.presets.models import find_copy, find_model, find_preset
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB
 from vramplan.validation.notes import (
     notes_checkpointing,
@@ -223,6 +223,10 @@ class Reading(StrEnum):
     stage 3" (deepspeed/runtime/zero/offload_config.py `DeepSpeedZeroOffloadParamConfig`,
     docs/_pages/config-json.md), so such a run offloads the optimizer alone: read as
     `optimizer`."""
+    MODEL_COPY = "model_copy"
+    """A model named by a repository that copies a preset's weights: under another owner
+    (`NousResearch/Llama-2-7b-hf`) or in a quantized format (`unsloth/llama-3-8b-bnb-4bit`,
+    `TheBloke/Llama-2-7B-GPTQ`, whose storage the `quant` cell gives): read as that preset."""
     REMARK_NOT_READ = "remark_not_read"
     """A value with a remark in parentheses that names nothing in the column's vocabulary
     (`none (1 GPU)`, `full (every layer)`): read as the value outside them."""
@@ -479,7 +483,7 @@ def _case(row: int, cell: Mapping[str, str]) -> Case:
         row=row,
         id=_required("id", get("id", "")),
         source=get("source", ""),
-        model=_required("model", get("model", "")),
+        model=_case_model(_required("model", get("model", "")), readings),
         method=method,
         precision=precision,
         optimizer=choice(Optimizer, "optimizer", get("optimizer"),
@@ -636,6 +640,17 @@ def _required_choice(enum: type[E], column: str, value: str) -> E:
     if not value:
         raise MissingValue(column)
     return choice(enum, column, value, next(iter(enum)))
+
+
+def _case_model(name: str, readings: list[Reading]) -> str:
+    """The row's model: a preset's name, or a copy of one (`find_copy`: another owner's, or a
+    quantized copy, whose storage the `quant` cell gives) read as that preset, said."""
+    if find_preset(name) is None:
+        copied = find_copy(name)
+        if copied is not None:
+            readings.append(Reading.MODEL_COPY)
+            return copied.name
+    return name
 
 
 def _model_type(name: str) -> str | None:

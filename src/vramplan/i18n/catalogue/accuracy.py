@@ -53,6 +53,12 @@ MESSAGES = {
         FR: "GPU hors catalogue, sans taille dans son nom : la taille de la carte n'est pas lue",
         EN: "GPU outside the catalogue, no size in its name: the card's size is not read",
     },
+    "reading.model_copy": {
+        FR: "modèle nommé par un dépôt qui copie les poids d'un modèle connu (autre "
+        "propriétaire, ou copie quantifiée) : lu comme ce modèle",
+        EN: "model named by a repository that copies a known model's weights (another owner, "
+        "or a quantized copy): read as that model",
+    },
     "reading.remark_not_read": {
         FR: "valeur suivie d'une remarque entre parenthèses qui ne nomme rien du vocabulaire de "
         "la colonne : lue comme la valeur hors des parenthèses",

@@ -1813,3 +1813,40 @@ def test_a_copy_of_a_known_model_is_read_as_that_model_and_said(written: str, mo
     assert case.model == model and case.readings == (Reading.MODEL_COPY,)
     (known,) = read_cases("\n".join((HEADER, ROW.replace(",llama-2-7b,", ",Llama-2-7b-hf,"))))
     assert known.model == "Llama-2-7b-hf" and known.readings == ()
+
+
+@pytest.mark.parametrize(("cells", "column", "value"), [
+    ({",1,1304,": ",1 (x 8 accumulation),1304,"}, "batch", 1),
+    ({",1,1304,": ",4 per GPU,1304,"}, "batch", 4),
+    ({",1,1304,": ",1,2048 tokens,"}, "seq_len", 2048),
+    ({",1,1304,": ",1,8192 (packed),"}, "seq_len", 8192),
+    ({",1,1304,": ",1.0,1304.0,"}, "seq_len", 1304),
+    ({",8,q;v,": ",16 (alpha 32),q;v,"}, "lora_r", 16),
+    ({",,1,a100-40gb,": ",,2 GPUs,a100-40gb,"}, "gpus", 2),
+    ({",21.30,GB,": ",~21.3,GB,"}, "measured_bytes", 21_300_000_000),
+    ({",21.30,GB,": ",21.3 GiB,,"}, "measured_bytes", round(21.3 * 2**30)),
+    ({",21.30,GB,": ",21.3 GB (peak),GB,"}, "measured_bytes", 21_300_000_000),
+])
+def test_a_number_written_as_in_a_table_is_read(cells: dict[str, str], column: str,
+                                                value: int) -> None:
+    """What it counts, a remark in parentheses, `~`, a zero decimal; a measured peak with its
+    unit, which an empty `unit` cell takes."""
+    row = ROW
+    for old, new in cells.items():
+        assert old in row
+        row = row.replace(old, new)
+    (case,) = read_cases("\n".join((HEADER, row)))
+    assert getattr(case, column) == value
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    (",1,1304,", ",1,2k,"),  # 2,000 or 2,048?
+    (",1,1304,", ",2x4,1304,"),
+    (",21.30,GB,", ",<24,GB,"),  # a bound, not a measurement
+    (",21.30,GB,", ",21.3 GiB,GB,"),  # two units
+    (",21.30,GB,", ",21.3 MB,,"),  # 10^6 or 2^20 bytes?
+])
+def test_a_number_that_says_no_one_value_is_refused(old: str, new: str) -> None:
+    assert old in ROW
+    report = parse_cases("\n".join((HEADER, ROW.replace(old, new))))
+    assert not report.cases and len(report.unread) == 1

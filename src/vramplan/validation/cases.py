@@ -666,10 +666,21 @@ def _optional_choice(enum: type[E], column: str, value: str | None) -> E | None:
     return choice(enum, column, value, next(iter(enum))) if value else None
 
 
+_COUNT_WRITTEN = re.compile(
+    r"^\s*(?:~|≈|about\s+)?(?P<count>\d+)(?:\.0+)?\s*"
+    r"(?:tokens?|gpus?|cards?|sequences?|seqs?|samples?|(?:per|/)\s*(?:gpu|device))?\s*"
+    r"(?:\([^()]*\))?\s*$", re.IGNORECASE)
+"""A whole number as people write it in a table: with what it counts (`2048 tokens`, `2 GPUs`,
+`4 per GPU`), a remark in parentheses (`8192 (packed)`, `16 (alpha 32)`), approximate (`~512`)
+or with a zero decimal (`1.0`)."""
+
+
 def _optional_count(column: str, value: str) -> int | None:
     if not value:
         return None
-    return NumberField(column, _COUNT.minimum, _COUNT.maximum, True).parse_int(value)
+    written = _COUNT_WRITTEN.match(value)
+    return NumberField(column, _COUNT.minimum, _COUNT.maximum, True).parse_int(
+        written.group("count") if written else value)
 
 
 def _seq_len(value: str, inference: bool) -> int | None:
@@ -679,7 +690,22 @@ def _seq_len(value: str, inference: bool) -> int | None:
     return _optional_count("seq_len", value)
 
 
+_MEASURED_WRITTEN = re.compile(
+    r"^\s*(?:~|≈|about\s+)?(?P<amount>\d[\d.,]*(?:e[+-]?\d+)?)\s*(?P<unit>[a-z]+)?\s*"
+    r"(?:\([^()]*\))?\s*$", re.IGNORECASE)
+"""A measured peak as people write it: with its unit (`21.3 GB`, which an empty `unit` cell
+takes), a remark in parentheses (`21.3 (peak)`) or approximate (`~21.3`)."""
+
+
 def _measured(value: str, unit: str) -> int | None:
+    written = _MEASURED_WRITTEN.match(value)
+    if written is not None and value.strip().upper() != OOM:
+        value = written.group("amount")
+        if written.group("unit"):
+            said = _UNITS_ANY_CASE.get(written.group("unit").lower(), written.group("unit"))
+            if unit.strip() and _UNITS_ANY_CASE.get(unit.strip().lower(), unit) != said:
+                raise ConflictingOptions("measured", "unit", written.group("unit"))
+            unit = said
     unit = _UNITS_ANY_CASE.get(unit.strip().lower(), unit)
     if unit not in UNITS:
         raise UnknownName("unit", unit, tuple(UNITS))

@@ -80,6 +80,19 @@ def test_every_framework_has_its_defaults_with_a_source() -> None:
         assert defaults.source
 
 
+@pytest.mark.parametrize("written", ["PEFT + TRL", "transformers and peft", "trl, peft",
+                                     "TRL on transformers", "Hugging Face Transformers"])
+def test_libraries_named_together_are_the_framework_they_all_run_on(written: str) -> None:
+    assert read_framework(written) == read_framework("hf")
+
+
+@pytest.mark.parametrize("written", ["HF Trainer with DeepSpeed", "peft + colossalai", "peft +"])
+def test_libraries_of_different_frameworks_named_together_are_not_guessed(written: str) -> None:
+    """transformers' Trainer on DeepSpeed is written `hf` with a ZeRO `sharding` in the shipped
+    files, DeepSpeed's own engine `deepspeed`: the two names together do not say which."""
+    assert read_framework(written).unknown_name == written
+
+
 def test_an_unknown_framework_is_read_as_generic_and_said() -> None:
     reading = read_framework(" ColossalAI ")
     assert (reading.framework, reading.unknown_name) == (Framework.GENERIC, "ColossalAI")

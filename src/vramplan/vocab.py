@@ -598,6 +598,9 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
                 # and `Trainer`
                 "openrlhf": Framework.DEEPSPEED, "fms-hf-tuning": Framework.HF,
                 "fastchat": Framework.HF, "alpaca-lora": Framework.HF,
+                # LMFlow's finetuner trains with transformers' `Trainer`
+                # (src/lmflow/pipeline/finetuner.py)
+                "lmflow": Framework.HF,
                 "optimum-benchmark": Framework.HF, "sfttrainer": Framework.HF,
                 "hf-accelerate": Framework.ACCELERATE},
 }

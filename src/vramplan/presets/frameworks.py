@@ -8,6 +8,7 @@ user leaves out. `framework_defaults(framework)` answers for every `vramplan.voc
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
@@ -1362,5 +1363,20 @@ def read_framework(text: str | None) -> FrameworkReading:
         return FrameworkReading(Framework.GENERIC)
     framework = member_named(Framework, text)
     if framework is None:
+        framework = _one_stack_named(text)
+    if framework is None:
         return FrameworkReading(Framework.GENERIC, unknown_name=text.strip())
     return FrameworkReading(framework)
+
+
+_STACKS_JOINED = re.compile(r"\s*(?:\+|&|,|\band\b|\bwith\b|\bon\b)\s*", re.IGNORECASE)
+
+
+def _one_stack_named(text: str) -> Framework | None:
+    """The framework that libraries named together all run on (`PEFT + TRL`, `transformers and
+    peft`: transformers), or None where they name different ones or one is unknown."""
+    parts = [part for part in _STACKS_JOINED.split(text) if part.strip()]
+    named = {member_named(Framework, part) for part in parts}
+    if len(parts) < 2 or len(named) != 1 or None in named:
+        return None
+    return named.pop()

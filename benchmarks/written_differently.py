@@ -13,9 +13,14 @@ row of both shipped files one way and scores them as `benchmarks/accuracy.py` do
   optimizer`, `no sharding`, `no offload`: that cell left empty on every training row, the notes
   kept (what the notes and the stack's defaults give back);
 - `no notes`: the notes emptied (what the cells alone give: model-parallel sizes, compile,
-  dates and the rest that the format has no column for are lost).
+  dates and the rest that the format has no column for are lost);
+- `in words`: every value the format names written as people write it in a table instead
+  (`IN_WORDS`: `DeepSpeed ZeRO-3`, `FSDP (full shard)`, `activation checkpointing`,
+  `flash_attention_2`, `8-bit AdamW`, `NF4 + DQ`, `torch.cuda.max_memory_allocated()`,
+  `2048 tokens`, `21.3 GB` with the unit cell empty, `['q_proj', 'v_proj']`, ...): it scores
+  as written when every one of them is read.
 
-Run: `.venv/bin/python benchmarks/written_differently.py` (about 8 minutes on 2 cores).
+Run: `.venv/bin/python benchmarks/written_differently.py` (about 9 minutes on 2 cores).
 """
 
 from __future__ import annotations
@@ -54,6 +59,50 @@ def _no_notes(row: Row) -> None:
     row["notes"] = ""
 
 
+IN_WORDS: dict[str, dict[str, str]] = {
+    "method": {"full": "full fine-tuning", "inference": "generation"},
+    "precision": {"mixed": "mixed precision", "amp": "bf16 AMP", "bf16-true": "pure bf16",
+                  "fp32": "float32"},
+    "optimizer": {"adamw": "torch.optim.AdamW", "adamw-8bit": "8-bit AdamW",
+                  "paged-adamw": "paged_adamw_32bit", "paged-adamw-8bit": "PagedAdamW8bit",
+                  "sgd": "SGD"},
+    "optimizer_impl": {"for-loop": "single_tensor", "foreach": "multi_tensor",
+                       "in-backward": "optimizer_in_bwd"},
+    "quant": {"nf4": "4-bit NF4", "nf4-dq": "NF4 + DQ", "int8": "LLM.int8()"},
+    "checkpointing": {"full": "activation checkpointing", "none": "disabled"},
+    "attention": {"flash": "flash_attention_2", "sdpa": "scaled_dot_product_attention",
+                  "eager": "eager (math)"},
+    "loss": {"chunked": "LigerFusedLinearCrossEntropyLoss", "standard": "CrossEntropyLoss"},
+    "sharding": {"zero1": "DeepSpeed ZeRO-1", "zero2": "DeepSpeed ZeRO-2",
+                 "zero3": "DeepSpeed ZeRO-3", "fsdp": "FSDP (full shard)",
+                 "fsdp-grad-op": "SHARD_GRAD_OP", "ddp": "DistributedDataParallel",
+                 "none": "none (no sharding)"},
+    "offload": {"optimizer": "ZeRO-Offload", "params-optimizer": "optimizer+params",
+                "none": "no"},
+    "framework": {"hf": "transformers + peft", "megatron": "Megatron-LM"},
+    "metric": {"allocated": "torch.cuda.max_memory_allocated()",
+               "reserved": "max_memory_reserved", "device": "nvidia-smi (used)"},
+}
+"""Each value of the format as people write it in a table, read by `vramplan validate`
+(docs/cases-format.md)."""
+
+_COUNTED = {"batch": "per GPU", "seq_len": "tokens", "gpus": "GPUs"}
+
+
+def _in_words(row: Row) -> None:
+    for column, words in IN_WORDS.items():
+        row[column] = words.get(row[column], row[column])
+    for column, counted in _COUNTED.items():
+        if row[column]:
+            row[column] = f"{row[column]} {counted}"
+    if row["lora_targets"] and row["lora_targets"] not in ("all", "all;head"):
+        names = [f"'{name}_proj'" if name in ("q", "k", "v", "o", "gate", "up", "down")
+                 else f"'{name}'" for name in row["lora_targets"].split(";")]
+        row["lora_targets"] = f"[{', '.join(names)}]"
+    if row["measured"].upper() != "OOM":
+        row["measured"], row["unit"] = f"{row['measured']} {row['unit']}", ""
+
+
 VARIANTS: dict[str, Callable[[Row], None] | None] = {
     "as written": None,
     "six frameworks": _six_frameworks,
@@ -66,6 +115,7 @@ VARIANTS: dict[str, Callable[[Row], None] | None] = {
     "no sharding": _training_cell_emptied("sharding"),
     "no offload": _training_cell_emptied("offload"),
     "no notes": _no_notes,
+    "in words": _in_words,
 }
 
 

@@ -1806,6 +1806,13 @@ def test_a_card_has_free_at_load_all_but_the_context_and_the_drivers_reserve() -
     assert free_at_load_bytes(h100) == h100.capacity_bytes - CUDA_CONTEXT_BYTES
 
 
+@pytest.mark.parametrize("written", ["Llama 2 7B (meta-llama/Llama-2-7b-hf)",
+                                     "meta-llama/Llama-2-7b-hf (base)"])
+def test_a_model_with_a_remark_in_parentheses_is_read_by_the_name_it_gives(written: str) -> None:
+    (case,) = read_cases("\n".join((HEADER, ROW.replace(",llama-2-7b,", f",{written},"))))
+    assert find_model(case.model).name == "llama-2-7b" and case.readings == ()
+
+
 @pytest.mark.parametrize(("written", "model"), [
     ("NousResearch/Llama-2-7b-hf", "llama-2-7b"), ("TheBloke/Llama-2-7B-GPTQ", "llama-2-7b")])
 def test_a_copy_of_a_known_model_is_read_as_that_model_and_said(written: str, model: str) -> None:

@@ -643,10 +643,18 @@ def _required_choice(enum: type[E], column: str, value: str) -> E:
 
 
 def _case_model(name: str, readings: list[Reading]) -> str:
-    """The row's model: a preset's name, or a copy of one (`find_copy`: another owner's, or a
-    quantized copy, whose storage the `quant` cell gives) read as that preset, said."""
-    if find_preset(name) is None:
-        copied = find_copy(name)
+    """The row's model: a preset's name, or one of the names a remark in parentheses gives
+    (`Llama 2 7B (meta-llama/Llama-2-7b-hf)`: the remark, else what is outside it), or a copy
+    of one (`find_copy`: another owner's, or a quantized copy, whose storage the `quant` cell
+    gives) read as that preset, said."""
+    remark = _REMARK.match(name)
+    written = (name,) if remark is None else (
+        name, remark.group("inside"), f"{remark.group('before')} {remark.group('after')}")
+    for candidate in written:
+        if candidate.strip() and find_preset(candidate) is not None:
+            return candidate.strip()
+    for candidate in written:
+        copied = find_copy(candidate) if candidate.strip() else None
         if copied is not None:
             readings.append(Reading.MODEL_COPY)
             return copied.name

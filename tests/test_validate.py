@@ -406,6 +406,15 @@ def test_an_empty_attention_cell_is_the_stacks_default_at_the_rows_date(
     assert falcon.attention is Attention.SDPA
 
 
+def test_an_empty_attention_cell_of_unsloth_on_gpt_oss_is_its_flex_attention() -> None:
+    """Unsloth trains gpt-oss with its Flex Attention (no score matrix kept); transformers' own
+    stacks run their default there."""
+    row = ROW.replace(",sdpa,", ",,").replace(",llama-2-7b,", ",gpt-oss-20b,")
+    (unsloth,) = read_cases("\n".join((HEADER, row.replace(",litgpt,", ",unsloth,"))))
+    (hf,) = read_cases("\n".join((HEADER, row.replace(",litgpt,", ",hf,"))))
+    assert (unsloth.attention, hf.attention) == (Attention.FLASH, Attention.SDPA)
+
+
 @pytest.mark.parametrize(("source", "gpu", "attention"), [
     # Megatron-LM ran its local unfused attention until Transformer Engine became its default
     # (e7b74a4b7e, 2024-04-02); TE has flash and fused attention from sm80 only

@@ -1263,7 +1263,13 @@ def default_attention(framework: Framework, on: date | None,
     - Megatron-LM: its local unfused attention when dated before Transformer Engine became its
       default (`MEGATRON_TE_DEFAULT_SINCE`) or on a card below sm80 (`capability`, where TE has
       no fused backend: `TE_FUSED_ATTENTION_CAPABILITY`), else TE's flash or fused attention;
+    - Unsloth on gpt-oss: its Flex Attention (Unsloth's docs, "Long Context gpt-oss Training",
+      as copied in radna0/cuda-norm docs/test/longcontext.md: "Unsloth Flex Attention support
+      for OpenAI gpt-oss training"), which keeps no score matrix, where transformers' SDPA
+      cannot run gpt-oss's attention sinks;
     - else SDPA."""
+    if framework is Framework.UNSLOTH and model_type == "gpt_oss":
+        return Attention.FLASH
     if runs_transformers_code(framework) and framework is not Framework.UNSLOTH \
             and model_type not in SDPA_BEFORE_THE_DEFAULT \
             and on is not None and on < TRANSFORMERS_SDPA_DEFAULT_SINCE:

@@ -352,7 +352,7 @@ _VALUE_NAMES: dict[str, tuple[type[StrEnum], frozenset[str]]] = {
     "optimizer_impl": (OptimizerImpl, frozenset()), "quant": (Quant, _FOUR_BIT_NAMES),
     "checkpointing": (Checkpointing, frozenset()), "attention": (Attention, frozenset()),
     "loss": (Loss, frozenset()), "sharding": (Scheme, frozenset()),
-    "offload": (Offload, frozenset()), "metric": (Metric, frozenset()),
+    "offload": (Offload, frozenset()), "metric": (Metric, _COUNTER_UNNAMED),
     "framework": (Framework, frozenset())}
 """The columns that hold one name of a vocabulary, with the names read besides its members'."""
 

@@ -525,6 +525,14 @@ def test_a_cards_capability_reaches_the_setup_from_the_catalogue_or_its_family()
     ("A100 80GB x 8", "a100-80gb"),
     ("4x RTX 4090", "rtx-4090-24gb"),
     ("RTX 3090", "rtx-3090-24gb"),  # the X of RTX counts nothing
+    ("A100 (80GB)", "a100-80gb"),  # the size in parentheses, or written 80G
+    ("A100-80G", "a100-80gb"),
+    ("A10G", "a10g-24gb"), ("1x A10G", "a10g-24gb"),  # its G is not a size
+    ("Nvidia A100 (40 GB)", "a100-40gb"),
+    ("T4 (Colab)", "t4-16gb"),
+    ("8*A100", "a100-80gb"),  # ms-swift's count
+    ("4090 x 2", "rtx-4090-24gb"),
+    ("3 x 4090", "rtx-4090-24gb"),
 ])
 def test_a_rows_card_is_read_without_brands_form_factors_or_counts(name: str, card: str) -> None:
     """Brands, form factors, memory types, the notebook's host and a count of cards do not tell

@@ -268,6 +268,9 @@ def test_an_empty_precision_cell_reads_the_precision_the_notes_set(
 @pytest.mark.parametrize(("gpu", "gpus", "read"), [
     ("8x A100 80GB", "", 8), ("A100 80GB x 4", "", 4), ("RTX 3090", "", 1),
     ("8x A100 80GB", "4", 4),  # the cell first
+    ("8*A100", "", 8), ("3x 4090", "", 3),
+    ("4090 x 2", "", 2), ("3 x 4090", "", 3),  # the count is the number that is no card
+    ("5 x 7", "", 1),  # neither is a card: no count read
 ])
 def test_an_empty_gpus_cell_reads_the_cards_the_gpu_cell_counts(gpu: str, gpus: str,
                                                                 read: int) -> None:

@@ -572,7 +572,8 @@ _CARD_SIZE = re.compile(r"(?<![\d.])(\d{1,4})\s*-?\s*(?:gib|gb|g)\b", re.IGNOREC
 
 
 _NOT_THE_CARD = re.compile(
-    r"\b(?:colab|kaggle)\b|^\s*\d{1,4}\s*[x×]\s*|(?:(?<=\s)|(?<=\d))[x×]\s*\d{1,4}\s*$",
+    r"\b(?:colab|kaggle)\b|^\s*\d{1,4}[x×*]\s*|^\s*\d{1,4}\s+[x×*]\s*(?=[a-z])|"
+    r"(?:(?<=\s)|(?<=\d))[x×*]\s*\d{1,4}\s*$",
     re.IGNORECASE)
 """Words of a row's card that name the notebook's host or count the cards (`Colab T4`,
 `8x A100 80GB`, `A100 x 8`: the `gpus` cell counts them, `_cards_counted`); brands and form
@@ -587,7 +588,11 @@ def case_gpu(name: str) -> Gpu:
     (`h100-96gb`: an H100, whose compute capability it takes). A name with no size
     that the catalogue does not know (`V100`: 16 or 32 GB?), or with two different sizes, is not
     read."""
-    stem = _NOT_THE_CARD.sub(" ", name)
+    both = _COUNT_AND_NUMBER.match(name)
+    if both is not None:  # `3 x 4090`, `4090 x 2`: the card is the number that is one
+        name = next((number for number in both.groups() if _is_card(number)), name)
+    stem = _SIZE_WRITTEN.sub(r"\1gb", _NOT_THE_CARD.sub(" ", name).replace("(", " ")
+                             .replace(")", " "))
     try:
         return find_gpu(stem)
     except UnknownName:
@@ -601,15 +606,40 @@ def case_gpu(name: str) -> Gpu:
                    cuda_capability=family.cuda_capability if family else None)
 
 
-_CARD_COUNT = re.compile(r"^\s*(\d{1,4})\s*[x×]\s*\S|(?:(?<=\s)|(?<=\d))[x×]\s*(\d{1,4})\s*$",
-                         re.IGNORECASE)
+_CARD_COUNT = re.compile(
+    r"^\s*(\d{1,4})(?:[x×*]|\s+[x×*]\s*(?=[a-z]))|(?:(?<=\s)|(?<=\d))[x×*]\s*(\d{1,4})\s*$",
+    re.IGNORECASE)
+"""A count of cards before the card's name or after it (`8x A100`, `3x 4090`, `A100 x 8`,
+ms-swift's `8*A100`), not a card's own number (`4090 x 2` is two 4090s)."""
+
+_SIZE_WRITTEN = re.compile(r"(?<![a-z\d.])(\d{1,4})\s*-?\s*(?:gib|gb|g)\b", re.IGNORECASE)
+"""A card's memory size however written (`80GB`, `80 GB`, `80G`, `80-GB`): the catalogue's
+`80gb`; not a card's own name (`A10G`)."""
 
 
 def _cards_counted(name: str) -> int | None:
     """The number of cards a `gpu` cell counts (`8x A100 80GB`, `A100 x 8`): an empty `gpus`
-    cell reads it."""
+    cell reads it. Between two numbers (`3 x 4090`, `4090 x 2`) the count is the one that is no
+    card; neither or both: no count."""
+    both = _COUNT_AND_NUMBER.match(name)
+    if both is not None:
+        counted = [number for number, other in (both.groups(), both.groups()[::-1])
+                   if _is_card(other) and not _is_card(number)]
+        return (int(counted[0]) or None) if counted else None
     found = _CARD_COUNT.search(name)
     return None if found is None else int(found.group(1) or found.group(2)) or None
+
+
+_COUNT_AND_NUMBER = re.compile(r"^\s*(\d{1,4})\s*[x×*]\s*(\d{1,4})\s*$")
+"""A count and a card named by its number alone, in either order (`3 x 4090`, `4090 x 2`)."""
+
+
+def _is_card(name: str) -> bool:
+    try:
+        find_gpu(name)
+    except UnknownName:
+        return False
+    return True
 
 
 def chip_capability(name: str) -> tuple[int, int] | None:

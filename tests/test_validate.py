@@ -1870,3 +1870,10 @@ def test_a_number_that_says_no_one_value_is_refused(old: str, new: str) -> None:
     assert old in ROW
     report = parse_cases("\n".join((HEADER, ROW.replace(old, new))))
     assert not report.cases and len(report.unread) == 1
+
+
+def test_a_measured_peak_whose_unit_contradicts_the_unit_cell_says_which_to_keep() -> None:
+    report = parse_cases("\n".join((HEADER, ROW.replace(",21.30,GB,", ",21.3 GiB,GB,"))))
+    (unread,) = report.unread
+    message = str(unread.error)
+    assert "21.3 GiB" in message and "(GB)" in message and "keep one unit" in message

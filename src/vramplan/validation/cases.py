@@ -377,21 +377,26 @@ def _stated(cell: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
     return stated, tuple(unread_remarks)
 
 
-def _without_remark(column: str, value: str) -> tuple[str, bool]:
-    """A value with a remark in parentheses, as the name it gives in the column's vocabulary:
-    the value itself when it is one (`max_memory_allocated()`), else written without the
-    parentheses (`fsdp (full shard)` is `fsdp full shard`, `adamw (8-bit)` `adamw 8-bit`),
-    else the remark when it names a value, as the more precise word (`sdpa (flash)`: flash),
-    else what is outside it (`none (1 GPU)`: none), the remark unread (False)."""
+def _remark_readings(value: str) -> tuple[tuple[str, bool], ...]:
+    """The ways to read a value that may hold a remark in parentheses, in the order they are
+    tried, each with whether it reads the remark: the value itself (`max_memory_allocated()`),
+    the words together (`fsdp (full shard)` is `fsdp full shard`, `adamw (8-bit)` `adamw
+    8-bit`), the remark alone as the more precise word (`sdpa (flash)`: flash), what is outside
+    it (`none (1 GPU)`: none, the remark unread)."""
     found = _REMARK.match(value)
-    if found is None or _names_a_value(column, value):
-        return value, True
+    if found is None:
+        return ((value, True),)
     before, inside, after = (found.group(part).strip() for part in ("before", "inside", "after"))
-    for candidate, remark_read in ((f"{before} {inside} {after}", True), (inside, True),
-                                   (f"{before} {after}", False)):
-        if candidate.strip() and _names_a_value(column, candidate):
-            return candidate.strip(), remark_read
-    return value, True  # no reading of it names a value: refused as written
+    readings = ((value, True), (f"{before} {inside} {after}", True), (inside, True),
+                (f"{before} {after}", False))
+    return tuple((text.strip(), read) for text, read in readings if text.strip())
+
+
+def _without_remark(column: str, value: str) -> tuple[str, bool]:
+    """A value as the first of its `_remark_readings` that names a value of the column's
+    vocabulary, with whether it read the remark; as written when none does (then refused)."""
+    return next(((text, read) for text, read in _remark_readings(value)
+                 if _names_a_value(column, text)), (value, True))
 
 
 def _names_a_value(column: str, value: str) -> bool:
@@ -590,7 +595,7 @@ def case_gpu(name: str) -> Gpu:
     read."""
     both = _COUNT_AND_NUMBER.match(name)
     if both is not None:  # `3 x 4090`, `4090 x 2`: the card is the number that is one
-        name = next((number for number in both.groups() if _is_card(number)), name)
+        name = next((number for number in both.groups() if _catalogue_family(number)), name)
     stem = _SIZE_WRITTEN.sub(r"\1gb", _NOT_THE_CARD.sub(" ", name).replace("(", " ")
                              .replace(")", " "))
     try:
@@ -624,7 +629,7 @@ def _cards_counted(name: str) -> int | None:
     both = _COUNT_AND_NUMBER.match(name)
     if both is not None:
         counted = [number for number, other in (both.groups(), both.groups()[::-1])
-                   if _is_card(other) and not _is_card(number)]
+                   if _catalogue_family(other) and not _catalogue_family(number)]
         return (int(counted[0]) or None) if counted else None
     found = _CARD_COUNT.search(name)
     return None if found is None else int(found.group(1) or found.group(2)) or None
@@ -632,14 +637,6 @@ def _cards_counted(name: str) -> int | None:
 
 _COUNT_AND_NUMBER = re.compile(r"^\s*(\d{1,4})\s*[x×*]\s*(\d{1,4})\s*$")
 """A count and a card named by its number alone, in either order (`3 x 4090`, `4090 x 2`)."""
-
-
-def _is_card(name: str) -> bool:
-    try:
-        find_gpu(name)
-    except UnknownName:
-        return False
-    return True
 
 
 def chip_capability(name: str) -> tuple[int, int] | None:
@@ -674,21 +671,18 @@ def _required_choice(enum: type[E], column: str, value: str) -> E:
 
 def _case_model(name: str, readings: list[Reading]) -> str:
     """The row's model: a preset's name, or one of the names a remark in parentheses gives
-    (`Llama 2 7B (meta-llama/Llama-2-7b-hf)`: the remark, else what is outside it), or a copy
-    of one (`find_copy`: another owner's, or a quantized copy, whose storage the `quant` cell
-    gives) read as that preset, said."""
-    remark = _REMARK.match(name)
-    written = (name,) if remark is None else (
-        name, remark.group("inside"), f"{remark.group('before')} {remark.group('after')}")
-    for candidate in written:
-        if candidate.strip() and find_preset(candidate) is not None:
-            return candidate.strip()
-    for candidate in written:
-        copied = find_copy(candidate) if candidate.strip() else None
-        if copied is not None:
-            readings.append(Reading.MODEL_COPY)
-            return copied.name
-    return name
+    (`Llama 2 7B (meta-llama/Llama-2-7b-hf)`: the remark, else what is outside it,
+    `_remark_readings`), or a copy of one (`find_copy`: another owner's, or a quantized copy,
+    whose storage the `quant` cell gives) read as that preset, said."""
+    written = [text for text, _ in _remark_readings(name)]
+    preset = next((text for text in written if find_preset(text) is not None), None)
+    if preset is not None:
+        return preset
+    copied = next((found for found in map(find_copy, written) if found is not None), None)
+    if copied is None:
+        return name
+    readings.append(Reading.MODEL_COPY)
+    return copied.name
 
 
 def _model_type(name: str) -> str | None:
@@ -735,16 +729,22 @@ _MEASURED_WRITTEN = re.compile(
 takes), a remark in parentheses (`21.3 (peak)`) or approximate (`~21.3`)."""
 
 
+def _unit_named(text: str) -> str:
+    """`text` as one of `UNITS` in any case (`gib` is `GiB`), else as written."""
+    return _UNITS_ANY_CASE.get(text.strip().lower(), text)
+
+
 def _measured(value: str, unit: str) -> int | None:
     written = _MEASURED_WRITTEN.match(value)
     if written is not None and value.strip().upper() != OOM:
         value = written.group("amount")
         if written.group("unit"):
-            said = _UNITS_ANY_CASE.get(written.group("unit").lower(), written.group("unit"))
-            if unit.strip() and _UNITS_ANY_CASE.get(unit.strip().lower(), unit) != said:
-                raise ConflictingOptions("measured", "unit", written.group("unit"))
+            said = _unit_named(written.group("unit"))
+            if unit.strip() and _unit_named(unit) != said:
+                raise ConflictingOptions("measured", "unit", written.group(0).strip(),
+                                         "units_differ", unit=unit.strip())
             unit = said
-    unit = _UNITS_ANY_CASE.get(unit.strip().lower(), unit)
+    unit = _unit_named(unit)
     if unit not in UNITS:
         raise UnknownName("unit", unit, tuple(UNITS))
     if value.upper() == OOM:

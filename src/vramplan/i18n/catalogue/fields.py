@@ -427,6 +427,12 @@ MESSAGES = {
         EN: "{field} {value}: the model has no vision tower; give 0, or a vision-language model "
         "({other} gemma-3-4b, llama-4-scout...)",
     },
+    "error.conflict.units_differ": {
+        FR: "{field} : {value} dit son unité, qui n'est pas celle de la colonne {other} "
+        "({unit}) ; gardez une seule unité (videz {other}, ou retirez l'unité de {field})",
+        EN: "{field}: {value} states its unit, which is not the {other} cell's ({unit}); keep "
+        "one unit (empty {other}, or drop the unit from {field})",
+    },
     "error.conflict.layer_split_even": {
         FR: "{field} {value} : les {layers} blocs du modèle ne se partagent pas en tranches "
         "égales ; donnez un diviseur de {layers}",

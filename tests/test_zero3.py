@@ -9,7 +9,7 @@ from datetime import date
 
 import pytest
 
-from vramplan.allocator import EventKind, replay
+from vramplan.allocator import Event, EventKind, replay
 from vramplan.distributed.per_gpu import (
     MS_SWIFT_ZERO3,
     default_parallelism,
@@ -26,6 +26,7 @@ from vramplan.model.hf_config import parse_config
 from vramplan.parts import PartKind
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.allocations import (
+    REDUCE_STREAM,
     ParamTensor,
     Sharding,
     _sub_groups,
@@ -230,6 +231,97 @@ def test_the_program_keeps_one_flat_gradient_partition() -> None:
             and abs(e.n_bytes - partition) <= 8]
     assert len(flat) == 1
     assert not any(e.kind is EventKind.FREE and e.tensor == flat[0].tensor for e in program)
+
+
+def _zero3_program(bucket_elements: int) -> tuple[list[Event], int, list[int]]:
+    """The `_MID` model's ZeRO-3 program on one of 2 GPUs, every parameter trained in mixed
+    precision, with a gradient bucket of `bucket_elements` (0: not modelled); its trainable
+    parameters' elements, and the partition of each."""
+    arch = parse_config(_MID)
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=128,
+                          framework=Framework.HF, gradient_accumulation=False)
+    sharding = Sharding(weights=2, gradients=2, states=2, step_group_elements=1_000_000_000,
+                        zero3_bucket_elements=bucket_elements)
+    tensors = [t.elements for t in parameter_tensors(arch, setup) if t.trainable]
+    return (step_program(arch, setup, step_shape(arch, setup), sharding, steps=1),
+            sum(tensors), [-(-n // 2) for n in tensors])
+
+
+def _between(program: list[Event], first: str, last: str) -> list[Event]:
+    start = next(i for i, e in enumerate(program) if e.kind is EventKind.MARK and e.name == first)
+    end = next(i for i, e in enumerate(program) if e.kind is EventKind.MARK and e.name == last)
+    return program[start:end]
+
+
+@pytest.mark.parametrize("bucket", [500_000_000, 30_000_000, 8_000_000])
+def test_every_gradient_is_reduced_once_through_a_copy_on_the_reduce_stream(bucket: int) -> None:
+    """stage3.py `__add_grad_to_ipg_bucket`, `__reduce_and_partition_ipg_grads`: each gradient
+    goes into the bucket, a full bucket is reduced first (and the rest at the end of backward),
+    each reduction a `torch.cat` copy of what the bucket holds, on the reduce stream. The
+    embedding (32.8e6 elements) overflows the smaller buckets alone: it is reduced on its own."""
+    program, elements, _ = _zero3_program(bucket)
+    backward = _between(program, "backward", "optimizer_step")
+    copies = [e.n_bytes for e in backward
+              if e.kind is EventKind.ALLOC and e.stream == REDUCE_STREAM]
+    assert sum(copies) == 2 * elements  # every 16-bit gradient, once
+    assert max(copies) <= 2 * max(bucket, 32_000 * 1024)
+    assert (len(copies) == 1) is (bucket >= elements)  # a bucket holding the model: one
+    assert not [e for e in _between(program, "forward", "backward")
+                if e.kind is EventKind.ALLOC and e.stream == REDUCE_STREAM]
+
+
+def test_a_gradient_larger_than_the_bucket_waits_whole_for_its_reduction() -> None:
+    """`__add_grad_to_ipg_bucket` copies a gradient only if it fits; the embedding's (2 x
+    32,000 x 1,024 bytes, more than an 8e6-element bucket) stays as autograd made it until
+    the epilogue's reduction frees it, after that reduction's copy."""
+    program, _, _ = _zero3_program(8_000_000)
+    backward = _between(program, "backward", "optimizer_step")
+    embedding = [e for e in backward if e.kind is EventKind.ALLOC and e.stream == 0
+                 and e.n_bytes == 2 * 32_000 * 1024][-1]
+    freed = next(i for i, e in enumerate(backward)
+                 if e.kind is EventKind.FREE and e.tensor == embedding.tensor)
+    last_copy = max(i for i, e in enumerate(backward)
+                    if e.kind is EventKind.ALLOC and e.stream == REDUCE_STREAM)
+    assert freed > last_copy
+
+
+def test_autograd_makes_each_parameters_whole_gradient_on_the_default_stream() -> None:
+    """A ZeRO-3 gradient is the whole parameter's (`param.grad.numel() == param.ds_numel`), made
+    by autograd before the hook copies it into the bucket: the largest request of backward's
+    default stream beyond activations is the largest parameter's whole gradient (the `_MID`
+    model's embedding, 32,000 x 1,024 in 16 bits), not a block's merged tensor."""
+    program, _, _ = _zero3_program(500_000_000)
+    backward = [e.n_bytes for e in _between(program, "backward", "optimizer_step")
+                if e.kind is EventKind.ALLOC and e.stream == 0]
+    assert 2 * 32_000 * 1024 in backward
+    without, _, _ = _zero3_program(0)
+    assert 2 * 32_000 * 1024 not in [e.n_bytes for e in _between(without, "backward",
+                                                                  "optimizer_step")]
+
+
+def test_the_gradient_norm_reads_each_partition_in_fp64() -> None:
+    """stage3.py `get_grad_norm_direct` (v0.9.0 to edaa7221): `g.double().norm(2)` for each
+    parameter's gradient partition, one at a time, before the fp32 gradients are made."""
+    program, _, partitions = _zero3_program(500_000_000)
+    step = _between(program, "optimizer_step", "zero_grad")
+    doubles = [e.n_bytes for e in step if e.kind is EventKind.ALLOC][:len(partitions)]
+    assert doubles == [8 * n for n in partitions]
+    without, _, _ = _zero3_program(0)
+    assert len([e for e in _between(without, "optimizer_step", "zero_grad")
+                if e.kind is EventKind.ALLOC]) < len(partitions)
+
+
+@pytest.mark.parametrize(("offload", "modelled"), [(Offload.NONE, True),
+                                                    (Offload.OPTIMIZER, False),
+                                                    (Offload.PARAMS_OPTIMIZER, False)])
+def test_the_gradient_bucket_is_modelled_where_the_partition_is_on_the_gpu(
+        offload: Offload, modelled: bool) -> None:
+    """With the optimizer offloaded the partitions go to the host through another path
+    (`partition_grads`' offload branch), not written here."""
+    plan = Parallelism(scheme=Scheme.ZERO3, gpus=8, offload=offload)
+    sharding = program_sharding(_mixed_adam(7_000_000_000), shard_model_states(
+        _mixed_adam(7_000_000_000), plan))
+    assert bool(sharding.zero3_bucket_elements) is modelled
 
 
 def _init_buffers(sharding: Sharding) -> list[int]:

@@ -246,6 +246,8 @@ def program_sharding(states: ModelStates, sharded: ShardedStates, *,
                         persistent_bytes=(sharded.persistent_buffers_bytes,),
                         step_group_elements=plan.buffers.zero_sub_group_elements,
                         zero_init_buffer=True,
+                        zero3_bucket_elements=0 if optimizer_off
+                        else plan.buffers.zero_reduce_bucket_elements,
                         whole_at_init=plan.zero3_built_outside_init and offloaded)
     tp = plan.model_parallel
     if plan.scheme in (Scheme.ZERO1, Scheme.ZERO2):

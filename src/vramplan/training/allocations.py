@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from vramplan.allocator import (
@@ -334,6 +334,10 @@ class Sharding:
     bucket_elements: int | None = None
     """Megatron-LM's bucket size in elements (`DistributedDataParallelConfig.bucket_size`);
     None: the whole buffer is one bucket."""
+    zero3_bucket_elements: int = 0
+    """DeepSpeed ZeRO-3 with its gradient partition on the GPU: `reduce_bucket_size`, the
+    elements its gradient bucket holds before it is reduced (`_zero3_gradients`); 0: another
+    scheme."""
 
 
 WHOLE = Sharding()
@@ -349,6 +353,16 @@ class _Program(Program):
         """FSDP2's last flat all-gather output, freed by the next unit's copy-out."""
         self.reduce_scatter_input: int | None = None
         """FSDP2's last reduce-scatter input, freed by the next unit's post-backward."""
+
+
+@dataclass(slots=True)
+class _Bucket:
+    """What ZeRO-3's gradient bucket holds (`_zero3_gradients`)."""
+
+    elements: int = 0
+    n_bytes: int = 0
+    outside: list[int] = field(default_factory=list)
+    """Gradients too large for the bucket, kept as autograd made them until it is reduced."""
 
 
 @dataclass(slots=True)
@@ -371,6 +385,38 @@ class _Model:
     that offloads (`_Sizes.reload_buffers`)."""
     micro_batches: int = 0
     """Micro-batches run so far."""
+    zero3: _Zero3Gradients | None = None
+    """ZeRO-3's gradients, parameter by parameter (`Sharding.zero3_bucket_elements`)."""
+    bucket: _Bucket = field(default_factory=_Bucket)
+    """ZeRO-3's gradient bucket, not yet reduced."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Zero3Gradients:
+    """The trainable parameter tensors one by one, in the order backward makes their gradients
+    (a block's in reverse module order): ZeRO-3 handles each parameter's gradient on its own
+    (`_zero3_gradients`), where the program's merged tensors (`_by_lifetime`) would make one
+    gradient of a whole block."""
+
+    head: tuple[ParamTensor, ...]
+    """After the blocks (final norm, an untied head): the start of backward."""
+    blocks: tuple[tuple[ParamTensor, ...], ...]
+    embeddings: tuple[ParamTensor, ...]
+    """Before the blocks (a tied head's too): the end of backward."""
+    partitions: tuple[int, ...]
+    """The elements of this GPU's partition of each trainable parameter's gradient."""
+
+    @staticmethod
+    def of(arch: Architecture, setup: TrainingSetup, divisor: int) -> _Zero3Gradients:
+        before, after = _outer_tensors(arch, setup)
+        kinds = {trains: tuple(t for t in reversed(tensors) if t.trainable)
+                 for trains, tensors in _block_kinds(arch, setup).items()}
+        trainable = [t for t in parameter_tensors(arch, setup) if t.trainable]
+        return _Zero3Gradients(
+            head=tuple(t for t in reversed(after) if t.trainable),
+            blocks=tuple(kinds[trains] for trains in _trained_blocks(arch, setup)),
+            embeddings=tuple(t for t in reversed(before) if t.trainable),
+            partitions=tuple(ceil_div(t.elements, divisor) for t in trainable))
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,6 +462,8 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
         model = _megatron_buffers(program, setup, sharding, built)
     else:
         model = _wrapped(program, setup, sharding, params)
+        if sharding.zero3_bucket_elements:
+            model.zero3 = _Zero3Gradients.of(arch, setup, sharding.gradients)
     model.dummy_wgrads = dummy_wgrads
     for n_bytes in sharding.persistent_bytes:
         program.alloc(n_bytes)
@@ -958,14 +1006,25 @@ def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, sh
                                       gathered=gathered,
                                       trainable=trainable_by_block.get(block, []),
                                       grad_hidden=grad_hidden)
+    _end_of_backward(program, model, gathered)
+    program.free(root)
+    program.free(grad_hidden)
+    program.free_all(batch)
+
+
+def _end_of_backward(program: _Program, model: _Model, gathered: list[int]) -> None:
+    """What backward's last hooks free or make: the units still gathered, ZeRO-3's last
+    gradients, FSDP2's last reduce-scatter input."""
     program.free_all(gathered)
+    if model.zero3 is not None:
+        # the embeddings' gradient comes last; the epilogue reduces what the bucket holds
+        # (stage3.py `independent_gradient_partition_epilogue`)
+        _zero3_gradients(program, model, model.zero3.embeddings)
+        _zero3_reduce(program, model)
     if program.reduce_scatter_input is not None:
         # the root's post-backward callback clears the states at the end of backward
         program.free(program.reduce_scatter_input)
         program.reduce_scatter_input = None
-    program.free(root)
-    program.free(grad_hidden)
-    program.free_all(batch)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1391,6 +1450,10 @@ def _make_grads(program: _Program, model: _Model, indices: list[int]) -> None:
                                               for i in indices):
         return
     if model.flat_grads is not None:
+        if model.zero3 is not None:
+            for block in dict.fromkeys(model.params[i].block for i in indices):
+                _zero3_gradients(program, model, model.zero3.head if block is None
+                                 else model.zero3.blocks[block])
         return
     divisor = model.sharding.gradients
     if not divisor:
@@ -1405,6 +1468,42 @@ def _make_grads(program: _Program, model: _Model, indices: list[int]) -> None:
             program.free(program.alloc(n_bytes, stream))
         else:
             model.grads[index] = (program.alloc(n_bytes, stream), n_bytes)
+
+
+def _zero3_gradients(program: _Program, model: _Model, tensors: tuple[ParamTensor, ...]) -> None:
+    """DeepSpeed ZeRO-3's gradient hooks (deepspeedai/DeepSpeed runtime/zero/stage3.py, the same
+    from v0.9.0 to edaa7221: `reduce_independent_p_g_buckets_and_remove_grads`,
+    `__add_grad_to_ipg_bucket`): autograd makes each parameter's whole gradient on the default
+    stream; the hook reduces the bucket first if this gradient would overflow it, then copies
+    the gradient into the bucket (the persistent buffer) and frees it. A gradient larger than
+    the bucket is not copied: it stays until the next reduction."""
+    bucket = model.bucket
+    for tensor in tensors:
+        whole = program.alloc(tensor.n_bytes)
+        if bucket.elements and bucket.elements + tensor.elements \
+                > model.sharding.zero3_bucket_elements:
+            _zero3_reduce(program, model)
+        bucket.elements += tensor.elements
+        bucket.n_bytes += tensor.n_bytes
+        if tensor.elements <= model.sharding.zero3_bucket_elements:
+            program.free(whole)
+        else:
+            bucket.outside.append(whole)
+
+
+def _zero3_reduce(program: _Program, model: _Model) -> None:
+    """The bucket reduce-scattered on DeepSpeed's reduce stream (`__reduce_and_partition_ipg_
+    grads` -> `__avg_scatter_grads` -> runtime/comm/coalesced_collectives.py
+    `reduce_scatter_coalesced`): `torch.cat` of every gradient's partitions for every rank, a
+    copy of the bucket made on that stream, whose blocks stay cached for it alone; each rank's
+    partition is copied into the flat gradient buffer (`partition_grads`), which frees the
+    gradients, and the copy is freed."""
+    bucket = model.bucket
+    if bucket.n_bytes:
+        program.free(program.alloc(bucket.n_bytes, REDUCE_STREAM))
+    program.free_all(bucket.outside)
+    bucket.elements = bucket.n_bytes = 0
+    bucket.outside.clear()
 
 
 def _optimizer_step(program: _Program, setup: TrainingSetup, model: _Model) -> None:
@@ -1471,6 +1570,11 @@ def _sub_group_step(program: _Program, setup: TrainingSetup, model: _Model) -> N
     optimizer updates the group's flat master (its states made at the first step), the fp32
     gradient is freed (`_release_sub_group`); the flat 16-bit gradient buffer is kept."""
     first = not model.states
+    if model.zero3 is not None:
+        # the gradient norm (`get_grad_norm_direct`, v0.9.0 to edaa7221) reads each partition
+        # as `g.double().norm(2)`: an fp64 copy of it at a time
+        for elements in model.zero3.partitions:
+            program.free(program.alloc(8 * elements))
     for elements in _sub_groups(model.params, model.sharding):
         group = ParamTensor(elements, FP32 * elements, True, None)
         flat = program.alloc(weight_itemsize(setup.precision) * elements)

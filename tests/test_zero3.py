@@ -324,6 +324,35 @@ def test_the_gradient_bucket_is_modelled_where_the_partition_is_on_the_gpu(
     assert bool(sharding.zero3_bucket_elements) is modelled
 
 
+def test_zero12_bucket_is_made_between_the_losss_forward_and_its_backward() -> None:
+    """stage_1_and_2.py `backward`: the bucket is made once the loss is computed, before its
+    backward (after the logits, before the gradient of the last hidden state), and freed by
+    the epilogue, before the step; a micro-batch makes it again."""
+    arch = parse_config(_MID)
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=128,
+                          framework=Framework.HF, gradient_accumulation=False)
+    bucket = 1_000_000_003
+    sharding = Sharding(weights=1, gradients=2, states=2, backward_bucket_bytes=bucket)
+    program = step_program(arch, setup, step_shape(arch, setup), sharding)
+    made = [i for i, e in enumerate(program) if e.kind is EventKind.ALLOC and e.n_bytes == bucket]
+    assert len(made) == 2  # one per micro-batch, two steps
+    for index in made:
+        loss = max(i for i, e in enumerate(program[:index])
+                   if e.kind is EventKind.MARK and e.name == "loss")
+        logits = [e for e in program[loss:index] if e.kind is EventKind.ALLOC
+                  and e.n_bytes >= 2 * arch.vocab_size * 128]
+        assert logits  # the loss's forward ran first
+        tensor = program[index].tensor
+        freed = next(i for i, e in enumerate(program) if e.kind is EventKind.FREE
+                     and e.tensor == tensor and i > index)
+        step = next(i for i, e in enumerate(program) if i > index
+                    and e.kind is EventKind.MARK and e.name == "optimizer_step")
+        assert freed < step
+    without = step_program(arch, setup, step_shape(arch, setup),
+                           Sharding(weights=1, gradients=2, states=2))
+    assert not [e for e in without if e.kind is EventKind.ALLOC and e.n_bytes == bucket]
+
+
 def _init_buffers(sharding: Sharding) -> list[int]:
     """The sizes of the tensors allocated and freed before the first forward."""
     arch = parse_config(_MID)

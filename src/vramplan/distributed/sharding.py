@@ -155,6 +155,12 @@ class Parallelism:
     `device = "cpu" if self._cpu_offload`), keeps each reduced slice in its GradientStore on the
     GPU and moves it in `step` (`grad.to(master_param.dtype).to(master_param.device)`). False:
     DeepSpeed's ZeRO-Offload sends it to pinned host memory during backward."""
+    bucket_made_in_backward: bool = True
+    """ZeRO-1/2's gradient bucket is made whole when backward starts, before the loss's backward
+    (DeepSpeed's `DeepSpeedZeroOptimizer.backward`, `ShardedStates.backward_bucket_bytes`). False:
+    ColossalAI's `LowLevelZeroOptimizer`, which keeps the gradients in its bucket store and
+    flattens them only to reduce them (colossalai/zero/low_level/low_level_optim.py @d888c378
+    `_run_reduction`: `bucket_store.get_flatten_grad()`)."""
     zero3_built_outside_init: bool = False
     """DeepSpeed ZeRO-3 on a model built outside `deepspeed.zero.Init` (its script constructs
     the model itself, e.g. `OPTForCausalLM(config)`, rather than through `from_pretrained` with
@@ -251,6 +257,12 @@ class ShardedStates:
     loss_buffers_bytes: int | None = None
     """Transient while the loss runs and backward starts: FSDP has resharded every block after
     its forward and keeps only the root gathered. None: as in forward."""
+    backward_bucket_bytes: int = 0
+    """ZeRO-1/2's gradient bucket, made by the ZeRO optimizer's `backward()` before it runs the
+    loss's backward and freed by the epilogue at the end of backward (stage_1_and_2.py
+    `backward`: `self.ipg_buffer`, under the default `contiguous_gradients`; `_release_ipg_buffers`
+    in `independent_gradient_partition_epilogue`): from the start of backward on, where the rest
+    of `backward_buffers_bytes` comes with the blocks' backward. 0: none."""
     reduce_buffers_bytes: int | None = None
     """Transient when a block's backward has finished and its gradients are reduced (its saved
     activations already freed): FSDP's unit-sized gradients. None: no such moment."""
@@ -499,6 +511,7 @@ def _deepspeed(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
         gradients_from_start=stage == 3 and grads > 0,
         step_group_params=step_params if stage == 3 and step else None,
         step_prepare_bytes=prepare,
+        backward_bucket_bytes=ipg - kept_ipg if plan.bucket_made_in_backward else 0,
     )
 
 

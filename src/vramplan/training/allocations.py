@@ -334,6 +334,10 @@ class Sharding:
     bucket_elements: int | None = None
     """Megatron-LM's bucket size in elements (`DistributedDataParallelConfig.bucket_size`);
     None: the whole buffer is one bucket."""
+    backward_bucket_bytes: int = 0
+    """DeepSpeed ZeRO-1/2's gradient bucket, made whole by its optimizer's `backward()` before
+    the loss's backward and freed by the epilogue at the end of backward
+    (`vramplan.distributed.sharding.ShardedStates.backward_bucket_bytes`); 0: none."""
     zero3_bucket_elements: int = 0
     """DeepSpeed ZeRO-3 with its gradient partition on the GPU: `reduce_bucket_size`, the
     elements its gradient bucket holds before it is reduced (`_zero3_gradients`); 0: another
@@ -353,6 +357,16 @@ class _Program(Program):
         """FSDP2's last flat all-gather output, freed by the next unit's copy-out."""
         self.reduce_scatter_input: int | None = None
         """FSDP2's last reduce-scatter input, freed by the next unit's post-backward."""
+        self.backward_bucket_bytes = 0
+        """ZeRO-1/2's gradient bucket, made when backward starts (`backward_begins`)."""
+        self.backward_bucket: int | None = None
+
+    def backward_begins(self) -> None:
+        """The loss's forward is done and its backward about to run: DeepSpeed's ZeRO-1/2
+        optimizer makes its gradient bucket here (`Sharding.backward_bucket_bytes`), freed at
+        the end of backward (`_end_of_backward`)."""
+        if self.backward_bucket_bytes and self.backward_bucket is None:
+            self.backward_bucket = self.alloc(self.backward_bucket_bytes)
 
 
 @dataclass(slots=True)
@@ -443,6 +457,7 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
     # a run whose first micro-batch holds more than later ones is read from its start
     reset_at = 0 if first_pass_keeps_inputs(setup) else steps - 1
     program = _Program()
+    program.backward_bucket_bytes = sharding.backward_bucket_bytes
     params = _by_lifetime(arch, setup)
     built: list[tuple[ParamTensor, int]] = []
     # routed experts go to buffers of their own, over the expert-data-parallel ranks
@@ -1016,6 +1031,9 @@ def _end_of_backward(program: _Program, model: _Model, gathered: list[int]) -> N
     """What backward's last hooks free or make: the units still gathered, ZeRO-3's last
     gradients, FSDP2's last reduce-scatter input."""
     program.free_all(gathered)
+    if program.backward_bucket is not None:
+        program.free(program.backward_bucket)
+        program.backward_bucket = None
     if model.zero3 is not None:
         # the embeddings' gradient comes last; the epilogue reduces what the bucket holds
         # (stage3.py `independent_gradient_partition_epilogue`)
@@ -1219,6 +1237,7 @@ def _loss(program: _Program, arch: Architecture, *, rows: int, tokens: int, hidd
         program.free(logits)
         chunk_grads.append(log_probs)
     program.free(hidden)
+    program.backward_begins()
     grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
     for log_probs in chunk_grads:
         rows_grad = program.alloc(loss_bytes * vocab * rows)
@@ -1251,6 +1270,7 @@ def _fused_linear_loss(program: _Program, arch: Architecture, *, rows: int, toke
         program.free(logits)
     program.free(losses)
     program.free(hidden)
+    program.backward_begins()
     return grad_hidden, head_grad
 
 
@@ -1268,6 +1288,7 @@ def _vocab_parallel_loss(program: _Program, arch: Architecture, *, tokens: int, 
     logits = program.alloc(compute * every)
     if te_kernel:
         program.free(hidden)
+        program.backward_begins()
         grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
         program.free(logits)
         program.free(saved_hidden)
@@ -1276,6 +1297,7 @@ def _vocab_parallel_loss(program: _Program, arch: Architecture, *, tokens: int, 
     if compiled:
         program.free(program.alloc(FP32 * every))
     program.free(hidden)
+    program.backward_begins()
     grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
     fresh = program.alloc(FP32 * every) if compiled else None
     program.free(_cast(program, softmax, compute * every, compute))
@@ -1297,6 +1319,7 @@ def _in_place_loss(program: _Program, arch: Architecture, *, tokens: int, hidden
     # outputs
     program.free(program.alloc(UNSLOTH_RETURNED_LOGITS_COPY * arch.vocab_size * tokens))
     program.free(hidden)
+    program.backward_begins()
     grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
     program.free(logits)
     program.free(rows)
@@ -1322,6 +1345,7 @@ def _loss_parallel(program: _Program, arch: Architecture, *, tokens: int, hidden
     program.free(shifted)
     program.free(upcast)
     program.free(logits)
+    program.backward_begins()
     zeros = program.alloc(FP32 * elements)
     exp = program.alloc(FP32 * elements)
     total = program.alloc(FP32 * elements)
@@ -1346,6 +1370,7 @@ def _compiled_loss(program: _Program, arch: Architecture, *, tokens: int, hidden
     saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
     logits = program.alloc(compute * arch.vocab_size * tokens)
     program.free(hidden)
+    program.backward_begins()
     grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
     grad_logits = program.alloc(compute * arch.vocab_size * tokens)
     program.free(logits)
@@ -1379,6 +1404,7 @@ def _shifted_loss(program: _Program, arch: Architecture, *, tokens: int, hidden:
     if not code.logits_fp32_in_model or upcast == logits:
         program.free(logits)
     program.free(hidden)
+    program.backward_begins()
     grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
     nll_grad = program.alloc(loss_bytes * shifted)
     rows_grad = program.alloc(loss_bytes * shifted)

@@ -364,8 +364,10 @@ def multi_gpu_estimate(case: Case) -> PerGpuEstimate:
     if case.framework is Framework.MEGATRON and OVERLAP_GRAD_REDUCE_NOTE.search(case.notes):
         plan = replace(plan, overlap_grad_reduce=True)
     if case.sharding in (Scheme.ZERO1, Scheme.ZERO2) and COLOSSALAI_ZERO_NOTE.search(case.notes):
-        plan = replace(plan, offload_keeps_gradients=True, buffers=replace(
-            plan.buffers, zero_reduce_bucket_elements=COLOSSALAI_REDUCE_BUCKET_ELEMENTS))
+        buffers = replace(plan.buffers,
+                          zero_reduce_bucket_elements=COLOSSALAI_REDUCE_BUCKET_ELEMENTS)
+        plan = replace(plan, offload_keeps_gradients=True, bucket_made_in_backward=False,
+                       buffers=buffers)
     return estimate_per_gpu(architecture_of(find_model(case.model)), setup, plan,
                             zero3_config=zero3_config_file(case))
 

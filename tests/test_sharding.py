@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from datetime import date
 
 import pytest
 from hypothesis import given, settings
@@ -212,7 +213,7 @@ def test_zero12_makes_its_bucket_when_backward_starts(scheme: Scheme) -> None:
     assert shard(states, scheme, 8).backward_bucket_bytes == 2 * 500_000_000
     assert shard(states, Scheme.ZERO3, 8).backward_bucket_bytes == 0
     colossal = shard_model_states(states, Parallelism(scheme=scheme, gpus=8,
-                                                      bucket_made_in_backward=False))
+                                                      deepspeed_zero=False))
     assert colossal.backward_bucket_bytes == 0
 
 
@@ -232,6 +233,51 @@ def test_the_zero2_bucket_is_held_at_the_loss_backward_not_its_forward() -> None
                for phase in estimate.phases}
     assert buffers[Phase.BACKWARD_START] - buffers[Phase.LOSS_FORWARD] == 2 * 500_000_000
     assert estimate.peak.phase is Phase.BACKWARD_START
+
+
+def _untied(params: int, embedding: int) -> ModelStates:
+    return dataclasses.replace(mixed_adam(params, largest_layer=embedding),
+                               head_params=embedding, embedding_params=embedding)
+
+
+def test_offloaded_zero2_checks_the_head_and_the_embeddings_gradients_whole() -> None:
+    """stage_1_and_2.py `copy_grads_in_partition` (v0.14.2, edaa7221): each gradient of this
+    rank's partition is checked for overflow whole, on the device (`_has_inf_or_nan`: 11 bytes
+    per value at once); Llama-3-8B's embeddings and head (525,336,576 values each) are larger
+    than the 5e8 bucket, so their 16-bit gradients are alive beside the check."""
+    values = 525_336_576
+    result = shard(_untied(8_030_261_248, values), Scheme.ZERO2, 8, offload=Offload.OPTIMIZER)
+    assert result.head_check_bytes == result.embedding_check_bytes == 13 * values
+    small = shard(_untied(1_000_000_000, 100_000_000), Scheme.ZERO2, 8,
+                  offload=Offload.OPTIMIZER)
+    assert small.embedding_check_bytes == 11 * 100_000_000  # copied into the bucket
+
+
+def test_only_an_offloaded_deepspeed_zero2_full_run_checks_on_the_device() -> None:
+    """A tied head is the embeddings (checked once, last); without offload the partition's
+    gradients take another path; a LoRA run's adapters are small; ColossalAI does not check
+    this way; before DeepSpeed v0.13.3 (#5115) the check was `x.float().sum()`, the fp32 copy
+    alone."""
+    tied = dataclasses.replace(mixed_adam(1_000_000_000, largest_layer=100_000_000),
+                               head_params=100_000_000)
+    checked = shard(tied, Scheme.ZERO2, 8, offload=Offload.OPTIMIZER)
+    assert (checked.head_check_bytes, checked.embedding_check_bytes) == (0, 11 * 100_000_000)
+    assert shard(tied, Scheme.ZERO2, 8).embedding_check_bytes == 0
+    assert shard(tied, Scheme.ZERO3, 8, offload=Offload.OPTIMIZER).embedding_check_bytes == 0
+    lora = dataclasses.replace(tied, frozen_params=6_000_000_000)
+    assert shard(lora, Scheme.ZERO2, 8, offload=Offload.OPTIMIZER).embedding_check_bytes == 0
+    assert shard(tied, Scheme.ZERO2, 8, offload=Offload.OPTIMIZER,
+                 deepspeed_zero=False).embedding_check_bytes == 0
+    assert shard(tied, Scheme.ZERO2, 8, offload=Offload.OPTIMIZER,
+                 overflow_check_on_device=False).embedding_check_bytes == 4 * 100_000_000
+
+
+def test_the_overflow_check_follows_the_deepspeed_of_the_runs_date() -> None:
+    run = TrainingSetup(precision=Precision.MIXED, framework=Framework.HF)
+    before = default_parallelism(run, Scheme.ZERO2, 8, Offload.OPTIMIZER, on=date(2024, 2, 1))
+    after = default_parallelism(run, Scheme.ZERO2, 8, Offload.OPTIMIZER, on=date(2024, 2, 15))
+    assert (before.overflow_check_on_device, after.overflow_check_on_device) == (False, True)
+    assert default_parallelism(run, Scheme.ZERO2, 8).overflow_check_on_device
 
 
 def test_fsdp1_lora_allocates_gradients_for_frozen_parameters_too() -> None:

@@ -36,6 +36,7 @@ from vramplan.parts import PartKind
 from vramplan.presets.frameworks import (
     DEEPSPEED_NO_GATHER_AT_ONE_RANK_SINCE,
     DEEPSPEED_OFFLOAD_STEP_ON_GPU,
+    DEEPSPEED_OVERFLOW_CHECK_ON_DEVICE_SINCE,
     accumulate_without_sync,
     default_fsdp_version,
     during,
@@ -345,6 +346,7 @@ def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
         adapters_wrapped_apart=defaults.peft_fsdp_wrap and setup.method.uses_lora,
         embedding_apart=embedding_apart(setup.framework, on),
         accumulate_without_sync=no_sync,
+        overflow_check_on_device=has_change(on, DEEPSPEED_OVERFLOW_CHECK_ON_DEVICE_SINCE),
         tensor_parallel=tensor_parallel, pipeline_parallel=pipeline_parallel,
         pipeline_schedule=pipeline_schedule, expert_parallel=expert_parallel,
     )
@@ -1077,8 +1079,11 @@ def _sharded_parts(phase: Phase, setup: TrainingSetup, sharded: ShardedStates,
         Phase.LOSS_FORWARD: loss,
         Phase.BACKWARD_START: loss + sharded.backward_bucket_bytes,
         Phase.UNIT_REDUCE: sharded.reduce_buffers_bytes or 0,
-        Phase.BACKWARD_BLOCKS: sharded.backward_buffers_bytes,
-        Phase.BACKWARD_END: sharded.backward_buffers_bytes if last_unit is None else last_unit,
+        # an offloaded ZeRO-2 checks the head's gradient as backward enters the blocks and the
+        # embeddings' at its end (their working tensors are counted there too: an upper bound)
+        Phase.BACKWARD_BLOCKS: sharded.backward_buffers_bytes + sharded.head_check_bytes,
+        Phase.BACKWARD_END: (sharded.backward_buffers_bytes if last_unit is None else last_unit)
+        + sharded.embedding_check_bytes,
         Phase.EMBEDDING_BACKWARD: sharded.backward_buffers_bytes if last_unit is None
         else last_unit,
         # no activations are counted there: the larger of a block's backward and its reduce

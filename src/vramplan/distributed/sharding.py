@@ -155,12 +155,20 @@ class Parallelism:
     `device = "cpu" if self._cpu_offload`), keeps each reduced slice in its GradientStore on the
     GPU and moves it in `step` (`grad.to(master_param.dtype).to(master_param.device)`). False:
     DeepSpeed's ZeRO-Offload sends it to pinned host memory during backward."""
-    bucket_made_in_backward: bool = True
-    """ZeRO-1/2's gradient bucket is made whole when backward starts, before the loss's backward
-    (DeepSpeed's `DeepSpeedZeroOptimizer.backward`, `ShardedStates.backward_bucket_bytes`). False:
-    ColossalAI's `LowLevelZeroOptimizer`, which keeps the gradients in its bucket store and
-    flattens them only to reduce them (colossalai/zero/low_level/low_level_optim.py @d888c378
-    `_run_reduction`: `bucket_store.get_flatten_grad()`)."""
+    deepspeed_zero: bool = True
+    """ZeRO-1/2 is DeepSpeed's `DeepSpeedZeroOptimizer` (stage_1_and_2.py): its gradient bucket
+    is made whole when backward starts, before the loss's backward
+    (`ShardedStates.backward_bucket_bytes`), and with the optimizer offloaded it checks each
+    gradient of its partition for overflow as it reduces it (`ShardedStates.head_check_bytes`,
+    `embedding_check_bytes`). False: ColossalAI's `LowLevelZeroOptimizer`, which keeps the
+    gradients in its bucket store and flattens them only to reduce them
+    (colossalai/zero/low_level/low_level_optim.py @d888c378 `_run_reduction`:
+    `bucket_store.get_flatten_grad()`)."""
+    overflow_check_on_device: bool = True
+    """DeepSpeed's ZeRO-1/2 `_has_inf_or_nan` as of the run's code: on the device since
+    `DEEPSPEED_OVERFLOW_CHECK_ON_DEVICE_SINCE` (an fp32 copy, its nan and inf masks, their
+    union and its fp32 copy: `OVERFLOW_CHECK_BYTES` per value); before, `float(x.float().sum())`,
+    the fp32 copy alone."""
     zero3_built_outside_init: bool = False
     """DeepSpeed ZeRO-3 on a model built outside `deepspeed.zero.Init` (its script constructs
     the model itself, e.g. `OPTForCausalLM(config)`, rather than through `from_pretrained` with
@@ -257,6 +265,13 @@ class ShardedStates:
     loss_buffers_bytes: int | None = None
     """Transient while the loss runs and backward starts: FSDP has resharded every block after
     its forward and keeps only the root gathered. None: as in forward."""
+    head_check_bytes: int = 0
+    """DeepSpeed ZeRO-2 with the optimizer offloaded: what the overflow check of an untied head's
+    gradient holds when the head, first in backward, is reduced as backward enters the blocks
+    (`OVERFLOW_CHECK_BYTES` per value; with the gradient itself when it is larger than the
+    bucket, which keeps it apart). 0: none."""
+    embedding_check_bytes: int = 0
+    """The same for the embeddings' gradient, last in backward, checked by the epilogue."""
     backward_bucket_bytes: int = 0
     """ZeRO-1/2's gradient bucket, made by the ZeRO optimizer's `backward()` before it runs the
     loss's backward and freed by the epilogue at the end of backward (stage_1_and_2.py
@@ -511,8 +526,40 @@ def _deepspeed(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
         gradients_from_start=stage == 3 and grads > 0,
         step_group_params=step_params if stage == 3 and step else None,
         step_prepare_bytes=prepare,
-        backward_bucket_bytes=ipg - kept_ipg if plan.bucket_made_in_backward else 0,
+        backward_bucket_bytes=ipg - kept_ipg if plan.deepspeed_zero else 0,
+        **(_offload_checks(states, plan) if stage == 2 else {}),
     )
+
+
+OVERFLOW_CHECK_BYTES = 11
+"""Bytes per value at the peak of DeepSpeed's ZeRO-1/2 overflow check on the device
+(stage_1_and_2.py `_has_inf_or_nan`, 1c9e5ef2d to edaa7221: `float_x = x.float()` 4,
+`isnan` 1, `isinf` 1, their `logical_or` 1, and `.float()` of it 4, alive together before
+`.max()`)."""
+
+
+def _offload_checks(states: ModelStates, plan: Parallelism) -> dict[str, int]:
+    """DeepSpeed ZeRO-2 with the optimizer on the host reduces each gradient of this rank's
+    partition as the bucket fills and checks it whole for overflow on the device
+    (stage_1_and_2.py v0.14.2 and edaa7221, `copy_grads_in_partition`:
+    `update_overflow_tracker_for_param_grad`, renamed `update_offload_overflow_tracker_for_
+    param_grad` in e440506b): the largest of these are the embeddings' and an untied head's,
+    which the rank holding them checks when backward ends and when it enters the blocks. A
+    gradient larger than the bucket is not copied into it (`extra_large_param_to_reduce`) and
+    is alive beside its check. Full fine-tuning only: an adapter's check is small."""
+    if not (plan.deepspeed_zero and states.gradient_bytes and states.frozen_params == 0
+            and plan.offload in (Offload.OPTIMIZER, Offload.PARAMS_OPTIMIZER)):
+        return {}
+    # before the check moved to the device, `x.float().sum()` made the fp32 copy alone
+    per_value = OVERFLOW_CHECK_BYTES if plan.overflow_check_on_device else 4
+
+    def checked(values: int) -> int:
+        apart = values > plan.buffers.zero_reduce_bucket_elements
+        return per_value * values + (states.gradient_itemsize * values if apart else 0)
+
+    embedding = states.embedding_params or states.head_params
+    head = states.head_params if states.embedding_params else 0
+    return {"head_check_bytes": checked(head), "embedding_check_bytes": checked(embedding)}
 
 
 def zero3_sub_group_params(states: ModelStates, buffers: CommBuffers, n: int) -> int:

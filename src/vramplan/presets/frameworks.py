@@ -639,6 +639,12 @@ requested"): ZeRO-3 on one rank fetches a parameter without an all-gather
 (partition_parameters.py `all_gather_coalesced`: `if self.world_size == 1: return
 _no_gather_coalesced(params)`; `num_partitions` since v0.9.2; the same at edaa7221)."""
 
+DEEPSPEED_OVERFLOW_CHECK_ON_DEVICE_SINCE = date(2024, 2, 15)
+"""deepspeedai/DeepSpeed 1c9e5ef2d (v0.13.3, "Check overflow on device without host
+synchronization for each tensor", #5115): ZeRO-1/2's `_has_inf_or_nan` builds masks on the device
+(`vramplan.distributed.sharding.OVERFLOW_CHECK_BYTES` per value) where `float(x.float().sum())`
+made the fp32 copy alone; the same at edaa7221."""
+
 LITGPT_MQA_EXPANDED_SINCE = date(2023, 10, 24)
 LITGPT_RMSNORM_CAST_BEFORE_SCALE = (date(2024, 2, 23), date(2024, 7, 23))
 """The dates of the commits named in `LitgptCode` (the window is half-open)."""

@@ -366,7 +366,7 @@ def multi_gpu_estimate(case: Case) -> PerGpuEstimate:
     if case.sharding in (Scheme.ZERO1, Scheme.ZERO2) and COLOSSALAI_ZERO_NOTE.search(case.notes):
         buffers = replace(plan.buffers,
                           zero_reduce_bucket_elements=COLOSSALAI_REDUCE_BUCKET_ELEMENTS)
-        plan = replace(plan, offload_keeps_gradients=True, bucket_made_in_backward=False,
+        plan = replace(plan, offload_keeps_gradients=True, deepspeed_zero=False,
                        buffers=buffers)
     return estimate_per_gpu(architecture_of(find_model(case.model)), setup, plan,
                             zero3_config=zero3_config_file(case))

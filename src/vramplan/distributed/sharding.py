@@ -492,8 +492,10 @@ def _deepspeed(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
         live = min(states.largest_layer_params + bufs.zero3_prefetch_bucket_elements,
                    bufs.zero3_max_live_parameters, states.params)
         gathered = live * states.weight_itemsize
-    # stage 3 allocates its bucket at start-up; stages 1-2 in backward, freed after the step
+    # stage 3 allocates its bucket at start-up; stages 1-2 when backward starts, freeing it at
+    # its end (`backward_bucket_bytes`)
     kept_ipg = ipg if stage == 3 else 0
+    head_check, embedding_check = _offload_checks(states, plan) if stage == 2 else (0, 0)
     reduce = zero3_reduce_transient_bytes(states, bufs) if stage == 3 else 0
     host = pinned = 0
     step = fp32_grad_partition
@@ -527,7 +529,7 @@ def _deepspeed(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
         step_group_params=step_params if stage == 3 and step else None,
         step_prepare_bytes=prepare,
         backward_bucket_bytes=ipg - kept_ipg if plan.deepspeed_zero else 0,
-        **(_offload_checks(states, plan) if stage == 2 else {}),
+        head_check_bytes=head_check, embedding_check_bytes=embedding_check,
     )
 
 
@@ -537,8 +539,11 @@ OVERFLOW_CHECK_BYTES = 11
 `isnan` 1, `isinf` 1, their `logical_or` 1, and `.float()` of it 4, alive together before
 `.max()`)."""
 
+OVERFLOW_CHECK_HOST_SUM_BYTES = 4
+"""The same check before 1c9e5ef2d: `float(x.float().sum())`, the fp32 copy alone."""
 
-def _offload_checks(states: ModelStates, plan: Parallelism) -> dict[str, int]:
+
+def _offload_checks(states: ModelStates, plan: Parallelism) -> tuple[int, int]:
     """DeepSpeed ZeRO-2 with the optimizer on the host reduces each gradient of this rank's
     partition as the bucket fills and checks it whole for overflow on the device
     (stage_1_and_2.py v0.14.2 and edaa7221, `copy_grads_in_partition`:
@@ -546,12 +551,13 @@ def _offload_checks(states: ModelStates, plan: Parallelism) -> dict[str, int]:
     param_grad` in e440506b): the largest of these are the embeddings' and an untied head's,
     which the rank holding them checks when backward ends and when it enters the blocks. A
     gradient larger than the bucket is not copied into it (`extra_large_param_to_reduce`) and
-    is alive beside its check. Full fine-tuning only: an adapter's check is small."""
-    if not (plan.deepspeed_zero and states.gradient_bytes and states.frozen_params == 0
-            and plan.offload in (Offload.OPTIMIZER, Offload.PARAMS_OPTIMIZER)):
-        return {}
-    # before the check moved to the device, `x.float().sum()` made the fp32 copy alone
-    per_value = OVERFLOW_CHECK_BYTES if plan.overflow_check_on_device else 4
+    is alive beside its check. Full fine-tuning only: an adapter's check is small. Returns the
+    head's and the embeddings' (`ShardedStates.head_check_bytes`, `embedding_check_bytes`)."""
+    if not (plan.deepspeed_zero and plan.offload is Offload.OPTIMIZER and states.gradient_bytes
+            and states.frozen_params == 0):
+        return 0, 0
+    per_value = OVERFLOW_CHECK_BYTES if plan.overflow_check_on_device \
+        else OVERFLOW_CHECK_HOST_SUM_BYTES
 
     def checked(values: int) -> int:
         apart = values > plan.buffers.zero_reduce_bucket_elements
@@ -559,7 +565,7 @@ def _offload_checks(states: ModelStates, plan: Parallelism) -> dict[str, int]:
 
     embedding = states.embedding_params or states.head_params
     head = states.head_params if states.embedding_params else 0
-    return {"head_check_bytes": checked(head), "embedding_check_bytes": checked(embedding)}
+    return checked(head), checked(embedding)
 
 
 def zero3_sub_group_params(states: ModelStates, buffers: CommBuffers, n: int) -> int:

@@ -351,13 +351,13 @@ class _Program(Program):
     """A step's program (`vramplan.allocator.Program`), with the FSDP2 all-gather output still
     waiting for the next unit's copy-out (`_gather`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, backward_bucket_bytes: int = 0) -> None:
         super().__init__()
         self.gather_output: int | None = None
         """FSDP2's last flat all-gather output, freed by the next unit's copy-out."""
         self.reduce_scatter_input: int | None = None
         """FSDP2's last reduce-scatter input, freed by the next unit's post-backward."""
-        self.backward_bucket_bytes = 0
+        self.backward_bucket_bytes = backward_bucket_bytes
         """ZeRO-1/2's gradient bucket, made when backward starts (`backward_begins`)."""
         self.backward_bucket: int | None = None
 
@@ -417,20 +417,26 @@ class _Zero3Gradients:
     blocks: tuple[tuple[ParamTensor, ...], ...]
     embeddings: tuple[ParamTensor, ...]
     """Before the blocks (a tied head's too): the end of backward."""
-    partitions: tuple[int, ...]
-    """The elements of this GPU's partition of each trainable parameter's gradient."""
+    divisor: int
+    """The GPUs a gradient is partitioned over."""
 
     @staticmethod
     def of(arch: Architecture, setup: TrainingSetup, divisor: int) -> _Zero3Gradients:
         before, after = _outer_tensors(arch, setup)
         kinds = {trains: tuple(t for t in reversed(tensors) if t.trainable)
                  for trains, tensors in _block_kinds(arch, setup).items()}
-        trainable = [t for t in parameter_tensors(arch, setup) if t.trainable]
         return _Zero3Gradients(
             head=tuple(t for t in reversed(after) if t.trainable),
             blocks=tuple(kinds[trains] for trains in _trained_blocks(arch, setup)),
             embeddings=tuple(t for t in reversed(before) if t.trainable),
-            partitions=tuple(ceil_div(t.elements, divisor) for t in trainable))
+            divisor=divisor)
+
+    def partitions(self) -> Iterator[int]:
+        """The elements of this GPU's partition of each trainable parameter's gradient, in
+        module order."""
+        for tensors in (self.embeddings, *self.blocks, self.head):
+            for tensor in reversed(tensors):
+                yield ceil_div(tensor.elements, self.divisor)
 
 
 @dataclass(frozen=True, slots=True)
@@ -456,8 +462,7 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
     steps = steps if steps is not None else 1 if setup.first_step_report else 2
     # a run whose first micro-batch holds more than later ones is read from its start
     reset_at = 0 if first_pass_keeps_inputs(setup) else steps - 1
-    program = _Program()
-    program.backward_bucket_bytes = sharding.backward_bucket_bytes
+    program = _Program(sharding.backward_bucket_bytes)
     params = _by_lifetime(arch, setup)
     built: list[tuple[ParamTensor, int]] = []
     # routed experts go to buffers of their own, over the expert-data-parallel ranks
@@ -1599,7 +1604,7 @@ def _sub_group_step(program: _Program, setup: TrainingSetup, model: _Model) -> N
     if model.zero3 is not None:
         # the gradient norm (`get_grad_norm_direct`, v0.9.0 to edaa7221) reads each partition
         # as `g.double().norm(2)`: an fp64 copy of it at a time
-        for elements in model.zero3.partitions:
+        for elements in model.zero3.partitions():
             program.free(program.alloc(8 * elements))
     for elements in _sub_groups(model.params, model.sharding):
         group = ParamTensor(elements, FP32 * elements, True, None)

@@ -198,12 +198,22 @@ def test_8bit_adam_states_are_uint8_with_fp32_block_statistics() -> None:
     assert result.phase(Phase.OPTIMIZER_STEP).breakdown[PartKind.OPTIMIZER_STATES] == expected
 
 
-def test_paged_optimizer_states_are_reported_apart_from_the_peak() -> None:
-    paged = trace(method="lora", optimizer="paged-adamw")
-    plain = trace(method="lora", optimizer="adamw", precision="fp32")
-    assert paged.paged_bytes > 0
-    assert paged.phase(Phase.OPTIMIZER_STEP).breakdown[PartKind.OPTIMIZER_STATES] == 0
-    assert plain.paged_bytes == 0
+def test_paged_optimizers_page_the_states_of_tensors_of_1e5_values_or_more() -> None:
+    # bitsandbytes optim/optimizer.py `get_state_buffer`: `if not self.is_paged or p.numel() <
+    # 1e5`, a plain device tensor; larger ones go to managed memory, reported apart
+    wide = {**LLAMA, "intermediate_size": 1024}  # MLP matrices of 131,072 values, all else less
+    mlp = 3 * LAYERS * HIDDEN * 1024
+    paged = trace(wide, optimizer="paged-adamw")
+    assert paged.paged_bytes == 2 * 4 * mlp  # two fp32 moments
+    states = paged.phase(Phase.OPTIMIZER_STEP).breakdown[PartKind.OPTIMIZER_STATES]
+    others = sum(llama_shapes().values()) - 3 * LAYERS * HIDDEN * INTER
+    assert states >= 2 * 4 * others
+    eight = trace(wide, optimizer="paged-adamw-8bit")
+    assert eight.paged_bytes == 2 * mlp  # two uint8 moments; their fp32 absmax stay
+    lora = trace(method="lora", optimizer="paged-adamw")  # adapters of 8 x 128 values
+    assert lora.paged_bytes == 0
+    assert lora.phase(Phase.OPTIMIZER_STEP).breakdown[PartKind.OPTIMIZER_STATES] > 0
+    assert trace(wide, optimizer="adamw", precision="fp32").paged_bytes == 0
 
 
 # --- the physics moves the right way ----------------------------------------------------------

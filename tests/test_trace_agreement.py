@@ -52,6 +52,8 @@ from vramplan.vocab import (
     Framework,
     FsdpVersion,
     Method,
+    Optimizer,
+    OptimizerImpl,
     Precision,
     Quant,
     Scheme,
@@ -321,6 +323,41 @@ def test_qlora_analytic_peak_within_3_percent_of_trace(case: tuple[str, str, str
         lora_targets=parse_lora_targets("q;v"), checkpointing=Checkpointing.NONE,
         attention=Attention.SDPA))
     assert analytic.allocated_bytes == pytest.approx(traced.peak_bytes, rel=TOLERANCE)
+
+
+# --- optimizers: the step as the peak -----------------------------------------------------------
+
+WIDE_LLAMA = FAMILIES["llama"] | {"hidden_size": 384, "intermediate_size": 1024}
+"""A Llama whose MLP matrices (393,216 values), q and o (147,456) pass bitsandbytes' 1e5-value
+paging threshold and whose k and v (73,728) do not; its largest tensors follow one another
+(gate, up, down), where the small Llama's largest (its embedding and head) come first and
+after the 128-value final norm."""
+OPTIMIZERS = ("adamw:for-loop", "adamw:fused", "sgd", "sgd-momentum", "adafactor",
+              "adamw-8bit", "paged-adamw", "paged-adamw-8bit")
+OPTIMIZER_MATRIX = [(family, optimizer, precision)
+                    for family in ("llama", "llama-wide") for optimizer in OPTIMIZERS
+                    for precision in ("bf16-true", "fp32", "mixed")]
+"""Full fine-tuning of one 16-token sequence, where the optimizer's step is the peak or near it:
+its states and temporaries (`allocations.optimizer_step_temporaries`), and what a paged
+optimizer leaves on the device."""
+
+
+@pytest.mark.parametrize("case", OPTIMIZER_MATRIX, ids=["-".join(c) for c in OPTIMIZER_MATRIX])
+def test_optimizer_steps_within_3_percent_of_trace(case: tuple[str, str, str]) -> None:
+    family, optimizer, precision = case
+    config = WIDE_LLAMA if family == "llama-wide" else FAMILIES[family]
+    name, _, impl = optimizer.partition(":")
+    traced = run_trace(make_setup(
+        family, config, method="full", precision=precision, batch=1, seq_len=16,
+        optimizer=name, optimizer_impl=impl or None, checkpointing="none", attention="sdpa"))
+    analytic = estimate_training(parse_config(config), TrainingSetup(
+        method=Method.FULL, precision=Precision(precision), batch=1, seq_len=16,
+        framework=Framework.HF, gradient_accumulation=False, optimizer=Optimizer(name),
+        optimizer_impl=OptimizerImpl(impl) if impl else TRACED_OPTIMIZER_IMPL,
+        checkpointing=Checkpointing.NONE, attention=Attention.SDPA))
+    assert analytic.allocated_bytes == pytest.approx(traced.peak_bytes, rel=TOLERANCE)
+    # what bitsandbytes pages (`get_state_buffer`, 1e5 values or more), outside the allocator
+    assert traced.paged_bytes == analytic.states.managed_optimizer_bytes
 
 
 # --- several GPUs: rank 0 of a data-parallel run under the fake process group -------------------

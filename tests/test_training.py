@@ -15,9 +15,14 @@ from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.training.estimate import Phase, activation_bytes, estimate_training
+from vramplan.training.estimate import (
+    Phase,
+    TrainingEstimate,
+    activation_bytes,
+    estimate_training,
+)
 from vramplan.training.setup import TrainingSetup, residual_itemsize
-from vramplan.training.states import model_states
+from vramplan.training.states import model_states, trainable_tensors
 from vramplan.vocab import (
     Attention,
     Checkpointing,
@@ -68,6 +73,59 @@ def test_paged_optimizer_pages_only_large_states() -> None:
     full = model_states(LLAMA, TrainingSetup(optimizer=Optimizer.PAGED_ADAMW))
     assert full.managed_optimizer_bytes > 0.99 * 8 * LLAMA.params_total
     assert full.optimizer_state_bytes < 0.01 * 8 * LLAMA.params_total
+
+
+def test_paged_8bit_optimizer_keeps_its_absmax_on_the_device() -> None:
+    # bitsandbytes optim/optimizer.py `Optimizer2State.init_state`: `state1`/`state2` come from
+    # `get_state_buffer` (paged), `absmax1`/`absmax2` are `torch.zeros(..., device=p.device)`
+    full = model_states(LLAMA, TrainingSetup(optimizer=Optimizer.PAGED_ADAMW_8BIT))
+    large = [g for g in trainable_tensors(LLAMA, TrainingSetup()) if g.elements >= 100_000]
+    assert full.managed_optimizer_bytes == sum(2 * g.elements * g.count for g in large)
+    absmax = sum(2 * 4 * -(-g.elements // 256) * g.count for g in large)
+    assert full.optimizer_state_bytes >= absmax
+
+
+def test_adafactor_states_are_fp32_row_and_column_statistics() -> None:
+    # transformers `Adafactor.step`: `grad = grad.float()`, states made `.to(grad)`; a matrix
+    # keeps `exp_avg_sq_row` and `exp_avg_sq_col`, a vector `exp_avg_sq`
+    tensors = trainable_tensors(LLAMA, TrainingSetup())
+    factored = sum((g.rows + g.cols if g.cols > 1 else g.rows) * g.count for g in tensors)
+    for precision in (Precision.BF16_TRUE, Precision.FP32):
+        states = model_states(LLAMA, TrainingSetup(precision=precision,
+                                                   optimizer=Optimizer.ADAFACTOR))
+        assert states.optimizer_state_bytes == 4 * factored
+
+
+def step_temporaries(estimate: TrainingEstimate) -> int:
+    step = next(p for p in estimate.phases if p.phase is Phase.OPTIMIZER_STEP)
+    return sum(p.memory_bytes for p in step.parts if p.kind is PartKind.STEP_TEMPORARIES)
+
+
+def test_adafactor_and_for_loop_steps_hold_what_their_loops_bind() -> None:
+    # Llama 2 7B's largest tensors are its 32,000 x 4,096 embedding (first) and head (last, after
+    # the 4,096-value final norm)
+    v = 32_000 * 4096
+    norm = 4096
+    bf16 = estimate_training(LLAMA, TrainingSetup(precision=Precision.BF16_TRUE,
+                                                  optimizer=Optimizer.ADAFACTOR))
+    # fp32 copies of the gradient and the parameter, two fp32 updates, the norm's update
+    assert step_temporaries(bf16) == 4 * (4 * v + norm)
+    fp32 = estimate_training(LLAMA, TrainingSetup(precision=Precision.FP32,
+                                                  optimizer=Optimizer.ADAFACTOR))
+    assert step_temporaries(fp32) == 4 * (2 * v + norm)
+    loop = estimate_training(LLAMA, TrainingSetup(precision=Precision.BF16_TRUE,
+                                                  optimizer_impl=OptimizerImpl.FOR_LOOP))
+    # `exp_avg_sq.sqrt()` and its quotient, beside the norm's `denom`
+    assert step_temporaries(loop) == 2 * (2 * v + norm)
+    # transformers' own AdamW, the Trainer's default before v4.32.0 (2023-08-21): `denom =
+    # exp_avg_sq.sqrt().add_(eps)`, one tensor: the first block's q (4,096 x 4,096) beside the
+    # embedding's
+    hf_2023 = estimate_training(LLAMA, TrainingSetup(precision=Precision.BF16_TRUE,
+                                                     framework=Framework.HF,
+                                                     code_date=date(2023, 5, 1)))
+    assert step_temporaries(hf_2023) == 2 * (4096 * 4096 + v)
+    stated = dataclasses.replace(hf_2023.setup, optimizer_impl=OptimizerImpl.FOR_LOOP)
+    assert step_temporaries(estimate_training(LLAMA, stated)) == 2 * (2 * v + norm)
 
 
 def test_nf4_double_quantization_saves_what_litgpt_measured() -> None:

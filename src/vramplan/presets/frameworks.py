@@ -1165,6 +1165,14 @@ def default_optimizer_impl(framework: Framework, on: date | None) -> OptimizerIm
     return DEFAULTS[framework].optimizer_impl or trainer_optimizer_impl(on)
 
 
+def builds_transformers_adamw(framework: Framework, on: date | None) -> bool:
+    """`framework`'s AdamW, when a run does not say, is transformers' own ("adamw_hf", the
+    `Trainer`'s default before `HF_TRAINER_TORCH_ADAMW_SINCE`): its loop makes one temporary a
+    parameter (`denom = exp_avg_sq.sqrt().add_(eps)`) where torch's `for-loop` makes two."""
+    return DEFAULTS[framework].optimizer_impl is None \
+        and not has_change(on, HF_TRAINER_TORCH_ADAMW_SINCE)
+
+
 AXOLOTL_EMPTY_CACHE_AFTER_LOAD_SINCE = date(2024, 7, 18)
 """axolotl 7830fe04b (#1767): `load_model` ends with `gc.collect(); torch.cuda.empty_cache()`
 three times, after the adapters and the k-bit preparation (src/axolotl/loaders/model.py

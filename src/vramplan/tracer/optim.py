@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -52,12 +52,6 @@ class OptimizerSide:
                 master.grad = grad.float()
                 on_master_grad(master.grad)
             del grad
-
-    def state_tensors(self) -> Iterator[torch.Tensor]:
-        for state in self.optimizer.state.values():
-            for value in state.values():
-                if isinstance(value, torch.Tensor):
-                    yield value
 
 
 def make_optimizer_side(model: nn.Module, setup: TraceSetup) -> OptimizerSide:

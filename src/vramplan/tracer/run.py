@@ -27,6 +27,7 @@ from vramplan.tracer.parallel import parallel_world
 from vramplan.tracer.result import AllocatorPeaks, CudaPeaks, Phase, TraceResult
 from vramplan.tracer.setup import TraceSetup
 from vramplan.tracer.tracker import StorageTracker
+from vramplan.training.states import BNB_PAGED_MIN_ELEMENTS
 from vramplan.vocab import Attention, Device, Method, Optimizer, Precision
 
 Progress = Callable[[str], None]
@@ -281,19 +282,24 @@ def _classify_gradients_as_accumulated(tracker: StorageTracker, side: OptimizerS
 
 def _classify_optimizer_state(tracker: StorageTracker, side: OptimizerSide,
                               setup: TraceSetup) -> None:
-    states = list(side.state_tensors())
-    if setup.paged:
-        for tensor in states:
-            if not _is_shared_map(tensor):
-                tracker.exclude(tensor)
-    tracker.reclassify([t for t in states if t.untyped_storage().nbytes() > 0
-                        and not (setup.paged and not _is_shared_map(t))],
-                       PartKind.OPTIMIZER_STATES)
+    on_device: list[torch.Tensor] = []
+    for param, state in side.optimizer.state.items():
+        for key, value in state.items():
+            if not isinstance(value, torch.Tensor) or value.untyped_storage().nbytes() == 0:
+                continue
+            if setup.paged and _is_paged(key, param):
+                tracker.exclude(value)
+            else:
+                on_device.append(value)
+    tracker.reclassify(on_device, PartKind.OPTIMIZER_STATES)
 
 
-def _is_shared_map(tensor: torch.Tensor) -> bool:
-    """bitsandbytes' quantization maps live in ordinary device memory even for paged optimizers."""
-    return tensor.dtype == torch.float32 and tensor.dim() == 1 and tensor.numel() == 256
+def _is_paged(key: str, param: torch.Tensor) -> bool:
+    """What a bitsandbytes paged optimizer puts in managed memory: the `state1`/`state2` buffers
+    of `get_state_buffer`, for parameters of 1e5 values or more; smaller parameters' states, the
+    8-bit states' absmax and the shared quantization maps are ordinary device tensors
+    (bitsandbytes optim/optimizer.py `get_state_buffer`, `Optimizer2State.init_state`)."""
+    return key in ("state1", "state2") and param.numel() >= BNB_PAGED_MIN_ELEMENTS
 
 
 def logical_params(model: nn.Module) -> int:

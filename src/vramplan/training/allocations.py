@@ -62,6 +62,7 @@ from vramplan.training.setup import (
     checkpoint_reload_buffers,
     compute_itemsize,
     first_pass_keeps_inputs,
+    for_loop_tensors_at_once,
     gradient_itemsize,
     lora_rank_of,
     lora_targets_of,
@@ -78,6 +79,7 @@ from vramplan.training.setup import (
     weight_itemsize,
 )
 from vramplan.training.states import (
+    ADAFACTOR_ITEMSIZE,
     BNB_MIN_8BIT_SIZE,
     BNB_PAGED_MIN_ELEMENTS,
     TORCHAO_V01_FACTOR_BYTES,
@@ -85,6 +87,7 @@ from vramplan.training.states import (
     head_is_separate,
     stored_quant,
     torchao_v01_nf4,
+    trainable_tensors,
 )
 from vramplan.units import ceil_div
 from vramplan.vocab import (
@@ -112,6 +115,9 @@ class ParamTensor:
     trainable: bool
     block: int | None
     """The block it belongs to (None: embeddings, final norm, head)."""
+    rows: int = 0
+    """A matrix's rows (`elements // rows` columns); 0: a vector, a quantized piece or tensors
+    merged into one. Adafactor keeps a row and a column statistic of a matrix."""
 
 
 def parameter_tensors(arch: Architecture, setup: TrainingSetup) -> tuple[ParamTensor, ...]:
@@ -161,7 +167,7 @@ def _outer_tensors(arch: Architecture,
     w = weight_itemsize(setup.precision)
     full = setup.method is Method.FULL
     before = [ParamTensor(arch.params_token_embedding, w * arch.params_token_embedding,
-                          full, None)]
+                          full, None, rows=arch.params_token_embedding // arch.hidden_size)]
     if arch.params_position_embedding:
         before.append(ParamTensor(arch.params_position_embedding,
                                   w * arch.params_position_embedding, full, None))
@@ -174,7 +180,7 @@ def _outer_tensors(arch: Architecture,
     head = arch.head_linear()
     if head_is_separate(arch, setup):
         elements = head.in_features * head.out_features
-        after += _linear_weight(setup, elements, full, None,
+        after += _linear_weight(setup, elements, full, None, rows=head.out_features,
                                 quantized=setup.method is Method.QLORA
                                 and setup.framework is Framework.LITGPT)
     if head.bias:
@@ -182,9 +188,10 @@ def _outer_tensors(arch: Architecture,
     if setup.method.uses_lora and LoraTarget.HEAD in (setup.lora_targets or frozenset()):
         rank = lora_rank_of(setup)
         a = trainable_itemsize(setup)
-        after += [ParamTensor(rank * head.in_features, a * rank * head.in_features, True, None),
+        after += [ParamTensor(rank * head.in_features, a * rank * head.in_features, True, None,
+                              rows=rank),
                   ParamTensor(head.out_features * rank, a * head.out_features * rank, True,
-                              None)]
+                              None, rows=head.out_features)]
     return before, after
 
 
@@ -196,7 +203,7 @@ def _block_tensors(arch: Architecture, setup: TrainingSetup, block: int,
     for linear in arch.block_linears():
         for _ in range(linear.count):
             tensors += _linear_weight(setup, linear.in_features * linear.out_features, trains,
-                                      block, quantized=quantized)
+                                      block, rows=linear.out_features, quantized=quantized)
             if linear.bias:
                 tensors.append(ParamTensor(linear.out_features, w * linear.out_features,
                                            trains, block))
@@ -213,19 +220,20 @@ def _block_tensors(arch: Architecture, setup: TrainingSetup, block: int,
             copies = max(matrix.copies // arch.n_layers, 1)
             for _ in range(copies):
                 tensors += [ParamTensor(rank * matrix.in_features,
-                                        a * rank * matrix.in_features, True, block),
+                                        a * rank * matrix.in_features, True, block, rows=rank),
                             ParamTensor(matrix.out_features * rank,
-                                        a * matrix.out_features * rank, True, block)]
+                                        a * matrix.out_features * rank, True, block,
+                                        rows=matrix.out_features)]
     return tensors
 
 
 def _linear_weight(setup: TrainingSetup, elements: int, trains: bool, block: int | None, *,
-                   quantized: bool) -> list[ParamTensor]:
+                   quantized: bool, rows: int = 0) -> list[ParamTensor]:
     """A linear weight, or the pieces bitsandbytes stores for a quantized one (packed codes,
     absmax, and with double quantization its own absmax; `functional.quantize_4bit`)."""
     if not quantized:
         return [ParamTensor(elements, weight_itemsize(setup.precision) * elements, trains,
-                            block)]
+                            block, rows)]
     quant = stored_quant(setup)
     if quant is Quant.INT8:
         return [ParamTensor(elements, elements, False, block)]
@@ -252,11 +260,14 @@ def _state_tensors(tensor: ParamTensor, setup: TrainingSetup) -> list[int]:
     if eight_bit and n >= BNB_MIN_8BIT_SIZE:
         absmax = FP32 * ceil_div(n, 256)
         return [absmax, absmax] if paged else [n, n, absmax, absmax]
+    if kind is Optimizer.ADAFACTOR:
+        # a matrix's row and column statistics, a vector's whole (`optimizer_state_bytes`)
+        rows = tensor.rows
+        return [ADAFACTOR_ITEMSIZE * rows, ADAFACTOR_ITEMSIZE * (n // rows)] if rows \
+            else [ADAFACTOR_ITEMSIZE * n]
     per_state = {Optimizer.ADAMW: (s, 2), Optimizer.PAGED_ADAMW: (FP32, 2),
                  Optimizer.ADAMW_8BIT: (FP32, 2), Optimizer.PAGED_ADAMW_8BIT: (FP32, 2),
-                 Optimizer.SGD_MOMENTUM: (s, 1),
-                 # factored moments are smaller: a parameter-sized upper bound
-                 Optimizer.ADAFACTOR: (s, 1)}
+                 Optimizer.SGD_MOMENTUM: (s, 1)}
     itemsize, count = per_state.get(kind, (0, 0))
     return [] if paged else [itemsize * n] * count
 
@@ -1621,18 +1632,117 @@ def _sub_group_step(program: _Program, setup: TrainingSetup, model: _Model) -> N
 def _step_temporaries(program: _Program, setup: TrainingSetup,
                       trainable: list[ParamTensor], divisor: int) -> None:
     """torch AdamW `foreach`: `_foreach_sqrt(exp_avg_sqs)` makes one state-sized tensor per
-    parameter at once; `for-loop`: one at a time; `fused` and bitsandbytes: none."""
+    parameter at once; `for-loop`: a parameter's square root and its quotient, the quotient
+    (`denom`) kept until the next parameter's is made; an optimizer per parameter in backward:
+    one; `fused` and bitsandbytes: none; Adafactor: `_adafactor_step` per parameter
+    (`optimizer_step_temporaries`)."""
     if setup.optimizer not in (Optimizer.ADAMW, Optimizer.ADAFACTOR):
         return
     impl = optimizer_impl(setup)
     s = trainable_state_itemsize(setup)
     sizes = [ceil_div(s * t.elements, divisor) for t in trainable]
-    if impl is OptimizerImpl.FOREACH and setup.optimizer is Optimizer.ADAMW:
+    if setup.optimizer is Optimizer.ADAFACTOR:
+        _adafactor_steps(program, [n // s for n in sizes], s)
+    elif impl is OptimizerImpl.FOREACH:
         temporaries = [program.alloc(n) for n in sizes]
         program.free_all(temporaries)
+    elif impl is OptimizerImpl.FOR_LOOP:
+        at_once = for_loop_tensors_at_once(setup)
+        denom = None
+        for n in sizes:
+            made = [program.alloc(n) for _ in range(at_once)]  # the square root, its quotient
+            program.free_all(made[:-1])
+            if denom is not None:
+                program.free(denom)
+            denom = made[-1]
+        if denom is not None:
+            program.free(denom)
     elif impl is not OptimizerImpl.FUSED:
         for n in sizes:
             program.free(program.alloc(n))
+
+
+def optimizer_step_temporaries(arch: Architecture, setup: TrainingSetup) -> int:
+    """Memory the optimizer step allocates and frees, at its largest moment (`_step_temporaries`
+    makes the same tensors in the step's program).
+
+    torch AdamW `foreach` (the default on CUDA) computes `exp_avg_sq_sqrt =
+    torch._foreach_sqrt(exp_avg_sqs)` for every parameter at once and divides it in place: one
+    state-sized temporary (torch/optim/adam.py `_multi_tensor_adam`, which AdamW runs in torch
+    2.13; adamw.py `_multi_tensor_adamw` before); `for-loop` computes
+    `denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)` one parameter at a time
+    (`_single_tensor_adam`): the square root and the quotient alive together, beside the
+    previous parameter's `denom` until the new one is bound (transformers' own AdamW: one
+    tensor, `for_loop_tensors_at_once`); an optimizer per parameter in
+    backward runs the default `foreach` over its one tensor; `fused` and bitsandbytes' kernels
+    update in place. Adafactor: `adafactor_step_bytes` of a parameter, beside the previous
+    parameter's update (`_adafactor_steps`)."""
+    tensors = trainable_tensors(arch, setup)
+    if not tensors or setup.optimizer not in (Optimizer.ADAMW, Optimizer.ADAFACTOR):
+        return 0
+    s = trainable_state_itemsize(setup)
+    impl = optimizer_impl(setup)
+    if setup.optimizer is Optimizer.ADAFACTOR or impl is OptimizerImpl.FOR_LOOP:
+        # one parameter at a time, in the optimizer's order (the model's: `parameter_tensors`),
+        # with the previous one's last tensor still bound
+        sizes = [t.elements for t in parameter_tensors(arch, setup) if t.trainable]
+        if setup.optimizer is Optimizer.ADAFACTOR:
+            return max(ADAFACTOR_ITEMSIZE * previous + adafactor_step_bytes(n, s)
+                       for previous, n in zip([0, *sizes], sizes, strict=False))
+        at_once = for_loop_tensors_at_once(setup)
+        return s * max(previous + at_once * n
+                       for previous, n in zip([0, *sizes], sizes, strict=False))
+    largest = max(g.elements for g in tensors)
+    per_impl = {OptimizerImpl.FOREACH: sum(g.elements * g.count for g in tensors),
+                OptimizerImpl.IN_BACKWARD: largest}
+    return s * per_impl.get(impl, 0)
+
+
+def adafactor_fp32_copies(itemsize: int) -> int:
+    """The fp32 copies transformers' Adafactor makes of one parameter and its gradient when they
+    are 16-bit (`grad.float()`, `p.float()`), alive through the parameter's update."""
+    return 2 if itemsize < ADAFACTOR_ITEMSIZE else 0
+
+
+def adafactor_step_bytes(elements: int, itemsize: int) -> int:
+    """transformers' Adafactor's temporaries for one parameter of `elements` values whose
+    tensors hold `itemsize` bytes a value (`_adafactor_steps`): the fp32 copies
+    (`adafactor_fp32_copies`) and two parameter-sized fp32 updates at once (`(grad**2) + eps`
+    beside `grad**2`, then `_approx_sq_grad`'s product beside it, then `-update` beside
+    `update` in `p_data_fp32.add_(-update)`)."""
+    return (adafactor_fp32_copies(itemsize) + 2) * ADAFACTOR_ITEMSIZE * elements
+
+
+def _adafactor_steps(program: _Program, elements: list[int], itemsize: int) -> None:
+    """transformers' `Adafactor.step` over parameters of `elements` values, in order: for each,
+    the fp32 copies of a 16-bit gradient and parameter (`grad.float()`, `p.float()`),
+    `grad**2` and `+ eps`, `_approx_sq_grad`'s product replacing the sum, and `-update` beside
+    it. The loop's variables (`grad`, `p_data_fp32`, `update`) hold the previous parameter's
+    tensors until they are bound again (`adafactor_step_bytes`)."""
+    copies = adafactor_fp32_copies(itemsize)
+    held: list[int | None] = [None] * (copies + 1)  # the fp32 gradient and parameter, update
+    for n in elements:
+        value = ADAFACTOR_ITEMSIZE * n
+        for index in range(copies):  # each copy's variable is bound to `p.grad` or `p` first
+            _free_held(program, held, index)
+            held[index] = program.alloc(value)
+        square = program.alloc(value)
+        total = program.alloc(value)
+        program.free(square)
+        _free_held(program, held, copies)  # `update = ...` binds the sum
+        product = program.alloc(value)
+        program.free(total)
+        program.free(program.alloc(value))  # `-update`
+        held[copies] = product
+    for index in range(copies + 1):
+        _free_held(program, held, index)
+
+
+def _free_held(program: _Program, held: list[int | None], index: int) -> None:
+    tensor = held[index]
+    if tensor is not None:
+        program.free(tensor)
+        held[index] = None
 
 
 @dataclass(frozen=True, slots=True)

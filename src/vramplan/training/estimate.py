@@ -66,6 +66,7 @@ from vramplan.training.activations import (
 from vramplan.training.allocations import (
     ReservedMemory,
     StepShape,
+    optimizer_step_temporaries,
     reserved_at_first_loss,
     reserved_memory,
 )
@@ -108,7 +109,6 @@ from vramplan.training.states import (
     ModelStates,
     head_is_separate,
     model_states,
-    optimizer_step_temporaries,
     stores_torchao_nf4,
     torchao_nf4_dequantize_bytes,
     trainable_tensors,

@@ -14,6 +14,7 @@ from vramplan.presets.frameworks import (
     PEFT_UPCASTS_ADAPTERS_SINCE,
     UNSLOTH_SMALL_BATCH_TOKENS,
     TransformersCode,
+    builds_transformers_adamw,
     default_optimizer_impl,
     framework_defaults,
     has_change,
@@ -533,6 +534,17 @@ def optimizer_impl(setup: TrainingSetup) -> OptimizerImpl:
     """How the AdamW step runs: as the run says, else its framework's default as of the run's
     date (`vramplan.presets.frameworks.default_optimizer_impl`)."""
     return setup.optimizer_impl or default_optimizer_impl(setup.framework, setup.code_date)
+
+
+def for_loop_tensors_at_once(setup: TrainingSetup) -> int:
+    """Parameter-sized tensors a `for-loop` AdamW makes at once for one parameter: two in torch's
+    `_single_tensor_adam` (`(exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)`: the square
+    root and the quotient), one in transformers' own AdamW, the one a run of a transformers
+    stack that does not name its optimizer's implementation had before v4.32.0
+    (`builds_transformers_adamw`)."""
+    own = setup.optimizer_impl is None \
+        and builds_transformers_adamw(setup.framework, setup.code_date)
+    return 1 if own else 2
 
 
 def loss_compiled(setup: TrainingSetup) -> bool:

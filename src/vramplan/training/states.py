@@ -27,13 +27,12 @@ from vramplan.training.setup import (
     gradient_itemsize,
     lora_rank_of,
     lora_targets_of,
-    optimizer_impl,
     trainable_itemsize,
     trainable_state_itemsize,
     weight_itemsize,
 )
 from vramplan.units import ceil_div
-from vramplan.vocab import Framework, LoraTarget, Method, Optimizer, OptimizerImpl, Precision, Quant
+from vramplan.vocab import Framework, LoraTarget, Method, Optimizer, Precision, Quant
 
 BNB_8BIT_BLOCK = 256
 """bitsandbytes 8-bit optimizers: one fp32 absmax per 256 values (`Optimizer8bit`, blockwise
@@ -43,6 +42,11 @@ BNB_PAGED_MIN_ELEMENTS = 100_000
 state is a plain `torch.zeros_like(p)` on the device; only larger ones are paged."""
 BNB_MIN_8BIT_SIZE = 4096
 """bitsandbytes keeps 32-bit states for tensors under `min_8bit_size=4096` elements (same file)."""
+ADAFACTOR_ITEMSIZE = 4
+"""transformers' Adafactor works in fp32 whatever the parameter's dtype: `grad = grad.float()`
+for a 16-bit gradient, its states made `.to(grad)`, `p_data_fp32 = p.float()` for a 16-bit
+parameter (transformers optimization.py `Adafactor.step`, the class the HF Trainer's
+`optim="adafactor"` builds)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +241,7 @@ def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
         # bitsandbytes pages only buffers of 1e5 values or more: smaller ones (most LoRA
         # matrices) stay ordinary device tensors (optimizer.py `get_state_buffer`)
         large = tuple(g for g in tensors if g.elements >= BNB_PAGED_MIN_ELEMENTS)
-        managed = optimizer_state_bytes(large, setup)
+        managed = _paged_state_bytes(large, setup)
     return ModelStates(
         trainable_params=trainable,
         frozen_params=frozen_params,
@@ -450,9 +454,20 @@ def optimizer_state_bytes(tensors: tuple[TensorGroup, ...], setup: TrainingSetup
     if kind is Optimizer.ADAFACTOR:
         # factored second moment only (beta1=None): row and column statistics of a matrix, the
         # full vector for 1-D tensors (Shazeer & Stern 2018, section 3; transformers Adafactor
-        # `exp_avg_sq_row`, `exp_avg_sq_col`)
-        return sum(s * _adafactor_elements(g) * g.count for g in tensors)
+        # `exp_avg_sq_row`, `exp_avg_sq_col`), in fp32
+        return sum(ADAFACTOR_ITEMSIZE * _adafactor_elements(g) * g.count for g in tensors)
     return 0
+
+
+def _paged_state_bytes(tensors: tuple[TensorGroup, ...], setup: TrainingSetup) -> int:
+    """What a bitsandbytes paged optimizer pages of these tensors' states: the buffers
+    `get_state_buffer` makes (`state1`, `state2`); an 8-bit state's fp32 `absmax1`/`absmax2`
+    are plain `torch.zeros(..., device=p.device)` (bitsandbytes optim/optimizer.py
+    `Optimizer2State.init_state`). Paged tensors hold 1e5 values or more, past
+    `BNB_MIN_8BIT_SIZE`: their 8-bit states are one byte a value."""
+    if setup.optimizer is Optimizer.PAGED_ADAMW_8BIT:
+        return sum(2 * g.elements * g.count for g in tensors)
+    return optimizer_state_bytes(tensors, setup)
 
 
 def _bnb_8bit_state(elements: int) -> int:
@@ -463,27 +478,3 @@ def _bnb_8bit_state(elements: int) -> int:
 
 def _adafactor_elements(group: TensorGroup) -> int:
     return group.rows + group.cols if group.cols > 1 else group.rows
-
-
-def optimizer_step_temporaries(arch: Architecture, setup: TrainingSetup) -> int:
-    """Memory the optimizer step allocates and frees.
-
-    torch AdamW `foreach` (the default on CUDA) computes `exp_avg_sq_sqrt =
-    torch._foreach_sqrt(exp_avg_sqs)` for every parameter at once: one state-sized temporary
-    (torch/optim/adamw.py `_multi_tensor_adamw`); `for-loop` needs it for one tensor at a time;
-    `fused` and bitsandbytes' kernels update in place."""
-    tensors = trainable_tensors(arch, setup)
-    if not tensors:
-        return 0
-    s = trainable_state_itemsize(setup)
-    impl = optimizer_impl(setup)
-    if setup.optimizer not in (Optimizer.ADAMW, Optimizer.ADAFACTOR):
-        return 0
-    largest = max(g.elements for g in tensors)
-    if setup.optimizer is Optimizer.ADAFACTOR:
-        return 2 * s * largest  # per-parameter loop: grad**2 and the update
-    if impl is OptimizerImpl.FOREACH:
-        return s * sum(g.elements * g.count for g in tensors)
-    if impl in (OptimizerImpl.FOR_LOOP, OptimizerImpl.IN_BACKWARD):
-        return s * largest
-    return 0

@@ -26,6 +26,7 @@ from vramplan.model.hf_config import parse_config
 from vramplan.parts import PartKind
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.allocations import (
+    GATHER_STREAM,
     REDUCE_STREAM,
     ParamTensor,
     Sharding,
@@ -709,3 +710,29 @@ def test_zero_offload_passes_gradients_through_a_buffer_of_the_largest_parameter
     assert _zero2_offload(date(2024, 1, 1))[1] == 0  # before #5301 the cast was on the host
     # ColossalAI's LowLevelZeroOptimizer keeps its gradients on the GPU instead
     assert _zero2_offload(date(2024, 8, 5), offload_keeps_gradients=True) == (0, 0)
+
+
+@pytest.mark.parametrize(("checkpointing", "pinned_blocks"),
+                         [(Checkpointing.NONE, 4), (Checkpointing.FULL, 0)])
+def test_weights_autograd_saved_stay_gathered_until_their_block_s_backward(
+        checkpointing: Checkpointing, pinned_blocks: int) -> None:
+    """A model built outside `zero.Init` (`per_gpu._PinnedByAutograd`): each block's linears
+    save their gathered weight, so every block's gathered parameters, allocated on the gather
+    stream, are alive when the loss begins; under full checkpointing the forward saves nothing
+    and at most two blocks (one prefetched) are gathered at once."""
+    arch = parse_config(_MID)
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=128,
+                          framework=Framework.HF, gradient_accumulation=False,
+                          checkpointing=checkpointing)
+    unit = 2 * arch.params_per_block  # a block gathered whole, in 16 bits
+    sharding = Sharding(weights=2, gradients=2, states=2, gather_bytes=unit,
+                        step_group_elements=1_000_000_000, pinned_by_autograd=True)
+    program = step_program(arch, setup, step_shape(arch, setup), sharding, steps=1)
+    alive: dict[int, int] = {}
+    for event in _between(program, "forward", "loss"):
+        if event.kind is EventKind.ALLOC and event.stream == GATHER_STREAM:
+            alive[event.tensor] = event.n_bytes
+        elif event.kind is EventKind.FREE:
+            alive.pop(event.tensor, None)
+    assert sum(alive.values()) == pinned_blocks * unit
+    assert arch.n_layers == 4

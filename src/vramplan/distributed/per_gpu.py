@@ -249,7 +249,9 @@ def program_sharding(states: ModelStates, sharded: ShardedStates, *,
                         zero_init_buffer=True,
                         zero3_bucket_elements=0 if optimizer_off
                         else plan.buffers.zero_reduce_bucket_elements,
-                        whole_at_init=plan.zero3_built_outside_init and offloaded)
+                        whole_at_init=plan.zero3_built_outside_init and offloaded,
+                        pinned_by_autograd=plan.zero3_built_outside_init
+                        and not zero3_skips_gather(plan, on))
     tp = plan.model_parallel
     if plan.scheme in (Scheme.ZERO1, Scheme.ZERO2):
         distributed_optimizer = plan.main_grad_buffer and plan.scheme is Scheme.ZERO1 \

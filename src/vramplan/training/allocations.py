@@ -305,6 +305,12 @@ class Sharding:
     backward, freed after (the next block's gather is issued first: one unit prefetched)."""
     keep_gathered: bool = False
     """Gathered blocks stay from forward to backward (SHARD_GRAD_OP, ZeRO-1/2: no gather)."""
+    pinned_by_autograd: bool = False
+    """ZeRO-3 on a model built outside `zero.Init`: each block's gathered weights, which its
+    linears saved for backward, stay alive after the coordinator releases them, until the
+    block's backward has run, where the coordinator gathers the block again
+    (`vramplan.distributed.per_gpu._PinnedByAutograd`); not under checkpointing, whose forward
+    saves nothing."""
     prefetch_late: bool = False
     """In backward, the block before is gathered when a block's backward has run, not when it
     starts (FSDP1 with each adapter a unit: `vramplan.distributed.sharding.prefetches_late`)."""
@@ -1164,6 +1170,9 @@ def _forward(program: _Program, arch: Architecture, sizes: _Sizes,
         else:
             kept.append([program.alloc(sum(sizes.saved))])
             working = []
+            if sharding.pinned_by_autograd:
+                # freed when the block's backward has run (its linears' nodes free them)
+                kept[-1].insert(0, gathered.pop())
         working += [program.alloc(sizes.working), program.alloc(sizes.residual)]
         program.free_all(working)
         out = program.alloc(sizes.residual)

@@ -673,6 +673,27 @@ def test_outside_zero_init_autograd_keeps_every_gathered_linear_weight_until_bac
     assert outside[2] - inside[2] <= 2 * linears // 32 + 2 * 128256 * 4096
 
 
+def test_the_coordinator_gathers_and_prefetches_beside_the_weights_autograd_keeps() -> None:
+    """`free_param` takes a released parameter off the coordinator's count of live parameters
+    (`__n_available_params`) while autograd keeps its storage: beside the pinned weights the
+    coordinator still gathers one linear for backward (14,336 x 4,096 at most) and prefetches a
+    bucket (5e7 values), whose all-gather buffer and copies exist together (`held`)."""
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=1024)
+    arch = architecture_of(find_model("llama-3-8b"))
+    plan = replace(default_parallelism(setup, Scheme.ZERO3, 8), zero3_built_outside_init=True)
+    pinned = estimate_per_gpu(arch, setup, plan).sharded
+    bigger = replace(plan, buffers=replace(plan.buffers,
+                                           zero3_prefetch_bucket_elements=100_000_000))
+    more = estimate_per_gpu(arch, setup, bigger).sharded
+    for phase in ("forward_buffers_bytes", "backward_buffers_bytes"):
+        assert getattr(more, phase) - getattr(pinned, phase) == 2 * 2 * 50_000_000
+    linears = 6_979_321_856
+    assert pinned.forward_buffers_bytes == 2 * (linears + 2 * 50_000_000)
+    gradient_path = pinned.backward_buffers_bytes - 2 * (linears + 14336 * 4096
+                                                         + 2 * 50_000_000)
+    assert 0 < gradient_path <= 2 * (500_000_000 + 14336 * 4096)  # the bucket's copy, a gradient
+
+
 @pytest.mark.parametrize(("checkpointing", "gpus"), [(Checkpointing.FULL, 8),
                                                       (Checkpointing.NONE, 1)])
 def test_nothing_more_is_kept_under_checkpointing_or_on_one_gpu(checkpointing: Checkpointing,

@@ -543,16 +543,18 @@ def _zero3_as_run(arch: Architecture, setup: TrainingSetup, states: ModelStates,
     params_offloaded = plan.offload is Offload.PARAMS_OPTIMIZER
     skips_gather = zero3_skips_gather(plan, setup.code_date)
 
-    def held(elements: int, fetching: bool = True) -> int:
+    def held(elements: int, pinned: int = 0, fetching: bool = True) -> int:
         # what the coordinator prefetches on top, while fewer than max_live are gathered
-        # (partitioned_param_coordinator.py @38327e07 `fetch_sub_module`)
+        # (partitioned_param_coordinator.py @38327e07 `fetch_sub_module`); `pinned`: gathered
+        # storage autograd keeps after the coordinator released it (`free_param`), which its
+        # count of live parameters no longer includes
         ahead = min(bufs.zero3_prefetch_bucket_elements,
                     max(bufs.zero3_max_live_parameters - elements, 0))
         if skips_gather:
             # one rank gathers nothing (partition_parameters.py `_no_gather_coalesced`,
             # `NoGatherHandle`: `param.data = param.ds_tensor.data.to(device)`): the partition
             # is the parameter, and only an offloaded one is copied to the GPU
-            return (elements + ahead) * itemsize if params_offloaded else 0
+            return (elements + ahead) * itemsize if params_offloaded else pinned * itemsize
         # one all-gather into a flat buffer that lives until the batch's last parameter is
         # used, beside the per-parameter `torch.cat` copies its `wait()` makes
         # (partition_parameters.py `_all_gather_dtype`, `AllGatherCoalescedHandle.wait`):
@@ -561,19 +563,21 @@ def _zero3_as_run(arch: Architecture, setup: TrainingSetup, states: ModelStates,
         # before `DEEPSPEED_NO_GATHER_AT_ONE_RANK_SINCE`, the whole parameter). The head's
         # fetch is over when its logits are made: the loss phase holds no copy
         copies = ceil_div(elements, ranks) if params_offloaded and fetching else 0
-        return (elements + 2 * ahead + copies) * itemsize
+        return (elements + pinned + 2 * ahead + copies) * itemsize
 
     gradient_path = (zero3_reduce_transient_bytes(states, bufs)
                      + _largest_block_gradient(arch, setup, states) // plan.tensor_parallel)
     pinned = _PinnedByAutograd.of(arch, step, plan.tensor_parallel) \
         if plan.zero3_built_outside_init and not skips_gather else _PinnedByAutograd()
+    # the blocks' weights a forward has pinned are the ones its coordinator gathered there:
+    # at the end of forward they are all pinned, and the coordinator prefetches beside them;
+    # the head stays gathered from its forward to its backward (its reuse is immediate)
     return replace(sharded,
-                   forward_buffers_bytes=held(max(peaks.forward, pinned.blocks)),
-                   loss_buffers_bytes=held(max(peaks.loss, pinned.blocks + pinned.head),
+                   forward_buffers_bytes=max(held(peaks.forward), held(0, pinned.blocks)),
+                   loss_buffers_bytes=held(max(peaks.loss, pinned.head), pinned.blocks,
                                            fetching=False),
-                   backward_buffers_bytes=held(max(peaks.backward, pinned.blocks))
-                   + gradient_path,
-                   last_unit_backward_buffers_bytes=held(max(peaks.first_block, pinned.block))
+                   backward_buffers_bytes=held(peaks.backward, pinned.blocks) + gradient_path,
+                   last_unit_backward_buffers_bytes=held(peaks.first_block, pinned.block)
                    + gradient_path)
 
 

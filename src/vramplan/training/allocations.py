@@ -1643,7 +1643,7 @@ def _step_temporaries(program: _Program, setup: TrainingSetup,
     """torch AdamW `foreach`: `_foreach_sqrt(exp_avg_sqs)` makes one state-sized tensor per
     parameter at once; `for-loop`: a parameter's square root and its quotient, the quotient
     (`denom`) kept until the next parameter's is made; an optimizer per parameter in backward:
-    one; `fused` and bitsandbytes: none; Adafactor: `_adafactor_step` per parameter
+    one; `fused` and bitsandbytes: none; Adafactor: `_adafactor_steps`
     (`optimizer_step_temporaries`)."""
     if setup.optimizer not in (Optimizer.ADAMW, Optimizer.ADAFACTOR):
         return

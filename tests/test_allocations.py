@@ -193,3 +193,40 @@ def test_megatrons_distributed_optimizer_copies_the_weights_into_its_buffer() ->
     end = next(i for i in marks if program[i].name == "zero_grad")
     states = [e.n_bytes for e in program[step:end] if e.kind is EventKind.ALLOC]
     assert states == [4 * n for n in pieces for _ in range(2)]  # Adam's exp_avg, exp_avg_sq
+
+
+@pytest.mark.parametrize(("optimizer", "impl"), [
+    ("adamw", "foreach"), ("adamw", "for-loop"), ("adamw", "in-backward"),
+    ("adafactor", None), ("adafactor", "in-backward")])
+def test_the_programs_step_temporaries_are_the_analytic_ones(optimizer: str,
+                                                            impl: str | None) -> None:
+    """What the step's program allocates and frees, at its largest, is what
+    `optimizer_step_temporaries` counts: torch's foreach AdamW at once, its for-loop and
+    transformers' Adafactor one parameter after another, each beside what the loop keeps of the
+    previous; an optimizer in backward, one `step()` per parameter."""
+    from vramplan.training.allocations import optimizer_step_temporaries
+    from vramplan.vocab import Optimizer, OptimizerImpl
+
+    arch = parse_config(MID)
+    setup = TrainingSetup(method=Method.FULL, precision=Precision.BF16_TRUE, batch=1, seq_len=16,
+                          framework=Framework.HF, gradient_accumulation=False,
+                          optimizer=Optimizer(optimizer),
+                          optimizer_impl=OptimizerImpl(impl) if impl else None)
+    program = step_program(arch, setup, step_shape(arch, setup), steps=1)
+    start = next(i for i, e in enumerate(program) if e.kind is EventKind.MARK
+                 and e.name == "optimizer_step")
+    end = next(i for i, e in enumerate(program) if e.kind is EventKind.MARK
+               and e.name == "zero_grad")
+    window = program[start:end]
+    made = {e.tensor: e.n_bytes for e in window if e.kind is EventKind.ALLOC}
+    freed = {e.tensor for e in window if e.kind is EventKind.FREE}
+    transient = {tensor: n for tensor, n in made.items() if tensor in freed}  # not the states
+    alive: dict[int, int] = {}
+    peak = 0
+    for event in window:
+        if event.kind is EventKind.ALLOC and event.tensor in transient:
+            alive[event.tensor] = event.n_bytes
+            peak = max(peak, sum(alive.values()))
+        elif event.kind is EventKind.FREE:
+            alive.pop(event.tensor, None)
+    assert peak == optimizer_step_temporaries(arch, setup) > 0

@@ -113,6 +113,12 @@ def test_adafactor_and_for_loop_steps_hold_what_their_loops_bind() -> None:
     fp32 = estimate_training(LLAMA, TrainingSetup(precision=Precision.FP32,
                                                   optimizer=Optimizer.ADAFACTOR))
     assert step_temporaries(fp32) == 4 * (2 * v + norm)
+    # an optimizer in backward calls `step()` for one parameter at a time: nothing of the
+    # previous one is left
+    inbwd = estimate_training(LLAMA, TrainingSetup(precision=Precision.BF16_TRUE,
+                                                   optimizer=Optimizer.ADAFACTOR,
+                                                   optimizer_impl=OptimizerImpl.IN_BACKWARD))
+    assert step_temporaries(inbwd) == 4 * 4 * v
     loop = estimate_training(LLAMA, TrainingSetup(precision=Precision.BF16_TRUE,
                                                   optimizer_impl=OptimizerImpl.FOR_LOOP))
     # `exp_avg_sq.sqrt()` and its quotient, beside the norm's `denom`

@@ -1651,7 +1651,8 @@ def _step_temporaries(program: _Program, setup: TrainingSetup,
     s = trainable_state_itemsize(setup)
     sizes = [ceil_div(s * t.elements, divisor) for t in trainable]
     if setup.optimizer is Optimizer.ADAFACTOR:
-        _adafactor_steps(program, [n // s for n in sizes], s)
+        _adafactor_steps(program, [n // s for n in sizes], s,
+                         one_call_each=impl is OptimizerImpl.IN_BACKWARD)
     elif impl is OptimizerImpl.FOREACH:
         temporaries = [program.alloc(n) for n in sizes]
         program.free_all(temporaries)
@@ -1696,8 +1697,10 @@ def optimizer_step_temporaries(arch: Architecture, setup: TrainingSetup) -> int:
         # with the previous one's last tensor still bound
         sizes = [t.elements for t in parameter_tensors(arch, setup) if t.trainable]
         if setup.optimizer is Optimizer.ADAFACTOR:
+            # an optimizer in backward steps each parameter in a call of its own
+            before = [0] * len(sizes) if impl is OptimizerImpl.IN_BACKWARD else [0, *sizes]
             return max(ADAFACTOR_ITEMSIZE * previous + adafactor_step_bytes(n, s)
-                       for previous, n in zip([0, *sizes], sizes, strict=False))
+                       for previous, n in zip(before, sizes, strict=False))
         at_once = for_loop_tensors_at_once(setup)
         return s * max(previous + at_once * n
                        for previous, n in zip([0, *sizes], sizes, strict=False))
@@ -1722,12 +1725,14 @@ def adafactor_step_bytes(elements: int, itemsize: int) -> int:
     return (adafactor_fp32_copies(itemsize) + 2) * ADAFACTOR_ITEMSIZE * elements
 
 
-def _adafactor_steps(program: _Program, elements: list[int], itemsize: int) -> None:
+def _adafactor_steps(program: _Program, elements: list[int], itemsize: int, *,
+                     one_call_each: bool = False) -> None:
     """transformers' `Adafactor.step` over parameters of `elements` values, in order: for each,
     the fp32 copies of a 16-bit gradient and parameter (`grad.float()`, `p.float()`),
     `grad**2` and `+ eps`, `_approx_sq_grad`'s product replacing the sum, and `-update` beside
     it. The loop's variables (`grad`, `p_data_fp32`, `update`) hold the previous parameter's
-    tensors until they are bound again (`adafactor_step_bytes`)."""
+    tensors until they are bound again (`adafactor_step_bytes`); `one_call_each`: a `step()`
+    per parameter (an optimizer in backward), whose locals go when it returns."""
     copies = adafactor_fp32_copies(itemsize)
     held: list[int | None] = [None] * (copies + 1)  # the fp32 gradient and parameter, update
     for n in elements:
@@ -1743,6 +1748,9 @@ def _adafactor_steps(program: _Program, elements: list[int], itemsize: int) -> N
         program.free(total)
         program.free(program.alloc(value))  # `-update`
         held[copies] = product
+        if one_call_each:
+            for index in range(copies + 1):
+                _free_held(program, held, index)
     for index in range(copies + 1):
         _free_held(program, held, index)
 

@@ -757,3 +757,60 @@ def test_weights_autograd_saved_stay_gathered_until_their_block_s_backward(
             alive.pop(event.tensor, None)
     assert sum(alive.values()) == pinned_blocks * unit
     assert arch.n_layers == 4
+
+
+# --- The client optimizer on DeepSpeed's flat partitions -----------------------------------------
+
+
+def _step_temporaries_on(scheme: Scheme, optimizer: Optimizer,
+                         impl: OptimizerImpl | None) -> tuple[int, int, int]:
+    """Llama-3-8B trained fully on 8 GPUs: this GPU's optimizer states and step temporaries, and
+    its partition (ZeRO-1/2) or sub-group (ZeRO-3)."""
+    arch = architecture_of(find_model("llama-3-8b"))
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=1024,
+                          checkpointing=Checkpointing.FULL, optimizer=optimizer,
+                          optimizer_impl=impl)
+    estimate = estimate_per_gpu(arch, setup, default_parallelism(setup, scheme, 8))
+    step = next(p for p in estimate.phases if p.phase is Phase.OPTIMIZER_STEP)
+    temporaries = sum(p.memory_bytes for p in step.parts if p.kind is PartKind.STEP_TEMPORARIES)
+    group = estimate.sharded.step_group_params or -(-arch.params_total // 8)
+    return estimate.sharded.optimizer_states_bytes, temporaries, group
+
+
+@pytest.mark.parametrize("scheme", [Scheme.ZERO2, Scheme.ZERO3])
+def test_adafactor_keeps_a_whole_second_moment_of_a_flat_partition(scheme: Scheme) -> None:
+    """DeepSpeed hands the client optimizer this rank's fp32 partition as one 1-D tensor
+    (stage_1_and_2.py `single_partition_of_fp32_groups`, stage3.py
+    `fp32_partitioned_groups_flat`), and transformers' Adafactor factors only a tensor of two
+    dimensions or more (`_get_options`): a whole fp32 second moment, 4 bytes a value, where
+    the model's matrices would keep a row and a column each; its temporaries are the
+    partition's two fp32 updates (fp32 masters: no copies)."""
+    states, temporaries, group = _step_temporaries_on(scheme, Optimizer.ADAFACTOR, None)
+    assert states == 4 * -(-8_030_261_248 // 8)
+    assert temporaries >= 2 * 4 * group
+
+
+@pytest.mark.parametrize("scheme", [Scheme.ZERO2, Scheme.ZERO3])
+def test_a_for_loop_adamw_steps_the_partition_as_one_tensor(scheme: Scheme) -> None:
+    """torch's `_single_tensor_adam` on the one flat partition (ZeRO-3: one sub-group per
+    `step()`): its square root and quotient are the partition's, not a share of the model's
+    largest tensor."""
+    _, temporaries, group = _step_temporaries_on(scheme, Optimizer.ADAMW, OptimizerImpl.FOR_LOOP)
+    _, foreach, _ = _step_temporaries_on(scheme, Optimizer.ADAMW, OptimizerImpl.FOREACH)
+    assert foreach == 4 * group
+    assert temporaries == 2 * 4 * group
+
+
+def test_zero12_program_makes_one_state_of_each_kind_for_the_partition() -> None:
+    """The step's program makes the states of that one flat partition: Adafactor's whole
+    fp32 second moment (bf16-true here, so no fp32 gradients are made beside it)."""
+    arch = parse_config(_MID)
+    setup = TrainingSetup(precision=Precision.BF16_TRUE, batch=1, seq_len=128,
+                          framework=Framework.HF, gradient_accumulation=False,
+                          optimizer=Optimizer.ADAFACTOR)
+    sharding = Sharding(weights=1, gradients=2, states=2, zero_init_buffer=True)
+    program = step_program(arch, setup, step_shape(arch, setup), sharding, steps=1)
+    step = _between(program, "optimizer_step", "zero_grad")
+    freed = {e.tensor for e in step if e.kind is EventKind.FREE}
+    states = [e.n_bytes for e in step if e.kind is EventKind.ALLOC and e.tensor not in freed]
+    assert states == [-(-4 * arch.params_total // 2)]  # one unfactored fp32 second moment

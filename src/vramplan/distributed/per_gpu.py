@@ -51,6 +51,7 @@ from vramplan.training.allocations import (
     FSDP1_SYNC_BUCKET_BYTES,
     Sharding,
     reserved_memory,
+    step_temporaries_over,
     stored_unit_bytes,
 )
 from vramplan.training.dummy_wgrads import dummy_wgrad_bytes
@@ -74,6 +75,7 @@ from vramplan.training.setup import (
     gradients_kept,
     optimizer_states_exist,
     residual_itemsize,
+    trainable_state_itemsize,
     weight_itemsize,
 )
 from vramplan.training.states import (
@@ -863,6 +865,8 @@ def stage_states(states: ModelStates, stage: Stage) -> ModelStates:
         master_weight_bytes=share(states.master_weight_bytes),
         optimizer_state_bytes=share(states.optimizer_state_bytes),
         managed_optimizer_bytes=share(states.managed_optimizer_bytes),
+        flat_optimizer_state_bytes=(None if states.flat_optimizer_state_bytes is None
+                                    else share(states.flat_optimizer_state_bytes)),
         weight_itemsize=states.weight_itemsize, gradient_itemsize=states.gradient_itemsize,
         largest_layer_params=ceil_div(states.largest_layer_params, tp),
         block_params=ceil_div(states.block_params, tp),
@@ -983,12 +987,9 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
             # head's saved inputs once backward passes it)
             n_bytes = max(gpu_activations - (single.activations_bytes - n_bytes), 0)
         elif part.kind is PartKind.STEP_TEMPORARIES:
-            n_bytes = _scaled(n_bytes, sharded.optimizer_states_bytes,
-                              single.states.optimizer_state_bytes)
-            if sharded.step_group_params is not None:
-                # one sub-group per optimizer call (DeepSpeed ZeRO-3 `_optimizer_step`)
-                n_bytes = _scaled(part.memory_bytes, sharded.step_group_params,
-                                  single.states.trainable_params)
+            flat = _deepspeed_step_temporaries(single, sharded)
+            n_bytes = _scaled(part.memory_bytes, sharded.optimizer_states_bytes,
+                              single.states.optimizer_state_bytes) if flat is None else flat
             # the group's flattened 16-bit gradient, beside its fp32 copy, before the update
             n_bytes = max(n_bytes, sharded.step_prepare_bytes)
         elif part.kind is PartKind.LOGITS_LOSS and not stage.has_loss:
@@ -1169,6 +1170,26 @@ def _later_micro_batch(single: TrainingEstimate, sharded: ShardedStates) -> Phas
     activations depend on its (unknown, shorter) length and are not counted."""
     return PhaseMemory(Phase.LATER_MICRO_BATCH,
                        _sharded_parts(Phase.LATER_MICRO_BATCH, single.setup, sharded))
+
+
+def _deepspeed_step_temporaries(single: TrainingEstimate, sharded: ShardedStates) -> int | None:
+    """The step's temporaries under DeepSpeed's ZeRO with the optimizer on the GPU, which hands
+    it this rank's fp32 partition as one flat tensor (stage_1_and_2.py
+    `single_partition_of_fp32_groups`), ZeRO-3 one sub-group per call (stage3.py
+    `_optimizer_step`, `fp32_partitioned_groups_flat`): `step_temporaries_over` of that tensor;
+    None under another scheme (or ColossalAI's, Megatron-LM's distributed optimizer), whose
+    optimizer steps on this GPU's share of each tensor."""
+    plan = sharded.parallelism
+    if plan.scheme not in (Scheme.ZERO1, Scheme.ZERO2, Scheme.ZERO3) or not plan.deepspeed_zero \
+            or plan.main_grad_buffer or not sharded.master_weights_bytes:
+        return None
+    states = single.states
+    itemsize = states.master_itemsize or trainable_state_itemsize(single.setup)
+    if sharded.step_group_params is not None:
+        return step_temporaries_over([sharded.step_group_params], single.setup, itemsize,
+                                     one_call_each=True)
+    partition = ceil_div(states.trainable_params, sharded.shard_degree)
+    return step_temporaries_over([partition], single.setup, itemsize)
 
 
 def _scaled(n_bytes: int, part: int, whole: int) -> int:

@@ -482,7 +482,8 @@ def _deepspeed(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
     weights = states.weight_bytes if stage < 3 else ceil_div(states.weight_bytes, n)
     grads = states.gradient_bytes if stage == 1 else ceil_div(states.gradient_bytes, n)
     master = ceil_div(states.master_weight_bytes, n)
-    optim = ceil_div(states.optimizer_state_bytes, n)
+    # the optimizer steps one flat partition (`ModelStates.flat_optimizer_state_bytes`)
+    optim = ceil_div(states.flattened_optimizer_state_bytes, n)
     gathered = 0
     if stage == 3:
         # The module being computed plus the prefetch bucket, bounded by max_live_parameters and

@@ -20,7 +20,7 @@ same program from a real step (every ATen op), and tests/test_allocations.py com
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -87,7 +87,6 @@ from vramplan.training.states import (
     head_is_separate,
     stored_quant,
     torchao_v01_nf4,
-    trainable_tensors,
 )
 from vramplan.units import ceil_div
 from vramplan.vocab import (
@@ -1564,6 +1563,11 @@ def _optimizer_step(program: _Program, setup: TrainingSetup, model: _Model) -> N
         _sub_group_step(program, setup, model)
         return
     trainable = [t for t in model.params if t.trainable]
+    if model.sharding.zero_init_buffer and trainable:
+        # DeepSpeed's ZeRO-1/2 steps this rank's partition as one flat fp32 tensor
+        # (stage_1_and_2.py `single_partition_of_fp32_groups`): one state of each kind
+        trainable = [ParamTensor(sum(t.elements for t in trainable),
+                                 sum(t.n_bytes for t in trainable), True, None)]
     divisor = model.sharding.states
     if setup.precision is Precision.MIXED and divisor:
         # each 16-bit gradient becomes an fp32 gradient of its master and is freed
@@ -1673,41 +1677,47 @@ def _step_temporaries(program: _Program, setup: TrainingSetup,
 
 
 def optimizer_step_temporaries(arch: Architecture, setup: TrainingSetup) -> int:
-    """Memory the optimizer step allocates and frees, at its largest moment (`_step_temporaries`
-    makes the same tensors in the step's program).
+    """Memory the optimizer step allocates and frees, at its largest moment, on one GPU: the
+    model's trainable tensors in its order (`parameter_tensors`), stepped as
+    `step_temporaries_over` says (`_step_temporaries` makes the same tensors in the step's
+    program)."""
+    sizes = [t.elements for t in parameter_tensors(arch, setup) if t.trainable]
+    return step_temporaries_over(sizes, setup, trainable_state_itemsize(setup))
+
+
+def step_temporaries_over(sizes: Sequence[int], setup: TrainingSetup, itemsize: int, *,
+                          one_call_each: bool = False) -> int:
+    """The step's temporaries, at their largest, when the optimizer steps tensors of `sizes`
+    values in that order, each holding `itemsize` bytes a value; `one_call_each`: a `step()`
+    for each tensor (an optimizer in backward; DeepSpeed ZeRO-3's sub-groups, stage3.py
+    `_optimizer_step`), whose locals go when it returns.
 
     torch AdamW `foreach` (the default on CUDA) computes `exp_avg_sq_sqrt =
-    torch._foreach_sqrt(exp_avg_sqs)` for every parameter at once and divides it in place: one
-    state-sized temporary (torch/optim/adam.py `_multi_tensor_adam`, which AdamW runs in torch
-    2.13; adamw.py `_multi_tensor_adamw` before); `for-loop` computes
-    `denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)` one parameter at a time
+    torch._foreach_sqrt(exp_avg_sqs)` for every tensor of a call at once and divides it in
+    place: one state-sized temporary (torch/optim/adam.py `_multi_tensor_adam`, which AdamW runs
+    in torch 2.13; adamw.py `_multi_tensor_adamw` before); `for-loop` computes
+    `denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)` one tensor at a time
     (`_single_tensor_adam`): the square root and the quotient alive together, beside the
-    previous parameter's `denom` until the new one is bound (transformers' own AdamW: one
-    tensor, `for_loop_tensors_at_once`); an optimizer per parameter in
-    backward runs the default `foreach` over its one tensor; `fused` and bitsandbytes' kernels
-    update in place. Adafactor: `adafactor_step_bytes` of a parameter, beside the previous
-    parameter's update (`_adafactor_steps`)."""
-    tensors = trainable_tensors(arch, setup)
-    if not tensors or setup.optimizer not in (Optimizer.ADAMW, Optimizer.ADAFACTOR):
+    previous tensor's `denom` until the new one is bound (transformers' own AdamW: one tensor,
+    `for_loop_tensors_at_once`); an optimizer in backward runs the default `foreach` over its
+    one tensor; `fused` and bitsandbytes' kernels update in place. Adafactor:
+    `adafactor_step_bytes` of a tensor, beside the previous tensor's update
+    (`_adafactor_steps`)."""
+    if not sizes or setup.optimizer not in (Optimizer.ADAMW, Optimizer.ADAFACTOR):
         return 0
-    s = trainable_state_itemsize(setup)
     impl = optimizer_impl(setup)
-    if setup.optimizer is Optimizer.ADAFACTOR or impl is OptimizerImpl.FOR_LOOP:
-        # one parameter at a time, in the optimizer's order (the model's: `parameter_tensors`),
-        # with the previous one's last tensor still bound
-        sizes = [t.elements for t in parameter_tensors(arch, setup) if t.trainable]
-        if setup.optimizer is Optimizer.ADAFACTOR:
-            # an optimizer in backward steps each parameter in a call of its own
-            before = [0] * len(sizes) if impl is OptimizerImpl.IN_BACKWARD else [0, *sizes]
-            return max(ADAFACTOR_ITEMSIZE * previous + adafactor_step_bytes(n, s)
-                       for previous, n in zip(before, sizes, strict=False))
+    separate = one_call_each or impl is OptimizerImpl.IN_BACKWARD
+    before = [0] * len(sizes) if separate else [0, *sizes[:-1]]
+    if setup.optimizer is Optimizer.ADAFACTOR:
+        return max(ADAFACTOR_ITEMSIZE * previous + adafactor_step_bytes(n, itemsize)
+                   for previous, n in zip(before, sizes, strict=True))
+    if impl is OptimizerImpl.FOR_LOOP:
         at_once = for_loop_tensors_at_once(setup)
-        return s * max(previous + at_once * n
-                       for previous, n in zip([0, *sizes], sizes, strict=False))
-    largest = max(g.elements for g in tensors)
-    per_impl = {OptimizerImpl.FOREACH: sum(g.elements * g.count for g in tensors),
-                OptimizerImpl.IN_BACKWARD: largest}
-    return s * per_impl.get(impl, 0)
+        return itemsize * max(previous + at_once * n
+                              for previous, n in zip(before, sizes, strict=True))
+    if impl in (OptimizerImpl.FOREACH, OptimizerImpl.IN_BACKWARD):
+        return itemsize * (max(sizes) if separate else sum(sizes))
+    return 0
 
 
 def adafactor_fp32_copies(itemsize: int) -> int:

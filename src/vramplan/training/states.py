@@ -103,6 +103,12 @@ class ModelStates:
     float_buffer_bytes: int = 0
     """The part of `buffer_bytes` held in floating-point module buffers in the weights' dtype
     (the rotary tables), which an FSDP1 mixed-precision policy casts (`buffer_dtype`)."""
+    flat_optimizer_state_bytes: int | None = None
+    """The optimizer states when the optimizer steps flat 1-D partitions of the parameters
+    (DeepSpeed's ZeRO: one fp32 partition per parameter group), where they differ: Adafactor
+    factors the second moment of a tensor of two dimensions or more only (transformers
+    `Adafactor._get_options`: `factored = len(param_shape) >= 2`), so it keeps a whole fp32
+    moment of a partition. None: `optimizer_state_bytes`."""
 
     @property
     def params(self) -> int:
@@ -111,6 +117,13 @@ class ModelStates:
     @property
     def weight_bytes(self) -> int:
         return self.trainable_weight_bytes + self.frozen_weight_bytes
+
+    @property
+    def flattened_optimizer_state_bytes(self) -> int:
+        """`flat_optimizer_state_bytes`, or `optimizer_state_bytes` where they are the same."""
+        if self.flat_optimizer_state_bytes is None:
+            return self.optimizer_state_bytes
+        return self.flat_optimizer_state_bytes
 
     @property
     def total_bytes(self) -> int:
@@ -251,6 +264,8 @@ def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
         master_weight_bytes=master,
         optimizer_state_bytes=state - managed,
         managed_optimizer_bytes=managed,
+        flat_optimizer_state_bytes=ADAFACTOR_ITEMSIZE * trainable
+        if setup.optimizer is Optimizer.ADAFACTOR else None,
         weight_itemsize=w,
         gradient_itemsize=g,
         largest_layer_params=max(arch.params_token_embedding, arch.head_linear().params,

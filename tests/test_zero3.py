@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import date
+from typing import Any
 
 import pytest
 
@@ -814,3 +815,25 @@ def test_zero12_program_makes_one_state_of_each_kind_for_the_partition() -> None
     freed = {e.tensor for e in step if e.kind is EventKind.FREE}
     states = [e.n_bytes for e in step if e.kind is EventKind.ALLOC and e.tensor not in freed]
     assert states == [-(-4 * arch.params_total // 2)]  # one unfactored fp32 second moment
+
+
+def test_colossalai_steps_a_1d_shard_of_each_parameter() -> None:
+    """ColossalAI's `LowLevelZeroOptimizer` gives its optimizer a 1-D fp32 shard of each
+    parameter (colossalai/zero/low_level/low_level_optim.py `_create_master_param_current_rank`:
+    `param.data.view(-1)` split over the ranks): Adafactor's second moment is whole there too,
+    and the step's temporaries are this GPU's share of the single-GPU loop's."""
+    arch = architecture_of(find_model("llama-3-8b"))
+    setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=1024,
+                          checkpointing=Checkpointing.FULL, optimizer=Optimizer.ADAFACTOR)
+    plan = replace(default_parallelism(setup, Scheme.ZERO2, 8), deepspeed_zero=False)
+    estimate = estimate_per_gpu(arch, setup, plan)
+    trainable = estimate.single.states.trainable_params
+    assert estimate.sharded.optimizer_states_bytes == 4 * -(-trainable // 8)
+
+    def temporaries(phases: tuple[Any, ...]) -> int:
+        step = next(p for p in phases if p.phase is Phase.OPTIMIZER_STEP)
+        return sum(p.memory_bytes for p in step.parts if p.kind is PartKind.STEP_TEMPORARIES)
+
+    single = temporaries(estimate.single.phases)
+    assert temporaries(estimate.phases) == single * estimate.sharded.optimizer_states_bytes \
+        // (4 * trainable)

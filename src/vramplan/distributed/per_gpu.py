@@ -989,7 +989,8 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
         elif part.kind is PartKind.STEP_TEMPORARIES:
             flat = _deepspeed_step_temporaries(single, sharded)
             n_bytes = _scaled(part.memory_bytes, sharded.optimizer_states_bytes,
-                              single.states.optimizer_state_bytes) if flat is None else flat
+                              _states_sharded_from(single.states, sharded)) \
+                if flat is None else flat
             # the group's flattened 16-bit gradient, beside its fp32 copy, before the update
             n_bytes = max(n_bytes, sharded.step_prepare_bytes)
         elif part.kind is PartKind.LOGITS_LOSS and not stage.has_loss:
@@ -1190,6 +1191,16 @@ def _deepspeed_step_temporaries(single: TrainingEstimate, sharded: ShardedStates
                                      one_call_each=True)
     partition = ceil_div(states.trainable_params, sharded.shard_degree)
     return step_temporaries_over([partition], single.setup, itemsize)
+
+
+def _states_sharded_from(states: ModelStates, sharded: ShardedStates) -> int:
+    """The whole model's optimizer states that `sharded` splits: as the optimizer keeps them on
+    1-D tensors under a ZeRO optimizer (`vramplan.distributed.sharding._deepspeed`), as it keeps
+    them on the model's tensors elsewhere."""
+    plan = sharded.parallelism
+    if plan.scheme in (Scheme.ZERO1, Scheme.ZERO2, Scheme.ZERO3) and not plan.main_grad_buffer:
+        return states.flattened_optimizer_state_bytes
+    return states.optimizer_state_bytes
 
 
 def _scaled(n_bytes: int, part: int, whole: int) -> int:

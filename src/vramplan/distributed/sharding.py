@@ -482,7 +482,10 @@ def _deepspeed(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
     weights = states.weight_bytes if stage < 3 else ceil_div(states.weight_bytes, n)
     grads = states.gradient_bytes if stage == 1 else ceil_div(states.gradient_bytes, n)
     master = ceil_div(states.master_weight_bytes, n)
-    # the optimizer steps one flat partition (`ModelStates.flat_optimizer_state_bytes`)
+    # the optimizer steps 1-D tensors (`ModelStates.flat_optimizer_state_bytes`): DeepSpeed's
+    # flat partition, ColossalAI's 1-D shard of each parameter
+    # (colossalai/zero/low_level/low_level_optim.py `_create_master_param_current_rank`:
+    # `param.data.view(-1)` split over the ranks)
     optim = ceil_div(states.flattened_optimizer_state_bytes, n)
     gathered = 0
     if stage == 3:

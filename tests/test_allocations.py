@@ -17,12 +17,21 @@ from vramplan.tracer.setup import TRACED_ADAPTERS_FP32, TRACED_OPTIMIZER_IMPL
 from vramplan.training.allocations import (
     Sharding,
     megatron_rank_pieces,
+    optimizer_step_temporaries,
     parameter_tensors,
     step_program,
 )
 from vramplan.training.estimate import estimate_training, step_shape
 from vramplan.training.setup import TrainingSetup
-from vramplan.vocab import Checkpointing, Framework, Method, Precision, Quant
+from vramplan.vocab import (
+    Checkpointing,
+    Framework,
+    Method,
+    Optimizer,
+    OptimizerImpl,
+    Precision,
+    Quant,
+)
 
 MID: dict[str, Any] = {"model_type": "llama", "hidden_size": 1024, "intermediate_size": 2816,
                        "num_hidden_layers": 4, "num_attention_heads": 16,
@@ -204,9 +213,6 @@ def test_the_programs_step_temporaries_are_the_analytic_ones(optimizer: str,
     `optimizer_step_temporaries` counts: torch's foreach AdamW at once, its for-loop and
     transformers' Adafactor one parameter after another, each beside what the loop keeps of the
     previous; an optimizer in backward, one `step()` per parameter."""
-    from vramplan.training.allocations import optimizer_step_temporaries
-    from vramplan.vocab import Optimizer, OptimizerImpl
-
     arch = parse_config(MID)
     setup = TrainingSetup(method=Method.FULL, precision=Precision.BF16_TRUE, batch=1, seq_len=16,
                           framework=Framework.HF, gradient_accumulation=False,

@@ -31,6 +31,8 @@ from vramplan.training.allocations import (
     REDUCE_STREAM,
     ParamTensor,
     Sharding,
+    StepTensors,
+    _by_lifetime,
     _sub_groups,
     parameter_tensors,
     step_program,
@@ -802,19 +804,27 @@ def test_a_for_loop_adamw_steps_the_partition_as_one_tensor(scheme: Scheme) -> N
     assert temporaries == 2 * 4 * group
 
 
-def test_zero12_program_makes_one_state_of_each_kind_for_the_partition() -> None:
-    """The step's program makes the states of that one flat partition: Adafactor's whole
-    fp32 second moment (bf16-true here, so no fp32 gradients are made beside it)."""
+@pytest.mark.parametrize("step_tensors", [StepTensors.PARTITION, StepTensors.SHARDS])
+def test_zero12_program_makes_the_states_of_1d_tensors(step_tensors: StepTensors) -> None:
+    """The step's program makes Adafactor's whole fp32 second moment of what the ZeRO optimizer
+    hands it (bf16-true here, so no fp32 gradients are made beside it): one for DeepSpeed's
+    flat partition; for ColossalAI's 1-D shards, one per tensor of the program (a block's are
+    merged, `_by_lifetime`), the embedding and the head unfactored too."""
     arch = parse_config(_MID)
     setup = TrainingSetup(precision=Precision.BF16_TRUE, batch=1, seq_len=128,
                           framework=Framework.HF, gradient_accumulation=False,
                           optimizer=Optimizer.ADAFACTOR)
-    sharding = Sharding(weights=1, gradients=2, states=2, zero_init_buffer=True)
+    sharding = Sharding(weights=1, gradients=2, states=2, zero_init_buffer=True,
+                        step_tensors=step_tensors)
     program = step_program(arch, setup, step_shape(arch, setup), sharding, steps=1)
     step = _between(program, "optimizer_step", "zero_grad")
     freed = {e.tensor for e in step if e.kind is EventKind.FREE}
     states = [e.n_bytes for e in step if e.kind is EventKind.ALLOC and e.tensor not in freed]
-    assert states == [-(-4 * arch.params_total // 2)]  # one unfactored fp32 second moment
+    if step_tensors is StepTensors.PARTITION:
+        assert states == [-(-4 * arch.params_total // 2)]
+    else:
+        assert sorted(states) == sorted(-(-4 * t.elements // 2)
+                                        for t in _by_lifetime(arch, setup) if t.trainable)
 
 
 def test_colossalai_steps_a_1d_shard_of_each_parameter() -> None:

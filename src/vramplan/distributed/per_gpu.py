@@ -26,6 +26,9 @@ from vramplan.distributed.sharding import (
     Zero3ConfigFile,
     prefetches_late,
     shard_model_states,
+    split_optimizer_state_bytes,
+    steps_1d_tensors,
+    steps_flat_partition,
     zero3_gathered_peaks,
     zero3_reduce_transient_bytes,
 )
@@ -50,6 +53,7 @@ from vramplan.training.alignment import estimate_step, value_model_states
 from vramplan.training.allocations import (
     FSDP1_SYNC_BUCKET_BYTES,
     Sharding,
+    StepTensors,
     reserved_memory,
     step_temporaries_over,
     stored_unit_bytes,
@@ -260,6 +264,8 @@ def program_sharding(states: ModelStates, sharded: ShardedStates, *,
             and not optimizer_off
         return Sharding(weights=tp, gradients=n if plan.scheme is Scheme.ZERO2 else tp,
                         states=0 if optimizer_off else n,
+                        step_tensors=StepTensors.PARTITION if steps_flat_partition(plan)
+                        else StepTensors.SHARDS if steps_1d_tensors(plan) else StepTensors.MODEL,
                         persistent_bytes=(sharded.persistent_buffers_bytes,),
                         backward_bucket_bytes=sharded.backward_bucket_bytes,
                         zero_init_buffer=not plan.main_grad_buffer,
@@ -989,7 +995,7 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
         elif part.kind is PartKind.STEP_TEMPORARIES:
             flat = _deepspeed_step_temporaries(single, sharded)
             n_bytes = _scaled(part.memory_bytes, sharded.optimizer_states_bytes,
-                              _states_sharded_from(single.states, sharded)) \
+                              split_optimizer_state_bytes(single.states, sharded.parallelism)) \
                 if flat is None else flat
             # the group's flattened 16-bit gradient, beside its fp32 copy, before the update
             n_bytes = max(n_bytes, sharded.step_prepare_bytes)
@@ -1180,9 +1186,7 @@ def _deepspeed_step_temporaries(single: TrainingEstimate, sharded: ShardedStates
     `_optimizer_step`, `fp32_partitioned_groups_flat`): `step_temporaries_over` of that tensor;
     None under another scheme (or ColossalAI's, Megatron-LM's distributed optimizer), whose
     optimizer steps on this GPU's share of each tensor."""
-    plan = sharded.parallelism
-    if plan.scheme not in (Scheme.ZERO1, Scheme.ZERO2, Scheme.ZERO3) or not plan.deepspeed_zero \
-            or plan.main_grad_buffer or not sharded.master_weights_bytes:
+    if not steps_flat_partition(sharded.parallelism) or not sharded.master_weights_bytes:
         return None
     states = single.states
     itemsize = states.master_itemsize or trainable_state_itemsize(single.setup)
@@ -1191,16 +1195,6 @@ def _deepspeed_step_temporaries(single: TrainingEstimate, sharded: ShardedStates
                                      one_call_each=True)
     partition = ceil_div(states.trainable_params, sharded.shard_degree)
     return step_temporaries_over([partition], single.setup, itemsize)
-
-
-def _states_sharded_from(states: ModelStates, sharded: ShardedStates) -> int:
-    """The whole model's optimizer states that `sharded` splits: as the optimizer keeps them on
-    1-D tensors under a ZeRO optimizer (`vramplan.distributed.sharding._deepspeed`), as it keeps
-    them on the model's tensors elsewhere."""
-    plan = sharded.parallelism
-    if plan.scheme in (Scheme.ZERO1, Scheme.ZERO2, Scheme.ZERO3) and not plan.main_grad_buffer:
-        return states.flattened_optimizer_state_bytes
-    return states.optimizer_state_bytes
 
 
 def _scaled(n_bytes: int, part: int, whole: int) -> int:

@@ -374,6 +374,31 @@ def shard_degree(plan: Parallelism) -> int:
     return plan.data_parallel
 
 
+def steps_1d_tensors(plan: Parallelism) -> bool:
+    """A ZeRO optimizer hands the client optimizer 1-D fp32 tensors: DeepSpeed this rank's
+    partition as one (`steps_flat_partition`), ColossalAI a 1-D shard of each parameter
+    (colossalai/zero/low_level/low_level_optim.py `_create_master_param_current_rank`:
+    `param.data.view(-1)` split over the ranks); not Megatron-LM's distributed optimizer
+    (`Parallelism.main_grad_buffer`), whose parameters keep their shape."""
+    return plan.scheme in _DEEPSPEED and not plan.main_grad_buffer
+
+
+def steps_flat_partition(plan: Parallelism) -> bool:
+    """DeepSpeed's ZeRO steps this rank's fp32 partition as one flat tensor (stage_1_and_2.py
+    `single_partition_of_fp32_groups`; ZeRO-3 one sub-group per `step()`, stage3.py
+    `fp32_partitioned_groups_flat`, `_optimizer_step`)."""
+    return steps_1d_tensors(plan) and plan.deepspeed_zero
+
+
+def split_optimizer_state_bytes(states: ModelStates, plan: Parallelism) -> int:
+    """The whole model's optimizer states that `plan` splits over its GPUs: as the optimizer
+    keeps them on 1-D tensors where it steps such (`steps_1d_tensors`,
+    `ModelStates.flat_optimizer_state_bytes`), on the model's tensors elsewhere."""
+    if steps_1d_tensors(plan):
+        return states.flattened_optimizer_state_bytes
+    return states.optimizer_state_bytes
+
+
 def shard_model_states(states: ModelStates, plan: Parallelism,
                        units: UnitBytes | None = None) -> ShardedStates:
     """What each GPU holds for `states` under `plan`; `units`: FSDP's units in bytes when known
@@ -482,11 +507,7 @@ def _deepspeed(states: ModelStates, plan: Parallelism, n: int) -> ShardedStates:
     weights = states.weight_bytes if stage < 3 else ceil_div(states.weight_bytes, n)
     grads = states.gradient_bytes if stage == 1 else ceil_div(states.gradient_bytes, n)
     master = ceil_div(states.master_weight_bytes, n)
-    # the optimizer steps 1-D tensors (`ModelStates.flat_optimizer_state_bytes`): DeepSpeed's
-    # flat partition, ColossalAI's 1-D shard of each parameter
-    # (colossalai/zero/low_level/low_level_optim.py `_create_master_param_current_rank`:
-    # `param.data.view(-1)` split over the ranks)
-    optim = ceil_div(states.flattened_optimizer_state_bytes, n)
+    optim = ceil_div(split_optimizer_state_bytes(states, plan), n)
     gathered = 0
     if stage == 3:
         # The module being computed plus the prefetch bucket, bounded by max_live_parameters and

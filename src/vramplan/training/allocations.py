@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from functools import lru_cache
 
 from vramplan.allocator import (
@@ -284,6 +285,20 @@ PRE_UNSHARD_STREAM = 3
 (`_pre_unshard_stream`, torch/distributed/fsdp/_runtime_utils.py @01caf79e `_unshard`)."""
 
 
+class StepTensors(Enum):
+    """What a sharded run's optimizer steps (`_optimizer_step`)."""
+
+    MODEL = "model"
+    """This GPU's share of each of the model's tensors, with their shapes."""
+    SHARDS = "shards"
+    """A 1-D shard of each tensor (ColossalAI's ZeRO: `vramplan.distributed.sharding.
+    steps_1d_tensors`)."""
+    PARTITION = "partition"
+    """This GPU's partition as one flat tensor (DeepSpeed's ZeRO-1/2:
+    `vramplan.distributed.sharding.steps_flat_partition`; ZeRO-3 steps its sub-groups,
+    `_sub_group_step`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Sharding:
     """How one GPU of a data-parallel run holds and moves the model states (built by
@@ -334,6 +349,8 @@ class Sharding:
     and kept; masters and optimizer states are flat per sub-group of this many elements, and
     the step runs sub-group by sub-group (deepspeed/runtime/zero/stage3.py @38327e07
     `_setup_for_real_optimizer`, `_create_fp16_sub_groups`, `step`). None: tensor by tensor."""
+    step_tensors: StepTensors = StepTensors.MODEL
+    """What the optimizer steps (ZeRO-1/2)."""
     zero_init_buffer: bool = False
     """DeepSpeed's ZeRO optimizer allocates an fp32 gradient buffer at construction and frees it
     (`_zero_init_buffer`); its states are made at the first step, as torch.optim's are."""
@@ -1563,11 +1580,12 @@ def _optimizer_step(program: _Program, setup: TrainingSetup, model: _Model) -> N
         _sub_group_step(program, setup, model)
         return
     trainable = [t for t in model.params if t.trainable]
-    if model.sharding.zero_init_buffer and trainable:
-        # DeepSpeed's ZeRO-1/2 steps this rank's partition as one flat fp32 tensor
-        # (stage_1_and_2.py `single_partition_of_fp32_groups`): one state of each kind
+    if model.sharding.step_tensors is StepTensors.PARTITION and trainable:
+        # one state of each kind for the partition
         trainable = [ParamTensor(sum(t.elements for t in trainable),
                                  sum(t.n_bytes for t in trainable), True, None)]
+    elif model.sharding.step_tensors is StepTensors.SHARDS:
+        trainable = [replace(t, rows=0) for t in trainable]  # no matrix to factor
     divisor = model.sharding.states
     if setup.precision is Precision.MIXED and divisor:
         # each 16-bit gradient becomes an fp32 gradient of its master and is freed
@@ -1655,7 +1673,7 @@ def _step_temporaries(program: _Program, setup: TrainingSetup,
     s = trainable_state_itemsize(setup)
     sizes = [ceil_div(s * t.elements, divisor) for t in trainable]
     if setup.optimizer is Optimizer.ADAFACTOR:
-        _adafactor_steps(program, [n // s for n in sizes], s,
+        _adafactor_steps(program, [ceil_div(t.elements, divisor) for t in trainable], s,
                          one_call_each=impl is OptimizerImpl.IN_BACKWARD)
     elif impl is OptimizerImpl.FOREACH:
         temporaries = [program.alloc(n) for n in sizes]
@@ -1744,32 +1762,31 @@ def _adafactor_steps(program: _Program, elements: list[int], itemsize: int, *,
     tensors until they are bound again (`adafactor_step_bytes`); `one_call_each`: a `step()`
     per parameter (an optimizer in backward), whose locals go when it returns."""
     copies = adafactor_fp32_copies(itemsize)
-    held: list[int | None] = [None] * (copies + 1)  # the fp32 gradient and parameter, update
+    # what `grad`, `p_data_fp32` (16-bit parameters only) and `update` are bound to
+    held: dict[str, int] = {}
+
+    def bind(name: str, tensor: int | None = None) -> None:
+        if name in held:
+            program.free(held.pop(name))
+        if tensor is not None:
+            held[name] = tensor
+
     for n in elements:
         value = ADAFACTOR_ITEMSIZE * n
-        for index in range(copies):  # each copy's variable is bound to `p.grad` or `p` first
-            _free_held(program, held, index)
-            held[index] = program.alloc(value)
+        for name in ("grad", "p_data_fp32")[:copies]:
+            bind(name)  # bound to `p.grad` or `p` first, then to its fp32 copy
+            bind(name, program.alloc(value))
         square = program.alloc(value)
         total = program.alloc(value)
         program.free(square)
-        _free_held(program, held, copies)  # `update = ...` binds the sum
-        product = program.alloc(value)
-        program.free(total)
+        bind("update", total)
+        bind("update", program.alloc(value))  # `_approx_sq_grad`'s product
         program.free(program.alloc(value))  # `-update`
-        held[copies] = product
         if one_call_each:
-            for index in range(copies + 1):
-                _free_held(program, held, index)
-    for index in range(copies + 1):
-        _free_held(program, held, index)
-
-
-def _free_held(program: _Program, held: list[int | None], index: int) -> None:
-    tensor = held[index]
-    if tensor is not None:
-        program.free(tensor)
-        held[index] = None
+            for name in list(held):
+                bind(name)
+    for name in list(held):
+        bind(name)
 
 
 @dataclass(frozen=True, slots=True)

@@ -121,6 +121,7 @@ def test_older_models_by_repo_id_and_paper_name(text: str, name: str) -> None:
     ("tiiuae/falcon-7b-instruct", "falcon-7b"), ("falcon-40b-instruct", "falcon-40b"),
     ("EleutherAI/pythia-12b-deduped", "pythia-12b"), ("Qwen/Qwen1.5-7B-Chat", "qwen1.5-7b"),
     ("qwen1.5-0.5b-chat", "qwen1.5-0.5b"), ("SmolLM-360M-Instruct", "smollm-360m"),
+    ("deepseek-ai/deepseek-coder-6.7b-instruct", "deepseek-coder-6.7b"),
 ])
 def test_chat_and_instruct_variants_with_the_same_config_resolve_to_their_base(
         text: str, base: str) -> None:
@@ -191,6 +192,36 @@ def test_a_base_whose_context_differs_from_the_post_trained_model_is_a_preset_of
     assert architecture_of(base).params_total == architecture_of(post).params_total
     assert architecture_of(base).max_position_embeddings == 32768
     assert architecture_of(post).max_position_embeddings == 40960
+
+
+@pytest.mark.parametrize(("text", "name", "same_count_as"), [
+    # fine-tunes that keep their base's architecture (models_2026d.py): presets of their own
+    ("lmsys/vicuna-13b-v1.5", "vicuna-13b-v1.5", "llama-2-13b"),
+    ("zephyr-7b-alpha", "zephyr-7b-alpha", "mistral-7b-v0.1"),
+    ("NousResearch/Hermes-3-Llama-3.1-8B", "hermes-3-llama-3.1-8b", "llama-3.1-8b"),
+    ("mosaicml/mpt-7b-chat", "mpt-7b-chat", "mpt-7b"),
+    # the same shapes, max_window_layers 21 where the base says 24 (no sliding window)
+    ("Qwen/Qwen2.5-0.5B-Instruct", "qwen2.5-0.5b-instruct", "qwen2.5-0.5b"),
+])
+def test_fine_tunes_read_from_copies_count_as_their_base(text: str, name: str,
+                                                         same_count_as: str) -> None:
+    preset = find_model(text)
+    assert preset.name == name
+    assert architecture_of(preset).params_total == \
+        architecture_of(find_model(same_count_as)).params_total
+
+
+@pytest.mark.parametrize(("text", "vocab", "base"), [
+    # chat tokens added to the base's vocabulary: (vocab - base vocab) x hidden x 2 (untied)
+    ("teknium/OpenHermes-2.5-Mistral-7B", 32002, "mistral-7b-v0.1"),
+    ("allenai/Llama-3.1-Tulu-3-8B", 128264, "llama-3.1-8b"),
+])
+def test_fine_tunes_with_added_tokens_count_the_added_rows(text: str, vocab: int,
+                                                           base: str) -> None:
+    arch, base_arch = architecture_of(find_model(text)), architecture_of(find_model(base))
+    assert arch.vocab_size == vocab
+    added = (vocab - base_arch.vocab_size) * arch.hidden_size * 2
+    assert arch.params_total == base_arch.params_total + added
 
 
 def test_unknown_name_gets_three_close_names_and_a_hint_not_the_whole_list() -> None:

@@ -26,6 +26,7 @@ from vramplan.presets.models_2024_2026 import MODELS_2024_2026
 from vramplan.presets.models_2026 import MODELS_2026
 from vramplan.presets.models_2026b import MODELS_2026B
 from vramplan.presets.models_2026c import MODELS_2026C
+from vramplan.presets.models_2026d import MODELS_2026D
 from vramplan.presets.models_more import MODELS_MORE
 
 if TYPE_CHECKING:
@@ -1596,6 +1597,7 @@ MODELS: tuple[ModelPreset, ...] = (
     *MODELS_2026,
     *MODELS_2026B,
     *MODELS_2026C,
+    *MODELS_2026D,
 )
 """Every preset, in display order."""
 

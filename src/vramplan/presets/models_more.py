@@ -678,6 +678,11 @@ MODELS_MORE: tuple[ModelPreset, ...] = (
             "tie_word_embeddings": False,
             "vocab_size": 32256,
         },
+        # instruct variant: the same keys (cfahlgren1/NaturalSQL-6.7B-v0 @c7fca374, transformers
+        # 4.37.0.dev0, and lesso03/31957c40-f0da-4aea-8466-e8110a76d5d6, 4.46.0, whose
+        # rope_scaling also has the `rope_type` that transformers 4.45 and later write: copies
+        # with `_name_or_path` deepseek-ai/deepseek-coder-6.7b-instruct on the Hub)
+        aliases=("deepseek-ai/deepseek-coder-6.7b-instruct", "deepseek-coder-6.7b-instruct"),
         read_from=(
             "copies with `_name_or_path` deepseek-ai/deepseek-coder-6.7b-base: "
             + _copy("juewang/deepseek-coder-6.7b-base-trt-int4-g64-hf") + " (commit 9dc2267)"

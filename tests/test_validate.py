@@ -26,7 +26,7 @@ from vramplan.presets.frameworks import torchtitan_code
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.dummy_wgrads import dummy_wgrad_bytes
 from vramplan.training.estimate import estimate_training
-from vramplan.training.setup import TrainingSetup, gradient_itemsize
+from vramplan.training.setup import TrainingSetup, gradient_itemsize, loop_keeps_logits
 from vramplan.validation import (
     SHIPPED_CASE_FILES,
     Case,
@@ -544,6 +544,24 @@ def test_a_loop_that_deletes_its_outputs_after_the_loss_keeps_no_logits() -> Non
     assert _setup_of_notes("generic", "nn.CrossEntropyLoss on output.logits[:, :-1] itself, "
                                       "deleting the output after the loss").loss_in_function
     assert not _setup_of_notes("generic", "").loss_in_function
+
+
+@pytest.mark.parametrize(("framework", "notes", "keeps", "frees"), [
+    # Answer.AI's train.py under the `hf` cell: its own loop, not the Trainer's
+    ("hf", "the loop keeps `output` through backward and the optimizer step and sets it to "
+           "None before the next forward", True, True),
+    ("hf", "", None, False),
+    # llama-recipes' train_utils.py: `loss = model(**batch).loss` binds no outputs
+    ("generic", "the loop keeps only the loss, 'loss = model(**batch).loss'", False, False),
+    ("generic", "", None, False),
+])
+def test_notes_say_what_the_loop_does_with_the_models_outputs(
+        framework: str, notes: str, keeps: bool | None, frees: bool) -> None:
+    setup = _setup_of_notes(framework, notes)
+    assert setup.loop_keeps_outputs is keeps
+    assert setup.loop_frees_outputs is frees
+    default = framework == "generic"  # a plain loop keeps them; the Trainer does not
+    assert loop_keeps_logits(setup) is (default if keeps is None else keeps)
 
 
 @pytest.mark.parametrize(("sharding", "kernel"), [("none", True), ("fsdp", False),

@@ -65,6 +65,7 @@ from vramplan.training.setup import (
     first_pass_keeps_inputs,
     for_loop_tensors_at_once,
     gradient_itemsize,
+    loop_keeps_logits,
     lora_rank_of,
     lora_targets_of,
     loss_compiled,
@@ -436,6 +437,9 @@ class _Model:
     """ZeRO-3's gradients, parameter by parameter (`Sharding.zero3_bucket_elements`)."""
     bucket: _Bucket = field(default_factory=_Bucket)
     """ZeRO-3's gradient bucket, not yet reduced."""
+    kept_logits: int | None = None
+    """The logits the model returned for the last micro-batch, which a loop that keeps the
+    model's outputs still holds (`vramplan.training.setup.loop_keeps_logits`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -520,16 +524,28 @@ def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,
     model.dummy_wgrads = dummy_wgrads
     for n_bytes in sharding.persistent_bytes:
         program.alloc(n_bytes)
-    micro_batches = 2 if setup.gradient_accumulation else 1
     for step in range(steps):
         if step == steps - 1 and setup.empty_cache_between_steps:
             program.events.append(mark(EMPTY_CACHE))
         if step == reset_at:
             program.events.append(mark(RESET_PEAKS))
-        for _ in range(micro_batches):
-            _micro_batch(program, arch, setup, shape, model)
-        _optimizer_step(program, setup, model)
+        _step(program, arch, setup, shape, model)
     return program.events
+
+
+def _step(program: _Program, arch: Architecture, setup: TrainingSetup, shape: StepShape,
+          model: _Model) -> None:
+    """One optimizer step: its micro-batches (two under gradient accumulation), then the
+    optimizer's update."""
+    micro_batches = 2 if setup.gradient_accumulation else 1
+    for index in range(micro_batches):
+        _micro_batch(program, arch, setup, shape, model)
+        if index == micro_batches - 1:
+            _optimizer_step(program, setup, model)
+        if setup.loop_frees_outputs and model.kept_logits is not None:
+            # the loop drops its outputs at the end of each iteration (`output = None`)
+            program.free(model.kept_logits)
+            model.kept_logits = None
 
 
 def _wrapped(program: _Program, setup: TrainingSetup, sharding: Sharding,
@@ -1040,10 +1056,16 @@ def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, sh
         grad_hidden = _loss_parallel(program, arch, tokens=tokens, hidden=hidden,
                                      compute=compute_itemsize(setup.precision))
     else:
-        grad_hidden = _loss(program, arch, rows=shape.loss_rows, tokens=tokens,
-                            hidden=hidden, compute=compute_itemsize(setup.precision),
-                            code=model_loss_code(setup), batch=setup.batch,
-                            loss_16bit=loss_in_16bit(setup, arch.family))
+        # a loop that keeps the model's outputs holds the logits they return through backward
+        # and the step, and the previous micro-batch's until this forward returns
+        # (`vramplan.training.activations.HeadSpec.outputs_kept`, `previous_logits`)
+        keeps = loop_keeps_logits(setup) and shape.loss_rows == tokens
+        grad_hidden, returned = _loss(
+            program, arch, rows=shape.loss_rows, tokens=tokens, hidden=hidden,
+            compute=compute_itemsize(setup.precision), code=model_loss_code(setup),
+            batch=setup.batch, loss_16bit=loss_in_16bit(setup, arch.family), keep=keeps,
+            previous=model.kept_logits)
+        model.kept_logits = returned
     program.events.append(mark("backward"))
     # made once, from the head's backward on, and kept (`vramplan.training.dummy_wgrads`)
     for n_bytes in model.dummy_wgrads:
@@ -1254,29 +1276,39 @@ def _reduce_unit(program: _Program, model: _Model, block: int) -> None:
 
 
 def _loss(program: _Program, arch: Architecture, *, rows: int, tokens: int, hidden: int,
-          compute: int, code: TransformersCode, batch: int, loss_16bit: bool) -> int:
+          compute: int, code: TransformersCode, batch: int, loss_16bit: bool,
+          keep: bool = False, previous: int | None = None) -> tuple[int, int | None]:
     """The head, the logits and the cross-entropy, forward then the start of backward, as
     transformers' `ForCausalLMLoss` runs them (16-bit logits, their fp32 copy, the saved fp32
     log-softmax; backward: the fp32 gradients of the log-softmax and of the logits, then their
     16-bit cast); a chunked loss holds one chunk at a time. Before v4.49 an unchunked loss
     takes an fp32 copy of the logits without their last position (`_shifted_loss`). A loss in
     the 16-bit dtype (`loss_16bit`, `vramplan.training.setup.loss_in_16bit`) takes no fp32 copy.
-    Returns the gradient of the last hidden state."""
+    With `keep` (one chunk), the logits the model returns are not freed: a loop keeps them;
+    `previous`, the logits the loop still holds from the micro-batch before, is freed when the
+    forward returns. Returns the gradient of the last hidden state and the kept logits."""
     if code.shifts_logits and rows == tokens:
         return _shifted_loss(program, arch, tokens=tokens, hidden=hidden, compute=compute,
-                             code=code, batch=batch, loss_16bit=loss_16bit)
+                             code=code, batch=batch, loss_16bit=loss_16bit, keep=keep,
+                             previous=previous)
     vocab = arch.vocab_size
     loss_bytes = compute if loss_16bit else FP32
     saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
     chunk_grads: list[int] = []
+    returned: int | None = None
     for chunk_rows in _chunks(tokens, rows):
         logits = program.alloc(compute * vocab * chunk_rows)
         upcast = program.alloc(FP32 * vocab * chunk_rows) if loss_bytes != compute else logits
         log_probs = program.alloc(loss_bytes * vocab * chunk_rows)
         if upcast != logits:
             program.free(upcast)
-        program.free(logits)
+        if keep:
+            returned = logits
+        else:
+            program.free(logits)
         chunk_grads.append(log_probs)
+    if previous is not None:
+        program.free(previous)
     program.free(hidden)
     program.backward_begins()
     grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
@@ -1290,7 +1322,7 @@ def _loss(program: _Program, arch: Architecture, *, rows: int, tokens: int, hidd
         else:
             program.free(_cast(program, logits_grad, compute * vocab * rows, compute))
     program.free(saved_hidden)
-    return grad_hidden
+    return grad_hidden, returned
 
 
 def _fused_linear_loss(program: _Program, arch: Architecture, *, rows: int, tokens: int,
@@ -1421,7 +1453,8 @@ def _compiled_loss(program: _Program, arch: Architecture, *, tokens: int, hidden
 
 
 def _shifted_loss(program: _Program, arch: Architecture, *, tokens: int, hidden: int,
-                  compute: int, code: TransformersCode, batch: int, loss_16bit: bool) -> int:
+                  compute: int, code: TransformersCode, batch: int, loss_16bit: bool,
+                  keep: bool, previous: int | None) -> tuple[int, int | None]:
     """transformers' causal-LM loss before v4.49 (`vramplan.training.activations
     ._shifted_hf_loss`, huggingface/transformers v4.45.2 models/llama/modeling_llama.py,
     v4.46.0 loss/loss_utils.py): the fp32 logits (cast in the model up to v4.45, freeing the
@@ -1429,7 +1462,9 @@ def _shifted_loss(program: _Program, arch: Architecture, *, tokens: int, hidden:
     contiguous copy of the `tokens - batch` shifted rows and its saved log-softmax; in backward
     the NLL's and the log-softmax's gradients of the shifted rows, `slice_backward`'s
     zero-filled gradient of every row, then its 16-bit cast. A model whose loss never upcast
-    (`loss_16bit`: `TransformersCode.loss_16bit`) does it all in the 16-bit dtype."""
+    (`loss_16bit`: `TransformersCode.loss_16bit`) does it all in the 16-bit dtype. `keep` and
+    `previous` as in `_loss`: the logits the model returns are the fp32 ones up to v4.45 and the
+    16-bit ones after."""
     every, shifted = arch.vocab_size * tokens, arch.vocab_size * (tokens - batch)
     loss_bytes = compute if loss_16bit else FP32
     saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
@@ -1437,13 +1472,16 @@ def _shifted_loss(program: _Program, arch: Architecture, *, tokens: int, hidden:
     upcast = program.alloc(FP32 * every) if loss_bytes != compute else logits
     if code.logits_fp32_in_model and upcast != logits:
         program.free(logits)
+    returned = upcast if code.logits_fp32_in_model else logits
     copy = program.alloc(loss_bytes * shifted)
     log_probs = program.alloc(loss_bytes * shifted)
     program.free(copy)
-    if upcast != logits:
+    if upcast != logits and not (keep and returned == upcast):
         program.free(upcast)
-    if not code.logits_fp32_in_model or upcast == logits:
+    if (not code.logits_fp32_in_model or upcast == logits) and not (keep and returned == logits):
         program.free(logits)
+    if previous is not None:
+        program.free(previous)
     program.free(hidden)
     program.backward_begins()
     grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
@@ -1456,7 +1494,7 @@ def _shifted_loss(program: _Program, arch: Architecture, *, tokens: int, hidden:
     program.free(logits_grad if loss_bytes == compute
                  else _cast(program, logits_grad, compute * every, compute))
     program.free(saved_hidden)
-    return grad_hidden
+    return grad_hidden, returned if keep else None
 
 
 def _cast(program: _Program, tensor: int, n_bytes: int, compute: int) -> int:

@@ -854,7 +854,8 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         or setup.linears_keep_input,
         head_dequant_bytes=(dequantized_bytes_per_value(setup) * arch.hidden_size
                             * arch.vocab_size if head_quantized else 0),
-        previous_logits=(setup.framework is Framework.LITGPT or keeps_outputs)
+        previous_logits=(setup.framework is Framework.LITGPT
+                         or (keeps_outputs and not setup.loop_frees_outputs))
         and setup.steady_state,
         outputs_kept=keeps_outputs,
         compiled=loss_compiled(setup),

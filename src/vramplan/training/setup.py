@@ -304,6 +304,15 @@ class TrainingSetup:
     `logits = model(input_ids)` in the loop body and slice the last position off. Elsewhere:
     a loop that would keep the model's outputs (`FrameworkDefaults.loop_keeps_outputs`) does
     not, as PyTorch Lightning's `training_step`, which returns the loss."""
+    loop_keeps_outputs: bool | None = None
+    """The training loop binds the model's outputs to a variable that lives through backward
+    and the optimizer step (`output = model(...); loss = output.loss; loss.backward()`), so the
+    logits the model returns stay alive there (`loop_keeps_logits`); None: its framework's loop
+    (`vramplan.presets.frameworks.FrameworkDefaults.loop_keeps_outputs`)."""
+    loop_frees_outputs: bool = False
+    """A loop that keeps the model's outputs drops them at the end of each iteration (Answer.AI's
+    fsdp_qlora train.py: `output = None`, "Delete the output so more memory frees up before the
+    next forward pass"), so the previous step's logits are not alive during the next forward."""
     loss_16bit: bool = False
     """The loop computes the loss itself on the model's 16-bit logits, without an fp32 copy
     (`F.cross_entropy` on bf16 logits, no autocast: `loss_in_16bit`); under `amp` autocast
@@ -592,16 +601,20 @@ def checkpoints_reentrant(setup: TrainingSetup) -> bool:
 
 def loop_keeps_logits(setup: TrainingSetup) -> bool:
     """The training loop keeps the model's outputs, so the logits it returns stay alive through
-    backward and the step: its framework's loop (`FrameworkDefaults.loop_keeps_outputs`),
+    backward and the step: the run's loop (`TrainingSetup.loop_keeps_outputs`), else its
+    framework's (`FrameworkDefaults.loop_keeps_outputs`),
     torchtitan's before it deleted `pred` (`TorchtitanCode.loop_keeps_logits`), torchtune's
     unchunked recipes before they deleted `logits` (`torchtune_loop_keeps_logits`); not for a loss
     computed apart from the model's outputs (preference methods, log-probabilities, a loss
     inside a function)."""
-    keeps = framework_defaults(setup.framework).loop_keeps_outputs or (
-        setup.framework is Framework.TORCHTITAN
-        and torchtitan_code(setup.code_date).loop_keeps_logits) or (
-        setup.framework is Framework.TORCHTUNE and setup.loss is not Loss.CHUNKED
-        and torchtune_loop_keeps_logits(setup.method, setup.distributed, setup.code_date))
+    if setup.loop_keeps_outputs is not None:
+        keeps = setup.loop_keeps_outputs
+    else:
+        keeps = framework_defaults(setup.framework).loop_keeps_outputs or (
+            setup.framework is Framework.TORCHTITAN
+            and torchtitan_code(setup.code_date).loop_keeps_logits) or (
+            setup.framework is Framework.TORCHTUNE and setup.loss is not Loss.CHUNKED
+            and torchtune_loop_keeps_logits(setup.method, setup.distributed, setup.code_date))
     return keeps and setup.alignment is None and not setup.log_probs \
         and not setup.loss_in_function
 

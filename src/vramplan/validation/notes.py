@@ -538,6 +538,41 @@ OUTPUTS_DELETED_NOTE = re.compile(
 logits through backward."""
 
 
+OUTPUTS_KEPT_NOTE = re.compile(
+    r"\b(?:keeps|kept|holds|held|binds|bound)\s+(?:the\s+)?(?:model's\s+)?`?(?:output|outputs)`?"
+    r"[^;]{0,30}?\bthrough (?:the )?backward\b", re.IGNORECASE)
+"""A row whose notes say its loop keeps the model's output through backward (`output =
+model(...); loss = output.loss; loss.backward()`): its logits stay alive there whatever the
+framework's own loop does (`TrainingSetup.loop_keeps_outputs`)."""
+
+
+OUTPUTS_FREED_NOTE = re.compile(
+    r"\b(?:sets|set)\s+`?(?:it|them|output|outputs)`?\s+to\s+`?None`?\b[^;]{0,40}?"
+    r"\bbefore the next forward\b", re.IGNORECASE)
+"""A row whose notes say its loop drops the outputs it kept before the next forward (Answer.AI's
+train.py `output = None`): the previous step's logits are not alive during the next forward
+(`TrainingSetup.loop_frees_outputs`)."""
+
+
+OUTPUTS_NOT_BOUND_NOTE = re.compile(
+    r"\bloss\s*=\s*model\([^)]*\)\.loss\b|\bkeeps only the loss\b|\bloss-only reference\b",
+    re.IGNORECASE)
+"""A row whose notes say its loop takes the loss straight off the model's call (`loss =
+model(**batch).loss`, llama-recipes' train_utils.py at e5970e2e): no variable holds the outputs,
+so the logits are not alive through backward whatever the framework's own loop does."""
+
+
+def loop_keeps_outputs(case: Case) -> bool | None:
+    """What the row's notes say of its loop and the model's outputs: kept through backward
+    (`OUTPUTS_KEPT_NOTE`), or never bound (`OUTPUTS_NOT_BOUND_NOTE`); None: its framework's
+    loop."""
+    if OUTPUTS_KEPT_NOTE.search(case.notes):
+        return True
+    if OUTPUTS_NOT_BOUND_NOTE.search(case.notes):
+        return False
+    return None
+
+
 def loss_in_function(case: Case) -> bool:
     """The logits and the loss are computed in a function that returns the loss alone: litgpt's
     thunder extension (`LOSS_IN_FUNCTION_SOURCE`), or a PyTorch Lightning loop

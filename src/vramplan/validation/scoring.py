@@ -49,6 +49,7 @@ from vramplan.validation.notes import (
     NO_AUTOCAST_NOTE,
     NO_GRADIENT_ACCUMULATION_FUSION_NOTE,
     NO_INPUT_REQUIRE_GRADS_NOTE,
+    OUTPUTS_FREED_NOTE,
     OUTSIDE_ZERO_INIT_NOTE,
     OVERLAP_GRAD_REDUCE_NOTE,
     QUANTIZED_EXPERTS_NOTE,
@@ -64,6 +65,7 @@ from vramplan.validation.notes import (
     float_quant_storage,
     fsdp_version,
     largest_batch_first,
+    loop_keeps_outputs,
     lora_dropout,
     lora_rank,
     loss_in_function,
@@ -285,6 +287,8 @@ def training_setup_of(case: Case) -> TrainingSetup:
         first_step_report=first_step_only(case),
         code_date=code_date(case),
         loss_in_function=loss_in_function(case), loss_16bit=loss_on_16bit_logits(case),
+        loop_keeps_outputs=loop_keeps_outputs(case),
+        loop_frees_outputs=OUTPUTS_FREED_NOTE.search(case.notes) is not None,
         quantized_experts=QUANTIZED_EXPERTS_NOTE.search(case.notes) is not None,
         moe_hub_kernel=moe_hub_kernel(case), litgpt_model=runs_litgpt_model(case))
 

@@ -148,7 +148,7 @@ def test_a_loss_on_the_16_bit_logits_agrees_with_its_program(loss_16bit: bool) -
     """A loop's `F.cross_entropy` on bf16 logits (no autocast) takes no fp32 copy: its
     log-softmax and gradients are bf16, in the analytic model and in the replayed program."""
     arch = parse_config(MID)
-    setup = _setup("full", loss_16bit=loss_16bit, seq_len=2048)
+    setup = _setup("full", loss_16bit=loss_16bit, no_autocast=True, seq_len=2048)
     replayed = replay(step_program(arch, setup, step_shape(arch, setup)))
     analytic = estimate_training(arch, setup)
     assert replayed.peak_allocated_bytes == pytest.approx(analytic.allocated_bytes, rel=0.03)
@@ -157,9 +157,11 @@ def test_a_loss_on_the_16_bit_logits_agrees_with_its_program(loss_16bit: bool) -
 def test_the_16_bit_loss_holds_half_the_bytes_per_logit() -> None:
     """MID's 32,000-word vocabulary over 2 x 2,048 tokens: 131,072,000 logits. The transformers
     loss holds the bf16 logits, their fp32 copy and the fp32 log-softmax (10 bytes each) at its
-    forward peak; the 16-bit loss the bf16 logits and a bf16 log-softmax (4 bytes)."""
+    forward peak; the 16-bit loss the bf16 logits and a bf16 log-softmax (4 bytes), in a loop
+    without autocast (under the Trainer's, `log_softmax` runs in fp32 all the same)."""
     arch = parse_config(MID)
-    fp32, bf16 = (estimate_training(arch, _setup("full", loss_16bit=flag, seq_len=2048)).loss
+    fp32, bf16 = (estimate_training(arch, _setup("full", loss_16bit=flag, no_autocast=True,
+                                                 seq_len=2048)).loss
                   for flag in (False, True))
     logits = 32_000 * 2 * 2_048
     assert fp32.forward_peak_bytes - bf16.forward_peak_bytes == 6 * logits

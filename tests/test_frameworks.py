@@ -37,7 +37,12 @@ from vramplan.training.activations import (
     total_per_token,
 )
 from vramplan.training.estimate import Phase, TrainingEstimate, block_spec, estimate_training
-from vramplan.training.setup import TrainingSetup, lora_dropout_active
+from vramplan.training.setup import (
+    TrainingSetup,
+    autocasts_16bit_weights,
+    lora_dropout_active,
+    loss_in_16bit,
+)
 from vramplan.validation import (
     Outcome,
     Reading,
@@ -905,3 +910,25 @@ def test_torchtunes_distributed_recipes_moved_to_fsdp2_on_their_dates(
     assert default_fsdp_version(Framework.TORCHTITAN, method, date(2024, 1, 1)) \
         is FsdpVersion.FSDP2
     assert default_fsdp_version(Framework.HF, method, date(2024, 1, 1)) is FsdpVersion.FSDP1
+
+
+def test_only_the_stacks_accelerate_drives_run_a_16_bit_model_under_autocast() -> None:
+    """accelerate sets `native_amp` for `mixed_precision="bf16"` unless DeepSpeed or Megatron-LM
+    runs the model, and `prepare_model` wraps the forward in `torch.autocast`
+    (accelerate/accelerator.py): the Trainer's stacks autocast a bf16 model, a plain loop
+    (`generic`) and DeepSpeed's engine do not. Under that autocast OPT's loss, which
+    transformers before v4.49 computed on its 16-bit logits (`LEGACY_16BIT_LOSS_TYPES`), runs
+    `log_softmax` in fp32 (CUDA autocast's float32 list): no 16-bit loss."""
+    hf = TrainingSetup(precision=Precision.BF16_TRUE, framework=Framework.HF,
+                       code_date=date(2024, 6, 1))
+    assert autocasts_16bit_weights(hf) and not loss_in_16bit(hf, "opt")
+    for other in (dataclasses.replace(hf, framework=Framework.GENERIC),
+                  dataclasses.replace(hf, framework=Framework.DEEPSPEED),
+                  dataclasses.replace(hf, no_autocast=True)):
+        assert not autocasts_16bit_weights(other) and loss_in_16bit(other, "opt")
+    # the Trainer on DeepSpeed: accelerate turns no autocast on
+    arch = architecture_of(find_model("opt-1.3b"))
+    zero = estimate_per_gpu(arch, hf, default_parallelism(hf, Scheme.ZERO2, 2))
+    assert zero.single.setup.no_autocast and not autocasts_16bit_weights(zero.single.setup)
+    ddp = estimate_per_gpu(arch, hf, default_parallelism(hf, Scheme.DDP, 2))
+    assert autocasts_16bit_weights(ddp.single.setup)

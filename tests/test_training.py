@@ -722,7 +722,8 @@ def test_a_loop_that_keeps_the_outputs_holds_the_logits_through_backward_and_the
     setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, lora_rank=8,
                           lora_targets=parse_lora_targets("q;v"), batch=2, seq_len=512,
                           framework=Framework.HF, gradient_accumulation=False,
-                          optimizer_impl=OptimizerImpl.FOREACH)  # the same step in each
+                          optimizer_impl=OptimizerImpl.FOREACH,
+                          no_autocast=True)  # the same step in each: no Trainer's autocast
     logits = 2 * arch.vocab_size * 2 * 512  # bf16, today's code (no shifted copy)
     trainer = estimate_training(arch, setup)
     loop = estimate_training(arch, dataclasses.replace(setup, framework=framework))
@@ -745,11 +746,12 @@ def test_a_loop_that_keeps_the_outputs_holds_the_logits_through_backward_and_the
 def test_transformers_models_that_never_upcast_run_their_loss_in_16_bits(
         model: str, day: date, sixteen_bit: bool) -> None:
     """Before v4.49 the shifted copy of the logits and its log-softmax: 2 + 2 bytes per logit
-    beside the 16-bit logits in a model that never upcast (OPT, GPT-2, Llama before v4.31);
-    in fp32 in one that did (`logits.float()`) and from v4.49 (`ForCausalLMLoss`)."""
+    beside the 16-bit logits in a model that never upcast (OPT, GPT-2, Llama before v4.31),
+    in a loop without autocast; in fp32 in one that did (`logits.float()`), from v4.49
+    (`ForCausalLMLoss`) and under autocast, `amp`'s or the Trainer's over bf16 weights."""
     arch = architecture_of(find_model(model))
     setup = TrainingSetup(method=Method.FULL, precision=Precision.BF16_TRUE, batch=1,
-                          seq_len=512, framework=Framework.HF, code_date=day)
+                          seq_len=512, framework=Framework.HF, code_date=day, no_autocast=True)
     every, shifted = arch.vocab_size * 512, arch.vocab_size * 511
     loss = estimate_training(arch, setup).loss
     if sixteen_bit:
@@ -757,8 +759,9 @@ def test_transformers_models_that_never_upcast_run_their_loss_in_16_bits(
         assert loss.backward_peak_bytes == max(3 * 2 * shifted, 2 * (shifted + every))
     else:  # fp32 logits (or their fp32 copy) and an fp32 log-softmax
         assert loss.forward_peak_bytes >= 2 * 4 * shifted
-    amp = estimate_training(arch, dataclasses.replace(setup, precision=Precision.AMP)).loss
-    assert amp.forward_peak_bytes >= 2 * 4 * shifted  # autocast upcasts the loss
+    for autocast in (dataclasses.replace(setup, precision=Precision.AMP, no_autocast=False),
+                     dataclasses.replace(setup, no_autocast=False)):  # the Trainer's bf16=True
+        assert estimate_training(arch, autocast).loss.forward_peak_bytes >= 2 * 4 * shifted
 
 
 @pytest.mark.parametrize(("day", "compiled_loss"), [

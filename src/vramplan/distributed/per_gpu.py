@@ -388,7 +388,9 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
     if parallelism.gpus > 1:
         setup = replace(setup, distributed=True)
     if parallelism.scheme in _ZERO_SCHEMES:
-        setup = replace(setup, adapters_fp32=False)
+        # accelerate leaves autocast off under DeepSpeed (`native_amp`, `FrameworkDefaults
+        # .accelerate_autocast`): the engine computes in its 16-bit weights
+        setup = replace(setup, adapters_fp32=False, no_autocast=True)
     if _zero_keeps_fp32_masters(setup, parallelism):
         setup = replace(setup, precision=Precision.MIXED)
     if parallelism.tensor_parallel > 1 and setup.framework is Framework.TORCHTITAN:

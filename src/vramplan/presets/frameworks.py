@@ -105,6 +105,13 @@ class FrameworkDefaults:
     the model computes in them (train.py had no autocast until torchtitan/distributed/utils.py
     `maybe_enable_amp`, 0b44d4c43, 2025-06-16, which returns a null context under FSDP: "FSDP
     handles mixed precision internally")."""
+    accelerate_autocast: bool = False
+    """The loop runs the model under accelerate's autocast whenever the run trains in 16 bits:
+    the Trainer's `bf16=True` (or `fp16=True`) hands accelerate `mixed_precision`, whose
+    `Accelerator.__init__` sets `native_amp` for it unless the run is on DeepSpeed or
+    Megatron-LM, and `prepare_model` then wraps `model.forward` in `torch.autocast`
+    (huggingface/accelerate src/accelerate/accelerator.py; the Trainer's stacks and a loop of
+    one's own under accelerate). Read by `vramplan.training.setup.autocasts_16bit_weights`."""
     fsdp_casts_params: bool = False
     """Under FSDP, an `amp` run's fp32 parameters are gathered as copies in the 16-bit compute
     dtype: the stack sets FSDP's mixed-precision `param_dtype` to it
@@ -237,6 +244,7 @@ def _transformers(framework: Framework, *, quant: Quant = Quant.FP4,
         model_dropout=True, fsdp2_embedding_apart=embedding_apart,
         freeze_layers=freeze_layers, float_quant_storage=float_quant_storage,
         accelerate_no_sync=True, kbit_upcast_at_load=kbit_upcast, fsdp_casts_params=True,
+        accelerate_autocast=True,
         loop_keeps_outputs=keeps_outputs, reported_metric=reported_metric,
         reentrant_checkpointing=reentrant, lora_rank=lora_rank, lora_targets=lora_targets,
         source=source)

@@ -231,9 +231,10 @@ class TrainingSetup:
     no_autocast: bool = False
     """The loop runs its 16-bit model without `torch.autocast` (its notes say so:
     universal-llm-trainer's `amp_training False`, PEFT's MetaMathQA harness `use_amp false`,
-    `vramplan.validation.notes.NO_AUTOCAST_NOTE`). Otherwise `bf16-true` on a stack running
-    transformers' code is the Trainer's `bf16=True` on a bf16 model, which runs the forward under
-    autocast (`autocasts_16bit_weights`)."""
+    `vramplan.validation.notes.NO_AUTOCAST_NOTE`), or DeepSpeed runs it, where accelerate turns
+    no autocast on (`vramplan.distributed.per_gpu` sets it). Otherwise `bf16-true` on a stack
+    driven by accelerate is the Trainer's `bf16=True` on a bf16 model, which runs the forward
+    under autocast (`autocasts_16bit_weights`)."""
     frozen_weights_need_grad: bool = False
     """The frozen weights of the trained blocks are views of a tensor that requires a gradient
     (FSDP1 flat parameters mixing frozen and trainable parameters): autograd saves what full
@@ -475,13 +476,15 @@ def optimizer_state_itemsize(precision: Precision) -> int:
 
 def autocasts_16bit_weights(setup: TrainingSetup) -> bool:
     """The forward runs under the Trainer's 16-bit autocast over 16-bit weights: `bf16-true` or
-    `mixed` on a stack running transformers' code (the Trainer's `bf16=True` hands accelerate
-    `mixed_precision="bf16"`, whose forward runs under `torch.autocast`), unless the row says its
-    loop runs without it (`TrainingSetup.no_autocast`). Autocast leaves 16-bit operands as they
+    `mixed` on a stack driven by accelerate (`FrameworkDefaults.accelerate_autocast`: the
+    Trainer's `bf16=True` hands accelerate `mixed_precision="bf16"`, whose forward runs under
+    `torch.autocast`; a plain loop or DeepSpeed's engine has none), unless the run has none
+    (`TrainingSetup.no_autocast`: the row says so, or DeepSpeed runs it, set by
+    `vramplan.distributed.per_gpu`). Autocast leaves 16-bit operands as they
     are; it casts fp32 ones, peft's fp32 copies of its adapters' inputs among them, to 16 bits
     for each matmul (`vramplan.training.activations.BlockSpec.autocast_16bit_weights`)."""
     return setup.precision in (Precision.BF16_TRUE, Precision.MIXED) \
-        and runs_transformers_code(setup.framework) and not setup.no_autocast
+        and framework_defaults(setup.framework).accelerate_autocast and not setup.no_autocast
 
 
 def peft_casts_adapter_input(setup: TrainingSetup) -> bool:
@@ -635,8 +638,10 @@ def loss_in_16bit(setup: TrainingSetup, model_type: str) -> bool:
     """The cross-entropy runs in the 16-bit dtype, with no fp32 copy of the logits: the model's
     own loss for a type that never upcast at the run's date (`model_loss_code`, its
     `loss_16bit`), or a loop that takes the model's 16-bit logits as they are
-    (`TrainingSetup.loss_16bit`); under autocast the input is cast to fp32 all the same."""
-    if runs_autocast(setup):
+    (`TrainingSetup.loss_16bit`); under autocast, `amp`'s or the Trainer's over 16-bit weights
+    (`autocasts_16bit_weights`), `log_softmax` and `nll_loss` run in fp32 (CUDA autocast's
+    float32 list) and the input is cast to fp32 all the same."""
+    if runs_autocast(setup) or autocasts_16bit_weights(setup):
         return False
     return setup.loss_16bit or model_type in model_loss_code(setup).loss_16bit
 

@@ -387,7 +387,12 @@ MODELS_2026B: tuple[ModelPreset, ...] = (
             "torch_dtype": "bfloat16",
             "vocab_size": 50432,
         },
-        aliases=("mosaicml/mpt-7b-instruct", "mpt-7b-instruct"),
+        # MPT-7B-Chat writes the same keys (torch_dtype aside: float16 in abhinavkulkarni's AWQ
+        # copy of mosaicml/mpt-7b-chat, huggingface.co/abhinavkulkarni/mosaicml-mpt-7b-chat-w4-
+        # g128-awq @a89bd3fd, its vocabulary in commit 6981fd8; Pratye/mpt-7b-chat-2's config
+        # names mosaicml/mpt-7b-chat and agrees), so it is an alias (read 2026-12-05)
+        aliases=("mosaicml/mpt-7b-instruct", "mpt-7b-instruct", "mosaicml/mpt-7b-chat",
+                 "mpt-7b-chat"),
         read_from=(
             _blob("OpenVINO/mpt-7b-int8-ov", "e34e53b8f7d13eeddf6b7b85a0060fb8ffc3b83a") + "; "
             + _blob("crashx/flax-mpt7b") + "; the instruct model's "

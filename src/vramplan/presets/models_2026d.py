@@ -1,7 +1,8 @@
 """Presets added in 2026-12 (fourth batch) for models that measured runs name and the registry
 lacked: Vicuna 13B v1.5, Qwen2.5-0.5B-Instruct, Zephyr 7B alpha, OpenHermes 2.5 Mistral 7B,
-Hermes 3 Llama 3.1 8B, Llama 3.1 Tulu 3 8B and MPT-7B-Chat. The same round made DeepSeek Coder
-6.7B Instruct an alias of `deepseek-coder-6.7b` (copies of its file have the base preset's keys).
+Hermes 3 Llama 3.1 8B and Llama 3.1 Tulu 3 8B. The same round made DeepSeek Coder 6.7B Instruct
+an alias of `deepseek-coder-6.7b` and MPT-7B-Chat one of `mpt-7b` (copies of their files have the
+base presets' keys).
 
 As in `vramplan.presets.models_2026c`: each preset keeps the architecture keys of the published
 config.json (tokenizer ids, dropout, initialization and cache keys left out), `source` is the
@@ -11,8 +12,7 @@ against transformers on the meta device (tests/test_param_counts_meta.py).
 
 The official files were not found in the stored pages: every preset was read from copies on the
 Hub whose `_name_or_path` names the official repository (or that say what they are a copy of),
-and at least two copies agree on every key kept, except where the comment above a preset says
-otherwise (MPT-7B-Chat: its vocabulary from one copy). A key on which the copies disagree
+and at least two copies agree on every key kept. A key on which the copies disagree
 (`torch_dtype` of fine-tunes and quantizations) is left out, and so are keys that only the newer
 transformers versions write (`head_dim`, `mlp_bias`), as the comment above the preset says. A
 fine-tune published by another organization than its base's (Vicuna, Zephyr, OpenHermes, Hermes,
@@ -219,56 +219,6 @@ MODELS_2026D: tuple[ModelPreset, ...] = (
         read_from=(
             _blob("allknowingroger/LlamaSlerp1-8B") + "; " + _blob("arrafmousa/llama_encoder")
             + "; " + _blob("lurker18/Llama_3.1_Tulu_3_8B_AWQ_4bit")
-        ),
-    ),
-    # MosaicML MPT-7B-Chat: `mpt-7b`'s keys (the chat fine-tune keeps the architecture).
-    # abhinavkulkarni's AWQ quantization (transformers 4.28.1, `_name_or_path`
-    # mosaicml/mpt-7b-chat; its page at a89bd3fd shows the keys up to `transformers_version`, its
-    # commit 6981fd8's diff the 50,432-token vocabulary) and Pratye's mpt-7b-chat-2 (a LoRA
-    # repository whose config.json names mosaicml/mpt-7b-chat as `base_model_name_or_path` and
-    # holds the model's keys; its page shows them up to `resid_pdrop`) agree on every key below
-    # but the vocabulary, read from the first only. torch_dtype (float16 in the quantization,
-    # bfloat16 in `mpt-7b`) is left out; `tokenizer_name`, `init_config` and `init_device` (no
-    # weights) too.
-    _preset(
-        "mpt-7b-chat",
-        "mosaicml/mpt-7b-chat",
-        "MPT-7B-Chat",
-        {
-            "architectures": ["MPTForCausalLM"],
-            "attn_config": {
-                "alibi": True,
-                "alibi_bias_max": 8,
-                "attn_impl": "torch",
-                "attn_pdrop": 0,
-                "attn_type": "multihead_attention",
-                "attn_uses_sequence_id": False,
-                "clip_qkv": None,
-                "prefix_lm": False,
-                "qk_ln": False,
-                "softmax_scale": None,
-            },
-            "d_model": 4096,
-            "emb_pdrop": 0,
-            "embedding_fraction": 1.0,
-            "expansion_ratio": 4,
-            "learned_pos_emb": True,
-            "logit_scale": None,
-            "max_seq_len": 2048,
-            "model_type": "mpt",
-            "n_heads": 32,
-            "n_layers": 32,
-            "no_bias": True,
-            "norm_type": "low_precision_layernorm",
-            "resid_pdrop": 0,
-            "vocab_size": 50432,
-        },
-        read_from=(
-            _blob("abhinavkulkarni/mosaicml-mpt-7b-chat-w4-g128-awq",
-                  "a89bd3fd30d01562be67fa211169c1048ebdf8ca")
-            + " (the vocabulary: https://huggingface.co/abhinavkulkarni/"
-            "mosaicml-mpt-7b-chat-w4-g128-awq/commit/6981fd8ed2e103c0ad8c9e95471c9b23de7c1c3a); "
-            + _blob("Pratye/mpt-7b-chat-2")
         ),
     ),
 )

@@ -1277,7 +1277,7 @@ def _reduce_unit(program: _Program, model: _Model, block: int) -> None:
 
 def _loss(program: _Program, arch: Architecture, *, rows: int, tokens: int, hidden: int,
           compute: int, code: TransformersCode, batch: int, loss_16bit: bool,
-          keep: bool = False, previous: int | None = None) -> tuple[int, int | None]:
+          keep: bool, previous: int | None) -> tuple[int, int | None]:
     """The head, the logits and the cross-entropy, forward then the start of backward, as
     transformers' `ForCausalLMLoss` runs them (16-bit logits, their fp32 copy, the saved fp32
     log-softmax; backward: the fp32 gradients of the log-softmax and of the logits, then their
@@ -1476,10 +1476,10 @@ def _shifted_loss(program: _Program, arch: Architecture, *, tokens: int, hidden:
     copy = program.alloc(loss_bytes * shifted)
     log_probs = program.alloc(loss_bytes * shifted)
     program.free(copy)
-    if upcast != logits and not (keep and returned == upcast):
-        program.free(upcast)
-    if (not code.logits_fp32_in_model or upcast == logits) and not (keep and returned == logits):
-        program.free(logits)
+    # the loss's fp32 copy, then the logits the model returned, unless a loop keeps them
+    for tensor in dict.fromkeys((upcast, returned)):
+        if not (keep and tensor == returned):
+            program.free(tensor)
     if previous is not None:
         program.free(previous)
     program.free(hidden)

@@ -382,14 +382,13 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
     under tensor parallelism (`TrainingSetup.tensor_parallel`). A multi-GPU step runs the
     framework's distributed recipe (`TrainingSetup.distributed`). A ZeRO optimizer steps on
     fp32 copies of its partition of 16-bit weights, so `bf16-true` there is `mixed`
-    (`_zero_keeps_fp32_masters`), and the engine casts peft's fp32 adapters to 16 bits first
-    (`TrainingSetup.adapters_fp32`); accelerate's FSDP gathers them as 16-bit copies for the
-    forward (`TrainingSetup.adapters_gathered_16bit`)."""
+    (`_zero_keeps_fp32_masters`), the engine casts peft's fp32 adapters to 16 bits first
+    (`TrainingSetup.adapters_fp32`) and runs the model without autocast, which accelerate does
+    not turn on under DeepSpeed (`TrainingSetup.no_autocast`); accelerate's FSDP gathers them as
+    16-bit copies for the forward (`TrainingSetup.adapters_gathered_16bit`)."""
     if parallelism.gpus > 1:
         setup = replace(setup, distributed=True)
     if parallelism.scheme in _ZERO_SCHEMES:
-        # accelerate leaves autocast off under DeepSpeed (`native_amp`, `FrameworkDefaults
-        # .accelerate_autocast`): the engine computes in its 16-bit weights
         setup = replace(setup, adapters_fp32=False, no_autocast=True)
     if _zero_keeps_fp32_masters(setup, parallelism):
         setup = replace(setup, precision=Precision.MIXED)

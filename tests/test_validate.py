@@ -615,6 +615,9 @@ def test_torchtunes_custom_sharded_embedding_is_a_unit_of_its_own() -> None:
     ("not compiled", False),
     ("compile flag not stated", False),
     ("precompiled CUDA kernels", False),
+    # the word's other sense, as another hand may write a row's provenance
+    ("figures compiled from Table 3 of the paper", False),
+    ("numbers compiled by the authors; torch.compile on", True),
     ("", False),
 ])
 def test_a_rows_notes_say_whether_it_ran_compiled(notes: str, is_compiled: bool) -> None:

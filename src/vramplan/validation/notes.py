@@ -176,15 +176,16 @@ _COMPILE_MENTION = re.compile(r"(?<![a-z])(?:torch[._ ]?)?compiled?\b", re.IGNOR
 _NEGATED_BEFORE = re.compile(r"\b(?:no|not|without|w/o)\s+$", re.IGNORECASE)
 _FALSE_AFTER = re.compile(
     r"^\W{0,3}(?:flag\s+|mode\s+)?(?:\.?enabled?\s*)?(?:[:=]\s*)?"
-    r"(?:false|off|disabled?|0|none|no|not\s+(?:stated|set|used|enabled))\b", re.IGNORECASE)
+    r"(?:false|off|disabled?|0|none|no|not\s+(?:stated|set|used|enabled))\b"
+    r"|^\s+(?:from|by)\b", re.IGNORECASE)
 
 
 def compiled(case: Case) -> bool:
     """Whether the row's run used torch.compile: its notes name it (`torch.compile`,
     `--training.compile`, `compile: True`, `compiled`) other than to deny it (`no compile`,
     `without torch.compile`, `not compiled`, and a config's `compile: False`, `compile=False`,
-    `compile off`, `compile (off)`, `compile flag not stated`); the format has no column for
-    it."""
+    `compile off`, `compile (off)`, `compile flag not stated`) or in its other sense ("figures
+    compiled from Table 3", "compiled by the authors"); the format has no column for it."""
     return any(
         _NEGATED_BEFORE.search(case.notes, 0, m.start()) is None
         and _FALSE_AFTER.match(case.notes[m.end():]) is None

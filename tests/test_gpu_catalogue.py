@@ -56,6 +56,10 @@ def test_every_nvidia_card_has_its_compute_capability_and_no_other_does(gpu: Gpu
     ("NVIDIA A800-SXM4-80GB", "a800-80gb"),
     ("NVIDIA A800 40GB PCIe", "a800-40gb"),
     ("A800", "a800-80gb"),
+    # a consumer card's series written against its number
+    ("RTX4090", "rtx-4090-24gb"),
+    ("rtx3090ti", "rtx-3090-ti-24gb"),
+    ("NVIDIA GeForce RTX5090", "rtx-5090-32gb"),
 ])
 def test_a_card_is_found_without_its_brand_form_factor_or_memory_type(name: str,
                                                                       card: str) -> None:

@@ -8,6 +8,7 @@ does not.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from vramplan.units import BYTES_PER_GIB
@@ -185,10 +186,17 @@ memory types (nvidia-smi's `NVIDIA A100-SXM4-80GB` is the `a100-80gb`, `Tesla T4
 `H100 80GB HBM3` the `h100-80gb`, `AMD Instinct MI300X` the `mi300x-192gb`)."""
 
 
+_SERIES_AND_NUMBER = re.compile(r"(?<=\brtx)(?=\d)|(?<=\bgtx)(?=\d)|(?<=\d)(?=ti\b)")
+"""A consumer card's series or `Ti` written against its number (`RTX4090`, `rtx3090ti`): the
+catalogue's `rtx 4090`, `rtx 3090 ti`."""
+
+
 def card_key(name: str) -> str:
     """`name` in the form card names are compared in: any case, `_`, `-` and spaces as one `-`,
-    without the words that do not tell cards apart (`_NOT_THE_CARD`)."""
-    words = name.strip().lower().replace("_", " ").replace("-", " ").split()
+    the series apart from the number (`_SERIES_AND_NUMBER`), without the words that do not tell
+    cards apart (`_NOT_THE_CARD`)."""
+    spaced = _SERIES_AND_NUMBER.sub(" ", name.strip().lower().replace("_", " "))
+    words = spaced.replace("-", " ").split()
     return "-".join(word for word in words if word not in _NOT_THE_CARD)
 
 

@@ -78,3 +78,29 @@ def test_unknown_target_names_the_accepted_ones() -> None:
 def test_rank_must_be_positive() -> None:
     with pytest.raises(OutOfRange):
         lora_breakdown(architecture_of(find_model("phi-2")), 0, Q_V)
+
+
+@pytest.mark.parametrize(("written", "targets"), [
+    # torchtune's names (LORA_ATTN_MODULES; FeedForward's w1 gate, w2 down, w3 up)
+    ("['q_proj', 'v_proj', 'output_proj']", "q;v;o"),
+    ("w1;w2;w3", "gate;up;down"),
+    # litgpt's flags
+    ("lora_query;lora_value;lora_mlp", "q;v;gate;up;down"),
+    # fused projections adapt their parts; modules, their linears
+    ("query_key_value", "q;k;v"),
+    ("c_attn", "q;k;v"),
+    ("qkv_proj;gate_up_proj", "q;k;v;gate;up"),
+    ("attention", "q;k;v;o"),
+    ("mlp", "gate;up;down"),
+    # OPT's names for its ungated MLP and attention output
+    ("q_proj,v_proj,out_proj,fc1,fc2", "q;v;o;up;down"),
+])
+def test_other_stacks_names_of_the_targets(written: str, targets: str) -> None:
+    assert parse_lora_targets(written) == parse_lora_targets(targets)
+
+
+def test_an_ungated_mlp_named_whole_adapts_its_two_linears() -> None:
+    """`mlp` asks for the gate too, which Phi-2's MLP does not have: fc1 and fc2 get adapters."""
+    arch = architecture_of(find_model("phi-2"))
+    assert lora_params(arch, 8, parse_lora_targets("mlp")) \
+        == lora_params(arch, 8, parse_lora_targets("up;down")) > 0

@@ -304,6 +304,30 @@ BLOCK_TARGETS = frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.
                            LoraTarget.GATE, LoraTarget.UP, LoraTarget.DOWN})
 """What `all` stands for: litgpt's lora_query/key/value/projection/mlp, peft's `all-linear`
 without the head."""
+LORA_TARGET_GROUPS: dict[str, frozenset[LoraTarget]] = {
+    # fused projections, which one adapter covers: the query, key and value of Falcon, GPT-NeoX
+    # and BLOOM (`query_key_value`), GPT-2 and GPT-BigCode (`c_attn`), Phi-3 (`qkv_proj`), MPT
+    # (`Wqkv`) and Baichuan (`W_pack`); Phi-3's gate and up (`gate_up_proj`)
+    "query-key-value": frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V}),
+    "c-attn": frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V}),
+    "qkv-proj": frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V}),
+    "wqkv": frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V}),
+    "w-pack": frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V}),
+    "gate-up-proj": frozenset({LoraTarget.GATE, LoraTarget.UP}),
+    # GPT-2's `c_proj`, which peft matches in the attention and in the MLP
+    "c-proj": frozenset({LoraTarget.O, LoraTarget.DOWN}),
+    # litgpt's `lora_mlp` (every linear of the MLP) and torchtune's `apply_lora_to_mlp`
+    "lora-mlp": frozenset({LoraTarget.GATE, LoraTarget.UP, LoraTarget.DOWN}),
+    "apply-lora-to-mlp": frozenset({LoraTarget.GATE, LoraTarget.UP, LoraTarget.DOWN}),
+    # the blocks' parts by their modules' names: every linear of the attention or of the MLP
+    "attention": frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.O}),
+    "self-attn": frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.O}),
+    "attn": frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.O}),
+    "mlp": frozenset({LoraTarget.GATE, LoraTarget.UP, LoraTarget.DOWN}),
+}
+"""Names of `lora_targets` that stand for several targets, in `spelling` form: a fused linear
+adapts its parts, a module its linears (a part the architecture lacks, an ungated MLP's gate,
+adapts nothing)."""
 PEFT_LORA_RANK = 8
 """peft's `LoraConfig.r` and litgpt's `lora_r` default."""
 PEFT_LORA_TARGETS = (LoraTarget.Q, LoraTarget.V)
@@ -542,7 +566,26 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
     LoraTarget: {"q-proj": LoraTarget.Q, "k-proj": LoraTarget.K, "v-proj": LoraTarget.V,
                  "o-proj": LoraTarget.O, "gate-proj": LoraTarget.GATE, "up-proj": LoraTarget.UP,
                  "down-proj": LoraTarget.DOWN, "lm-head": LoraTarget.HEAD,
-                 "all-linear": LoraTarget.ALL},
+                 "all-linear": LoraTarget.ALL,
+                 # torchtune's names (torchtune/modules/peft/_utils.py `LORA_ATTN_MODULES`:
+                 # q_proj, k_proj, v_proj, output_proj; modules/feed_forward.py: `self.w1 =
+                 # gate_proj`, `self.w2 = down_proj`, `self.w3 = up_proj`, as Mixtral's experts
+                 # in transformers' MixtralBlockSparseTop2MLP) and its `apply_lora_to_output`
+                 "output-proj": LoraTarget.O, "w1": LoraTarget.GATE, "w2": LoraTarget.DOWN,
+                 "w3": LoraTarget.UP, "apply-lora-to-output": LoraTarget.HEAD,
+                 # litgpt's flags (litgpt/finetune/lora.py `lora_query` ... `lora_head`)
+                 "lora-query": LoraTarget.Q, "lora-key": LoraTarget.K,
+                 "lora-value": LoraTarget.V, "lora-projection": LoraTarget.O,
+                 "lora-head": LoraTarget.HEAD,
+                 # transformers' modules of the architectures without Llama's names: the
+                 # attention's output (OPT, GPT-J and CLIP `out_proj`; Falcon, GPT-NeoX, Phi-2
+                 # `dense`), the first and second linear of an ungated MLP (OPT and Phi-2 `fc1`,
+                 # `fc2`; GPT-J `fc_in`, `fc_out`; GPT-2 and GPT-BigCode `c_fc`; Falcon,
+                 # GPT-NeoX and BLOOM `dense_h_to_4h`, `dense_4h_to_h`)
+                 "out-proj": LoraTarget.O, "dense": LoraTarget.O, "fc1": LoraTarget.UP,
+                 "fc-in": LoraTarget.UP, "c-fc": LoraTarget.UP,
+                 "dense-h-to-4h": LoraTarget.UP, "fc2": LoraTarget.DOWN,
+                 "fc-out": LoraTarget.DOWN, "dense-4h-to-h": LoraTarget.DOWN},
     # the torch.cuda functions and the tools that read the device
     Metric: {"max-memory-allocated": Metric.ALLOCATED, "memory-allocated": Metric.ALLOCATED,
              "max-memory-reserved": Metric.RESERVED, "memory-reserved": Metric.RESERVED,

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 
 from vramplan.errors import OutOfRange, UnknownName
 from vramplan.model.architecture import Architecture, LinearSpec
-from vramplan.vocab import BLOCK_TARGETS, LoraTarget, member_named
+from vramplan.vocab import BLOCK_TARGETS, LORA_TARGET_GROUPS, LoraTarget, member_named, spelling
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +64,10 @@ def expand_targets(targets: Iterable[LoraTarget]) -> frozenset[LoraTarget]:
 def parse_lora_targets(raw: str) -> frozenset[LoraTarget]:
     """`q;v`, `q,v` or `all;head` as a set of targets, `all` expanded to the block linears; also
     as peft prints its `target_modules` (`['q_proj', 'v_proj']`, `{'q_proj', 'v_proj'}`) or
-    with spaces between the names (`q_proj v_proj`, while `all linear` is one name)."""
+    with spaces between the names (`q_proj v_proj`, while `all linear` is one name), under the
+    names other stacks and architectures give them (`vramplan.vocab.OTHER_SPELLINGS`: torchtune's
+    `output_proj`, litgpt's `lora_query`, OPT's `fc1`), and the names of several
+    (`vramplan.vocab.LORA_TARGET_GROUPS`: Falcon's fused `query_key_value`, `mlp`)."""
     listed = raw.strip().strip("[]{}()").replace("'", " ").replace('"', " ")
     if ";" not in listed and "," not in listed and member_named(LoraTarget, listed) is None:
         listed = ";".join(listed.split())
@@ -74,10 +77,11 @@ def parse_lora_targets(raw: str) -> frozenset[LoraTarget]:
         raise UnknownName("lora_targets", raw, [t.value for t in LoraTarget])
     targets: set[LoraTarget] = set()
     for name in names:
-        target = member_named(LoraTarget, name)  # peft's `q_proj` too
-        if target is None:
+        target = member_named(LoraTarget, name)  # peft's `q_proj`, torchtune's `w1` too
+        group = LORA_TARGET_GROUPS.get(spelling(name))  # a fused linear, a module
+        if target is None and group is None:
             raise UnknownName("lora_targets", name, [t.value for t in LoraTarget])
-        targets |= BLOCK_TARGETS if target is LoraTarget.ALL else {target}
+        targets |= group or (BLOCK_TARGETS if target is LoraTarget.ALL else {target})
     return frozenset(targets)
 
 

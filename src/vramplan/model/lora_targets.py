@@ -78,10 +78,12 @@ def parse_lora_targets(raw: str) -> frozenset[LoraTarget]:
     targets: set[LoraTarget] = set()
     for name in names:
         target = member_named(LoraTarget, name)  # peft's `q_proj`, torchtune's `w1` too
-        group = LORA_TARGET_GROUPS.get(spelling(name))  # a fused linear, a module
-        if target is None and group is None:
+        if target is not None:
+            targets |= BLOCK_TARGETS if target is LoraTarget.ALL else {target}
+        elif (group := LORA_TARGET_GROUPS.get(spelling(name))) is not None:
+            targets |= group  # a fused linear, a module
+        else:
             raise UnknownName("lora_targets", name, [t.value for t in LoraTarget])
-        targets |= group or (BLOCK_TARGETS if target is LoraTarget.ALL else {target})
     return frozenset(targets)
 
 

@@ -122,6 +122,7 @@ def test_older_models_by_repo_id_and_paper_name(text: str, name: str) -> None:
     ("EleutherAI/pythia-12b-deduped", "pythia-12b"), ("Qwen/Qwen1.5-7B-Chat", "qwen1.5-7b"),
     ("qwen1.5-0.5b-chat", "qwen1.5-0.5b"), ("SmolLM-360M-Instruct", "smollm-360m"),
     ("deepseek-ai/deepseek-coder-6.7b-instruct", "deepseek-coder-6.7b"),
+    ("01-ai/Yi-34B-Chat", "yi-34b"), ("yi-34b-chat", "yi-34b"),
 ])
 def test_chat_and_instruct_variants_with_the_same_config_resolve_to_their_base(
         text: str, base: str) -> None:
@@ -192,6 +193,18 @@ def test_a_base_whose_context_differs_from_the_post_trained_model_is_a_preset_of
     assert architecture_of(base).params_total == architecture_of(post).params_total
     assert architecture_of(base).max_position_embeddings == 32768
     assert architecture_of(post).max_position_embeddings == 40960
+
+
+@pytest.mark.parametrize(("text", "name", "post_trained"), [
+    # models_2026e.py: read from copies of the base's config.json
+    ("Qwen/Qwen3-0.6B-Base", "qwen3-0.6b-base", "qwen3-0.6b"),
+])
+def test_qwen3_bases_read_later_have_their_post_trained_count_and_32k_positions(
+        text: str, name: str, post_trained: str) -> None:
+    base, post = find_model(text), find_model(post_trained)
+    assert base.name == name
+    assert architecture_of(base).params_total == architecture_of(post).params_total
+    assert architecture_of(base).max_position_embeddings == 32768
 
 
 @pytest.mark.parametrize(("text", "name", "same_count_as"), [

@@ -27,6 +27,7 @@ from vramplan.presets.models_2026 import MODELS_2026
 from vramplan.presets.models_2026b import MODELS_2026B
 from vramplan.presets.models_2026c import MODELS_2026C
 from vramplan.presets.models_2026d import MODELS_2026D
+from vramplan.presets.models_2026e import MODELS_2026E
 from vramplan.presets.models_more import MODELS_MORE
 
 if TYPE_CHECKING:
@@ -1598,6 +1599,7 @@ MODELS: tuple[ModelPreset, ...] = (
     *MODELS_2026B,
     *MODELS_2026C,
     *MODELS_2026D,
+    *MODELS_2026E,
 )
 """Every preset, in display order."""
 

@@ -595,6 +595,10 @@ MODELS_MORE: tuple[ModelPreset, ...] = (
     # 01.AI Yi-34B (arXiv:2403.04652): LLaMA's layout, 60 layers, 8 key/value heads. Its own
     # config.json, rewritten for LlamaForCausalLM ("compatible with Llama"). The Open LLM
     # Leaderboard's request file gives 34.389 billion parameters; this count is 34,388,917,248.
+    # Yi-34B-Chat is an alias: gizmo-ai's duplicate of TheBloke's Yi-34B-Chat-AWQ (transformers
+    # 4.35.2, `_name_or_path` a local 01-ai_yi-34b-chat/source folder, upload 3ccb407) and
+    # Minami-su's Yi_34B_Chat_2bit (4.34.0, `_name_or_path` Yi-34B-Chat/, upload fd6295f) write
+    # every architecture key below alike (their quantization keys and float16 aside).
     _preset(
         "yi-34b",
         "01-ai/Yi-34B",
@@ -617,6 +621,7 @@ MODELS_MORE: tuple[ModelPreset, ...] = (
             "torch_dtype": "bfloat16",
             "vocab_size": 64000,
         },
+        aliases=("01-ai/Yi-34B-Chat", "yi-34b-chat"),
         read_from=_hub("01-ai/Yi-34B", "3ace5f03eee58aa00438b15ea3f0d535f3a81e46"),
     ),
     # DeepSeek LLM 7B Chat (arXiv:2401.02954): LLaMA's layout, 30 layers, a 102,400-token

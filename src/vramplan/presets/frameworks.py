@@ -201,6 +201,13 @@ PyTorch is 2.8 or newer (training_args.py `default_optim`, read in the v4.53.3 a
 wheels: v4.53.3 still "adamw_torch"); PyTorch 2.8.0 was released on 2025-08-06, so a run from
 that date on can have both."""
 
+AXOLOTL_TILED_MLP_SHARD_TOKENS_SINCE = date(2026, 5, 28)
+"""axolotl's tiled MLP (`tiled_mlp: true`, src/axolotl/monkeypatch/tiled_mlp/patch.py) splits
+each sequence into `ceil(seqlen / hidden)` shards from its introduction (f7ea14083, 2025-07-25)
+and into `ceil(seqlen / 32768)` since 9a79b6801 (2026-05-28, "Target ~32K tokens per shard",
+`AXOLOTL_TILED_MLP_SHARD_TOKENS`); `tiled_mlp_num_shards` overrides both."""
+AXOLOTL_TILED_MLP_SHARD_TOKENS = 32768
+
 
 def has_change(on: date | None, since: date) -> bool:
     """A run of the code of `on` (None: today's code) has the change dated `since`."""

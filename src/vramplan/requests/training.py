@@ -65,6 +65,7 @@ from vramplan.requests.vocabulary import (
     SEQ_LEN,
     SHARDING,
     TENSOR_PARALLEL,
+    TILED_MLP,
     TRAIN_LAYERS,
     TRAINING_LORA_R,
     TRAINING_LORA_TARGETS,
@@ -183,6 +184,7 @@ def training_setup(inputs: Inputs, scheme: Scheme = Scheme.NONE) -> TrainingSetu
                                else default_gradient_accumulation(framework, method)),
         compiled=inputs.require(COMPILE),
         empty_cache_between_steps=inputs.require(EMPTY_CACHE),
+        tiled_mlp=inputs.require(TILED_MLP),
         alignment=alignment,
     ))
 

@@ -123,6 +123,10 @@ COMPILE = FlagField("compile", default=False)
 """The model runs under `torch.compile` (torchtune's `compile`, torchtitan's `compile`)."""
 EMPTY_CACHE = FlagField("empty_cache", default=False)
 """`torch.cuda.empty_cache()` between steps (the allocator returns its whole free segments)."""
+TILED_MLP = FlagField("tiled_mlp", default=False)
+"""The MLP runs over tiles of tokens and saves only its input (Unsloth's `unsloth_tiled_mlp`,
+axolotl's `tiled_mlp`, DeepSpeed's `TiledMLP`):
+`vramplan.training.setup.TrainingSetup.tiled_mlp`."""
 
 # --- preference and RL fine-tuning (TRL's trainers) ---------------------------------------------
 
@@ -229,7 +233,7 @@ TRAINING_FIELDS: tuple[Field[Any], ...] = (
     METHOD, PRECISION, OPTIMIZER, OPTIMIZER_IMPL, QUANT, TRAINING_LORA_R, TRAINING_LORA_TARGETS,
     TRAIN_LAYERS,
     BATCH, SEQ_LEN, CHECKPOINTING, ATTENTION, LOSS, FRAMEWORK, METRIC, GRAD_ACCUM, COMPILE,
-    EMPTY_CACHE)
+    EMPTY_CACHE, TILED_MLP)
 """What trains and how: the single-GPU part of a training run."""
 ALIGNMENT_FIELDS: tuple[Field[Any], ...] = (
     POLICY, PRECOMPUTE_REF, BETA, COMPLETION_LEN, GENERATION, VLLM_SHARE, VLLM_SLEEP,
@@ -249,7 +253,7 @@ INFERENCE = Form("infer", (MODEL, CONFIG, WEIGHTS, CONTEXT, PROMPT, BATCH, KV_DT
 LORA = Form("lora", (MODEL, CONFIG, LORA_R, LORA_TARGETS, DORA, RSLORA))
 TRACE = Form("trace", (MODEL, CONFIG, *(f for f in TRAINING_FIELDS
                                          if f not in (LOSS, FRAMEWORK, METRIC, GRAD_ACCUM,
-                                                      COMPILE, EMPTY_CACHE)),
+                                                      COMPILE, EMPTY_CACHE, TILED_MLP)),
                        POLICY, PRECOMPUTE_REF, BETA, COMPLETION_LEN,
                        GPUS, SHARDING, FSDP_VERSION, PEFT_WRAP, ALLOC_CONF, DEVICE))
 """A trace runs transformers' model as transformers trains it: no framework, loss or metric;

@@ -28,7 +28,8 @@ All sizes are bytes per token (multiply by batch x sequence) unless the name say
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 
 from vramplan.model.architecture import (
     BLOOM_GELU,
@@ -133,6 +134,15 @@ class BlockSpec:
     (linkedin/Liger-Kernel src/liger_kernel/ops/rms_norm.py `save_for_backward(X, W, RSTD)`),
     `LigerSiLUMulFunction` its two inputs, not the activation's output (ops/swiglu.py
     `save_for_backward(a, b)`)."""
+    mlp_tile_share: Fraction | None = None
+    """The MLP runs tiled (`TrainingSetup.tiled_mlp`): its largest tile's share of the step's
+    tokens (`vramplan.training.estimate.mlp_tile_tokens`); None: not tiled. The tiled MLP
+    (unsloth-zoo unsloth_zoo/tiled_mlp.py `TiledMLP` @7209a767; DeepSpeed
+    deepspeed/runtime/sequence_parallel/ulysses_sp.py `TiledMLP`, the same scheme) runs its
+    forward tile by tile under `no_grad` and saves only its input (`ctx.save_for_backward(x)`);
+    its backward makes the input's gradient whole (`torch.zeros_like(x)`) and runs each tile
+    again with its gradient, so one tile's saved tensors and gradients exist at a time
+    (`_tiled_mlp_backward`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +194,7 @@ def block_saved(arch: Architecture, spec: BlockSpec, seq_len: int,
                   name="post_attention_norm", needs_grad=True)
         _norm(ledger, arch, spec, _Tensor("x_mid", r), name="norm_2", needs_grad=True)
         n2 = _Tensor("norm_2_out", r)
-    _mlp(ledger, arch, spec, n2, input_needs_grad or not arch.parallel_block)
+    _mlp_or_tiled(ledger, arch, spec, n2, input_needs_grad or not arch.parallel_block)
     if arch.sandwich_norms:
         _norm(ledger, arch, spec, _Tensor("mlp_out", spec.compute_bytes), name="post_mlp_norm",
               needs_grad=True)
@@ -200,7 +210,7 @@ def _post_norm_block(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_l
                input_needs_grad=input_needs_grad)
     _norm(ledger, arch, spec, _Tensor("attn_proj_out", c), name="post_attention_norm",
           needs_grad=True)
-    _mlp(ledger, arch, spec, _Tensor("x_mid", r), True)
+    _mlp_or_tiled(ledger, arch, spec, _Tensor("x_mid", r), True)
     _norm(ledger, arch, spec, _Tensor("mlp_out", c), name="post_mlp_norm", needs_grad=True)
     return ledger.items()
 
@@ -251,8 +261,9 @@ def _unsloth_lora_block(ledger: _Ledger, arch: Architecture, spec: BlockSpec,
     ledger.keep("x_mid", r * h)
     ledger.keep("norm_2_stats", FP32)
     ledger.keep("norm_2_out", r * h)
-    ledger.keep("gate_out", c * f)
-    ledger.keep("up_out", c * f)
+    if spec.mlp_tile_share is None:  # tiled, `LoRA_MLP` runs inside each tile (`_mlp_or_tiled`)
+        ledger.keep("gate_out", c * f)
+        ledger.keep("up_out", c * f)
     return ledger.items()
 
 
@@ -678,6 +689,36 @@ def embedding_saved_bytes(arch: Architecture, spec: BlockSpec, needs_grad: bool,
     return saved
 
 
+def _mlp_or_tiled(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
+                  input_needs_grad: bool) -> None:
+    """The MLP's saved tensors (`_mlp`), or under a tiled MLP (`BlockSpec.mlp_tile_share`) its
+    input alone, which `TiledMLP` saves whole for its backward."""
+    if spec.mlp_tile_share is None:
+        _mlp(ledger, arch, spec, n2, input_needs_grad)
+    elif input_needs_grad or spec.weights_train or spec.lora_targets & _MLP_TARGETS:
+        ledger.keep(n2.name, n2.itemsize * arch.hidden_size)
+
+
+def _tiled_mlp_backward(arch: Architecture, spec: BlockSpec, share: Fraction) -> int:
+    """Per token of the step, what a tiled MLP's backward holds beyond the block's saved
+    tensors: the gradient of its input, made whole before the first tile (`torch.zeros_like(x)`,
+    the input's dtype), and the largest tile run again with its gradient: what the MLP saves
+    for that tile (less its input, a view of the saved one) and the MLP's backward tensors
+    (`_mlp_backward_tensors`), that tile's share of the step's tokens."""
+    n2 = _Tensor("norm_2_out", spec.residual_bytes)
+    untiled = replace(spec, mlp_tile_share=None)
+    if _unsloth_lora_kernels(arch, spec):
+        tile_saved = 2 * spec.compute_bytes * arch.intermediate_size  # `LoRA_MLP`: e and g
+    else:
+        ledger = _Ledger()
+        _mlp(ledger, arch, untiled, n2, True)
+        tile_saved = sum(item.bytes_per_token for item in ledger.items()
+                         if item.name != n2.name)
+    tile_backward = _mlp_backward_tensors(arch, untiled) * _mlp_backward_itemsize(arch, untiled) \
+        * arch.expert_intermediate_size
+    return n2.itemsize * arch.hidden_size + int((tile_saved + tile_backward) * share)
+
+
 def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
          input_needs_grad: bool) -> None:
     c, h = spec.compute_bytes, arch.hidden_size
@@ -948,7 +989,8 @@ def block_backward_transient(arch: Architecture, spec: BlockSpec,
     input), whichever is larger."""
     c = spec.compute_bytes
     mlp = _mlp_backward_tensors(arch, spec) * _mlp_backward_itemsize(arch, spec) \
-        * arch.expert_intermediate_size
+        * arch.expert_intermediate_size if spec.mlp_tile_share is None \
+        else _tiled_mlp_backward(arch, spec, spec.mlp_tile_share)
     attention = 3 * c * arch.q_dim + FP32 * arch.q_dim
     norm = RMSNORM_BACKWARD_FP32_TENSORS * FP32 * arch.hidden_size \
         if arch.norm is NormKind.RMSNORM else 0

@@ -28,6 +28,8 @@ from vramplan.model.architecture import Architecture, NormKind
 from vramplan.parts import Component, PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import (
+    AXOLOTL_TILED_MLP_SHARD_TOKENS,
+    AXOLOTL_TILED_MLP_SHARD_TOKENS_SINCE,
     BITSANDBYTES_4BIT_DROPS_INPUT_SINCE,
     MEGATRON_MAX_SUBTRACTED_IN_PLACE_SINCE,
     MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE,
@@ -629,7 +631,36 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         tensor_parallel=setup.tensor_parallel,
         reduce_scatter_saved=setup.framework is Framework.TORCHTITAN
         and torchtitan_code(setup.code_date).saves_reduce_scatter,
+        mlp_tile_share=Fraction(mlp_tile_tokens(setup, arch.hidden_size),
+                                setup.batch * setup.seq_len) if setup.tiled_mlp else None,
     )
+
+
+def mlp_tile_tokens(setup: TrainingSetup, hidden: int) -> int:
+    """Tokens of the largest tile a tiled MLP (`TrainingSetup.tiled_mlp`) runs at once, of the
+    step's batch x seq_len:
+    - Unsloth (unsloth-zoo unsloth_zoo/tiled_mlp.py @7209a767, `tiled_forward_arctic_size`, the
+      "arctic" rule `unsloth_tiled_mlp=True` picks): tiles of `hidden` tokens of the flattened
+      batch, `seq_len // hidden` of them, the rest in one last tile (`remainder = B*S -
+      qlen_chunk_size * num_shards`), which holds the other sequences when the batch has more
+      than one (the rule since 04ab6f11, 2025-11-25; for one sequence the same tiles as the
+      first one's, c9c7693d, 2025-11-12);
+    - axolotl: each sequence in `ceil(seq_len / hidden)` shards, `ceil(seq_len / 32768)` from
+      2026-05-28 (`AXOLOTL_TILED_MLP_SHARD_TOKENS_SINCE`), along the sequence
+      (src/axolotl/monkeypatch/tiled_mlp/base.py: `torch.chunk(x, chunks=shards, dim=1)`);
+    - DeepSpeed's `TiledMLP` as its docstring's example calls it (Arctic Long Sequence
+      Training: `num_shards = math.ceil(seqlen / hidden)`), whose backward chunks the
+      flattened batch (deepspeed/runtime/sequence_parallel/ulysses_sp.py, 4d00b38ad)."""
+    batch, seq_len = setup.batch, setup.seq_len
+    tokens = batch * seq_len
+    if setup.framework is Framework.UNSLOTH:
+        chunk = min(hidden, tokens)
+        return max(chunk, tokens - chunk * max(1, seq_len // hidden))
+    if setup.framework is Framework.AXOLOTL:
+        width = AXOLOTL_TILED_MLP_SHARD_TOKENS \
+            if has_change(setup.code_date, AXOLOTL_TILED_MLP_SHARD_TOKENS_SINCE) else hidden
+        return batch * ceil_div(seq_len, ceil_div(seq_len, width))
+    return ceil_div(tokens, ceil_div(seq_len, hidden))
 
 
 def _attention_kernel(arch: Architecture, setup: TrainingSetup) -> Attention:

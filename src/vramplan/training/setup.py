@@ -150,6 +150,12 @@ class TrainingSetup:
     Automodel's default): its RMSNorm and SwiGLU keep less for backward
     (`vramplan.training.activations.BlockSpec.liger_kernels`); its fused linear cross-entropy
     is the `chunked` loss."""
+    tiled_mlp: bool = False
+    """The MLP (a MoE layer's whole block) runs over tiles of tokens under `no_grad` and saves
+    only its input; backward runs it again tile by tile with its gradient (Unsloth's
+    `unsloth_tiled_mlp`, DeepSpeed's `TiledMLP` of Arctic Long Sequence Training, axolotl's
+    `tiled_mlp`): `vramplan.training.activations.BlockSpec.mlp_tile_share`, and the tile each
+    stack takes, `vramplan.training.estimate.mlp_tile_tokens`."""
     te_cross_entropy: bool = False
     """Megatron-LM's fused cross-entropy runs Transformer Engine's kernel
     (`cross_entropy_loss_fusion` with `cross_entropy_fusion_impl="te"`), which keeps the 16-bit

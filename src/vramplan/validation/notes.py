@@ -224,6 +224,13 @@ PEFT's MetaMathQA harness `use_amp false` (method_comparison/MetaMathQA/run.py: 
 nullcontext` unless `use_amp`; default_training_params.json `"use_amp": false`)."""
 
 
+TILED_MLP_NOTE = re.compile(
+    r"\b(?:unsloth_)?tiled_mlp\W{0,4}(?:=\s*)?true\b|\bUNSLOTH_TILED_MLP\s*=\s*[\"']?"
+    r"(?:arctic|1)\b", re.IGNORECASE)
+"""A row whose notes say the MLP ran tiled (Unsloth's `unsloth_tiled_mlp True` or
+`UNSLOTH_TILED_MLP=arctic`, axolotl's `tiled_mlp: true`): `TrainingSetup.tiled_mlp`."""
+
+
 LIGER_KERNELS_NOTE = re.compile(
     r"\b(?:use_liger(?:_kernel)?\W{0,4}(?:=\s*)?true\b(?!\s*/)|apply_liger_kernel\w*\b"
     r"|liger_rms_norm\b|LigerPlugin\b)", re.IGNORECASE)

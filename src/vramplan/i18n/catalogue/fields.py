@@ -129,6 +129,10 @@ MESSAGES = {
         FR: "torch.cuda.empty_cache() entre les pas (l'allocateur rend ses segments libres)",
         EN: "torch.cuda.empty_cache() between steps (the allocator returns its free segments)",
     },
+    "field.tiled_mlp": {
+        FR: "MLP par tuiles de jetons (unsloth_tiled_mlp d'Unsloth, tiled_mlp d'axolotl)",
+        EN: "MLP run over tiles of tokens (Unsloth's unsloth_tiled_mlp, axolotl's tiled_mlp)",
+    },
     "field.policy": {
         FR: "dpo, orpo, simpo, kto, ppo, grpo : comment la politique s'entraîne (full, lora, "
         "qlora)",

@@ -150,6 +150,13 @@ class TrainingSetup:
     Automodel's default): its RMSNorm and SwiGLU keep less for backward
     (`vramplan.training.activations.BlockSpec.liger_kernels`); its fused linear cross-entropy
     is the `chunked` loss."""
+    unquantized_modules: tuple[str, ...] = ()
+    """Modules a 4-bit checkpoint leaves unquantized (its config.json's `quantization_config.
+    llm_int8_skip_modules`, transformers' `modules_to_not_convert`): the block linears they
+    name stay in the weights' dtype (Unsloth's "dynamic 4-bit" uploads keep some MLPs and
+    projections in 16 bits; `vramplan.presets.dynamic_quants`). Names outside the blocks (the
+    head, a vision tower or projector) change nothing: they are not quantized anyway.
+    `vramplan.training.states.unquantized_linears`."""
     tiled_mlp: bool = False
     """The MLP (a MoE layer's whole block) runs over tiles of tokens under `no_grad` and saves
     only its input; backward runs it again tile by tile with its gradient (Unsloth's

@@ -438,11 +438,47 @@ def _frozen_base_bytes(arch: Architecture, setup: TrainingSetup) -> int:
                 for lin, layers in arch.model_linears()]
     if setup.framework is Framework.LITGPT:
         matrices.append((arch.hidden_size, arch.vocab_size, 1))
+    kept = unquantized_linears(arch, setup.unquantized_modules)
+    matrices.extend((lin.in_features, lin.out_features, -lin.count) for lin in kept)
     quantized_params = sum(i * o * n for i, o, n in matrices)
     stored = sum(_quantized_matrix_bytes(quant, i, o) * n for i, o, n in matrices)
     if torchao_v01_nf4(setup):
         stored += int(quantized_params * TORCHAO_V01_FACTOR_BYTES)
     return stored + (base - quantized_params) * w
+
+
+_MODULE_OF_ROLE: dict[str, str] = {
+    "q": "self_attn.q_proj", "k": "self_attn.k_proj", "v": "self_attn.v_proj",
+    "o": "self_attn.o_proj", "q_a": "self_attn.q_a_proj", "q_b": "self_attn.q_b_proj",
+    "kv_a": "self_attn.kv_a_proj_with_mqa", "kv_b": "self_attn.kv_b_proj",
+    "gate": "mlp.gate_proj", "up": "mlp.up_proj", "down": "mlp.down_proj",
+}
+"""transformers' module name of a block linear under `model.layers.N.` (Llama's layout, which
+the dynamic 4-bit uploads use)."""
+
+
+def unquantized_linears(arch: Architecture, modules: tuple[str, ...]) -> tuple[LinearSpec, ...]:
+    """The block linears that `modules` (a checkpoint's `llm_int8_skip_modules`) keep out of
+    quantization, one entry per layer that holds one. transformers leaves a linear unconverted
+    when an entry equals its last name or its dotted name, or when the entry followed by a dot
+    occurs in that name (integrations/bitsandbytes.py `_replace_with_bnb_linear`, the same test
+    in v4.47.1 to v4.56.2): `model.layers.1.mlp` keeps layer 1's gate, up and down projections
+    and not layer 11's. An entry is read from its `layers.` on, so a multimodal checkpoint's
+    `language_model.model.layers.N...` names the same linears. Routed experts (3-D parameters,
+    or Unsloth's per-expert linears) are left as `model_linears` stores them."""
+    names = tuple(name[name.find("layers."):] if "layers." in name else name
+                  for name in modules)
+    kept: list[LinearSpec] = []
+    for layer in range(arch.n_layers):
+        for linear in arch.kind_view(arch.layer_is_moe(layer)).block_linears():
+            module = _MODULE_OF_ROLE.get(linear.role)
+            if module is None or linear.routed:
+                continue
+            full = f"layers.{layer}.{module}"
+            last = module.rsplit(".", 1)[-1]
+            if any(name in (full, last) or f"{name}." in full for name in names):
+                kept.append(linear)
+    return tuple(kept)
 
 
 def _quantized_matrix_bytes(quant: Quant, in_features: int, out_features: int) -> int:

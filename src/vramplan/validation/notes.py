@@ -21,6 +21,7 @@ from vramplan.distributed.sharding import (
 )
 from vramplan.errors import UnknownName
 from vramplan.presets.cuda import DRIVER_RESERVE_BYTES
+from vramplan.presets.dynamic_quants import dynamic_quant_named_in
 from vramplan.presets.frameworks import (
     LIGHTNING_PRECISION_ALIASES,
     LITGPT_COMMIT_DATES,
@@ -102,6 +103,13 @@ QUANTIZED_EXPERTS_NOTE = re.compile(r"\bquantize_moe_experts\W{0,4}true\b", re.I
 
 USE_KERNELS_NOTE = re.compile(r"\buse_kernels\W{0,4}true\b", re.IGNORECASE)
 """A row whose notes say its model loaded with transformers' `use_kernels=True`."""
+
+
+def unquantized_modules(case: Case) -> tuple[str, ...]:
+    """The skip list of the 4-bit checkpoint a QLoRA row's notes name, where it was read
+    (`vramplan.presets.dynamic_quants`): `TrainingSetup.unquantized_modules`."""
+    quant = dynamic_quant_named_in(case.notes) if case.method is Method.QLORA else None
+    return quant.skip_modules if quant is not None else ()
 
 
 def moe_hub_kernel(case: Case) -> bool:

@@ -80,6 +80,7 @@ from vramplan.validation.notes import (
     runs_litgpt_model,
     torchtune_generate_cache,
     trained_blocks,
+    unquantized_modules,
     vllm_memory_utilization,
     zero3_config_file,
 )
@@ -280,6 +281,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         grad_buffer_16bit=GRAD_BUFFER_16BIT_NOTE.search(case.notes) is not None,
         liger_kernels=LIGER_KERNELS_NOTE.search(case.notes) is not None,
         tiled_mlp=TILED_MLP_NOTE.search(case.notes) is not None,
+        unquantized_modules=unquantized_modules(case),
         no_autocast=NO_AUTOCAST_NOTE.search(case.notes) is not None,
         te_cross_entropy=TE_CROSS_ENTROPY_NOTE.search(case.notes) is not None,
         native_fused_cross_entropy=CROSS_ENTROPY_FUSION_NOTE.search(case.notes) is not None,

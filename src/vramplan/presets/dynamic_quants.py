@@ -1,0 +1,54 @@
+"""4-bit checkpoints that leave some block linears unquantized: their config.json's
+`quantization_config.llm_int8_skip_modules`, read where it was published.
+
+Unsloth's "dynamic 4-bit" uploads on the Hugging Face Hub (`unsloth/<model>-unsloth-bnb-4bit`)
+keep some MLPs and projections in 16 bits; `FastLanguageModel.from_pretrained(...,
+load_in_4bit=True)` loads them in place of the plain `-bnb-4bit` uploads where Unsloth's mapper
+(unsloth/models/mapper.py) lists one. A run that loaded such a checkpoint holds those linears at
+2 bytes a value (`vramplan.training.setup.TrainingSetup.unquantized_modules`,
+`vramplan.training.states.unquantized_linears`).
+
+Only lists read in a published file are here. Not found in the sources reachable on 2026-12-05
+(a helper's search of the stored Hub pages): unsloth/Qwen3-14B-unsloth-bnb-4bit,
+unsloth/gemma-3-27b-it-unsloth-bnb-4bit, unsloth/Magistral-Small-2506-unsloth-bnb-4bit,
+unsloth/gpt-oss-20b-unsloth-bnb-4bit (docs/open-leads.md, Unsloth).
+
+Data only: no file I/O at import.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class DynamicQuant:
+    """One checkpoint's modules left unquantized, and where they were read."""
+
+    repo: str
+    skip_modules: tuple[str, ...]
+    source: str
+
+
+DYNAMIC_QUANTS: tuple[DynamicQuant, ...] = (
+    # The upload's config.json (the page's one version: config.json was only ever written by the
+    # "Upload LlamaForCausalLM" commit of the weights; the repository's HEAD 26dd1bd). Unsloth
+    # 2025.1.5's mapper (e42bd98706) sends `unsloth/phi-4` here; fine-tunes saved with that
+    # release name it as their `_name_or_path`. Besides the head and three names that match
+    # nothing in Phi-4: the MLPs of layers 1 to 3 and the output projections of layers 37 and
+    # 39 (1.64 GiB in 16 bits).
+    DynamicQuant(
+        repo="unsloth/phi-4-unsloth-bnb-4bit",
+        skip_modules=("lm_head", "multi_modal_projector", "merger", "modality_projection",
+                      "model.layers.1.mlp", "model.layers.2.mlp", "model.layers.3.mlp",
+                      "model.layers.37.self_attn.o_proj", "model.layers.39.self_attn.o_proj"),
+        source="https://huggingface.co/unsloth/phi-4-unsloth-bnb-4bit/blob/main/config.json",
+    ),
+)
+"""The checkpoints whose skip lists were read."""
+
+
+def dynamic_quant_named_in(text: str) -> DynamicQuant | None:
+    """The checkpoint of `DYNAMIC_QUANTS` whose repository id `text` names (case aside)."""
+    lowered = text.lower()
+    return next((quant for quant in DYNAMIC_QUANTS if quant.repo.lower() in lowered), None)

@@ -98,7 +98,7 @@ def test_lookup_by_repo_id_any_case(text: str) -> None:
 
 @pytest.mark.parametrize(("text", "name"), [
     ("huggyllama/llama-7b", "llama-7b"), ("llama-1-13b", "llama-13b"), ("LLaMA-33B", "llama-30b"),
-    ("EleutherAI/gpt-neox-20b", "gpt-neox-20b"),
+    ("EleutherAI/gpt-neox-20b", "gpt-neox-20b"), ("GPT-J", "gpt-j-6b"), ("gpt-j", "gpt-j-6b"),
 ])
 def test_older_models_by_repo_id_and_paper_name(text: str, name: str) -> None:
     assert find_model(text).name == name
@@ -229,6 +229,8 @@ def test_fine_tunes_read_from_copies_count_as_their_base(text: str, name: str,
     # chat tokens added to the base's vocabulary: (vocab - base vocab) x hidden x 2 (untied)
     ("teknium/OpenHermes-2.5-Mistral-7B", 32002, "mistral-7b-v0.1"),
     ("allenai/Llama-3.1-Tulu-3-8B", 128264, "llama-3.1-8b"),
+    # models_2026f.py: the official file, and copies that agree with it
+    ("NousResearch/Nous-Hermes-2-Mixtral-8x7B-DPO", 32002, "mixtral-8x7b"),
 ])
 def test_fine_tunes_with_added_tokens_count_the_added_rows(text: str, vocab: int,
                                                            base: str) -> None:

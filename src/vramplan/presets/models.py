@@ -28,6 +28,7 @@ from vramplan.presets.models_2026b import MODELS_2026B
 from vramplan.presets.models_2026c import MODELS_2026C
 from vramplan.presets.models_2026d import MODELS_2026D
 from vramplan.presets.models_2026e import MODELS_2026E
+from vramplan.presets.models_2026f import MODELS_2026F
 from vramplan.presets.models_more import MODELS_MORE
 
 if TYPE_CHECKING:
@@ -1513,7 +1514,7 @@ MODELS: tuple[ModelPreset, ...] = (
             "torch_dtype": "float32",
             "vocab_size": 50400,
         },
-        aliases=("gptj-6b",),
+        aliases=("gptj-6b", "gpt-j"),
         read_from=_copy("hivemind/gpt-j-6B-8bit", "42c6b2b76f655137bc52a80db1b38555b963865a"),
     ),
     # BigScience BLOOM (Le Scao et al. 2022, arXiv:2211.05100) and BLOOMZ, its multitask
@@ -1600,6 +1601,7 @@ MODELS: tuple[ModelPreset, ...] = (
     *MODELS_2026C,
     *MODELS_2026D,
     *MODELS_2026E,
+    *MODELS_2026F,
 )
 """Every preset, in display order."""
 

@@ -72,11 +72,12 @@ def test_a_tiled_mlp_saves_only_its_input() -> None:
 
 
 def test_a_tiled_mlp_backward_holds_one_tile_and_the_input_gradient() -> None:
-    """Per token of the step: the input's whole gradient (2 x 64) and a quarter of what the MLP
-    saves and makes for one token (4 x 2 x 1,024 saved, 3 x 2 x 1,024 gradients), whichever is
-    larger against attention and the norm (here the tile: 3,584 + 128 = 3,712 > 1,280)."""
+    """Per token of the step: the incoming gradient and the input's whole gradient (2 x 64
+    each) and a quarter of what the MLP saves and makes for one token (4 x 2 x 1,024 saved,
+    3 x 2 x 1,024 gradients), whichever is larger against attention and the norm (here the
+    tile: 3,584 + 256 = 3,840 > 1,280)."""
     tiled = _full_spec(mlp_tile_share=Fraction(1, 4))
-    assert block_backward_transient(TINY_LLAMA, tiled) == 2 * 64 + (8 + 6) * 1024 // 4
+    assert block_backward_transient(TINY_LLAMA, tiled) == 2 * 64 + 2 * 64 + (8 + 6) * 1024 // 4
     # untiled: the three intermediate-wide gradients alone
     assert block_backward_transient(TINY_LLAMA, _full_spec()) == 3 * 2 * 1024
 

@@ -298,6 +298,36 @@ def test_analytic_peak_within_3_percent_of_trace(case: tuple[Any, ...]) -> None:
     assert analytic.allocated_bytes == pytest.approx(traced.peak_bytes, rel=TOLERANCE)
 
 
+# --- the tiled MLP ------------------------------------------------------------------------------
+
+WIDE_MLP_LLAMA = FAMILIES["llama"] | {"intermediate_size": 1408, "max_position_embeddings": 4096}
+"""A Llama whose MLP (11 x the hidden size) is the block's largest backward, so its tiles show."""
+TILED_MATRIX = [(method, checkpointing, batch, seq_len)
+                for method in ("full", "lora") for checkpointing in ("none", "full")
+                for batch, seq_len in ((1, 1024), (2, 512))]
+"""`TrainingSetup.tiled_mlp` against `vramplan.tracer.tiled_mlp`: hidden 128, so 8 and 4 shards of
+each sequence (DeepSpeed's rule, which a transformers run takes), tiles of 128 and 256 tokens."""
+
+
+@pytest.mark.parametrize("case", TILED_MATRIX,
+                         ids=["-".join(map(str, case)) for case in TILED_MATRIX])
+def test_tiled_mlp_analytic_peak_within_3_percent_of_trace(case: tuple[Any, ...]) -> None:
+    method, checkpointing, batch, seq_len = case
+    lora = method == "lora"
+    traced = run_trace(make_setup(
+        "llama", WIDE_MLP_LLAMA, method=method, precision="bf16-true", batch=batch,
+        seq_len=seq_len, lora_r=8 if lora else None, lora_targets="q;v" if lora else None,
+        checkpointing=checkpointing, attention="sdpa", tiled_mlp=True))
+    analytic = estimate_training(parse_config(WIDE_MLP_LLAMA), TrainingSetup(
+        method=Method(method), precision=Precision.BF16_TRUE, batch=batch, seq_len=seq_len,
+        framework=Framework.HF, gradient_accumulation=False, optimizer_impl=TRACED_OPTIMIZER_IMPL,
+        lora_rank=8 if lora else None,
+        lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
+        adapters_fp32=TRACED_ADAPTERS_FP32 if lora else None,
+        checkpointing=Checkpointing(checkpointing), attention=Attention.SDPA, tiled_mlp=True))
+    assert analytic.allocated_bytes == pytest.approx(traced.peak_bytes, rel=TOLERANCE)
+
+
 # --- QLoRA: today's bitsandbytes, emulated ------------------------------------------------------
 
 QLORA_MATRIX = [(family, precision, quant) for family in ("llama", "qwen2", "mistral", "phi", "opt")

@@ -131,6 +131,8 @@ def _setup_line(result: TraceResult) -> str:
               f"optimizer_impl={setup.optimizer_impl.value}", f"batch={setup.batch}",
               f"seq_len={setup.seq_len}", f"checkpointing={setup.checkpointing.value}",
               f"attention={setup.attention.value}"]
+    if setup.tiled_mlp:
+        parts.append("tiled_mlp=true")
     return "  " + " ".join(parts)
 
 

@@ -27,6 +27,7 @@ from vramplan.requests.vocabulary import (
     QUANT,
     SEQ_LEN,
     SHARDING,
+    TILED_MLP,
     TRAINING_LORA_R,
     TRAINING_LORA_TARGETS,
 )
@@ -58,6 +59,7 @@ def trace_setup(inputs: Inputs, config: Mapping[str, Any] | None = None) -> Trac
         seq_len=inputs.require(SEQ_LEN),
         checkpointing=(training.checkpointing if aligned
                        else inputs.get(CHECKPOINTING) or Checkpointing.NONE),
+        tiled_mlp=inputs.require(TILED_MLP),
         attention=inputs.require(ATTENTION), device=inputs.require(DEVICE),
         gpus=inputs.get(GPUS) or 1, sharding=inputs.get(SHARDING),
         fsdp_version=inputs.require(FSDP_VERSION), peft_wrap=inputs.require(PEFT_WRAP),

@@ -253,7 +253,7 @@ INFERENCE = Form("infer", (MODEL, CONFIG, WEIGHTS, CONTEXT, PROMPT, BATCH, KV_DT
 LORA = Form("lora", (MODEL, CONFIG, LORA_R, LORA_TARGETS, DORA, RSLORA))
 TRACE = Form("trace", (MODEL, CONFIG, *(f for f in TRAINING_FIELDS
                                          if f not in (LOSS, FRAMEWORK, METRIC, GRAD_ACCUM,
-                                                      COMPILE, EMPTY_CACHE, TILED_MLP)),
+                                                      COMPILE, EMPTY_CACHE)),
                        POLICY, PRECOMPUTE_REF, BETA, COMPLETION_LEN,
                        GPUS, SHARDING, FSDP_VERSION, PEFT_WRAP, ALLOC_CONF, DEVICE))
 """A trace runs transformers' model as transformers trains it: no framework, loss or metric;

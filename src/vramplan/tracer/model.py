@@ -17,7 +17,10 @@ from torch import nn
 from vramplan.errors import OutOfRange, UnknownName
 from vramplan.tracer.bnb_emulation import quantize_linears
 from vramplan.tracer.setup import TRACED_ADAPTERS_FP32, TraceSetup, UnsupportedAttention
-from vramplan.vocab import Checkpointing, Method, Precision
+from vramplan.tracer.tiled_mlp import tile_mlps
+from vramplan.training.estimate import mlp_tile_tokens
+from vramplan.training.setup import TrainingSetup
+from vramplan.vocab import Checkpointing, Framework, Method, Precision
 
 _LLAMA_NAMES = {"q": ("q_proj",), "k": ("k_proj",), "v": ("v_proj",), "o": ("o_proj",),
                 "gate": ("gate_proj",), "up": ("up_proj",), "down": ("down_proj",)}
@@ -147,6 +150,11 @@ def apply_method(model: nn.Module, setup: TraceSetup) -> nn.Module:
         quantize_linears(model, transformer_blocks(model), setup.quant, compute)
     if setup.checkpointing is Checkpointing.FULL:
         _enable_checkpointing(model, reentrant=setup.reentrant_checkpointing)
+    if setup.tiled_mlp:
+        hidden = int(setup.model_config.get("hidden_size") or setup.model_config["n_embd"])
+        tile_mlps(transformer_blocks(model), mlp_tile_tokens(TrainingSetup(
+            batch=setup.batch, seq_len=setup.seq_len, framework=Framework.HF, tiled_mlp=True),
+            hidden))
     return model
 
 

@@ -110,6 +110,9 @@ class TraceSetup:
     checkpointing: Checkpointing = Checkpointing.NONE
     reentrant_checkpointing: bool = False
     """Full checkpointing with `use_reentrant=True` (transformers' default before v5.0.0)."""
+    tiled_mlp: bool = False
+    """Each block's MLP runs tiled (`vramplan.tracer.tiled_mlp`), with the tiles
+    `vramplan.training.estimate.mlp_tile_tokens` gives a transformers run."""
     attention: Attention = Attention.SDPA
     """`flash` runs transformers' `sdpa`: flash-attn's kernels need CUDA, and PyTorch's fused SDPA
     kernels save what FlashAttention saves (q, k, v, the output and the log-sum-exp per row; Dao
@@ -173,7 +176,7 @@ def make_setup(model_name: str, model_config: Mapping[str, Any], *,
                lora_targets: str | tuple[str, ...] | list[str] | None = None,
                train_layers: int | None = None, batch: int = 1, seq_len: int = 512,
                checkpointing: str | Checkpointing | None = None,
-               reentrant_checkpointing: bool = False,
+               reentrant_checkpointing: bool = False, tiled_mlp: bool = False,
                attention: str | Attention | None = None,
                device: str | Device | None = None, alloc_conf: str | None = None,
                gpus: int = 1, sharding: str | Scheme | None = None,
@@ -204,6 +207,7 @@ def make_setup(model_name: str, model_config: Mapping[str, Any], *,
         seq_len=seq_len,
         checkpointing=choice(Checkpointing, "checkpointing", checkpointing, Checkpointing.NONE),
         reentrant_checkpointing=reentrant_checkpointing,
+        tiled_mlp=tiled_mlp,
         attention=choice(Attention, "attention", attention, Attention.SDPA),
         device=choice(Device, "device", device, Device.CPU),
         alloc_conf=parse_alloc_conf(alloc_conf or ""),

@@ -142,7 +142,7 @@ class BlockSpec:
     forward tile by tile under `no_grad` and saves only its input (`ctx.save_for_backward(x)`);
     its backward makes the input's gradient whole (`torch.zeros_like(x)`) and runs each tile
     again with its gradient, so one tile's saved tensors and gradients exist at a time
-    (`_tiled_mlp_backward`)."""
+    (`tiled_mlp_backward`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -699,12 +699,15 @@ def _mlp_or_tiled(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Ten
         ledger.keep(n2.name, n2.itemsize * arch.hidden_size)
 
 
-def _tiled_mlp_backward(arch: Architecture, spec: BlockSpec, share: Fraction) -> int:
+def tiled_mlp_backward(arch: Architecture, spec: BlockSpec, share: Fraction) -> int:
     """Per token of the step, what a tiled MLP's backward holds beyond the block's saved
-    tensors: the gradient of its input, made whole before the first tile (`torch.zeros_like(x)`,
-    the input's dtype), and the largest tile run again with its gradient: what the MLP saves
-    for that tile (less its input, a view of the saved one) and the MLP's backward tensors
-    (`_mlp_backward_tensors`), that tile's share of the step's tokens."""
+    tensors: the incoming gradient of its output, which the function's backward holds through
+    every tile (the compute dtype), the gradient of its input, made whole before the first tile
+    (`torch.zeros_like(x)`, the input's dtype), and the largest tile run again with its
+    gradient: what the MLP saves for that tile (less its input, a view of the saved one) and
+    the MLP's backward tensors (`_mlp_backward_tensors`), that tile's share of the step's
+    tokens. Traced (`vramplan.tracer.tiled_mlp` on a Llama block, LoRA and full fine-tuning,
+    with and without full checkpointing): the peak holds these beside the saved tensors."""
     n2 = _Tensor("norm_2_out", spec.residual_bytes)
     untiled = replace(spec, mlp_tile_share=None)
     if _unsloth_lora_kernels(arch, spec):
@@ -716,7 +719,8 @@ def _tiled_mlp_backward(arch: Architecture, spec: BlockSpec, share: Fraction) ->
                          if item.name != n2.name)
     tile_backward = _mlp_backward_tensors(arch, untiled) * _mlp_backward_itemsize(arch, untiled) \
         * arch.expert_intermediate_size
-    return n2.itemsize * arch.hidden_size + int((tile_saved + tile_backward) * share)
+    whole = (n2.itemsize + spec.compute_bytes) * arch.hidden_size
+    return whole + int((tile_saved + tile_backward) * share)
 
 
 def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
@@ -990,7 +994,7 @@ def block_backward_transient(arch: Architecture, spec: BlockSpec,
     c = spec.compute_bytes
     mlp = _mlp_backward_tensors(arch, spec) * _mlp_backward_itemsize(arch, spec) \
         * arch.expert_intermediate_size if spec.mlp_tile_share is None \
-        else _tiled_mlp_backward(arch, spec, spec.mlp_tile_share)
+        else tiled_mlp_backward(arch, spec, spec.mlp_tile_share)
     attention = 3 * c * arch.q_dim + FP32 * arch.q_dim
     norm = RMSNORM_BACKWARD_FP32_TENSORS * FP32 * arch.hidden_size \
         if arch.norm is NormKind.RMSNORM else 0

@@ -63,6 +63,7 @@ from vramplan.training.activations import (
     quantized_base_inputs,
     scores_backward_extra,
     submodule_checkpoint_inputs,
+    tiled_mlp_backward,
     total_per_token,
 )
 from vramplan.training.allocations import (
@@ -404,6 +405,7 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
     # the blocks' backward: none when no block has a graph (`checkpoints_cut_the_graph`)
     transient = _backward_transient(arch, setup, spec, saved) * tokens \
         + _dequant_bytes(arch, setup) + _gradients_before_scores(arch, setup, spec, saved) \
+        + _mlp_gradients_between_tiles(arch, setup, spec, saved) \
         + _expert_gradient_sums(arch, setup) if graph else 0
     # copies of a MoE layer's expert weights its matmuls save (`_expert_weight_copies`): every
     # MoE layer's with a graph, or only the recomputed one's under full checkpointing
@@ -771,6 +773,28 @@ def _gradients_before_scores(arch: Architecture, setup: TrainingSetup, spec: Blo
     after_attention = sum(lin.params_each * lin.count for lin in arch.block_linears()
                           if lin.role not in _ATTENTION_INPUT_ROLES)
     return after_attention * trainable_itemsize(setup)
+
+
+_MLP_ROLES = frozenset({"gate", "up", "down", "gate_up"})
+
+
+def _mlp_gradients_between_tiles(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
+                                 saved: tuple[Saved, ...]) -> int:
+    """A tiled MLP of more than one tile backpropagates each tile into its weights' gradients
+    (`tiled_mlp_backward`): from the second tile on they sit beside the tile's tensors, where
+    an untiled MLP makes them after its intermediates are freed. Counted when the tiled MLP's
+    backward is the block's largest and the block's weights train, not when gradients persist
+    or are stepped on as they are made (as `_gradients_before_scores`). Traced
+    (`vramplan.tracer.tiled_mlp`, tests/test_trace_agreement.py): the peak of a tiled block's
+    backward holds them."""
+    share = spec.mlp_tile_share
+    if share is None or share >= 1 or not spec.weights_train or gradients_kept(setup) \
+            or setup.optimizer_impl is OptimizerImpl.IN_BACKWARD \
+            or tiled_mlp_backward(arch, spec, share) < block_backward_transient(arch, spec, saved):
+        return 0
+    mlp = sum(lin.params_each * lin.count for lin in arch.block_linears()
+              if lin.role in _MLP_ROLES)
+    return mlp * trainable_itemsize(setup)
 
 
 def _eager_mask_kept_bytes(setup: TrainingSetup, spec: BlockSpec) -> int:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +64,60 @@ def test_case_notes_naming_the_upload_set_the_skip_list() -> None:
     assert unquantized_modules(phi) == PHI_4_SKIPS.skip_modules
     # a LoRA row quantizes nothing, whatever its notes name
     assert unquantized_modules(dataclasses.replace(phi, method=Method.LORA)) == ()
+
+
+def test_unsloth_qlora_of_phi_4_loads_the_dynamic_upload_from_its_mapping_on() -> None:
+    """Unsloth's mapper sends `unsloth/phi-4` and `microsoft/phi-4` to the dynamic upload from
+    2025-01-08 (unslothai/unsloth 6cbfca8c63); another stack quantizes the model whole."""
+    from datetime import date
+
+    from vramplan.presets.dynamic_quants import unsloth_loads
+
+    assert unsloth_loads("phi-4", None) == PHI_4_SKIPS
+    assert unsloth_loads("phi-4", date(2025, 1, 8)) == PHI_4_SKIPS
+    assert unsloth_loads("phi-4", date(2025, 1, 7)) is None
+    assert unsloth_loads("llama-3.1-8b", None) is None
+
+
+def _fit_setup(*argv: str) -> TrainingSetup:
+    from vramplan.requests.reading import read
+    from vramplan.requests.training import fit_request
+    from vramplan.requests.vocabulary import FIT
+
+    names = argv[0::2]
+    request = fit_request(read(FIT, dict(zip(names, argv[1::2], strict=True)), text=True))
+    return request.setup.training
+
+
+def test_a_fit_request_takes_the_skip_list_unsloth_loads_or_the_config_names(
+        tmp_path: Path) -> None:
+    import json
+
+    unsloth = _fit_setup("model", "phi-4", "method", "qlora", "framework", "unsloth",
+                         "gpu", "t4-16gb")
+    assert PHI_4_SKIPS is not None and unsloth.unquantized_modules == PHI_4_SKIPS.skip_modules
+    assert _fit_setup("model", "phi-4", "method", "qlora", "framework", "hf",
+                      "gpu", "t4-16gb").unquantized_modules == ()
+    assert _fit_setup("model", "phi-4", "method", "lora", "framework", "unsloth",
+                      "gpu", "a100-80gb").unquantized_modules == ()
+    # a pre-quantized checkpoint's own config.json names its list, whatever the stack
+    config = dict(find_model("phi-4").config)
+    config["quantization_config"] = {"load_in_4bit": True, "quant_method": "bitsandbytes",
+                                     "llm_int8_skip_modules": ["lm_head", "model.layers.0.mlp"]}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    listed = _fit_setup("config", str(tmp_path / "config.json"), "method", "qlora",
+                        "framework", "hf", "gpu", "t4-16gb")
+    assert listed.unquantized_modules == ("lm_head", "model.layers.0.mlp")
+
+
+def test_the_fit_report_says_what_stays_16_bit_and_how_the_mlp_is_tiled() -> None:
+    import io
+
+    from vramplan.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["fit", "--model", "phi-4", "--method", "qlora", "--framework", "unsloth",
+                 "--gpu", "t4-16gb", "--tiled-mlp"], out, err) == 0
+    text = out.getvalue()
+    assert "4-bit checkpoint: 11 block linears kept in 16 bits" in text
+    assert "MLP run in tiles, 2,048 tokens at a time" in text

@@ -16,7 +16,9 @@ from vramplan.requests.training import fit_request
 from vramplan.requests.vocabulary import FIT, TRAINING_FIELDS
 from vramplan.serialize import fit_to_json
 from vramplan.training.alignment import generated_at_once, reference_kind
+from vramplan.training.estimate import mlp_tile_tokens
 from vramplan.training.setup import TrainingSetup, optimizer_impl
+from vramplan.training.states import unquantized_linears
 from vramplan.units import format_gb, format_gib, format_number
 from vramplan.vocab import Optimizer
 
@@ -95,6 +97,12 @@ def _title(result: FitReport, lang: Lang) -> str:
                      batch=training.batch, seq_len=training.seq_len,
                      checkpointing=training.checkpointing.value,
                      attention=training.attention.value, framework=training.framework.value)
+    kept = unquantized_linears(setup.arch, training.unquantized_modules)
+    if kept:
+        line += "\n" + translate("fit.unquantized", lang, count=len(kept))
+    if training.tiled_mlp:
+        line += "\n" + translate("fit.tiled_mlp", lang, tokens=format_number(
+            mlp_tile_tokens(training, setup.arch.hidden_size), lang))
     alignment = training.alignment
     if alignment is None:
         return f"{title}\n{line}"

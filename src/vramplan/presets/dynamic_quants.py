@@ -19,6 +19,7 @@ Data only: no file I/O at import.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +29,11 @@ class DynamicQuant:
     repo: str
     skip_modules: tuple[str, ...]
     source: str
+    model: str
+    """The registry preset the upload quantizes."""
+    unsloth_maps_since: date
+    """From this date Unsloth's mapper sends the model's names to this upload when
+    `load_in_4bit=True` (unsloth/models/mapper.py `INT_TO_FLOAT_MAPPER`)."""
 
 
 DYNAMIC_QUANTS: tuple[DynamicQuant, ...] = (
@@ -43,6 +49,10 @@ DYNAMIC_QUANTS: tuple[DynamicQuant, ...] = (
                       "model.layers.1.mlp", "model.layers.2.mlp", "model.layers.3.mlp",
                       "model.layers.37.self_attn.o_proj", "model.layers.39.self_attn.o_proj"),
         source="https://huggingface.co/unsloth/phi-4-unsloth-bnb-4bit/blob/main/config.json",
+        model="phi-4",
+        # unslothai/unsloth 6cbfca8c63 (2025-01-08, "Phi-4 (#1523)") adds the mapping from
+        # "unsloth/phi-4" and "microsoft/phi-4"; unchanged at the mirror's HEAD
+        unsloth_maps_since=date(2025, 1, 8),
     ),
 )
 """The checkpoints whose skip lists were read."""
@@ -52,3 +62,10 @@ def dynamic_quant_named_in(text: str) -> DynamicQuant | None:
     """The checkpoint of `DYNAMIC_QUANTS` whose repository id `text` names (case aside)."""
     lowered = text.lower()
     return next((quant for quant in DYNAMIC_QUANTS if quant.repo.lower() in lowered), None)
+
+
+def unsloth_loads(model: str, on: date | None) -> DynamicQuant | None:
+    """The dynamic upload Unsloth's `from_pretrained(..., load_in_4bit=True)` loads for the
+    preset `model` with its code of `on` (None: today's), where its skip list was read."""
+    return next((quant for quant in DYNAMIC_QUANTS if quant.model == model
+                 and (on is None or on >= quant.unsloth_maps_since)), None)

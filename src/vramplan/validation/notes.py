@@ -21,7 +21,7 @@ from vramplan.distributed.sharding import (
 )
 from vramplan.errors import UnknownName
 from vramplan.presets.cuda import DRIVER_RESERVE_BYTES
-from vramplan.presets.dynamic_quants import dynamic_quant_named_in
+from vramplan.presets.dynamic_quants import dynamic_quant_named_in, unsloth_loads
 from vramplan.presets.frameworks import (
     LIGHTNING_PRECISION_ALIASES,
     LITGPT_COMMIT_DATES,
@@ -106,9 +106,14 @@ USE_KERNELS_NOTE = re.compile(r"\buse_kernels\W{0,4}true\b", re.IGNORECASE)
 
 
 def unquantized_modules(case: Case) -> tuple[str, ...]:
-    """The skip list of the 4-bit checkpoint a QLoRA row's notes name, where it was read
+    """The skip list of the 4-bit checkpoint a QLoRA row's notes name, else of the dynamic
+    upload Unsloth loads for the row's model at its date, where it was read
     (`vramplan.presets.dynamic_quants`): `TrainingSetup.unquantized_modules`."""
-    quant = dynamic_quant_named_in(case.notes) if case.method is Method.QLORA else None
+    if case.method is not Method.QLORA:
+        return ()
+    quant = dynamic_quant_named_in(case.notes)
+    if quant is None and case.framework is Framework.UNSLOTH:
+        quant = unsloth_loads(find_model(case.model).name, code_date(case))
     return quant.skip_modules if quant is not None else ()
 
 

@@ -40,6 +40,15 @@ MESSAGES = {
         EN: "{method}, {precision}, {optimizer}, batch {batch} × {seq_len} tokens, "
         "checkpointing {checkpointing}, attention {attention}, framework {framework}",
     },
+    "fit.unquantized": {
+        FR: "checkpoint 4 bits : {count} couches linéaires des blocs gardées en 16 bits "
+        "(llm_int8_skip_modules)",
+        EN: "4-bit checkpoint: {count} block linears kept in 16 bits (llm_int8_skip_modules)",
+    },
+    "fit.tiled_mlp": {
+        FR: "MLP par tuiles, {tokens} jetons à la fois",
+        EN: "MLP run in tiles, {tokens} tokens at a time",
+    },
     "fit.per_gpu": {
         FR: "Mémoire par GPU au pic (phase {phase}, mesure {metric}) :",
         EN: "Memory per GPU at the peak (phase {phase}, metric {metric}):",

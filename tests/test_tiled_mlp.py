@@ -103,6 +103,8 @@ def test_one_tile_of_a_long_sequence_costs_what_the_untiled_mlp_costs_for_that_t
     ("from_pretrained(unsloth_tiled_mlp=True)", True),
     ("axolotl config: tiled_mlp: true, sequence_len 65536", True),
     ("UNSLOTH_TILED_MLP=arctic", True),
+    ("ArcticTraining recipe: tiled_mlp_compute: true", True),
+    ("no tiled_mlp_compute (commented out)", False),
     ("unsloth_tiled_mlp False", False),
     ("tiled_mlp: false", False),
     ("Unsloth's tiled MLP is not used", False),

@@ -238,10 +238,11 @@ nullcontext` unless `use_amp`; default_training_params.json `"use_amp": false`).
 
 
 TILED_MLP_NOTE = re.compile(
-    r"\b(?:unsloth_)?tiled_mlp\W{0,4}(?:=\s*)?true\b|\bUNSLOTH_TILED_MLP\s*=\s*[\"']?"
-    r"(?:arctic|1)\b", re.IGNORECASE)
+    r"\b(?:unsloth_)?tiled_mlp(?:_compute)?\W{0,4}(?:=\s*)?true\b"
+    r"|\bUNSLOTH_TILED_MLP\s*=\s*[\"']?(?:arctic|1)\b", re.IGNORECASE)
 """A row whose notes say the MLP ran tiled (Unsloth's `unsloth_tiled_mlp True` or
-`UNSLOTH_TILED_MLP=arctic`, axolotl's `tiled_mlp: true`): `TrainingSetup.tiled_mlp`."""
+`UNSLOTH_TILED_MLP=arctic`, axolotl's `tiled_mlp: true`, ArcticTraining's recipe key
+`tiled_mlp_compute: true`, which calls DeepSpeed's `TiledMLP`): `TrainingSetup.tiled_mlp`."""
 
 
 LIGER_KERNELS_NOTE = re.compile(

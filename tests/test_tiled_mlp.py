@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import date
 from fractions import Fraction
+from typing import Any
 
 import pytest
 
@@ -121,3 +122,38 @@ def test_the_request_field_reaches_the_setup() -> None:
     given = read(FIT, {"method": "lora", "framework": "unsloth", "tiled_mlp": "true"}, text=True)
     assert training_setup(given).tiled_mlp
     assert not training_setup(read(FIT, {"method": "lora"}, text=True)).tiled_mlp
+
+
+def test_checkpoints_kept_on_the_host_leave_one_reloaded_input_on_the_gpu() -> None:
+    """ArcticTraining's `activation_checkpoint_cpu_offload` (`CheckpointFunctionWithCPUOffload`):
+    the blocks' checkpointed inputs live in host memory; backward brings each back into a fresh
+    tensor beside its block's recomputation. Tiny Llama (2 blocks, hidden 64), 512 tokens, bf16:
+    the saved activations lose the two inputs, the blocks' backward gains one."""
+    from vramplan.training.estimate import Phase, estimate_training
+    from vramplan.training.setup import offloads_checkpoints
+    from vramplan.vocab import Checkpointing
+
+    setup = TrainingSetup(method=Method.FULL, batch=1, seq_len=512, framework=Framework.HF,
+                          checkpointing=Checkpointing.FULL, gradient_accumulation=False)
+    on_host = dataclasses.replace(setup, checkpoints_on_host=True)
+    assert offloads_checkpoints(on_host) and not offloads_checkpoints(setup)
+    plain, offloaded = estimate_training(TINY_LLAMA, setup), estimate_training(TINY_LLAMA, on_host)
+    one_input = 2 * 64 * 512
+    assert plain.activations_bytes - offloaded.activations_bytes == 2 * one_input
+
+    def temporaries(estimate: Any) -> int:
+        return next(part.memory_bytes for phase in estimate.phases
+                    if phase.phase is Phase.BACKWARD_BLOCKS for part in phase.parts
+                    if part.kind.name == "BACKWARD_TEMPORARIES")
+
+    assert temporaries(offloaded) - temporaries(plain) == one_input
+
+
+@pytest.mark.parametrize(("notes", "on_host"), [
+    ("activation_checkpoint_cpu_offload: true", True),
+    ("no activation_checkpoint_cpu_offload and no tiled_mlp_compute (both commented out)", False),
+])
+def test_notes_that_say_the_checkpoints_went_to_the_host(notes: str, on_host: bool) -> None:
+    from vramplan.validation.notes import CHECKPOINTS_ON_HOST_NOTE
+
+    assert (CHECKPOINTS_ON_HOST_NOTE.search(notes) is not None) is on_host

@@ -746,6 +746,12 @@ def _backward_transient(arch: Architecture, setup: TrainingSetup, spec: BlockSpe
         recomputed = largest_submodule_saved(saved) if setup.checkpoint_submodules \
             else total_per_token(saved)
         transient += recomputed + masked_local_layer_bytes(arch, spec, setup.seq_len)
+        if offloads_checkpoints(setup) and not checkpoint_reload_buffers(setup) \
+                and not any(item.name == "x_in" for item in saved):
+            # an offloaded input comes back into a fresh tensor for its block's recomputation
+            # (`CheckpointFunctionWithCPUOffload.backward`: `.to(ctx.x_device)`), beside what the
+            # block saves unless the block saves its input itself
+            transient += block_input_bytes(arch, spec)
     elif setup.checkpointing is Checkpointing.SELECTIVE:
         # what the policy recomputes exists again while the block runs backward: what autograd
         # saved less what the policy kept; not less what it keeps under tensor parallelism

@@ -157,6 +157,13 @@ class TrainingSetup:
     projections in 16 bits; `vramplan.presets.dynamic_quants`). Names outside the blocks (the
     head, a vision tower or projector) change nothing: they are not quantized anyway.
     `vramplan.training.states.unquantized_linears`."""
+    checkpoints_on_host: bool = False
+    """Full checkpointing keeps each block's input in host memory and brings it back into a
+    fresh GPU tensor to recompute the block in backward (ArcticTraining's
+    `activation_checkpoint_cpu_offload`: arctic_training/monkey_patches.py
+    `CheckpointFunctionWithCPUOffload`, reentrant, which moves the first tensor argument to the
+    CPU in forward and `.to(ctx.x_device)` in backward); Unsloth's own offloaded checkpointing
+    is its framework's (`offloads_checkpoints`)."""
     tiled_mlp: bool = False
     """The MLP (a MoE layer's whole block) runs over tiles of tokens under `no_grad` and saves
     only its input; backward runs it again tile by tile with its gradient (Unsloth's
@@ -714,7 +721,13 @@ def block_framework(setup: TrainingSetup) -> Framework:
 
 def offloads_checkpoints(setup: TrainingSetup) -> bool:
     """Full checkpointing keeps the blocks' inputs in host memory (Unsloth's
-    `use_gradient_checkpointing="unsloth"`, `vramplan.presets.frameworks.UnslothCode`)."""
+    `use_gradient_checkpointing="unsloth"`, `vramplan.presets.frameworks.UnslothCode`, or
+    `TrainingSetup.checkpoints_on_host`)."""
+    return setup.checkpointing is Checkpointing.FULL \
+        and (setup.checkpoints_on_host or _unsloth_offloads_checkpoints(setup))
+
+
+def _unsloth_offloads_checkpoints(setup: TrainingSetup) -> bool:
     return setup.framework is Framework.UNSLOTH and setup.checkpointing is Checkpointing.FULL \
         and unsloth_code(setup.code_date).offloads_checkpoints
 
@@ -730,7 +743,7 @@ def checkpoint_reload_buffers(setup: TrainingSetup) -> int:
     """GPU buffers that Unsloth's offloaded checkpoints come back into, allocated for the run
     (`UnslothCode.smart_checkpointing`, `reload_buffers`); 0 where each comes back into a
     fresh tensor or nothing is offloaded."""
-    if not offloads_checkpoints(setup):
+    if not _unsloth_offloads_checkpoints(setup):
         return 0
     code = unsloth_code(setup.code_date)
     return code.reload_buffers if code.smart_checkpointing else 0
@@ -739,13 +752,14 @@ def checkpoint_reload_buffers(setup: TrainingSetup) -> int:
 def keeps_last_checkpoint_input(setup: TrainingSetup) -> bool:
     """Unsloth's offloaded checkpointing keeps the last block's input on the GPU
     (`UnslothCode.smart_checkpointing`)."""
-    return offloads_checkpoints(setup) and unsloth_code(setup.code_date).smart_checkpointing
+    return _unsloth_offloads_checkpoints(setup) \
+        and unsloth_code(setup.code_date).smart_checkpointing
 
 
 def first_pass_keeps_inputs(setup: TrainingSetup) -> bool:
     """The run's first micro-batch keeps every checkpointed block's input on the GPU, which
     later ones offload (`UnslothCode.first_pass_kept`)."""
-    return offloads_checkpoints(setup) and unsloth_code(setup.code_date).first_pass_kept
+    return _unsloth_offloads_checkpoints(setup) and unsloth_code(setup.code_date).first_pass_kept
 
 
 def unsloth_fuses_loss(setup: TrainingSetup) -> bool:

@@ -245,12 +245,20 @@ TILED_MLP_NOTE = re.compile(
 `tiled_mlp_compute: true`, which calls DeepSpeed's `TiledMLP`): `TrainingSetup.tiled_mlp`."""
 
 
+CHECKPOINTS_ON_HOST_NOTE = re.compile(r"\bactivation_checkpoint_cpu_offload\W{0,4}(?:=\s*)?true\b",
+                                      re.IGNORECASE)
+"""A row whose notes say ArcticTraining offloaded the checkpointed blocks' inputs to the CPU
+(its recipe key `activation_checkpoint_cpu_offload: true`): `TrainingSetup.checkpoints_on_host`."""
+
+
 LIGER_KERNELS_NOTE = re.compile(
     r"\b(?:use_liger(?:_kernel)?\W{0,4}(?:=\s*)?true\b(?!\s*/)|apply_liger_kernel\w*\b"
-    r"|liger_rms_norm\b|LigerPlugin\b)", re.IGNORECASE)
+    r"|liger_rms_norm\b|LigerPlugin\b|AutoLigerKernelForCausalLM\b)", re.IGNORECASE)
 """A row whose notes say Liger-Kernel patched the model (`use_liger_kernel True`,
 `--use_liger_kernel true`, `apply_liger_kernel_to_llama`, axolotl's `LigerPlugin` with
-`liger_rms_norm`; not a command's `--use_liger True/False`): `TrainingSetup.liger_kernels`."""
+`liger_rms_norm`, `AutoLigerKernelForCausalLM`, whose `from_pretrained` applies the model
+type's `apply_liger_kernel_to_*`: liger_kernel/transformers/auto_model.py; not a command's
+`--use_liger True/False`): `TrainingSetup.liger_kernels`."""
 
 
 FUSED_LOSS_NOTE = re.compile(

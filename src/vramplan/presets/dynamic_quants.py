@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
+from vramplan.vocab import Framework
+
 
 @dataclass(frozen=True, slots=True)
 class DynamicQuant:
@@ -69,3 +71,11 @@ def unsloth_loads(model: str, on: date | None) -> DynamicQuant | None:
     preset `model` with its code of `on` (None: today's), where its skip list was read."""
     return next((quant for quant in DYNAMIC_QUANTS if quant.model == model
                  and (on is None or on >= quant.unsloth_maps_since)), None)
+
+
+def skip_modules_loaded(model: str, framework: Framework, on: date | None) -> tuple[str, ...]:
+    """The skip list a QLoRA run of `framework` loads for the preset `model` when it names no
+    checkpoint of its own: Unsloth's dynamic upload (`unsloth_loads`), none elsewhere (the
+    stack quantizes the checkpoint whole, the head aside)."""
+    quant = unsloth_loads(model, on) if framework is Framework.UNSLOTH else None
+    return quant.skip_modules if quant is not None else ()

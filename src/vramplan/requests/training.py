@@ -30,7 +30,7 @@ from vramplan.model.lora_targets import expand_targets
 from vramplan.planner.setup import FitSetup
 from vramplan.planner.verdict import usable_share_from_percent
 from vramplan.presets.cuda import free_at_load_bytes
-from vramplan.presets.dynamic_quants import unsloth_loads
+from vramplan.presets.dynamic_quants import skip_modules_loaded
 from vramplan.presets.frameworks import default_gradient_accumulation, framework_defaults
 from vramplan.presets.gpus import Gpu, find_gpu
 from vramplan.requests.fields import Field
@@ -312,7 +312,7 @@ def unquantized_modules(model: ModelChoice, training: TrainingSetup) -> tuple[st
     """The block modules a QLoRA run's 4-bit checkpoint keeps in 16 bits: what the model's
     config.json lists (`quantization_config.llm_int8_skip_modules`, a pre-quantized
     checkpoint's), else, for Unsloth, the skip list of the dynamic upload its mapper loads for
-    the preset (`vramplan.presets.dynamic_quants.unsloth_loads`); none otherwise."""
+    the preset (`vramplan.presets.dynamic_quants.skip_modules_loaded`); none otherwise."""
     if training.method is not Method.QLORA:
         return ()
     quantization = model.config.get("quantization_config")
@@ -320,9 +320,7 @@ def unquantized_modules(model: ModelChoice, training: TrainingSetup) -> tuple[st
         else None
     if isinstance(listed, list) and all(isinstance(name, str) for name in listed):
         return tuple(listed)
-    quant = unsloth_loads(model.name, training.code_date) \
-        if training.framework is Framework.UNSLOTH else None
-    return quant.skip_modules if quant is not None else ()
+    return skip_modules_loaded(model.name, training.framework, training.code_date)
 
 
 def fit_setup(model: ModelChoice, training: TrainingSetup, plan: Parallelism) -> FitSetup:

@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from vramplan.errors import OutOfRange, UnknownName
+from vramplan.model.hf_config import parse_config
 from vramplan.tracer.bnb_emulation import quantize_linears
 from vramplan.tracer.setup import TRACED_ADAPTERS_FP32, TraceSetup, UnsupportedAttention
 from vramplan.tracer.tiled_mlp import tile_mlps
@@ -151,7 +152,7 @@ def apply_method(model: nn.Module, setup: TraceSetup) -> nn.Module:
     if setup.checkpointing is Checkpointing.FULL:
         _enable_checkpointing(model, reentrant=setup.reentrant_checkpointing)
     if setup.tiled_mlp:
-        hidden = int(setup.model_config.get("hidden_size") or setup.model_config["n_embd"])
+        hidden = parse_config(setup.model_config).hidden_size
         tile_mlps(transformer_blocks(model), mlp_tile_tokens(TrainingSetup(
             batch=setup.batch, seq_len=setup.seq_len, framework=Framework.HF, tiled_mlp=True),
             hidden))

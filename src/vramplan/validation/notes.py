@@ -21,7 +21,7 @@ from vramplan.distributed.sharding import (
 )
 from vramplan.errors import UnknownName
 from vramplan.presets.cuda import DRIVER_RESERVE_BYTES
-from vramplan.presets.dynamic_quants import dynamic_quant_named_in, unsloth_loads
+from vramplan.presets.dynamic_quants import dynamic_quant_named_in, skip_modules_loaded
 from vramplan.presets.frameworks import (
     LIGHTNING_PRECISION_ALIASES,
     LITGPT_COMMIT_DATES,
@@ -112,9 +112,9 @@ def unquantized_modules(case: Case) -> tuple[str, ...]:
     if case.method is not Method.QLORA:
         return ()
     quant = dynamic_quant_named_in(case.notes)
-    if quant is None and case.framework is Framework.UNSLOTH:
-        quant = unsloth_loads(find_model(case.model).name, code_date(case))
-    return quant.skip_modules if quant is not None else ()
+    if quant is not None:
+        return quant.skip_modules
+    return skip_modules_loaded(find_model(case.model).name, case.framework, code_date(case))
 
 
 def moe_hub_kernel(case: Case) -> bool:

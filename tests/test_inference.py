@@ -9,7 +9,11 @@ from typing import Any
 import pytest
 
 from vramplan.errors import ConflictingOptions, OutOfRange
-from vramplan.inference.estimate import InferenceEstimate, estimate_inference
+from vramplan.inference.estimate import (
+    InferenceEstimate,
+    estimate_inference,
+    prefill_activation_bytes,
+)
 from vramplan.inference.limits import inference_limits
 from vramplan.inference.setup import InferenceInputs, inference_inputs
 from vramplan.model.weight_storage import WeightGroup
@@ -363,10 +367,26 @@ def test_transformers_generate_before_4_42_holds_the_previous_cache_too() -> Non
 
 def test_a_growing_cache_holds_only_the_prompt_during_prefill() -> None:
     """HF's DynamicCache grows token by token: the prefill's working set sits beside the prompt's
-    keys and values, not the whole context's; a static cache (generic) is there from the start."""
+    keys and values, not the whole context's; a static cache (generic) is there from the start.
+    transformers' working set also holds the embeddings and the block's input (two bf16
+    4,000 x 4,096 tensors, `test_transformers_prefill_holds_two_more_residual_tensors`)."""
     hf = _estimate(context=4096, prompt=4000, engine=Engine.HF)
     static = _estimate(context=4096, prompt=4000, engine=Engine.GENERIC)
     per_token = 2 * 32 * 32 * 128 * 2
-    working = static.bytes_of(PartKind.PREFILL_ACTIVATIONS)
+    working = static.bytes_of(PartKind.PREFILL_ACTIVATIONS) + 2 * 4000 * 4096 * 2
     assert hf.bytes_of(PartKind.KV_CACHE) == static.bytes_of(PartKind.KV_CACHE)
     assert hf.bytes_of(PartKind.PREFILL_ACTIVATIONS) == max(0, working - 96 * per_token)
+
+
+def test_transformers_prefill_holds_two_more_residual_tensors() -> None:
+    """During a transformers forward the model's loop keeps the block's input referenced
+    (`hidden_states = decoder_layer(hidden_states, ...)`) and its `forward` keeps the embeddings
+    (`inputs_embeds`): at the MLP's peak four hidden-size tensors (embeddings, block input, the
+    attention's residual sum, the normed input) beside its three intermediates, where a plain
+    loop holds two. Llama-2-7B (hidden 4,096, intermediate 11,008), one sequence of 1,000 tokens
+    in bf16: (4 x 4,096 + 3 x 11,008) x 1,000 x 2 bytes; the generic loop 2 x 4,096 fewer."""
+    arch = architecture_of(find_model("llama-2-7b"))
+    hf = prefill_activation_bytes(arch, _inputs(context=1000, engine=Engine.HF))
+    generic = prefill_activation_bytes(arch, _inputs(context=1000))
+    assert hf == (4 * 4096 + 3 * 11008) * 1000 * 2
+    assert generic == (2 * 4096 + 3 * 11008) * 1000 * 2

@@ -256,6 +256,18 @@ def prefill_activation_bytes(arch: Architecture, inputs: InferenceInputs) -> int
     attention = 2 * h + (arch.q_dim + arch.attn_out_dim + arch.kv_dim + arch.v_dim) // tp
     width = _mlp_width(arch)
     mlp = 2 * h + (3 if arch.mlp is MlpKind.GATED else 2) * width // tp
+    if inputs.profile.engine is Engine.HF:
+        # transformers' Python keeps two more residual-stream tensors referenced beside the
+        # block's: the embeddings (`inputs_embeds`, a local of the model's `forward` until it
+        # returns) and the block's input (the caller's `hidden_states` while
+        # `hidden_states = decoder_layer(hidden_states, ...)` runs, `layer_outputs = ...` in
+        # older releases; LlamaModel/Qwen2Model `forward`, read in the v5.25.0 wheel). The
+        # input is the attention phase's residual already. A no-grad Qwen2 forward of that
+        # wheel, its live tensors tracked op by op, peaks at the MLP's product with exactly
+        # these four hidden-size tensors beside the three intermediates (docs/inference.md).
+        # The same two tensors beside a TRL reference forward: `training.alignment`.
+        attention += h
+        mlp += 2 * h
     act_bytes = 4 if inputs.profile.activations_fp32 else inputs.compute_dtype.bytes
     tokens = inputs.batch * _chunk(inputs)
     working = tokens * max(attention, mlp) * act_bytes

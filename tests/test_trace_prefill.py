@@ -1,0 +1,88 @@
+"""transformers' prefill, measured: a no-grad forward of a small Qwen2 on the CPU, every tensor an
+ATen op makes tracked until its storage is freed, peaks where `prefill_activation_bytes` says,
+byte for byte, bar the forward's own small tensors (rotary cos and sin, cache positions).
+
+At the peak (the last block's MLP product) the live tensors are the three intermediates, four
+hidden-size tensors (the embeddings `inputs_embeds` keeps, the block's input the model's loop
+keeps, the attention's residual sum and the normed input) and every layer's keys and values: a
+plain loop would hold two hidden-size tensors, which the test would see as 2 x 4,096 x 512 x 2
+bytes too few."""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from transformers import AutoConfig, AutoModelForCausalLM
+
+from vramplan.inference.estimate import kv_cache_bytes, prefill_activation_bytes
+from vramplan.inference.setup import inference_inputs
+from vramplan.model.hf_config import parse_config
+from vramplan.presets.quant_formats import find_format
+from vramplan.vocab import Engine
+
+pytestmark = pytest.mark.trace
+
+TOKENS = 4096
+CONFIG: dict[str, Any] = {
+    "model_type": "qwen2", "hidden_size": 512, "intermediate_size": 2816,
+    "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2,
+    "vocab_size": 1000, "max_position_embeddings": TOKENS, "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16"}
+
+
+class _LiveBytes(TorchDispatchMode):
+    """Bytes of the storages the ops made that are still alive, and their peak; storages that
+    existed before (the weights, the buffers) are not counted."""
+
+    def __init__(self, before: set[int]) -> None:
+        super().__init__()
+        self.before = before
+        self.sizes: dict[int, int] = {}
+        self.live = 0
+        self.peak = 0
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        for tensor in out if isinstance(out, (tuple, list)) else (out,):
+            if not isinstance(tensor, torch.Tensor):
+                continue
+            storage = tensor.untyped_storage()
+            key = storage.data_ptr()
+            if key in self.sizes or key in self.before or storage.nbytes() == 0:
+                continue
+            self.sizes[key] = storage.nbytes()
+            self.live += storage.nbytes()
+            weakref.finalize(storage, self._freed, key)
+        self.peak = max(self.peak, self.live)
+        return out
+
+    def _freed(self, key: int) -> None:
+        self.live -= self.sizes.pop(key, 0)
+
+
+def test_transformers_prefill_peak_is_the_working_set_and_the_cache() -> None:
+    config = AutoConfig.for_model(**CONFIG)
+    config._attn_implementation = "sdpa"
+    model = AutoModelForCausalLM.from_config(config).to(torch.bfloat16).eval()
+    before = {t.untyped_storage().data_ptr()
+              for t in [*model.parameters(), *model.buffers()]}
+    ids = torch.randint(0, CONFIG["vocab_size"], (1, TOKENS))
+    with torch.no_grad(), _LiveBytes(before) as live:
+        model(ids, use_cache=True, logits_to_keep=1)
+
+    arch = parse_config(CONFIG)
+    inputs = inference_inputs(arch, find_format("bf16"), TOKENS, engine=Engine.HF)
+    head_dim = CONFIG["hidden_size"] // CONFIG["num_attention_heads"]
+    # the rotary tables (cos, sin) in bf16 and the int64 cache positions
+    small = 2 * TOKENS * head_dim * 2 + TOKENS * 8
+    assert live.peak == (prefill_activation_bytes(arch, inputs) + kv_cache_bytes(arch, inputs)
+                         + small)

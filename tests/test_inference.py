@@ -11,6 +11,7 @@ import pytest
 from vramplan.errors import ConflictingOptions, OutOfRange
 from vramplan.inference.estimate import (
     InferenceEstimate,
+    eager_softmax_bytes_per_score,
     estimate_inference,
     prefill_activation_bytes,
 )
@@ -99,13 +100,16 @@ def test_memory_grows_with_context_and_batch(field: str) -> None:
 
 
 def test_eager_attention_adds_the_score_matrix() -> None:
-    """The 16-bit scores beside their fp32 softmax (transformers `eager_attention_forward`):
-    6 bytes per score of Llama-2-7B's 32 heads over 2,048 x 2,048 positions."""
+    """The bf16 scores, their fp32 copy and the fp32 softmax (transformers
+    `eager_attention_forward`), 10 bytes per score of Llama-2-7B's 32 heads over 2,048 x 2,048
+    positions, beside the attention phase's tensors (residual, normed input, q, output, k, v:
+    6 x 4,096 values a token); without the scores the MLP phase is the larger (2 x 4,096 +
+    3 x 11,008 values a token)."""
     flash = _estimate(context=2048)
     eager = _estimate(context=2048, attention=Attention.EAGER)
-    scores = 1 * 32 * 2048 * 2048 * (2 + 4)
-    assert (eager.bytes_of(PartKind.PREFILL_ACTIVATIONS)
-            - flash.bytes_of(PartKind.PREFILL_ACTIVATIONS)) == scores
+    scores = 1 * 32 * 2048 * 2048 * (2 + 4 + 4)
+    assert eager.bytes_of(PartKind.PREFILL_ACTIVATIONS) == 6 * 4096 * 2048 * 2 + scores
+    assert flash.bytes_of(PartKind.PREFILL_ACTIVATIONS) == (2 * 4096 + 3 * 11008) * 2048 * 2
 
 
 def test_vllm_caps_the_card_at_gpu_memory_utilization() -> None:
@@ -390,3 +394,12 @@ def test_transformers_prefill_holds_two_more_residual_tensors() -> None:
     generic = prefill_activation_bytes(arch, _inputs(context=1000))
     assert hf == (4 * 4096 + 3 * 11008) * 1000 * 2
     assert generic == (2 * 4096 + 3 * 11008) * 1000 * 2
+
+
+def test_eager_softmax_bytes_follow_atens_half_to_float_rule() -> None:
+    """`softmax(x, dtype=torch.float32)`: float16 on CUDA runs the half_to_float kernel (the
+    16-bit scores and the fp32 output), bfloat16 is converted first (scores, fp32 copy, fp32
+    output), fp32 needs no copy (scores and output)."""
+    assert eager_softmax_bytes_per_score(ComputeDtype.FP16) == 2 + 4
+    assert eager_softmax_bytes_per_score(ComputeDtype.BF16) == 2 + 4 + 4
+    assert eager_softmax_bytes_per_score(ComputeDtype.FP32) == 4 + 4

@@ -270,15 +270,33 @@ def prefill_activation_bytes(arch: Architecture, inputs: InferenceInputs) -> int
         mlp += 2 * h
     act_bytes = 4 if inputs.profile.activations_fp32 else inputs.compute_dtype.bytes
     tokens = inputs.batch * _chunk(inputs)
-    working = tokens * max(attention, mlp) * act_bytes
+    attention_bytes = tokens * attention * act_bytes
     if eager_attention(arch, inputs):
-        # the scores in the compute dtype beside their fp32 softmax (transformers
-        # `eager_attention_forward`: `softmax(attn_weights, dim=-1, dtype=torch.float32)`, then
-        # `.to(query.dtype)`, the fp32 copy beside its cast)
+        # the score matrix beside the attention phase's tensors, while the MLP's are not yet
         heads = max(1, arch.n_heads // tp)
         scores = inputs.batch * heads * _chunk(inputs) * inputs.cached_tokens
-        working += scores * (inputs.compute_dtype.bytes + 4)
-    return working
+        attention_bytes += scores * eager_softmax_bytes_per_score(inputs.compute_dtype)
+        if inputs.profile.engine is Engine.HF:
+            # transformers' 4D mask, batch x 1 x queries x keys in the compute dtype, made once
+            # per forward for eager attention (`_prepare_4d_causal_attention_mask`, then the
+            # `create_causal_mask` of later releases)
+            attention_bytes += (inputs.batch * _chunk(inputs) * inputs.cached_tokens
+                                * inputs.compute_dtype.bytes)
+    return max(attention_bytes, tokens * mlp * act_bytes)
+
+
+def eager_softmax_bytes_per_score(dtype: ComputeDtype) -> int:
+    """Bytes per score at an eager attention's softmax (transformers `eager_attention_forward`:
+    `softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)`). ATen's `softmax`
+    (aten/src/ATen/native/SoftMax.cpp) runs the `half_to_float` kernel only for float16 on
+    CUDA: there the 16-bit scores sit beside the fp32 output (then the fp32 output beside its
+    16-bit cast), 6 bytes; bfloat16 is first converted (`input_.toType(dtype)`), so its scores,
+    their fp32 copy and the fp32 output are alive at once, 10 bytes; fp32 scores, 8."""
+    if dtype is ComputeDtype.FP32:
+        return 8
+    if dtype is ComputeDtype.FP16:
+        return 6
+    return dtype.bytes + 4 + 4
 
 
 def eager_attention(arch: Architecture, inputs: InferenceInputs) -> bool:

@@ -69,23 +69,28 @@ class _LiveBytes(TorchDispatchMode):
         self.live -= self.sizes.pop(key, 0)
 
 
-def test_transformers_prefill_peak_is_the_working_set_and_the_cache() -> None:
-    config = AutoConfig.for_model(**CONFIG)
-    config._attn_implementation = "sdpa"
+def _measured_peak(config_dict: dict[str, Any], attention: str, batch: int, tokens: int) -> int:
+    """The live-tensor peak of a no-grad forward over `batch` x `tokens` random ids, the last
+    position's logits only (`generate`'s prefill)."""
+    config = AutoConfig.for_model(**config_dict)
+    config._attn_implementation = attention
     model = AutoModelForCausalLM.from_config(config).to(torch.bfloat16).eval()
     before = {t.untyped_storage().data_ptr()
               for t in [*model.parameters(), *model.buffers()]}
-    ids = torch.randint(0, CONFIG["vocab_size"], (1, TOKENS))
+    ids = torch.randint(0, config_dict["vocab_size"], (batch, tokens))
     with torch.no_grad(), _LiveBytes(before) as live:
         model(ids, use_cache=True, logits_to_keep=1)
+    return live.peak
 
+
+def test_transformers_prefill_peak_is_the_working_set_and_the_cache() -> None:
+    peak = _measured_peak(CONFIG, "sdpa", 1, TOKENS)
     arch = parse_config(CONFIG)
     inputs = inference_inputs(arch, find_format("bf16"), TOKENS, engine=Engine.HF)
     head_dim = CONFIG["hidden_size"] // CONFIG["num_attention_heads"]
     # the rotary tables (cos, sin) in bf16 and the int64 cache positions
     small = 2 * TOKENS * head_dim * 2 + TOKENS * 8
-    assert live.peak == (prefill_activation_bytes(arch, inputs) + kv_cache_bytes(arch, inputs)
-                         + small)
+    assert peak == prefill_activation_bytes(arch, inputs) + kv_cache_bytes(arch, inputs) + small
 
 
 def test_transformers_eager_prefill_peaks_at_the_softmax() -> None:
@@ -96,17 +101,9 @@ def test_transformers_eager_prefill_peaks_at_the_softmax() -> None:
     keys and values `repeat_kv` expands, the output projection's): within 1.5 %."""
     tokens, batch = 1024, 2
     config_dict = {**CONFIG, "max_position_embeddings": tokens}
-    config = AutoConfig.for_model(**config_dict)
-    config._attn_implementation = "eager"
-    model = AutoModelForCausalLM.from_config(config).to(torch.bfloat16).eval()
-    before = {t.untyped_storage().data_ptr()
-              for t in [*model.parameters(), *model.buffers()]}
-    ids = torch.randint(0, CONFIG["vocab_size"], (batch, tokens))
-    with torch.no_grad(), _LiveBytes(before) as live:
-        model(ids, use_cache=True, logits_to_keep=1)
-
+    peak = _measured_peak(config_dict, "eager", batch, tokens)
     arch = parse_config(config_dict)
     inputs = inference_inputs(arch, find_format("bf16"), tokens, batch=batch, engine=Engine.HF,
                               attention=Attention.EAGER)
     estimate = prefill_activation_bytes(arch, inputs) + kv_cache_bytes(arch, inputs)
-    assert abs(live.peak / estimate - 1) < 0.015
+    assert abs(peak / estimate - 1) < 0.015

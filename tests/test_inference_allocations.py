@@ -52,13 +52,33 @@ def test_the_cache_grows_one_token_per_step_layer_by_layer(
     allocs = [event.n_bytes for event in generate_program(estimate)
               if event.kind is EventKind.ALLOC]
     row = 4 * 32 * 128 * 2
-    cache = [size for size in allocs if size % row == 0 and 256 * row <= size <= 768 * row]
-    # the prompt's 2 x 32 tensors, then 2 x 32 per decode step from 257 to 767 tokens: 512 new
-    # tokens take the prefill and 511 decode steps (the last token is never fed back)
-    assert len(cache) == 2 * 32 * (1 + 511)
-    assert cache[:2] == [256 * row] * 2
+    # the prefill (op by op, `_prefill_block`) ends where the first decode step's keys grow
+    decode = allocs[allocs.index(257 * row):]
+    cache = [size for size in decode if size % row == 0 and 257 * row <= size <= 768 * row]
+    # 2 x 32 tensors per decode step from 257 to 767 tokens: 512 new tokens take the prefill
+    # and 511 decode steps (the last token is never fed back); nothing else in a decode step
+    # at 4 sequences is 1 MiB or more
+    assert cache == decode
+    assert len(cache) == 2 * 32 * 511
+    assert cache[:2] == [257 * row] * 2
     assert cache[-2:] == [767 * row] * 2
     assert allocs[0] == estimate.bytes_of(PartKind.WEIGHTS)
+
+
+def test_the_prompts_keys_and_values_come_from_each_prefill_block(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The prefill writes each block op by op: the rotated keys and the values of the prompt
+    (4 x 256 tokens, 32 KiB a token each) are among the block's tensors, one pair per layer, the
+    keys after the rotary products' temporaries."""
+    monkeypatch.setattr(allocations, "LAYER_STEPS_BUDGET", 10**9)  # no strides
+    allocs = [event.n_bytes for event in generate_program(_estimate())
+              if event.kind is EventKind.ALLOC]
+    row = 4 * 32 * 128 * 2
+    prefill = allocs[:allocs.index(257 * row)]
+    # per block: the two norms' 16-bit output and cast, q, k, v, four rotary temporaries and
+    # the rotated copy for each of q and k, the attention output, its contiguous copy, the
+    # output projection, the residual sum, the down projection and the block output
+    assert prefill.count(256 * row) >= 32 * 8
 
 
 def test_small_tensors_stay_out_of_the_program() -> None:
@@ -84,10 +104,14 @@ def test_one_new_token_runs_no_decode_step() -> None:
         estimate = _estimate(batch=16, new=1, previous_cache_alive=previous)
         assert estimate.inputs.decode_steps == 0
         assert estimate.bytes_of(PartKind.KV_CACHE) == 2 * 32 * 257 * row
-        allocs = [event.n_bytes for event in generate_program(estimate)
-                  if event.kind is EventKind.ALLOC]
-        assert [size for size in allocs if size % row == 0 and size >= 256 * row
-                and size <= 257 * row] == [256 * row] * (2 * 32)
+        events = generate_program(estimate)
+        freed = {event.tensor for event in events if event.kind is EventKind.FREE}
+        kept = [event.n_bytes for event in events
+                if event.kind is EventKind.ALLOC and event.tensor not in freed]
+        # the weights, the prompt's keys and values and the last position's fp32 logits, which
+        # the program never frees
+        assert kept == ([estimate.bytes_of(PartKind.WEIGHTS)] + [256 * row] * (2 * 32)
+                        + [16 * 32000 * 4])
 
 
 def test_before_4_45_the_prefill_returns_every_positions_logits() -> None:

@@ -1635,7 +1635,8 @@ def test_the_projects_own_runs_are_all_read_estimated_and_sourced() -> None:
     # optimum-benchmark's Vicuna and Mistral reports of 2023-10 read NVML's used memory through
     # py3nvml (the driver's reserve counted) after many generate calls: fp16 up to 4
     # sequences within 2 %, up to 8 within 10 %; at 16 the growing cache's replay is far above
-    # Vicuna's; bitsandbytes' rows are about 1 GB under, within 15 % (docs/open-leads.md)
+    # Vicuna's; bitsandbytes' rows are about 1 GB under up to 8 sequences, within 15 %
+    # (docs/open-leads.md)
     runs = {s.case.id: s.error_pct for s in report.scores if s.case.id.startswith("optimum-ob-")}
     assert len(runs) == 20 and all(error is not None for error in runs.values())
     batch = {case_id: int(re.search(r"-b(\d+)-", case_id)[1]) for case_id in runs}  # type: ignore[index]
@@ -1643,7 +1644,9 @@ def test_the_projects_own_runs_are_all_read_estimated_and_sourced() -> None:
                if "-fp16-" in case_id and batch[case_id] <= 4)
     assert all(abs(error or 0) <= 10 for case_id, error in runs.items()
                if "-fp16-" in case_id and batch[case_id] <= 8)
-    assert all(-15 <= (error or 0) < 0 for case_id, error in runs.items() if "-bnb-" in case_id)
+    assert all(-15 <= (error or 0) < 0 for case_id, error in runs.items()
+               if "-bnb-" in case_id and batch[case_id] <= 8)
+    assert all(abs(error or 0) <= 15 for case_id, error in runs.items() if "-bnb-" in case_id)
     # optimum's figure is the allocated peak plus NVML's used less the reserved peak
     # (`ALLOCATED_PLUS_OUTSIDE_NOTE`): scored as the allocated estimate plus the modelled CUDA
     # context (500 MiB), it stays under the figure by what optimum-benchmark's A100-80GB

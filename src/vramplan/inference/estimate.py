@@ -254,7 +254,7 @@ def prefill_activation_bytes(arch: Architecture, inputs: InferenceInputs) -> int
     tp = inputs.tensor_parallel
     h = arch.hidden_size
     attention = 2 * h + (arch.q_dim + arch.attn_out_dim + arch.kv_dim + arch.v_dim) // tp
-    width = _mlp_width(arch)
+    width = mlp_width(arch)
     mlp = 2 * h + (3 if arch.mlp is MlpKind.GATED else 2) * width // tp
     if inputs.profile.engine is Engine.HF:
         # transformers' Python keeps two more residual-stream tensors referenced beside the
@@ -309,7 +309,7 @@ def eager_attention(arch: Architecture, inputs: InferenceInputs) -> bool:
     return inputs.profile.engine is Engine.HF and missing
 
 
-def _mlp_width(arch: Architecture) -> int:
+def mlp_width(arch: Architecture) -> int:
     """Intermediate width one token goes through: the dense MLP, or the experts it is routed to
     and the shared experts, whichever layer kind is wider."""
     if not arch.is_moe:

@@ -397,9 +397,10 @@ def test_transformers_prefill_holds_two_more_residual_tensors() -> None:
 
 
 def test_eager_softmax_bytes_follow_atens_half_to_float_rule() -> None:
-    """`softmax(x, dtype=torch.float32)`: float16 on CUDA runs the half_to_float kernel (the
-    16-bit scores and the fp32 output), bfloat16 is converted first (scores, fp32 copy, fp32
-    output), fp32 needs no copy (scores and output)."""
-    assert eager_softmax_bytes_per_score(ComputeDtype.FP16) == 2 + 4
+    """`x = softmax(x, dtype=torch.float32).to(dtype)`: float16 on CUDA runs the half_to_float
+    kernel (the 16-bit scores, the fp32 output and its 16-bit cast at the cast), bfloat16 is
+    converted first (scores, fp32 copy, fp32 output), fp32 needs no copy and no cast (scores
+    and output)."""
+    assert eager_softmax_bytes_per_score(ComputeDtype.FP16) == 2 + 4 + 2
     assert eager_softmax_bytes_per_score(ComputeDtype.BF16) == 2 + 4 + 4
     assert eager_softmax_bytes_per_score(ComputeDtype.FP32) == 4 + 4

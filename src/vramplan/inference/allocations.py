@@ -120,7 +120,7 @@ def generate_program(estimate: InferenceEstimate) -> tuple[Event, ...]:
             cache[index] = grown
             expanded = [program.alloc(size * held * repeats) for size in per_token if repeats]
             if eager:
-                _eager_scores(program, inputs.batch * heads * held)
+                _eager_scores(program, inputs.batch * heads * held, inputs.compute_dtype)
             program.free_all(expanded)
             _transients(program, after_cache)
         for tensor in previous:
@@ -194,16 +194,15 @@ def _prefill_block(program: Program, estimate: InferenceEstimate, kv: list[int],
         rotated = [_rotate(program, rows * (arch.q_dim // tp) * act), _rotate(program, kv[0])]
         program.free_all([query, key_value[0]])
         query, key_value[0] = rotated
-    attention = [program.alloc(rows * (arch.q_dim // tp) * act)
-                 for _ in range(2) if eager_attention(arch, inputs)
-                 and arch.n_kv_heads < arch.n_heads]  # repeat_kv's keys and values
+    attention: list[int] = []
     if eager_attention(arch, inputs):
+        if arch.n_kv_heads < arch.n_heads:  # repeat_kv's keys and values
+            attention += [program.alloc(rows * (arch.q_dim // tp) * act) for _ in range(2)]
         attention.append(_eager_scores_prefill(program, inputs, arch))
-    output = program.alloc(rows * (arch.attn_out_dim // tp) * act)
-    attention.append(output)
-    contiguous = program.alloc(rows * (arch.attn_out_dim // tp) * act)
+    output_bytes = rows * (arch.attn_out_dim // tp) * act
+    output = program.alloc(output_bytes)
+    contiguous = program.alloc(output_bytes)  # `attn_output.transpose(1, 2).contiguous()`
     program.free(output)
-    attention.remove(output)
     _transients(program, after_cache)
     projected = program.alloc(residual)
     program.free_all([contiguous, query, *attention, normed])
@@ -271,12 +270,24 @@ def _eager_scores_prefill(program: Program, inputs: InferenceInputs, arch: Archi
     program.free(product)
     masked = program.alloc(scores * act)
     program.free(scaled)
-    converted = program.alloc(scores * 4) if inputs.compute_dtype is ComputeDtype.BF16 else None
+    probs = _eager_softmax(program, scores, inputs.compute_dtype)
+    program.free(masked)
+    return probs
+
+
+def _eager_softmax(program: Program, scores: int, dtype: ComputeDtype) -> int:
+    """`softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)` on `scores`
+    scores already allocated in `dtype`: the probabilities in `dtype` (the tensors of
+    `vramplan.inference.estimate.eager_softmax_bytes_per_score`: bfloat16 converted to fp32
+    first, float16 through the `half_to_float` kernel, an fp32 cast that returns its input)."""
+    converted = program.alloc(scores * 4) if dtype is ComputeDtype.BF16 else None
     softmax = program.alloc(scores * 4)
     if converted is not None:
         program.free(converted)
-    probs = program.alloc(scores * act)
-    program.free_all([softmax, masked])
+    if dtype is ComputeDtype.FP32:
+        return softmax
+    probs = program.alloc(scores * dtype.bytes)
+    program.free(softmax)
     return probs
 
 
@@ -379,16 +390,11 @@ def _prompt_logits(program: Program, estimate: InferenceEstimate) -> int | None:
     return logits
 
 
-def _eager_scores(program: Program, scores: int) -> None:
-    """An eager decode step's scores: 16-bit, their fp32 softmax, its 16-bit cast
-    (transformers `eager_attention_forward`: `softmax(..., dtype=torch.float32)
-    .to(query.dtype)`)."""
-    raw = program.alloc(2 * scores)
-    softmax = program.alloc(4 * scores)
-    program.free(raw)
-    probs = program.alloc(2 * scores)
-    program.free(softmax)
-    program.free(probs)
+def _eager_scores(program: Program, scores: int, dtype: ComputeDtype) -> None:
+    """An eager decode step's scores in `dtype` and their softmax (`_eager_softmax`); the raw
+    scores go when `attn_weights` is rebound to the probabilities."""
+    raw = program.alloc(scores * dtype.bytes)
+    program.free_all([_eager_softmax(program, scores, dtype), raw])
 
 
 def _large_only(events: list[Event]) -> tuple[Event, ...]:

@@ -287,16 +287,16 @@ def prefill_activation_bytes(arch: Architecture, inputs: InferenceInputs) -> int
 
 def eager_softmax_bytes_per_score(dtype: ComputeDtype) -> int:
     """Bytes per score at an eager attention's softmax (transformers `eager_attention_forward`:
-    `softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)`). ATen's `softmax`
+    `attn_weights = softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)`, the
+    input scores referenced until the name is rebound). ATen's `softmax`
     (aten/src/ATen/native/SoftMax.cpp) runs the `half_to_float` kernel only for float16 on
-    CUDA: there the 16-bit scores sit beside the fp32 output (then the fp32 output beside its
-    16-bit cast), 6 bytes; bfloat16 is first converted (`input_.toType(dtype)`), so its scores,
-    their fp32 copy and the fp32 output are alive at once, 10 bytes; fp32 scores, 8."""
-    if dtype is ComputeDtype.FP32:
-        return 8
-    if dtype is ComputeDtype.FP16:
-        return 6
-    return dtype.bytes + 4 + 4
+    CUDA: there the 16-bit scores, the fp32 output and its 16-bit cast are alive at the cast, 8
+    bytes; bfloat16 is first converted (`input_.toType(dtype)`), so its scores, their fp32 copy
+    and the fp32 output are alive at the softmax, 10 bytes (8 at the cast); fp32 scores and
+    their output, 8 (the cast returns its input)."""
+    if dtype is ComputeDtype.BF16:
+        return 2 + 4 + 4
+    return dtype.bytes + 4 + (0 if dtype is ComputeDtype.FP32 else dtype.bytes)
 
 
 def eager_attention(arch: Architecture, inputs: InferenceInputs) -> bool:

@@ -13,13 +13,17 @@ import pytest
 from vramplan.allocator import Event, EventKind, replay
 from vramplan.distributed.per_gpu import (
     MS_SWIFT_ZERO3,
+    _TracedStep,
+    _zero3_trace,
     default_parallelism,
     estimate_per_gpu,
     program_sharding,
 )
 from vramplan.distributed.sharding import (
+    CommBuffers,
     Parallelism,
     TracedModule,
+    Zero3Coordinator,
     shard_model_states,
     zero3_gathered_peaks,
 )
@@ -72,17 +76,22 @@ _E, _A, _B, _C, _H = (TracedModule(key, n) for key, n in
 _TRACE = (_E, _A, _B, _C, _H, _H, _A, _B, _C, _C, _B, _A)
 
 
+def _no_prefetch(reuse: int) -> CommBuffers:
+    return CommBuffers(zero3_prefetch_bucket_elements=0, zero3_max_reuse_distance=reuse)
+
+
 def test_a_module_reused_within_the_distance_stays_gathered() -> None:
-    """max_reuse_distance 300. A at its recomputation (step 6) sees B, C, C = 300 elements
-    before its backward use: released. B sees C, C, then itself (200): kept; C sees itself at
-    once: kept. So B and C are both gathered when C runs backward (200); the head is used again
-    right after its forward (kept over the loss, 50); in forward one module at a time (100)."""
-    peaks = zero3_gathered_peaks(_TRACE, 5, 6, 300)
+    """max_reuse_distance 300, no prefetch. A at its recomputation (step 6) sees B, C, C = 300
+    elements before its backward use: released. B sees C, C, then itself (200): kept; C sees
+    itself at once: kept. So B and C are both gathered when C runs backward (200); the head is
+    used again right after its forward (kept over the loss, 50); in forward one module at a
+    time (100)."""
+    peaks = zero3_gathered_peaks(_TRACE, 5, 6, _no_prefetch(300))
     assert (peaks.forward, peaks.loss, peaks.first_block) == (100, 50, 200)
 
 
 def test_no_reuse_distance_releases_every_module_after_its_use() -> None:
-    peaks = zero3_gathered_peaks(_TRACE, 5, 6, 0)
+    peaks = zero3_gathered_peaks(_TRACE, 5, 6, _no_prefetch(0))
     assert (peaks.forward, peaks.loss, peaks.first_block) == (100, 50, 100)
 
 
@@ -91,8 +100,60 @@ def test_a_long_reuse_distance_keeps_the_forward_for_the_recomputation() -> None
     (A, the farthest, after B C H H = 300), except E, never used again: all of A B C H stay
     gathered from the forward through the loss (350); H goes after its backward, never used
     again, and the block keeps A B C (300) until their own backward."""
-    peaks = zero3_gathered_peaks(_TRACE, 5, 6, 1000)
+    peaks = zero3_gathered_peaks(_TRACE, 5, 6, _no_prefetch(1000))
     assert (peaks.forward, peaks.loss, peaks.first_block) == (350, 350, 300)
+
+
+def test_the_prefetch_keeps_what_it_walks_past() -> None:
+    """Forward E A B C H, backward H C B A; prefetch bucket 100, no reuse distance. Each use
+    prefetches the next module, one parameter gathered into its own buffer (nothing more in
+    flight); at C the prefetch walks past H (50, issued), H's backward use and C's (both
+    gathered: free, marked) to B (100, issued): two modules, a flat buffer of 150 beside their
+    copies. C is then kept for its backward use although no reuse distance would keep it, and
+    so is B: C, H, B gathered (250, 400 with the buffer); at the head A comes in too (350).
+    Without the mark (DeepSpeed before v0.6.6) C goes after its forward use."""
+    trace = (_E, _A, _B, _C, _H, _H, _C, _B, _A)
+    buffers = CommBuffers(zero3_prefetch_bucket_elements=100, zero3_max_reuse_distance=0)
+    coordinator = Zero3Coordinator(trace, buffers)
+    assert [coordinator.use(step) for step in range(len(trace))] == [
+        (110, 0), (200, 0), (200, 0), (250, 150), (350, 0), (350, 0), (300, 0), (200, 0),
+        (100, 0)]
+    peaks = zero3_gathered_peaks(trace, 5, 6, buffers)
+    assert (peaks.forward, peaks.loss, peaks.first_block, peaks.prefetch) == (400, 350, 300, 150)
+    before = Zero3Coordinator(trace, buffers, retains_prefetched=False)
+    assert [before.use(step)[0] for step in range(len(trace))][3:5] == [250, 250]
+
+
+def test_the_coordinator_fills_to_max_live_as_deepspeed_does() -> None:
+    """Measured with DeepSpeed 0.19.8 on the CPU (benchmarks/zero3_step_cpu.py, 2026-12-05:
+    two ranks, a Llama of 16 blocks of hidden size 1,024, 2.8e7 live, 2.8e7 reuse distance,
+    1.4e6 prefetch; the elements the coordinator held gathered at each block's q_proj): 27.79 M
+    after a block's first linear in forward's steady state (DeepSpeed's hook, placed after the
+    coordinator's, reads 28.84 M before the linear's own release) and 33.88 M at the 15th block
+    (the head prefetched), 29.69 M over the loss, 29.62 M at each block's q_proj in backward,
+    then 34.93, 22.09 and 9.24 M at the last three blocks and 8.19 M at the embedding."""
+    config = {"model_type": "llama", "hidden_size": 1024, "intermediate_size": 2816,
+              "num_hidden_layers": 16, "num_attention_heads": 8, "num_key_value_heads": 8,
+              "vocab_size": 8000, "max_position_embeddings": 512, "tie_word_embeddings": False}
+    arch = parse_config(config)
+    step = _TracedStep(Method.FULL, Quant.NONE, Precision.MIXED, Checkpointing.NONE, 16, True)
+    trace, forward_uses, _ = _zero3_trace(arch, step, 1)
+    coordinator = Zero3Coordinator(trace, CommBuffers(
+        zero3_max_live_parameters=28_000_000, zero3_max_reuse_distance=28_000_000,
+        zero3_prefetch_bucket_elements=1_400_000))
+    at_q: dict[tuple[int, bool], int] = {}
+    at_head = []
+    for index, use in enumerate(trace):
+        gathered, _ = coordinator.use(index)
+        if use.key == "head":
+            at_head.append(gathered)
+        elif isinstance(use.key, tuple) and use.key[1] == 0:
+            at_q[use.key[0], index < forward_uses] = gathered
+    millions = {key: round(n / 1e6, 2) for key, n in at_q.items()}
+    assert [millions[layer, True] for layer in (8, 13, 14, 15)] == [27.79, 27.79, 33.88, 29.69]
+    assert [round(n / 1e6, 2) for n in at_head] == [29.69, 29.69]
+    assert [millions[layer, False] for layer in range(3, 15)] == [29.62] * 12
+    assert [millions[layer, False] for layer in (2, 1, 0)] == [34.93, 22.09, 9.24]
 
 
 # --- The optimizer step, sub-group by sub-group -------------------------------------------------
@@ -150,20 +211,23 @@ def test_the_gradient_partition_is_held_from_the_start() -> None:
 
 
 def test_checkpointed_blocks_stay_gathered_from_recomputation_to_backward() -> None:
-    """Llama-2-70B under full checkpointing: a block's linears hold q, o 67.1M, k, v 8.4M,
-    gate, up, down 234.9M elements. Recomputed, down is used again at once, up after down
-    (234.9M), gate after up and down twice (939.5M < 1e9); o would need 1409M: released. So
-    gate, up and down (704.6M) are gathered while the block runs backward, plus the 5e7
-    prefetch bucket (an all-gather's flat buffer and the parameters' copies: twice), in bf16."""
+    """Llama-2-70B under full checkpointing on 8 GPUs: while the blocks run backward the
+    coordinator holds what its prefetches retained, about stage3_max_live_parameters (1e9),
+    and at most a prefetch in flight beyond it (the 5e7 bucket, overshot by one linear of
+    234.9M: gate, up, down are 8192 x 28672), in bf16, beside the largest adapter's
+    gradient."""
     arch = architecture_of(find_model("llama-2-70b"))
     setup = TrainingSetup(method=Method.LORA, precision=Precision.MIXED, lora_rank=8,
                           lora_targets=frozenset({LoraTarget.Q, LoraTarget.V}), batch=1,
                           seq_len=512, checkpointing=Checkpointing.FULL, framework=Framework.HF,
                           gradient_accumulation=False)
     estimate = estimate_per_gpu(arch, setup, default_parallelism(setup, Scheme.ZERO3, 8))
-    mlp = 3 * 8192 * 28672
+    trace, forward_uses, first_block = _zero3_trace(arch, _TracedStep.of(arch, setup), 1)
+    peaks = zero3_gathered_peaks(trace, forward_uses, first_block, CommBuffers())
     lora_grad = 2 * 8 * 8192  # the largest adapter's gradient, before its hook moves it
-    assert estimate.sharded.backward_buffers_bytes == 2 * (mlp + 2 * 50_000_000) + lora_grad
+    assert estimate.sharded.backward_buffers_bytes == 2 * peaks.backward + lora_grad
+    linear = 8192 * 28672
+    assert 1_000_000_000 <= peaks.backward <= 1_000_000_000 + 2 * (linear + 50_000_000)
 
 
 def test_quantization_statistics_stay_whole_on_every_gpu() -> None:
@@ -481,9 +545,17 @@ def test_llamafactory_buckets_follow_the_hidden_size() -> None:
         return result.sharded.persistent_buffers_bytes, result.sharded.forward_buffers_bytes
     bucket, forward = sharded(Framework.LLAMAFACTORY)
     assert bucket == 2 * 4096 * 4096
-    largest = 128256 * 4096  # the embedding (and the untied head)
-    assert forward == 2 * (largest + 2 * (9 * 4096 * 4096 // 10))
-    assert sharded(Framework.HF)[0] == 2 * 500_000_000
+    assert forward == 2 * _forward_peak(arch, 9 * 4096 * 4096 // 10)
+    assert sharded(Framework.HF) == (2 * 500_000_000, 2 * _forward_peak(arch, 50_000_000))
+
+
+def _forward_peak(arch: Any, prefetch_bucket: int) -> int:
+    """The coordinator's forward peak for a full fine-tuning of `arch` under full checkpointing
+    with a prefetch bucket of `prefetch_bucket` elements (DeepSpeed's other defaults)."""
+    setup = TrainingSetup(precision=Precision.MIXED, checkpointing=Checkpointing.FULL)
+    trace, forward_uses, first_block = _zero3_trace(arch, _TracedStep.of(arch, setup), 1)
+    buffers = CommBuffers(zero3_prefetch_bucket_elements=prefetch_bucket)
+    return zero3_gathered_peaks(trace, forward_uses, first_block, buffers).forward
 
 
 def test_ms_swift_zero3_file_fills_the_buckets_from_the_hidden_size() -> None:
@@ -497,8 +569,8 @@ def test_ms_swift_zero3_file_fills_the_buckets_from_the_hidden_size() -> None:
     plan = default_parallelism(setup, Scheme.ZERO3, 8)
     swift = estimate_per_gpu(arch, setup, plan, zero3_config=MS_SWIFT_ZERO3)
     assert swift.sharded.persistent_buffers_bytes == 2 * 4096 * 4096
-    assert swift.sharded.forward_buffers_bytes == 2 * (128256 * 4096
-                                                       + 2 * (9 * 4096 * 4096 // 10))
+    assert swift.sharded.forward_buffers_bytes == 2 * _forward_peak(arch,
+                                                                    9 * 4096 * 4096 // 10)
     assert estimate_per_gpu(arch, setup, plan).sharded.persistent_buffers_bytes \
         == 2 * 500_000_000
 
@@ -616,15 +688,24 @@ def _one_rank_zero3(offload: Offload, on: date | None) -> int:
 def test_one_rank_gathers_nothing_since_deepspeed_0_9() -> None:
     """partition_parameters.py since 4d27225f3 (v0.9.0): one rank fetches a parameter as
     `param.data = param.ds_tensor.data.to(device)`, no all-gather: the partition on the GPU is
-    the parameter (nothing held beyond the gradient path), an offloaded one is copied once, with
-    the 5e7-element prefetch. Before, the all-gather ran on one rank too (a flat buffer and the
-    parameters' copies: the prefetch twice), an offloaded partition copied beside it whole."""
+    the parameter (nothing held beyond the gradient path), an offloaded one is copied once, a
+    prefetch with no all-gather buffer. Before, the all-gather ran on one rank too (a flat
+    buffer beside the parameters' copies for what is in flight), an offloaded partition copied
+    beside it whole."""
+    arch = architecture_of(find_model("llama-2-7b"))
+    setup = TrainingSetup(method=Method.LORA, lora_rank=8, precision=Precision.MIXED,
+                          lora_targets=frozenset({LoraTarget.Q, LoraTarget.V}))
+    trace, forward_uses, first_block = _zero3_trace(arch, _TracedStep.of(arch, setup), 1)
+    buffered = zero3_gathered_peaks(trace, forward_uses, first_block, CommBuffers())
+    copies = zero3_gathered_peaks(trace, forward_uses, first_block, CommBuffers(),
+                                  buffered=False)
     gradient_path = _one_rank_zero3(Offload.NONE, None)
     gathered = _one_rank_zero3(Offload.NONE, date(2023, 1, 1)) - gradient_path
     copied = _one_rank_zero3(Offload.PARAMS_OPTIMIZER, None) - gradient_path
     copied_before = _one_rank_zero3(Offload.PARAMS_OPTIMIZER, date(2023, 1, 1)) - gradient_path
-    assert gathered - copied == 2 * 50_000_000  # bf16 elements of the prefetch bucket
-    assert copied_before == 2 * copied  # the gathered parameters and their partitions' copies
+    assert gathered == 2 * buffered.backward
+    assert copied == 2 * copies.backward < gathered
+    assert copied_before == 2 * 2 * buffered.backward  # beside the partitions' copies
     assert copied > 2 * 3 * 4096 * 11008  # at least a block's MLP, in bf16
 
 
@@ -670,7 +751,7 @@ def test_outside_zero_init_autograd_keeps_every_gathered_linear_weight_until_bac
     linears = 32 * (4096 * (4096 + 1024 + 1024 + 4096) + 3 * 4096 * 14336)
     assert linears == 6_979_321_856
     inside, outside = _outside_init(setup, 8, False), _outside_init(setup, 8, True)
-    assert outside[0] >= 2 * linears > 4 * inside[0]
+    assert outside[0] >= 2 * linears > 3 * inside[0]
     assert outside[1] >= 2 * (linears + 128256 * 4096)  # and the head, until its backward
     # the first block's backward keeps its own weights only
     assert outside[2] - inside[2] <= 2 * linears // 32 + 2 * 128256 * 4096
@@ -679,21 +760,19 @@ def test_outside_zero_init_autograd_keeps_every_gathered_linear_weight_until_bac
 def test_the_coordinator_gathers_and_prefetches_beside_the_weights_autograd_keeps() -> None:
     """`free_param` takes a released parameter off the coordinator's count of live parameters
     (`__n_available_params`) while autograd keeps its storage: beside the pinned weights the
-    coordinator still gathers one linear for backward (14,336 x 4,096 at most) and prefetches a
-    bucket (5e7 values), whose all-gather buffer and copies exist together (`held`)."""
+    coordinator still gathers for backward and prefetches, whose all-gather buffer and copies
+    exist together (`held`). What it retains for a use its prefetch walked past is the pinned
+    storage itself: with pinned weights the coordinator is replayed without that retention."""
     setup = TrainingSetup(precision=Precision.MIXED, batch=1, seq_len=1024)
     arch = architecture_of(find_model("llama-3-8b"))
     plan = replace(default_parallelism(setup, Scheme.ZERO3, 8), zero3_built_outside_init=True)
     pinned = estimate_per_gpu(arch, setup, plan).sharded
-    bigger = replace(plan, buffers=replace(plan.buffers,
-                                           zero3_prefetch_bucket_elements=100_000_000))
-    more = estimate_per_gpu(arch, setup, bigger).sharded
-    for phase in ("forward_buffers_bytes", "backward_buffers_bytes"):
-        assert getattr(more, phase) - getattr(pinned, phase) == 2 * 2 * 50_000_000
+    trace, forward_uses, first_block = _zero3_trace(arch, _TracedStep.of(arch, setup), 1)
+    peaks = zero3_gathered_peaks(trace, forward_uses, first_block, CommBuffers(),
+                                 retains_prefetched=False)
     linears = 6_979_321_856
-    assert pinned.forward_buffers_bytes == 2 * (linears + 2 * 50_000_000)
-    gradient_path = pinned.backward_buffers_bytes - 2 * (linears + 14336 * 4096
-                                                         + 2 * 50_000_000)
+    assert pinned.forward_buffers_bytes == 2 * (linears + 2 * peaks.prefetch)
+    gradient_path = pinned.backward_buffers_bytes - 2 * (linears + peaks.backward)
     assert 0 < gradient_path <= 2 * (500_000_000 + 14336 * 4096)  # the bucket's copy, a gradient
 
 

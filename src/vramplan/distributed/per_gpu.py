@@ -17,6 +17,7 @@ from vramplan.distributed.communicators import communicator_bytes
 from vramplan.distributed.sharding import (
     FSDP_SCHEMES,
     SHARDED_PARAMETER_SCHEMES,
+    CommBuffers,
     GatheredPeaks,
     Parallelism,
     PipelineSchedule,
@@ -40,6 +41,7 @@ from vramplan.presets.frameworks import (
     DEEPSPEED_NO_GATHER_AT_ONE_RANK_SINCE,
     DEEPSPEED_OFFLOAD_STEP_ON_GPU,
     DEEPSPEED_OVERFLOW_CHECK_ON_DEVICE_SINCE,
+    DEEPSPEED_RETAINS_PREFETCHED_SINCE,
     accumulate_without_sync,
     default_fsdp_version,
     during,
@@ -541,48 +543,50 @@ def _zero3_as_run(arch: Architecture, setup: TrainingSetup, states: ModelStates,
                   sharded: ShardedStates) -> ShardedStates:
     """ZeRO-3 as DeepSpeed runs `setup`: the parameters its coordinator holds gathered in each
     phase (`vramplan.distributed.sharding.zero3_gathered_peaks` over the step's module trace,
-    plus the prefetch bucket), the gradient path of backward, and the quantization statistics
-    that stay whole."""
+    its prefetches in flight included), the gradient path of backward, and the quantization
+    statistics that stay whole."""
     plan = sharded.parallelism
     bufs = plan.buffers
     step = _TracedStep.of(arch, setup)
-    peaks = _zero3_peaks(arch, step, plan.tensor_parallel, bufs.zero3_max_reuse_distance)
-    itemsize = states.weight_itemsize
     ranks = plan.data_parallel
     params_offloaded = plan.offload is Offload.PARAMS_OPTIMIZER
     skips_gather = zero3_skips_gather(plan, setup.code_date)
+    pinned = _PinnedByAutograd.of(arch, step, plan.tensor_parallel) \
+        if plan.zero3_built_outside_init and not skips_gather else _PinnedByAutograd()
+    # what the coordinator retains for a use its prefetch walked past is storage autograd
+    # already keeps when it pins the blocks' weights: counted once, as pinned
+    retains = has_change(setup.code_date, DEEPSPEED_RETAINS_PREFETCHED_SINCE) \
+        and not pinned.blocks
+    # one rank's fetch copies each partition to the GPU: no all-gather buffer
+    peaks = _zero3_peaks(arch, step, plan.tensor_parallel, bufs, retains_prefetched=retains,
+                         buffered=not skips_gather)
+    itemsize = states.weight_itemsize
 
     def held(elements: int, pinned: int = 0, fetching: bool = True) -> int:
-        # what the coordinator prefetches on top, while fewer than max_live are gathered
-        # (partitioned_param_coordinator.py @38327e07 `fetch_sub_module`); `pinned`: gathered
-        # storage autograd keeps after the coordinator released it (`free_param`), which its
-        # count of live parameters no longer includes
-        ahead = min(bufs.zero3_prefetch_bucket_elements,
-                    max(bufs.zero3_max_live_parameters - elements, 0))
+        # `elements`: what the coordinator holds gathered, its prefetch's all-gather buffer in
+        # flight included (`zero3_gathered_peaks`); `pinned`: gathered storage autograd keeps
+        # after the coordinator released it (`free_param`), which it no longer counts
         if skips_gather:
             # one rank gathers nothing (partition_parameters.py `_no_gather_coalesced`,
             # `NoGatherHandle`: `param.data = param.ds_tensor.data.to(device)`): the partition
             # is the parameter, and only an offloaded one is copied to the GPU
-            return (elements + ahead) * itemsize if params_offloaded else pinned * itemsize
-        # one all-gather into a flat buffer that lives until the batch's last parameter is
-        # used, beside the per-parameter `torch.cat` copies its `wait()` makes
-        # (partition_parameters.py `_all_gather_dtype`, `AllGatherCoalescedHandle.wait`):
-        # twice; an offloaded partition is copied to the GPU as the all-gather's input until
-        # the `wait()` (`all_gather_coalesced`: `param.ds_tensor.to(device)`; on one rank
-        # before `DEEPSPEED_NO_GATHER_AT_ONE_RANK_SINCE`, the whole parameter). The head's
-        # fetch is over when its logits are made: the loss phase holds no copy
+            return elements * itemsize if params_offloaded else pinned * itemsize
+        # an offloaded partition is copied to the GPU as the all-gather's input until the
+        # `wait()` (`all_gather_coalesced`: `param.ds_tensor.to(device)`; on one rank before
+        # `DEEPSPEED_NO_GATHER_AT_ONE_RANK_SINCE`, the whole parameter). The head's fetch is
+        # over when its logits are made: the loss phase holds no copy
         copies = ceil_div(elements, ranks) if params_offloaded and fetching else 0
-        return (elements + pinned + 2 * ahead + copies) * itemsize
+        return (elements + pinned + copies) * itemsize
 
     gradient_path = (zero3_reduce_transient_bytes(states, bufs)
                      + _largest_block_gradient(arch, setup, states) // plan.tensor_parallel)
-    pinned = _PinnedByAutograd.of(arch, step, plan.tensor_parallel) \
-        if plan.zero3_built_outside_init and not skips_gather else _PinnedByAutograd()
     # the blocks' weights a forward has pinned are the ones its coordinator gathered there:
-    # at the end of forward they are all pinned, and the coordinator prefetches beside them;
-    # the head stays gathered from its forward to its backward (its reuse is immediate)
+    # at the end of forward they are all pinned, and the coordinator prefetches beside them
+    # (the prefetched parameters and their all-gather buffer); the head stays gathered from
+    # its forward to its backward (its reuse is immediate)
     return replace(sharded,
-                   forward_buffers_bytes=max(held(peaks.forward), held(0, pinned.blocks)),
+                   forward_buffers_bytes=max(held(peaks.forward),
+                                             held(2 * peaks.prefetch, pinned.blocks)),
                    loss_buffers_bytes=held(max(peaks.loss, pinned.head), pinned.blocks,
                                            fetching=False),
                    backward_buffers_bytes=held(peaks.backward, pinned.blocks) + gradient_path,
@@ -691,9 +695,11 @@ class _TracedStep:
 
 @lru_cache(maxsize=64)
 def _zero3_peaks(arch: Architecture, step: _TracedStep, tensor_parallel: int,
-                 max_reuse_distance: int) -> GatheredPeaks:
+                 buffers: CommBuffers, *, retains_prefetched: bool,
+                 buffered: bool) -> GatheredPeaks:
     trace, forward_uses, first_block = _zero3_trace(arch, step, tensor_parallel)
-    return zero3_gathered_peaks(trace, forward_uses, first_block, max_reuse_distance)
+    return zero3_gathered_peaks(trace, forward_uses, first_block, buffers,
+                                retains_prefetched=retains_prefetched, buffered=buffered)
 
 
 def _zero3_trace(arch: Architecture, step: _TracedStep,

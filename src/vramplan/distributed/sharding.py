@@ -12,7 +12,8 @@ Toward Training Trillion Parameter Models", arXiv:1910.02054, section 5 (P_os, P
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections import deque
+from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import lru_cache
@@ -637,45 +638,106 @@ class GatheredPeaks:
     """While the blocks run backward (the uses after the head's and before `first_block`)."""
     first_block: int
     """While the first block runs backward, and after it."""
+    prefetch: int = 0
+    """The most elements one prefetch has in flight."""
 
 
 @lru_cache(maxsize=64)
 def zero3_gathered_peaks(trace: tuple[TracedModule, ...], forward_uses: int, first_block: int,
-                         max_reuse_distance: int) -> GatheredPeaks:
-    """Replays DeepSpeed's release rule over a step's module trace (`forward_uses` uses of
-    forward, the last the head's; then backward, the head's first, whose uses from
-    `first_block` on are the first block's and the embedding's). A module's parameters are
-    gathered for its use and released after it, unless the trace uses the module again before
-    `max_reuse_distance` elements of later uses have gone by
-    (deepspeed/runtime/zero/partitioned_param_coordinator.py @38327e07 `__params_to_release`:
-    it walks `__submodule_order` from the current step, discarding every parameter it meets,
-    until `params_traversed >= max_reuse_dist_in_numel`). Parameters under the persistence
-    threshold are kept whole and are not traced."""
-    gathered: dict[Hashable, int] = {}
-    at_use: list[int] = []
-    for step, use in enumerate(trace):
-        gathered[use.key] = use.elements
-        at_use.append(sum(gathered.values()))
-        if not _reused_soon(trace, step, max_reuse_distance):
-            del gathered[use.key]
+                         buffers: CommBuffers, *, retains_prefetched: bool = True,
+                         buffered: bool = True) -> GatheredPeaks:
+    """Replays DeepSpeed's parameter coordinator over a step's module trace (`forward_uses`
+    uses of forward, the last the head's; then backward, the head's first, whose uses from
+    `first_block` on are the first block's and the embedding's): `Zero3Coordinator`. Each use
+    counts what is gathered once its fetch and prefetch are issued, plus (`buffered`: the
+    all-gather's, not one rank's copies) the buffer of the prefetch in flight;
+    `retains_prefetched`: DeepSpeed's code since
+    `DEEPSPEED_RETAINS_PREFETCHED_SINCE`. Parameters under the persistence threshold are kept
+    whole and are not traced."""
+    coordinator = Zero3Coordinator(trace, buffers, retains_prefetched)
+    uses = [coordinator.use(step) for step in range(len(trace))]
+    at_use = [gathered + (in_flight if buffered else 0) for gathered, in_flight in uses]
     # the loss runs between the head's forward (the last forward use) and its backward
     head = forward_uses
     return GatheredPeaks(forward=max(at_use[:forward_uses], default=0),
                          loss=max(at_use[head - 1:head + 1], default=0),
                          backward=max(at_use[head + 1:first_block], default=0),
-                         first_block=max(at_use[first_block:], default=0))
+                         first_block=max(at_use[first_block:], default=0),
+                         prefetch=max((in_flight for _, in_flight in uses), default=0))
 
 
-def _reused_soon(trace: Sequence[TracedModule], step: int, max_reuse_distance: int) -> bool:
-    traversed = 0
-    key = trace[step].key
-    for later in range(step + 1, len(trace)):
-        if traversed >= max_reuse_distance:
+class Zero3Coordinator:
+    """DeepSpeed's `PartitionedParameterCoordinator` once its trace is complete
+    (deepspeed/runtime/zero/partitioned_param_coordinator.py, the same rules at v0.14.2 and
+    v0.19.8), by module uses:
+    - `fetch_sub_module` gathers the module's parameters, pops its use off the parameter queue
+      unless a prefetch already scanned it, then prefetches: it walks the queue until it has
+      issued `stage3_prefetch_bucket_size` elements (a parameter may overshoot), at most
+      `stage3_max_live_parameters` less what is gathered; parameters already gathered cost
+      nothing, and every use it walks past marks its parameter as fetched for that use;
+    - `release_sub_module` releases the module's parameters after the use unless a prefetch
+      marked them for a later use (since `DEEPSPEED_RETAINS_PREFETCHED_SINCE`), or the trace
+      uses them again before `stage3_max_reuse_distance` elements of later uses have gone by
+      (`__params_to_release`).
+    So a coordinator whose prefetches walk past gathered parameters keeps them: it holds about
+    `stage3_max_live_parameters` elements once the trace has filled it. Checked against
+    DeepSpeed 0.19.8 on the CPU (benchmarks/zero3_step_cpu.py): the gathered elements at
+    every block of a 16-block model match, forward, loss and backward."""
+
+    def __init__(self, trace: tuple[TracedModule, ...], buffers: CommBuffers,
+                 retains_prefetched: bool = True) -> None:
+        self.trace = trace
+        self.buffers = buffers
+        self.retains_prefetched = retains_prefetched
+        self.queue = deque(range(len(trace)))
+        self.marked: dict[Hashable, int] = {}
+        self.gathered: dict[Hashable, int] = {}
+
+    def use(self, step: int) -> tuple[int, int]:
+        """The module used at `step` fetched and its prefetch issued, then released if due.
+        Returns the elements gathered at that moment (DeepSpeed's `__n_available_params`, the
+        prefetched ones included) and the prefetch's all-gather buffer then in flight (a flat
+        buffer beside the per-parameter copies its `wait()` makes: partition_parameters.py
+        `AllGatherCoalescedHandle`; none for a prefetch of one module)."""
+        use = self.trace[step]
+        self.gathered[use.key] = use.elements
+        if self.marked.get(use.key, -1) < step:
+            self.marked[use.key] = self.queue.popleft()  # this use's own entry
+        in_flight = self._prefetch()
+        gathered = sum(self.gathered.values())
+        if self._released(step):
+            del self.gathered[use.key]
+        return gathered, in_flight
+
+    def _prefetch(self) -> int:
+        budget = min(self.buffers.zero3_max_live_parameters - sum(self.gathered.values()),
+                     self.buffers.zero3_prefetch_bucket_elements)
+        issued, modules = 0, 0
+        while self.queue and issued < budget:
+            later = self.queue.popleft()
+            key = self.trace[later].key
+            self.marked[key] = max(self.marked.get(key, -1), later)
+            if key not in self.gathered:
+                self.gathered[key] = self.trace[later].elements
+                issued += self.trace[later].elements
+                modules += 1
+        # one parameter is gathered straight into its own buffer (partition_parameters.py
+        # v0.14.2 `all_gather_coalesced`, `len(params) == 1`); several into a flat buffer
+        # that their copies sit beside until each is waited on
+        return issued if modules > 1 else 0
+
+    def _released(self, step: int) -> bool:
+        key = self.trace[step].key
+        if self.retains_prefetched and self.marked.get(key, -1) > step + 1:
             return False
-        if trace[later].key == key:
-            return True
-        traversed += trace[later].elements
-    return False
+        traversed = 0
+        for later in self.trace[step + 1:]:
+            if traversed >= self.buffers.zero3_max_reuse_distance:
+                return True
+            if later.key == key:
+                return False
+            traversed += later.elements
+        return True
 
 
 def _fsdp(states: ModelStates, plan: Parallelism, n: int,

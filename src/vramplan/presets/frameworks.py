@@ -654,6 +654,15 @@ requested"): ZeRO-3 on one rank fetches a parameter without an all-gather
 (partition_parameters.py `all_gather_coalesced`: `if self.world_size == 1: return
 _no_gather_coalesced(params)`; `num_partitions` since v0.9.2; the same at edaa7221)."""
 
+DEEPSPEED_RETAINS_PREFETCHED_SINCE = date(2022, 7, 13)
+"""deepspeedai/DeepSpeed 2a1a40964 ("Retain available params until last use", #2016, first
+released in v0.6.6 of 2022-07-13): ZeRO-3's coordinator keeps a parameter whose later use its
+prefetch walked past until that use (partitioned_param_coordinator.py `__params_to_release`:
+`__most_recent_step_id_param_fetched_for[param] > step_id`), so it holds about
+`stage3_max_live_parameters` once its prefetches have filled it
+(`vramplan.distributed.sharding.Zero3Coordinator`). Before it, only the reuse distance kept
+a parameter."""
+
 DEEPSPEED_OVERFLOW_CHECK_ON_DEVICE_SINCE = date(2024, 2, 15)
 """deepspeedai/DeepSpeed 1c9e5ef2d (v0.13.3, "Check overflow on device without host
 synchronization for each tensor", #5115): ZeRO-1/2's `_has_inf_or_nan` builds masks on the device

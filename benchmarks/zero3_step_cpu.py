@@ -7,7 +7,11 @@ embedding, every linear and the head reads, at each forward and backward use, ho
 elements the coordinator holds gathered (`ds_status` other than NOT_AVAILABLE: the fetched, the
 prefetched in flight and the kept). The replay walks vramplan's module trace of the same model
 (`per_gpu._zero3_trace`) with the same `stage3_*` keys. Printed: both counts at each use of
-every block's first linear, of the embedding and of the head, and the peaks of the step's parts.
+every block's first linear, of the embedding and of the head. Then the step's memory: every
+storage alive before the second step (the partitions, fp32 masters, Adam states, the gradient
+bucket) plus the most the step's ops hold at once (`zero3_loss_cpu.LiveStorages`), in forward,
+backward and the optimizer step, beside `estimate_per_gpu`'s allocated peak by phase for the
+same run (the CPU has no caching allocator: its live storages are what `allocated` counts).
 
 The keys are scaled down with the model so that the coordinator's limits bind as they do on a
 billion-parameter model with DeepSpeed's defaults (1e9 live, 1e9 reuse distance, 5e7 prefetch).
@@ -16,11 +20,23 @@ hidden size 1,024 (222 M parameters), 2.8e7 live, 2.8e7 reuse distance, 1.4e6 pr
 counts agree at every use from the second block of forward on, through the loss (29.69 M) and
 the backward (29.62 M a block, 34.93 M at the third block, 22.09, 9.24 and 8.19 M at the
 end); in the first blocks of forward DeepSpeed fills faster (each module it enters, containers
-included, issues a prefetch; the trace has linears only). Never part of the tests (DeepSpeed is
-not a dependency).
+included, issues a prefetch; the trace has linears only). Four blocks at DeepSpeed's default
+limits, 4 x 512 tokens (`--layers 4 --live 1e9 --reuse 1e9 --prefetch 5e7 --batch 4 --tokens
+512`): measured 2,140.9 / 2,172.1 / 1,858.6 MiB in forward, backward and the step, estimated
+2,171.8 (the loss) / 2,203.1 / 1,889.8 MiB, +1.4 to +1.7 % (+10.2 % in backward before the
+coordinator's retention was replayed: it holds the whole model there, gathered once, where the
+estimate had added two prefetch buckets). The 16 blocks at 2 x 512 tokens (`--batch 2
+--tokens 512`): 3,526.6 / 3,542.3 / 3,916.9 MiB measured, 3,541.9 / 3,557.6 / 3,932.5
+estimated, +0.4 %; with `--checkpointing` forward and step +0.5 and +0.4 %, but backward's own
+peak (3,509.3 MiB) is the gradient bucket's one reduction after backward, the whole model's
+gradients never having filled the 5e8-element bucket: `torch.cat` of its partitions (and on
+gloo a copy of the split), 2 x 423 MiB, which the estimate leaves out
+(`zero3_reduce_transient_bytes`: "once the activations are freed"); the step's peak is above
+it. Never part of the tests (DeepSpeed is not a dependency).
 Run: `python -m venv /tmp/ds && /tmp/ds/bin/pip install torch==2.13.0 transformers==5.25.0
 deepspeed==0.19.8 && PYTHONPATH=src /tmp/ds/bin/python benchmarks/zero3_step_cpu.py
-[--layers 16] [--live 2.8e7] [--reuse 2.8e7] [--prefetch 1.4e6] [--checkpointing]`.
+[--layers 16] [--live 2.8e7] [--reuse 2.8e7] [--prefetch 1.4e6] [--checkpointing] [--batch 1]
+[--tokens 64]`.
 """
 
 from __future__ import annotations
@@ -29,15 +45,33 @@ import argparse
 import os
 from collections import defaultdict
 from collections.abc import Hashable
+from dataclasses import replace
 from typing import Any
 
 import torch
 import torch.multiprocessing as mp
 
-from vramplan.distributed.per_gpu import _TracedStep, _zero3_trace
+from benchmarks.zero3_loss_cpu import LiveStorages
+from vramplan.distributed.per_gpu import (
+    _TracedStep,
+    _zero3_trace,
+    default_parallelism,
+    estimate_per_gpu,
+)
 from vramplan.distributed.sharding import CommBuffers, Zero3Coordinator
 from vramplan.model.hf_config import parse_config
-from vramplan.vocab import Checkpointing, Method, Precision, Quant
+from vramplan.training.setup import TrainingSetup
+from vramplan.vocab import (
+    Checkpointing,
+    Framework,
+    Method,
+    Metric,
+    Optimizer,
+    OptimizerImpl,
+    Precision,
+    Quant,
+    Scheme,
+)
 
 CONFIG: dict[str, Any] = {
     "model_type": "llama", "hidden_size": 1024, "intermediate_size": 2816,
@@ -48,6 +82,7 @@ LINEARS = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_att
 """The order of `Architecture.block_linears()` for a Llama block."""
 WORLD = 2
 Uses = dict[Hashable, list[int]]
+MIB = 2**20
 
 
 def trace_key(name: str) -> Hashable | None:
@@ -63,8 +98,12 @@ def trace_key(name: str) -> Hashable | None:
     return None
 
 
-def measured_uses(rank: int, args: argparse.Namespace, config: dict[str, Any]) -> Uses:
-    """Rank `rank`'s gathered elements at each use of each traced module, second step."""
+def measured_uses(rank: int, args: argparse.Namespace,
+                  config: dict[str, Any]) -> tuple[Uses, dict[str, int]]:
+    """Rank `rank`'s gathered elements at each use of each traced module in the second step,
+    and the bytes alive at the peak of its forward, backward and optimizer step."""
+    import gc
+
     import deepspeed
     from deepspeed.runtime.zero.partition_parameters import ZeroParamStatus
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -100,13 +139,48 @@ def measured_uses(rank: int, args: argparse.Namespace, config: dict[str, Any]) -
         if key is not None:
             module.register_forward_pre_hook(lambda *_, key=key: record(key))
             module.register_full_backward_pre_hook(lambda *_, key=key: record(key))
-    ids = torch.randint(0, config["vocab_size"], (1, 64))
-    for step in range(2):
-        recording[0] = step == 1
-        engine.backward(engine(ids, labels=ids).loss)
+    ids = torch.randint(0, config["vocab_size"], (args.batch, args.tokens))
+    engine.backward(engine(ids, labels=ids).loss)
+    engine.step()
+    recording[0] = True
+    gc.collect()
+    before = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()
+              for t in gc.get_objects() if isinstance(t, torch.Tensor)}
+    peaks = {}
+    with LiveStorages(set(before)) as live:
+        loss = engine(ids, labels=ids).loss
+        peaks["forward"] = live.peak_bytes
+        live.peak_bytes = live.live_bytes
+        engine.backward(loss)
+        peaks["backward"] = live.peak_bytes
+        live.peak_bytes = live.live_bytes
         engine.step()
+        peaks["step"] = live.peak_bytes
+    peaks = {phase: sum(before.values()) + n for phase, n in peaks.items()}
     torch.distributed.barrier()
-    return uses
+    return uses, peaks
+
+
+def estimated_phases(args: argparse.Namespace, config: dict[str, Any]) -> dict[str, int]:
+    """`estimate_per_gpu`'s allocated bytes by phase for the measured run: DeepSpeed's bf16
+    (16-bit weights, fp32 masters), a client AdamW stepping in a loop (the CPU's default)."""
+    arch = parse_config(config)
+    setup = TrainingSetup(precision=Precision.MIXED, optimizer=Optimizer.ADAMW,
+                          optimizer_impl=OptimizerImpl.FOR_LOOP, batch=args.batch,
+                          seq_len=args.tokens, framework=Framework.DEEPSPEED,
+                          checkpointing=Checkpointing.FULL if args.checkpointing
+                          else Checkpointing.NONE, metric=Metric.ALLOCATED,
+                          gradient_accumulation=False)
+    plan = default_parallelism(setup, Scheme.ZERO3, WORLD)
+    buffers = CommBuffers(zero3_max_live_parameters=int(args.live),
+                          zero3_max_reuse_distance=int(args.reuse),
+                          zero3_prefetch_bucket_elements=int(args.prefetch))
+    plan = replace(plan, buffers=replace(plan.buffers, **{
+        name: getattr(buffers, name) for name in (
+            "zero3_max_live_parameters", "zero3_max_reuse_distance",
+            "zero3_prefetch_bucket_elements")}))
+    estimate = estimate_per_gpu(arch, setup, plan)
+    return {phase.phase.value: phase.total_bytes for phase in estimate.phases}
 
 
 def replayed_uses(args: argparse.Namespace, config: dict[str, Any]) -> Uses:
@@ -126,9 +200,12 @@ def replayed_uses(args: argparse.Namespace, config: dict[str, Any]) -> Uses:
 
 
 def _run(rank: int, args: argparse.Namespace, config: dict[str, Any]) -> None:
-    measured = measured_uses(rank, args, config)
+    measured, peaks = measured_uses(rank, args, config)
     if rank == 0:
         _print(measured, replayed_uses(args, config), args.layers)
+        print("\nmeasured (MiB):", {phase: round(n / MIB, 1) for phase, n in peaks.items()})
+        print("estimated (MiB):", {phase: round(n / MIB, 1)
+                                   for phase, n in estimated_phases(args, config).items()})
     torch.distributed.barrier()
     torch.distributed.destroy_process_group()
 
@@ -148,6 +225,8 @@ def main() -> None:
     parser.add_argument("--reuse", type=float, default=2.8e7)
     parser.add_argument("--prefetch", type=float, default=1.4e6)
     parser.add_argument("--checkpointing", action="store_true")
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--tokens", type=int, default=64)
     args = parser.parse_args()
     config = {**CONFIG, "num_hidden_layers": args.layers}
     mp.spawn(_run, args=(args, config), nprocs=WORLD)

@@ -17,10 +17,12 @@ The keys are scaled down with the model so that the coordinator's limits bind as
 billion-parameter model with DeepSpeed's defaults (1e9 live, 1e9 reuse distance, 5e7 prefetch).
 Measured on 2026-12-05 (torch 2.13.0+cpu, transformers 5.25.0, DeepSpeed 0.19.8), 16 blocks of
 hidden size 1,024 (222 M parameters), 2.8e7 live, 2.8e7 reuse distance, 1.4e6 prefetch: the
-counts agree at every use from the second block of forward on, through the loss (29.69 M) and
-the backward (29.62 M a block, 34.93 M at the third block, 22.09, 9.24 and 8.19 M at the
-end); in the first blocks of forward DeepSpeed fills faster (each module it enters, containers
-included, issues a prefetch; the trace has linears only). Four blocks at DeepSpeed's default
+counts agree over the loss (29.69 M) and through the backward (29.62 M a block, 34.93 M at the
+third block, 22.09, 9.24 and 8.19 M at the end) but at its first block (29.62 against 26.74 M);
+in forward's steady state the replay holds one attention linear fewer (27.79 against 28.84 M,
+not explained), and DeepSpeed reaches that state in the first block where the replay takes
+five (each module DeepSpeed enters, containers included, issues a prefetch; the trace has
+linears only). Four blocks at DeepSpeed's default
 limits, 4 x 512 tokens (`--layers 4 --live 1e9 --reuse 1e9 --prefetch 5e7 --batch 4 --tokens
 512`): measured 2,140.9 / 2,172.1 / 1,858.6 MiB in forward, backward and the step, estimated
 2,171.8 (the loss) / 2,203.1 / 1,889.8 MiB, +1.4 to +1.7 % (+10.2 % in backward before the

@@ -16,27 +16,27 @@ same run (the CPU has no caching allocator: its live storages are what `allocate
 The keys are scaled down with the model so that the coordinator's limits bind as they do on a
 billion-parameter model with DeepSpeed's defaults (1e9 live, 1e9 reuse distance, 5e7 prefetch).
 Measured on 2026-12-05 (torch 2.13.0+cpu, transformers 5.25.0, DeepSpeed 0.19.8), 16 blocks of
-hidden size 1,024 (222 M parameters), 2.8e7 live, 2.8e7 reuse distance, 1.4e6 prefetch: the
-counts agree over the loss (29.69 M) and through the backward (29.62 M a block, 34.93 M at the
-third block, 22.09, 9.24 and 8.19 M at the end) but at its first block (29.62 against 26.74 M);
-in forward's steady state the replay holds one attention linear fewer (27.79 against 28.84 M,
-not explained), and DeepSpeed reaches that state in the first block where the replay takes
-five (each module DeepSpeed enters, containers included, issues a prefetch; the trace has
-linears only). Four blocks at DeepSpeed's default
-limits, 4 x 512 tokens (`--layers 4 --live 1e9 --reuse 1e9 --prefetch 5e7 --batch 4 --tokens
-512`): measured 2,140.9 / 2,172.1 / 1,858.6 MiB in forward, backward and the step, estimated
-2,171.8 (the loss) / 2,203.1 / 1,889.8 MiB, +1.4 to +1.7 % (+10.2 % in backward before the
-coordinator's retention was replayed: it holds the whole model there, gathered once, where the
-estimate had added two prefetch buckets). The 16 blocks at 2 x 512 tokens (`--batch 2
---tokens 512`): 3,526.6 / 3,542.3 / 3,916.9 MiB measured, 3,541.9 / 3,557.6 / 3,932.5
-estimated, +0.4 %; with `--checkpointing` forward and step +0.5 and +0.4 %, but backward's own
-peak (3,509.3 MiB) is the gradient bucket's one reduction after backward, the whole model's
-gradients never having filled the 5e8-element bucket: `torch.cat` of its partitions (and on
-gloo a copy of the split), 2 x 423 MiB, which the estimate leaves out
-(`zero3_reduce_transient_bytes`: "once the activations are freed"); the step's peak is above
-it. Never part of the tests (DeepSpeed is not a dependency).
+hidden size 1,024 (222 M parameters), 2.8e7 live, 2.8e7 reuse distance, 1.4e6 prefetch: the counts
+agree over the loss (29.69 M) and through the backward (29.62 M a block, 34.93 M at the third
+block, 22.09, 9.24 and 8.19 M at the end) but at its first block (29.62 against 26.74 M); in
+forward's steady state the replay holds one attention linear fewer (27.79 against 28.84 M), and
+DeepSpeed reaches that state in the first block where the replay takes five: each module DeepSpeed
+enters, containers and norms included, issues a prefetch (one more overshoot), where the trace has
+the linears only; a replay over DeepSpeed's module list (the block, its norms, the attention and
+MLP modules, the activation) matches at every block but the first. Four blocks at DeepSpeed's
+default limits, 4 x 512 tokens (`--layers 4 --live 1e9 --reuse 1e9 --prefetch 5e7 --batch 4
+--tokens 512`): measured 2,140.9 / 2,172.1 / 1,858.6 MiB in forward, backward and the step,
+estimated 2,171.8 (the loss) / 2,203.1 / 1,889.8 MiB, +1.4 to +1.7 % (+10.2 % in backward before
+the coordinator's retention was replayed: it holds the whole model there, gathered once, where the
+estimate had added two prefetch buckets). The 16 blocks at 2 x 512 tokens (`--batch 2 --tokens
+512`): 3,526.6 / 3,542.3 / 3,916.9 MiB measured, 3,541.9 / 3,557.6 / 3,932.5 estimated, +0.4 %;
+with `--checkpointing` forward and step +0.5 and +0.4 %, but backward's own peak (3,509.3 MiB) is
+the gradient bucket's one reduction after backward, the whole model's gradients never having filled
+the 5e8-element bucket: `torch.cat` of its partitions (and on gloo a copy of the split), 2 x 423
+MiB, which the estimate leaves out (`zero3_reduce_transient_bytes`: "once the activations are
+freed"); the step's peak is above it. Never part of the tests (DeepSpeed is not a dependency).
 Run: `python -m venv /tmp/ds && /tmp/ds/bin/pip install torch==2.13.0 transformers==5.25.0
-deepspeed==0.19.8 && PYTHONPATH=src /tmp/ds/bin/python benchmarks/zero3_step_cpu.py
+deepspeed==0.19.8 && PYTHONPATH=src:. /tmp/ds/bin/python benchmarks/zero3_step_cpu.py
 [--layers 16] [--live 2.8e7] [--reuse 2.8e7] [--prefetch 1.4e6] [--checkpointing] [--batch 1]
 [--tokens 64]`.
 """

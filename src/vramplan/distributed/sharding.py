@@ -683,8 +683,11 @@ class Zero3Coordinator:
     `stage3_max_live_parameters` elements once the trace has filled it. Checked against
     DeepSpeed 0.19.8 on the CPU (benchmarks/zero3_step_cpu.py, a 16-block model): the same
     gathered elements over the loss and at every block of backward but the last, and in
-    forward's steady state one attention linear fewer (27.79 against 28.84 M, not explained);
-    DeepSpeed reaches that state in the first block, the replay in the fifth."""
+    forward's steady state one attention linear fewer (27.79 against 28.84 M); DeepSpeed
+    reaches that state in the first block, the replay in the fifth. Both because every module
+    DeepSpeed enters, containers and norms included, issues a prefetch, one more overshoot:
+    the same replay over DeepSpeed's module list matches it at every block but the first
+    (not written: the trace has the linears only)."""
 
     def __init__(self, trace: tuple[TracedModule, ...], buffers: CommBuffers,
                  retains_prefetched: bool = True) -> None:

@@ -175,6 +175,17 @@ def test_content_security_policy_everywhere(client: TestClient, path: str) -> No
     assert "default-src 'none'" in policy
 
 
+def test_a_null_field_is_read_as_left_out_and_the_schema_says_so(client: TestClient) -> None:
+    """A JSON `null` is an empty field, as on the page (schemathesis sent `"gpu": null`, which
+    the schema then called a string only)."""
+    assert client.post("/api/v1/estimate", json={"params": 7, "gpu": None}).json() \
+        == client.post("/api/v1/estimate", json={"params": 7}).json()
+    schema = client.get("/openapi.json").json()
+    body = schema["paths"]["/api/v1/estimate"]["post"]["requestBody"]["content"][
+        "application/json"]["schema"]
+    assert {"type": "null"} in body["properties"]["gpu"]["anyOf"]
+
+
 def test_openapi_documents_every_endpoint(client: TestClient) -> None:
     schema = client.get("/openapi.json").json()
     assert set(schema["paths"]) == {

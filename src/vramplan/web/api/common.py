@@ -90,11 +90,14 @@ def query_model(form: Form) -> type[BaseModel]:
 
 
 def body_schema(form: Form) -> dict[str, Any]:
-    """The JSON Schema of the form's body: typed values, every field optional, nothing else."""
+    """The JSON Schema of the form's body: typed values, every field optional, nothing else. A
+    field given `null` (or an empty string) is read as left out, as an empty field of the page
+    is (`reading._empty`): the schema says so."""
     properties = {}
     for field in api_fields(form):
         for name in field.names:
-            properties[name] = {**field.json_schema(), "description": _description(field)}
+            properties[name] = {"anyOf": [field.json_schema(), {"type": "null"}],
+                                "description": _description(field) + " null: as if left out."}
     return {"title": f"{form.name.capitalize()}Body", "type": "object", "properties": properties,
             "additionalProperties": False}
 

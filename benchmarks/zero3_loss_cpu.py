@@ -1,7 +1,8 @@
 """Does DeepSpeed ZeRO-3 keep more of the logits alive than a plain training step? Measured on
 the CPU: one step of a small Llama whose logits dwarf everything else (vocabulary 32,000, hidden
-size 64, 512 tokens), every storage an ATen op makes tracked until it is freed, the peak printed
-in bytes per logit with the logits-sized tensors alive at that moment.
+size 64, 512 tokens), every storage an ATen op makes tracked until it is freed by the project's
+tracer (`vramplan.tracer.tracker.StorageTracker`), the peak printed in bytes per logit with the
+phase it falls in.
 
 The question comes from two sets of rows that sit under the estimate by about a 16-bit copy of
 the logits per sequence (docs/open-leads.md: gpjt's Llama-3-8B ZeRO-3 sweep, ArcticTraining's
@@ -19,66 +20,31 @@ backward as the HF Trainer's `compute_loss` does.
 
 Measured on 2026-12-05 (torch 2.13.0+cpu, transformers 5.25.0, DeepSpeed 0.19.8, one rank over
 gloo, bf16; DeepSpeed refuses fp16 on the CPU): 12.18 bytes per logit plain and under ZeRO-3
-with the current loss, 12.16 with v4.40's; both at `_log_softmax_backward_data`, three fp32
-tensors alive (the log-softmax output, its incoming gradient, its result): the hooks keep no
-copy. Never part of the tests (DeepSpeed is not a dependency).
+with the current loss, 12.16 with v4.40's; both in backward, at the log-softmax's backward: three
+fp32 logits-sized tensors (its output, its incoming gradient, its result; a listing of the live
+tensors showed them): the hooks keep no copy. Never part of the tests (DeepSpeed is not a
+dependency).
 Run: `python -m venv /tmp/ds && /tmp/ds/bin/pip install torch==2.13.0 transformers==5.25.0
-deepspeed==0.19.8 && /tmp/ds/bin/python benchmarks/zero3_loss_cpu.py [--zero3] [--old-loss]`.
+deepspeed==0.19.8 && PYTHONPATH=src /tmp/ds/bin/python benchmarks/zero3_loss_cpu.py [--zero3]
+[--old-loss]`.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import weakref
 from typing import Any
 
 import torch
 from torch.nn import CrossEntropyLoss
-from torch.utils._python_dispatch import TorchDispatchMode
 from transformers import LlamaConfig, LlamaForCausalLM
 from transformers.modeling_outputs import CausalLMOutputWithPast
 
+from vramplan.tracer.result import Phase
+from vramplan.tracer.tracker import StorageTracker
+
 TOKENS, VOCAB, HIDDEN = 512, 32_000, 64
 LOGITS = TOKENS * VOCAB
-
-
-class LiveStorages(TorchDispatchMode):
-    """Bytes of the storages the ops made that are still alive, their peak, and what was alive
-    (logits-sized or larger) at the peak; storages made before it was entered are not counted."""
-
-    def __init__(self, before: set[int]) -> None:
-        super().__init__()
-        self.before = before
-        self.alive: dict[int, tuple[int, str, torch.dtype]] = {}
-        self.live_bytes = 0
-        self.peak_bytes = 0
-        self.at_peak: tuple[str, list[tuple[float, str, torch.dtype]]] = ("", [])
-
-    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
-                           kwargs: Any = None) -> Any:
-        out = func(*args, **(kwargs or {}))
-        for tensor in out if isinstance(out, (tuple, list)) else (out,):
-            if isinstance(tensor, torch.Tensor):
-                self._track(tensor, str(func))
-        if self.live_bytes > self.peak_bytes:
-            self.peak_bytes = self.live_bytes
-            large = [(n / LOGITS, op, dtype) for n, op, dtype in self.alive.values()
-                     if n >= LOGITS // 4]
-            self.at_peak = (str(func), sorted(large, key=lambda item: item[0], reverse=True))
-        return out
-
-    def _track(self, tensor: torch.Tensor, op: str) -> None:
-        storage = tensor.untyped_storage()
-        key = storage.data_ptr()
-        if key in self.alive or key in self.before or storage.nbytes() == 0:
-            return
-        self.alive[key] = (storage.nbytes(), op, tensor.dtype)
-        self.live_bytes += storage.nbytes()
-        weakref.finalize(storage, self._freed, key)
-
-    def _freed(self, key: int) -> None:
-        self.live_bytes -= self.alive.pop(key, (0, "", torch.float32))[0]
 
 
 class LlamaV440Loss(LlamaForCausalLM):
@@ -104,19 +70,33 @@ def small_llama(old_loss: bool) -> LlamaForCausalLM:
     return (LlamaV440Loss if old_loss else LlamaForCausalLM)(config)
 
 
-def _storages(tensors: Any) -> set[int]:
-    return {t.untyped_storage().data_ptr() for t in tensors if isinstance(t, torch.Tensor)}
+def counting(tensors: Any) -> StorageTracker:
+    """The project's storage tracker (`vramplan.tracer.tracker`), recording, with `tensors`
+    (what existed before the step) left out of its count."""
+    tracker = StorageTracker()
+    for tensor in tensors:
+        if isinstance(tensor, torch.Tensor):
+            tracker.exclude(tensor)
+    tracker.start_recording()
+    return tracker
 
 
-def plain_step(old_loss: bool, ids: torch.Tensor) -> LiveStorages:
+def _step(tracker: StorageTracker, forward: Any, backward: Any) -> None:
+    with tracker:
+        tracker.start_phase(Phase.FORWARD)
+        loss = forward()
+        tracker.start_phase(Phase.BACKWARD)
+        backward(loss)
+
+
+def plain_step(old_loss: bool, ids: torch.Tensor) -> StorageTracker:
     model = small_llama(old_loss).to(torch.bfloat16)
-    with LiveStorages(_storages([*model.parameters(), *model.buffers()])) as live:
-        loss = model(ids, labels=ids).loss
-        loss.backward()
-    return live
+    tracker = counting([*model.parameters(), *model.buffers()])
+    _step(tracker, lambda: model(ids, labels=ids).loss, lambda loss: loss.backward())
+    return tracker
 
 
-def zero3_step(old_loss: bool, ids: torch.Tensor) -> LiveStorages:
+def zero3_step(old_loss: bool, ids: torch.Tensor) -> StorageTracker:
     """A second ZeRO-3 step (the first builds the optimizer's state and the partitions)."""
     import gc
 
@@ -135,9 +115,9 @@ def zero3_step(old_loss: bool, ids: torch.Tensor) -> LiveStorages:
     engine.backward(engine(ids, labels=ids).loss)
     engine.step()
     gc.collect()
-    with LiveStorages(_storages(gc.get_objects())) as live:
-        engine.backward(engine(ids, labels=ids).loss)
-    return live
+    tracker = counting(gc.get_objects())
+    _step(tracker, lambda: engine(ids, labels=ids).loss, engine.backward)
+    return tracker
 
 
 def main() -> None:
@@ -146,12 +126,9 @@ def main() -> None:
     parser.add_argument("--old-loss", action="store_true", help="transformers v4.40's loss path")
     args = parser.parse_args()
     ids = torch.randint(0, VOCAB, (1, TOKENS))
-    live = (zero3_step if args.zero3 else plain_step)(args.old_loss, ids)
-    op, large = live.at_peak
-    print(f"{'ZeRO-3' if args.zero3 else 'plain'}: peak {live.peak_bytes / LOGITS:.2f} bytes "
-          f"a logit, at {op}")
-    for per_logit, made_by, dtype in large:
-        print(f"  {per_logit:5.2f} bytes a logit  {dtype}  made by {made_by}")
+    tracker = (zero3_step if args.zero3 else plain_step)(args.old_loss, ids)
+    print(f"{'ZeRO-3' if args.zero3 else 'plain'}: peak {tracker.peak / LOGITS:.2f} bytes "
+          f"a logit, in {tracker.recorded_peak_phase().value}")
 
 
 if __name__ == "__main__":

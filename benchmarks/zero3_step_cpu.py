@@ -9,9 +9,9 @@ prefetched in flight and the kept). The replay walks vramplan's module trace of 
 (`per_gpu._zero3_trace`) with the same `stage3_*` keys. Printed: both counts at each use of
 every block's first linear, of the embedding and of the head. Then the step's memory: every
 storage alive before the second step (the partitions, fp32 masters, Adam states, the gradient
-bucket) plus the most the step's ops hold at once (`zero3_loss_cpu.LiveStorages`), in forward,
-backward and the optimizer step, beside `estimate_per_gpu`'s allocated peak by phase for the
-same run (the CPU has no caching allocator: its live storages are what `allocated` counts).
+bucket) plus the most the step's ops hold at once (the tracer's `StorageTracker`), in
+forward, backward and the optimizer step, beside `estimate_per_gpu`'s allocated peak by phase
+for the same run (the CPU has no caching allocator: its live storages are what `allocated` counts).
 
 The keys are scaled down with the model so that the coordinator's limits bind as they do on a
 billion-parameter model with DeepSpeed's defaults (1e9 live, 1e9 reuse distance, 5e7 prefetch).
@@ -29,14 +29,15 @@ default limits, 4 x 512 tokens (`--layers 4 --live 1e9 --reuse 1e9 --prefetch 5e
 estimated 2,171.8 (the loss) / 2,203.1 / 1,889.8 MiB, +1.4 to +1.7 % (+10.2 % in backward before
 the coordinator's retention was replayed: it holds the whole model there, gathered once, where the
 estimate had added two prefetch buckets). The 16 blocks at 2 x 512 tokens (`--batch 2 --tokens
-512`): 3,526.6 / 3,542.3 / 3,916.9 MiB measured, 3,541.9 / 3,557.6 / 3,932.5 estimated, +0.4 %;
-with `--checkpointing` forward and step +0.5 and +0.4 %, but backward's own peak (3,509.3 MiB) is
-the gradient bucket's one reduction after backward, the whole model's gradients never having filled
-the 5e8-element bucket: `torch.cat` of its partitions (and on gloo a copy of the split), 2 x 423
-MiB, which the estimate leaves out (`zero3_reduce_transient_bytes`: "once the activations are
-freed"); the step's peak is above it. Never part of the tests (DeepSpeed is not a dependency).
+512`): 3,526.7 / 3,542.3 / 3,917.0 MiB measured, 3,541.9 / 3,557.6 / 3,932.5 estimated, +0.4 %
+(each storage rounded up to 512 bytes, as the CUDA allocator's blocks are); with `--checkpointing`
+forward and step +0.5 and +0.4 %, but backward's own peak (3,509.3 MiB) is the gradient bucket's
+one reduction after backward, the whole model's gradients never having filled the 5e8-element
+bucket: `torch.cat` of its partitions (and on gloo a copy of the split), 2 x 423 MiB, which the
+estimate leaves out (`zero3_reduce_transient_bytes`: "once the activations are freed"); the step's
+peak is above it. Never part of the tests (DeepSpeed is not a dependency).
 Run: `python -m venv /tmp/ds && /tmp/ds/bin/pip install torch==2.13.0 transformers==5.25.0
-deepspeed==0.19.8 && PYTHONPATH=src:. /tmp/ds/bin/python benchmarks/zero3_step_cpu.py
+deepspeed==0.19.8 && PYTHONPATH=src /tmp/ds/bin/python benchmarks/zero3_step_cpu.py
 [--layers 16] [--live 2.8e7] [--reuse 2.8e7] [--prefetch 1.4e6] [--checkpointing] [--batch 1]
 [--tokens 64]`.
 """
@@ -53,7 +54,6 @@ from typing import Any
 import torch
 import torch.multiprocessing as mp
 
-from benchmarks.zero3_loss_cpu import LiveStorages
 from vramplan.distributed.per_gpu import (
     _TracedStep,
     _zero3_trace,
@@ -62,6 +62,8 @@ from vramplan.distributed.per_gpu import (
 )
 from vramplan.distributed.sharding import CommBuffers, Zero3Coordinator
 from vramplan.model.hf_config import parse_config
+from vramplan.tracer.result import Phase
+from vramplan.tracer.tracker import StorageTracker
 from vramplan.training.setup import TrainingSetup
 from vramplan.vocab import (
     Checkpointing,
@@ -146,19 +148,20 @@ def measured_uses(rank: int, args: argparse.Namespace,
     engine.step()
     recording[0] = True
     gc.collect()
-    before = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()
-              for t in gc.get_objects() if isinstance(t, torch.Tensor)}
-    peaks = {}
-    with LiveStorages(set(before)) as live:
+    tracker = StorageTracker()
+    for tensor in gc.get_objects():
+        if isinstance(tensor, torch.Tensor):
+            tracker.exclude(tensor)  # counted once, as what the step starts from
+    before = tracker.excluded_bytes
+    tracker.start_recording()
+    with tracker:
+        tracker.start_phase(Phase.FORWARD)
         loss = engine(ids, labels=ids).loss
-        peaks["forward"] = live.peak_bytes
-        live.peak_bytes = live.live_bytes
+        tracker.start_phase(Phase.BACKWARD)
         engine.backward(loss)
-        peaks["backward"] = live.peak_bytes
-        live.peak_bytes = live.live_bytes
+        tracker.start_phase(Phase.OPTIMIZER_STEP)
         engine.step()
-        peaks["step"] = live.peak_bytes
-    peaks = {phase: sum(before.values()) + n for phase, n in peaks.items()}
+    peaks = {peak.phase.value: before + peak.peak_bytes for peak in tracker.phase_peaks()}
     torch.distributed.barrier()
     return uses, peaks
 

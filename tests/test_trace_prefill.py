@@ -1,6 +1,7 @@
 """transformers' prefill, measured: a no-grad forward of a small Qwen2 on the CPU, every tensor an
-ATen op makes tracked until its storage is freed, peaks where `prefill_activation_bytes` says,
-byte for byte, bar the forward's own small tensors (rotary cos and sin, cache positions).
+ATen op makes tracked until its storage is freed (the tracer's `StorageTracker`), peaks where
+`prefill_activation_bytes` says, byte for byte, bar the forward's own small tensors (rotary cos
+and sin, cache positions).
 
 At the peak (the last block's MLP product) the live tensors are the three intermediates, four
 hidden-size tensors (the embeddings `inputs_embeds` keeps, the block's input the model's loop
@@ -10,7 +11,6 @@ bytes too few."""
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 import pytest
@@ -19,13 +19,13 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 from transformers import AutoConfig, AutoModelForCausalLM
 
 from vramplan.inference.estimate import kv_cache_bytes, prefill_activation_bytes
 from vramplan.inference.setup import inference_inputs
 from vramplan.model.hf_config import parse_config
 from vramplan.presets.quant_formats import find_format
+from vramplan.tracer.tracker import StorageTracker
 from vramplan.vocab import Attention, Engine
 
 pytestmark = pytest.mark.trace
@@ -38,49 +38,20 @@ CONFIG: dict[str, Any] = {
     "torch_dtype": "bfloat16"}
 
 
-class _LiveBytes(TorchDispatchMode):
-    """Bytes of the storages the ops made that are still alive, and their peak; storages that
-    existed before (the weights, the buffers) are not counted."""
-
-    def __init__(self, before: set[int]) -> None:
-        super().__init__()
-        self.before = before
-        self.sizes: dict[int, int] = {}
-        self.live = 0
-        self.peak = 0
-
-    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (),
-                           kwargs: Any = None) -> Any:
-        out = func(*args, **(kwargs or {}))
-        for tensor in out if isinstance(out, (tuple, list)) else (out,):
-            if not isinstance(tensor, torch.Tensor):
-                continue
-            storage = tensor.untyped_storage()
-            key = storage.data_ptr()
-            if key in self.sizes or key in self.before or storage.nbytes() == 0:
-                continue
-            self.sizes[key] = storage.nbytes()
-            self.live += storage.nbytes()
-            weakref.finalize(storage, self._freed, key)
-        self.peak = max(self.peak, self.live)
-        return out
-
-    def _freed(self, key: int) -> None:
-        self.live -= self.sizes.pop(key, 0)
-
-
 def _measured_peak(config_dict: dict[str, Any], attention: str, batch: int, tokens: int) -> int:
     """The live-tensor peak of a no-grad forward over `batch` x `tokens` random ids, the last
     position's logits only (`generate`'s prefill)."""
     config = AutoConfig.for_model(**config_dict)
     config._attn_implementation = attention
     model = AutoModelForCausalLM.from_config(config).to(torch.bfloat16).eval()
-    before = {t.untyped_storage().data_ptr()
-              for t in [*model.parameters(), *model.buffers()]}
     ids = torch.randint(0, config_dict["vocab_size"], (batch, tokens))
-    with torch.no_grad(), _LiveBytes(before) as live:
+    tracker = StorageTracker()
+    for tensor in [*model.parameters(), *model.buffers()]:
+        tracker.exclude(tensor)  # what existed before the forward is not counted
+    with torch.no_grad(), tracker:
+        tracker.start_recording()
         model(ids, use_cache=True, logits_to_keep=1)
-    return live.peak
+    return tracker.peak
 
 
 def test_transformers_prefill_peak_is_the_working_set_and_the_cache() -> None:

@@ -652,8 +652,8 @@ def zero3_gathered_peaks(trace: tuple[TracedModule, ...], forward_uses: int, fir
     counts what is gathered once its fetch and prefetch are issued, plus (`buffered`: the
     all-gather's, not one rank's copies) the buffer of the prefetch in flight;
     `retains_prefetched`: DeepSpeed's code since
-    `DEEPSPEED_RETAINS_PREFETCHED_SINCE`. Parameters under the persistence threshold are kept
-    whole and are not traced."""
+    `vramplan.presets.frameworks.DEEPSPEED_RETAINS_PREFETCHED_SINCE`. Parameters under the
+    persistence threshold are kept whole and are not traced."""
     coordinator = Zero3Coordinator(trace, buffers, retains_prefetched)
     uses = [coordinator.use(step) for step in range(len(trace))]
     at_use = [gathered + (in_flight if buffered else 0) for gathered, in_flight in uses]

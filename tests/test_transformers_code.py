@@ -34,14 +34,17 @@ HEAD = HeadSpec(framework=Framework.HF, chunked=False, head_trains=False, head_l
 # v4.49.0 (v4.45.2 and v4.48.0 wheels: `shift_logits = lm_logits[..., :-1, :].contiguous()`, no
 # upcast); Llama until v4.31.0
 LEGACY_16BIT = frozenset({"opt", "gpt2", "bloom", "gpt_bigcode", "gpt_neox", "falcon"})
+# GPT-NeoX's eager softmax ran in the scores' dtype until v4.49.0 (v4.44.2 to v4.48.0 wheels)
+SOFTMAX_16BIT = frozenset({"gpt_neox"})
 V4_45 = TransformersCode(logits_fp32_in_model=True, shifts_logits=True, loss_16bit=LEGACY_16BIT,
-                         clamped_scores=frozenset({"opt"}))
+                         clamped_scores=frozenset({"opt"}), softmax_16bit=SOFTMAX_16BIT)
 V4_46 = TransformersCode(logits_fp32_in_model=False, shifts_logits=True, loss_16bit=LEGACY_16BIT,
-                         clamped_scores=frozenset({"opt"}))
+                         clamped_scores=frozenset({"opt"}), softmax_16bit=SOFTMAX_16BIT)
 TODAY = TransformersCode(logits_fp32_in_model=False, shifts_logits=False,
                          warmup_keeps_headroom=True)
 V4_30 = TransformersCode(logits_fp32_in_model=True, shifts_logits=True,
-                         loss_16bit=LEGACY_16BIT | {"llama"}, clamped_scores=frozenset({"opt"}))
+                         loss_16bit=LEGACY_16BIT | {"llama"}, clamped_scores=frozenset({"opt"}),
+                         softmax_16bit=SOFTMAX_16BIT)
 
 
 
@@ -58,19 +61,30 @@ ROPE_ALL = ROPE_UNTIL_V4_45 | {"llama", "mistral"}
 # OlmoeSparseMoeBlock)
 MOE_LOOP = frozenset({"mixtral", "qwen2_moe", "qwen3_moe", "olmoe"})
 
+# the prompt cache holds views of the fused q/k/v projection until v4.56.0, BLOOM's from v4.44.0
+# (benchmarks/hf_cache_views_cpu.py); per-layer causal-mask buffers: GPT-J until v4.45.0,
+# GPT-NeoX until v4.49.0, GPT-2 until v5.2.0 (the buffers of models built in those releases)
+VIEWS = frozenset({"gpt2", "gpt_neox", "gpt_bigcode", "phi3", "mpt"})
+MASKS = frozenset({"gpt2", "gpt_neox", "gptj"})
+BLOOM_TOO = VIEWS | {"bloom"}
+NEOX_GPT2 = frozenset({"gpt2", "gpt_neox"})
+GPT2 = frozenset({"gpt2"})
+
 
 def _dated(code: TransformersCode, *, two_caches: bool = False, all_logits: bool = False,
            warmup: bool = False, tied: bool = False, headroom: bool = False,
            rope: frozenset[str] = frozenset(), reentrant: bool = True,
            around: bool = True, moe_loop: frozenset[str] = MOE_LOOP,
-           mask_buffer: int = 0) -> TransformersCode:
+           mask_buffer: int = 0, views: frozenset[str] = VIEWS,
+           masks: frozenset[str] = MASKS) -> TransformersCode:
     """`code` with the loading and generation behaviours of its date: `generate` holding the
     previous cache and the prefill's outputs before v4.42.0, and every prompt position's logits
     before v4.45.0, the allocator warm-up from v4.50.0 (counting a tied head twice until v4.54.0,
     capped at 95 % of the free memory, then from v4.52.0 at all of it but 1.2 GiB), the model
     types keeping per-layer rotary tables, reentrant checkpointing and the MoE experts' loop
     before v5.0.0, called around each decoder layer before v4.52.0, and v4.38's causal-mask
-    buffer (`mask_buffer` bytes an element)."""
+    buffer (`mask_buffer` bytes an element), the prompt cache's views (`views`) and the model
+    types with a causal mask per layer (`masks`)."""
     return dataclasses.replace(code, generate_holds_two_caches=two_caches,
                                generate_keeps_prefill_outputs=two_caches,
                                generate_all_prompt_logits=all_logits,
@@ -79,7 +93,8 @@ def _dated(code: TransformersCode, *, two_caches: bool = False, all_logits: bool
                                reentrant_checkpointing=reentrant,
                                checkpoints_around_layers=around,
                                moe_expert_linears=moe_loop,
-                               causal_mask_buffer_itemsize=mask_buffer)
+                               causal_mask_buffer_itemsize=mask_buffer,
+                               fused_qkv_cache_views=views, layer_mask_buffers=masks)
 
 
 @pytest.mark.parametrize(("day", "expected"), [
@@ -109,23 +124,44 @@ def _dated(code: TransformersCode, *, two_caches: bool = False, all_logits: bool
     # v4.42.0: generate keeps one DynamicCache and deletes each step's outputs; Mistral's
     # rotary tables are gone
     (date(2024, 6, 27), _dated(V4_45, all_logits=True, rope=ROPE_UNTIL_V4_45)),
-    (date(2024, 9, 24), _dated(V4_45, all_logits=True, rope=ROPE_UNTIL_V4_45)),
-    # v4.45.0: the last position's logits only; rotary tables left in Mixtral only
-    (date(2024, 9, 25), _dated(V4_45, rope=frozenset({"mixtral"}))),
-    (date(2024, 10, 23), _dated(V4_45, rope=frozenset({"mixtral"}))),
+    (date(2024, 8, 5), _dated(V4_45, all_logits=True, rope=ROPE_UNTIL_V4_45)),
+    # v4.44.0: BLOOM's cache holds views of its projection too
+    (date(2024, 8, 6), _dated(V4_45, all_logits=True, rope=ROPE_UNTIL_V4_45,
+                              views=BLOOM_TOO)),
+    (date(2024, 9, 24), _dated(V4_45, all_logits=True, rope=ROPE_UNTIL_V4_45,
+                               views=BLOOM_TOO)),
+    # v4.45.0: the last position's logits only; rotary tables left in Mixtral only; GPT-J's
+    # masks are gone
+    (date(2024, 9, 25), _dated(V4_45, rope=frozenset({"mixtral"}), views=BLOOM_TOO,
+                               masks=NEOX_GPT2)),
+    (date(2024, 10, 23), _dated(V4_45, rope=frozenset({"mixtral"}), views=BLOOM_TOO,
+                                masks=NEOX_GPT2)),
     # v4.46.0: `self.loss_function` upcasts
-    (date(2024, 10, 24), _dated(V4_46, rope=frozenset({"mixtral"}))),
-    (date(2025, 1, 9), _dated(V4_46, rope=frozenset({"mixtral"}))),
-    (date(2025, 1, 10), _dated(V4_46)),  # v4.48.0: Mixtral's are gone
-    (date(2025, 2, 16), _dated(V4_46)),
-    (date(2025, 2, 17), _dated(TODAY)),  # v4.49.0: the labels are padded and shifted
-    (date(2025, 3, 21), _dated(TODAY, warmup=True, tied=True)),  # v4.50.0: the warm-up
-    (date(2025, 5, 19), _dated(TODAY, warmup=True, tied=True)),
+    (date(2024, 10, 24), _dated(V4_46, rope=frozenset({"mixtral"}), views=BLOOM_TOO,
+                                masks=NEOX_GPT2)),
+    (date(2025, 1, 9), _dated(V4_46, rope=frozenset({"mixtral"}), views=BLOOM_TOO,
+                              masks=NEOX_GPT2)),
+    # v4.48.0: Mixtral's are gone
+    (date(2025, 1, 10), _dated(V4_46, views=BLOOM_TOO, masks=NEOX_GPT2)),
+    (date(2025, 2, 16), _dated(V4_46, views=BLOOM_TOO, masks=NEOX_GPT2)),
+    # v4.49.0: the labels are padded and shifted; GPT-NeoX's masks are gone, its softmax fp32
+    (date(2025, 2, 17), _dated(TODAY, views=BLOOM_TOO, masks=GPT2)),
+    # v4.50.0: the warm-up
+    (date(2025, 3, 21), _dated(TODAY, warmup=True, tied=True, views=BLOOM_TOO, masks=GPT2)),
+    (date(2025, 5, 19), _dated(TODAY, warmup=True, tied=True, views=BLOOM_TOO, masks=GPT2)),
     # v4.52.0: it leaves 1.2 GiB free; GradientCheckpointingLayer checkpoints inside the layer
-    (date(2025, 5, 20), _dated(TODAY, warmup=True, tied=True, headroom=True, around=False)),
+    (date(2025, 5, 20), _dated(TODAY, warmup=True, tied=True, headroom=True, around=False,
+                               views=BLOOM_TOO, masks=GPT2)),
     # v4.54.0: the warm-up skips tied weights
-    (date(2025, 7, 25), _dated(TODAY, warmup=True, headroom=True, around=False)),
-    (date(2026, 1, 26), TODAY),  # v5.0.0: non-reentrant checkpointing
+    (date(2025, 7, 25), _dated(TODAY, warmup=True, headroom=True, around=False,
+                               views=BLOOM_TOO, masks=GPT2)),
+    # v4.56.0: the cache copies its first entry (gpt-oss's expert loop, v4.55.0 to v5.0.0, on)
+    (date(2025, 8, 29), dataclasses.replace(
+        _dated(TODAY, warmup=True, headroom=True, around=False, views=frozenset(), masks=GPT2),
+        gpt_oss_expert_loop=True)),
+    # v5.0.0: non-reentrant checkpointing
+    (date(2026, 1, 26), dataclasses.replace(TODAY, layer_mask_buffers=GPT2)),
+    (date(2026, 2, 16), TODAY),  # v5.2.0: GPT-2's masks are gone
 ])
 def test_transformers_code_by_the_dates_of_its_releases(day: date | None,
                                                         expected: TransformersCode) -> None:

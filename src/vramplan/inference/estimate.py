@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from vramplan.inference.setup import InferenceInputs
-from vramplan.model.architecture import Architecture, MlpKind
+from vramplan.model.architecture import Architecture, MlpKind, PositionKind
 from vramplan.model.weight_storage import WeightGroup, WeightsLayout, weights_layout
 from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
@@ -101,7 +101,7 @@ def estimate_inference(inputs: InferenceInputs) -> InferenceEstimate:
     if profile.kv_grows:
         # the prefill beside the prompt's keys and values only, and the first decode step beside
         # the prefill's kept logits: what they need beyond the cache the end of decoding holds
-        prompt_kv = kv_cache_bytes(arch, _cached_up_to(inputs, inputs.prompt_tokens))
+        prompt_kv = prompt_cache_held_bytes(arch, inputs)
         prefill = max(0, prompt_kv + prefill - kv)
         if kept:
             first_step_kv = kv_cache_bytes(arch, _cached_up_to(inputs, inputs.prompt_tokens + 1))
@@ -229,6 +229,19 @@ def kv_cache_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
     return _ceil_fraction(values * inputs.kv_dtype.bytes_per_value / inputs.layer_split)
 
 
+def prompt_cache_held_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
+    """What the prompt's cache holds from the prefill until a decode step replaces it: its keys
+    and values, or, where they are views of each layer's fused q/k/v projection output
+    (`InferenceInputs.fused_qkv_cache_views`), that whole output, beside the key where a rotary
+    embedding made the key a tensor of its own (GPT-NeoX, Phi-3)."""
+    cache = kv_cache_bytes(arch, _cached_up_to(inputs, inputs.prompt_tokens))
+    if not inputs.fused_qkv_cache_views:
+        return cache
+    projection = arch.q_dim + arch.kv_dim + arch.v_dim
+    own_key = arch.kv_dim if arch.position is PositionKind.ROPE else 0
+    return ceil_div(cache * (projection + own_key), arch.kv_dim + arch.v_dim)
+
+
 def kv_cache_held_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
     """The KV cache at the peak: the cache, and, where a decode step builds the grown cache beside
     the previous one (`InferenceInputs.previous_cache_alive`) and a decode step runs, that
@@ -275,7 +288,7 @@ def prefill_activation_bytes(arch: Architecture, inputs: InferenceInputs) -> int
         # the score matrix beside the attention phase's tensors, while the MLP's are not yet
         heads = max(1, arch.n_heads // tp)
         scores = inputs.batch * heads * _chunk(inputs) * inputs.cached_tokens
-        attention_bytes += scores * eager_softmax_bytes_per_score(inputs.compute_dtype)
+        attention_bytes += scores * _eager_bytes_per_score(arch, inputs)
         if inputs.profile.engine is Engine.HF:
             # transformers' 4D mask, batch x 1 x queries x keys in the compute dtype, made once
             # per forward for eager attention (`_prepare_4d_causal_attention_mask`, then the
@@ -283,6 +296,18 @@ def prefill_activation_bytes(arch: Architecture, inputs: InferenceInputs) -> int
             attention_bytes += (inputs.batch * _chunk(inputs) * inputs.cached_tokens
                                 * inputs.compute_dtype.bytes)
     return max(attention_bytes, tokens * mlp * act_bytes)
+
+
+def _eager_bytes_per_score(arch: Architecture, inputs: InferenceInputs) -> int:
+    """Bytes per score at the eager softmax: two 16-bit tensors, the masked scores and their
+    softmax, where it runs in the scores' dtype (GPT-2; GPT-NeoX before transformers v4.49.0,
+    whose v4.41.2 forward, traced on the CPU, peaks with exactly those two), else
+    `eager_softmax_bytes_per_score`."""
+    dtype = inputs.compute_dtype
+    if dtype is not ComputeDtype.FP32 and (inputs.eager_softmax_16bit
+                                           or not arch.eager_softmax_fp32):
+        return 2 * dtype.bytes
+    return eager_softmax_bytes_per_score(dtype)
 
 
 def eager_softmax_bytes_per_score(dtype: ComputeDtype) -> int:
@@ -397,11 +422,13 @@ def _largest_quantized_on_gpu(layout: WeightsLayout, inputs: InferenceInputs) ->
 
 def _engine_buffer_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
     """The model's own buffers (`Architecture.buffer_bytes`: GPT-Neo's per-layer causal masks;
+    the causal masks of older transformers code, `InferenceInputs.mask_buffer_bytes`;
     the per-layer rotary tables of older transformers code, `InferenceInputs.rope_tables`;
     torchtune's rotary caches, `InferenceInputs.torchtune_rope_modules`);
     LitGPT's bool causal mask (context^2 bytes) and its fp32 cos/sin tables (2 x context x
     rotary dims x 4 bytes)."""
-    own = arch.buffer_bytes + inputs.torchtune_rope_modules * torchtune_rope_cache_bytes(arch)
+    own = arch.buffer_bytes + inputs.mask_buffer_bytes \
+        + inputs.torchtune_rope_modules * torchtune_rope_cache_bytes(arch)
     if inputs.rope_tables:
         own += arch.rope_table_bytes(inputs.compute_dtype.bytes)
     if not inputs.profile.mask_cache:

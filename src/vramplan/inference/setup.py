@@ -69,6 +69,17 @@ class InferenceInputs:
     """The run set bitsandbytes' 4-bit compute dtype to a 16-bit one (`BitsAndBytesConfig(
     bnb_4bit_compute_dtype=torch.float16)`): no fp32 copy of the dequantized weight, where the
     engine computes in fp32 by default (`EngineProfile.bnb_4bit_compute_fp32`)."""
+    eager_softmax_16bit: bool = False
+    """The eager softmax of the run's code runs in the scores' 16-bit dtype
+    (`vramplan.presets.frameworks.TransformersCode.softmax_16bit`), as the architecture's
+    does where `Architecture.eager_softmax_fp32` is False."""
+    mask_buffer_bytes: int = 0
+    """The causal masks the transformers model of the run's date registers at construction
+    (`vramplan.presets.frameworks.TransformersCode.causal_mask_buffer_bytes`)."""
+    fused_qkv_cache_views: bool = False
+    """The prompt's cache entries are views of each layer's fused q/k/v projection output, which
+    they keep alive until a decode step replaces them (transformers' older code,
+    `vramplan.presets.frameworks.TransformersCode.fused_qkv_cache_views`)."""
     rope_tables: bool = False
     """Every attention layer holds rotary cos and sin tables of `max_position_embeddings` rows
     in the compute dtype (transformers' older model code,
@@ -122,6 +133,8 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
                      prompt_logits_kept: bool = False,
                      bnb_compute_16bit: bool = False,
                      rope_tables: bool = False,
+                     fused_qkv_cache_views: bool = False, mask_buffer_bytes: int = 0,
+                     eager_softmax_16bit: bool = False,
                      torchtune_rope_modules: int = 0) -> InferenceInputs:
     """Validated inputs: counts in range, prompt within the context, a GGUF file only on
     llama.cpp and llama.cpp only with GGUF, images only for a model with a vision tower, MTP
@@ -162,4 +175,7 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
                            prompt_logits_bytes=prompt_logits_bytes,
                            prompt_logits_kept=prompt_logits_kept,
                            bnb_compute_16bit=bnb_compute_16bit, rope_tables=rope_tables,
+                           fused_qkv_cache_views=fused_qkv_cache_views,
+                           mask_buffer_bytes=mask_buffer_bytes,
+                           eager_softmax_16bit=eager_softmax_16bit,
                            torchtune_rope_modules=torchtune_rope_modules)

@@ -905,6 +905,34 @@ class TransformersCode:
     wheels (`TRANSFORMERS_ROPE_CACHES_UNTIL`): Llama until v4.41.0, Mistral until v4.42.0, Qwen2,
     Qwen2-MoE, Phi, StableLM, StarCoder2, Falcon and GPT-NeoX until v4.45.0, Mixtral until
     v4.48.0; later releases compute cos and sin per forward from one shared module."""
+    softmax_16bit: frozenset[str] = frozenset()
+    """Model types whose eager attention ran its softmax in the scores' 16-bit dtype
+    (`attn_weights = nn.functional.softmax(attn_scores, dim=-1)`): GPT-NeoX until v4.49.0,
+    whose `eager_attention_forward` asks for fp32 (read in the v4.44.2 to v4.48.0 and v4.49.0
+    to v4.56.0 wheels). GPT-2's, in every release, is the architecture's
+    (`Architecture.eager_softmax_fp32`)."""
+    layer_mask_buffers: frozenset[str] = frozenset()
+    """Model types whose every attention layer registers its causal mask as a bool buffer of
+    `max_position_embeddings`^2 (`self.register_buffer("bias", torch.tril(torch.ones(...,
+    dtype=torch.bool)).view(1, 1, max_positions, max_positions), persistent=False)`), built
+    with the model on its device: GPT-2 until v5.2.0, GPT-NeoX until v4.49.0, GPT-J until
+    v4.45.0 (`TRANSFORMERS_LAYER_MASK_BUFFERS_UNTIL`). GPT-Neo's, in every release, is the
+    architecture's (`Architecture.causal_mask_buffers`); GPT-BigCode's one mask for the whole
+    model, in every release, is `TRANSFORMERS_MODEL_MASK_BUFFER_TYPES`."""
+    fused_qkv_cache_views: frozenset[str] = frozenset()
+    """Model types whose prompt cache keeps each layer's fused q/k/v projection output alive:
+    the value, and the key where no rotary embedding rebuilds it, are views of that output
+    (`query, key, value = self.c_attn(hidden_states).split(...)` in GPT-2, `qkv.chunk(3, ...)`
+    in MPT, `qkv[..., query_pos + kv_dim:]` in Phi-3, GPT-BigCode's `key_value`, GPT-NeoX's
+    and BLOOM's slices), and the cache stores the views as they are (a legacy tuple, or
+    `DynamicCache.update` appending them), so the prompt's entries hold the whole projection
+    until a decode step replaces them. From v4.56.0 `DynamicLayer.update` concatenates the
+    first entry onto an empty tensor, a copy (`TRANSFORMERS_CACHE_COPIES_SINCE`). Measured on
+    the CPU (benchmarks/hf_cache_views_cpu.py): the prompt's cache holds 1.5 (GPT-2, MPT,
+    BLOOM), 2.0 (GPT-NeoX) and up to 5 (GPT-BigCode's multi-query) times its keys and values
+    in v4.31.0 to v4.55.4, exactly its keys and values in v4.56.0, v4.56.2, v5.0.0 and v5.25.0;
+    BLOOM from v4.44.0 (`TRANSFORMERS_BLOOM_QKV_VIEWS_SINCE`); Falcon's and Llama's entries
+    are their own tensors in every release measured."""
     causal_mask_buffer_itemsize: int = 0
     """Bytes per element of the causal mask that `LlamaModel` and `GemmaModel` register at
     construction (`TRANSFORMERS_MASK_BUFFER_TYPES`): `max_position_embeddings`^2 elements, a
@@ -924,12 +952,19 @@ class TransformersCode:
     `min(byte_count, max(0, int(device_memory - 1.2 * 1024**3)))`; read in the v4.50.0,
     v4.51.3, v4.52.0 and v4.52.4 wheels)."""
 
-    def causal_mask_buffer_bytes(self, model_type: str, positions: int) -> int:
-        """The causal-mask buffer a model of `model_type` keeps on the device
-        (`causal_mask_buffer_itemsize`): `positions`^2 elements; 0 where none is made."""
+    def causal_mask_buffer_bytes(self, model_type: str, positions: int, layers: int) -> int:
+        """The causal-mask buffers a model of `model_type` with `layers` attention layers keeps
+        on the device: v4.38's one mask (`causal_mask_buffer_itemsize`), GPT-BigCode's one bool
+        mask (`TRANSFORMERS_MODEL_MASK_BUFFER_TYPES`) or a bool mask per layer
+        (`layer_mask_buffers`), each `positions`^2 elements; 0 where none is made."""
+        size = positions ** 2
+        if model_type in self.layer_mask_buffers:
+            return layers * size
+        if model_type in TRANSFORMERS_MODEL_MASK_BUFFER_TYPES:
+            return size
         if model_type not in TRANSFORMERS_MASK_BUFFER_TYPES:
             return 0
-        return self.causal_mask_buffer_itemsize * positions ** 2
+        return self.causal_mask_buffer_itemsize * size
 
     def upcasts_logits(self, model_type: str) -> bool:
         """The model of `model_type` returns its logits in fp32 (`logits_fp32_in_model`), unless
@@ -1094,6 +1129,32 @@ TRANSFORMERS_ROPE_CACHES_UNTIL = {
 """The first release (its wheel's date) whose model type no longer keeps per-layer rotary tables
 (`TransformersCode.rope_caches`): read in the v4.32.0, v4.36.2, v4.38.2, v4.40.2, v4.41.0,
 v4.41.2, v4.42.4, v4.43.4, v4.44.2, v4.45.0, v4.46.0, v4.47.0 and v4.48.0 wheels."""
+TRANSFORMERS_LAYER_MASK_BUFFERS_UNTIL = {
+    "gptj": date(2024, 9, 25),  # v4.45.0
+    "gpt_neox": date(2025, 2, 17),  # v4.49.0
+    "gpt2": date(2026, 2, 16),  # v5.2.0
+}
+"""The first release (its wheel's date) whose model type no longer registers a causal mask per
+layer (`TransformersCode.layer_mask_buffers`): measured by the buffers of a model built from a
+config in the v4.41.2, v4.42.4, v4.43.4, v4.44.2, v4.45.0, v4.45.2, v4.48.3, v4.49.0, v4.50.0,
+v4.51.3, v4.53.3, v4.55.4, v5.0.0, v5.1.0, v5.2.0, v5.3.0, v5.6.0, v5.8.0, v5.9.0, v5.10.4,
+v5.16.0, v5.20.0, v5.22.0 and v5.25.0 releases."""
+TRANSFORMERS_MODEL_MASK_BUFFER_TYPES = frozenset({"gpt_bigcode"})
+"""The model types whose model registers one bool causal mask of `max_position_embeddings`^2
+(`GPTBigCodeModel`'s `bias`), in every release measured (`TRANSFORMERS_LAYER_MASK_BUFFERS_UNTIL`
+lists them)."""
+TRANSFORMERS_FUSED_QKV_CACHE_VIEW_TYPES = frozenset({"gpt2", "gpt_neox", "gpt_bigcode", "phi3",
+                                                     "mpt"})
+"""The model types whose prompt cache holds views of the fused q/k/v projection
+(`TransformersCode.fused_qkv_cache_views`) until `TRANSFORMERS_CACHE_COPIES_SINCE`: measured in
+the v4.31.0, v4.35.2, v4.41.2, v4.42.4, v4.43.4, v4.44.2, v4.45.2, v4.48.3, v4.51.3, v4.53.3
+and v4.55.4 releases (Phi-3 from its first, v4.40; MPT from v4.35.2)."""
+TRANSFORMERS_BLOOM_QKV_VIEWS_SINCE = date(2024, 8, 6)
+"""transformers v4.44.0 (its wheel's date): BLOOM's cache holds views of `query_key_value`'s
+output (v4.43.4's `reshape`s copied them)."""
+TRANSFORMERS_CACHE_COPIES_SINCE = date(2025, 8, 29)
+"""transformers v4.56.0 (its wheel's date): `DynamicLayer.update` copies the first entry
+(`torch.cat` onto the empty tensor of `lazy_initialization`)."""
 TRANSFORMERS_MASK_BUFFER_TYPES = frozenset({"llama", "gemma"})
 """The model types whose model registered a `max_position_embeddings`^2 causal mask at
 construction in v4.38 (`TransformersCode.causal_mask_buffer_itemsize`); Mistral, Qwen2 and the
@@ -1137,7 +1198,7 @@ TRANSFORMERS_LOSS_FUNCTION_SINCE = date(2024, 10, 24)
 the model returns 16-bit logits."""
 TRANSFORMERS_SHIFTS_LABELS_SINCE = date(2025, 2, 17)
 """transformers v4.49.0 (PyPI upload date): `ForCausalLMLoss` shifts the labels, not the
-logits; OPT's eager attention no longer clamps its scores."""
+logits; OPT's eager attention no longer clamps its scores; GPT-NeoX's softmax runs in fp32."""
 
 
 def transformers_code(on: date | None) -> TransformersCode:
@@ -1170,7 +1231,21 @@ def transformers_code(on: date | None) -> TransformersCode:
         if on < TRANSFORMERS_NONREENTRANT_CHECKPOINTING_SINCE else frozenset(),
         rope_caches=frozenset(model_type for model_type, until
                               in TRANSFORMERS_ROPE_CACHES_UNTIL.items() if on < until),
-        causal_mask_buffer_itemsize=_causal_mask_buffer_itemsize(on))
+        causal_mask_buffer_itemsize=_causal_mask_buffer_itemsize(on),
+        fused_qkv_cache_views=_fused_qkv_cache_views(on),
+        softmax_16bit=frozenset({"gpt_neox"} if on < TRANSFORMERS_SHIFTS_LABELS_SINCE
+                                else set()),
+        layer_mask_buffers=frozenset(model_type for model_type, until
+                                     in TRANSFORMERS_LAYER_MASK_BUFFERS_UNTIL.items()
+                                     if on < until))
+
+
+def _fused_qkv_cache_views(on: date) -> frozenset[str]:
+    """`TransformersCode.fused_qkv_cache_views` as of `on`."""
+    if on >= TRANSFORMERS_CACHE_COPIES_SINCE:
+        return frozenset()
+    bloom = frozenset({"bloom"} if on >= TRANSFORMERS_BLOOM_QKV_VIEWS_SINCE else set())
+    return TRANSFORMERS_FUSED_QKV_CACHE_VIEW_TYPES | bloom
 
 
 def _causal_mask_buffer_itemsize(on: date) -> int:

@@ -85,7 +85,7 @@ from vramplan.training.states import (
     BNB_MIN_8BIT_SIZE,
     BNB_PAGED_MIN_ELEMENTS,
     TORCHAO_V01_FACTOR_BYTES,
-    causal_mask_buffer_bytes,
+    causal_mask_buffers,
     head_is_separate,
     stored_quant,
     torchao_v01_nf4,
@@ -678,14 +678,13 @@ def _moved_whole_then_offloaded(program: _Program, arch: Architecture,
 
 def _module_buffers(program: _Program, arch: Architecture, setup: TrainingSetup) -> None:
     """The model's own buffers, one per layer (`Architecture.buffer_bytes`: GPT-Neo's causal
-    masks), transformers v4.38's one causal mask (`causal_mask_buffer_bytes`) and torchtune's
+    masks), transformers' causal masks (`causal_mask_buffers`) and torchtune's
     rotary caches (`torchtune_rope_bytes`), made with the model and never freed; whole on every
     rank."""
     if arch.buffer_bytes:
         for _ in range(arch.n_layers):
             program.alloc(arch.buffer_bytes // arch.n_layers)
-    mask = causal_mask_buffer_bytes(arch, setup)
-    if mask:
+    for mask in causal_mask_buffers(arch, setup):
         program.alloc(mask)
     if setup.framework is Framework.TORCHTUNE:
         for _ in range(torchtune_rope_modules(arch.n_layers, setup.code_date)):

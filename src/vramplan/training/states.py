@@ -302,13 +302,25 @@ def torchtune_rope_bytes(arch: Architecture, setup: TrainingSetup) -> int:
 
 
 def causal_mask_buffer_bytes(arch: Architecture, setup: TrainingSetup) -> int:
-    """The causal mask transformers' model registers at construction as of the run's date
-    (`TransformersCode.causal_mask_buffer_itemsize`). Unsloth builds its models with
-    transformers' `from_pretrained` and only replaces their forwards, so its runs keep it too."""
+    """The causal masks transformers' model registers at construction as of the run's date
+    (`TransformersCode.causal_mask_buffer_bytes`). Unsloth builds its models with
+    transformers' `from_pretrained` and only replaces their forwards, so its runs keep them too."""
+    return sum(causal_mask_buffers(arch, setup))
+
+
+def causal_mask_buffers(arch: Architecture, setup: TrainingSetup) -> tuple[int, ...]:
+    """The bytes of each of those masks: one a layer (`TransformersCode.layer_mask_buffers`)
+    or one for the model; none where the run's code makes none."""
     if not runs_transformers_code(setup.framework):
-        return 0
-    return transformers_code(setup.code_date).causal_mask_buffer_bytes(
-        arch.family, arch.max_position_embeddings)
+        return ()
+    code = transformers_code(setup.code_date)
+    total = code.causal_mask_buffer_bytes(arch.family, arch.max_position_embeddings,
+                                          arch.n_layers)
+    if not total:
+        return ()
+    if arch.family in code.layer_mask_buffers:
+        return (total // arch.n_layers,) * arch.n_layers
+    return (total,)
 
 
 def _rope_table_bytes(arch: Architecture, setup: TrainingSetup) -> int:

@@ -400,6 +400,11 @@ def _score_inference(case: Case) -> CaseScore:
         bnb_compute_16bit=BNB_COMPUTE_16BIT_NOTE.search(case.notes) is not None,
         rope_tables=generate is not None
         and architecture_of(find_model(case.model)).family in generate.rope_caches,
+        fused_qkv_cache_views=generate is not None
+        and architecture_of(find_model(case.model)).family in generate.fused_qkv_cache_views,
+        mask_buffer_bytes=0 if generate is None else _mask_buffer_bytes(case.model, generate),
+        eager_softmax_16bit=generate is not None
+        and architecture_of(find_model(case.model)).family in generate.softmax_16bit,
         torchtune_rope_modules=torchtune_rope_modules(
             architecture_of(find_model(case.model)).n_layers, code_date(case))
         if case.framework is Framework.TORCHTUNE else 0)
@@ -425,6 +430,14 @@ def _score_inference(case: Case) -> CaseScore:
     if case.metric is Metric.ALLOCATED and ALLOCATED_PLUS_OUTSIDE_NOTE.search(case.notes):
         value += estimate.cuda_context_bytes
     return CaseScore(case, _outcome(case), value, device, "", "inference")
+
+
+def _mask_buffer_bytes(model: str, code: TransformersCode) -> int:
+    """The causal masks `code`'s release of the model registers at construction
+    (`TransformersCode.causal_mask_buffer_bytes`)."""
+    arch = architecture_of(find_model(model))
+    return code.causal_mask_buffer_bytes(arch.family, arch.max_position_embeddings,
+                                         arch.n_layers)
 
 
 def generate_prompt_logits_bytes(case: Case, code: TransformersCode) -> int:
@@ -488,6 +501,8 @@ def estimate_inference_case(model: str, precision: str, quant: str, *, batch: in
                             prompt_logits_kept: bool = False,
                             bnb_compute_16bit: bool = False,
                             rope_tables: bool = False,
+                            fused_qkv_cache_views: bool = False, mask_buffer_bytes: int = 0,
+                            eager_softmax_16bit: bool = False,
                             torchtune_rope_modules: int = 0) -> InferenceEstimate:
     """Estimate one `method=inference` row of a cases file (columns as in docs/cases-format.md):
     `seq_len` is the prompt length (UNPUBLISHED_PROMPT_TOKENS when empty), the cache holds prompt
@@ -495,7 +510,8 @@ def estimate_inference_case(model: str, precision: str, quant: str, *, batch: in
     weight format (`none` keeps the precision's dtype), `gpus` is the tensor-parallel degree, or,
     with `layer_split`, the GPUs the blocks are placed on in consecutive chunks; `cache_tokens`,
     `kv_all_heads`, `previous_cache_alive`, `prompt_logits_bytes`, `prompt_logits_kept`,
-    `bnb_compute_16bit`, `rope_tables` and `torchtune_rope_modules` as in
+    `bnb_compute_16bit`, `rope_tables`, `fused_qkv_cache_views`, `mask_buffer_bytes`,
+    `eager_softmax_16bit` and `torchtune_rope_modules` as in
     `vramplan.inference.setup.InferenceInputs`.
     Compare `allocated_bytes` with metric `allocated`/`reserved`, `device_bytes` with `device`."""
     if precision not in _CASE_DTYPES:
@@ -514,4 +530,6 @@ def estimate_inference_case(model: str, precision: str, quant: str, *, batch: in
         kv_all_heads=kv_all_heads, previous_cache_alive=previous_cache_alive,
         prompt_logits_bytes=prompt_logits_bytes, prompt_logits_kept=prompt_logits_kept,
         bnb_compute_16bit=bnb_compute_16bit, rope_tables=rope_tables,
+        fused_qkv_cache_views=fused_qkv_cache_views, mask_buffer_bytes=mask_buffer_bytes,
+        eager_softmax_16bit=eager_softmax_16bit,
         torchtune_rope_modules=torchtune_rope_modules))

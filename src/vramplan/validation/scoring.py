@@ -387,6 +387,7 @@ def _score_inference(case: Case) -> CaseScore:
     cache_tokens, kv_all_heads = torchtune_generate_cache(case)
     generate = None if vllm or case.framework is not Framework.HF \
         else transformers_code(code_date(case))
+    arch = architecture_of(find_model(case.model))
     estimate = estimate_inference_case(
         case.model, case.precision.value, case.quant.value, batch=case.batch,
         seq_len=case.seq_len, new_tokens=case.new_tokens,
@@ -398,15 +399,13 @@ def _score_inference(case: Case) -> CaseScore:
         prompt_logits_bytes=0 if generate is None else generate_prompt_logits_bytes(case, generate),
         prompt_logits_kept=generate is not None and generate.generate_keeps_prefill_outputs,
         bnb_compute_16bit=BNB_COMPUTE_16BIT_NOTE.search(case.notes) is not None,
-        rope_tables=generate is not None
-        and architecture_of(find_model(case.model)).family in generate.rope_caches,
+        rope_tables=generate is not None and arch.family in generate.rope_caches,
         fused_qkv_cache_views=generate is not None
-        and architecture_of(find_model(case.model)).family in generate.fused_qkv_cache_views,
-        mask_buffer_bytes=0 if generate is None else _mask_buffer_bytes(case.model, generate),
-        eager_softmax_16bit=generate is not None
-        and architecture_of(find_model(case.model)).family in generate.softmax_16bit,
-        torchtune_rope_modules=torchtune_rope_modules(
-            architecture_of(find_model(case.model)).n_layers, code_date(case))
+        and arch.family in generate.fused_qkv_cache_views,
+        mask_buffer_bytes=0 if generate is None else generate.causal_mask_buffer_bytes(
+            arch.family, arch.max_position_embeddings, arch.n_layers),
+        eager_softmax_16bit=generate is not None and arch.family in generate.softmax_16bit,
+        torchtune_rope_modules=torchtune_rope_modules(arch.n_layers, code_date(case))
         if case.framework is Framework.TORCHTUNE else 0)
     allocated, device = estimate.allocated_bytes, estimate.device_bytes
     if case.metric is not Metric.ALLOCATED and not vllm:
@@ -430,14 +429,6 @@ def _score_inference(case: Case) -> CaseScore:
     if case.metric is Metric.ALLOCATED and ALLOCATED_PLUS_OUTSIDE_NOTE.search(case.notes):
         value += estimate.cuda_context_bytes
     return CaseScore(case, _outcome(case), value, device, "", "inference")
-
-
-def _mask_buffer_bytes(model: str, code: TransformersCode) -> int:
-    """The causal masks `code`'s release of the model registers at construction
-    (`TransformersCode.causal_mask_buffer_bytes`)."""
-    arch = architecture_of(find_model(model))
-    return code.causal_mask_buffer_bytes(arch.family, arch.max_position_embeddings,
-                                         arch.n_layers)
 
 
 def generate_prompt_logits_bytes(case: Case, code: TransformersCode) -> int:

@@ -396,6 +396,20 @@ def test_transformers_prefill_holds_two_more_residual_tensors() -> None:
     assert generic == (2 * 4096 + 3 * 11008) * 1000 * 2
 
 
+def test_transformers_gpt2_prefill_holds_its_position_embeddings_and_gelu_chain() -> None:
+    """GPT-2 under transformers: the learned position embeddings stay referenced beside the
+    embeddings (`position_embeds`, a local of the model's forward), and NewGELUActivation,
+    written out in Python, holds four intermediate-wide tensors at its peak (up, `0.5 * x`, two
+    steps of the tanh chain): GPT-2 (hidden 768, intermediate 3,072), 1,000 tokens in bf16, the
+    MLP phase (2 + 2 + 1) x 768 + 4 x 3,072 values a token; a plain loop and torch's GELU hold
+    2 x 768 + 2 x 3,072 (CPU trace of v5.25.0's generate, benchmarks/hf_generate_cpu.py)."""
+    arch = architecture_of(find_model("gpt2"))
+    hf = prefill_activation_bytes(arch, _inputs("gpt2", context=1000, engine=Engine.HF))
+    generic = prefill_activation_bytes(arch, _inputs("gpt2", context=1000))
+    assert hf == (5 * 768 + 4 * 3072) * 1000 * 2
+    assert generic == (2 * 768 + 2 * 3072) * 1000 * 2
+
+
 def test_eager_softmax_bytes_follow_atens_half_to_float_rule() -> None:
     """`x = softmax(x, dtype=torch.float32).to(dtype)`: float16 on CUDA runs the half_to_float
     kernel (the 16-bit scores, the fp32 output and its 16-bit cast at the cast), bfloat16 is

@@ -69,6 +69,12 @@ MASKS = frozenset({"gpt2", "gpt_neox", "gptj"})
 BLOOM_TOO = VIEWS | {"bloom"}
 NEOX_GPT2 = frozenset({"gpt2", "gpt_neox"})
 GPT2 = frozenset({"gpt2"})
+# the model types that took no `logits_to_keep` yet (wheels v4.45.2 to v5.0.0): Falcon until
+# v4.47.0, GPT-NeoX until v4.49.0, GPT-2 until v4.53.0, these six until v5.0.0
+FULL_4_53 = frozenset({"gptj", "gpt_bigcode", "opt", "bloom", "mpt", "gpt_neo"})
+FULL_4_49 = FULL_4_53 | {"gpt2"}
+FULL_4_47 = FULL_4_49 | {"gpt_neox"}
+FULL_4_45 = FULL_4_47 | {"falcon"}
 
 
 def _dated(code: TransformersCode, *, two_caches: bool = False, all_logits: bool = False,
@@ -76,15 +82,18 @@ def _dated(code: TransformersCode, *, two_caches: bool = False, all_logits: bool
            rope: frozenset[str] = frozenset(), reentrant: bool = True,
            around: bool = True, moe_loop: frozenset[str] = MOE_LOOP,
            mask_buffer: int = 0, views: frozenset[str] = VIEWS,
-           masks: frozenset[str] = MASKS) -> TransformersCode:
+           masks: frozenset[str] = MASKS, full: frozenset[str] = frozenset(),
+           clones: bool = False) -> TransformersCode:
     """`code` with the loading and generation behaviours of its date: `generate` holding the
     previous cache and the prefill's outputs before v4.42.0, and every prompt position's logits
     before v4.45.0, the allocator warm-up from v4.50.0 (counting a tied head twice until v4.54.0,
     capped at 95 % of the free memory, then from v4.52.0 at all of it but 1.2 GiB), the model
     types keeping per-layer rotary tables, reentrant checkpointing and the MoE experts' loop
     before v5.0.0, called around each decoder layer before v4.52.0, and v4.38's causal-mask
-    buffer (`mask_buffer` bytes an element), the prompt cache's views (`views`) and the model
-    types with a causal mask per layer (`masks`)."""
+    buffer (`mask_buffer` bytes an element), the prompt cache's views (`views`), the model
+    types with a causal mask per layer (`masks`), those whose prefill still returns every
+    position's logits once generate asks for the last (`full`), and generate's copy of them
+    (`clones`, v4.45.x and v4.46.x)."""
     return dataclasses.replace(code, generate_holds_two_caches=two_caches,
                                generate_keeps_prefill_outputs=two_caches,
                                generate_all_prompt_logits=all_logits,
@@ -94,7 +103,8 @@ def _dated(code: TransformersCode, *, two_caches: bool = False, all_logits: bool
                                checkpoints_around_layers=around,
                                moe_expert_linears=moe_loop,
                                causal_mask_buffer_itemsize=mask_buffer,
-                               fused_qkv_cache_views=views, layer_mask_buffers=masks)
+                               fused_qkv_cache_views=views, layer_mask_buffers=masks,
+                               full_logits_types=full, generate_clones_logits=clones)
 
 
 @pytest.mark.parametrize(("day", "expected"), [
@@ -133,31 +143,40 @@ def _dated(code: TransformersCode, *, two_caches: bool = False, all_logits: bool
     # v4.45.0: the last position's logits only; rotary tables left in Mixtral only; GPT-J's
     # masks are gone
     (date(2024, 9, 25), _dated(V4_45, rope=frozenset({"mixtral"}), views=BLOOM_TOO,
-                               masks=NEOX_GPT2)),
+                               masks=NEOX_GPT2, full=FULL_4_45, clones=True)),
     (date(2024, 10, 23), _dated(V4_45, rope=frozenset({"mixtral"}), views=BLOOM_TOO,
-                                masks=NEOX_GPT2)),
+                                masks=NEOX_GPT2, full=FULL_4_45, clones=True)),
     # v4.46.0: `self.loss_function` upcasts
     (date(2024, 10, 24), _dated(V4_46, rope=frozenset({"mixtral"}), views=BLOOM_TOO,
-                                masks=NEOX_GPT2)),
+                                masks=NEOX_GPT2, full=FULL_4_45, clones=True)),
+    # v4.47.0: Falcon takes logits_to_keep; generate slices before copying
+    (date(2024, 12, 5), _dated(V4_46, rope=frozenset({"mixtral"}), views=BLOOM_TOO,
+                               masks=NEOX_GPT2, full=FULL_4_47)),
     (date(2025, 1, 9), _dated(V4_46, rope=frozenset({"mixtral"}), views=BLOOM_TOO,
-                              masks=NEOX_GPT2)),
+                              masks=NEOX_GPT2, full=FULL_4_47)),
     # v4.48.0: Mixtral's are gone
-    (date(2025, 1, 10), _dated(V4_46, views=BLOOM_TOO, masks=NEOX_GPT2)),
-    (date(2025, 2, 16), _dated(V4_46, views=BLOOM_TOO, masks=NEOX_GPT2)),
+    (date(2025, 1, 10), _dated(V4_46, views=BLOOM_TOO, masks=NEOX_GPT2, full=FULL_4_47)),
+    (date(2025, 2, 16), _dated(V4_46, views=BLOOM_TOO, masks=NEOX_GPT2, full=FULL_4_47)),
     # v4.49.0: the labels are padded and shifted; GPT-NeoX's masks are gone, its softmax fp32
-    (date(2025, 2, 17), _dated(TODAY, views=BLOOM_TOO, masks=GPT2)),
+    (date(2025, 2, 17), _dated(TODAY, views=BLOOM_TOO, masks=GPT2, full=FULL_4_49)),
     # v4.50.0: the warm-up
-    (date(2025, 3, 21), _dated(TODAY, warmup=True, tied=True, views=BLOOM_TOO, masks=GPT2)),
-    (date(2025, 5, 19), _dated(TODAY, warmup=True, tied=True, views=BLOOM_TOO, masks=GPT2)),
+    (date(2025, 3, 21), _dated(TODAY, warmup=True, tied=True, views=BLOOM_TOO, masks=GPT2,
+                               full=FULL_4_49)),
+    (date(2025, 5, 19), _dated(TODAY, warmup=True, tied=True, views=BLOOM_TOO, masks=GPT2,
+                               full=FULL_4_49)),
     # v4.52.0: it leaves 1.2 GiB free; GradientCheckpointingLayer checkpoints inside the layer
     (date(2025, 5, 20), _dated(TODAY, warmup=True, tied=True, headroom=True, around=False,
-                               views=BLOOM_TOO, masks=GPT2)),
+                               views=BLOOM_TOO, masks=GPT2, full=FULL_4_49)),
+    # v4.53.0: GPT-2 takes logits_to_keep
+    (date(2025, 6, 26), _dated(TODAY, warmup=True, tied=True, headroom=True, around=False,
+                               views=BLOOM_TOO, masks=GPT2, full=FULL_4_53)),
     # v4.54.0: the warm-up skips tied weights
     (date(2025, 7, 25), _dated(TODAY, warmup=True, headroom=True, around=False,
-                               views=BLOOM_TOO, masks=GPT2)),
+                               views=BLOOM_TOO, masks=GPT2, full=FULL_4_53)),
     # v4.56.0: the cache copies its first entry (gpt-oss's expert loop, v4.55.0 to v5.0.0, on)
     (date(2025, 8, 29), dataclasses.replace(
-        _dated(TODAY, warmup=True, headroom=True, around=False, views=frozenset(), masks=GPT2),
+        _dated(TODAY, warmup=True, headroom=True, around=False, views=frozenset(), masks=GPT2,
+               full=FULL_4_53),
         gpt_oss_expert_loop=True)),
     # v5.0.0: non-reentrant checkpointing
     (date(2026, 1, 26), dataclasses.replace(TODAY, layer_mask_buffers=GPT2)),

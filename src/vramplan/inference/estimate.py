@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from vramplan.inference.setup import InferenceInputs
-from vramplan.model.architecture import Architecture, MlpKind, PositionKind
+from vramplan.model.architecture import PYTHON_TANH_GELUS, Architecture, MlpKind, PositionKind
 from vramplan.model.weight_storage import WeightGroup, WeightsLayout, weights_layout
 from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
@@ -268,7 +268,7 @@ def prefill_activation_bytes(arch: Architecture, inputs: InferenceInputs) -> int
     h = arch.hidden_size
     attention = 2 * h + (arch.q_dim + arch.attn_out_dim + arch.kv_dim + arch.v_dim) // tp
     width = mlp_width(arch)
-    mlp = 2 * h + (3 if arch.mlp is MlpKind.GATED else 2) * width // tp
+    mlp = 2 * h + _mlp_tensors(arch, inputs) * width // tp
     if inputs.profile.engine is Engine.HF:
         # transformers' Python keeps two more residual-stream tensors referenced beside the
         # block's: the embeddings (`inputs_embeds`, a local of the model's `forward` until it
@@ -281,6 +281,12 @@ def prefill_activation_bytes(arch: Architecture, inputs: InferenceInputs) -> int
         # The same two tensors beside a TRL reference forward: `training.alignment`.
         attention += h
         mlp += 2 * h
+        if arch.position is PositionKind.LEARNED:
+            # and the learned position embeddings, a local beside `inputs_embeds` until the
+            # model's forward returns (GPT-2's `position_embeds`, OPT's `pos_embeds`; in the
+            # same CPU trace of GPT-2's `generate`, benchmarks/hf_generate_cpu.py)
+            attention += h
+            mlp += h
     act_bytes = 4 if inputs.profile.activations_fp32 else inputs.compute_dtype.bytes
     tokens = inputs.batch * _chunk(inputs)
     attention_bytes = tokens * attention * act_bytes
@@ -308,6 +314,18 @@ def _eager_bytes_per_score(arch: Architecture, inputs: InferenceInputs) -> int:
                                            or not arch.eager_softmax_fp32):
         return 2 * dtype.bytes
     return eager_softmax_bytes_per_score(dtype)
+
+
+def _mlp_tensors(arch: Architecture, inputs: InferenceInputs) -> int:
+    """Intermediate-wide tensors alive at the MLP's peak: gate, up and their product; up and its
+    activation; or, for transformers' tanh GELU written out in Python (`PYTHON_TANH_GELUS`), up,
+    `0.5 * x` and two steps of the tanh chain (a CPU trace of v5.25.0's GPT-2 `generate` peaks
+    with these four: benchmarks/hf_generate_cpu.py)."""
+    if arch.mlp is MlpKind.GATED:
+        return 3
+    if inputs.profile.engine is Engine.HF and arch.activation in PYTHON_TANH_GELUS:
+        return 4
+    return 2
 
 
 def eager_softmax_bytes_per_score(dtype: ComputeDtype) -> int:
@@ -350,12 +368,16 @@ def prompt_logit_values(arch: Architecture, inputs: InferenceInputs) -> int:
 def prompt_logits_peak_bytes(arch: Architecture, inputs: InferenceInputs) -> int:
     """The head's output for every prompt position where the model returns them all
     (`InferenceInputs.prompt_logits_bytes`): the compute-dtype logits, and, where the model
-    upcasts them (`logits = logits.float()`), their fp32 copy beside them during the cast."""
+    upcasts them (`logits = logits.float()`), their fp32 copy beside them during the cast, or
+    `generate`'s copy of the returned logits (`InferenceInputs.prompt_logits_cloned`)."""
     if not inputs.prompt_logits_bytes:
         return 0
-    compute = inputs.compute_dtype.bytes
-    upcast = inputs.prompt_logits_bytes if inputs.prompt_logits_bytes != compute else 0
-    return prompt_logit_values(arch, inputs) * (compute + upcast)
+    compute, returned = inputs.compute_dtype.bytes, inputs.prompt_logits_bytes
+    at_cast = compute + (returned if returned != compute else 0)
+    # `generate`'s copy of the returned logits (`InferenceInputs.prompt_logits_cloned`) beside
+    # them, once the cast's 16-bit input is freed
+    held = returned * (2 if inputs.prompt_logits_cloned else 1)
+    return prompt_logit_values(arch, inputs) * max(at_cast, held)
 
 
 def prompt_logits_kept_bytes(arch: Architecture, inputs: InferenceInputs) -> int:

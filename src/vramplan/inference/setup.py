@@ -65,6 +65,10 @@ class InferenceInputs:
     """The prefill's logits stay referenced through the first decode step (transformers'
     `generate` before v4.42.0: `next_token_logits = outputs.logits[:, -1, :]`, a view, and no
     `del outputs`, so the prefill's `outputs` lives until the next forward returns)."""
+    prompt_logits_cloned: bool = False
+    """`generate` copies the prefill's whole logits before it takes the last position
+    (transformers v4.45.0 to v4.46.x, `TransformersCode.generate_clones_logits`): the copy sits
+    beside them at the prefill's end."""
     bnb_compute_16bit: bool = False
     """The run set bitsandbytes' 4-bit compute dtype to a 16-bit one (`BitsAndBytesConfig(
     bnb_4bit_compute_dtype=torch.float16)`): no fp32 copy of the dequantized weight, where the
@@ -130,7 +134,7 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
                      layer_split: int = 1, cache_tokens: int | None = None,
                      kv_all_heads: bool | None = None,
                      previous_cache_alive: bool = False, prompt_logits_bytes: int = 0,
-                     prompt_logits_kept: bool = False,
+                     prompt_logits_kept: bool = False, prompt_logits_cloned: bool = False,
                      bnb_compute_16bit: bool = False,
                      rope_tables: bool = False,
                      fused_qkv_cache_views: bool = False, mask_buffer_bytes: int = 0,
@@ -174,6 +178,7 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
                            kv_all_heads=kv_all_heads, previous_cache_alive=previous_cache_alive,
                            prompt_logits_bytes=prompt_logits_bytes,
                            prompt_logits_kept=prompt_logits_kept,
+                           prompt_logits_cloned=prompt_logits_cloned,
                            bnb_compute_16bit=bnb_compute_16bit, rope_tables=rope_tables,
                            fused_qkv_cache_views=fused_qkv_cache_views,
                            mask_buffer_bytes=mask_buffer_bytes,

@@ -40,6 +40,10 @@ BLOOM_GELU = "bloom_gelu"
 """The `activation` of BLOOM's MLP (models/bloom/modeling_bloom.py `BloomGelu`): an autograd
 Function that saves its input only and computes its tanh-approximated derivative in Python in
 backward (`bloom_gelu_back`); BloomConfig has no activation key."""
+PYTHON_TANH_GELUS = frozenset({"gelu_new", "gelu_fast"})
+"""The `activation`s transformers writes out in Python, NewGELUActivation and FastGELUActivation
+(`0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x**3)))`, activations.py): each step of the
+chain is an intermediate-wide tensor of its own. litgpt calls F.gelu(approximate="tanh")."""
 
 
 class NormKind(StrEnum):

@@ -834,6 +834,15 @@ class TransformersCode:
     head to the whole sequence, and upcasts it where `logits_fp32_in_model` holds for its type.
     v4.45.0 passes `num_logits_to_keep=1` to the models that accept it
     (generation/utils.py `_supports_num_logits_to_keep`; absent from the v4.44.2 wheel)."""
+    full_logits_types: frozenset[str] = frozenset()
+    """Model types whose causal-LM forward had no `logits_to_keep` (or `num_logits_to_keep`)
+    argument yet once `generate` asked for the last position only: their prefill still returns
+    every prompt position's logits (`TRANSFORMERS_LOGITS_TO_KEEP_SINCE`)."""
+    generate_clones_logits: bool = False
+    """`generate` copies the prefill's whole logits before taking the last position
+    (`next_token_logits = outputs.logits.clone()[:, -1, :].float()`, v4.45.0 to v4.46.x;
+    v4.47.0 slices first, `outputs.logits[:, -1, :].clone().float()`): where the model returns
+    every prompt position (`full_logits_types`), they are held twice at the prefill's end."""
     generate_keeps_prefill_outputs: bool = False
     """`generate` keeps the prefill's outputs, all its logits, through the first decode step:
     `next_token_logits = outputs.logits[:, -1, :]` is a view and `outputs` is rebound only when
@@ -965,6 +974,12 @@ class TransformersCode:
         if model_type not in TRANSFORMERS_MASK_BUFFER_TYPES:
             return 0
         return self.causal_mask_buffer_itemsize * size
+
+    def returns_prompt_logits(self, model_type: str) -> bool:
+        """The prefill of `generate` returns every prompt position's logits for `model_type`:
+        before `generate` asked for the last one (`generate_all_prompt_logits`), or where the
+        model could not be asked (`full_logits_types`)."""
+        return self.generate_all_prompt_logits or model_type in self.full_logits_types
 
     def upcasts_logits(self, model_type: str) -> bool:
         """The model of `model_type` returns its logits in fp32 (`logits_fp32_in_model`), unless
@@ -1110,6 +1125,22 @@ the prefill's outputs before the first decode step (`generate_keeps_prefill_outp
 TRANSFORMERS_LAST_LOGITS_ONLY_SINCE = date(2024, 9, 25)
 """transformers v4.45.0 (its wheel's date): `generate` asks the model for the last position's
 logits only (`TransformersCode.generate_all_prompt_logits`)."""
+TRANSFORMERS_LOGITS_TO_KEEP_SINCE = {
+    "falcon": date(2024, 12, 5),  # v4.47.0
+    "gpt_neox": date(2025, 2, 17),  # v4.49.0
+    "gpt2": date(2025, 6, 26),  # v4.53.0
+    **dict.fromkeys(("gptj", "gpt_bigcode", "opt", "bloom", "mpt", "gpt_neo"),
+                    date(2026, 1, 26)),  # v5.0.0
+}
+"""The first release (its wheel's date) whose causal-LM forward of the model type takes
+`num_logits_to_keep`/`logits_to_keep` (`TransformersCode.full_logits_types`), where it came after
+`TRANSFORMERS_LAST_LOGITS_ONLY_SINCE`: read in the v4.41.2, v4.44.2, v4.45.2, v4.46.0, v4.46.3,
+v4.47.0, v4.48.0, v4.49.0, v4.50.0, v4.51.3, v4.52.4, v4.53.0, v4.55.4, v4.56.0, v4.57.6 and
+v5.0.0 wheels (Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, Gemma, Gemma 2, Phi, Phi-3, StableLM,
+OLMo and StarCoder2 from v4.45.0; the model types added later from their first release)."""
+TRANSFORMERS_LOGITS_SLICED_FIRST_SINCE = date(2024, 12, 5)
+"""transformers v4.47.0 (its wheel's date): `generate` slices the last position before copying
+it (`TransformersCode.generate_clones_logits` before)."""
 TRANSFORMERS_WARMUP_SINCE = date(2025, 3, 21)
 """transformers v4.50.0 (its wheel's date): `caching_allocator_warmup`
 (`TransformersCode.warms_up_allocator`), counting a tied head twice
@@ -1217,6 +1248,11 @@ def transformers_code(on: date | None) -> TransformersCode:
         generate_holds_two_caches=on < TRANSFORMERS_GENERATE_CACHE_OBJECT_SINCE,
         generate_keeps_prefill_outputs=on < TRANSFORMERS_GENERATE_CACHE_OBJECT_SINCE,
         generate_all_prompt_logits=on < TRANSFORMERS_LAST_LOGITS_ONLY_SINCE,
+        full_logits_types=frozenset(
+            model_type for model_type, since in TRANSFORMERS_LOGITS_TO_KEEP_SINCE.items()
+            if TRANSFORMERS_LAST_LOGITS_ONLY_SINCE <= on < since),
+        generate_clones_logits=TRANSFORMERS_LAST_LOGITS_ONLY_SINCE <= on
+        < TRANSFORMERS_LOGITS_SLICED_FIRST_SINCE,
         warms_up_allocator=on >= TRANSFORMERS_WARMUP_SINCE,
         warmup_counts_tied=TRANSFORMERS_WARMUP_SINCE <= on < TRANSFORMERS_WARMUP_SKIPS_TIED_SINCE,
         warmup_keeps_headroom=on >= TRANSFORMERS_WARMUP_HEADROOM_SINCE,

@@ -33,6 +33,7 @@ from fractions import Fraction
 
 from vramplan.model.architecture import (
     BLOOM_GELU,
+    PYTHON_TANH_GELUS,
     Architecture,
     MlpKind,
     NormKind,
@@ -881,10 +882,8 @@ def quantized_base_inputs(arch: Architecture, spec: BlockSpec) -> int:
     return inputs + c * arch.token_mlp_width
 
 
-_PYTHON_TANH_GELU = frozenset({"gelu_new", "gelu_fast"})
-"""transformers' NewGELUActivation and FastGELUActivation are written out in Python
-(`0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x**3)))`, activations.py): autograd saves the
-tanh output, `0.5 * x` and `1 + tanh(...)` besides x. litgpt calls F.gelu(approximate="tanh")."""
+# transformers' tanh GELU in Python (`PYTHON_TANH_GELUS`): autograd saves the tanh output,
+# `0.5 * x` and `1 + tanh(...)` besides x
 
 
 _SAVES_OUTPUT = frozenset({"relu"})
@@ -932,7 +931,7 @@ def _activation_extra_tensors(arch: Architecture, spec: BlockSpec) -> int:
     # litgpt calls torch's GELU; Megatron-LM its fused bias-GELU, which saves only its input
     # (megatron/core/fusions/fused_bias_gelu.py `GeLUFunction`)
     if spec.framework not in (Framework.LITGPT, Framework.MEGATRON) \
-            and arch.activation in _PYTHON_TANH_GELU:
+            and arch.activation in PYTHON_TANH_GELUS:
         return 3
     return 0
 

@@ -398,6 +398,7 @@ def _score_inference(case: Case) -> CaseScore:
         previous_cache_alive=generate is not None and generate.generate_holds_two_caches,
         prompt_logits_bytes=0 if generate is None else generate_prompt_logits_bytes(case, generate),
         prompt_logits_kept=generate is not None and generate.generate_keeps_prefill_outputs,
+        prompt_logits_cloned=generate is not None and generate.generate_clones_logits,
         bnb_compute_16bit=BNB_COMPUTE_16BIT_NOTE.search(case.notes) is not None,
         rope_tables=generate is not None and arch.family in generate.rope_caches,
         fused_qkv_cache_views=generate is not None
@@ -433,12 +434,13 @@ def _score_inference(case: Case) -> CaseScore:
 
 def generate_prompt_logits_bytes(case: Case, code: TransformersCode) -> int:
     """Bytes per value of the logits transformers' `generate` of `code`'s release kept for every
-    prompt position of the row (`TransformersCode.generate_all_prompt_logits`): fp32 where the
+    prompt position of the row (`TransformersCode.returns_prompt_logits`): fp32 where the
     model upcast them (`TransformersCode.upcasts_logits`), else the row's 16-bit dtype; 0 where
     it kept the last one."""
-    if not code.generate_all_prompt_logits:
+    family = architecture_of(find_model(case.model)).family
+    if not code.returns_prompt_logits(family):
         return 0
-    if code.upcasts_logits(architecture_of(find_model(case.model)).family):
+    if code.upcasts_logits(family):
         return ComputeDtype.FP32.bytes
     return _CASE_DTYPES[case.precision.value].bytes
 
@@ -490,6 +492,7 @@ def estimate_inference_case(model: str, precision: str, quant: str, *, batch: in
                             kv_all_heads: bool | None = None,
                             previous_cache_alive: bool = False, prompt_logits_bytes: int = 0,
                             prompt_logits_kept: bool = False,
+                            prompt_logits_cloned: bool = False,
                             bnb_compute_16bit: bool = False,
                             rope_tables: bool = False,
                             fused_qkv_cache_views: bool = False, mask_buffer_bytes: int = 0,
@@ -501,6 +504,7 @@ def estimate_inference_case(model: str, precision: str, quant: str, *, batch: in
     weight format (`none` keeps the precision's dtype), `gpus` is the tensor-parallel degree, or,
     with `layer_split`, the GPUs the blocks are placed on in consecutive chunks; `cache_tokens`,
     `kv_all_heads`, `previous_cache_alive`, `prompt_logits_bytes`, `prompt_logits_kept`,
+    `prompt_logits_cloned`,
     `bnb_compute_16bit`, `rope_tables`, `fused_qkv_cache_views`, `mask_buffer_bytes`,
     `eager_softmax_16bit` and `torchtune_rope_modules` as in
     `vramplan.inference.setup.InferenceInputs`.
@@ -520,7 +524,8 @@ def estimate_inference_case(model: str, precision: str, quant: str, *, batch: in
         layer_split=gpus if layer_split else 1, cache_tokens=cache_tokens,
         kv_all_heads=kv_all_heads, previous_cache_alive=previous_cache_alive,
         prompt_logits_bytes=prompt_logits_bytes, prompt_logits_kept=prompt_logits_kept,
-        bnb_compute_16bit=bnb_compute_16bit, rope_tables=rope_tables,
+        prompt_logits_cloned=prompt_logits_cloned, bnb_compute_16bit=bnb_compute_16bit,
+        rope_tables=rope_tables,
         fused_qkv_cache_views=fused_qkv_cache_views, mask_buffer_bytes=mask_buffer_bytes,
         eager_softmax_16bit=eager_softmax_16bit,
         torchtune_rope_modules=torchtune_rope_modules))

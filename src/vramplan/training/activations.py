@@ -882,10 +882,6 @@ def quantized_base_inputs(arch: Architecture, spec: BlockSpec) -> int:
     return inputs + c * arch.token_mlp_width
 
 
-# transformers' tanh GELU in Python (`PYTHON_TANH_GELUS`): autograd saves the tanh output,
-# `0.5 * x` and `1 + tanh(...)` besides x
-
-
 _SAVES_OUTPUT = frozenset({"relu"})
 """Activations whose backward reads their output, not their input: transformers' "relu" is
 `nn.ReLU`, and PyTorch's `tools/autograd/derivatives.yaml` gives `relu: threshold_backward(grad,
@@ -928,8 +924,10 @@ def _activation_extra_tensors(arch: Architecture, spec: BlockSpec) -> int:
     pointwise chain is recomputed from its input, COMPILED_SAVES)."""
     if spec.compiled:
         return 0
-    # litgpt calls torch's GELU; Megatron-LM its fused bias-GELU, which saves only its input
-    # (megatron/core/fusions/fused_bias_gelu.py `GeLUFunction`)
+    # transformers' tanh GELU in Python (`PYTHON_TANH_GELUS`): autograd saves the tanh output,
+    # `0.5 * x` and `1 + tanh(...)` besides x. litgpt calls torch's GELU; Megatron-LM its fused
+    # bias-GELU, which saves only its input (megatron/core/fusions/fused_bias_gelu.py
+    # `GeLUFunction`)
     if spec.framework not in (Framework.LITGPT, Framework.MEGATRON) \
             and arch.activation in PYTHON_TANH_GELUS:
         return 3

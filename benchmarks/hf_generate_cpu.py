@@ -37,7 +37,7 @@ import transformers
 from transformers import AutoConfig, AutoModelForCausalLM, GenerationConfig
 
 from vramplan.inference.estimate import estimate_inference
-from vramplan.inference.setup import inference_inputs
+from vramplan.inference.setup import inference_inputs, transformers_generate_settings
 from vramplan.model.hf_config import parse_config
 from vramplan.parts import PartKind
 from vramplan.presets.frameworks import TransformersCode, transformers_code
@@ -101,21 +101,12 @@ def estimated_peak(keys: dict[str, Any], attention: str, shape: tuple[int, int, 
                    code: TransformersCode) -> int:
     """The estimate's allocated memory less the weights, with `code`'s behaviours."""
     arch = parse_config({**keys, "torch_dtype": "bfloat16"})
-    family = arch.family
     batch, prompt, new = shape
-    logits = (4 if code.upcasts_logits(family) else 2) if code.returns_prompt_logits(family) \
-        else 0
     estimate = estimate_inference(inference_inputs(
         arch, find_format("bf16"), prompt + new, batch=batch, prompt=prompt,
         kv_dtype=KvDtype.BF16, compute_dtype=ComputeDtype.BF16, engine=Engine.HF,
         attention=Attention.EAGER if attention == "eager" else Attention.SDPA,
-        previous_cache_alive=code.generate_holds_two_caches, prompt_logits_bytes=logits,
-        prompt_logits_kept=code.generate_keeps_prefill_outputs,
-        prompt_logits_cloned=code.generate_clones_logits, rope_tables=family in code.rope_caches,
-        fused_qkv_cache_views=family in code.fused_qkv_cache_views,
-        mask_buffer_bytes=code.causal_mask_buffer_bytes(family, arch.max_position_embeddings,
-                                                        arch.n_layers),
-        eager_softmax_16bit=family in code.softmax_16bit))
+        **transformers_generate_settings(arch, code, ComputeDtype.BF16).as_kwargs()))
     return estimate.allocated_bytes - estimate.bytes_of(PartKind.WEIGHTS)
 
 

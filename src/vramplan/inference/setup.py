@@ -3,11 +3,13 @@ KV cache's dtype, the engine and its tensor parallelism."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from vramplan.bounds import BATCH, CONTEXT, IMAGES, LAYER_SPLIT, PROMPT, TENSOR_PARALLEL
 from vramplan.errors import ConflictingOptions, OutOfRange
 from vramplan.model.architecture import Architecture
+from vramplan.presets.frameworks import TransformersCode
 from vramplan.presets.inference_engines import ENGINES, EngineProfile
 from vramplan.presets.quant_formats import FormatFamily, QuantFormat
 from vramplan.vocab import Attention, ComputeDtype, Engine, KvDtype
@@ -184,3 +186,44 @@ def inference_inputs(arch: Architecture, weights: QuantFormat, context: int, *, 
                            mask_buffer_bytes=mask_buffer_bytes,
                            eager_softmax_16bit=eager_softmax_16bit,
                            torchtune_rope_modules=torchtune_rope_modules)
+
+
+@dataclass(frozen=True)
+class GenerateSettings:
+    """What transformers' `generate` of one release does with one model, as `InferenceInputs`
+    fields (each documented there)."""
+
+    previous_cache_alive: bool
+    prompt_logits_bytes: int
+    prompt_logits_kept: bool
+    prompt_logits_cloned: bool
+    rope_tables: bool
+    fused_qkv_cache_views: bool
+    mask_buffer_bytes: int
+    eager_softmax_16bit: bool
+
+    def as_kwargs(self) -> dict[str, Any]:
+        """The settings as `inference_inputs` keyword arguments."""
+        return asdict(self)
+
+
+def transformers_generate_settings(arch: Architecture, code: TransformersCode,
+                                   compute: ComputeDtype) -> GenerateSettings:
+    """`generate` as `code`'s release runs `arch` (`vramplan.presets.frameworks.TransformersCode`):
+    the two caches and the prefill's outputs of the legacy cache, every prompt position's logits
+    where the model returns them (fp32 where it upcasts them, else the compute dtype) and
+    generate's copy of them, per-layer rotary tables, the prompt cache's views of a fused
+    projection, the causal-mask buffers and a 16-bit eager softmax."""
+    family = arch.family
+    logits = 0
+    if code.returns_prompt_logits(family):
+        logits = ComputeDtype.FP32.bytes if code.upcasts_logits(family) else compute.bytes
+    return GenerateSettings(
+        previous_cache_alive=code.generate_holds_two_caches, prompt_logits_bytes=logits,
+        prompt_logits_kept=code.generate_keeps_prefill_outputs,
+        prompt_logits_cloned=code.generate_clones_logits,
+        rope_tables=family in code.rope_caches,
+        fused_qkv_cache_views=family in code.fused_qkv_cache_views,
+        mask_buffer_bytes=code.causal_mask_buffer_bytes(family, arch.max_position_embeddings,
+                                                        arch.n_layers),
+        eager_softmax_16bit=family in code.softmax_16bit)

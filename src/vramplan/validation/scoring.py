@@ -20,10 +20,10 @@ from vramplan.errors import UnknownName, VramplanError
 from vramplan.i18n import Lang
 from vramplan.inference.allocations import growing_cache_reserve_bytes
 from vramplan.inference.estimate import InferenceEstimate, estimate_inference
-from vramplan.inference.setup import inference_inputs
+from vramplan.inference.setup import inference_inputs, transformers_generate_settings
 from vramplan.parts import PartKind
 from vramplan.presets.cuda import free_at_load_bytes
-from vramplan.presets.frameworks import TransformersCode, torchtune_rope_modules, transformers_code
+from vramplan.presets.frameworks import torchtune_rope_modules, transformers_code
 from vramplan.presets.gpus import Gpu
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.presets.quant_formats import find_format
@@ -385,9 +385,11 @@ def multi_gpu_estimate(case: Case) -> PerGpuEstimate:
 def _score_inference(case: Case) -> CaseScore:
     vllm = case.engine is Engine.VLLM or VLLM_NOTE.search(case.notes) is not None
     cache_tokens, kv_all_heads = torchtune_generate_cache(case)
-    generate = None if vllm or case.framework is not Framework.HF \
-        else transformers_code(code_date(case))
     arch = architecture_of(find_model(case.model))
+    # transformers' generate as the release of the row's date runs the model
+    generate = {} if vllm or case.framework is not Framework.HF else \
+        transformers_generate_settings(arch, transformers_code(code_date(case)),
+                                       _CASE_DTYPES[case.precision.value]).as_kwargs()
     estimate = estimate_inference_case(
         case.model, case.precision.value, case.quant.value, batch=case.batch,
         seq_len=case.seq_len, new_tokens=case.new_tokens,
@@ -395,19 +397,9 @@ def _score_inference(case: Case) -> CaseScore:
         gpus=case.gpus, attention=case.attention.value,
         layer_split=case.gpus > 1 and LAYER_SPLIT_NOTE.search(case.notes) is not None,
         cache_tokens=cache_tokens, kv_all_heads=kv_all_heads,
-        previous_cache_alive=generate is not None and generate.generate_holds_two_caches,
-        prompt_logits_bytes=0 if generate is None else generate_prompt_logits_bytes(case, generate),
-        prompt_logits_kept=generate is not None and generate.generate_keeps_prefill_outputs,
-        prompt_logits_cloned=generate is not None and generate.generate_clones_logits,
         bnb_compute_16bit=BNB_COMPUTE_16BIT_NOTE.search(case.notes) is not None,
-        rope_tables=generate is not None and arch.family in generate.rope_caches,
-        fused_qkv_cache_views=generate is not None
-        and arch.family in generate.fused_qkv_cache_views,
-        mask_buffer_bytes=0 if generate is None else generate.causal_mask_buffer_bytes(
-            arch.family, arch.max_position_embeddings, arch.n_layers),
-        eager_softmax_16bit=generate is not None and arch.family in generate.softmax_16bit,
         torchtune_rope_modules=torchtune_rope_modules(arch.n_layers, code_date(case))
-        if case.framework is Framework.TORCHTUNE else 0)
+        if case.framework is Framework.TORCHTUNE else 0, **generate)
     allocated, device = estimate.allocated_bytes, estimate.device_bytes
     if case.metric is not Metric.ALLOCATED and not vllm:
         # `reserved` and `device` read the allocator's cache: what a growing KV cache leaves
@@ -430,19 +422,6 @@ def _score_inference(case: Case) -> CaseScore:
     if case.metric is Metric.ALLOCATED and ALLOCATED_PLUS_OUTSIDE_NOTE.search(case.notes):
         value += estimate.cuda_context_bytes
     return CaseScore(case, _outcome(case), value, device, "", "inference")
-
-
-def generate_prompt_logits_bytes(case: Case, code: TransformersCode) -> int:
-    """Bytes per value of the logits transformers' `generate` of `code`'s release kept for every
-    prompt position of the row (`TransformersCode.returns_prompt_logits`): fp32 where the
-    model upcast them (`TransformersCode.upcasts_logits`), else the row's 16-bit dtype; 0 where
-    it kept the last one."""
-    family = architecture_of(find_model(case.model)).family
-    if not code.returns_prompt_logits(family):
-        return 0
-    if code.upcasts_logits(family):
-        return ComputeDtype.FP32.bytes
-    return _CASE_DTYPES[case.precision.value].bytes
 
 
 def warmup_reserved_bytes(case: Case, estimate: InferenceEstimate) -> int:

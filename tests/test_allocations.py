@@ -44,8 +44,9 @@ MID: dict[str, Any] = {"model_type": "llama", "hidden_size": 1024, "intermediate
 def _setup(method: str, precision: str = "bf16-true", checkpointing: str = "none",
            batch: int = 2, seq_len: int = 512, **extra: Any) -> TrainingSetup:
     lora = method in ("lora", "qlora")
+    framework = extra.pop("framework", Framework.HF)
     return TrainingSetup(method=Method(method), precision=Precision(precision), batch=batch,
-                         seq_len=seq_len, framework=Framework.HF, gradient_accumulation=False,
+                         seq_len=seq_len, framework=framework, gradient_accumulation=False,
                          lora_rank=8 if lora else None,
                          lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
                          adapters_fp32=TRACED_ADAPTERS_FP32 if method == "lora" else None,
@@ -278,3 +279,19 @@ def test_a_loop_that_keeps_the_outputs_holds_the_returned_logits_in_its_program(
     # the second step's forward begins with the first step's logits still bound, or not
     assert kept["loss"][1] - dropped["loss"][1] == returned
     assert freed["loss"][1] == dropped["loss"][1]
+
+
+@pytest.mark.parametrize(("framework", "per_layer"), [
+    # peft on transformers' GPT-2: one adapter on the fused c_attn (768 -> 2304)
+    (Framework.HF, 8 * (768 + 2304)),
+    # litgpt's LoRAQKVLinear: q and v as logical parts, r x (768 + 768) each
+    (Framework.LITGPT, 2 * 8 * (768 + 768)),
+])
+def test_trainable_adapters_follow_the_modules_the_stack_adapts(framework: Framework,
+                                                                per_layer: int) -> None:
+    arch = architecture_of(find_model("gpt2"))
+    setup = _setup("lora", framework=framework)
+    estimate = estimate_training(arch, setup)
+    assert estimate.states.trainable_params == 12 * per_layer
+    tensors = parameter_tensors(arch, setup)
+    assert sum(t.elements for t in tensors if t.trainable) == 12 * per_layer

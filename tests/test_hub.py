@@ -270,10 +270,11 @@ def test_the_cache_answers_when_nothing_listens(hub: str, monkeypatch: pytest.Mo
 def test_an_unknown_name_gets_close_names_and_a_hint() -> None:
     with pytest.raises(UnknownModel) as raised:
         resolve_model("qwen3-7b")
-    # the three closest names (qwen2-7b, a preset since Qwen2's base releases were added)
-    assert raised.value.suggestions == ("qwen3-1.7b", "qwen2-7b", "qwen3-4b")
+    # the three closest names (qwen-7b and qwen-72b, Qwen v1, presets since the remote-code
+    # families were read)
+    assert raised.value.suggestions == ("qwen-7b", "qwen3-1.7b", "qwen-72b")
     message = raised.value.message(Lang.EN)
-    assert "close names: qwen3-1.7b, qwen2-7b, qwen3-4b" in message
+    assert "close names: qwen-7b, qwen3-1.7b, qwen-72b" in message
     assert "repo id (org/name) or a config.json" in message
     assert "tinyllama" not in message  # not the whole registry
 

@@ -104,3 +104,32 @@ def test_an_ungated_mlp_named_whole_adapts_its_two_linears() -> None:
     arch = architecture_of(find_model("phi-2"))
     assert lora_params(arch, 8, parse_lora_targets("mlp")) \
         == lora_params(arch, 8, parse_lora_targets("up;down")) > 0
+
+
+# --- adapters on the checkpoint's own modules (peft on transformers' code) -------------------
+
+
+def test_peft_puts_one_adapter_on_a_fused_qkv_linear() -> None:
+    # GPT-2's c_attn (768 -> 2304): one A of r x 768 and one B of 2304 x r, whichever of q, k
+    # and v are asked for; counted as logical linears (litgpt) q and v would be two adapters
+    arch = architecture_of(find_model("gpt2"))
+    fused = lora_breakdown(arch, 8, frozenset({LoraTarget.Q, LoraTarget.V}), fused_modules=True)
+    assert [(m.in_features, m.out_features, m.copies) for m in fused] == [(768, 2304, 12)]
+    assert lora_params(arch, 8, frozenset({LoraTarget.Q, LoraTarget.V}),
+                       fused_modules=True) == 12 * 8 * (768 + 2304)
+    assert lora_params(arch, 8, frozenset({LoraTarget.Q, LoraTarget.V})) == 12 * 2 * 8 * (768 + 768)
+
+
+def test_peft_adapts_phi3s_fused_qkv_and_gate_up_once_each() -> None:
+    # Phi-3-mini: qkv_proj 3072 -> 9216, o_proj, gate_up_proj 3072 -> 16384, down_proj
+    arch = architecture_of(find_model("phi-3-mini-4k"))
+    shapes = [(m.in_features, m.out_features)
+              for m in lora_breakdown(arch, 8, frozenset({LoraTarget.ALL}), fused_modules=True)]
+    assert shapes == [(3072, 9216), (3072, 3072), (3072, 16384), (8192, 3072)]
+
+
+def test_separate_projections_are_the_same_either_way() -> None:
+    arch = architecture_of(find_model("llama-2-7b"))
+    targets = frozenset({LoraTarget.ALL})
+    assert lora_breakdown(arch, 16, targets, fused_modules=True) == lora_breakdown(arch, 16,
+                                                                                   targets)

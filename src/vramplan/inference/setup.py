@@ -9,7 +9,7 @@ from typing import Any
 from vramplan.bounds import BATCH, CONTEXT, IMAGES, LAYER_SPLIT, PROMPT, TENSOR_PARALLEL
 from vramplan.errors import ConflictingOptions, OutOfRange
 from vramplan.model.architecture import Architecture
-from vramplan.presets.frameworks import TransformersCode
+from vramplan.presets.frameworks import REMOTE_CODE_LEGACY_TYPES, TransformersCode
 from vramplan.presets.inference_engines import ENGINES, EngineProfile
 from vramplan.presets.quant_formats import FormatFamily, QuantFormat
 from vramplan.vocab import Attention, ComputeDtype, Engine, KvDtype
@@ -213,17 +213,23 @@ def transformers_generate_settings(arch: Architecture, code: TransformersCode,
     the two caches and the prefill's outputs of the legacy cache, every prompt position's logits
     where the model returns them (fp32 where it upcasts them, else the compute dtype) and
     generate's copy of them, per-layer rotary tables, the prompt cache's views of a fused
-    projection, the causal-mask buffers and a 16-bit eager softmax."""
+    projection, the causal-mask buffers and a 16-bit eager softmax. A remote-code model
+    (`REMOTE_CODE_LEGACY_TYPES`) returns every position's 16-bit logits and its cache as tuples
+    of views, whatever the release."""
     family = arch.family
+    remote = family in REMOTE_CODE_LEGACY_TYPES  # the checkpoint's own code: every logit, 16-bit
     logits = 0
-    if code.returns_prompt_logits(family):
+    if remote:
+        logits = compute.bytes
+    elif code.returns_prompt_logits(family):
         logits = ComputeDtype.FP32.bytes if code.upcasts_logits(family) else compute.bytes
     return GenerateSettings(
-        previous_cache_alive=code.generate_holds_two_caches, prompt_logits_bytes=logits,
+        previous_cache_alive=code.generate_holds_two_caches or remote,
+        prompt_logits_bytes=logits,
         prompt_logits_kept=code.generate_keeps_prefill_outputs,
         prompt_logits_cloned=code.generate_clones_logits,
         rope_tables=family in code.rope_caches,
-        fused_qkv_cache_views=family in code.fused_qkv_cache_views,
+        fused_qkv_cache_views=family in code.fused_qkv_cache_views or remote,
         mask_buffer_bytes=code.causal_mask_buffer_bytes(family, arch.max_position_embeddings,
                                                         arch.n_layers),
         eager_softmax_16bit=family in code.softmax_16bit)

@@ -155,10 +155,11 @@ class ParamGroup(StrEnum):
 
 
 LinearRole = Literal["q", "k", "v", "o", "gate", "up", "down", "router", "head",
-                     "q_a", "q_b", "kv_a", "kv_b", "gate_up"]
+                     "q_a", "q_b", "kv_a", "kv_b", "gate_up", "qkv"]
 """The role of a linear layer; LoRA target names map onto these. `q_a`, `q_b`, `kv_a` and `kv_b`
 are the projections of multi-head latent attention (`LatentAttention`); `gate_up` is the fused
-3-D parameter of routed experts as LoRA adapters see it (`vramplan.model.lora_targets`)."""
+3-D parameter of routed experts as LoRA adapters see it, or a dense block's fused gate/up
+`nn.Linear`; `qkv` a fused q/k/v `nn.Linear` as peft adapts it (`vramplan.model.lora_targets`)."""
 
 
 @dataclass(frozen=True, slots=True)

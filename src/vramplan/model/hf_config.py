@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from vramplan.files import read_text_file
-from vramplan.model import hf_dense_families, hf_moe_families
+from vramplan.model import hf_dense_families, hf_moe_families, hf_remote_code
 from vramplan.model.architecture import Architecture, MlpKind, NormKind, PositionKind, QkNormKind
 from vramplan.model.hf_common import (
     MAX_CONFIG_BYTES,
@@ -421,6 +421,7 @@ _READERS: dict[str, Callable[[ConfigKeys], Architecture]] = {
     "olmo": _olmo,
     **hf_dense_families.READERS,
     **hf_moe_families.READERS,
+    **hf_remote_code.READERS,
 }
 SUPPORTED_MODEL_TYPES: tuple[str, ...] = tuple(sorted(_READERS))
 """The `model_type` values `parse_config` reads."""

@@ -5,7 +5,9 @@ d_out) trainable parameters (Hu et al. 2021, "LoRA", arXiv:2106.09685, section 4
 projections count as their logical parts: litgpt's `LoRAQKVLinear` holds `lora_A` of
 (r x n, d_in) and `lora_B` of (sum of the enabled widths, r) for n enabled parts of q/k/v
 (litgpt/lora.py), which is the same sum. peft's `LoraLayer` adds one A and one B per targeted
-`nn.Linear`.
+`nn.Linear`, so on transformers' fused modules (GPT-2's and Qwen's `c_attn`, Falcon's and
+GPT-NeoX's `query_key_value`, MPT's `Wqkv`, Phi-3's `qkv_proj` and `gate_up_proj`) one adapter
+of r x (hidden + the fused width) stands for all of q, k and v (`fused_modules`).
 
 Routed experts are no `nn.Linear` in transformers 5: each layer stores them as two 3-D parameters
 (`experts.gate_up_proj`, `experts.down_proj`), which peft adapts through `target_parameters`
@@ -28,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from vramplan.errors import OutOfRange, UnknownName
-from vramplan.model.architecture import Architecture, LinearSpec
+from vramplan.model.architecture import Architecture, LinearRole, LinearSpec
 from vramplan.vocab import BLOCK_TARGETS, LORA_TARGET_GROUPS, LoraTarget, member_named, spelling
 
 
@@ -87,16 +89,19 @@ def parse_lora_targets(raw: str) -> frozenset[LoraTarget]:
     return frozenset(targets)
 
 
-def lora_breakdown(arch: Architecture, rank: int,
-                   targets: frozenset[LoraTarget]) -> tuple[LoraMatrix, ...]:
+def lora_breakdown(arch: Architecture, rank: int, targets: frozenset[LoraTarget], *,
+                   fused_modules: bool = False) -> tuple[LoraMatrix, ...]:
     """One entry per adapted kind of linear, in block order (dense blocks' first in a model with
-    both kinds), then the head."""
+    both kinds), then the head. `fused_modules`: adapters sit on the checkpoint's own modules, as
+    peft puts them on transformers' (a fused q/k/v or gate/up `nn.Linear` gets one); else on the
+    logical linears, as litgpt's `LoRAQKVLinear` counts them."""
     if rank < 1:
         raise OutOfRange("lora_r", str(rank))
     wanted = BLOCK_TARGETS & targets if LoraTarget.ALL not in targets else BLOCK_TARGETS
     matrices: list[LoraMatrix] = []
     for kind in arch.block_kinds():
-        for linear in _adaptable(kind.linears):
+        linears = _as_modules(arch, kind.linears) if fused_modules else kind.linears
+        for linear in _adaptable(linears):
             target = _target_of(linear.role, wanted)
             if target is not None:
                 matrices.append(_matrix(linear, rank, kind.layers * linear.count, target))
@@ -111,6 +116,7 @@ _ROLE_TARGETS: dict[str, tuple[LoraTarget, ...]] = {
     "q_a": (LoraTarget.Q,), "q_b": (LoraTarget.Q,),
     "kv_a": (LoraTarget.K, LoraTarget.V), "kv_b": (LoraTarget.K, LoraTarget.V),
     "gate_up": (LoraTarget.GATE, LoraTarget.UP),
+    "qkv": (LoraTarget.Q, LoraTarget.K, LoraTarget.V),
 }
 """The targets that adapt a linear of each role; a linear shared by two targets is adapted once
 when either is asked for."""
@@ -119,6 +125,30 @@ when either is asked for."""
 def _target_of(role: str, wanted: frozenset[LoraTarget]) -> LoraTarget | None:
     """The first of `role`'s targets asked for (None: the linear gets no adapter)."""
     return next((target for target in _ROLE_TARGETS.get(role, ()) if target in wanted), None)
+
+
+def _as_modules(arch: Architecture, linears: tuple[LinearSpec, ...]) -> tuple[LinearSpec, ...]:
+    """A block's dense linears as the checkpoint's modules: q, k and v as one `qkv` linear where
+    the model fuses them (`Architecture.fused_qkv`), gate and up as one `gate_up` where it fuses
+    those (`Architecture.fused_gate_up`)."""
+    groups: dict[str, LinearRole] = {"q": "qkv", "k": "qkv", "v": "qkv"} if arch.fused_qkv \
+        else {}
+    if arch.fused_gate_up:
+        groups |= {"gate": "gate_up", "up": "gate_up"}
+    merged: list[LinearSpec] = []
+    for linear in linears:
+        role = groups.get(linear.role)
+        if role is None or linear.routed:
+            merged.append(linear)
+            continue
+        first = next((i for i, seen in enumerate(merged) if seen.role == role), None)
+        if first is None:
+            merged.append(replace(linear, role=role))
+        else:
+            seen = merged[first]
+            merged[first] = replace(seen, out_features=seen.out_features + linear.out_features,
+                                    bias=seen.bias or linear.bias)
+    return tuple(merged)
 
 
 def _adaptable(linears: tuple[LinearSpec, ...]) -> tuple[LinearSpec, ...]:
@@ -136,9 +166,11 @@ def _adaptable(linears: tuple[LinearSpec, ...]) -> tuple[LinearSpec, ...]:
     return tuple(adaptable)
 
 
-def lora_params(arch: Architecture, rank: int, targets: frozenset[LoraTarget]) -> int:
+def lora_params(arch: Architecture, rank: int, targets: frozenset[LoraTarget], *,
+                fused_modules: bool = False) -> int:
     """Trainable LoRA parameters: the sum of r x (d_in + d_out) over every adapted matrix."""
-    return sum(matrix.params for matrix in lora_breakdown(arch, rank, targets))
+    return sum(matrix.params for matrix in lora_breakdown(arch, rank, targets,
+                                                          fused_modules=fused_modules))
 
 
 def _matrix(linear: LinearSpec, rank: int, copies: int, target: LoraTarget) -> LoraMatrix:

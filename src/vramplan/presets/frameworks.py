@@ -1224,6 +1224,17 @@ logits.float()`); before it, the loss ran on the 16-bit logits (`TransformersCod
 LEGACY_16BIT_LOSS_TYPES = frozenset({"opt", "gpt2", "bloom", "gpt_bigcode", "gpt_neox", "falcon"})
 """The model types whose own loss took no fp32 copy until v4.49.0
 (`TransformersCode.loss_16bit`)."""
+REMOTE_CODE_LEGACY_TYPES = frozenset({"qwen"})
+"""Model types whose code is the checkpoint's own (`vramplan.model.hf_remote_code`), written
+against transformers 4.3x and fixed since, whatever transformers release runs it: Qwen (v1)
+`modeling_qwen.py` (the Hub's Qwen-7B @d4efd21e, as the Qwen README's profiles of October and
+November 2023 ran it). `QWenLMHeadModel.forward` applies its head to every position, returns the
+16-bit logits and takes its loss on `lm_logits[..., :-1, :].contiguous()` with
+`CrossEntropyLoss`, no fp32 upcast (`vramplan.training.setup.model_loss_code`);
+`QWenAttention` returns its cache as a `(key, value)` tuple grown by `torch.cat`, which
+`generate` keeps beside the next step's, and the prompt's value is a view of `c_attn`'s fused
+output, the key being rebuilt by the rotary embedding
+(`vramplan.inference.setup.transformers_generate_settings`)."""
 TRANSFORMERS_LOSS_FUNCTION_SINCE = date(2024, 10, 24)
 """transformers v4.46.0 (PyPI upload date): `self.loss_function` (`ForCausalLMLoss`) upcasts,
 the model returns 16-bit logits."""

@@ -30,6 +30,7 @@ from vramplan.presets.models_2026d import MODELS_2026D
 from vramplan.presets.models_2026e import MODELS_2026E
 from vramplan.presets.models_2026f import MODELS_2026F
 from vramplan.presets.models_more import MODELS_MORE
+from vramplan.presets.models_remote_code import MODELS_REMOTE_CODE
 
 if TYPE_CHECKING:
     from typing import Any
@@ -1602,6 +1603,7 @@ MODELS: tuple[ModelPreset, ...] = (
     *MODELS_2026D,
     *MODELS_2026E,
     *MODELS_2026F,
+    *MODELS_REMOTE_CODE,
 )
 """Every preset, in display order."""
 

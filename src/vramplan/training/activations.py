@@ -129,6 +129,9 @@ class BlockSpec:
     (`vramplan.training.setup.peft_casts_adapter_input`): under autocast `lora_A` saves its own
     16-bit cast of that copy, without autocast the fp32 copy (or fp32 dropout output) itself and
     an fp32 `lora_A` output."""
+    lora_on_modules: bool = False
+    """The adapters sit on the checkpoint's own modules (peft on transformers' code,
+    `vramplan.training.setup.lora_on_modules`): a fused q/k/v or gate/up linear gets one."""
     liger_kernels: bool = False
     """Liger-Kernel's modules replace transformers' norms and gated MLP activation
     (`TrainingSetup.liger_kernels`): `LigerRMSNormFunction` saves its input and its fp32 rstd
@@ -444,7 +447,9 @@ def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor
     c, q, kv = spec.compute_bytes, arch.q_dim, arch.kv_dim
     qkv_lora = spec.lora_targets & {LoraTarget.Q, LoraTarget.K, LoraTarget.V}
     fused = spec.framework is Framework.LITGPT
-    adapters = (1 if qkv_lora else 0) if fused else len(qkv_lora)
+    # one adapter on litgpt's fused `LoRAQKVLinear`, or peft's on a fused q/k/v nn.Linear
+    one_adapter = fused or (arch.fused_qkv and spec.lora_on_modules)
+    adapters = (1 if qkv_lora else 0) if one_adapter else len(qkv_lora)
     _linear(ledger, spec, n1, arch.hidden_size, lora=adapters, prefix="qkv",
             needs_grad=input_needs_grad, readers=1 if fused or arch.fused_qkv else 3)
     if not (input_needs_grad or spec.weights_train or qkv_lora):
@@ -738,6 +743,8 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
         lora_in = int(LoraTarget.GATE in targets) + int(LoraTarget.UP in targets)
         megatron = spec.framework is Framework.MEGATRON
         fused_gate_up = (arch.fused_gate_up or megatron) and spec.framework is not Framework.LITGPT
+        if arch.fused_gate_up and spec.lora_on_modules:
+            lora_in = min(lora_in, 1)  # peft's one adapter on the fused gate_up nn.Linear
         _linear(ledger, spec, n2, h, lora=lora_in, prefix="gate_up", needs_grad=input_needs_grad,
                 readers=1 if fused_gate_up else 2)
         # act(gate) saves its input; act * up saves both factors (compiled: act(gate) is

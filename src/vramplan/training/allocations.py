@@ -66,6 +66,7 @@ from vramplan.training.setup import (
     for_loop_tensors_at_once,
     gradient_itemsize,
     loop_keeps_logits,
+    lora_on_modules,
     lora_rank_of,
     lora_targets_of,
     loss_compiled,
@@ -217,7 +218,7 @@ def _block_tensors(arch: Architecture, setup: TrainingSetup, block: int,
         rank = lora_rank_of(setup)
         targets = lora_targets_of(setup) - {LoraTarget.HEAD}
         a = trainable_itemsize(setup)
-        for matrix in lora_breakdown(arch, rank, targets):
+        for matrix in lora_breakdown(arch, rank, targets, fused_modules=lora_on_modules(setup)):
             copies = max(matrix.copies // arch.n_layers, 1)
             for _ in range(copies):
                 tensors += [ParamTensor(rank * matrix.in_features,
@@ -1061,7 +1062,7 @@ def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, sh
         keeps = loop_keeps_logits(setup) and shape.loss_rows == tokens
         grad_hidden, returned = _loss(
             program, arch, rows=shape.loss_rows, tokens=tokens, hidden=hidden,
-            compute=compute_itemsize(setup.precision), code=model_loss_code(setup),
+            compute=compute_itemsize(setup.precision), code=model_loss_code(setup, arch.family),
             batch=setup.batch, loss_16bit=loss_in_16bit(setup, arch.family), keep=keeps,
             previous=model.kept_logits)
         model.kept_logits = returned

@@ -12,6 +12,7 @@ from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
 from vramplan.presets.frameworks import (
     LLAMAFACTORY_PURE_BF16_ADAPTERS_SINCE,
     PEFT_UPCASTS_ADAPTERS_SINCE,
+    REMOTE_CODE_LEGACY_TYPES,
     UNSLOTH_SMALL_BATCH_TOKENS,
     TransformersCode,
     builds_transformers_adamw,
@@ -374,6 +375,17 @@ def lora_targets_of(setup: TrainingSetup) -> frozenset[LoraTarget]:
     return setup.lora_targets or framework_defaults(setup.framework).lora_targets
 
 
+def lora_on_modules(setup: TrainingSetup) -> bool:
+    """The adapters sit on the checkpoint's own `nn.Linear` modules: peft's on transformers'
+    model code (`ModelCode.TRANSFORMERS`), where a fused q/k/v or gate/up projection gets one
+    adapter (`vramplan.model.lora_targets.lora_breakdown`'s `fused_modules`); litgpt, torchtune,
+    torchtitan and Megatron-LM adapt their own linears, and Unsloth loads its own uploads of
+    fused models converted to the Llama layout (unsloth/Phi-3.5-mini-instruct: q/k/v and
+    gate/up unfused, 'Fast Llama patching'; the trainable count its notebook prints,
+    29,884,416, is r16 on seven projections a layer)."""
+    return runs_transformers_code(setup.framework) and setup.framework is not Framework.UNSLOTH
+
+
 def check_setup(setup: TrainingSetup) -> TrainingSetup:
     """`setup` if its fields go together; otherwise an error naming the clash."""
     BATCH.check_int(setup.batch)
@@ -591,15 +603,20 @@ def loss_compiled(setup: TrainingSetup) -> bool:
     return setup.compiled
 
 
-def model_loss_code(setup: TrainingSetup) -> TransformersCode:
+def model_loss_code(setup: TrainingSetup, model_type: str = "") -> TransformersCode:
     """How the model's own causal-LM loss ran: transformers' code as of the run's date
-    (`TrainingSetup.code_date`) when transformers' model computes the loss from its labels;
-    today's otherwise (an alignment method's loss takes the logits outside the model: TRL).
-    Under autocast (`amp`) no loss runs in 16 bits: autocast casts `cross_entropy`'s input to
-    fp32 (torch.amp docs, "CUDA Ops that can autocast to float32")."""
+    (`TrainingSetup.code_date`) when transformers' model computes the loss from its labels, or
+    the checkpoint's own code for a remote-code `model_type` (`REMOTE_CODE_LEGACY_TYPES`: the
+    16-bit logits, shifted by a copy, whatever the release); today's otherwise (an alignment
+    method's loss takes the logits outside the model: TRL). Under autocast (`amp`) no loss runs
+    in 16 bits: autocast casts `cross_entropy`'s input to fp32 (torch.amp docs, "CUDA Ops that
+    can autocast to float32")."""
     if (runs_transformers_code(setup.framework)
             and setup.alignment is None and not setup.log_probs):
         code = transformers_code(setup.code_date)
+        if model_type in REMOTE_CODE_LEGACY_TYPES:
+            code = replace(code, logits_fp32_in_model=False, shifts_logits=True,
+                           loss_16bit=code.loss_16bit | {model_type})
         if setup.precision is Precision.AMP:
             return replace(code, loss_16bit=frozenset())
         return code
@@ -642,16 +659,17 @@ def loop_keeps_logits(setup: TrainingSetup) -> bool:
         and not setup.loss_in_function
 
 
-def model_returns_fp32_logits(setup: TrainingSetup) -> bool:
-    """The model upcasts its logits itself and returns them in fp32: transformers' code up to
-    v4.45 (`TransformersCode.logits_fp32_in_model`), torchtitan's before October 2024
+def model_returns_fp32_logits(setup: TrainingSetup, model_type: str = "") -> bool:
+    """The model of `model_type` upcasts its logits itself and returns them in fp32:
+    transformers' code up to v4.45 (`TransformersCode.logits_fp32_in_model`; never a
+    remote-code model's own, `model_loss_code`), torchtitan's before October 2024
     (`TorchtitanCode.logits_fp32_in_model`)."""
     if setup.framework is Framework.TORCHTITAN:
         return torchtitan_code(setup.code_date).logits_fp32_in_model
     if setup.coati_orpo_loss and runs_transformers_code(setup.framework):
         # coati calls the model without labels: its forward's own upcast, as of the run's date
         return transformers_code(setup.code_date).logits_fp32_in_model
-    return model_loss_code(setup).logits_fp32_in_model
+    return model_loss_code(setup, model_type).logits_fp32_in_model
 
 
 def loss_in_16bit(setup: TrainingSetup, model_type: str) -> bool:
@@ -663,7 +681,7 @@ def loss_in_16bit(setup: TrainingSetup, model_type: str) -> bool:
     float32 list) and the input is cast to fp32 all the same."""
     if runs_autocast(setup) or autocasts_16bit_weights(setup):
         return False
-    return setup.loss_16bit or model_type in model_loss_code(setup).loss_16bit
+    return setup.loss_16bit or model_type in model_loss_code(setup, model_type).loss_16bit
 
 
 def trainable_itemsize(setup: TrainingSetup) -> int:

@@ -25,6 +25,7 @@ from vramplan.training.setup import (
     adapters_in_fp32,
     block_framework,
     gradient_itemsize,
+    lora_on_modules,
     lora_rank_of,
     lora_targets_of,
     trainable_itemsize,
@@ -155,7 +156,8 @@ def trainable_tensors(arch: Architecture, setup: TrainingSetup) -> tuple[TensorG
         rank = lora_rank_of(setup)
         targets = lora_targets_of(setup)
         groups: list[TensorGroup] = []
-        for matrix in lora_breakdown(arch, rank, targets):
+        for matrix in lora_breakdown(arch, rank, targets,
+                                     fused_modules=lora_on_modules(setup)):
             groups += [TensorGroup(rank, matrix.in_features, matrix.copies),
                        TensorGroup(matrix.out_features, rank, matrix.copies)]
         return tuple(groups)

@@ -1,0 +1,117 @@
+"""Families whose code is the checkpoint's own (`vramplan.model.hf_remote_code`): transformers
+cannot build them on the meta device, so each count is checked by hand and against the size its
+checkpoint publishes."""
+
+from __future__ import annotations
+
+import pytest
+
+from vramplan.model.architecture import MlpKind
+from vramplan.model.hf_common import InvalidConfigValue
+from vramplan.model.hf_config import parse_config
+from vramplan.model.hf_remote_code import REMOTE_CODE_TYPES
+from vramplan.presets.models import MODELS, architecture_of, find_model
+
+# `metadata.total_size` of model.safetensors.index.json, bf16 (2 bytes a parameter): Qwen-7B
+# from the Hub repository's mirror github.com/zhangningboo/Qwen-7B @abcb6d6, Qwen-72B from the
+# ModelScope repository's mirror github.com/mapengAdam/qianwen-72B @3334bfe
+PUBLISHED_BYTES = {"qwen-7b": 15_442_649_088, "qwen-72b": 144_575_840_256}
+
+
+@pytest.mark.parametrize(("name", "size"), PUBLISHED_BYTES.items())
+def test_count_equals_the_published_checkpoint(name: str, size: int) -> None:
+    assert architecture_of(find_model(name)).params_total * 2 == size
+
+
+def _qwen_by_hand(vocab: int, hidden: int, layers: int, ffn: int) -> int:
+    """modeling_qwen.py: c_attn (h x 3h and its bias), c_proj (h x h), w1 and w2 (h x ffn/2),
+    the MLP's c_proj (ffn/2 x h), ln_1 and ln_2; wte, lm_head and ln_f."""
+    half = ffn // 2
+    block = hidden * 3 * hidden + 3 * hidden + hidden * hidden + 3 * hidden * half + 2 * hidden
+    return layers * block + 2 * vocab * hidden + hidden
+
+
+@pytest.mark.parametrize(("name", "shape"), [
+    ("qwen-1.8b", (151_936, 2048, 24, 11_008)),
+    ("qwen-7b", (151_936, 4096, 32, 22_016)),
+    ("qwen-72b", (152_064, 8192, 80, 49_152)),
+])
+def test_qwen_count_by_hand(name: str, shape: tuple[int, int, int, int]) -> None:
+    assert architecture_of(find_model(name)).params_total == _qwen_by_hand(*shape)
+
+
+def test_qwen_layout() -> None:
+    arch = architecture_of(find_model("qwen-7b"))
+    assert arch.intermediate_size == 11_008  # w1, w2: intermediate_size // 2
+    assert arch.mlp is MlpKind.GATED and arch.fused_qkv and arch.qkv_bias
+    assert not (arch.attn_out_bias or arch.mlp_bias or arch.tied_embeddings)
+    assert arch.n_kv_heads == arch.n_heads == 32
+
+
+_TINY_QWEN = {"model_type": "qwen", "hidden_size": 64, "num_attention_heads": 4,
+              "kv_channels": 16, "num_hidden_layers": 2, "intermediate_size": 96,
+              "vocab_size": 100, "max_position_embeddings": 32}
+
+
+def test_qwen_biases_follow_no_bias_but_c_attn_always_has_one() -> None:
+    plain = parse_config(_TINY_QWEN)
+    biased = parse_config({**_TINY_QWEN, "no_bias": False})
+    assert plain.qkv_bias and not plain.attn_out_bias
+    # c_proj of the attention (64) and w1, w2, c_proj of the MLP (48 + 48 + 64)
+    assert biased.params_total - plain.params_total == 2 * (64 + 48 + 48 + 64)
+
+
+def test_qwen_refuses_a_projection_wider_than_the_hidden_size() -> None:
+    # QWenAttention splits c_attn's output at hidden_size: kv_channels x heads must equal it
+    with pytest.raises(InvalidConfigValue):
+        parse_config({**_TINY_QWEN, "kv_channels": 32})
+
+
+def test_every_remote_code_preset_is_listed_here() -> None:
+    remote = {preset.name for preset in MODELS if preset.family in REMOTE_CODE_TYPES}
+    assert remote == {"qwen-1.8b", "qwen-7b", "qwen-72b"}
+
+
+# --- the checkpoint's own code at run time ------------------------------------------------------
+
+
+def test_qwens_own_loss_shifts_its_16_bit_logits_whatever_the_release() -> None:
+    from datetime import date
+
+    from vramplan.training.setup import TrainingSetup, model_loss_code
+    from vramplan.vocab import Framework, Method, Precision
+
+    for on in (date(2023, 10, 11), None):
+        setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, batch=1,
+                              seq_len=256, framework=Framework.HF, code_date=on)
+        qwen, llama = model_loss_code(setup, "qwen"), model_loss_code(setup, "llama")
+        # modeling_qwen.py: `shift_logits = lm_logits[..., :-1, :].contiguous()`, no `.float()`
+        assert qwen.shifts_logits and "qwen" in qwen.loss_16bit
+        assert not qwen.logits_fp32_in_model
+        assert "llama" not in llama.loss_16bit
+
+
+def test_qwens_generate_keeps_two_caches_of_views_and_every_16_bit_logit() -> None:
+    from vramplan.inference.setup import transformers_generate_settings
+    from vramplan.presets.frameworks import transformers_code
+    from vramplan.vocab import ComputeDtype
+
+    arch = architecture_of(find_model("qwen-7b"))
+    for on in (None,):  # today's transformers: no legacy cache, no full logits of its own
+        settings = transformers_generate_settings(arch, transformers_code(on), ComputeDtype.BF16)
+        assert settings.previous_cache_alive and settings.fused_qkv_cache_views
+        assert settings.prompt_logits_bytes == 2
+
+
+def test_qwen_7b_generate_peaks_as_the_qwen_readme_measured() -> None:
+    # QwenLM/Qwen README.md @235aa8f (2023-10-16), Qwen-7B-Chat BF16 on one A100, the peak of
+    # torch.cuda.max_memory_allocated (GiB): 16.99 encoding 2048 tokens and generating one,
+    # 22.53 generating 8192 from one token (rows qwen-readme-7b-chat-bf16-* of
+    # cases_vramplan.csv); the legacy tuple cache is held twice during a decode step
+    from vramplan.validation import SHIPPED_CASE_FILES, parse_cases, score_cases, shipped_cases
+
+    cases = [case for name in SHIPPED_CASE_FILES for case in parse_cases(shipped_cases(name)).cases
+             if case.id.startswith("qwen-readme-7b-chat-bf16-")]
+    errors = [score.error_pct for score in score_cases(cases, ()).scores]
+    assert len(errors) == 2
+    assert all(error is not None and abs(error) < 2 for error in errors)

@@ -12,15 +12,32 @@ from vramplan.model.hf_config import parse_config
 from vramplan.model.hf_remote_code import REMOTE_CODE_TYPES
 from vramplan.presets.models import MODELS, architecture_of, find_model
 
-# `metadata.total_size` of model.safetensors.index.json, bf16 (2 bytes a parameter): Qwen-7B
-# from the Hub repository's mirror github.com/zhangningboo/Qwen-7B @abcb6d6, Qwen-72B from the
-# ModelScope repository's mirror github.com/mapengAdam/qianwen-72B @3334bfe
-PUBLISHED_BYTES = {"qwen-7b": 15_442_649_088, "qwen-72b": 144_575_840_256}
+# `metadata.total_size` of the checkpoint's index, 2 bytes a parameter: Qwen-7B
+# (model.safetensors.index.json, bf16) from the Hub repository's mirror
+# github.com/zhangningboo/Qwen-7B @abcb6d6, Qwen-72B from the
+# ModelScope repository's mirror github.com/mapengAdam/qianwen-72B @3334bfe; Baichuan2-13B-Chat
+# (pytorch_model.bin.index.json, bf16) from the Hub repository's mirror
+# github.com/jrd77/Baichuan2-13B-Chat @99fe8c0f
+PUBLISHED_BYTES = {"qwen-7b": 15_442_649_088, "qwen-72b": 144_575_840_256,
+                   "baichuan2-13b-chat": 27_793_336_320}
 
 
 @pytest.mark.parametrize(("name", "size"), PUBLISHED_BYTES.items())
 def test_count_equals_the_published_checkpoint(name: str, size: int) -> None:
     assert architecture_of(find_model(name)).params_total * 2 == size
+
+
+@pytest.mark.parametrize("name", ["chatglm2-6b", "chatglm3-6b"])
+def test_chatglm_count_is_the_checkpoint_less_its_persistent_rotary_buffer(name: str) -> None:
+    # pytorch_model.bin.index.json (fp16) of both repositories' mirrors: 12,487,168,064 bytes,
+    # which include `rotary_pos_emb.inv_freq`, registered persistent: 32 fp16 values, no parameter
+    assert architecture_of(find_model(name)).params_total * 2 + 32 * 2 == 12_487_168_064
+
+
+def test_internlm2_5_count_is_the_hubs() -> None:
+    # HfApi().get_safetensors_metadata("internlm/internlm2_5-7b-chat").parameter_count["BF16"],
+    # printed in a third-party model list and, as 7737708544, in a tool's README
+    assert architecture_of(find_model("internlm2.5-7b-chat")).params_total == 7_737_708_544
 
 
 def _qwen_by_hand(vocab: int, hidden: int, layers: int, ffn: int) -> int:
@@ -67,9 +84,39 @@ def test_qwen_refuses_a_projection_wider_than_the_hidden_size() -> None:
         parse_config({**_TINY_QWEN, "kv_channels": 32})
 
 
+def test_chatglm_by_hand() -> None:
+    arch = architecture_of(find_model("chatglm3-6b"))
+    # query_key_value 4096 -> 4096 + 2 x 2 x 128 with its bias, dense 4096 -> 4096,
+    # dense_h_to_4h 4096 -> 2 x 13696, dense_4h_to_h 13696 -> 4096, two RMSNorms
+    block = 4096 * 4608 + 4608 + 4096 * 4096 + 4096 * 27392 + 13696 * 4096 + 2 * 4096
+    assert block == 203_960_832
+    assert arch.params_total == 28 * block + 2 * 65024 * 4096 + 4096
+    assert (arch.n_kv_heads, arch.rotary_dim, arch.fused_gate_up) == (2, 64, True)
+
+
+def test_chatglm_refuses_a_residual_it_does_not_model() -> None:
+    config = {"model_type": "chatglm", "num_layers": 2, "hidden_size": 64,
+              "num_attention_heads": 4, "ffn_hidden_size": 96, "padded_vocab_size": 100,
+              "seq_length": 32, "apply_residual_connection_post_layernorm": True}
+    with pytest.raises(InvalidConfigValue):
+        parse_config(config)
+
+
+def test_baichuan_positions_follow_the_file_its_config_belongs_to() -> None:
+    from vramplan.model.architecture import PositionKind
+
+    tiny = {"model_type": "baichuan", "hidden_size": 64, "num_attention_heads": 4,
+            "num_hidden_layers": 2, "intermediate_size": 96, "vocab_size": 100}
+    # the 13B file: ALiBi over `model_max_length`; the 7B file: RoPE, `max_position_embeddings`
+    assert parse_config({**tiny, "model_max_length": 32}).position is PositionKind.ALIBI
+    assert parse_config({**tiny, "model_max_length": 32,
+                         "max_position_embeddings": 64}).position is PositionKind.ROPE
+
+
 def test_every_remote_code_preset_is_listed_here() -> None:
     remote = {preset.name for preset in MODELS if preset.family in REMOTE_CODE_TYPES}
-    assert remote == {"qwen-1.8b", "qwen-7b", "qwen-72b"}
+    assert remote == {"qwen-1.8b", "qwen-7b", "qwen-72b", "chatglm2-6b", "chatglm3-6b",
+                      "baichuan2-13b-chat", "internlm2.5-7b-chat"}
 
 
 # --- the checkpoint's own code at run time ------------------------------------------------------
@@ -89,6 +136,38 @@ def test_qwens_own_loss_shifts_its_16_bit_logits_whatever_the_release() -> None:
         assert qwen.shifts_logits and "qwen" in qwen.loss_16bit
         assert not qwen.logits_fp32_in_model
         assert "llama" not in llama.loss_16bit
+
+
+@pytest.mark.parametrize(("model_type", "upcasts"), [("chatglm", True), ("internlm2", True),
+                                                     ("baichuan", False)])
+def test_each_remote_codes_own_loss(model_type: str, upcasts: bool) -> None:
+    from vramplan.training.setup import TrainingSetup, model_loss_code
+    from vramplan.vocab import Framework, Method, Precision
+
+    setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, batch=1,
+                          seq_len=256, framework=Framework.HF)
+    code = model_loss_code(setup, model_type)
+    assert code.shifts_logits and code.logits_fp32_in_model is upcasts
+    assert (model_type in code.loss_16bit) is not upcasts
+
+
+def test_baichuans_norm_head_keeps_a_normalized_copy_of_the_head() -> None:
+    # NormHead: `norm_weight = nn.functional.normalize(self.weight)` in every training forward,
+    # kept by F.linear for backward: 125,696 x 5,120 bf16 values beside the logits
+    from dataclasses import replace
+
+    from vramplan.training.estimate import _head_spec
+    from vramplan.training.setup import TrainingSetup
+    from vramplan.vocab import Framework, Method, Precision
+
+    setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, batch=1,
+                          seq_len=256, framework=Framework.HF)
+    baichuan = architecture_of(find_model("baichuan2-13b-chat"))
+    assert _head_spec(baichuan, setup).head_dequant_bytes == 2 * 125_696 * 5_120
+    # litgpt builds its own head; Qwen's is a plain nn.Linear
+    assert _head_spec(baichuan, replace(setup, framework=Framework.LITGPT)) \
+        .head_dequant_bytes == 0
+    assert _head_spec(architecture_of(find_model("qwen-7b")), setup).head_dequant_bytes == 0
 
 
 def test_qwens_generate_keeps_two_caches_of_views_and_every_16_bit_logit() -> None:

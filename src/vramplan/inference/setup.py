@@ -9,7 +9,7 @@ from typing import Any
 from vramplan.bounds import BATCH, CONTEXT, IMAGES, LAYER_SPLIT, PROMPT, TENSOR_PARALLEL
 from vramplan.errors import ConflictingOptions, OutOfRange
 from vramplan.model.architecture import Architecture
-from vramplan.presets.frameworks import REMOTE_CODE_LEGACY_TYPES, TransformersCode
+from vramplan.presets.frameworks import REMOTE_CODE, TransformersCode
 from vramplan.presets.inference_engines import ENGINES, EngineProfile
 from vramplan.presets.quant_formats import FormatFamily, QuantFormat
 from vramplan.vocab import Attention, ComputeDtype, Engine, KvDtype
@@ -214,22 +214,24 @@ def transformers_generate_settings(arch: Architecture, code: TransformersCode,
     where the model returns them (fp32 where it upcasts them, else the compute dtype) and
     generate's copy of them, per-layer rotary tables, the prompt cache's views of a fused
     projection, the causal-mask buffers and a 16-bit eager softmax. A remote-code model
-    (`REMOTE_CODE_LEGACY_TYPES`) returns every position's 16-bit logits and its cache as tuples
-    of views, whatever the release."""
+    (`REMOTE_CODE`) runs its own forward whatever the release: its tuple caches held twice, its
+    prompt logits and its cache's views as its file has them."""
     family = arch.family
-    remote = family in REMOTE_CODE_LEGACY_TYPES  # the checkpoint's own code: every logit, 16-bit
+    remote = REMOTE_CODE.get(family)
     logits = 0
-    if remote:
-        logits = compute.bytes
+    if remote is not None:
+        if remote.prompt_logits:
+            logits = ComputeDtype.FP32.bytes if remote.logits_fp32 else compute.bytes
     elif code.returns_prompt_logits(family):
         logits = ComputeDtype.FP32.bytes if code.upcasts_logits(family) else compute.bytes
     return GenerateSettings(
-        previous_cache_alive=code.generate_holds_two_caches or remote,
+        previous_cache_alive=code.generate_holds_two_caches or remote is not None,
         prompt_logits_bytes=logits,
         prompt_logits_kept=code.generate_keeps_prefill_outputs,
         prompt_logits_cloned=code.generate_clones_logits,
         rope_tables=family in code.rope_caches,
-        fused_qkv_cache_views=family in code.fused_qkv_cache_views or remote,
+        fused_qkv_cache_views=family in code.fused_qkv_cache_views
+        or (remote is not None and remote.cache_views),
         mask_buffer_bytes=code.causal_mask_buffer_bytes(family, arch.max_position_embeddings,
                                                         arch.n_layers),
         eager_softmax_16bit=family in code.softmax_16bit)

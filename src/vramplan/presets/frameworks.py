@@ -1224,17 +1224,57 @@ logits.float()`); before it, the loss ran on the 16-bit logits (`TransformersCod
 LEGACY_16BIT_LOSS_TYPES = frozenset({"opt", "gpt2", "bloom", "gpt_bigcode", "gpt_neox", "falcon"})
 """The model types whose own loss took no fp32 copy until v4.49.0
 (`TransformersCode.loss_16bit`)."""
-REMOTE_CODE_LEGACY_TYPES = frozenset({"qwen"})
-"""Model types whose code is the checkpoint's own (`vramplan.model.hf_remote_code`), written
-against transformers 4.3x and fixed since, whatever transformers release runs it: Qwen (v1)
-`modeling_qwen.py` (the Hub's Qwen-7B @d4efd21e, as the Qwen README's profiles of October and
-November 2023 ran it). `QWenLMHeadModel.forward` applies its head to every position, returns the
-16-bit logits and takes its loss on `lm_logits[..., :-1, :].contiguous()` with
-`CrossEntropyLoss`, no fp32 upcast (`vramplan.training.setup.model_loss_code`);
-`QWenAttention` returns its cache as a `(key, value)` tuple grown by `torch.cat`, which
-`generate` keeps beside the next step's, and the prompt's value is a view of `c_attn`'s fused
-output, the key being rebuilt by the rotary embedding
-(`vramplan.inference.setup.transformers_generate_settings`)."""
+@dataclass(frozen=True, slots=True)
+class RemoteCode:
+    """What a remote-code model's own modeling file does when it runs, whatever transformers
+    release runs it (`vramplan.model.hf_remote_code` reads its config.json). Every one written
+    against transformers 4.3x: its causal-LM loss shifts the logits by a copy
+    (`logits[..., :-1, :].contiguous()`), and its attention returns the cache as `(key, value)`
+    tuples grown by `torch.cat`, which `generate` keeps beside the next step's."""
+
+    modeling_file: str
+    """The file read, and the copy it was read in."""
+    logits_fp32: bool
+    """The forward upcasts its logits (`.float()`, ChatGLM's `.to(torch.float32)`) before the
+    loss; else the loss runs on the 16-bit logits."""
+    prompt_logits: bool
+    """`generate`'s prefill gets every prompt position's logits: the head runs on every
+    position (False: ChatGLM's `return_last_logit`)."""
+    cache_views: bool
+    """The prompt's cached value is a view of the layer's fused q/k/v output (the key being
+    rebuilt by the rotary embedding), until a decode step's `torch.cat` replaces it."""
+    norm_head: bool = False
+    """The head normalizes its weight in every training forward (Baichuan 2's `NormHead`:
+    `norm_weight = nn.functional.normalize(self.weight)`, a vocabulary x hidden tensor that
+    `F.linear` keeps for backward)."""
+
+
+REMOTE_CODE: dict[str, RemoteCode] = {
+    "qwen": RemoteCode(
+        "Qwen/Qwen-7B modeling_qwen.py @d4efd21e (git mirror github.com/zhangningboo/Qwen-7B): "
+        "`lm_logits = self.lm_head(hidden_states)`, `shift_logits = lm_logits[..., :-1, "
+        ":].contiguous()`, no upcast; `present = (key, value)`, the value split from `c_attn`",
+        logits_fp32=False, prompt_logits=True, cache_views=True),
+    "chatglm": RemoteCode(
+        "THUDM/chatglm3-6b modeling_chatglm.py (git mirror github.com/czk1997/chatglm3-copy "
+        "@456aa875): `lm_logits.transpose(0, 1).contiguous()`, `lm_logits.to(torch.float32)`, "
+        "then the shifted copy; `prepare_inputs_for_generation` passes `return_last_logit=True`; "
+        "`kv_cache = (key_layer, value_layer)`, the value split from `query_key_value`",
+        logits_fp32=True, prompt_logits=False, cache_views=True),
+    "baichuan": RemoteCode(
+        "baichuan-inc/Baichuan2-13B-Chat modeling_baichuan.py @c6f8592a (git mirror "
+        "github.com/jrd77/Baichuan2-13B-Chat): `logits = self.lm_head(hidden_states)`, the shifted "
+        "copy, no upcast; `NormHead` normalizes its weight in training; the value taken from "
+        "`W_pack`'s output through `unflatten`/`transpose` (not read as a view)",
+        logits_fp32=False, prompt_logits=True, cache_views=False, norm_head=True),
+    "internlm2": RemoteCode(
+        "internlm/internlm2 modeling_internlm2.py (OpenGVLab/InternVL's copy, "
+        "internvl_chat/internvl/model/internlm2/modeling_internlm2.py @0c8993dc): "
+        "`logits = logits.float()`, the shifted copy; the value a slice of `wqkv`'s rearranged "
+        "output",
+        logits_fp32=True, prompt_logits=True, cache_views=True),
+}
+"""The remote-code model types, by `model_type`."""
 TRANSFORMERS_LOSS_FUNCTION_SINCE = date(2024, 10, 24)
 """transformers v4.46.0 (PyPI upload date): `self.loss_function` (`ForCausalLMLoss`) upcasts,
 the model returns 16-bit logits."""

@@ -1,5 +1,6 @@
 """Presets of models whose code is the checkpoint's own (`trust_remote_code=True`), read by
-`vramplan.model.hf_remote_code`: Qwen (v1) 1.8B, 7B and 72B.
+`vramplan.model.hf_remote_code`: Qwen (v1) 1.8B, 7B and 72B, ChatGLM2-6B and ChatGLM3-6B,
+Baichuan2-13B-Chat, InternLM2.5-7B-Chat.
 
 Each preset keeps the architecture keys of the published config.json (tokenizer, precision-switch
 and cache keys left out); `source` is the official file on the Hub and `read_from` names the
@@ -31,6 +32,37 @@ def _qwen(**keys: Any) -> dict[str, Any]:
         "no_bias": True,
         "rotary_pct": 1.0,
         "tie_word_embeddings": False,
+        **keys,
+    }
+
+
+def _chatglm(**keys: Any) -> dict[str, Any]:
+    """The keys ChatGLM2-6B's and ChatGLM3-6B's config.json share (all but `seq_length`)."""
+    return {
+        "architectures": ["ChatGLMModel"],
+        "model_type": "chatglm",
+        "add_bias_linear": False,
+        "add_qkv_bias": True,
+        "apply_query_key_layer_scaling": True,
+        "apply_residual_connection_post_layernorm": False,
+        "attention_dropout": 0.0,
+        "attention_softmax_in_fp32": True,
+        "ffn_hidden_size": 13696,
+        "fp32_residual_connection": False,
+        "hidden_dropout": 0.0,
+        "hidden_size": 4096,
+        "kv_channels": 128,
+        "layernorm_epsilon": 1e-05,
+        "multi_query_attention": True,
+        "multi_query_group_num": 2,
+        "num_attention_heads": 32,
+        "num_layers": 28,
+        "original_rope": True,
+        "padded_vocab_size": 65024,
+        "post_layer_norm": True,
+        "rmsnorm": True,
+        "tie_word_embeddings": False,
+        "torch_dtype": "float16",
         **keys,
     }
 
@@ -70,5 +102,76 @@ MODELS_REMOTE_CODE: tuple[ModelPreset, ...] = (
               seq_length=8192, vocab_size=152064),
         read_from="github.com/mapengAdam/qianwen-72B config.json @c677f291 (mirror of the "
                   "ModelScope repository qwen/Qwen-72B; the file of c634a7ec)",
+    ),
+    # ChatGLM3-6B: a git mirror of the Hub repository (github.com/czk1997/chatglm3-copy, whose
+    # log merges huggingface.co/THUDM/chatglm3-6b; config.json at 456aa875, 2023-12-07).
+    # ChatGLM2-6B's file (github.com/syjjhl/chatglm2-6b @8fd7fba2, a mirror of the Hub
+    # repository) differs in `seq_length` only (32,768).
+    make_preset(
+        "chatglm3-6b", "THUDM/chatglm3-6b", "ChatGLM3-6B",
+        _chatglm(seq_length=8192),
+        aliases=("zai-org/chatglm3-6b",),
+        read_from="github.com/czk1997/chatglm3-copy config.json @456aa875 (mirror of the Hub "
+                  "repository)",
+    ),
+    make_preset(
+        "chatglm2-6b", "THUDM/chatglm2-6b", "ChatGLM2-6B",
+        _chatglm(seq_length=32768),
+        aliases=("zai-org/chatglm2-6b",),
+        read_from="github.com/syjjhl/chatglm2-6b config.json @8fd7fba2 (mirror of the Hub "
+                  "repository)",
+    ),
+    # Baichuan2-13B-Chat: a git mirror of the Hub repository (github.com/jrd77/Baichuan2-13B-Chat,
+    # which holds the Hub's c6f8592a "fix NormHead eval"; config.json as of c21a0af6,
+    # 2023-09-08). The Base model's file was not found.
+    make_preset(
+        "baichuan2-13b-chat", "baichuan-inc/Baichuan2-13B-Chat", "Baichuan2-13B-Chat",
+        {
+            "architectures": ["BaichuanForCausalLM"],
+            "model_type": "baichuan",
+            "hidden_act": "silu",
+            "hidden_size": 5120,
+            "intermediate_size": 13696,
+            "model_max_length": 4096,
+            "num_attention_heads": 40,
+            "num_hidden_layers": 40,
+            "rms_norm_eps": 1e-06,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 125696,
+        },
+        read_from="github.com/jrd77/Baichuan2-13B-Chat config.json @c6f8592a (mirror of the Hub "
+                  "repository)",
+    ),
+    # InternLM2.5-7B-Chat: no copy of the official file with its repository named was found. Read
+    # from a tutorial's transcription of it (its repository not named by the code index), which
+    # agrees on every key kept with a dumped `llm_config` whose `_name_or_path` is
+    # internlm/internlm2_5-7b-chat and with an MLX test's trimmed internlm2-7b config; its count
+    # is the one HfApi's safetensors metadata gives for the repository (7,737,708,544, printed
+    # in a third-party model list and in a tool's README).
+    make_preset(
+        "internlm2.5-7b-chat", "internlm/internlm2_5-7b-chat", "InternLM2.5-7B-Chat",
+        {
+            "architectures": ["InternLM2ForCausalLM"],
+            "model_type": "internlm2",
+            "attn_implementation": "eager",
+            "bias": False,
+            "hidden_act": "silu",
+            "hidden_size": 4096,
+            "intermediate_size": 14336,
+            "max_position_embeddings": 32768,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "num_key_value_heads": 8,
+            "rms_norm_eps": 1e-05,
+            "rope_scaling": {"type": "dynamic", "factor": 2.0},
+            "rope_theta": 1000000,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 92544,
+        },
+        aliases=("internlm2_5-7b-chat",),
+        read_from="third-party transcriptions of internlm/internlm2_5-7b-chat's config.json "
+                  "(see the comment above the preset)",
     ),
 )

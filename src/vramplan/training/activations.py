@@ -1169,7 +1169,9 @@ class HeadSpec:
     """The head keeps its input though its weight is frozen: a quantized head (bitsandbytes
     MatMul4Bit), or DeepSpeed ZeRO-3's linear (`BlockSpec.linears_keep_input`)."""
     head_dequant_bytes: int
-    """Bytes of the head weight dequantized to 16 bits for each matmul (0 when not quantized)."""
+    """Bytes of a copy of the head weight made for each matmul and kept for backward: the
+    weight dequantized to 16 bits (a quantized head), or normalized (Baichuan 2's `NormHead`,
+    `vramplan.presets.frameworks.RemoteCode.norm_head`); 0 for a plain head."""
     previous_logits: bool = False
     """The previous micro-batch's logits are still referenced during this forward (litgpt's
     loop variable `logits` is rebound only when the new forward returns; a loop that keeps the

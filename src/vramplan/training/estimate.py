@@ -33,6 +33,7 @@ from vramplan.presets.frameworks import (
     BITSANDBYTES_4BIT_DROPS_INPUT_SINCE,
     MEGATRON_MAX_SUBTRACTED_IN_PLACE_SINCE,
     MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE,
+    REMOTE_CODE,
     UnslothLossChunking,
     framework_defaults,
     has_change,
@@ -599,6 +600,16 @@ def _megatron_probs_in_experts(setup: TrainingSetup) -> bool:
         setup.code_date, MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE)
 
 
+def _norm_head_bytes(arch: Architecture, setup: TrainingSetup) -> int:
+    """The normalized head weight a `NormHead` makes in every training forward and `F.linear`
+    keeps for backward (Baichuan 2, `RemoteCode.norm_head`): vocabulary x hidden values in the
+    weights' dtype. Its gradient in full fine-tuning is not counted."""
+    remote = REMOTE_CODE.get(arch.family)
+    if remote is None or not remote.norm_head or not runs_transformers_code(setup.framework):
+        return 0
+    return weight_itemsize(setup.precision) * arch.vocab_size * arch.hidden_size
+
+
 def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
     """How a trained block behaves under `setup` (the last block, for `freeze`)."""
     uses_lora = setup.method.uses_lora
@@ -916,7 +927,8 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         head_keeps_input=(head_quantized and _quantized_base_keeps_input(setup))
         or setup.linears_keep_input,
         head_dequant_bytes=(dequantized_bytes_per_value(setup) * arch.hidden_size
-                            * arch.vocab_size if head_quantized else 0),
+                            * arch.vocab_size if head_quantized else 0)
+        + _norm_head_bytes(arch, setup),
         previous_logits=(setup.framework is Framework.LITGPT
                          or (keeps_outputs and not setup.loop_frees_outputs))
         and setup.steady_state,

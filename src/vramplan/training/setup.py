@@ -12,7 +12,7 @@ from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
 from vramplan.presets.frameworks import (
     LLAMAFACTORY_PURE_BF16_ADAPTERS_SINCE,
     PEFT_UPCASTS_ADAPTERS_SINCE,
-    REMOTE_CODE_LEGACY_TYPES,
+    REMOTE_CODE,
     UNSLOTH_SMALL_BATCH_TOKENS,
     TransformersCode,
     builds_transformers_adamw,
@@ -606,17 +606,19 @@ def loss_compiled(setup: TrainingSetup) -> bool:
 def model_loss_code(setup: TrainingSetup, model_type: str = "") -> TransformersCode:
     """How the model's own causal-LM loss ran: transformers' code as of the run's date
     (`TrainingSetup.code_date`) when transformers' model computes the loss from its labels, or
-    the checkpoint's own code for a remote-code `model_type` (`REMOTE_CODE_LEGACY_TYPES`: the
-    16-bit logits, shifted by a copy, whatever the release); today's otherwise (an alignment
+    the checkpoint's own code for a remote-code `model_type` (`REMOTE_CODE`: its logits,
+    upcast or not, shifted by a copy, whatever the release); today's otherwise (an alignment
     method's loss takes the logits outside the model: TRL). Under autocast (`amp`) no loss runs
     in 16 bits: autocast casts `cross_entropy`'s input to fp32 (torch.amp docs, "CUDA Ops that
     can autocast to float32")."""
     if (runs_transformers_code(setup.framework)
             and setup.alignment is None and not setup.log_probs):
         code = transformers_code(setup.code_date)
-        if model_type in REMOTE_CODE_LEGACY_TYPES:
-            code = replace(code, logits_fp32_in_model=False, shifts_logits=True,
-                           loss_16bit=code.loss_16bit | {model_type})
+        remote = REMOTE_CODE.get(model_type)
+        if remote is not None:
+            code = replace(code, logits_fp32_in_model=remote.logits_fp32, shifts_logits=True,
+                           loss_16bit=code.loss_16bit - {model_type} if remote.logits_fp32
+                           else code.loss_16bit | {model_type})
         if setup.precision is Precision.AMP:
             return replace(code, loss_16bit=frozenset())
         return code

@@ -670,6 +670,20 @@ def test_optimizer_in_backward_never_holds_every_gradient() -> None:
     assert fused.allocated_bytes < usual.allocated_bytes
 
 
+def test_fsdp1_units_mixing_adapters_and_weights_hold_one_dtype() -> None:
+    """FSDP1 flattens one dtype per unit (`_validate_tensors_to_flatten`): blocks whose flat
+    parameter holds frozen bf16 weights and adapters ran with bf16 adapters, though peft before
+    v0.6.0 made them fp32; their gradients are as large either way."""
+    early = TrainingSetup(method=Method.LORA, lora_rank=8, batch=1, seq_len=512,
+                          framework=Framework.GENERIC, precision=Precision.BF16_TRUE,
+                          code_date=date(2023, 7, 25))
+    arch = architecture_of(find_model("llama-2-7b"))
+    mixed = Parallelism(scheme=Scheme.FSDP, gpus=4, fsdp_version=FsdpVersion.FSDP1)
+    later = dataclasses.replace(early, code_date=date(2024, 1, 1))
+    assert estimate_per_gpu(arch, early, mixed).sharded.gradients_bytes \
+        == estimate_per_gpu(arch, later, mixed).sharded.gradients_bytes
+
+
 def test_peft_wrap_policy_gives_frozen_blocks_no_gradient() -> None:
     """FSDP1 with peft's fsdp_auto_wrap_policy: the blocks' flat parameters hold frozen
     weights only; litgpt's blocks mix them with the adapters and get a gradient for all."""

@@ -388,9 +388,14 @@ BEFORE_PEFT_UPCAST = date(2024, 7, 1)
                          code_date=BEFORE_PEFT_UPCAST), 2, 4),
     # litgpt's adapters are in the model's dtype
     (dataclasses.replace(HF_QLORA, framework=Framework.LITGPT), 2, 4),
-    # plain LoRA on a bf16 base: bf16 adapters before peft v0.12, fp32 since
+    # plain LoRA on a bf16 base: bf16 adapters from peft v0.6 to v0.11, fp32 since; fp32 before
+    # v0.6.0 too (`update_layer` moved them to the base's device only: lora.py @v0.5.0)
     (dataclasses.replace(HF_QLORA, method=Method.LORA, quant=Quant.NONE,
                          code_date=BEFORE_PEFT_UPCAST), 2, 4),
+    (dataclasses.replace(HF_QLORA, method=Method.LORA, quant=Quant.NONE,
+                         code_date=date(2023, 11, 2)), 2, 4),
+    (dataclasses.replace(HF_QLORA, method=Method.LORA, quant=Quant.NONE,
+                         code_date=date(2023, 11, 1)), 4, 8),
     (dataclasses.replace(HF_QLORA, method=Method.LORA, quant=Quant.NONE), 4, 8),
     # a pure-bf16 LLaMA-Factory run turns peft's upcast off since bc4b42ce
     (dataclasses.replace(HF_QLORA, method=Method.LORA, quant=Quant.NONE,

@@ -408,7 +408,12 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
         and parallelism.fsdp_version is FsdpVersion.FSDP1
     if fsdp1 and setup.method is Method.LORA and lora_in_blocks(setup) \
             and not parallelism.adapters_wrapped_apart:
-        return replace(setup, frozen_weights_need_grad=True)
+        # one flat parameter holds a block's frozen weights and its adapters, and FSDP1 flattens
+        # only tensors of one dtype (torch/distributed/fsdp/_flat_param.py
+        # `_validate_tensors_to_flatten`: "Must flatten tensors with uniform dtype"): adapters
+        # that ran so were in the weights' dtype, whatever peft made them
+        adapters_fp32 = False if setup.adapters_fp32 is None else setup.adapters_fp32
+        return replace(setup, frozen_weights_need_grad=True, adapters_fp32=adapters_fp32)
     return setup
 
 

@@ -621,6 +621,14 @@ PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE = date(2026, 7, 7)
 """huggingface/peft 537805209 (v0.20.0): `prepare_model_for_kbit_training(...,
 auto_clear_cache=True)` calls `torch.cuda.empty_cache()` after the fp32 casts."""
 
+PEFT_ADAPTERS_FOLLOW_BASE_SINCE = date(2023, 11, 2)
+"""huggingface/peft v0.6.0 (tagged 2023-11-02; b786b884f of 2023-09-12 on main): `update_layer`
+ends with `self.to(weight.device, dtype=weight.dtype)` on a floating-point base, so the adapters
+take the base layer's 16-bit dtype; up to v0.5.0 (tagged 2023-08-22) it ends with
+`self.to(self.weight.device)`, so the `nn.Linear` adapters stay in torch's default fp32 on any
+base, and `forward` copies their input to it (`x = x.to(self.lora_A[...].weight.dtype)`,
+src/peft/tuners/lora.py @v0.4.0 and @v0.5.0)."""
+
 PEFT_UPCASTS_ADAPTERS_SINCE = date(2024, 7, 24)
 """huggingface/peft v0.12.0 (e6cd24c9, tagged 2024-07-24): `get_peft_model(...,
 autocast_adapter_dtype=True)`, the default, casts float16 and bfloat16 adapter weights to float32

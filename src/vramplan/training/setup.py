@@ -11,6 +11,7 @@ from vramplan.bounds import BATCH, LORA_RANK, SEQ_LEN, TRAIN_LAYERS
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
 from vramplan.presets.frameworks import (
     LLAMAFACTORY_PURE_BF16_ADAPTERS_SINCE,
+    PEFT_ADAPTERS_FOLLOW_BASE_SINCE,
     PEFT_UPCASTS_ADAPTERS_SINCE,
     REMOTE_CODE,
     UNSLOTH_SMALL_BATCH_TOKENS,
@@ -522,8 +523,9 @@ def autocasts_16bit_weights(setup: TrainingSetup) -> bool:
 def peft_casts_adapter_input(setup: TrainingSetup) -> bool:
     """peft's LoRA layer copies each adapter's 16-bit input to fp32, the dtype of its fp32
     adapters (`adapters_in_fp32`), before `lora_B(lora_A(dropout(x)))`: `Linear.forward`'s
-    `x = x.to(lora_A.weight.dtype)` (huggingface/peft src/peft/tuners/lora/layer.py v0.11.1 to
-    v0.14.0), `x = self._cast_input_dtype(x, lora_A.weight.dtype)` since v0.15.0 (read to
+    `x = x.to(lora_A.weight.dtype)` (huggingface/peft src/peft/tuners/lora.py v0.4.0 and v0.5.0,
+    src/peft/tuners/lora/layer.py v0.11.1 to v0.14.0), `x = self._cast_input_dtype(x,
+    lora_A.weight.dtype)` since v0.15.0 (read to
     v0.20.0; `tuners_utils.py` returns `x` itself only when the dtypes agree), whether or not
     autocast runs. bitsandbytes' `Linear4bit` and `Linear8bitLt` cast only when
     `requires_conversion = not torch.is_autocast_enabled()` (src/peft/tuners/lora/bnb.py, the
@@ -550,8 +552,11 @@ def adapters_in_fp32(setup: TrainingSetup) -> bool:
     - on any 16-bit base since peft v0.12.0 (`PEFT_UPCASTS_ADAPTERS_SINCE`, and for a run
       without a date), whose `get_peft_model(autocast_adapter_dtype=True)` upcasts them; not a
       pure-bf16 LLaMA-Factory run since it turns the upcast off
-      (`LLAMAFACTORY_PURE_BF16_ADAPTERS_SINCE`).
-    Before v0.12.0, adapters on a float storage follow the base (the precision's dtype here).
+      (`LLAMAFACTORY_PURE_BF16_ADAPTERS_SINCE`);
+    - on any base before peft v0.6.0 (`PEFT_ADAPTERS_FOLLOW_BASE_SINCE`), whose `update_layer`
+      moved them to the base's device only.
+    From v0.6.0 to v0.11.x, adapters on a float storage follow the base (the precision's dtype
+    here).
     A run that says otherwise is taken at its word (`TrainingSetup.adapters_fp32`).
     The adapters' storage, gradients and states follow from this, and the fp32 copy of each
     adapter's input that `Linear.forward` makes (`peft_casts_adapter_input`). litgpt,
@@ -567,7 +572,7 @@ def adapters_in_fp32(setup: TrainingSetup) -> bool:
             and not (setup.float_quant_storage or defaults.float_quant_storage):
         return True
     on = setup.code_date
-    if on is not None and on < PEFT_UPCASTS_ADAPTERS_SINCE:
+    if on is not None and PEFT_ADAPTERS_FOLLOW_BASE_SINCE <= on < PEFT_UPCASTS_ADAPTERS_SINCE:
         return False
     return not (setup.framework is Framework.LLAMAFACTORY
                 and setup.precision is Precision.BF16_TRUE

@@ -373,3 +373,14 @@ def test_values_of_the_shared_vocabulary_a_trace_cannot_run_are_refused(field: s
         make_setup("tiny", {}, **{field: value})
     assert caught.value.field == field
     assert value not in str(caught.value.params["choices"]).split(", ")
+
+
+def test_a_remote_code_model_is_refused_with_a_reason() -> None:
+    # chatglm's modeling file is its checkpoint's own: transformers has no class to build
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["trace", "--model", "chatglm3-6b", "--method", "lora", "--lang", "en"],
+                  out, err)
+    assert status == 2
+    assert "unknown name 'chatglm'" in err.getvalue()
+    assert "remote code is not traced" in err.getvalue()
+    assert "Traceback" not in err.getvalue()

@@ -194,3 +194,9 @@ def test_qwen_7b_generate_peaks_as_the_qwen_readme_measured() -> None:
     errors = [score.error_pct for score in score_cases(cases, ()).scores]
     assert len(errors) == 2
     assert all(error is not None and abs(error) < 2 for error in errors)
+
+
+def test_every_remote_code_reader_says_how_its_code_runs() -> None:
+    from vramplan.presets.frameworks import REMOTE_CODE
+
+    assert set(REMOTE_CODE) == REMOTE_CODE_TYPES

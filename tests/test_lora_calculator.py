@@ -69,6 +69,11 @@ PEFT_CASES = [
     ("qwen2.5-7b", 8, "k,v,down", True, _LLAMA_NAMES),
     ("gemma-2-2b", 32, "all", False, _LLAMA_NAMES),
     ("phi-2", 16, "all", False, _PHI_NAMES),
+    # fused modules: one adapter on GPT-2's c_attn, on Phi-3's qkv_proj and gate_up_proj
+    ("gpt2", 8, "q", False, {"q": "c_attn"}),
+    ("phi-3-mini-4k", 8, "q,k,v,gate,up", False,
+     {"q": "qkv_proj", "k": "qkv_proj", "v": "qkv_proj", "gate": "gate_up_proj",
+      "up": "gate_up_proj"}),
 ]
 
 

@@ -136,7 +136,10 @@ class LoraResult:
 
 
 def estimate_lora(inputs: LoraInputs) -> LoraResult:
-    return LoraResult(inputs, lora_breakdown(inputs.arch, inputs.rank, inputs.targets))
+    """peft's adapters on the model's transformers modules: one on a fused q/k/v or gate/up
+    projection (`lora_breakdown`'s `fused_modules`)."""
+    return LoraResult(inputs, lora_breakdown(inputs.arch, inputs.rank, inputs.targets,
+                                             fused_modules=True))
 
 
 # --- the safetensors header -------------------------------------------------------------------

@@ -4,6 +4,8 @@ checkpoint publishes."""
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from vramplan.model.architecture import MlpKind
@@ -200,3 +202,48 @@ def test_every_remote_code_reader_says_how_its_code_runs() -> None:
     from vramplan.presets.frameworks import REMOTE_CODE
 
     assert set(REMOTE_CODE) == REMOTE_CODE_TYPES
+
+
+@pytest.mark.parametrize(("model_type", "on", "casts"), [
+    ("qwen", date(2023, 12, 14), True),  # Qwen's own 16-bit loss, under the Trainer's bf16
+    ("baichuan", None, True),  # the remote file's loss, whatever the release
+    ("opt", date(2024, 1, 1), True),  # OPT's 16-bit loss before v4.49
+    ("opt", date(2025, 3, 1), False),  # ForCausalLMLoss since v4.49: labels shifted, upcast
+    ("llama", date(2024, 1, 1), False),  # upcast in the model since v4.31
+    ("chatglm", None, False),  # ChatGLM upcasts its logits itself
+])
+def test_autocast_casts_a_16_bit_loss_after_its_shift(model_type: str, on: date | None,
+                                                      casts: bool) -> None:
+    from vramplan.training.setup import TrainingSetup, autocast_casts_shifted_logits
+    from vramplan.vocab import Framework, Method, Precision
+
+    setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, batch=1,
+                          seq_len=256, framework=Framework.HF, code_date=on)
+    assert autocast_casts_shifted_logits(setup, model_type) is casts
+    # a loop without autocast runs the 16-bit loss as it is
+    plain = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, batch=1,
+                          seq_len=256, framework=Framework.HF, code_date=on, no_autocast=True)
+    assert not autocast_casts_shifted_logits(plain, model_type)
+
+
+def test_the_shifted_16_bit_loss_under_autocast_by_hand() -> None:
+    # 16-bit logits E, their shifted 16-bit copy S, its fp32 cast, the fp32 log-softmax; then
+    # accelerate's fp32 copy of the returned logits beside the 16-bit ones and the log-softmax
+    from vramplan.training.estimate import _head_spec
+    from vramplan.training.setup import TrainingSetup
+    from vramplan.vocab import Framework, Method, Precision
+
+    arch = architecture_of(find_model("qwen-1.8b"))
+    setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, batch=1,
+                          seq_len=1024, framework=Framework.HF, code_date=date(2023, 12, 14))
+    head = _head_spec(arch, setup)
+    assert head.shift_cast_by_autocast and head.outputs_copied_fp32
+    from vramplan.training.activations import _shifted_16bit_loss_under_autocast
+
+    every, shifted = 151_936 * 1024, 151_936 * 1023
+    loss = _shifted_16bit_loss_under_autocast(head, saved=0, every=every, shifted=shifted,
+                                              compute=2, softcap=0)
+    assert loss.forward_peak_bytes == max(2 * every + 2 * shifted + 4 * shifted + 4 * shifted,
+                                          2 * every + 4 * every + 4 * shifted)
+    assert loss.backward_peak_bytes == max(3 * 4 * shifted, 4 * shifted + 2 * shifted,
+                                           2 * (shifted + every))

@@ -1201,6 +1201,13 @@ class HeadSpec:
     """That copy and its cross-entropy stay in the 16-bit compute dtype: the model's own loss
     never upcast (`vramplan.presets.frameworks.TransformersCode.loss_16bit`: OPT, GPT-2,
     BLOOM, GPT-NeoX... before v4.49)."""
+    shift_cast_by_autocast: bool = False
+    """The model's own loss shifts its 16-bit logits by a 16-bit copy, and autocast's
+    `cross_entropy` casts that copy to fp32 (a 16-bit loss's code run under autocast:
+    `vramplan.training.setup.autocast_casts_shifted_logits`)."""
+    outputs_copied_fp32: bool = False
+    """accelerate returns the model's outputs in fp32 (`convert_outputs_to_fp32` around
+    `forward` under its mixed precision: `vramplan.training.setup.accelerate_copies_outputs`)."""
     loss_parallel: bool = False
     """The cross-entropy runs under DTensor's `loss_parallel()` on vocabulary-sharded logits
     (`vramplan.training.setup.TrainingSetup.loss_parallel`): `_loss_parallel`."""
@@ -1515,6 +1522,10 @@ def _shifted_hf_loss(head: HeadSpec, *, saved: int, tokens: int, rows: int, voca
     upcast (`HeadSpec.loss_16bit`) does all of it in the 16-bit dtype, with no cast."""
     every = vocab * tokens
     shifted = vocab * (tokens - rows)
+    if head.shift_cast_by_autocast and compute != FP32:
+        return _shifted_16bit_loss_under_autocast(head, saved=saved, every=every,
+                                                  shifted=shifted, compute=compute,
+                                                  softcap=softcap)
     loss_bytes = compute if head.loss_16bit else FP32
     if head.loss_16bit or head.logits_fp32_in_model or compute == FP32:
         logits = loss_bytes * every  # fp32: the 16-bit head output is freed by the cast
@@ -1527,6 +1538,30 @@ def _shifted_hf_loss(head: HeadSpec, *, saved: int, tokens: int, rows: int, voca
     cast_back = (compute + FP32) * every if loss_bytes != compute else 0
     backward = alive + softcap + max(3 * loss_bytes * shifted, loss_bytes * (shifted + every),
                                      cast_back) + head.head_dequant_bytes
+    return LossMemory(saved_bytes=saved, logits_alive_bytes=alive, forward_peak_bytes=forward,
+                      backward_peak_bytes=backward)
+
+
+def _shifted_16bit_loss_under_autocast(head: HeadSpec, *, saved: int, every: int, shifted: int,
+                                       compute: int, softcap: int) -> LossMemory:
+    """A 16-bit loss's code under autocast (`HeadSpec.shift_cast_by_autocast`): transformers'
+    OPT, GPT-2, BLOOM... before v4.49 (`shift_logits = lm_logits[..., :-1, :].contiguous()`,
+    then `CrossEntropyLoss`), Qwen (v1) and Baichuan 2's own files. The 16-bit logits, their
+    shifted 16-bit copy, the fp32 cast autocast's `cross_entropy` makes of it (torch.amp: the
+    op autocasts to fp32) and the fp32 log-softmax it saves; the cast dies with the op. When the
+    forward returns, accelerate's `convert_outputs_to_fp32` copies the 16-bit logits to fp32
+    beside the saved log-softmax (`HeadSpec.outputs_copied_fp32`), until the Trainer drops the
+    outputs. Backward: the NLL's and
+    the log-softmax's fp32 gradients of the shifted rows, their 16-bit cast (`ToCopyBackward0`),
+    then `slice_backward`'s zero-filled 16-bit gradient of every row."""
+    logits = compute * every
+    log_softmax = FP32 * shifted
+    alive, previous = _kept_outputs(head, logits)
+    in_loss = logits + compute * shifted + FP32 * shifted + log_softmax
+    returned = logits + FP32 * every + log_softmax if head.outputs_copied_fp32 else 0
+    forward = previous + softcap + max(in_loss, returned)
+    backward = alive + softcap + max(3 * FP32 * shifted, FP32 * shifted + compute * shifted,
+                                     compute * (shifted + every)) + head.head_dequant_bytes
     return LossMemory(saved_bytes=saved, logits_alive_bytes=alive, forward_peak_bytes=forward,
                       backward_peak_bytes=backward)
 

@@ -60,6 +60,8 @@ from vramplan.training.activations import (
 from vramplan.training.dummy_wgrads import dummy_wgrad_tensors
 from vramplan.training.setup import (
     TrainingSetup,
+    accelerate_copies_outputs,
+    autocast_casts_shifted_logits,
     checkpoint_reload_buffers,
     compute_itemsize,
     first_pass_keeps_inputs,
@@ -1064,7 +1066,9 @@ def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, sh
             program, arch, rows=shape.loss_rows, tokens=tokens, hidden=hidden,
             compute=compute_itemsize(setup.precision), code=model_loss_code(setup, arch.family),
             batch=setup.batch, loss_16bit=loss_in_16bit(setup, arch.family), keep=keeps,
-            previous=model.kept_logits)
+            previous=model.kept_logits,
+            cast_after_shift=autocast_casts_shifted_logits(setup, arch.family),
+            outputs_fp32=accelerate_copies_outputs(setup))
         model.kept_logits = returned
     program.events.append(mark("backward"))
     # made once, from the head's backward on, and kept (`vramplan.training.dummy_wgrads`)
@@ -1277,7 +1281,8 @@ def _reduce_unit(program: _Program, model: _Model, block: int) -> None:
 
 def _loss(program: _Program, arch: Architecture, *, rows: int, tokens: int, hidden: int,
           compute: int, code: TransformersCode, batch: int, loss_16bit: bool,
-          keep: bool, previous: int | None) -> tuple[int, int | None]:
+          keep: bool, previous: int | None, cast_after_shift: bool = False,
+          outputs_fp32: bool = False) -> tuple[int, int | None]:
     """The head, the logits and the cross-entropy, forward then the start of backward, as
     transformers' `ForCausalLMLoss` runs them (16-bit logits, their fp32 copy, the saved fp32
     log-softmax; backward: the fp32 gradients of the log-softmax and of the logits, then their
@@ -1286,7 +1291,13 @@ def _loss(program: _Program, arch: Architecture, *, rows: int, tokens: int, hidd
     the 16-bit dtype (`loss_16bit`, `vramplan.training.setup.loss_in_16bit`) takes no fp32 copy.
     With `keep` (one chunk), the logits the model returns are not freed: a loop keeps them;
     `previous`, the logits the loop still holds from the micro-batch before, is freed when the
-    forward returns. Returns the gradient of the last hidden state and the kept logits."""
+    forward returns. A 16-bit loss's code under autocast (`cast_after_shift`):
+    `_shifted_loss_cast_by_autocast`. Returns the gradient of the last hidden state and the
+    kept logits."""
+    if code.shifts_logits and rows == tokens and cast_after_shift and compute != FP32:
+        return _shifted_loss_cast_by_autocast(program, arch, tokens=tokens, hidden=hidden,
+                                              compute=compute, batch=batch, keep=keep,
+                                              previous=previous, outputs_fp32=outputs_fp32)
     if code.shifts_logits and rows == tokens:
         return _shifted_loss(program, arch, tokens=tokens, hidden=hidden, compute=compute,
                              code=code, batch=batch, loss_16bit=loss_16bit, keep=keep,
@@ -1493,6 +1504,47 @@ def _shifted_loss(program: _Program, arch: Architecture, *, tokens: int, hidden:
     program.free(rows_grad)
     program.free(logits_grad if loss_bytes == compute
                  else _cast(program, logits_grad, compute * every, compute))
+    program.free(saved_hidden)
+    return grad_hidden, returned if keep else None
+
+
+def _shifted_loss_cast_by_autocast(program: _Program, arch: Architecture, *, tokens: int,
+                                   hidden: int, compute: int, batch: int, keep: bool,
+                                   previous: int | None,
+                                   outputs_fp32: bool) -> tuple[int, int | None]:
+    """A 16-bit loss's code under autocast (`vramplan.training.activations
+    ._shifted_16bit_loss_under_autocast`): the 16-bit logits, their shifted 16-bit copy,
+    `cross_entropy`'s fp32 cast of it and the saved fp32 log-softmax, the cast and the copy
+    freed; accelerate's fp32 copy of the returned logits (`outputs_fp32`), which replaces them
+    in the outputs. Backward: the NLL's and the log-softmax's fp32 gradients of the shifted
+    rows, their 16-bit cast, `slice_backward`'s 16-bit gradient of every row."""
+    every, shifted = arch.vocab_size * tokens, arch.vocab_size * (tokens - batch)
+    saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
+    logits = program.alloc(compute * every)
+    copy = program.alloc(compute * shifted)
+    cast = program.alloc(FP32 * shifted)
+    log_probs = program.alloc(FP32 * shifted)
+    program.free(cast)
+    program.free(copy)
+    returned = logits
+    if outputs_fp32:
+        returned = program.alloc(FP32 * every)
+        program.free(logits)
+    if not keep:
+        program.free(returned)
+    if previous is not None:
+        program.free(previous)
+    program.free(hidden)
+    program.backward_begins()
+    grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
+    nll_grad = program.alloc(FP32 * shifted)
+    rows_grad = program.alloc(FP32 * shifted)
+    program.free(nll_grad)
+    program.free(log_probs)
+    rows_grad = _cast(program, rows_grad, compute * shifted, compute)
+    logits_grad = program.alloc(compute * every)
+    program.free(rows_grad)
+    program.free(logits_grad)
     program.free(saved_hidden)
     return grad_hidden, returned if keep else None
 

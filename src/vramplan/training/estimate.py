@@ -77,7 +77,9 @@ from vramplan.training.allocations import (
 from vramplan.training.dummy_wgrads import dummy_wgrad_bytes
 from vramplan.training.setup import (
     TrainingSetup,
+    accelerate_copies_outputs,
     allocator_config,
+    autocast_casts_shifted_logits,
     autocast_casts_weights,
     autocasts_16bit_weights,
     block_framework,
@@ -940,6 +942,8 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         loss_in_function=setup.loss_in_function,
         logits_fp32_in_model=model_returns_fp32_logits(setup, arch.family),
         shifts_logits=model_loss_code(setup, arch.family).shifts_logits,
+        shift_cast_by_autocast=autocast_casts_shifted_logits(setup, arch.family),
+        outputs_copied_fp32=accelerate_copies_outputs(setup),
         loss_16bit=loss_in_16bit(setup, arch.family),
         loss_parallel=setup.loss_parallel,
         te_cross_entropy=setup.te_cross_entropy and setup.framework is Framework.MEGATRON,

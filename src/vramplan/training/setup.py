@@ -679,6 +679,38 @@ def model_returns_fp32_logits(setup: TrainingSetup, model_type: str = "") -> boo
     return model_loss_code(setup, model_type).logits_fp32_in_model
 
 
+def _own_loss_16bit(setup: TrainingSetup, model_type: str) -> bool:
+    """The model's own causal-LM loss code takes the 16-bit logits as they are (before any
+    autocast): a transformers model type whose loss never upcast at the run's date
+    (`TransformersCode.loss_16bit`), or a remote-code file without an upcast (`REMOTE_CODE`)."""
+    if not (runs_transformers_code(setup.framework)
+            and setup.alignment is None and not setup.log_probs):
+        return False
+    remote = REMOTE_CODE.get(model_type)
+    if remote is not None:
+        return not remote.logits_fp32
+    return model_type in transformers_code(setup.code_date).loss_16bit
+
+
+def autocast_casts_shifted_logits(setup: TrainingSetup, model_type: str) -> bool:
+    """A 16-bit loss's code (`_own_loss_16bit`) runs under autocast (`amp`, or the Trainer's
+    over 16-bit weights): it shifts the 16-bit logits by a 16-bit copy, which `cross_entropy`,
+    an op autocast runs in fp32, casts to fp32 (`vramplan.training.activations
+    ._shifted_16bit_loss_under_autocast`), where `loss_in_16bit` is False."""
+    return (runs_autocast(setup) or autocasts_16bit_weights(setup)) \
+        and not setup.loss_16bit and _own_loss_16bit(setup, model_type) \
+        and model_loss_code(setup, model_type).shifts_logits
+
+
+def accelerate_copies_outputs(setup: TrainingSetup) -> bool:
+    """accelerate wraps the model's `forward` in `convert_outputs_to_fp32` under its mixed
+    precision (accelerate/accelerator.py `prepare_model`; utils/operations.py
+    `tensor.float()`): a stack driven by accelerate (`FrameworkDefaults.accelerate_autocast`)
+    whose forward runs under autocast."""
+    return framework_defaults(setup.framework).accelerate_autocast \
+        and (runs_autocast(setup) or autocasts_16bit_weights(setup))
+
+
 def loss_in_16bit(setup: TrainingSetup, model_type: str) -> bool:
     """The cross-entropy runs in the 16-bit dtype, with no fp32 copy of the logits: the model's
     own loss for a type that never upcast at the run's date (`model_loss_code`, its

@@ -1491,15 +1491,9 @@ def _shifted_loss(program: _Program, arch: Architecture, *, tokens: int, hidden:
     for tensor in dict.fromkeys((upcast, returned)):
         if not (keep and tensor == returned):
             program.free(tensor)
-    if previous is not None:
-        program.free(previous)
-    program.free(hidden)
-    program.backward_begins()
-    grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
-    nll_grad = program.alloc(loss_bytes * shifted)
-    rows_grad = program.alloc(loss_bytes * shifted)
-    program.free(nll_grad)
-    program.free(log_probs)
+    grad_hidden, rows_grad = _shifted_loss_backward_start(
+        program, arch, tokens=tokens, hidden=hidden, compute=compute, previous=previous,
+        rows_bytes=loss_bytes * shifted, log_probs=log_probs)
     logits_grad = program.alloc(loss_bytes * every)
     program.free(rows_grad)
     program.free(logits_grad if loss_bytes == compute
@@ -1532,21 +1526,34 @@ def _shifted_loss_cast_by_autocast(program: _Program, arch: Architecture, *, tok
         program.free(logits)
     if not keep:
         program.free(returned)
-    if previous is not None:
-        program.free(previous)
-    program.free(hidden)
-    program.backward_begins()
-    grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
-    nll_grad = program.alloc(FP32 * shifted)
-    rows_grad = program.alloc(FP32 * shifted)
-    program.free(nll_grad)
-    program.free(log_probs)
+    grad_hidden, rows_grad = _shifted_loss_backward_start(
+        program, arch, tokens=tokens, hidden=hidden, compute=compute, previous=previous,
+        rows_bytes=FP32 * shifted, log_probs=log_probs)
     rows_grad = _cast(program, rows_grad, compute * shifted, compute)
     logits_grad = program.alloc(compute * every)
     program.free(rows_grad)
     program.free(logits_grad)
     program.free(saved_hidden)
     return grad_hidden, returned if keep else None
+
+
+def _shifted_loss_backward_start(program: _Program, arch: Architecture, *, tokens: int,
+                                 hidden: int, compute: int, previous: int | None,
+                                 rows_bytes: int, log_probs: int) -> tuple[int, int]:
+    """The end of a shifted loss's forward and the start of its backward: the previous logits
+    and the last hidden state freed, the hidden state's gradient, the NLL's gradient of the
+    shifted rows and the log-softmax's (`rows_bytes` each), the NLL's and the saved
+    log-softmax freed. Returns the hidden state's gradient and the shifted rows' gradient."""
+    if previous is not None:
+        program.free(previous)
+    program.free(hidden)
+    program.backward_begins()
+    grad_hidden = program.alloc(compute * arch.hidden_size * tokens)
+    nll_grad = program.alloc(rows_bytes)
+    rows_grad = program.alloc(rows_bytes)
+    program.free(nll_grad)
+    program.free(log_probs)
+    return grad_hidden, rows_grad
 
 
 def _cast(program: _Program, tensor: int, n_bytes: int, compute: int) -> int:

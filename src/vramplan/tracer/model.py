@@ -72,7 +72,8 @@ def build_model(setup: TraceSetup) -> nn.Module:
 
     if model_type in REMOTE_CODE_TYPES:  # its code is the checkpoint's own, not transformers'
         raise UnknownName("model_type", model_type,
-                          ["a model_type known to transformers (remote code is not traced)"])
+                          ["a model_type known to transformers (remote code is not traced: "
+                           "`vramplan fit --model NAME` estimates it without a trace)"])
     model_type = TRANSFORMERS_MODEL_TYPE.get(model_type, model_type)  # kimi_k2: deepseek_v3
     config_keys.pop("quantization_config", None)  # the logical model, in the setup's dtype
     for key in ("torch_dtype", "dtype", "architectures", "transformers_version"):

@@ -1551,9 +1551,9 @@ def _shifted_16bit_loss_under_autocast(head: HeadSpec, *, saved: int, every: int
     op autocasts to fp32) and the fp32 log-softmax it saves; the cast dies with the op. When the
     forward returns, accelerate's `convert_outputs_to_fp32` copies the 16-bit logits to fp32
     beside the saved log-softmax (`HeadSpec.outputs_copied_fp32`), until the Trainer drops the
-    outputs. Backward: the NLL's and
-    the log-softmax's fp32 gradients of the shifted rows, their 16-bit cast (`ToCopyBackward0`),
-    then `slice_backward`'s zero-filled 16-bit gradient of every row."""
+    outputs. Backward: the NLL's and the log-softmax's fp32 gradients of the shifted rows, their
+    16-bit cast (`ToCopyBackward0`), then `slice_backward`'s zero-filled 16-bit gradient of every
+    row."""
     logits = compute * every
     log_softmax = FP32 * shifted
     alive, previous = _kept_outputs(head, logits)

@@ -609,25 +609,31 @@ def loss_compiled(setup: TrainingSetup) -> bool:
 
 
 def model_loss_code(setup: TrainingSetup, model_type: str = "") -> TransformersCode:
-    """How the model's own causal-LM loss ran: transformers' code as of the run's date
-    (`TrainingSetup.code_date`) when transformers' model computes the loss from its labels, or
-    the checkpoint's own code for a remote-code `model_type` (`REMOTE_CODE`: its logits,
-    upcast or not, shifted by a copy, whatever the release); today's otherwise (an alignment
-    method's loss takes the logits outside the model: TRL). Under autocast (`amp`) no loss runs
-    in 16 bits: autocast casts `cross_entropy`'s input to fp32 (torch.amp docs, "CUDA Ops that
-    can autocast to float32")."""
-    if (runs_transformers_code(setup.framework)
+    """How the model's own causal-LM loss ran (`_own_loss_code`). Under autocast (`amp`) no loss
+    runs in 16 bits: autocast casts `cross_entropy`'s input to fp32 (torch.amp docs, "CUDA Ops
+    that can autocast to float32")."""
+    code = _own_loss_code(setup, model_type)
+    if setup.precision is Precision.AMP:
+        return replace(code, loss_16bit=frozenset())
+    return code
+
+
+def _own_loss_code(setup: TrainingSetup, model_type: str) -> TransformersCode:
+    """The model's own causal-LM loss code, before any autocast: transformers' as of the run's
+    date (`TrainingSetup.code_date`) when transformers' model computes the loss from its labels,
+    or the checkpoint's own for a remote-code `model_type` (`REMOTE_CODE`: its logits, upcast
+    or not, shifted by a copy, whatever the release); today's otherwise (an alignment method's
+    loss takes the logits outside the model: TRL)."""
+    if not (runs_transformers_code(setup.framework)
             and setup.alignment is None and not setup.log_probs):
-        code = transformers_code(setup.code_date)
-        remote = REMOTE_CODE.get(model_type)
-        if remote is not None:
-            code = replace(code, logits_fp32_in_model=remote.logits_fp32, shifts_logits=True,
-                           loss_16bit=code.loss_16bit - {model_type} if remote.logits_fp32
-                           else code.loss_16bit | {model_type})
-        if setup.precision is Precision.AMP:
-            return replace(code, loss_16bit=frozenset())
+        return transformers_code(None)
+    code = transformers_code(setup.code_date)
+    remote = REMOTE_CODE.get(model_type)
+    if remote is None:
         return code
-    return transformers_code(None)
+    return replace(code, logits_fp32_in_model=remote.logits_fp32, shifts_logits=True,
+                   loss_16bit=code.loss_16bit if remote.logits_fp32
+                   else code.loss_16bit | {model_type})
 
 
 def checkpoints_reentrant(setup: TrainingSetup) -> bool:
@@ -679,27 +685,15 @@ def model_returns_fp32_logits(setup: TrainingSetup, model_type: str = "") -> boo
     return model_loss_code(setup, model_type).logits_fp32_in_model
 
 
-def _own_loss_16bit(setup: TrainingSetup, model_type: str) -> bool:
-    """The model's own causal-LM loss code takes the 16-bit logits as they are (before any
-    autocast): a transformers model type whose loss never upcast at the run's date
-    (`TransformersCode.loss_16bit`), or a remote-code file without an upcast (`REMOTE_CODE`)."""
-    if not (runs_transformers_code(setup.framework)
-            and setup.alignment is None and not setup.log_probs):
-        return False
-    remote = REMOTE_CODE.get(model_type)
-    if remote is not None:
-        return not remote.logits_fp32
-    return model_type in transformers_code(setup.code_date).loss_16bit
-
-
 def autocast_casts_shifted_logits(setup: TrainingSetup, model_type: str) -> bool:
-    """A 16-bit loss's code (`_own_loss_16bit`) runs under autocast (`amp`, or the Trainer's
-    over 16-bit weights): it shifts the 16-bit logits by a 16-bit copy, which `cross_entropy`,
-    an op autocast runs in fp32, casts to fp32 (`vramplan.training.activations
+    """A 16-bit loss's code (`_own_loss_code`'s `loss_16bit`) runs under autocast (`amp`, or the
+    Trainer's over 16-bit weights): it shifts the 16-bit logits by a 16-bit copy, which
+    `cross_entropy`, an op autocast runs in fp32, casts to fp32 (`vramplan.training.activations
     ._shifted_16bit_loss_under_autocast`), where `loss_in_16bit` is False."""
-    return (runs_autocast(setup) or autocasts_16bit_weights(setup)) \
-        and not setup.loss_16bit and _own_loss_16bit(setup, model_type) \
-        and model_loss_code(setup, model_type).shifts_logits
+    if setup.loss_16bit or not (runs_autocast(setup) or autocasts_16bit_weights(setup)):
+        return False
+    code = _own_loss_code(setup, model_type)
+    return code.shifts_logits and model_type in code.loss_16bit
 
 
 def accelerate_copies_outputs(setup: TrainingSetup) -> bool:

@@ -23,7 +23,15 @@ from vramplan.training.estimate import Phase, block_spec, estimate_training
 from vramplan.training.setup import TrainingSetup
 from vramplan.training.states import head_is_separate
 from vramplan.validation import code_date, loss_in_function, read_cases, training_setup_of
-from vramplan.vocab import Attention, Framework, LoraTarget, Method, OptimizerImpl, Precision
+from vramplan.vocab import (
+    Attention,
+    Framework,
+    LoraTarget,
+    Method,
+    OptimizerImpl,
+    Precision,
+    Quant,
+)
 
 TINYLLAMA = architecture_of(find_model("tinyllama-1.1b"))
 FALCON = architecture_of(find_model("falcon-7b"))
@@ -194,3 +202,35 @@ def test_litgpts_model_under_another_loop_saves_what_litgpts_blocks_save() -> No
     litgpt = dataclasses.replace(generic, litgpt_model=True)
     assert per_token(litgpt) - per_token(generic) == 2 * (2 * 4096 + 4096)
     assert head_is_separate(arch, litgpt)
+
+
+@pytest.mark.parametrize(("framework", "day", "keeps"), [
+    # litgpt pinned bitsandbytes==0.42.0 (929f9c79) until d2ed13c3 (2024-12-28) asked for 0.44
+    (Framework.LITGPT, date(2024, 9, 27), True),
+    (Framework.LITGPT, date(2024, 12, 27), True),
+    (Framework.LITGPT, date(2024, 12, 28), False),
+    (Framework.LITGPT, None, False),
+    # elsewhere the release itself: v0.43.2 of 2024-07-23 dropped MatMul4Bit's saved input
+    (Framework.HF, date(2024, 7, 22), True),
+    (Framework.HF, date(2024, 9, 27), False),
+])
+def test_a_qlora_base_keeps_its_input_with_the_bitsandbytes_its_stack_installed(
+        framework: Framework, day: date | None, keeps: bool) -> None:
+    arch = architecture_of(find_model("llama-3.2-1b"))
+    setup = TrainingSetup(method=Method.QLORA, precision=Precision.BF16_TRUE,
+                          quant=Quant.NF4, lora_rank=8,
+                          lora_targets=frozenset({LoraTarget.Q, LoraTarget.V}),
+                          framework=framework, code_date=day)
+    assert block_spec(arch, setup).base_keeps_input is keeps
+
+
+def test_litgpts_llama_3_1_qlora_row_of_july_2024_kept_the_bases_inputs() -> None:
+    # config_hub/finetune/README.md at fd71063c (2024-07-24): 17.41 GB, the Llama 3 8B
+    # figure of the same recipe in April; with bitsandbytes 0.43.2's dropped inputs the
+    # estimate was 14.46 GB (-17 %)
+    (case,) = (c for c in read_cases(files("vramplan.data").joinpath(
+        "cases_vramplan.csv").read_text(encoding="utf-8"))
+        if c.id == "litgpt-hub-llama-3.1-8b-qlora-r32-qv-nf4-1xa10g-mb2-s512")
+    estimate = estimate_training(architecture_of(find_model(case.model)),
+                                 training_setup_of(case))
+    assert estimate.allocated_bytes == pytest.approx(case.measured_bytes, rel=0.02)

@@ -647,6 +647,23 @@ buffered activation", #1270, 2024-07-16): `MatMul4Bit.forward` stores `ctx.tenso
 no longer the input `A`, which its backward never read (autograd/_functions.py; the same at
 95f9af30)."""
 
+LITGPT_BITSANDBYTES_DROPS_4BIT_INPUT_SINCE = date(2024, 12, 28)
+"""Lightning-AI/litgpt d2ed13c3 ("Bump PyTorch, PyTorch-Lightning and BnB versions", #1893,
+2024-12-28): pyproject.toml requires `bitsandbytes >=0.44.0,<0.44.2` on Linux. Before it litgpt
+pinned `bitsandbytes==0.42.0` (929f9c79, 2024-03-15) and `==0.41.0` before that (2bcb2c3e), so a
+litgpt install kept the 4-bit base's input (`BITSANDBYTES_4BIT_DROPS_INPUT_SINCE`) until then,
+whatever bitsandbytes had released."""
+
+
+def bitsandbytes_drops_4bit_input(framework: Framework, on: date | None) -> bool:
+    """`MatMul4Bit` of the bitsandbytes that `framework` installed on `on`'s date (None:
+    today's) no longer keeps its input: the release itself (`BITSANDBYTES_4BIT_DROPS_INPUT_SINCE`),
+    or litgpt's pin of it (`LITGPT_BITSANDBYTES_DROPS_4BIT_INPUT_SINCE`)."""
+    since = LITGPT_BITSANDBYTES_DROPS_4BIT_INPUT_SINCE if framework is Framework.LITGPT \
+        else BITSANDBYTES_4BIT_DROPS_INPUT_SINCE
+    return on is None or on >= since
+
+
 DEEPSPEED_OFFLOAD_STEP_ON_GPU = (date(2024, 4, 14), date(2025, 5, 27))
 """deepspeedai/DeepSpeed 7b5b06602 ("fix pagable h2d memcpy", #5301, in v0.14.1) to 17c8be070
 ("Fix the GPU memory usage of ZeRO-Offload", #7309, in v0.17.0): ZeRO-1/2 with the optimizer on
@@ -790,6 +807,11 @@ LITGPT_COMMIT_DATES: dict[str, date] = {
     "916a84ca": date(2024, 7, 23),  # config_hub/finetune/README.md
     "fd71063c": date(2024, 7, 24),  # config_hub/finetune/README.md
     "2b195c7f": date(2024, 8, 2),  # config_hub/finetune/README.md (Gemma 2 2B)
+    "4a9b7e62": date(2024, 3, 14),  # config_hub/finetune/README.md (TinyLlama)
+    "41dece20": date(2024, 3, 15),  # config_hub/finetune/README.md (Llama 2 7B)
+    "84a73fd0": date(2024, 3, 27),  # config_hub/finetune/README.md (Gemma 7B)
+    "58c5b188": date(2024, 4, 19),  # config_hub/finetune/README.md (Llama 3 8B)
+    "00af8b0d": date(2024, 9, 27),  # config_hub/finetune/README.md (Llama 3.2)
 }
 
 

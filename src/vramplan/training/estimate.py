@@ -30,11 +30,11 @@ from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import (
     AXOLOTL_TILED_MLP_SHARD_TOKENS,
     AXOLOTL_TILED_MLP_SHARD_TOKENS_SINCE,
-    BITSANDBYTES_4BIT_DROPS_INPUT_SINCE,
     MEGATRON_MAX_SUBTRACTED_IN_PLACE_SINCE,
     MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE,
     REMOTE_CODE,
     UnslothLossChunking,
+    bitsandbytes_drops_4bit_input,
     framework_defaults,
     has_change,
     litgpt_code,
@@ -579,13 +579,14 @@ def _quantized_base_keeps_input(setup: TrainingSetup) -> bool:
     """A QLoRA base's matmul keeps its input in its autograd context when the input needs a
     gradient: bitsandbytes' `MatMul8bitLt` does, and its `MatMul4Bit` did until v0.43.2
     (`ctx.tensors = (A, B)`, then `(None, B)`: `BITSANDBYTES_4BIT_DROPS_INPUT_SINCE`), the code of
-    the run's date (None: today's). torchtune's base is torchao's NF4, whose `LinearNF4` keeps
+    the run's date (None: today's), as its framework installed it (`bitsandbytes_drops_4bit_input`:
+    litgpt pinned older releases). torchtune's base is torchao's NF4, whose `LinearNF4` keeps
     only the weight (torchao/dtypes/nf4tensor.py, from its first version, 66318dac)."""
     if setup.method is not Method.QLORA or setup.framework is Framework.TORCHTUNE:
         return False
     if setup.quant is Quant.INT8:
         return True
-    return setup.code_date is not None and setup.code_date < BITSANDBYTES_4BIT_DROPS_INPUT_SINCE
+    return not bitsandbytes_drops_4bit_input(setup.framework, setup.code_date)
 
 
 def _base_output_in_input_dtype(setup: TrainingSetup) -> bool:

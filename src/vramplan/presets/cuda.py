@@ -66,9 +66,49 @@ memory"; `vramplan.validation.notes.NVML_V1_NOTE`). It depends on the driver; th
 a published figure are absent."""
 
 
+CUDA_TOTAL_BYTES: dict[str, int] = {
+    # PyTorch's out-of-memory message prints `total_memory` (cudaDeviceProp.totalGlobalMem) in
+    # GiB to two decimals ("GPU 0 has a total capacity of 14.75 GiB", "(GPU 0; 22.19 GiB total
+    # capacity; ...)"); each figure below is one such message from a post that names the card,
+    # kept in whole MiB. Newer drivers print a little less (T4: 14.75, 14.74, then 14.56 GiB in
+    # 2025; A10G: 22.19 in 2023, 21.99 in 2024): the earlier figures are kept, about 0.2 GiB.
+    # GDDR data-center cards lose a sixteenth to ECC (a T4's nvidia-smi total is 15,360 MiB).
+    "t4-16gb": 15_104 * BYTES_PER_MIB,  # 14.75 GiB, Colab T4: hpcaitech/Open-Sora #697 (2024-09-09)
+    "a10g-24gb": 22_723 * BYTES_PER_MIB,  # 22.19 GiB, ml.g5.12xlarge: vllm-project/vllm #372
+    "a10-24gb": 22_579 * BYTES_PER_MIB,  # 22.05 GiB, "GPU: A10": InternLM/InternLM #71
+    "l40s-48gb": 45_599 * BYTES_PER_MIB,  # 44.53 GiB, "GPU:L40S 48GB": Wan-Video/Wan2.1 #205
+    "l40-48gb": 45_466 * BYTES_PER_MIB,  # 44.40 GiB, an L40: QwenLM/Qwen3-VL #2097
+    "rtx-6000-ada-48gb": 45_496 * BYTES_PER_MIB,  # 44.43 GiB: DINGYANB/MTVCrafter #21
+    "rtx-a6000-48gb": 48_681 * BYTES_PER_MIB,  # 47.54 GiB, 8x RTX A6000: vllm-project/vllm #4417
+    "rtx-3090-24gb": 24_259 * BYTES_PER_MIB,  # 23.69 GiB, driver 545.23.08: vllm #2140
+    "rtx-4090-24gb": 24_218 * BYTES_PER_MIB,  # 23.65 GiB, two 4090s: brjathu/LART #8
+    "v100-32gb": 32_502 * BYTES_PER_MIB,  # 31.74 GiB, "V100 32GB": liucongg/ChatGLM-Finetuning #73
+    "a100-40gb": 40_509 * BYTES_PER_MIB,  # 39.56 GiB, A100-SXM4-40GB: threestudio-project #402
+    "a100-80gb": 81_050 * BYTES_PER_MIB,  # 79.15 GiB, "A100 80GB": vllm-project/vllm #4408
+    "h100-80gb": 81_009 * BYTES_PER_MIB,  # 79.11 GiB, H100 80GB HBM3: vllm-project/vllm #27508
+    "h100-nvl-94gb": 95_252 * BYTES_PER_MIB,  # 93.02 GiB, 2x H100 NVL: vllm-project/vllm #16712
+    "h200-141gb": 143_165 * BYTES_PER_MIB,  # 139.81 GiB, driver 570.148.08: vllm #34553
+    # no PyTorch figure found for the L4: its nvidia-smi total (modal-labs/modal-client PR
+    # #2797, "L4: 23034MiB"), an upper bound (the A10's is 23,028 MiB for 22.05 GiB in CUDA)
+    "l4-24gb": 23_034 * BYTES_PER_MIB,
+}
+"""What CUDA gives a process on each card in all (`torch.cuda.get_device_properties().
+total_memory`, `cudaMemGetInfo`'s total), by catalogue name: the marketed memory less ECC's share
+on GDDR data-center cards and the driver's reserve. No process holds more: an out-of-memory
+verdict and the caching allocator's reserved peak are bounded by it (`cuda_total_bytes`)."""
+
+
+def cuda_total_bytes(gpu: Gpu) -> int:
+    """All the memory CUDA hands out on `gpu`: its published total (`CUDA_TOTAL_BYTES`), else
+    its capacity less the driver's reserve where that is published (`DRIVER_RESERVE_BYTES`),
+    else its marketed capacity (an upper bound)."""
+    total = CUDA_TOTAL_BYTES.get(gpu.name)
+    if total is not None:
+        return total
+    return gpu.capacity_bytes - DRIVER_RESERVE_BYTES.get(gpu.name, 0)
+
+
 def free_at_load_bytes(gpu: Gpu) -> int:
-    """What `gpu` has free when a process loads its model (`torch.cuda.mem_get_info`): all of
-    it but the CUDA context and, where a figure is published, the driver's reserve, which CUDA
-    never hands out (`DRIVER_RESERVE_BYTES`: `cudaMemGetInfo`'s total is the card's
-    less it)."""
-    return gpu.capacity_bytes - CUDA_CONTEXT_BYTES - DRIVER_RESERVE_BYTES.get(gpu.name, 0)
+    """What `gpu` has free when a process loads its model (`torch.cuda.mem_get_info`): all
+    that CUDA hands out (`cuda_total_bytes`) but the CUDA context."""
+    return cuda_total_bytes(gpu) - CUDA_CONTEXT_BYTES

@@ -29,7 +29,7 @@ from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import expand_targets
 from vramplan.planner.setup import FitSetup
 from vramplan.planner.verdict import usable_share_from_percent
-from vramplan.presets.cuda import free_at_load_bytes
+from vramplan.presets.cuda import cuda_total_bytes, free_at_load_bytes
 from vramplan.presets.dynamic_quants import skip_modules_loaded
 from vramplan.presets.frameworks import default_gradient_accumulation, framework_defaults
 from vramplan.presets.gpus import Gpu, find_gpu
@@ -240,15 +240,16 @@ def _alignment(inputs: Inputs, method: Method, framework: Framework) -> Alignmen
 
 def with_gpu_memory(training: TrainingSetup, gpu: Gpu) -> TrainingSetup:
     """`training` with the GPU's memory: what it has free when the model loads, which caps
-    transformers' allocator warm-up (`TrainingSetup.card_free_bytes`), and its capacity, which
-    a colocated vLLM engine takes its share of; and its compute capability, by which torchtitan
-    picks its attention kernel (`TrainingSetup.cuda_capability`)."""
+    transformers' allocator warm-up (`TrainingSetup.card_free_bytes`), and all that CUDA hands
+    out on it (`cuda_total_bytes`), which a colocated vLLM engine takes its share of; and its
+    compute capability, by which torchtitan picks its attention kernel
+    (`TrainingSetup.cuda_capability`)."""
     training = replace(training, card_free_bytes=free_at_load_bytes(gpu),
                        cuda_capability=gpu.cuda_capability)
     if training.alignment is None:
         return training
     return replace(training, alignment=replace(training.alignment,
-                                               gpu_memory_bytes=gpu.capacity_bytes))
+                                               gpu_memory_bytes=cuda_total_bytes(gpu)))
 
 
 def _only_for(inputs: Inputs, field: Field[Any], applies: bool, *methods: Method,

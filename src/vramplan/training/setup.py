@@ -81,8 +81,9 @@ class AlignmentSetup:
     """`vllm_enable_sleep_mode`: the engine releases its weights and KV cache after each
     generation (`llm.sleep(level=2)`) and takes them back for the next."""
     gpu_memory_bytes: int | None = None
-    """The GPU's memory, which the colocated engine takes its share of (set from the GPU the
-    request names)."""
+    """The GPU's memory as CUDA reports it (`torch.cuda.mem_get_info()`'s total,
+    `vramplan.presets.cuda.cuda_total_bytes`), which the colocated engine takes its share of
+    (set from the GPU the request names)."""
     coati: bool = False
     """The method runs as ColossalChat's trainer runs it (hpcaitech/ColossalAI
     applications/ColossalChat coati/trainer @d888c378), not TRL's: ORPO's loss is coati's

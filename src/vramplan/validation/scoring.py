@@ -22,7 +22,7 @@ from vramplan.inference.allocations import growing_cache_reserve_bytes
 from vramplan.inference.estimate import InferenceEstimate, estimate_inference
 from vramplan.inference.setup import inference_inputs, transformers_generate_settings
 from vramplan.parts import PartKind
-from vramplan.presets.cuda import free_at_load_bytes
+from vramplan.presets.cuda import cuda_total_bytes, free_at_load_bytes
 from vramplan.presets.frameworks import torchtune_rope_modules, transformers_code
 from vramplan.presets.gpus import Gpu
 from vramplan.presets.models import architecture_of, find_model
@@ -147,7 +147,8 @@ class CaseScore:
             return None
         if self.case.gpu is None:
             return None
-        return self.device_bytes > self.case.gpu.capacity_bytes
+        # a process cannot hold more than CUDA hands out on the card (`cuda_total_bytes`)
+        return self.device_bytes > cuda_total_bytes(self.case.gpu)
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,7 +255,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         case.method, completion_len=case.new_tokens if case.method.generates else None,
         value_adapters=ms_swift_rlhf(case),
         coati=COATI_TRAINER_NOTE.search(case.notes) is not None,
-        gpu_memory_bytes=case.gpu.capacity_bytes if case.gpu is not None else None) \
+        gpu_memory_bytes=cuda_total_bytes(case.gpu) if case.gpu is not None else None) \
         if aligned else None
     return TrainingSetup(
         alignment=alignment,
@@ -308,9 +309,8 @@ def _shortest_sequence(alignment: AlignmentSetup | None) -> int:
 
 
 def card_free_bytes(case: Case) -> int | None:
-    """What the row's card has free when the model loads (`torch.cuda.mem_get_info`): its
-    capacity less the CUDA context and the driver's reserve (`free_at_load_bytes`); None
-    without a card."""
+    """What the row's card has free when the model loads (`torch.cuda.mem_get_info`): what
+    CUDA hands out less the CUDA context (`free_at_load_bytes`); None without a card."""
     return free_at_load_bytes(case.gpu) if case.gpu else None
 
 
@@ -323,7 +323,7 @@ def metric_on_card(estimate: PeakOverPhases, metric: Metric, gpu: Gpu | None) ->
     value = estimate.metric_bytes(metric)
     if gpu is None or metric is Metric.ALLOCATED:
         return value
-    room = gpu.capacity_bytes - estimate.outside_allocator_bytes
+    room = cuda_total_bytes(gpu) - estimate.outside_allocator_bytes
     if estimate.allocated_bytes > room:
         return value
     reserved = min(estimate.reserved_bytes, room)
@@ -413,8 +413,9 @@ def _score_inference(case: Case) -> CaseScore:
         # vLLM takes `requested_memory = total_memory * gpu_memory_utilization` and gives the
         # KV cache whatever its weights, profiled activations and non-torch memory leave of it
         # (vllm/v1/worker/gpu_worker.py `init_device`, `determine_available_memory`): the
-        # process holds its share of the card whatever the request.
-        requested = round(vllm_memory_utilization(case) * case.gpu.capacity_bytes)
+        # process holds its share of the card whatever the request. `total_memory` is
+        # `torch.cuda.mem_get_info()`'s total (`MemorySnapshot`): what CUDA hands out.
+        requested = round(vllm_memory_utilization(case) * cuda_total_bytes(case.gpu))
         device = max(device, requested)
         allocated = max(allocated, requested - estimate.cuda_context_bytes)
     # compare the allocated peak with allocated/reserved, the device total with device

@@ -299,6 +299,30 @@ def test_fsdp1_lora_allocates_gradients_for_frozen_parameters_too() -> None:
     assert no_sync.gradients_bytes == 2 * lora.params  # full, unsharded: FSDP no_sync docs
 
 
+@pytest.mark.parametrize(("version", "kept_itemsize"), [
+    # FSDP1's post-backward hook returns before any cast when not syncing: the unsharded
+    # gradient stays in the gathered copies' dtype (_runtime_utils.py `_post_backward_hook`)
+    (FsdpVersion.FSDP1, 2),
+    # FSDP2 moves them to its reduce dtype (_fsdp_param.py `to_accumulated_grad_if_needed`),
+    # fp32 as torchtitan reduces: the dtype counted
+    (FsdpVersion.FSDP2, 4),
+])
+def test_fsdp_no_sync_gradients_of_fp32_parameters_gathered_in_16_bits(
+        version: FsdpVersion, kept_itemsize: int) -> None:
+    params = 1_000_000
+    amp = ModelStates(
+        trainable_params=params, frozen_params=0, trainable_weight_bytes=4 * params,
+        frozen_weight_bytes=0, gradient_bytes=4 * params, master_weight_bytes=0,
+        optimizer_state_bytes=8 * params, weight_itemsize=4, gradient_itemsize=4,
+        largest_layer_params=100_000, block_params=100_000, root_params=200_000,
+    )
+    no_sync = shard(amp, Scheme.FSDP, 4, fsdp_version=version, accumulate_without_sync=True,
+                    params_cast_for_compute=True)
+    assert no_sync.gradients_bytes == kept_itemsize * params
+    synced = shard(amp, Scheme.FSDP, 4, fsdp_version=version, params_cast_for_compute=True)
+    assert synced.gradients_bytes == 4 * params // 4  # reduced shards cast back to fp32
+
+
 def test_fsdp1_unit_without_trainable_parameter_gets_no_gradient() -> None:
     """A flat parameter requires a gradient when any of its parameters does
     (torch/distributed/fsdp/_flat_param.py `_validate_tensors_to_flatten`): LoRA on the blocks

@@ -783,7 +783,8 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int,
             for n_bytes in (unit_weights, root_weights, root_gathered, units_gathered))
     grad_bytes = _fsdp_gradient_bytes(states, plan)
     step_grads = ceil_div(grad_bytes, n)
-    grads = grad_bytes if plan.accumulate_without_sync else step_grads
+    whole_grads = _no_sync_gradient_bytes(states, plan, grad_bytes)
+    grads = whole_grads if plan.accumulate_without_sync else step_grads
     unit_grad = _unit_gradient_bytes(states, plan, grad_bytes)
     unit_grad_shard = ceil_div(unit_grad, n)
     transient_units = _gradient_transient_units(plan)
@@ -823,7 +824,7 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int,
         host = weights + step_grads + master + optim
         pinned = weights + step_grads
         kept = step_grads if plan.fsdp_version is FsdpVersion.FSDP1 else 0
-        grads = grad_bytes if plan.accumulate_without_sync else kept
+        grads = whole_grads if plan.accumulate_without_sync else kept
         weights = master = optim = step_grads = 0
     # In forward, the block computing and the next one (prefetched); at the loss, every block
     # has been resharded after its forward (FULL_SHARD; FSDP2 `reshard_after_forward=True` for
@@ -864,6 +865,21 @@ def _fsdp(states: ModelStates, plan: Parallelism, n: int,
         root_gradient_bytes=root_grad, loss_buffers_bytes=loss, reduce_buffers_bytes=reduce,
         gathered_unit_bytes=unit_weights, gathered_root_bytes=root_weights,
     )
+
+
+def _no_sync_gradient_bytes(states: ModelStates, plan: Parallelism, grad_bytes: int) -> int:
+    """The unsharded gradients FSDP keeps from one `no_sync` micro-batch to the next. FSDP1
+    keeps each in `.grad` as autograd made it, in the gathered copies' dtype where it gathers
+    16-bit copies of fp32 parameters: the post-backward hook returns before any cast when not
+    syncing (torch/distributed/fsdp/_runtime_utils.py `_post_backward_hook`) and the next
+    backward accumulates into it (_flat_param.py `prepare_gradient_for_backward` keeps an
+    unsharded `.grad`). FSDP2 moves them to its reduce dtype (_fsdp_param.py
+    `to_accumulated_grad_if_needed`), counted in the parameters' dtype (torchtitan reduces in
+    fp32)."""
+    if plan.fsdp_version is FsdpVersion.FSDP1 and plan.params_cast_for_compute \
+            and states.gradient_itemsize > CAST_ITEMSIZE:
+        return grad_bytes * CAST_ITEMSIZE // states.gradient_itemsize
+    return grad_bytes
 
 
 def _first_blocks_backward(states: ModelStates, plan: Parallelism, backward: int, *,

@@ -1616,15 +1616,18 @@ def test_the_projects_own_runs_are_all_read_estimated_and_sourced() -> None:
     # estimated where a 16 GB laptop card (written as a 16 GiB card, its usable memory unknown)
     # ran out of memory. And transformers issue #3360's GPT-2 in fp32 on a Colab T4 (4 x 1,024
     # tokens): 14.10 GiB allocated at least (its message), 13.26 GiB estimated; the T4's 14.75
-    # GiB (`cuda_total_bytes`) is not reached either way
+    # GiB (`cuda_total_bytes`) is not reached either way. And torchtitan issue #1789's
+    # DeepSeek 16B default config on 8 H100s 80GB: 75.8 GB estimated, 84.9 GB on the card (the
+    # same config's measured row, PR #1610 on 96 GB cards, is estimated -9.6 %)
     missed = {s.case.id for s in report.scores if s.oom_right is False}
     assert missed == {
         "pr-axolotl-pr2412-smollm2-1.7b-full-s16384-1xh100-oom",
         "fms-bnb-llama-2-70b-qlora-r16-qkvo-fsdp2-mb4-s4096-oom",
         "thunder-pr1261-gemma-2-27b-full-bf16-fsdp1-zero3-ckpt-compiled-8xh100-b1-s8192-oom",
         "tfdoc-sdpa-gpt2-large-fwdbwd-eager-b2-s1024-oom",
-        "hf-tf-i3360-gpt2-full-fp32-t4-b4-s1024-oom"}
-    assert report.oom_right == report.oom_total - 5
+        "hf-tf-i3360-gpt2-full-fp32-t4-b4-s1024-oom",
+        "titan-issue1789-deepseek-v2-lite-16b-ep8-fsdp8-mb8-s4096-h100-80gb-oom"}
+    assert report.oom_right == report.oom_total - 6
     # what the model reaches on them (docs/memory-model.md): inference within 4 % where the
     # figure is the metric it names (optimum's GPTQ benchmark adds the memory outside the
     # allocator to the allocated peak: below; MeZO's Table 22 gives whole GB at average

@@ -801,16 +801,16 @@ LITGPT_COMMIT_DATES: dict[str, date] = {
     "29de2828": date(2023, 9, 27),  # tutorials/prepare_dataset.md
     "982abcbc": date(2023, 10, 5),  # tutorials/finetune_lora.md (Fabric's quantization)
     "0cc02afa": date(2023, 10, 27),  # tutorials/resource-tables.md
+    "4a9b7e62": date(2024, 3, 14),  # config_hub/finetune/README.md (TinyLlama)
+    "41dece20": date(2024, 3, 15),  # config_hub/finetune/README.md (Llama 2 7B)
+    "84a73fd0": date(2024, 3, 27),  # config_hub/finetune/README.md (Gemma 7B)
+    "58c5b188": date(2024, 4, 19),  # config_hub/finetune/README.md (Llama 3 8B)
     "5895df10": date(2024, 4, 26),  # config_hub/finetune/README.md
     "101e31d2": date(2024, 5, 6),  # extensions/thunder/README.md
     "e5493986": date(2024, 7, 22),  # config_hub/finetune/README.md
     "916a84ca": date(2024, 7, 23),  # config_hub/finetune/README.md
     "fd71063c": date(2024, 7, 24),  # config_hub/finetune/README.md
     "2b195c7f": date(2024, 8, 2),  # config_hub/finetune/README.md (Gemma 2 2B)
-    "4a9b7e62": date(2024, 3, 14),  # config_hub/finetune/README.md (TinyLlama)
-    "41dece20": date(2024, 3, 15),  # config_hub/finetune/README.md (Llama 2 7B)
-    "84a73fd0": date(2024, 3, 27),  # config_hub/finetune/README.md (Gemma 7B)
-    "58c5b188": date(2024, 4, 19),  # config_hub/finetune/README.md (Llama 3 8B)
     "00af8b0d": date(2024, 9, 27),  # config_hub/finetune/README.md (Llama 3.2)
 }
 

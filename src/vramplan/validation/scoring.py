@@ -318,8 +318,8 @@ def metric_on_card(estimate: PeakOverPhases, metric: Metric, gpu: Gpu | None) ->
     """The estimate in `metric`, on the row's card: the caching allocator cannot reserve more
     than the card gives it. When `cudaMalloc` fails it releases its free cached segments and
     retries (c10/cuda/CUDACachingAllocator.cpp `release_cached_blocks`, counted in
-    `num_alloc_retries`), so a run whose tensors fit reserves at most the card less the CUDA
-    context (and what managed memory holds)."""
+    `num_alloc_retries`), so a run whose tensors fit reserves at most what CUDA hands out on
+    the card (`cuda_total_bytes`) less the CUDA context (and what managed memory holds)."""
     value = estimate.metric_bytes(metric)
     if gpu is None or metric is Metric.ALLOCATED:
         return value

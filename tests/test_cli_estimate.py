@@ -103,6 +103,20 @@ def test_gpus_command() -> None:
     assert f"80{NBSP}Gio" in out
 
 
+def test_gpus_say_what_cuda_hands_out_where_it_is_published() -> None:
+    """A T4 sold as 16 GB gives a process 14.75 GiB (PyTorch's "total capacity" of a Colab T4);
+    a card without a published figure says so rather than repeat the memory sold."""
+    status, out, _ = run("gpus", "--json")
+    by_name = {gpu["name"]: gpu for gpu in json.loads(out)["gpus"]}
+    assert status == 0
+    assert by_name["t4-16gb"]["capacity_bytes"] == 16 * 2**30
+    assert by_name["t4-16gb"]["cuda_total_bytes"] == 15_104 * 2**20
+    assert by_name["rtx-4080-16gb"]["cuda_total_bytes"] is None
+    status, out, _ = run("gpus", "--lang", "en")
+    (t4,) = (line for line in out.splitlines() if line.startswith("t4-16gb "))
+    assert f"16{NBSP}GiB" in t4 and f"14.75{NBSP}GiB" in t4
+
+
 BAD_INPUTS = [
     (["--params", "0"], "--params", "0"),
     (["--params", "-7"], "--params", "-7"),

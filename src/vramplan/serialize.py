@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from enum import Enum, StrEnum
 from typing import TYPE_CHECKING, Any
 
+from vramplan.presets.cuda import published_cuda_total_bytes
 from vramplan.units import bytes_to_gb, bytes_to_gib
 from vramplan.vocab import Method
 
@@ -96,6 +97,7 @@ def gpu_to_json(gpu: Gpu) -> GpuOut:
         "vendor": gpu.vendor,
         "memory_gib": gpu.memory_gib,
         "capacity_bytes": gpu.capacity_bytes,
+        "cuda_total_bytes": published_cuda_total_bytes(gpu),
         "aliases": list(gpu.aliases),
         "source": gpu.source,
     }

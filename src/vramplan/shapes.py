@@ -87,6 +87,9 @@ class GpuOut(TypedDict):
     memory_gib: int
     """The memory as sold, in GiB (an "80 GB" card holds 80 GiB)."""
     capacity_bytes: int
+    cuda_total_bytes: int | None
+    """What CUDA hands out on the card (`torch.cuda.get_device_properties().total_memory`) where
+    a figure is published: the memory as sold less ECC's share and the driver's reserve."""
     aliases: list[str]
     source: str
 

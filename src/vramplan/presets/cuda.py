@@ -98,14 +98,23 @@ on GDDR data-center cards and the driver's reserve. No process holds more: an ou
 verdict and the caching allocator's reserved peak are bounded by it (`cuda_total_bytes`)."""
 
 
+def published_cuda_total_bytes(gpu: Gpu) -> int | None:
+    """What CUDA hands out on `gpu` where a figure is published: its `total_memory`
+    (`CUDA_TOTAL_BYTES`), or its capacity less the driver's reserve (`DRIVER_RESERVE_BYTES`);
+    None for a card with neither."""
+    total = CUDA_TOTAL_BYTES.get(gpu.name)
+    if total is not None:
+        return total
+    reserve = DRIVER_RESERVE_BYTES.get(gpu.name)
+    return gpu.capacity_bytes - reserve if reserve is not None else None
+
+
 def cuda_total_bytes(gpu: Gpu) -> int:
     """All the memory CUDA hands out on `gpu`: its published total (`CUDA_TOTAL_BYTES`), else
     its capacity less the driver's reserve where that is published (`DRIVER_RESERVE_BYTES`),
     else its marketed capacity (an upper bound)."""
-    total = CUDA_TOTAL_BYTES.get(gpu.name)
-    if total is not None:
-        return total
-    return gpu.capacity_bytes - DRIVER_RESERVE_BYTES.get(gpu.name, 0)
+    published = published_cuda_total_bytes(gpu)
+    return published if published is not None else gpu.capacity_bytes
 
 
 def free_at_load_bytes(gpu: Gpu) -> int:

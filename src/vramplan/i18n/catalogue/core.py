@@ -113,6 +113,7 @@ MESSAGES = {
     "gpus.col_name": {FR: "nom", EN: "name"},
     "gpus.col_model": {FR: "modèle", EN: "model"},
     "gpus.col_memory": {FR: "mémoire", EN: "memory"},
+    "gpus.col_cuda_total": {FR: "total CUDA", EN: "CUDA total"},
     "gpus.col_source": {FR: "source", EN: "source"},
     # --- CLI help -----------------------------------------------------------------------------
     "help.description": {

@@ -14,7 +14,6 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from vramplan.presets.cuda import cuda_total_bytes
 from vramplan.validation import (
     SHIPPED_CASE_FILES,
     CaseScore,
@@ -73,7 +72,7 @@ def _row(score: CaseScore) -> str:
     if score.outcome is Outcome.SKIPPED:
         return f"{case.id:52} skipped: {score.skip_reason}"
     if score.outcome is Outcome.OOM:
-        cap = cuda_total_bytes(case.gpu) / 1e9 if case.gpu else float("nan")
+        cap = score.card_bytes / 1e9 if score.card_bytes is not None else float("nan")
         verdict = "right" if score.oom_right else "WRONG"
         device = (score.device_bytes or 0) / 1e9
         return (f"{case.id:52} {score.model_kind:9} {score.peak_phase:17} {estimate} "

@@ -29,7 +29,6 @@ from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import expand_targets
 from vramplan.planner.setup import FitSetup
 from vramplan.planner.verdict import usable_share_from_percent
-from vramplan.presets.cuda import cuda_total_bytes, free_at_load_bytes
 from vramplan.presets.dynamic_quants import skip_modules_loaded
 from vramplan.presets.frameworks import default_gradient_accumulation, framework_defaults
 from vramplan.presets.gpus import Gpu, find_gpu
@@ -74,7 +73,7 @@ from vramplan.requests.vocabulary import (
     VLLM_SHARE,
     VLLM_SLEEP,
 )
-from vramplan.training.setup import AlignmentSetup, TrainingSetup, check_setup
+from vramplan.training.setup import AlignmentSetup, TrainingSetup, check_setup, with_gpu_memory
 from vramplan.vocab import (
     Checkpointing,
     Framework,
@@ -236,20 +235,6 @@ def _alignment(inputs: Inputs, method: Method, framework: Framework) -> Alignmen
         vllm_sleep=inputs.require(VLLM_SLEEP),
         value_adapters=inputs.require(VALUE_ADAPTERS),
     )
-
-
-def with_gpu_memory(training: TrainingSetup, gpu: Gpu) -> TrainingSetup:
-    """`training` with the GPU's memory: what it has free when the model loads, which caps
-    transformers' allocator warm-up (`TrainingSetup.card_free_bytes`), and all that CUDA hands
-    out on it (`cuda_total_bytes`), which a colocated vLLM engine takes its share of; and its
-    compute capability, by which torchtitan picks its attention kernel
-    (`TrainingSetup.cuda_capability`)."""
-    training = replace(training, card_free_bytes=free_at_load_bytes(gpu),
-                       cuda_capability=gpu.cuda_capability)
-    if training.alignment is None:
-        return training
-    return replace(training, alignment=replace(training.alignment,
-                                               gpu_memory_bytes=cuda_total_bytes(gpu)))
 
 
 def _only_for(inputs: Inputs, field: Field[Any], applies: bool, *methods: Method,

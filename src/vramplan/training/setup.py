@@ -9,6 +9,7 @@ from datetime import date
 from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig
 from vramplan.bounds import BATCH, LORA_RANK, SEQ_LEN, TRAIN_LAYERS
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
+from vramplan.presets.cuda import cuda_total_bytes, free_at_load_bytes
 from vramplan.presets.frameworks import (
     LLAMAFACTORY_PURE_BF16_ADAPTERS_SINCE,
     PEFT_ADAPTERS_FOLLOW_BASE_SINCE,
@@ -26,6 +27,7 @@ from vramplan.presets.frameworks import (
     transformers_code,
     unsloth_code,
 )
+from vramplan.presets.gpus import Gpu
 from vramplan.training.activations import LITGPT_LORA_DROPOUT
 from vramplan.vocab import (
     POLICY_METHODS,
@@ -871,3 +873,17 @@ def optimizer_states_exist(setup: TrainingSetup) -> bool:
     (torch/optim/adamw.py `_init_group`: "State initialization" when `len(state) == 0`;
     bitsandbytes `Optimizer8bit.init_state` likewise)."""
     return setup.steady_state
+
+
+def with_gpu_memory(training: TrainingSetup, gpu: Gpu) -> TrainingSetup:
+    """`training` with the GPU's memory: what it has free when the model loads, which caps
+    transformers' allocator warm-up (`TrainingSetup.card_free_bytes`), and all that CUDA hands
+    out on it (`cuda_total_bytes`), which a colocated vLLM engine takes its share of; and its
+    compute capability, by which torchtitan picks its attention kernel
+    (`TrainingSetup.cuda_capability`)."""
+    training = replace(training, card_free_bytes=free_at_load_bytes(gpu),
+                       cuda_capability=gpu.cuda_capability)
+    if training.alignment is None:
+        return training
+    return replace(training, alignment=replace(training.alignment,
+                                               gpu_memory_bytes=cuda_total_bytes(gpu)))

@@ -29,7 +29,7 @@ from vramplan.presets.models import architecture_of, find_model
 from vramplan.presets.quant_formats import find_format
 from vramplan.training.alignment import estimate_step
 from vramplan.training.estimate import PeakOverPhases
-from vramplan.training.setup import AlignmentSetup, TrainingSetup
+from vramplan.training.setup import AlignmentSetup, TrainingSetup, with_gpu_memory
 from vramplan.validation.cases import Case, UnreadRow
 from vramplan.validation.notes import (
     ALLOCATED_PLUS_OUTSIDE_NOTE,
@@ -142,13 +142,17 @@ class CaseScore:
         return 100 * (self.estimate_bytes - self.case.measured_bytes) / self.case.measured_bytes
 
     @property
+    def card_bytes(self) -> int | None:
+        """What the row's card can give a process: all that CUDA hands out on it
+        (`cuda_total_bytes`); None without a card."""
+        return cuda_total_bytes(self.case.gpu) if self.case.gpu is not None else None
+
+    @property
     def oom_right(self) -> bool | None:
-        if self.outcome is not Outcome.OOM or self.device_bytes is None:
+        card = self.card_bytes
+        if self.outcome is not Outcome.OOM or self.device_bytes is None or card is None:
             return None
-        if self.case.gpu is None:
-            return None
-        # a process cannot hold more than CUDA hands out on the card (`cuda_total_bytes`)
-        return self.device_bytes > cuda_total_bytes(self.case.gpu)
+        return self.device_bytes > card
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,10 +258,8 @@ def training_setup_of(case: Case) -> TrainingSetup:
     alignment = AlignmentSetup(
         case.method, completion_len=case.new_tokens if case.method.generates else None,
         value_adapters=ms_swift_rlhf(case),
-        coati=COATI_TRAINER_NOTE.search(case.notes) is not None,
-        gpu_memory_bytes=cuda_total_bytes(case.gpu) if case.gpu is not None else None) \
-        if aligned else None
-    return TrainingSetup(
+        coati=COATI_TRAINER_NOTE.search(case.notes) is not None) if aligned else None
+    setup = TrainingSetup(
         alignment=alignment,
         method=method, precision=case.precision, optimizer=case.optimizer,
         optimizer_impl=case.optimizer_impl, quant=case.quant,
@@ -269,8 +271,7 @@ def training_setup_of(case: Case) -> TrainingSetup:
         train_layers=trained_blocks(case),
         float_quant_storage=float_quant_storage(case),
         lora_dropout=lora_dropout(case) if uses_lora else None,
-        alloc_conf=alloc_conf(case), card_free_bytes=card_free_bytes(case),
-        cuda_capability=case.gpu.cuda_capability if case.gpu else None,
+        alloc_conf=alloc_conf(case),
         gradient_accumulation=accumulates(case),
         empty_cache_between_steps=EMPTY_CACHE_NOTE.search(case.notes) is not None,
         reentrant_checkpointing=reentrant_checkpointing(case),
@@ -298,6 +299,9 @@ def training_setup_of(case: Case) -> TrainingSetup:
         loop_frees_outputs=OUTPUTS_FREED_NOTE.search(case.notes) is not None,
         quantized_experts=QUANTIZED_EXPERTS_NOTE.search(case.notes) is not None,
         moe_hub_kernel=moe_hub_kernel(case), litgpt_model=runs_litgpt_model(case))
+    # the card's memory, as a request naming it sets it (free at load, the colocated engine's
+    # share, the compute capability)
+    return with_gpu_memory(setup, case.gpu) if case.gpu is not None else setup
 
 
 def _shortest_sequence(alignment: AlignmentSetup | None) -> int:

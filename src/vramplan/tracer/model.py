@@ -17,7 +17,7 @@ from torch import nn
 from vramplan.errors import OutOfRange, UnknownName
 from vramplan.model.hf_config import parse_config
 from vramplan.tracer.bnb_emulation import quantize_linears
-from vramplan.tracer.setup import TRACED_ADAPTERS_FP32, TraceSetup, UnsupportedAttention
+from vramplan.tracer.setup import TraceSetup, UnsupportedAttention
 from vramplan.tracer.tiled_mlp import tile_mlps
 from vramplan.training.estimate import mlp_tile_tokens
 from vramplan.training.setup import TrainingSetup
@@ -215,8 +215,8 @@ def _with_lora(model: nn.Module, setup: TraceSetup) -> nn.Module:
     config = LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0, bias="none",
                         target_modules=targets, task_type="CAUSAL_LM")
     with moves_that_change_nothing_skipped(), default_dtype(weights_dtype(setup.precision)):
-        # adapters in the model's dtype (peft would upcast them to fp32 by default)
-        return get_peft_model(model, config, autocast_adapter_dtype=TRACED_ADAPTERS_FP32)
+        # adapters in the model's dtype unless the setup asks for peft's default fp32 upcast
+        return get_peft_model(model, config, autocast_adapter_dtype=setup.adapters_fp32)
 
 
 def _enable_checkpointing(model: nn.Module, *, reentrant: bool = False) -> None:

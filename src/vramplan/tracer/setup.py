@@ -87,8 +87,9 @@ compared with a trace names it."""
 TRACED_ADAPTERS_FP32 = False
 """Whether a trace's LoRA adapters are upcast to fp32: peft's `get_peft_model` does it by default
 since v0.12.0 (`vramplan.presets.frameworks.PEFT_UPCASTS_ADAPTERS_SINCE`); the trace builds them
-in the model's dtype (`autocast_adapter_dtype=False`), and an analytic setup compared with a
-trace says so (`TrainingSetup.adapters_fp32`)."""
+in the model's dtype (`autocast_adapter_dtype=False`) unless its setup asks
+(`TraceSetup.adapters_fp32`), and an analytic setup compared with a trace says which
+(`TrainingSetup.adapters_fp32`)."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,10 @@ class TraceSetup:
     peft_wrap: bool = True
     """FSDP1 with LoRA: peft's `fsdp_auto_wrap_policy` (adapters in units of their own), or
     False: the blocks as units mixing frozen and trainable weights (litgpt's policy)."""
+    adapters_fp32: bool = TRACED_ADAPTERS_FP32
+    """LoRA's adapters upcast to fp32, as peft's `get_peft_model(autocast_adapter_dtype=True)`,
+    its default, makes them over a 16-bit model; each adapter then copies its input to fp32
+    (`vramplan.training.setup.peft_casts_adapter_input`). Unused by the other methods."""
     alignment: AlignmentSetup | None = None
     """DPO or GRPO around the policy, which trains as `method` says (full, LoRA or QLoRA); only
     `precompute_ref`, `beta` and `completion_len` apply (generation is not traced)."""
@@ -181,7 +186,8 @@ def make_setup(model_name: str, model_config: Mapping[str, Any], *,
                device: str | Device | None = None, alloc_conf: str | None = None,
                gpus: int = 1, sharding: str | Scheme | None = None,
                fsdp_version: str | FsdpVersion | None = None,
-               peft_wrap: bool = True, policy: str | Method | None = None,
+               peft_wrap: bool = True, adapters_fp32: bool = TRACED_ADAPTERS_FP32,
+               policy: str | Method | None = None,
                precompute_ref: bool = False, beta: float = 0.0,
                completion_len: int | None = None) -> TraceSetup:
     """A checked TraceSetup from names as the case format writes them; empty means the default.
@@ -217,6 +223,7 @@ def make_setup(model_name: str, model_config: Mapping[str, Any], *,
                                   None if fsdp_version is None else str(fsdp_version),
                                   FsdpVersion.FSDP2),
         peft_wrap=peft_wrap,
+        adapters_fp32=adapters_fp32,
         alignment=alignment,
     )
     return _with_lora_defaults(_checked(setup, optimizer_impl))

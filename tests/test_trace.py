@@ -166,6 +166,26 @@ def test_lora_holds_gradients_only_for_adapters() -> None:
     assert at_step[PartKind.OPTIMIZER_STATES] == 2 * adapter_bytes + 4 * LAYERS * 512
 
 
+def test_fp32_adapters_hold_4_bytes_a_value_and_keep_fp32_copies_of_their_inputs() -> None:
+    """peft's default upcast (`adapters_fp32`): the adapters, their gradients and Adam's states
+    in fp32; each adapted q or v copies the bf16 normalized input to fp32 for its lora_A."""
+    rank = 4
+    bf16, fp32 = (trace(method="lora", lora_r=rank, lora_targets="q,v", adapters_fp32=flag)
+                  for flag in (False, True))
+    kv = KV_HEADS * HEAD_DIM
+    adapter_values = (rank * HIDDEN, HIDDEN * rank, rank * HIDDEN, kv * rank)  # q: A, B; v: A, B
+    at_step = fp32.phase(Phase.OPTIMIZER_STEP).breakdown
+    assert at_step[PartKind.TRAINABLE_WEIGHTS] == LAYERS * sum(
+        allocation_bytes(4 * values) for values in adapter_values)
+    assert fp32.params_trainable == bf16.params_trainable
+    tokens = 2 * 16  # trace()'s batch and length
+    saved = (fp32.phase(Phase.FORWARD).breakdown[PartKind.ACTIVATIONS]
+             - bf16.phase(Phase.FORWARD).breakdown[PartKind.ACTIVATIONS])
+    # two fp32 copies of the normalized input where bf16 adapters shared the bf16 one
+    copies = 2 * allocation_bytes(4 * tokens * HIDDEN) - allocation_bytes(2 * tokens * HIDDEN)
+    assert saved >= LAYERS * copies
+
+
 def test_freeze_trains_only_the_last_block() -> None:
     result = trace(method="freeze", train_layers=1)
     block = sum(n for name, n in llama_shapes().items() if name.startswith(f"{LAYERS - 1}."))
@@ -319,6 +339,20 @@ def test_cli_bad_values_exit_2(tmp_path: Path) -> None:
     assert run_cli("trace", "--config", str(config), "--method", "lora",
                    "--lora-targets", "q,zz")[0] == 2
     assert run_cli("trace", "--config", str(config), "--precision", "fp8")[0] == 2
+
+
+def test_cli_adapters_fp32_flag_and_its_method(tmp_path: Path) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(LLAMA), encoding="utf-8")
+    status, out = run_cli("trace", "--config", str(config), "--method", "lora", "--seq-len", "16",
+                          "--adapters-fp32", "--json")
+    assert status == 0
+    assert json.loads(out)["setup"]["adapters_fp32"] is True
+    assert "adapters_fp32=true" in run_cli("trace", "--config", str(config), "--method", "lora",
+                                            "--seq-len", "16", "--adapters-fp32")[1]
+    status, out = run_cli("trace", "--config", str(config), "--method", "lora", "--seq-len", "16")
+    assert "adapters_fp32=" not in out  # the setup line names it only when asked
+    assert run_cli("trace", "--config", str(config), "--adapters-fp32", "--seq-len", "16")[0] == 2
 
 
 def test_cli_traces_a_registry_model(capsys: pytest.CaptureFixture[str]) -> None:

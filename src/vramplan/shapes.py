@@ -352,6 +352,8 @@ class TraceSetupOut(TypedDict):
     lora_r: int | None
     lora_targets: list[str]
     """The adapted modules' names."""
+    adapters_fp32: bool
+    """LoRA's adapters in fp32 (peft's default upcast); false: in the model's dtype, or no LoRA."""
     train_layers: int
     batch: int
     seq_len: int

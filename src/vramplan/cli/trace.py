@@ -123,6 +123,8 @@ def _setup_line(result: TraceResult) -> str:
         parts.append(f"beta={alignment.beta:g} completion_len={alignment.completion_tokens}")
     if setup.uses_lora:
         parts.append(f"lora_r={setup.lora_r} lora_targets={','.join(setup.lora_targets)}")
+        if setup.adapters_fp32:
+            parts.append("adapters_fp32=true")
     if setup.quant.value != "none":
         parts.append(f"quant={setup.quant.value}")
     if setup.method.value == "freeze":

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from vramplan.requests.fields import Field
 from vramplan.requests.models import model_choice
 from vramplan.requests.reading import Inputs
-from vramplan.requests.training import training_setup
+from vramplan.requests.training import NeedsMethod, training_setup
 from vramplan.requests.vocabulary import (
+    ADAPTERS_FP32,
     ALLOC_CONF,
     ATTENTION,
     BATCH,
@@ -32,7 +34,7 @@ from vramplan.requests.vocabulary import (
     TRAINING_LORA_TARGETS,
 )
 from vramplan.tracer.setup import TraceSetup, make_setup
-from vramplan.vocab import Checkpointing
+from vramplan.vocab import Checkpointing, Method
 
 
 def trace_setup(inputs: Inputs, config: Mapping[str, Any] | None = None) -> TraceSetup:
@@ -63,9 +65,20 @@ def trace_setup(inputs: Inputs, config: Mapping[str, Any] | None = None) -> Trac
         attention=inputs.require(ATTENTION), device=inputs.require(DEVICE),
         gpus=inputs.get(GPUS) or 1, sharding=inputs.get(SHARDING),
         fsdp_version=inputs.require(FSDP_VERSION), peft_wrap=inputs.require(PEFT_WRAP),
+        adapters_fp32=_adapters_fp32(inputs, policy, POLICY if aligned else METHOD),
         alloc_conf=inputs.require(ALLOC_CONF),
         precompute_ref=inputs.require(PRECOMPUTE_REF), beta=inputs.require(BETA),
         completion_len=inputs.get(COMPLETION_LEN))
+
+
+def _adapters_fp32(inputs: Inputs, policy: Method, chooser: Field[Any]) -> bool:
+    """Whether LoRA's adapters are fp32; asked of a policy without adapters, an error that names
+    the field (`chooser`, method or policy) choosing it."""
+    if inputs.given(ADAPTERS_FP32) and not policy.uses_lora:
+        raise NeedsMethod(ADAPTERS_FP32.name, str(inputs.get(ADAPTERS_FP32)).lower(),
+                          other=chooser.name,
+                          methods=", ".join(m.value for m in (Method.LORA, Method.QLORA)))
+    return bool(inputs.require(ADAPTERS_FP32))
 
 
 def _model_config(inputs: Inputs) -> tuple[str, dict[str, Any]]:

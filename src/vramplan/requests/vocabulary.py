@@ -203,6 +203,9 @@ FSDP_VERSION = ChoiceField("fsdp_version", default=FsdpVersion.FSDP2, metavar="V
 PEFT_WRAP = FlagField("peft_wrap", default=True)
 """FSDP1 with LoRA: peft's `fsdp_auto_wrap_policy` (adapters in units of their own); false: the
 blocks as units mixing frozen and trainable weights (litgpt's policy)."""
+ADAPTERS_FP32 = FlagField("adapters_fp32", default=False)
+"""LoRA's adapters in fp32, as peft's `get_peft_model` makes them by default over a 16-bit model
+(`vramplan.tracer.setup.TraceSetup.adapters_fp32`); false: in the model's dtype."""
 ALLOC_CONF = NameField("alloc_conf", default="", metavar="CONF", hint_key="accepted.alloc_conf")
 """`PYTORCH_CUDA_ALLOC_CONF` of the simulated caching allocator (empty: PyTorch's defaults)."""
 
@@ -255,7 +258,7 @@ TRACE = Form("trace", (MODEL, CONFIG, *(f for f in TRAINING_FIELDS
                                          if f not in (LOSS, FRAMEWORK, METRIC, GRAD_ACCUM,
                                                       COMPILE, EMPTY_CACHE)),
                        POLICY, PRECOMPUTE_REF, BETA, COMPLETION_LEN,
-                       GPUS, SHARDING, FSDP_VERSION, PEFT_WRAP, ALLOC_CONF, DEVICE))
+                       GPUS, SHARDING, FSDP_VERSION, PEFT_WRAP, ADAPTERS_FP32, ALLOC_CONF, DEVICE))
 """A trace runs transformers' model as transformers trains it: no framework, loss or metric;
 DPO and GRPO as TRL computes their training step (no generation)."""
 ACTIVATIONS_FORM = Form("activations", (MODEL, BATCH, SEQ_LEN))

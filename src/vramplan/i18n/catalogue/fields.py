@@ -261,6 +261,12 @@ MESSAGES = {
         EN: "FSDP1 with LoRA: peft's wrap policy (adapters in units of their own); false: the "
         "blocks as units (litgpt's)",
     },
+    "field.adapters_fp32": {
+        FR: "LoRA : les adaptateurs en fp32, comme get_peft_model de peft les crée par défaut sur "
+        "un modèle 16 bits (chacun copie alors son entrée en fp32) ; sinon dans le type du modèle",
+        EN: "LoRA: the adapters in fp32, as peft's get_peft_model makes them by default over a "
+        "16-bit model (each then copies its input to fp32); else in the model's dtype",
+    },
     "field.alloc_conf": {
         FR: "PYTORCH_CUDA_ALLOC_CONF de l'allocateur simulé (vide : les réglages de PyTorch)",
         EN: "PYTORCH_CUDA_ALLOC_CONF of the simulated allocator (empty: PyTorch's defaults)",

@@ -587,7 +587,8 @@ QWEN3_MOE = architecture_of(find_model("qwen3-30b-a3b"))
 
 
 def test_megatron_experts_weighted_in_their_activation_keep_no_down_output() -> None:
-    """Megatron-LM since 2659630721 (2025-04-09): the routing probabilities weight the experts'
+    """Megatron-LM since 2659630721 (2025-04-09 on main, released in core_v0.12.1): the routing
+    probabilities weight the experts'
     SwiGLU (`weighted_bias_swiglu_impl`) and `unpermute` runs without them, so nothing keeps
     the experts' fc2 output; before it `unpermute(..., probs=self.probs)` kept it, per routed
     copy (8 per token on Qwen3-30B-A3B) the hidden width (2,048) in bf16."""
@@ -601,11 +602,13 @@ def test_megatron_experts_weighted_in_their_activation_keep_no_down_output() -> 
 
 @pytest.mark.parametrize(("framework", "code_date", "weighted"), [
     (Framework.MEGATRON, "2025-03-14", True),  # core_v0.11.0: unpermute with probs
-    (Framework.MEGATRON, "2025-04-09", False),  # 2659630721: probs in the experts' SwiGLU
+    # 2659630721 of 2025-04-09 is not in core_r0.11.0 or core_v0.12.0 (2025-05-06)
+    (Framework.MEGATRON, "2025-04-29", True),
+    (Framework.MEGATRON, "2025-05-20", False),  # core_v0.12.1: probs in the experts' SwiGLU
     (Framework.MEGATRON, None, False),  # today's code
     (Framework.HF, None, True),  # transformers: proj_out * sample_weights
 ])
-def test_megatron_weights_its_experts_in_their_activation_since_april_2025(
+def test_megatron_weights_its_experts_in_their_activation_since_core_v0_12_1(
         framework: Framework, code_date: str | None, weighted: bool) -> None:
     from datetime import date
 
@@ -613,6 +616,35 @@ def test_megatron_weights_its_experts_in_their_activation_since_april_2025(
                           framework=framework,
                           code_date=None if code_date is None else date.fromisoformat(code_date))
     assert block_spec(QWEN3_MOE, setup).moe_output_weighted is weighted
+
+
+def test_megatron_experts_keep_the_tokens_gathered_over_expert_tensor_parallelism() -> None:
+    """Megatron-Core's alltoall dispatcher all-gathers the routed tokens over the
+    expert-tensor-parallel group (the tensor-parallel degree by default) before the grouped fc1,
+    which keeps them: the routed input counts that many times one GPU's share (8 routed copies
+    of 2,048 bf16 values per token on Qwen3-30B-A3B), the rest of the layer once."""
+    spec = dataclasses.replace(hf_full_spec(), framework=Framework.MEGATRON,
+                               attention=Attention.FLASH, model_dropout=False)
+    one, two = (block_saved(QWEN3_MOE, dataclasses.replace(spec, experts_gathered=n), 4096)
+                for n in (1, 2))
+    assert total_per_token(two) - total_per_token(one) == 8 * 2048 * 2
+
+
+def test_megatron_tensor_parallelism_gathers_the_experts_tokens_per_gpu() -> None:
+    """The per-GPU step of a Megatron-LM run with tensor parallelism sets the gather; DDP alone
+    or another framework does not."""
+    from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
+    from vramplan.vocab import Scheme
+
+    def gathered(framework: Framework, tensor_parallel: int) -> int:
+        setup = TrainingSetup(method=Method.FULL, precision=Precision.MIXED, batch=1,
+                              seq_len=4096, framework=framework)
+        plan = default_parallelism(setup, Scheme.DDP, 4, tensor_parallel=tensor_parallel)
+        return estimate_per_gpu(QWEN3_MOE, setup, plan).single.setup.experts_gathered
+
+    assert gathered(Framework.MEGATRON, 2) == 2
+    assert gathered(Framework.MEGATRON, 1) == 1
+    assert gathered(Framework.HF, 2) == 1
 
 
 Q_V_O = frozenset({LoraTarget.Q, LoraTarget.V, LoraTarget.O})

@@ -396,6 +396,8 @@ def _autograd_setup(setup: TrainingSetup, parallelism: Parallelism) -> TrainingS
         setup = replace(setup, precision=Precision.MIXED)
     if parallelism.tensor_parallel > 1 and setup.framework is Framework.TORCHTITAN:
         setup = replace(setup, loss_parallel=True, tensor_parallel=parallelism.tensor_parallel)
+    if parallelism.tensor_parallel > 1 and setup.framework is Framework.MEGATRON:
+        setup = replace(setup, experts_gathered=parallelism.tensor_parallel)
     if parallelism.scheme is Scheme.ZERO3 and not parallelism.zero3_built_outside_init:
         setup = replace(setup, linears_keep_input=True)
     if parallelism.params_cast_for_compute:

@@ -95,6 +95,10 @@ class BlockSpec:
     `vramplan.presets.frameworks.MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE`). False for Megatron-LM
     since: the probabilities weight the experts' SwiGLU output (its fused kernel saves its input
     and the probabilities) and nothing keeps the down projection's output."""
+    experts_gathered: int = 1
+    """Megatron-Core's expert-tensor-parallel degree (`vramplan.training.setup.TrainingSetup
+    .experts_gathered`): each GPU's routed experts see this many GPUs' tokens, so their first
+    linear keeps that many times one GPU's share of the routed input."""
     compiled: bool = False
     """The block runs under torch.compile: AOTAutograd's min-cut partitioner, not each
     operation, decides what it saves (`COMPILED_SAVES`)."""
@@ -830,7 +834,10 @@ def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
     else:
         ledger.keep("routing_indices", 8 * ROUTING_INDEX_VECTORS * arch.experts_per_token)
     if train:
-        ledger.keep("routed_input", c * routed * h)
+        # Megatron-Core all-gathers the routed tokens over the expert-tensor-parallel group
+        # before its grouped fc1, which keeps them (`BlockSpec.experts_gathered`): counted that
+        # many times, so the per-GPU split over tensor parallelism leaves them whole
+        ledger.keep("routed_input", c * routed * h * spec.experts_gathered)
     gated = arch.mlp is MlpKind.GATED
     ledger.keep("experts_gate_up_out", e * routed * width * (2 if gated else 1))
     # Megatron-LM's experts run its fused SwiGLU as its dense MLP does (`_mlp`): only the

@@ -647,6 +647,7 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         sdpa_output_saved=setup.framework is not Framework.TORCHTITAN
         or torchtitan_code(setup.code_date).saves_sdpa_output(setup.cuda_capability),
         tensor_parallel=setup.tensor_parallel,
+        experts_gathered=setup.experts_gathered,
         reduce_scatter_saved=setup.framework is Framework.TORCHTITAN
         and torchtitan_code(setup.code_date).saves_reduce_scatter,
         mlp_tile_share=Fraction(mlp_tile_tokens(setup, arch.hidden_size),

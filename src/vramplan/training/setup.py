@@ -277,6 +277,18 @@ class TrainingSetup:
     one GPU holds whole or over its share of the sequence (`vramplan.training.activations
     .per_op_selective_saved`). Set by `vramplan.distributed.per_gpu` from the parallelism; 1
     elsewhere."""
+    experts_gathered: int = 1
+    """Megatron-Core's expert-tensor-parallel degree, `expert_tensor_parallel_size`, which is the
+    tensor-parallel degree unless set (NVIDIA/Megatron-LM core_r0.11.0 megatron/training/
+    arguments.py: `if args.expert_tensor_parallel_size is None: args.expert_tensor_parallel_size =
+    args.tensor_model_parallel_size`; the same at core_v0.13.0). The alltoall token dispatcher
+    all-gathers the routed tokens over that group before the experts (token_dispatcher.py
+    `MoEAlltoAllTokenDispatcher.token_permutation` at core_r0.11.0, `dispatch_postprocess` at
+    core_v0.13.0: `gather_from_sequence_parallel_region(global_input_tokens, group=self.tp_group)`,
+    the expert-tensor-parallel group), and Transformer Engine's grouped fc1 keeps its input: the
+    tokens of that many GPUs, of hidden width, where the experts' later tensors are split over
+    their width (`vramplan.training.activations.BlockSpec.experts_gathered`). Set by
+    `vramplan.distributed.per_gpu` from a Megatron-LM run's tensor parallelism; 1 elsewhere."""
     card_free_bytes: int | None = None
     """What the run's card has free when the model loads (`torch.cuda.mem_get_info`), where the
     card is known: transformers' allocator warm-up caps itself by it

@@ -316,9 +316,10 @@ the analytic peak's signed gap to the trace's at 2 x 128 tokens (measured 2026-1
 linear adapted under full checkpointing (+1.9 % Phi, -1.4 % OLMo 2, -3.0 % Llama and Mistral,
 -3.1 % Qwen2 and SmolLM3, -4.4 % Granite, -5.7 % Cohere, -6.3 % OPT, -7.3 % StarCoder2; with bf16
 adapters +5.9 % on the Llama, which `MATRIX` leaves out as well), the recomputed block's
-backward; every linear of an MoE model (+11.8 % Qwen3-MoE and OLMoE, +5.6 % Qwen2-MoE, +2.4 %
-DeepSeek-V2, +0.3 % DeepSeek-V3 and GLM-4-MoE), not read; full checkpointing on the MoE families
-(-3.5 % DeepSeek-V3, -3.7 % GLM-4-MoE, as in `FULL_CHECKPOINTING_EXCLUDED`)."""
+backward; every linear of an MoE model, whose routed experts the trace adapts through peft's
+`target_parameters` (`EXPERT_LORA_CASES`: their merged copies are not counted); full
+checkpointing on the MoE families (-3.5 % DeepSeek-V3, -3.7 % GLM-4-MoE, as in
+`FULL_CHECKPOINTING_EXCLUDED`)."""
 
 
 @pytest.mark.parametrize("case", FP32_ADAPTER_MATRIX,
@@ -345,6 +346,33 @@ def test_fp32_adapters_are_what_the_trace_builds() -> None:
             seq_len=16, lora_r=8, lora_targets="q;v", adapters_fp32=fp32))
         return traced.breakdown[PartKind.TRAINABLE_WEIGHTS]
     assert trained(True) == 2 * trained(False)
+
+
+# --- LoRA on the routed experts -----------------------------------------------------------------
+
+EXPERT_LORA_CASES = [("qwen3_moe", "all"), ("olmoe", "gate;up;down"), ("qwen2_moe", "gate;up;down"),
+                     ("gpt_oss", "down"), ("llama4_text", "gate;up;down")]
+"""A trace adapts transformers 5's fused routed experts through peft's `target_parameters`, as
+`vramplan.model.lora_targets` counts them. Not here: DeepSeek-V3, DeepSeek-V2 and GLM-4-MoE,
+whose dense and shared MLPs peft 0.21 leaves without adapters when the experts' parameters are
+targeted too (its transformers-5 conversion maps every `down_proj` name to the experts' parameter,
+peft/utils/transformers_weight_conversion.py `_convert_peft_config_moe`), where vramplan adapts
+them; Qwen2-MoE's `all`, where the trace also adapts the one-output `shared_expert_gate`. The
+peaks are not compared: each adapted expert parameter is rebuilt as W + B·A every forward, and
+`grouped_mm` keeps that whole merged copy for backward, which the analytic model does not count
+(docs/open-leads.md)."""
+
+
+@pytest.mark.parametrize("case", EXPERT_LORA_CASES, ids=["-".join(c) for c in EXPERT_LORA_CASES])
+def test_traced_expert_adapters_are_the_ones_counted(case: tuple[str, str]) -> None:
+    from vramplan.model.lora_targets import lora_params
+
+    family, targets = case
+    traced = run_trace(make_setup(
+        family, FAMILIES[family], method="lora", precision="bf16-true", batch=1, seq_len=32,
+        lora_r=8, lora_targets=targets, attention="eager" if family == "gpt_oss" else "sdpa"))
+    assert traced.params_trainable == lora_params(parse_config(FAMILIES[family]), 8,
+                                                  parse_lora_targets(targets))
 
 
 # --- the tiled MLP ------------------------------------------------------------------------------

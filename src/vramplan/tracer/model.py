@@ -173,8 +173,26 @@ def _freeze_all_but_last(model: nn.Module, train_layers: int) -> None:
         block.requires_grad_(True)
 
 
+_EXPERT_PARAMETERS = {"gate": "gate_up_proj", "up": "gate_up_proj", "down": "down_proj"}
+"""The targets that adapt transformers 5's fused routed experts, by the 3-D parameter each
+adapts (`experts.gate_up_proj`, `experts.down_proj` of every MoE family read)."""
+
+
+def lora_target_parameters(model: nn.Module, targets: tuple[str, ...]) -> list[str]:
+    """Full names of the routed experts' 3-D parameters that get adapters: transformers 5 holds
+    each layer's experts as `experts.gate_up_proj` and `experts.down_proj`, no `nn.Linear`, and
+    peft adapts them through `target_parameters` (`ParamWrapper`, peft/tuners/lora/layer.py:
+    lora_A of (r x experts, in), lora_B of (out, r x experts)), as vramplan counts them
+    (`vramplan.model.lora_targets`); a gate or an up target adapts the fused gate_up once."""
+    wanted = set(_EXPERT_PARAMETERS) if "all" in targets else set(targets)
+    suffixes = {_EXPERT_PARAMETERS[target] for target in wanted if target in _EXPERT_PARAMETERS}
+    return [name for name, param in model.named_parameters()
+            if param.dim() == 3 and ".experts." in name and name.rsplit(".", 1)[-1] in suffixes]
+
+
 def lora_target_modules(model: nn.Module, model_type: str, targets: tuple[str, ...]) -> list[str]:
-    """Full names of the modules that get adapters."""
+    """Full names of the modules that get adapters (a target that only the routed experts'
+    parameters answer, `lora_target_parameters`, adds none)."""
     hf_model: Any = model  # a transformers model: get_output_embeddings
     blocks = transformer_blocks(model)
     block_prefix = next(name for name, module in model.named_modules() if module is blocks)
@@ -195,7 +213,7 @@ def lora_target_modules(model: nn.Module, model_type: str, targets: tuple[str, .
             suffixes = names.get(target, ())
             found = [name for name in linears
                      if any(re.search(r"(^|\.)" + re.escape(s) + "$", name) for s in suffixes)]
-        if not found:
+        if not found and not lora_target_parameters(model, (target,)):
             available = sorted({name.rsplit(".", 1)[-1] for name in linears})
             raise UnknownName("lora_targets", target, available)
         chosen += [name for name in found if name not in chosen]
@@ -211,9 +229,11 @@ def _with_lora(model: nn.Module, setup: TraceSetup) -> nn.Module:
 
     model_type = str(setup.model_config.get("model_type", ""))
     targets = lora_target_modules(model, model_type, setup.lora_targets)
+    parameters = lora_target_parameters(model, setup.lora_targets)
     rank = setup.lora_r or 8
     config = LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0, bias="none",
-                        target_modules=targets, task_type="CAUSAL_LM")
+                        target_modules=targets, target_parameters=parameters or None,
+                        task_type="CAUSAL_LM")
     with moves_that_change_nothing_skipped(), default_dtype(weights_dtype(setup.precision)):
         # adapters in the model's dtype unless the setup asks for peft's default fp32 upcast
         return get_peft_model(model, config, autocast_adapter_dtype=setup.adapters_fp32)

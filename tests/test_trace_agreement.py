@@ -351,16 +351,17 @@ def test_fp32_adapters_are_what_the_trace_builds() -> None:
 # --- LoRA on the routed experts -----------------------------------------------------------------
 
 EXPERT_LORA_CASES = [("qwen3_moe", "all"), ("olmoe", "gate;up;down"), ("qwen2_moe", "gate;up;down"),
-                     ("gpt_oss", "down"), ("llama4_text", "gate;up;down")]
+                     ("gpt_oss", "down"), ("llama4_text", "all")]
 """A trace adapts transformers 5's fused routed experts through peft's `target_parameters`, as
-`vramplan.model.lora_targets` counts them. Not here: DeepSeek-V3, DeepSeek-V2 and GLM-4-MoE,
-whose dense and shared MLPs peft 0.21 leaves without adapters when the experts' parameters are
-targeted too (its transformers-5 conversion maps every `down_proj` name to the experts' parameter,
-peft/utils/transformers_weight_conversion.py `_convert_peft_config_moe`), where vramplan adapts
-them; Qwen2-MoE's `all`, where the trace also adapts the one-output `shared_expert_gate`. The
-peaks are not compared: each adapted expert parameter is rebuilt as W + B·A every forward, and
-`grouped_mm` keeps that whole merged copy for backward, which the analytic model does not count
-(docs/open-leads.md)."""
+`vramplan.model.lora_targets` counts them, and `all` leaves out Llama 4's router, an nn.Linear that
+returns scores and logits, which vramplan does not adapt either. Not here: DeepSeek-V3, DeepSeek-V2
+and GLM-4-MoE, whose dense and shared MLPs peft 0.21 leaves without adapters when the experts'
+parameters are targeted too (its transformers-5 conversion maps every `down_proj` name to the
+experts' parameter, peft/utils/transformers_weight_conversion.py `_convert_peft_config_moe`), where
+vramplan adapts them; Qwen2-MoE's `all`, where the trace also adapts the one-output
+`shared_expert_gate`. The peaks are not compared: each adapted expert parameter is rebuilt as W +
+B·A every forward, and `grouped_mm` keeps that whole merged copy for backward, which the analytic
+model does not count (docs/open-leads.md)."""
 
 
 @pytest.mark.parametrize("case", EXPERT_LORA_CASES, ids=["-".join(c) for c in EXPERT_LORA_CASES])

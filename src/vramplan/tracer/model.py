@@ -205,7 +205,10 @@ def lora_target_modules(model: nn.Module, model_type: str, targets: tuple[str, .
     chosen: list[str] = []
     for target in targets:
         if target == "all":
-            found = linears
+            # not a router that subclasses nn.Linear (Llama 4's `Llama4Router` returns scores
+            # and logits, which peft's LoRA layer cannot take): the blocks' linears alone, as
+            # vramplan counts "all"
+            found = [name for name in linears if not _is_router(model.get_submodule(name))]
         elif target == "head":
             head = hf_model.get_output_embeddings()
             found = [name for name, module in model.named_modules() if module is head]
@@ -218,6 +221,12 @@ def lora_target_modules(model: nn.Module, model_type: str, targets: tuple[str, .
             raise UnknownName("lora_targets", target, available)
         chosen += [name for name in found if name not in chosen]
     return chosen
+
+
+def _is_router(module: nn.Module) -> bool:
+    """A module that subclasses nn.Linear to route tokens (its class is defined outside torch)."""
+    return isinstance(module, nn.Linear) and type(module) is not nn.Linear \
+        and not type(module).__module__.startswith("torch.")
 
 
 def _is_linear(module: nn.Module) -> bool:

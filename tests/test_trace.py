@@ -355,6 +355,24 @@ def test_cli_adapters_fp32_flag_and_its_method(tmp_path: Path) -> None:
     assert run_cli("trace", "--config", str(config), "--adapters-fp32", "--seq-len", "16")[0] == 2
 
 
+def test_cli_says_in_one_line_when_the_traced_code_fails(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """transformers, peft or torch raising inside the step: exit 1, the error named, no
+    traceback (bad input keeps exit 2)."""
+    import vramplan.tracer.run as tracer_run
+
+    def fails(*args: Any, **kwargs: Any) -> TraceResult:
+        raise AttributeError("'tuple' object has no attribute 'dtype'")
+
+    monkeypatch.setattr(tracer_run, "run_trace", fails)
+    status, out = run_cli("trace", "--model", "gpt2", "--seq-len", "16", "--lang", "en")
+    err = capsys.readouterr().err
+    assert status == 1 and out == ""
+    assert "tracing gpt2 failed inside the model's own code" in err
+    assert "AttributeError: 'tuple' object has no attribute 'dtype'" in err
+    assert "Traceback" not in err
+
+
 def test_cli_traces_a_registry_model(capsys: pytest.CaptureFixture[str]) -> None:
     status, out = run_cli("trace", "--model", "gpt2", "--method", "lora", "--lora-targets", "all",
                           "--seq-len", "32", "--json")

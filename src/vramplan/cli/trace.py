@@ -25,6 +25,9 @@ from vramplan.vocab import Method
 EXTRA_PACKAGES = ("torch", "transformers", "peft", "numpy")
 """What `pip install '.[trace]'` brings (pyproject.toml [project.optional-dependencies])."""
 EXIT_USAGE = 2
+EXIT_TRACE_FAILED = 1
+"""The traced model's own code (transformers, peft, torch) raised: said in one line, with no
+traceback, apart from bad input (`EXIT_USAGE`)."""
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang,
@@ -42,8 +45,8 @@ def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
     if missing:
         raise MissingExtra("trace", missing)
     result = _run_with_progress(setup, lang)
-    if result is None:
-        return EXIT_USAGE
+    if isinstance(result, int):
+        return result
     if args.json:
         out.write(to_json_text(trace_to_json(result)) + "\n")
     else:
@@ -51,9 +54,11 @@ def run(args: argparse.Namespace, lang: Lang, out: TextIO) -> int:
     return 0
 
 
-def _run_with_progress(setup: TraceSetup, lang: Lang) -> TraceResult | None:
+def _run_with_progress(setup: TraceSetup, lang: Lang) -> TraceResult | int:
+    """The trace, or the exit code after saying why there is none."""
     import time
 
+    from vramplan.errors import VramplanError
     from vramplan.tracer.run import run_trace
     from vramplan.vocab import Device
 
@@ -63,14 +68,22 @@ def _run_with_progress(setup: TraceSetup, lang: Lang) -> TraceResult | None:
         if not torch.cuda.is_available():
             sys.stderr.write(translate("cli.error_prefix", lang) + translate("trace.no_cuda", lang)
                              + "\n")
-            return None
+            return EXIT_USAGE
     start = time.perf_counter()
 
     def progress(stage: str) -> None:
         sys.stderr.write(translate(f"trace.progress.{stage}", lang, model=setup.model_name) + "\n")
         sys.stderr.flush()
 
-    result = run_trace(setup, progress=progress)
+    try:
+        result = run_trace(setup, progress=progress)
+    except VramplanError:
+        raise
+    except Exception as error:  # the traced libraries' own failure, said in one line
+        sys.stderr.write(translate("cli.error_prefix", lang) + translate(
+            "trace.failed", lang, model=setup.model_name,
+            error=f"{type(error).__name__}: {error}") + "\n")
+        return EXIT_TRACE_FAILED
     seconds = f"{time.perf_counter() - start:.1f}"
     sys.stderr.write(translate("trace.progress.done", lang, seconds=seconds) + "\n")
     return result

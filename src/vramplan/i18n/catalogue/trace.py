@@ -14,6 +14,12 @@ MESSAGES = {
         EN: "measure the memory of a real PyTorch training step, on fake tensors, without a GPU",
     },
     # --- errors -------------------------------------------------------------------------------
+    "trace.failed": {
+        FR: "la trace de {model} a échoué dans le code du modèle (transformers, peft, torch) : "
+        "{error}. Ce n'est pas une erreur de saisie : signalez-la avec la commande utilisée",
+        EN: "tracing {model} failed inside the model's own code (transformers, peft, torch): "
+        "{error}. This is not an input error: please report it with the command used",
+    },
     "trace.no_cuda": {
         FR: "--device cuda : aucun GPU CUDA visible par torch ; utilisez --device cpu",
         EN: "--device cuda: torch sees no CUDA GPU; use --device cpu",

@@ -647,6 +647,38 @@ def test_megatron_tensor_parallelism_gathers_the_experts_tokens_per_gpu() -> Non
     assert gathered(Framework.HF, 2) == 1
 
 
+def test_peft_expert_adapters_keep_each_layers_merged_experts_and_their_inputs() -> None:
+    """peft's `target_parameters` LoRA on transformers 5's fused experts: every MoE layer keeps
+    the merged W + B·A of each adapted expert parameter (Qwen3-30B-A3B: 128 experts x (2 x 768 +
+    768) x 2,048 in bf16, 1.21 GB a layer) and the inputs of the adapted matmuls (8 routed copies
+    of 2,048 and of 768 values a token); transformers' per-expert loop before v5 (Mixtral's, dated
+    2024) is peft's usual adapter, not this; the attention alone adapted, nothing of it."""
+    from datetime import date
+
+    from vramplan.model.lora_targets import parse_lora_targets
+    from vramplan.training.estimate import block_spec
+
+    def spec(targets: str, **changes: object) -> BlockSpec:
+        setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, batch=2,
+                              seq_len=4096, framework=Framework.HF,
+                              lora_targets=parse_lora_targets(targets))
+        return block_spec(QWEN3_MOE, dataclasses.replace(setup, **changes))
+
+    merged = 128 * (2 * 768 + 768) * 2048 * 2
+    assert spec("all").experts_merged_bytes == -(-merged // (2 * 4096))
+    assert spec("down").experts_merged_bytes == -(-(128 * 768 * 2048 * 2) // (2 * 4096))
+    assert spec("q;v").experts_merged_bytes == 0
+    assert spec("all", framework=Framework.MEGATRON).experts_merged_bytes == 0
+    saved = {s.name: s.bytes_per_token for s in block_saved(QWEN3_MOE, spec("all"), 4096)}
+    assert saved["routed_input"] == 8 * 2048 * 2 and saved["experts_down_input"] == 8 * 768 * 2
+    assert "routed_input" not in {s.name for s in block_saved(QWEN3_MOE, spec("q;v"), 4096)}
+    mixtral = architecture_of(find_model("mixtral-8x7b"))
+    loop = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, batch=1,
+                         seq_len=4096, framework=Framework.HF, code_date=date(2024, 6, 1),
+                         lora_targets=parse_lora_targets("all"))
+    assert block_spec(mixtral, loop).experts_merged_bytes == 0
+
+
 Q_V_O = frozenset({LoraTarget.Q, LoraTarget.V, LoraTarget.O})
 
 

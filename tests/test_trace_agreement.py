@@ -317,7 +317,7 @@ linear adapted under full checkpointing (+1.9 % Phi, -1.4 % OLMo 2, -3.0 % Llama
 -3.1 % Qwen2 and SmolLM3, -4.4 % Granite, -5.7 % Cohere, -6.3 % OPT, -7.3 % StarCoder2; with bf16
 adapters +5.9 % on the Llama, which `MATRIX` leaves out as well), the recomputed block's
 backward; every linear of an MoE model, whose routed experts the trace adapts through peft's
-`target_parameters` (`EXPERT_LORA_CASES`: their merged copies are not counted); full
+`target_parameters` (checked in `EXPERT_LORA_MATRIX`); full
 checkpointing on the MoE families (-3.5 % DeepSeek-V3, -3.7 % GLM-4-MoE, as in
 `FULL_CHECKPOINTING_EXCLUDED`)."""
 
@@ -359,9 +359,44 @@ and GLM-4-MoE, whose dense and shared MLPs peft 0.21 leaves without adapters whe
 parameters are targeted too (its transformers-5 conversion maps every `down_proj` name to the
 experts' parameter, peft/utils/transformers_weight_conversion.py `_convert_peft_config_moe`), where
 vramplan adapts them; Qwen2-MoE's `all`, where the trace also adapts the one-output
-`shared_expert_gate`. The peaks are not compared: each adapted expert parameter is rebuilt as W +
-B·A every forward, and `grouped_mm` keeps that whole merged copy for backward, which the analytic
-model does not count (docs/open-leads.md)."""
+`shared_expert_gate`. The peaks: `EXPERT_LORA_MATRIX`."""
+
+
+EXPERT_LORA_MATRIX = [(family, checkpointing, fp32)
+                      for family in ("qwen3_moe", "olmoe", "gpt_oss")
+                      for checkpointing in ("none", "full") for fp32 in (False, True)]
+EXPERT_LORA_MATRIX += [("qwen2_moe", "none", False), ("qwen2_moe", "full", False),
+                       ("qwen2_moe", "full", True), ("llama4_text", "none", False),
+                       ("llama4_text", "none", True)]
+"""Every linear adapted, the routed experts through `target_parameters`: the analytic peak
+(`BlockSpec.experts_merged_bytes`: each adapted expert parameter's merged copy, with the
+experts' inputs, kept for backward) within 3 % of the trace's. Not here, with the analytic
+peak's signed gap (2 x 128 tokens, measured 2026-12-06): Qwen2-MoE without checkpointing with
+fp32 adapters (-4.4 %: the trace adapts its one-output `shared_expert_gate`, whose input peft
+copies to fp32); Llama 4 under full checkpointing (-5.3 %, -8.5 %: as in
+`FULL_CHECKPOINTING_EXCLUDED`); DeepSeek-V3, DeepSeek-V2 and GLM-4-MoE, whose dense and shared
+MLPs peft leaves without adapters (`EXPERT_LORA_CASES`); adapters on the MLP alone (+10 % on the
+2-layer Qwen3-MoE with gate, up and down): a frozen attention builds no graph in the first
+block, which the analytic model counts whole, a block's worth that a real depth dilutes."""
+
+
+@pytest.mark.parametrize("case", EXPERT_LORA_MATRIX,
+                         ids=["-".join(map(str, case)) for case in EXPERT_LORA_MATRIX])
+def test_expert_adapters_analytic_peak_within_3_percent_of_trace(
+        case: tuple[str, str, bool]) -> None:
+    family, checkpointing, fp32 = case
+    attention = "eager" if family == "gpt_oss" else "sdpa"
+    traced = run_trace(make_setup(
+        family, FAMILIES[family], method="lora", precision="bf16-true", batch=2, seq_len=128,
+        lora_r=8, lora_targets="all", checkpointing=checkpointing, attention=attention,
+        adapters_fp32=fp32))
+    analytic = estimate_training(parse_config(FAMILIES[family]), TrainingSetup(
+        method=Method.LORA, precision=Precision.BF16_TRUE, batch=2, seq_len=128,
+        framework=Framework.HF, gradient_accumulation=False, optimizer_impl=TRACED_OPTIMIZER_IMPL,
+        lora_rank=8, lora_targets=parse_lora_targets("all"), adapters_fp32=fp32,
+        no_autocast=True, checkpointing=Checkpointing(checkpointing),
+        attention=Attention(attention)))
+    assert analytic.allocated_bytes == pytest.approx(traced.peak_bytes, rel=TOLERANCE)
 
 
 @pytest.mark.parametrize("case", EXPERT_LORA_CASES, ids=["-".join(c) for c in EXPERT_LORA_CASES])

@@ -95,6 +95,13 @@ class BlockSpec:
     `vramplan.presets.frameworks.MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE`). False for Megatron-LM
     since: the probabilities weight the experts' SwiGLU output (its fused kernel saves its input
     and the probabilities) and nothing keeps the down projection's output."""
+    experts_merged_bytes: int = 0
+    """peft's adapters on transformers 5's fused routed experts (`target_parameters`): each
+    forward rebuilds every adapted 3-D parameter as W + scaling·B·A (peft/tuners/lora/layer.py
+    `ParamWrapper._activate_lora`: `nn.utils.parametrize` with `_LoraFactorsProxy`'s one
+    `baddbmm`, or `_LoraParameterProxy`'s `W + delta`, in the weights' dtype), and `grouped_mm`
+    keeps that merged copy for backward: one MoE layer's merged bytes over the step's tokens,
+    per token (0 where no expert is adapted that way; `vramplan.training.estimate.block_spec`)."""
     experts_gathered: int = 1
     """Megatron-Core's expert-tensor-parallel degree (`vramplan.training.setup.TrainingSetup
     .experts_gathered`): each GPU's routed experts see this many GPUs' tokens, so their first
@@ -833,11 +840,18 @@ def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
         ledger.keep("routing_weights", c * routed)
     else:
         ledger.keep("routing_indices", 8 * ROUTING_INDEX_VECTORS * arch.experts_per_token)
-    if train:
+    # peft's adapters on the fused experts (`BlockSpec.experts_merged_bytes`): the merged
+    # weight's gradient needs the matmul's input, as a trained weight's does
+    merged = spec.experts_merged_bytes > 0
+    adapted = spec.lora_targets if merged else frozenset()
+    gate_up_adapted = bool({LoraTarget.GATE, LoraTarget.UP} & adapted)
+    if train or gate_up_adapted:
         # Megatron-Core all-gathers the routed tokens over the expert-tensor-parallel group
         # before its grouped fc1, which keeps them (`BlockSpec.experts_gathered`): counted that
         # many times, so the per-GPU split over tensor parallelism leaves them whole
         ledger.keep("routed_input", c * routed * h * spec.experts_gathered)
+    if merged:
+        ledger.keep("experts_merged_weights", spec.experts_merged_bytes)
     gated = arch.mlp is MlpKind.GATED
     ledger.keep("experts_gate_up_out", e * routed * width * (2 if gated else 1))
     # Megatron-LM's experts run its fused SwiGLU as its dense MLP does (`_mlp`): only the
@@ -846,7 +860,7 @@ def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
     glu_tensors = 4 if arch.swiglu_limit is not None else 1
     if not megatron:
         ledger.keep("experts_act_out", e * routed * width * glu_tensors)
-    if train:
+    if train or LoraTarget.DOWN in adapted:
         ledger.keep("experts_down_input", e * routed * width)
     if not arch.experts_see_every_token:
         if spec.moe_output_weighted:

@@ -24,7 +24,7 @@ from fractions import Fraction
 from functools import cached_property
 
 from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig
-from vramplan.model.architecture import Architecture, NormKind
+from vramplan.model.architecture import Architecture, MlpKind, NormKind
 from vramplan.parts import Component, PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import (
@@ -648,11 +648,31 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         or torchtitan_code(setup.code_date).saves_sdpa_output(setup.cuda_capability),
         tensor_parallel=setup.tensor_parallel,
         experts_gathered=setup.experts_gathered,
+        experts_merged_bytes=_experts_merged_bytes_per_token(arch, setup, targets),
         reduce_scatter_saved=setup.framework is Framework.TORCHTITAN
         and torchtitan_code(setup.code_date).saves_reduce_scatter,
         mlp_tile_share=Fraction(mlp_tile_tokens(setup, arch.hidden_size),
                                 setup.batch * setup.seq_len) if setup.tiled_mlp else None,
     )
+
+
+def _experts_merged_bytes_per_token(arch: Architecture, setup: TrainingSetup,
+                                    targets: frozenset[LoraTarget]) -> int:
+    """peft's LoRA on transformers 5's fused routed experts (`BlockSpec.experts_merged_bytes`):
+    the merged copies of one MoE layer's adapted expert parameters, `experts.gate_up_proj` for a
+    gate or up target and `experts.down_proj` for down, in the weights' dtype, over the step's
+    tokens. Not for transformers' per-expert loop of `nn.Linear` modules (before v5.0.0:
+    `TransformersCode.moe_expert_linears`), whose adapters are peft's usual `lora_B(lora_A(x))`,
+    nor for another stack's LoRA (Megatron-LM's, Unsloth's)."""
+    if not (arch.is_moe and setup.method.uses_lora and lora_on_modules(setup)) \
+            or arch.family in transformers_code(setup.code_date).moe_expert_linears:
+        return 0
+    width = arch.expert_intermediate_size
+    gate_up = width * (2 if arch.mlp is MlpKind.GATED else 1)
+    rows = (gate_up if {LoraTarget.GATE, LoraTarget.UP} & targets else 0) \
+        + (width if LoraTarget.DOWN in targets else 0)
+    merged = arch.n_experts * rows * arch.hidden_size * weight_itemsize(setup.precision)
+    return ceil_div(merged, setup.batch * setup.seq_len)
 
 
 def mlp_tile_tokens(setup: TrainingSetup, hidden: int) -> int:

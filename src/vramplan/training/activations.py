@@ -204,16 +204,25 @@ def block_saved(arch: Architecture, spec: BlockSpec, seq_len: int,
                   needs_grad=input_needs_grad)
         n2 = n1 if arch.shared_block_norm else _Tensor("norm_2_out", r)
     else:
+        # the residual after attention needs a gradient once anything before it trains: the
+        # block's input, the attention's weights or its adapters (the first block under LoRA of
+        # the MLP alone builds no graph until its MLP)
+        mid_needs_grad = input_needs_grad or spec.weights_train \
+            or bool(spec.lora_targets & _ATTENTION_TARGETS)
         if arch.sandwich_norms:
             _norm(ledger, arch, spec, _Tensor("attn_proj_out", spec.compute_bytes),
-                  name="post_attention_norm", needs_grad=True)
-        _norm(ledger, arch, spec, _Tensor("x_mid", r), name="norm_2", needs_grad=True)
+                  name="post_attention_norm", needs_grad=mid_needs_grad)
+        _norm(ledger, arch, spec, _Tensor("x_mid", r), name="norm_2", needs_grad=mid_needs_grad)
         n2 = _Tensor("norm_2_out", r)
-    _mlp_or_tiled(ledger, arch, spec, n2, input_needs_grad or not arch.parallel_block)
+    _mlp_or_tiled(ledger, arch, spec, n2,
+                  input_needs_grad if arch.parallel_block else mid_needs_grad)
     if arch.sandwich_norms:
         _norm(ledger, arch, spec, _Tensor("mlp_out", spec.compute_bytes), name="post_mlp_norm",
               needs_grad=True)
     return ledger.items()
+
+
+_ATTENTION_TARGETS = frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.O})
 
 
 def _post_norm_block(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_len: int,
@@ -767,10 +776,14 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
         # a quantized base hands its outputs back in its input's dtype: the activation and the
         # product, not autocast's ops, stay in it
         m = n2.itemsize if spec.base_output_in_input_dtype else c
-        ledger.keep("gate_out", m * f)
-        if not (spec.compiled or megatron or spec.liger_kernels):
-            ledger.keep("act_out", m * f)
-        ledger.keep("up_out", m * f)
+        if input_needs_grad or spec.weights_train or lora_in:
+            # else (the first trained block, only its down projection adapted) gate and up
+            # need no gradient, so neither act(gate) nor the product saves anything: down's
+            # adapter keeps the product alone (traced, tests/test_trace_agreement.py)
+            ledger.keep("gate_out", m * f)
+            if not (spec.compiled or megatron or spec.liger_kernels):
+                ledger.keep("act_out", m * f)
+            ledger.keep("up_out", m * f)
         _linear(ledger, spec, _Tensor("mlp_hidden", m), f,
                 lora=int(LoraTarget.DOWN in targets), prefix="down")
     else:

@@ -25,6 +25,7 @@ from functools import cached_property
 
 from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig
 from vramplan.model.architecture import Architecture, MlpKind, NormKind
+from vramplan.model.lora_targets import expand_targets
 from vramplan.parts import Component, PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import (
@@ -616,7 +617,8 @@ def _norm_head_bytes(arch: Architecture, setup: TrainingSetup) -> int:
 def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
     """How a trained block behaves under `setup` (the last block, for `freeze`)."""
     uses_lora = setup.method.uses_lora
-    targets = lora_targets_of(setup) if uses_lora else frozenset()
+    # `all` as the block linears it names (a setup built in code may carry it unexpanded)
+    targets = expand_targets(lora_targets_of(setup)) if uses_lora else frozenset()
     return BlockSpec(
         framework=block_framework(setup),
         residual_bytes=residual_itemsize(setup),

@@ -665,10 +665,10 @@ def test_peft_expert_adapters_keep_each_layers_merged_experts_and_their_inputs()
         return block_spec(QWEN3_MOE, dataclasses.replace(setup, **changes))
 
     merged = 128 * (2 * 768 + 768) * 2048 * 2
-    assert spec("all").experts_merged_bytes == -(-merged // (2 * 4096))
-    assert spec("down").experts_merged_bytes == -(-(128 * 768 * 2048 * 2) // (2 * 4096))
-    assert spec("q;v").experts_merged_bytes == 0
-    assert spec("all", framework=Framework.MEGATRON).experts_merged_bytes == 0
+    assert spec("all").experts_merged_per_token == -(-merged // (2 * 4096))
+    assert spec("down").experts_merged_per_token == -(-(128 * 768 * 2048 * 2) // (2 * 4096))
+    assert spec("q;v").experts_merged_per_token == 0
+    assert spec("all", framework=Framework.MEGATRON).experts_merged_per_token == 0
     saved = {s.name: s.bytes_per_token for s in block_saved(QWEN3_MOE, spec("all"), 4096)}
     assert saved["routed_input"] == 8 * 2048 * 2 and saved["experts_down_input"] == 8 * 768 * 2
     assert "routed_input" not in {s.name for s in block_saved(QWEN3_MOE, spec("q;v"), 4096)}
@@ -676,7 +676,7 @@ def test_peft_expert_adapters_keep_each_layers_merged_experts_and_their_inputs()
     loop = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, batch=1,
                          seq_len=4096, framework=Framework.HF, code_date=date(2024, 6, 1),
                          lora_targets=parse_lora_targets("all"))
-    assert block_spec(mixtral, loop).experts_merged_bytes == 0
+    assert block_spec(mixtral, loop).experts_merged_per_token == 0
 
 
 TINY_MIXTRAL = parse_config({

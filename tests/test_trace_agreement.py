@@ -397,7 +397,7 @@ EXPERT_LORA_MATRIX += [("qwen2_moe", "none", False), ("qwen2_moe", "full", False
                        ("qwen2_moe", "full", True), ("llama4_text", "none", False),
                        ("llama4_text", "none", True)]
 """Every linear adapted, the routed experts through `target_parameters`: the analytic peak
-(`BlockSpec.experts_merged_bytes`: each adapted expert parameter's merged copy, with the
+(`BlockSpec.experts_merged_per_token`: each adapted expert parameter's merged copy, with the
 experts' inputs, kept for backward) within 3 % of the trace's. Not here, with the analytic
 peak's signed gap (2 x 128 tokens, measured 2026-12-06): Qwen2-MoE without checkpointing with
 fp32 adapters (-4.4 %: the trace adapts its one-output `shared_expert_gate`, whose input peft

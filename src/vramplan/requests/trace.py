@@ -8,7 +8,7 @@ from typing import Any
 from vramplan.requests.fields import Field
 from vramplan.requests.models import model_choice
 from vramplan.requests.reading import Inputs
-from vramplan.requests.training import NeedsMethod, training_setup
+from vramplan.requests.training import only_for, training_setup
 from vramplan.requests.vocabulary import (
     ADAPTERS_FP32,
     ALLOC_CONF,
@@ -72,12 +72,9 @@ def trace_setup(inputs: Inputs, config: Mapping[str, Any] | None = None) -> Trac
 
 
 def _adapters_fp32(inputs: Inputs, policy: Method, chooser: Field[Any]) -> bool:
-    """Whether LoRA's adapters are fp32; asked of a policy without adapters, an error that names
-    the field (`chooser`, method or policy) choosing it."""
-    if inputs.given(ADAPTERS_FP32) and not policy.uses_lora:
-        raise NeedsMethod(ADAPTERS_FP32.name, str(inputs.get(ADAPTERS_FP32)).lower(),
-                          other=chooser.name,
-                          methods=", ".join(m.value for m in (Method.LORA, Method.QLORA)))
+    """Whether LoRA's adapters are fp32; asked of a policy without adapters, the error
+    `vramplan fit` gives a LoRA field there (`only_for`, naming `chooser`, method or policy)."""
+    only_for(inputs, ADAPTERS_FP32, policy.uses_lora, Method.LORA, Method.QLORA, chooser=chooser)
     return bool(inputs.require(ADAPTERS_FP32))
 
 

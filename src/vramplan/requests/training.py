@@ -145,12 +145,12 @@ def training_setup(inputs: Inputs, scheme: Scheme = Scheme.NONE) -> TrainingSetu
     method = inputs.require(POLICY) if alignment is not None else asked
     chooser = POLICY if alignment is not None else METHOD  # the field that says how weights train
     defaults = framework_defaults(framework)
-    _only_for(inputs, QUANT, method is Method.QLORA, Method.QLORA, chooser=chooser)
-    _only_for(inputs, TRAINING_LORA_R, method.uses_lora, Method.LORA, Method.QLORA,
+    only_for(inputs, QUANT, method is Method.QLORA, Method.QLORA, chooser=chooser)
+    only_for(inputs, TRAINING_LORA_R, method.uses_lora, Method.LORA, Method.QLORA,
               chooser=chooser)
-    _only_for(inputs, TRAINING_LORA_TARGETS, method.uses_lora, Method.LORA, Method.QLORA,
+    only_for(inputs, TRAINING_LORA_TARGETS, method.uses_lora, Method.LORA, Method.QLORA,
               chooser=chooser)
-    _only_for(inputs, TRAIN_LAYERS, method is Method.FREEZE, Method.FREEZE, chooser=chooser)
+    only_for(inputs, TRAIN_LAYERS, method is Method.FREEZE, Method.FREEZE, chooser=chooser)
     quant = inputs.get(QUANT) or (defaults.qlora_quant if method is Method.QLORA else Quant.NONE)
     if method is Method.QLORA and quant is Quant.NONE:
         raise NeedsMethod(QUANT.name, quant.value, other=chooser.name, methods=Method.LORA.value)
@@ -206,14 +206,14 @@ def _alignment(inputs: Inputs, method: Method, framework: Framework) -> Alignmen
     """The preference or RL method's settings, each accepted only by the methods it concerns;
     the colocated engine's share only with `generation vllm-colocate`. Its GPU memory is set
     by `fit_request`, which knows the GPU."""
-    _only_for(inputs, POLICY, method.is_alignment, *(m for m in Method if m.is_alignment))
-    _only_for(inputs, PRECOMPUTE_REF, method in (Method.DPO, Method.KTO), Method.DPO,
+    only_for(inputs, POLICY, method.is_alignment, *(m for m in Method if m.is_alignment))
+    only_for(inputs, PRECOMPUTE_REF, method in (Method.DPO, Method.KTO), Method.DPO,
               Method.KTO)
-    _only_for(inputs, BETA, method is Method.GRPO, Method.GRPO)
-    _only_for(inputs, VALUE_ADAPTERS, method is Method.PPO, Method.PPO)
+    only_for(inputs, BETA, method is Method.GRPO, Method.GRPO)
+    only_for(inputs, VALUE_ADAPTERS, method is Method.PPO, Method.PPO)
     online: tuple[Field[Any], ...] = (COMPLETION_LEN, GENERATION)
     for field in online:
-        _only_for(inputs, field, method in _ONLINE, *_ONLINE)
+        only_for(inputs, field, method in _ONLINE, *_ONLINE)
     colocated = inputs.require(GENERATION) is Generation.VLLM_COLOCATE
     engine: tuple[Field[Any], ...] = (VLLM_SHARE, VLLM_SLEEP)
     for field in engine:
@@ -237,12 +237,13 @@ def _alignment(inputs: Inputs, method: Method, framework: Framework) -> Alignmen
     )
 
 
-def _only_for(inputs: Inputs, field: Field[Any], applies: bool, *methods: Method,
+def only_for(inputs: Inputs, field: Field[Any], applies: bool, *methods: Method,
               chooser: Field[Any] = METHOD) -> None:
     """`field` given where it does not apply: an error naming the `chooser` values it needs."""
     if inputs.given(field) and not applies:
         value = inputs.get(field)
-        shown = ",".join(str(v) for v in value) if isinstance(value, tuple) else str(value)
+        shown = (",".join(str(v) for v in value) if isinstance(value, tuple)
+                 else str(value).lower() if isinstance(value, bool) else str(value))
         raise NeedsMethod(field.name, shown, other=chooser.name,
                           methods=", ".join(m.value for m in methods))
 

@@ -95,7 +95,7 @@ class BlockSpec:
     `vramplan.presets.frameworks.MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE`). False for Megatron-LM
     since: the probabilities weight the experts' SwiGLU output (its fused kernel saves its input
     and the probabilities) and nothing keeps the down projection's output."""
-    experts_merged_bytes: int = 0
+    experts_merged_per_token: int = 0
     """peft's adapters on transformers 5's fused routed experts (`target_parameters`): each
     forward rebuilds every adapted 3-D parameter as W + scaling·B·A (peft/tuners/lora/layer.py
     `ParamWrapper._activate_lora`: `nn.utils.parametrize` with `_LoraFactorsProxy`'s one
@@ -220,9 +220,6 @@ def block_saved(arch: Architecture, spec: BlockSpec, seq_len: int,
         _norm(ledger, arch, spec, _Tensor("mlp_out", spec.compute_bytes), name="post_mlp_norm",
               needs_grad=True)
     return ledger.items()
-
-
-_ATTENTION_TARGETS = frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.O})
 
 
 def _post_norm_block(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_len: int,
@@ -854,9 +851,9 @@ def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
         ledger.keep("routing_weights", c * routed)
     else:
         ledger.keep("routing_indices", 8 * ROUTING_INDEX_VECTORS * arch.experts_per_token)
-    # peft's adapters on the fused experts (`BlockSpec.experts_merged_bytes`): the merged
+    # peft's adapters on the fused experts (`BlockSpec.experts_merged_per_token`): the merged
     # weight's gradient needs the matmul's input, as a trained weight's does
-    merged = spec.experts_merged_bytes > 0
+    merged = spec.experts_merged_per_token > 0
     adapted = spec.lora_targets if merged else frozenset()
     gate_up_adapted = bool({LoraTarget.GATE, LoraTarget.UP} & adapted)
     if train or gate_up_adapted:
@@ -865,7 +862,7 @@ def _moe(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
         # many times, so the per-GPU split over tensor parallelism leaves them whole
         ledger.keep("routed_input", c * routed * h * spec.experts_gathered)
     if merged:
-        ledger.keep("experts_merged_weights", spec.experts_merged_bytes)
+        ledger.keep("experts_merged_weights", spec.experts_merged_per_token)
     gated = arch.mlp is MlpKind.GATED
     ledger.keep("experts_gate_up_out", e * routed * width * (2 if gated else 1))
     # Megatron-LM's experts run its fused SwiGLU as its dense MLP does (`_mlp`): only the
@@ -898,7 +895,7 @@ def _loop_expert_adapters(ledger: _Ledger, arch: Architecture, spec: BlockSpec, 
     bytes a token a layer more with w1, w2 and w3 adapted than with q and v alone, 5,056 with
     fp32 adapters, what these terms give."""
     targets = spec.lora_targets if spec.lora_on_modules else frozenset()
-    if not targets & {LoraTarget.GATE, LoraTarget.UP, LoraTarget.DOWN}:
+    if not targets & _MLP_TARGETS:
         return
     h, width = arch.hidden_size, arch.expert_intermediate_size
     gated = arch.mlp is MlpKind.GATED

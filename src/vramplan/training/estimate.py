@@ -650,7 +650,7 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         or torchtitan_code(setup.code_date).saves_sdpa_output(setup.cuda_capability),
         tensor_parallel=setup.tensor_parallel,
         experts_gathered=setup.experts_gathered,
-        experts_merged_bytes=_experts_merged_bytes_per_token(arch, setup, targets),
+        experts_merged_per_token=_experts_merged_bytes_per_token(arch, setup, targets),
         reduce_scatter_saved=setup.framework is Framework.TORCHTITAN
         and torchtitan_code(setup.code_date).saves_reduce_scatter,
         mlp_tile_share=Fraction(mlp_tile_tokens(setup, arch.hidden_size),
@@ -660,7 +660,7 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
 
 def _experts_merged_bytes_per_token(arch: Architecture, setup: TrainingSetup,
                                     targets: frozenset[LoraTarget]) -> int:
-    """peft's LoRA on transformers 5's fused routed experts (`BlockSpec.experts_merged_bytes`):
+    """peft's LoRA on transformers 5's fused routed experts (`BlockSpec.experts_merged_per_token`):
     the merged copies of one MoE layer's adapted expert parameters, `experts.gate_up_proj` for a
     gate or up target and `experts.down_proj` for down, in the weights' dtype, over the step's
     tokens. Not for transformers' per-expert loop of `nn.Linear` modules (before v5.0.0:

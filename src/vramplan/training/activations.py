@@ -749,7 +749,7 @@ def tiled_mlp_backward(arch: Architecture, spec: BlockSpec, share: Fraction) -> 
 
 def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
          input_needs_grad: bool) -> None:
-    c, h = spec.compute_bytes, arch.hidden_size
+    h = arch.hidden_size
     if not (input_needs_grad or spec.weights_train or spec.lora_targets & _MLP_TARGETS):
         return  # the MLP of a parallel first block reads a tensor that needs no gradient
     if arch.is_moe and spec.framework is not Framework.LITGPT:
@@ -770,9 +770,7 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
         # gate and up as one tensor and its fused SwiGLU saves only that input
         # (megatron/core/fusions/fused_bias_swiglu.py `SwiGLUFunction`); Liger's SiLU-mul
         # saves gate and up, not the activation (`BlockSpec.liger_kernels`)
-        # a quantized base hands its outputs back in its input's dtype: the activation and the
-        # product, not autocast's ops, stay in it
-        m = n2.itemsize if spec.base_output_in_input_dtype else c
+        m = _mlp_hidden_itemsize(spec, n2)
         if input_needs_grad or spec.weights_train or lora_in:
             # else (the first trained block, only its down projection adapted) gate and up
             # need no gradient, so neither act(gate) nor the product saves anything: down's
@@ -781,12 +779,11 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
             if not (spec.compiled or megatron or spec.liger_kernels):
                 ledger.keep("act_out", m * f)
             ledger.keep("up_out", m * f)
-        _linear(ledger, spec, _Tensor("mlp_hidden", m), f,
-                lora=int(LoraTarget.DOWN in targets), prefix="down")
+        _down_projection(ledger, spec, _Tensor("mlp_hidden", m), f)
     else:
         _linear(ledger, spec, n2, h, lora=int(LoraTarget.UP in targets), prefix="up",
                 needs_grad=input_needs_grad)
-        m = n2.itemsize if spec.base_output_in_input_dtype else c
+        m = _mlp_hidden_itemsize(spec, n2)
         for name, itemsize in _activation_saved_tensors(arch, spec):
             ledger.keep(name, max(itemsize, m) * f)
         _linear(ledger, spec, _Tensor("act_out", m), f,
@@ -794,6 +791,48 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
     _dropout_mask(ledger, spec, "mlp_out_dropout_mask", arch.mlp_output_dropout, h)
     if arch.is_moe:
         ledger.keep("router_probs", FP32 * arch.n_experts)
+
+
+def _mlp_hidden_itemsize(spec: BlockSpec, n2: _Tensor) -> int:
+    """Bytes per element of a gated MLP's gate, activation and product: a quantized base hands
+    its outputs back in its input's dtype (`n2`'s), and the activation and the product, not
+    autocast's ops, stay in it; else the compute dtype."""
+    return n2.itemsize if spec.base_output_in_input_dtype else spec.compute_bytes
+
+
+def _down_projection(ledger: _Ledger, spec: BlockSpec, product: _Tensor, width: int) -> None:
+    """What a gated MLP's down projection keeps, reading the product act(gate) * up."""
+    _linear(ledger, spec, product, width, lora=int(LoraTarget.DOWN in spec.lora_targets),
+            prefix="down")
+
+
+def released_before_block_peak(arch: Architecture, spec: BlockSpec) -> tuple[Saved, ...]:
+    """The block's saved tensors (`block_saved`'s names) already freed when its backward peaks:
+    those
+    that only the adapters of a gated MLP's frozen down projection keep (the product
+    act(gate) * up, read by lora_A, and lora_A's output, read by lora_B's gradient). The down
+    projection runs its backward first in a pre-norm block, and autograd frees a node's saved
+    tensors once the node has run (a non-reentrant checkpoint drops each recomputed one once
+    unpacked), so the block's peak, the product's backward (d(product), d(act), d(up)) or a
+    later one, comes without them. Traced (vramplan.tracer, Llama, Qwen2 and Mistral, LoRA on
+    the MLP or on every linear, full checkpointing, 2 x 128 tokens): the peak is at the
+    product's backward with the product freed, and the model counted it by 3.9 to 7.7 % too
+    much before this (tests/test_trace_agreement.py `MLP_LORA_MATRIX`). Not where down's base
+    also keeps its input (full fine-tuning: its weight's gradient is made at that moment, beside
+    it; FSDP1's flat views, `BlockSpec.linears_keep_input`), nor in blocks whose backward runs in
+    another order (parallel, post-norm or sandwich-norm blocks), a MoE layer, a tiled MLP,
+    Unsloth's kernels or a compiled block."""
+    if (LoraTarget.DOWN not in spec.lora_targets or arch.mlp is not MlpKind.GATED
+            or arch.is_moe or arch.parallel_block or arch.sandwich_norms
+            or arch.norms_after_sublayers or spec.weights_train or spec.base_keeps_input
+            or spec.linears_keep_input or spec.mlp_tile_share is not None or spec.compiled
+            or _unsloth_lora_kernels(arch, spec)):
+        return ()
+    ledger = _Ledger()
+    n2 = _Tensor("norm_2_out", spec.residual_bytes)
+    _down_projection(ledger, spec, _Tensor("mlp_hidden", _mlp_hidden_itemsize(spec, n2)),
+                     arch.token_mlp_width)
+    return ledger.items()
 
 
 ROUTING_INDEX_VECTORS = 4

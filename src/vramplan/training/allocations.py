@@ -56,6 +56,7 @@ from vramplan.training.activations import (
     block_backward_transient,
     block_saved,
     kept_for_backward,
+    released_before_block_peak,
 )
 from vramplan.training.dummy_wgrads import dummy_wgrad_tensors
 from vramplan.training.setup import (
@@ -1125,6 +1126,10 @@ class _Sizes:
     transient: int
     """One block's backward working tensors."""
     checkpointed: bool
+    released: tuple[int, ...] = ()
+    """Of a recomputed block's saved tensors, those its backward frees before its working
+    tensors exist (`vramplan.training.activations.released_before_block_peak`), as requests;
+    `saved` holds the others."""
     offloaded: bool = False
     """Checkpointed blocks keep their inputs in host memory and bring each back to recompute it
     (Unsloth's checkpointing, `vramplan.training.setup.offloads_checkpoints`)."""
@@ -1139,11 +1144,17 @@ class _Sizes:
         width = arch.token_mlp_width
         saved = kept_for_backward(arch, shape.spec, block_saved(arch, shape.spec, setup.seq_len),
                                   setup.checkpointing)
+        checkpointed = setup.checkpointing is Checkpointing.FULL
+        released = {item.name for item in released_before_block_peak(arch, shape.spec)} \
+            if checkpointed else set()
         return _Sizes(residual=shape.spec.residual_bytes * arch.hidden_size * tokens,
                       working=shape.spec.compute_bytes * width * tokens,
-                      saved=_requests(item.bytes_per_token * tokens for item in saved),
+                      saved=_requests(item.bytes_per_token * tokens for item in saved
+                                      if item.name not in released),
+                      released=_requests(item.bytes_per_token * tokens for item in saved
+                                         if item.name in released),
                       transient=block_backward_transient(arch, shape.spec, saved) * tokens,
-                      checkpointed=setup.checkpointing is Checkpointing.FULL,
+                      checkpointed=checkpointed,
                       offloaded=offloads_checkpoints(setup),
                       reload_buffers=checkpoint_reload_buffers(setup))
 
@@ -1208,7 +1219,7 @@ def _forward(program: _Program, arch: Architecture, sizes: _Sizes,
         if sizes.checkpointed:
             # torch.utils.checkpoint keeps the block's input (in host memory: none here)
             kept.append([] if offloaded else [hidden])
-            working = [program.alloc(n) for n in sizes.saved]
+            working = [program.alloc(n) for n in sizes.saved + sizes.released]
         else:
             kept.append([program.alloc(sum(sizes.saved))])
             working = []
@@ -1241,6 +1252,7 @@ def _backward_block(program: _Program, model: _Model, sizes: _Sizes, block: int,
         if sizes.offloaded and not sizes.reload_buffers else []
     recomputed = brought_back + [program.alloc(n) for n in sizes.saved] \
         if sizes.checkpointed else []
+    program.free_all([program.alloc(n) for n in sizes.released])
     unit_grad = program.alloc(sharding.unit_grad_bytes)
     _block_backward(program, model, trainable, recomputed + kept, sizes.transient)
     if sharding.prefetch_late and block > 0:

@@ -360,7 +360,12 @@ adapted neither act(gate) nor the product saves anything but the adapter's input
 `mid_needs_grad`). Before that was modelled, the 2-layer Llama with `down` alone was +15.6 %
 (2026-12-06). Under full checkpointing the recomputed block's backward peaks after the down
 projection's has freed what its adapter kept (`released_before_block_peak`); before that was
-modelled, the model was +3.9 to +7.7 % above the trace on these families (2026-12-06)."""
+modelled, the model was +3.9 to +7.7 % above the trace on these families (2026-12-06). Not here:
+the same adapters under full checkpointing with fp32 adapters (-3.0 to -3.3 % with every linear
+or the gated MLP adapted, -0.3 % with down alone) or under `amp` (-7.3 to -8.6 %: the recomputed
+forward casts down's 16-bit input to fp32 for its fp32 adapter, then autocast casts that back
+for lora_A, both alive beside the block's saved tensors, which the model does not count,
+`peft_casts_adapter_input`)."""
 
 
 @pytest.mark.parametrize("case", MLP_LORA_MATRIX, ids=["-".join(c) for c in MLP_LORA_MATRIX])

@@ -817,15 +817,19 @@ def released_before_block_peak(arch: Architecture, spec: BlockSpec) -> tuple[Sav
     later one, comes without them. Traced (vramplan.tracer, Llama, Qwen2 and Mistral, LoRA on
     the MLP or on every linear, full checkpointing, 2 x 128 tokens): the peak is at the
     product's backward with the product freed, and the model counted it by 3.9 to 7.7 % too
-    much before this (tests/test_trace_agreement.py `MLP_LORA_MATRIX`). Not where down's base
-    also keeps its input (full fine-tuning: its weight's gradient is made at that moment, beside
-    it; FSDP1's flat views, `BlockSpec.linears_keep_input`), nor in blocks whose backward runs in
-    another order (parallel, post-norm or sandwich-norm blocks), a MoE layer, a tiled MLP,
-    Unsloth's kernels or a compiled block."""
+    much before this (tests/test_trace_agreement.py `MLP_LORA_MATRIX`). Not where the down
+    projection's own backward holds more: its base keeping its input too (full fine-tuning, whose
+    weight gradient is made there; FSDP1's flat views, `BlockSpec.linears_keep_input`), peft's
+    fp32 copies of the adapters' inputs (`BlockSpec.adapter_input_fp32`) or `amp`'s fp32
+    weights under autocast, where the same traces peak there and counting the release put the
+    model 7 to 13 % under them; nor in blocks whose backward runs in another order (parallel,
+    post-norm or sandwich-norm blocks), a MoE layer, a tiled MLP, Unsloth's kernels or a
+    compiled block."""
     if (LoraTarget.DOWN not in spec.lora_targets or arch.mlp is not MlpKind.GATED
             or arch.is_moe or arch.parallel_block or arch.sandwich_norms
             or arch.norms_after_sublayers or spec.weights_train or spec.base_keeps_input
-            or spec.linears_keep_input or spec.mlp_tile_share is not None or spec.compiled
+            or spec.linears_keep_input or spec.adapter_input_fp32 or spec.autocast
+            or spec.mlp_tile_share is not None or spec.compiled
             or _unsloth_lora_kernels(arch, spec)):
         return ()
     ledger = _Ledger()

@@ -124,6 +124,11 @@ class ParamTensor:
     """A matrix's rows (`elements // rows` columns); 0: a vector, a quantized piece or tensors
     merged into one. Adafactor keeps a row and a column statistic of a matrix."""
 
+    def in_block(self, block: int) -> ParamTensor:
+        """The same tensor in `block` (a MoE model lists tens of thousands: built directly,
+        `dataclasses.replace` costs several times more)."""
+        return ParamTensor(self.elements, self.n_bytes, self.trainable, block, self.rows)
+
 
 def parameter_tensors(arch: Architecture, setup: TrainingSetup) -> tuple[ParamTensor, ...]:
     """Every parameter tensor as the framework stores it, in module order: the embeddings, each
@@ -131,7 +136,7 @@ def parameter_tensors(arch: Architecture, setup: TrainingSetup) -> tuple[ParamTe
     and the head."""
     before, after = _outer_tensors(arch, setup)
     kinds = _block_kinds(arch, setup)
-    blocks = [replace(tensor, block=block)
+    blocks = [tensor.in_block(block)
               for block, trains in enumerate(_trained_blocks(arch, setup))
               for tensor in kinds[trains]]
     return (*before, *blocks, *after)
@@ -709,7 +714,7 @@ def _by_lifetime(arch: Architecture, setup: TrainingSetup) -> tuple[ParamTensor,
         groups.setdefault((None, tensor.trainable), []).append(tensor)
     for block, trains in enumerate(_trained_blocks(arch, setup)):
         for tensor in merged_kinds[trains]:
-            groups[(block, tensor.trainable)] = [replace(tensor, block=block)]
+            groups[(block, tensor.trainable)] = [tensor.in_block(block)]
     for tensor in after:
         groups.setdefault((None, tensor.trainable), []).append(tensor)
     return tuple(tensor for tensors in groups.values() for tensor in tensors)
@@ -1808,8 +1813,17 @@ def optimizer_step_temporaries(arch: Architecture, setup: TrainingSetup) -> int:
     model's trainable tensors in its order (`parameter_tensors`), stepped as
     `step_temporaries_over` says (`_step_temporaries` makes the same tensors in the step's
     program)."""
+    if not step_makes_temporaries(setup):
+        return 0  # the model's tensors are not listed for nothing (a MoE model has many)
     sizes = [t.elements for t in parameter_tensors(arch, setup) if t.trainable]
     return step_temporaries_over(sizes, setup, trainable_state_itemsize(setup))
+
+
+def step_makes_temporaries(setup: TrainingSetup) -> bool:
+    """Whether the optimizer step allocates temporaries at all (`step_temporaries_over`): AdamW
+    but `fused` (and bitsandbytes' kernels), or Adafactor."""
+    return setup.optimizer is Optimizer.ADAFACTOR or (
+        setup.optimizer is Optimizer.ADAMW and optimizer_impl(setup) is not OptimizerImpl.FUSED)
 
 
 def step_temporaries_over(sizes: Sequence[int], setup: TrainingSetup, itemsize: int, *,
@@ -1830,7 +1844,7 @@ def step_temporaries_over(sizes: Sequence[int], setup: TrainingSetup, itemsize: 
     one tensor; `fused` and bitsandbytes' kernels update in place. Adafactor:
     `adafactor_step_bytes` of a tensor, beside the previous tensor's update
     (`_adafactor_steps`)."""
-    if not sizes or setup.optimizer not in (Optimizer.ADAMW, Optimizer.ADAFACTOR):
+    if not sizes or not step_makes_temporaries(setup):
         return 0
     impl = optimizer_impl(setup)
     separate = one_call_each or impl is OptimizerImpl.IN_BACKWARD
@@ -1842,9 +1856,7 @@ def step_temporaries_over(sizes: Sequence[int], setup: TrainingSetup, itemsize: 
         at_once = for_loop_tensors_at_once(setup)
         return itemsize * max(previous + at_once * n
                               for previous, n in zip(before, sizes, strict=True))
-    if impl in (OptimizerImpl.FOREACH, OptimizerImpl.IN_BACKWARD):
-        return itemsize * (max(sizes) if separate else sum(sizes))
-    return 0
+    return itemsize * (max(sizes) if separate else sum(sizes))  # foreach, in backward
 
 
 def adafactor_fp32_copies(itemsize: int) -> int:

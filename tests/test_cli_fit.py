@@ -77,6 +77,16 @@ def test_report_in_english_and_french() -> None:
     assert "Ça ne tient pas" in out and "Quoi changer" in out
 
 
+@pytest.mark.parametrize(("metric", "said"), [("device", True), ("reserved", True),
+                                              ("allocated", False)])
+def test_the_report_says_its_cache_is_for_one_step_shape(metric: str, said: bool) -> None:
+    for lang, words in (("en", "for steps of one shape"), ("fr", "pas d'une même forme")):
+        status, out, _ = run(*FULL_7B, "--metric", metric, "--lang", lang)
+        assert status == 0
+        assert (words in out) is said
+        assert ("expandable_segments:True" in out) is said
+
+
 @pytest.mark.parametrize(("argv", "option"), [
     (("fit", "--model", "llama-2-7b"), "--gpu"),
     (("fit", "--gpu", "a100"), "--model"),

@@ -128,6 +128,8 @@ def test_page_shows_the_verdict_chart_and_ranked_changes_in_french(client: Any) 
     assert rows == ranked and rows
     assert "Plus grand micro-lot qui tient" in html
     assert "Fujii et al. 2024" in html
+    # planned on the device metric: the cache is that of steps of one shape
+    assert "une même forme" in html and "expandable_segments:True" in html
 
 
 def test_page_in_english_fits_with_qlora_on_a_big_card(client: Any) -> None:
@@ -142,6 +144,7 @@ def test_page_in_english_fits_with_qlora_on_a_big_card(client: Any) -> None:
     assert rows == [c.kind.value for c in report.changes]
     assert ("No change reduces the memory." in html) == (not report.changes)
     assert "Changes combined" not in html  # it fits: nothing to combine
+    assert "for steps of one shape" in html  # the page plans on the device metric
 
 
 def test_margin_is_visible_and_adjustable(client: Any) -> None:

@@ -20,7 +20,7 @@ from vramplan.training.estimate import mlp_tile_tokens
 from vramplan.training.setup import TrainingSetup, optimizer_impl
 from vramplan.training.states import unquantized_linears
 from vramplan.units import format_gb, format_gib, format_number
-from vramplan.vocab import Optimizer
+from vramplan.vocab import Metric, Optimizer
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser], lang: Lang,
@@ -62,7 +62,10 @@ def report(result: FitReport, lang: Lang) -> str:
     ]
     if result.combined:
         sections.append(_combined(result.combined, lang))
-    sections.append(translate("fit.notice", lang))
+    notice = translate("fit.notice", lang)
+    if result.setup.training.metric is not Metric.ALLOCATED:
+        notice += "\n" + translate("fit.varying_shapes", lang)
+    sections.append(notice)
     return "\n\n".join(sections)
 
 

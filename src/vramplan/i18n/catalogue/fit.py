@@ -153,6 +153,19 @@ MESSAGES = {
         "(docs/sharding.md).",
         EN: "First-order estimate: check on a real training step (docs/sharding.md).",
     },
+    # PyTorch's CUDA semantics notes, "Optimizing memory usage with PYTORCH_CUDA_ALLOC_CONF":
+    # expandable segments "better handle cases where a job changes allocation sizes frequently,
+    # such as having a changing batch size"; the simulated allocator, fed steps of lengths drawn
+    # below the sequence length, keeps more cached without them and none with them
+    # (docs/open-leads.md, "Steps of varying lengths, replayed")
+    "fit.varying_shapes": {
+        FR: "Mémoire réservée et mémoire du GPU pour des pas d'une même forme : des lots dont la "
+        "longueur change d'un pas à l'autre laissent davantage en cache dans PyTorch "
+        "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True le limite).",
+        EN: "Reserved and device memory are for steps of one shape: batches whose length "
+        "changes from step to step leave more in PyTorch's cache "
+        "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True limits it).",
+    },
     "fit.yes": {FR: "oui", EN: "yes"},
     "fit.no": {FR: "non", EN: "no"},
     # --- parts added by sharding ---------------------------------------------------------------

@@ -808,8 +808,7 @@ def _down_projection(ledger: _Ledger, spec: BlockSpec, product: _Tensor, width: 
 
 def released_before_block_peak(arch: Architecture, spec: BlockSpec) -> tuple[Saved, ...]:
     """The block's saved tensors (`block_saved`'s names) already freed when its backward peaks:
-    those
-    that only the adapters of a gated MLP's frozen down projection keep (the product
+    those that only the adapters of a gated MLP's frozen down projection keep (the product
     act(gate) * up, read by lora_A, and lora_A's output, read by lora_B's gradient). The down
     projection runs its backward first in a pre-norm block, and autograd frees a node's saved
     tensors once the node has run (a non-reentrant checkpoint drops each recomputed one once

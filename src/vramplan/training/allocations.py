@@ -1820,8 +1820,9 @@ def optimizer_step_temporaries(arch: Architecture, setup: TrainingSetup) -> int:
 
 
 def step_makes_temporaries(setup: TrainingSetup) -> bool:
-    """Whether the optimizer step allocates temporaries at all (`step_temporaries_over`): AdamW
-    but `fused` (and bitsandbytes' kernels), or Adafactor."""
+    """Whether the optimizer step allocates temporaries at all (`step_temporaries_over`): torch's
+    AdamW stepped `for-loop`, `foreach` or in backward, and Adafactor; not `fused` AdamW, nor
+    bitsandbytes' 8-bit and paged AdamW or SGD, which update in place."""
     return setup.optimizer is Optimizer.ADAFACTOR or (
         setup.optimizer is Optimizer.ADAMW and optimizer_impl(setup) is not OptimizerImpl.FUSED)
 

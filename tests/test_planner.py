@@ -9,19 +9,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vramplan.bisection import largest_fitting, smallest_fitting
-from vramplan.distributed.per_gpu import default_parallelism
+from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
 from vramplan.errors import OutOfRange
 from vramplan.planner.changes import CHANGE_COSTS, Change, ChangeKind, rank_changes
 from vramplan.planner.report import fit_report
 from vramplan.planner.search import fewest_gpus, max_micro_batch, max_sequence
-from vramplan.planner.setup import FitSetup, peak_bytes
+from vramplan.planner.setup import FitSetup, fits, floor_bytes, peak_bytes
 from vramplan.planner.verdict import DEFAULT_USABLE_SHARE, usable_share_from_percent
 from vramplan.presets.gpus import find_gpu
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.setup import TrainingSetup
 from vramplan.units import BYTES_PER_GIB
 from vramplan.verdict import GpuVerdict
-from vramplan.vocab import Metric, Offload, Precision, Scheme
+from vramplan.vocab import Method, Metric, Offload, Precision, Quant, Scheme
 
 
 def test_verdict_applies_the_margin() -> None:
@@ -206,3 +206,26 @@ def test_a_fit_caps_transformers_warm_up_by_the_card() -> None:
     gpu = find_gpu("a100-80gb")
     assert report.setup.training.card_free_bytes == free_at_load_bytes(gpu)
     assert report.estimate.total_bytes < 50 * BYTES_PER_GIB
+
+
+@pytest.mark.parametrize(("model", "method", "scheme", "gpus"), [
+    ("llama-3.1-8b", Method.FULL, Scheme.NONE, 1), ("qwen2.5-7b", Method.LORA, Scheme.NONE, 1),
+    ("llama-2-70b", Method.QLORA, Scheme.FSDP, 2), ("mixtral-8x7b", Method.LORA, Scheme.ZERO3, 4),
+    ("qwen3-30b-a3b", Method.FULL, Scheme.ZERO2, 8)])
+def test_the_searches_floor_never_exceeds_the_peak(model: str, method: Method, scheme: Scheme,
+                                                   gpus: int) -> None:
+    """The planner rules a candidate out on its peak without the allocator's cache, which no
+    replay can lower: the floor is at most the peak in every metric, and `fits` says what the
+    peak says."""
+    arch = architecture_of(find_model(model))
+    for metric in Metric:
+        training = TrainingSetup(method=method, metric=metric, seq_len=4096,
+                                 quant=Quant.NF4_DQ if method is Method.QLORA else Quant.NONE)
+        estimate = estimate_per_gpu(arch, training, default_parallelism(training, scheme, gpus))
+        assert estimate.floor_bytes(metric) <= estimate.metric_bytes(metric)
+        if metric is Metric.ALLOCATED:
+            assert estimate.floor_bytes(metric) == estimate.allocated_bytes
+        setup = FitSetup(arch, training, default_parallelism(training, scheme, gpus))
+        assert floor_bytes(setup) == estimate.floor_bytes(metric)
+        for usable in (floor_bytes(setup) - 1, peak_bytes(setup) - 1, peak_bytes(setup)):
+            assert fits(setup, usable) == (peak_bytes(setup) <= usable)

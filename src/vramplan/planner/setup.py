@@ -29,11 +29,37 @@ def estimate_fit_setup(setup: FitSetup) -> PerGpuEstimate:
 
 
 @lru_cache(maxsize=4096)
+def _estimate(setup: FitSetup) -> PerGpuEstimate:
+    """`estimate_fit_setup`, once per setup: a report asks for a setup's floor, then its peak."""
+    return estimate_fit_setup(setup)
+
+
+@lru_cache(maxsize=4096)
 def peak_bytes(setup: FitSetup) -> int:
     """The per-GPU peak in the setup's metric. A report looks at the same setups more than once
     (a change, then the same change among the combined ones; a search's last step), so each is
     estimated once."""
-    return estimate_fit_setup(setup).total_bytes
+    return _estimate(setup).total_bytes
+
+
+def floor_bytes(setup: FitSetup) -> int:
+    """The per-GPU peak without the allocator's cache (`PeakOverPhases.floor_bytes`): what a
+    search's guess of its edge is made from, with no replay."""
+    estimate = _estimate(setup)
+    return estimate.floor_bytes(estimate.metric)
+
+
+def fits(setup: FitSetup, usable_bytes: int) -> bool:
+    """The per-GPU peak fits in `usable_bytes`. A setup whose peak without the allocator's
+    cache (`floor_bytes`) is already over does not fit whatever the cache: the replay of the
+    caching allocator, most of an estimate's time, runs only for the others."""
+    return floor_bytes(setup) <= usable_bytes and peak_bytes(setup) <= usable_bytes
+
+
+def clear_memos() -> None:
+    """Forget every estimate (a benchmark's fresh report)."""
+    _estimate.cache_clear()
+    peak_bytes.cache_clear()
 
 
 def with_training(setup: FitSetup, **fields: object) -> FitSetup:

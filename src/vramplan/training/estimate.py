@@ -265,6 +265,13 @@ class PeakOverPhases:
     def device_bytes(self) -> int:
         return self.reserved_bytes + self.outside_allocator_bytes
 
+    def floor_bytes(self, metric: Metric) -> int:
+        """`metric_bytes` without the allocator's cache, which is never negative: a lower bound
+        that replays nothing (the planner's searches rule a setup out on it)."""
+        if metric is Metric.DEVICE:
+            return self.allocated_bytes + self.outside_allocator_bytes
+        return self.allocated_bytes
+
     def metric_bytes(self, metric: Metric) -> int:
         """The peak read in `metric`; only `reserved` and `device` replay the allocator."""
         if metric is Metric.ALLOCATED:

@@ -88,8 +88,8 @@ TRACED_ADAPTERS_FP32 = False
 """Whether a trace's LoRA adapters are upcast to fp32: peft's `get_peft_model` does it by default
 since v0.12.0 (`vramplan.presets.frameworks.PEFT_UPCASTS_ADAPTERS_SINCE`); the trace builds them
 in the model's dtype (`autocast_adapter_dtype=False`) unless its setup asks
-(`TraceSetup.adapters_fp32`), and an analytic setup compared with a trace says which
-(`TrainingSetup.adapters_fp32`)."""
+(`TraceSetup.adapters_fp32`) or trains QLoRA, and an analytic setup compared with a trace says
+which (`TrainingSetup.adapters_fp32`)."""
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,8 @@ class TraceSetup:
     adapters_fp32: bool = TRACED_ADAPTERS_FP32
     """LoRA's adapters upcast to fp32, as peft's `get_peft_model(autocast_adapter_dtype=True)`,
     its default, makes them over a 16-bit model; each adapter then copies its input to fp32
-    (`vramplan.training.setup.peft_casts_adapter_input`). Unused by the other methods."""
+    (`vramplan.training.setup.peft_casts_adapter_input`). Always under QLoRA (`make_setup`),
+    where peft leaves them fp32 on bitsandbytes' layers. Unused by the other methods."""
     alignment: AlignmentSetup | None = None
     """DPO or GRPO around the policy, which trains as `method` says (full, LoRA or QLoRA); only
     `precompute_ref`, `beta` and `completion_len` apply (generation is not traced)."""
@@ -314,8 +315,12 @@ def _checked(setup: TraceSetup, impl_given: object) -> TraceSetup:
 
 
 def _with_lora_defaults(setup: TraceSetup) -> TraceSetup:
+    """peft's defaults for a LoRA setup: its rank and targets, and fp32 adapters over a 4-bit
+    base, which peft builds in torch's default dtype and leaves there (bitsandbytes' weight is
+    uint8 storage: `vramplan.training.setup.adapters_in_fp32`)."""
     if not setup.uses_lora:
         return setup
     return replace(setup, lora_r=setup.lora_r or DEFAULT_LORA_R,
-                   lora_targets=setup.lora_targets or tuple(t.value for t in PEFT_LORA_TARGETS))
+                   lora_targets=setup.lora_targets or tuple(t.value for t in PEFT_LORA_TARGETS),
+                   adapters_fp32=setup.adapters_fp32 or setup.method is Method.QLORA)
 

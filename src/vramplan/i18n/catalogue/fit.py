@@ -159,9 +159,9 @@ MESSAGES = {
     # below the sequence length, keeps more cached without them and none with them
     # (docs/open-leads.md, "Steps of varying lengths, replayed")
     "fit.varying_shapes": {
-        FR: "Mémoire réservée et mémoire du GPU pour des pas d'une même forme : des lots dont la "
-        "longueur change d'un pas à l'autre laissent davantage en cache dans PyTorch "
-        "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True le limite).",
+        FR: "La mémoire réservée et la mémoire du GPU valent pour des pas d'une même forme : des "
+        "lots dont la longueur change d'un pas à l'autre laissent davantage en cache dans "
+        "PyTorch (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True le limite).",
         EN: "Reserved and device memory are for steps of one shape: batches whose length "
         "changes from step to step leave more in PyTorch's cache "
         "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True limits it).",

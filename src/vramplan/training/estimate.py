@@ -24,7 +24,7 @@ from fractions import Fraction
 from functools import cached_property
 
 from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig
-from vramplan.model.architecture import Architecture, MlpKind, NormKind
+from vramplan.model.architecture import Architecture, LinearRole, MlpKind, NormKind
 from vramplan.model.lora_targets import expand_targets
 from vramplan.parts import Component, PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
@@ -1121,12 +1121,32 @@ def _autocast_weight_copies(arch: Architecture, setup: TrainingSetup) -> int:
                 for layer in range(arch.n_layers - graph, arch.n_layers))
     copies = block + _head_copies(arch, setup)
     if setup.method.uses_lora:
-        first_block_unsaved = sum(per_block.get(role, 0) for role in ("q", "k", "v"))
-        if arch.parallel_block:
-            first_block_unsaved += sum(n for role, n in per_block.items()
-                                       if role in ("gate", "up", "down", "router"))
-        copies -= first_block_unsaved
+        copies -= sum(per_block.get(role, 0) for role in _first_block_unsaved_casts(arch, setup))
     return 2 * copies
+
+
+def _first_block_unsaved_casts(arch: Architecture,
+                               setup: TrainingSetup) -> tuple[LinearRole, ...]:
+    """Under LoRA the first block's input needs no gradient, so a frozen linear saves its
+    weight's cast only when what it reads does: q, k and v never; o once q, k or v has an
+    adapter; the MLP's gate and up once anything in the attention has one (the residual after
+    it then needs a gradient, `block_saved`'s `mid_needs_grad`), down once gate or up has one
+    too; in a parallel block the MLP reads the block's input like the attention. Traced
+    (`amp`, 2-layer Llama and Qwen2, no checkpointing): LoRA on gate alone was +5.7 to +6.0 %
+    and on down alone +4.4 to +4.6 % above the trace while the MLP's casts were counted."""
+    targets = expand_targets(setup.lora_targets)
+    qkv = bool(targets & {LoraTarget.Q, LoraTarget.K, LoraTarget.V})
+    mid = bool(targets & {LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.O})
+    mlp_in = False if arch.parallel_block else mid
+    product = mlp_in or bool(targets & {LoraTarget.GATE, LoraTarget.UP})
+    unsaved: list[LinearRole] = ["q", "k", "v"]
+    if not qkv:
+        unsaved.append("o")
+    if not mlp_in:
+        unsaved += ["gate", "up", "router"]
+    if not product:
+        unsaved.append("down")
+    return tuple(unsaved)
 
 
 def _cached_block_copies(arch: Architecture, setup: TrainingSetup) -> int:

@@ -51,7 +51,7 @@ def main() -> int:
         start = time.process_time()
         one_report(args.model, args.gpu, args.metric)
         times.append((time.process_time() - start) * 1000)
-    estimates = planner_setup._estimate.cache_info().misses
+    estimates = planner_setup.estimate_fit_setup.cache_info().misses
     peaks = planner_setup.peak_bytes.cache_info().misses
     median = statistics.median(times)
     print(f"fit report {args.model} on {args.gpu}, metric {args.metric}: "

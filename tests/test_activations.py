@@ -14,6 +14,7 @@ from vramplan.training.activations import (
     block_saved,
     checkpointed,
     embedding_saved_bytes,
+    first_block_graphless_linears,
     quantized_base_inputs,
     total_per_token,
 )
@@ -808,3 +809,25 @@ def test_which_setups_copy_the_adapters_input_to_fp32(
         framework=Framework.HF), **changes)  # type: ignore[arg-type]
     spec = block_spec(LLAMA, setup)
     assert (spec.autocast_16bit_weights, spec.adapter_input_fp32) == (autocast, copies)
+
+
+@pytest.mark.parametrize(("targets", "graphless"), [
+    (Q_V, ("q", "k", "v")),
+    (frozenset({LoraTarget.O}), ("q", "k", "v", "o")),
+    (frozenset({LoraTarget.GATE}), ("q", "k", "v", "o", "gate", "up", "router")),
+    (frozenset({LoraTarget.DOWN}), ("q", "k", "v", "o", "gate", "up", "router", "down")),
+])
+def test_the_first_lora_blocks_graphless_linears_follow_its_adapters(
+        targets: frozenset[LoraTarget], graphless: tuple[str, ...]) -> None:
+    setup = TrainingSetup(method=Method.LORA, precision=Precision.AMP, lora_targets=targets)
+    assert first_block_graphless_linears(LLAMA, block_spec(LLAMA, setup)) == graphless
+
+
+def test_the_first_lora_block_reads_the_frameworks_default_targets() -> None:
+    """An empty target set is the framework's default (q and v for transformers), not no
+    adapter: its first block under autocast saves what q and v adapted make it save."""
+    default = TrainingSetup(method=Method.LORA, precision=Precision.AMP, framework=Framework.HF)
+    named = dataclasses.replace(default, lora_targets=Q_V)
+    assert first_block_graphless_linears(LLAMA, block_spec(LLAMA, default)) == ("q", "k", "v")
+    assert estimate_training(LLAMA, default).allocated_bytes \
+        == estimate_training(LLAMA, named).allocated_bytes

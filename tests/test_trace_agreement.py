@@ -386,7 +386,7 @@ MLP_LORA_AMP_MATRIX = [(family, targets) for family in ("llama", "qwen2", "mistr
                        for targets in ("gate;up;down", "down")]
 """Adapters on the MLP alone under `amp`, without checkpointing: in the first block the frozen
 linears that read a tensor needing no gradient save no 16-bit cast of their weight (q, k, v, o,
-gate and up, and down too when neither gate nor up is adapted: `_first_block_unsaved_casts`).
+gate and up, and down too when neither gate nor up is adapted: `first_block_graphless_linears`).
 Before that was modelled (2026-12-06) the model was +4.4 to +4.6 % above the trace with down
 alone. Not here: the Llama with a 32-word vocabulary (-5.3 and -5.9 %, where the block's own
 tensors decide: down's adapter under `amp` copies its 16-bit input to fp32, then autocast casts

@@ -24,16 +24,13 @@ class FitSetup:
     """The model's registry name, for display."""
 
 
-def estimate_fit_setup(setup: FitSetup) -> PerGpuEstimate:
-    return estimate_per_gpu(setup.arch, setup.training, setup.parallelism)
-
-
 @lru_cache(maxsize=1024)
-def _estimate(setup: FitSetup) -> PerGpuEstimate:
-    """`estimate_fit_setup`, once per setup: a report asks for a setup's floor, then its peak.
-    About 12 KB an estimate (1,000 of llama-2-70b's: 11.9 MB of resident memory), so fewer are
-    kept than `peak_bytes`'s integers; a report makes about 50."""
-    return estimate_fit_setup(setup)
+def estimate_fit_setup(setup: FitSetup) -> PerGpuEstimate:
+    """The per-GPU estimate of `setup`, once per setup: a report asks for a setup's floor, then
+    its peak, and the report's own setup again for its verdict and changes. About 12 KB an
+    estimate (1,000 of llama-2-70b's: 11.9 MB of resident memory), so fewer are kept than
+    `peak_bytes`'s integers; a report makes about 50."""
+    return estimate_per_gpu(setup.arch, setup.training, setup.parallelism)
 
 
 @lru_cache(maxsize=4096)
@@ -41,13 +38,13 @@ def peak_bytes(setup: FitSetup) -> int:
     """The per-GPU peak in the setup's metric. A report looks at the same setups more than once
     (a change, then the same change among the combined ones; a search's last step), so each is
     estimated once."""
-    return _estimate(setup).total_bytes
+    return estimate_fit_setup(setup).total_bytes
 
 
 def floor_bytes(setup: FitSetup) -> int:
     """The per-GPU peak without the allocator's cache (`PeakOverPhases.floor_bytes`): what a
     search's guess of its edge is made from, with no replay."""
-    estimate = _estimate(setup)
+    estimate = estimate_fit_setup(setup)
     return estimate.floor_bytes(estimate.metric)
 
 
@@ -60,7 +57,7 @@ def fits(setup: FitSetup, usable_bytes: int) -> bool:
 
 def clear_memos() -> None:
     """Forget every estimate (a benchmark's fresh report)."""
-    _estimate.cache_clear()
+    estimate_fit_setup.cache_clear()
     peak_bytes.cache_clear()
 
 

@@ -24,7 +24,7 @@ from fractions import Fraction
 from functools import cached_property
 
 from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig
-from vramplan.model.architecture import Architecture, LinearRole, MlpKind, NormKind
+from vramplan.model.architecture import Architecture, MlpKind, NormKind
 from vramplan.model.lora_targets import expand_targets
 from vramplan.parts import Component, PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
@@ -56,6 +56,7 @@ from vramplan.training.activations import (
     block_input_bytes,
     block_saved,
     embedding_saved_bytes,
+    first_block_graphless_linears,
     fused_loss_rows,
     head_and_loss,
     kept_for_backward,
@@ -402,7 +403,7 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
     blocks = _blocks_activation_bytes(arch, setup, spec, saved) * tokens
     loss = head_and_loss(arch, spec, _head_spec(arch, setup), setup.batch, setup.seq_len,
                          logit_len=setup.logit_len)
-    autocast_copies = _autocast_weight_copies(arch, setup)
+    autocast_copies = _autocast_weight_copies(arch, setup, spec)
     cached_copies = _cached_block_copies(arch, setup)
     needs_grad = _embedding_output_needs_grad(setup)
     embedding = embedding_saved_bytes(
@@ -1093,12 +1094,13 @@ def _tied_in_framework(arch: Architecture, setup: TrainingSetup) -> bool:
     return arch.tied_embeddings and not head_is_separate(arch, setup)
 
 
-def _autocast_weight_copies(arch: Architecture, setup: TrainingSetup) -> int:
+def _autocast_weight_copies(arch: Architecture, setup: TrainingSetup, spec: BlockSpec) -> int:
     """Under autocast every fp32 linear weight is cast to 16 bits for its matmul, and the matmul
     saves that copy for its input's gradient until backward. Casts of frozen weights are not
     cached (torch autocast caches only leaves that require grad, autocast_mode.cpp
-    `cached_cast`) and are saved only when the matmul's input needs a gradient: not the first
-    block's q/k/v under LoRA (nor its MLP in a parallel block); trainable ones are cached."""
+    `cached_cast`) and are saved only when the matmul's input needs a gradient: not those of
+    the first block's linears under LoRA that read a tensor needing none
+    (`first_block_graphless_linears`); trainable ones are cached."""
     if not autocast_casts_weights(setup):
         return 0
     if setup.checkpointing is Checkpointing.FULL:
@@ -1121,32 +1123,8 @@ def _autocast_weight_copies(arch: Architecture, setup: TrainingSetup) -> int:
                 for layer in range(arch.n_layers - graph, arch.n_layers))
     copies = block + _head_copies(arch, setup)
     if setup.method.uses_lora:
-        copies -= sum(per_block.get(role, 0) for role in _first_block_unsaved_casts(arch, setup))
+        copies -= sum(per_block.get(role, 0) for role in first_block_graphless_linears(arch, spec))
     return 2 * copies
-
-
-def _first_block_unsaved_casts(arch: Architecture,
-                               setup: TrainingSetup) -> tuple[LinearRole, ...]:
-    """Under LoRA the first block's input needs no gradient, so a frozen linear saves its
-    weight's cast only when what it reads does: q, k and v never; o once q, k or v has an
-    adapter; the MLP's gate and up once anything in the attention has one (the residual after
-    it then needs a gradient, `block_saved`'s `mid_needs_grad`), down once gate or up has one
-    too; in a parallel block the MLP reads the block's input like the attention. Traced
-    (`amp`, 2-layer Llama and Qwen2, no checkpointing): LoRA on gate alone was +5.7 to +6.0 %
-    and on down alone +4.4 to +4.6 % above the trace while the MLP's casts were counted."""
-    targets = expand_targets(setup.lora_targets)
-    qkv = bool(targets & {LoraTarget.Q, LoraTarget.K, LoraTarget.V})
-    mid = bool(targets & {LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.O})
-    mlp_in = False if arch.parallel_block else mid
-    product = mlp_in or bool(targets & {LoraTarget.GATE, LoraTarget.UP})
-    unsaved: list[LinearRole] = ["q", "k", "v"]
-    if not qkv:
-        unsaved.append("o")
-    if not mlp_in:
-        unsaved += ["gate", "up", "router"]
-    if not product:
-        unsaved.append("down")
-    return tuple(unsaved)
 
 
 def _cached_block_copies(arch: Architecture, setup: TrainingSetup) -> int:

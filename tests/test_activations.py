@@ -16,6 +16,7 @@ from vramplan.training.activations import (
     embedding_saved_bytes,
     first_block_graphless_linears,
     quantized_base_inputs,
+    recomputed_forward_peak,
     total_per_token,
 )
 from vramplan.training.estimate import block_spec, estimate_training
@@ -795,7 +796,8 @@ def test_autograd_saves_each_adapters_own_copy_of_peft_fp32_input() -> None:
     ({"adapters_gathered_16bit": True}, True, False),  # accelerate's FSDP param_dtype
     ({"adapters_fp32": False}, True, False),  # DeepSpeed's engine, the tracer
     ({"code_date": "2024-06-01"}, True, False),  # before peft v0.12.0: bf16 adapters
-    ({"precision": Precision.AMP}, False, False),  # counted by `autocast` as before
+    # fp32 weights, fp32 adapters: a 16-bit input (o's, down's) is copied, autocast casts back
+    ({"precision": Precision.AMP}, False, True),
     ({"framework": Framework.LITGPT}, False, False),  # litgpt's own adapters
 ])
 def test_which_setups_copy_the_adapters_input_to_fp32(
@@ -831,3 +833,46 @@ def test_the_first_lora_block_reads_the_frameworks_default_targets() -> None:
     assert first_block_graphless_linears(LLAMA, block_spec(LLAMA, default)) == ("q", "k", "v")
     assert estimate_training(LLAMA, default).allocated_bytes \
         == estimate_training(LLAMA, named).allocated_bytes
+
+
+TINY_LLAMA = parse_config({"model_type": "llama", "hidden_size": 128, "num_hidden_layers": 2,
+                           "num_attention_heads": 4, "num_key_value_heads": 2,
+                           "intermediate_size": 352, "vocab_size": 512,
+                           "max_position_embeddings": 1024})
+
+
+@pytest.mark.parametrize(("reentrant", "per_token"), [(False, 9368), (True, 9208)])
+def test_recomputed_forward_peak_tallied_by_hand(reentrant: bool, per_token: int) -> None:
+    """A 128-wide Llama block (intermediate 352), LoRA on gate, up and down with peft's fp32
+    adapters over bf16 weights, recomputed under full checkpointing. Saved up to up's adapter:
+    the norms' fp32 inputs (2 x 512) and rstd (2 x 4), q 256, k and v 128 each, SDPA's output
+    256 and log-sum-exp 16, gate's and up's fp32 input copies (2 x 512) and lora_A outputs
+    (2 x 32), gate's output and act(gate) (2 x 704): 4,312. Non-reentrant, up's adapter ends
+    with its base output (704), lora_B's fp32 output and its scaled copy (2 x 1,408), the
+    residual and the second norm's output (2 x 256), the incoming gradient (256) and down's
+    adapter gradients, fp32 and its bf16 cast (512 + 256): 9,368 bytes a token, the traced
+    live set at the peak (vramplan.tracer, 2 x 128 tokens, 2,398,208 bytes above the
+    checkpoints). Reentrant, the whole forward runs again before any gradient: down's adapter
+    ends last, beside every saved tensor (6,456), the product (704), its base output (256),
+    lora_B's output and its scaled copy (2 x 512), the locals and the incoming gradient: 9,208."""
+    setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, framework=Framework.HF,
+                          lora_targets=frozenset({LoraTarget.GATE, LoraTarget.UP,
+                                                  LoraTarget.DOWN}),
+                          lora_rank=8, adapters_fp32=True, no_autocast=True,
+                          attention=Attention.SDPA, checkpointing=Checkpointing.FULL)
+    spec = block_spec(TINY_LLAMA, setup)
+    assert not spec.lora_dropout and spec.adapter_input_fp32
+    assert recomputed_forward_peak(TINY_LLAMA, spec, 128, reentrant=reentrant) == per_token
+
+
+def test_recomputed_forward_peak_only_where_a_moment_is_modelled() -> None:
+    """No adapter on the MLP, or a block whose forward runs in another order: no moment."""
+    setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, framework=Framework.HF,
+                          lora_targets=Q_V, lora_rank=8, adapters_fp32=True,
+                          checkpointing=Checkpointing.FULL)
+    assert recomputed_forward_peak(LLAMA, block_spec(LLAMA, setup), 512, reentrant=False) == 0
+    mlp = dataclasses.replace(setup, lora_targets=frozenset({LoraTarget.UP}))
+    assert recomputed_forward_peak(LLAMA, block_spec(LLAMA, mlp), 512, reentrant=False) > 0
+    parallel = dataclasses.replace(LLAMA, parallel_block=True)
+    assert recomputed_forward_peak(parallel, block_spec(parallel, mlp), 512,
+                                   reentrant=False) == 0

@@ -170,13 +170,26 @@ class Saved:
 
 
 class _Ledger:
-    """Saved tensors by name: a tensor saved by two operations is counted once."""
+    """Saved tensors by name: a tensor saved by two operations is counted once. It also notes
+    the forward's moments that can outgrow what the block saves (`moment`)."""
 
     def __init__(self) -> None:
         self._items: dict[str, int] = {}
+        self.moments: list[tuple[int, int]] = []
+        """(bytes saved so far, bytes alive beyond them), per token, in forward order."""
 
     def keep(self, name: str, bytes_per_token: int) -> None:
         self._items.setdefault(name, bytes_per_token)
+
+    def has(self, name: str) -> bool:
+        return name in self._items
+
+    def total(self) -> int:
+        return sum(self._items.values())
+
+    def moment(self, alive: int) -> None:
+        """The forward holds `alive` bytes per token beyond what it has saved so far."""
+        self.moments.append((self.total(), alive))
 
     def items(self) -> tuple[Saved, ...]:
         return tuple(Saved(name, n) for name, n in self._items.items() if n > 0)
@@ -190,12 +203,19 @@ def block_saved(arch: Architecture, spec: BlockSpec, seq_len: int,
     under LoRA, the first trained block under `freeze`): its first norm and the frozen matmuls
     that read it save nothing (autograd builds no graph for them).
     """
+    return _block_ledger(arch, spec, seq_len, input_needs_grad).items()
+
+
+def _block_ledger(arch: Architecture, spec: BlockSpec, seq_len: int,
+                  input_needs_grad: bool) -> _Ledger:
     ledger = _Ledger()
     r = spec.residual_bytes
     if arch.norms_after_sublayers:
-        return _post_norm_block(ledger, arch, spec, seq_len, input_needs_grad)
+        _post_norm_block(ledger, arch, spec, seq_len, input_needs_grad)
+        return ledger
     if _unsloth_lora_kernels(arch, spec):
-        return _unsloth_lora_block(ledger, arch, spec, input_needs_grad)
+        _unsloth_lora_block(ledger, arch, spec, input_needs_grad)
+        return ledger
     _norm(ledger, arch, spec, _Tensor("x_in", r), name="norm_1", needs_grad=input_needs_grad)
     n1 = _Tensor("norm_1_out", r)
     _attention(ledger, arch, spec, n1, seq_len=seq_len, input_needs_grad=input_needs_grad)
@@ -216,7 +236,7 @@ def block_saved(arch: Architecture, spec: BlockSpec, seq_len: int,
     if arch.sandwich_norms:
         _norm(ledger, arch, spec, _Tensor("mlp_out", spec.compute_bytes), name="post_mlp_norm",
               needs_grad=True)
-    return ledger.items()
+    return ledger
 
 
 def _residual_after_attention_needs_grad(spec: BlockSpec, input_needs_grad: bool) -> bool:
@@ -249,7 +269,7 @@ def first_block_graphless_linears(arch: Architecture, spec: BlockSpec) -> tuple[
 
 
 def _post_norm_block(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_len: int,
-                     input_needs_grad: bool) -> tuple[Saved, ...]:
+                     input_needs_grad: bool) -> None:
     """OLMo 2's block (modeling_olmo2.py `Olmo2DecoderLayer`): attention reads the block's input
     itself, its output is normed before the residual add, and the same for the MLP."""
     r, c = spec.residual_bytes, spec.compute_bytes
@@ -259,7 +279,6 @@ def _post_norm_block(ledger: _Ledger, arch: Architecture, spec: BlockSpec, seq_l
           needs_grad=True)
     _mlp_or_tiled(ledger, arch, spec, _Tensor("x_mid", r), True)
     _norm(ledger, arch, spec, _Tensor("mlp_out", c), name="post_mlp_norm", needs_grad=True)
-    return ledger.items()
 
 
 _UNSLOTH_LORA_TARGETS = frozenset({LoraTarget.Q, LoraTarget.K, LoraTarget.V, LoraTarget.O,
@@ -282,7 +301,7 @@ def _unsloth_lora_kernels(arch: Architecture, spec: BlockSpec) -> bool:
 
 
 def _unsloth_lora_block(ledger: _Ledger, arch: Architecture, spec: BlockSpec,
-                        input_needs_grad: bool) -> tuple[Saved, ...]:
+                        input_needs_grad: bool) -> None:
     """A LoRA block as Unsloth's kernels run it (unslothai/unsloth unsloth/kernels/fast_lora.py
     and rms_layernorm.py @4474e4bc, the same at @015bdef0): each RMSNorm keeps its input and
     inverse RMS (`Fast_RMS_Layernorm`); `LoRA_QKV` keeps only its input X, the normed hidden
@@ -311,7 +330,6 @@ def _unsloth_lora_block(ledger: _Ledger, arch: Architecture, spec: BlockSpec,
     if spec.mlp_tile_share is None:  # tiled, `LoRA_MLP` runs inside each tile (`_mlp_or_tiled`)
         ledger.keep("gate_out", c * f)
         ledger.keep("up_out", c * f)
-    return ledger.items()
 
 
 @dataclass(frozen=True, slots=True)
@@ -444,11 +462,14 @@ def _qk_norms(ledger: _Ledger, arch: Architecture, spec: BlockSpec, *, q_grad: b
 
 
 def _linear(ledger: _Ledger, spec: BlockSpec, source: _Tensor, width: int, *, lora: int,
-            prefix: str, needs_grad: bool = True, readers: int = 1, copies: int = 1) -> None:
+            prefix: str, needs_grad: bool = True, readers: int = 1, copies: int = 1,
+            out_width: int = 0) -> None:
     """What linear layers reading `source` (`width` elements per token) keep; `lora` is how
     many of them carry an adapter (each with its own dropout); `readers` how many separate
     matmuls read it (under autocast each casts its own 16-bit copy of the input); `copies` how
-    many rows a token makes (a routed expert's: each adapter's lora_A output is per row)."""
+    many rows a token makes (a routed expert's: each adapter's lora_A output is per row). With
+    `out_width` (one linear's output width), the moment lora_A runs on a copy it does not keep
+    (`_ledger.moment`)."""
     if spec.weights_train:
         if spec.autocast and source.itemsize != spec.compute_bytes:
             for reader in range(readers):
@@ -474,6 +495,12 @@ def _linear(ledger: _Ledger, spec: BlockSpec, source: _Tensor, width: int, *, lo
         elif autocast and adapter_input != spec.compute_bytes:
             # each adapter's lora_A casts its own 16-bit copy of the input
             ledger.keep(f"{tag}_lora_input_16bit", spec.compute_bytes * width)
+            if out_width and adapter_input != source.itemsize:
+                # peft's fp32 copy of a 16-bit input is lora_A's input, not kept: as lora_A
+                # runs, it, the input and the base layer's output are alive
+                alive = FP32 * width + spec.compute_bytes * out_width \
+                    + (0 if ledger.has(source.name) else source.itemsize * width)
+                ledger.moment(alive + adapter_out * spec.lora_rank * copies)
         elif adapter_input != source.itemsize:
             # each adapter's lora_A keeps peft's own fp32 copy of the input
             ledger.keep(f"{tag}_lora_input_fp32", FP32 * width)
@@ -793,12 +820,15 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
             lora_in = min(lora_in, 1)  # peft's one adapter on the fused gate_up nn.Linear
         _linear(ledger, spec, n2, h, lora=lora_in, prefix="gate_up", needs_grad=input_needs_grad,
                 readers=1 if fused_gate_up else 2)
+        m = _mlp_hidden_itemsize(spec, n2.itemsize)
+        if lora_in and (fused_gate_up or LoraTarget.UP not in targets):
+            # the fused gate_up's adapter, or gate's alone, ends before act(gate) exists
+            ledger.moment(_adapter_tail(spec, m, 2 * f if fused_gate_up else f))
         # act(gate) saves its input; act * up saves both factors (compiled: act(gate) is
         # recomputed from gate in backward, COMPILED_SAVES). Megatron-LM's linear_fc1 makes
         # gate and up as one tensor and its fused SwiGLU saves only that input
         # (megatron/core/fusions/fused_bias_swiglu.py `SwiGLUFunction`); Liger's SiLU-mul
         # saves gate and up, not the activation (`BlockSpec.liger_kernels`)
-        m = _mlp_hidden_itemsize(spec, n2.itemsize)
         if input_needs_grad or spec.weights_train or lora_in:
             # else (the first trained block, only its down projection adapted) gate and up
             # need no gradient, so neither act(gate) nor the product saves anything: down's
@@ -806,16 +836,20 @@ def _mlp(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n2: _Tensor,
             ledger.keep("gate_out", m * f)
             if not (spec.compiled or megatron or spec.liger_kernels):
                 ledger.keep("act_out", m * f)
+            if LoraTarget.UP in targets and not fused_gate_up:
+                # up's adapter ends beside gate's output and act(gate)
+                ledger.moment(_adapter_tail(spec, m, f))
             ledger.keep("up_out", m * f)
-        _down_projection(ledger, spec, _Tensor("mlp_hidden", m), f)
+        _down_projection(ledger, spec, _Tensor("mlp_hidden", m), f, h)
     else:
         _linear(ledger, spec, n2, h, lora=int(LoraTarget.UP in targets), prefix="up",
                 needs_grad=input_needs_grad)
         m = _mlp_hidden_itemsize(spec, n2.itemsize)
+        if LoraTarget.UP in targets:
+            ledger.moment(_adapter_tail(spec, m, f))
         for name, itemsize in _activation_saved_tensors(arch, spec):
             ledger.keep(name, max(itemsize, m) * f)
-        _linear(ledger, spec, _Tensor("act_out", m), f,
-                lora=int(LoraTarget.DOWN in targets), prefix="down")
+        _down_projection(ledger, spec, _Tensor("act_out", m), f, h)
     _dropout_mask(ledger, spec, "mlp_out_dropout_mask", arch.mlp_output_dropout, h)
     if arch.is_moe:
         ledger.keep("router_probs", FP32 * arch.n_experts)
@@ -828,10 +862,30 @@ def _mlp_hidden_itemsize(spec: BlockSpec, input_itemsize: int) -> int:
     return input_itemsize if spec.base_output_in_input_dtype else spec.compute_bytes
 
 
-def _down_projection(ledger: _Ledger, spec: BlockSpec, product: _Tensor, width: int) -> None:
-    """What a gated MLP's down projection keeps, reading the product act(gate) * up."""
-    _linear(ledger, spec, product, width, lora=int(LoraTarget.DOWN in spec.lora_targets),
-            prefix="down")
+def _down_projection(ledger: _Ledger, spec: BlockSpec, product: _Tensor, width: int,
+                     hidden: int = 0) -> None:
+    """What the MLP's down projection keeps, reading the product act(gate) * up of a gated MLP
+    or the activation's output; with `hidden` (its output's width), the moment its adapter
+    ends, its input alive beside it."""
+    adapted = LoraTarget.DOWN in spec.lora_targets
+    _linear(ledger, spec, product, width, lora=int(adapted), prefix="down", out_width=hidden)
+    if adapted and hidden:
+        product_alive = 0 if ledger.has(product.name) else product.itemsize * width
+        ledger.moment(product_alive + _adapter_tail(spec, spec.compute_bytes, hidden))
+
+
+def _adapter_tail(spec: BlockSpec, base_itemsize: int, width: int) -> int:
+    """Per token, what an adapted linear's forward holds as its adapter ends, beyond its input
+    and what it saved: the base layer's output and two adapter-wide tensors of `width`, lora_B's
+    output and its scaled copy, then the scaled copy and their sum (peft `Linear.forward`:
+    `result = result + lora_B(lora_A(dropout(x))) * scaling`, then `result.to(
+    torch_result_dtype)`; litgpt's and torchtune's LoRA linears add the same way). fp32
+    adapters without autocast compute in fp32 (`BlockSpec.adapter_input_fp32`), so the sum is
+    fp32 beside the 16-bit base output. Traced (vramplan.tracer, a Llama block recomputed under
+    full checkpointing, LoRA on up with fp32 adapters): the block's peak is at that sum."""
+    autocast = spec.autocast or spec.autocast_16bit_weights
+    adapter = FP32 if spec.adapter_input_fp32 and not autocast else spec.compute_bytes
+    return (base_itemsize + 2 * adapter) * width
 
 
 def released_before_block_peak(arch: Architecture, spec: BlockSpec) -> tuple[Saved, ...]:
@@ -863,6 +917,60 @@ def released_before_block_peak(arch: Architecture, spec: BlockSpec) -> tuple[Sav
     product = _Tensor("mlp_hidden", _mlp_hidden_itemsize(spec, spec.residual_bytes))
     _down_projection(ledger, spec, product, arch.token_mlp_width)
     return ledger.items()
+
+
+def recomputed_forward_peak(arch: Architecture, spec: BlockSpec, seq_len: int, *,
+                            reentrant: bool) -> int:
+    """Per token, the most a block recomputed under full checkpointing holds while its forward
+    runs again, where an adapter's end outgrows what the block saves (`_adapter_tail`): what
+    was saved up to that moment, the moment's own tensors, the mid-block residual and the
+    second norm's output (the decoder layer's locals, unless saved), and the gradient coming
+    into the block. 0 where no such moment is modelled.
+
+    A non-reentrant checkpoint recomputes when the block's backward first unpacks a saved
+    tensor and stops once the last one is made again (torch/utils/checkpoint.py
+    `_checkpoint_hook`, `_StopRecomputationError`, early stop on by default since PyTorch 2.1):
+    a moment after the last saved tensor never comes, and an adapted output projection of the
+    MLP has run its adapter's backward down to lora_B, whose saved lora_A output starts the
+    recomputation, so the gradients of its base output and of lora_B's output wait beside it
+    (`_adapter_gradients_pending`). A reentrant one runs the whole forward again from the
+    block's backward, before any of its gradients.
+
+    Traced (vramplan.tracer, Llama, Qwen2 and Mistral, LoRA on the MLP or every linear with
+    fp32 adapters over bf16 weights, full checkpointing, 2 x 128 tokens): the peak is at up's
+    adapter, bytes as counted here; the block's backward holds less (tests/
+    test_trace_agreement.py `MLP_LORA_MATRIX`). Only the MLP's moments are written (attention's
+    adapters end with less saved), in sequential pre-norm blocks of dense MLPs run by their
+    own code (not parallel, post-norm or sandwich-norm blocks, MoE layers, tiled MLPs, Unsloth's
+    kernels or a compiled block)."""
+    if (arch.parallel_block or arch.sandwich_norms or arch.norms_after_sublayers or arch.is_moe
+            or spec.compiled or spec.mlp_tile_share is not None
+            or _unsloth_lora_kernels(arch, spec)):
+        return 0
+    ledger = _block_ledger(arch, spec, seq_len, True)
+    saved = ledger.total()
+    moments = [so_far + alive for so_far, alive in ledger.moments if reentrant or so_far < saved]
+    if not moments:
+        return 0
+    h, r = arch.hidden_size, spec.residual_bytes
+    layer_locals = sum(r * h for name in ("x_mid", "norm_2_out") if not ledger.has(name))
+    pending = 0 if reentrant else _adapter_gradients_pending(spec, h)
+    return r * h + pending + layer_locals + max(moments)
+
+
+def _adapter_gradients_pending(spec: BlockSpec, hidden: int) -> int:
+    """Per token, the gradients an adapted MLP output projection has made when its lora_B's
+    backward unpacks the first recomputed tensor: of lora_B's output (the scaled sum's
+    gradient times the scale, in the adapter's dtype) and of the base layer's output, a new
+    16-bit tensor where a cast made it (fp32 adapters without autocast: the sum was fp32; under
+    autocast the residual stream is fp32), else the incoming gradient itself."""
+    if LoraTarget.DOWN not in spec.lora_targets:
+        return 0
+    c = spec.compute_bytes
+    autocast = spec.autocast or spec.autocast_16bit_weights
+    adapter = FP32 if spec.adapter_input_fp32 and not autocast else c
+    cast = c if adapter != c or spec.residual_bytes != c else 0
+    return (adapter + cast) * hidden
 
 
 ROUTING_INDEX_VECTORS = 4

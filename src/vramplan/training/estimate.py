@@ -64,6 +64,7 @@ from vramplan.training.activations import (
     masked_local_layer_bytes,
     masked_local_layers_bytes,
     quantized_base_inputs,
+    recomputed_forward_peak,
     released_before_block_peak,
     scores_backward_extra,
     submodule_checkpoint_inputs,
@@ -791,10 +792,15 @@ def _backward_transient(arch: Architecture, setup: TrainingSetup, spec: BlockSpe
     if setup.checkpointing is Checkpointing.FULL:
         # a local layer's recomputed forward makes its float mask and expanded k and v again;
         # checkpointed sub-module by sub-module, one sub-module is recomputed at a time
-        recomputed = largest_submodule_saved(saved) if setup.checkpoint_submodules \
-            else total_per_token(saved) \
-            - total_per_token(released_before_block_peak(arch, spec))
-        transient += recomputed + masked_local_layer_bytes(arch, spec, setup.seq_len)
+        if setup.checkpoint_submodules:
+            transient += largest_submodule_saved(saved)
+        else:
+            # the block's backward, or a moment of its recomputed forward
+            transient = max(transient + total_per_token(saved)
+                            - total_per_token(released_before_block_peak(arch, spec)),
+                            recomputed_forward_peak(arch, spec, setup.seq_len,
+                                                    reentrant=checkpoints_reentrant(setup)))
+        transient += masked_local_layer_bytes(arch, spec, setup.seq_len)
         if offloads_checkpoints(setup) and not checkpoint_reload_buffers(setup) \
                 and not any(item.name == "x_in" for item in saved):
             # an offloaded input comes back into a fresh tensor for its block's recomputation

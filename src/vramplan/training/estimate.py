@@ -787,7 +787,8 @@ def _first_trained_block_bytes(arch: Architecture, setup: TrainingSetup,
 def _backward_transient(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
                         saved: tuple[Saved, ...]) -> int:
     """Per token: the last block's gradient temporaries, plus the block being recomputed under
-    full checkpointing (its saved tensors exist again while its backward runs)."""
+    full checkpointing (its saved tensors exist again while its backward runs), or the
+    recomputed forward's largest moment where that holds more (`recomputed_forward_peak`)."""
     transient = block_backward_transient(arch, spec, saved)
     if setup.checkpointing is Checkpointing.FULL:
         # a local layer's recomputed forward makes its float mask and expanded k and v again;

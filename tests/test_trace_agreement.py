@@ -192,6 +192,9 @@ FAMILIES_2025: dict[str, dict[str, Any]] = {
                    "num_key_value_heads": 2},
     "smollm3": {"model_type": "smollm3", **_COMMON, "intermediate_size": 352,
                 "num_key_value_heads": 2, "pad_token_id": None},
+    # Phi-3 and Phi-4: fused qkv_proj (v a view of its output) and gate_up_proj
+    "phi3": {"model_type": "phi3", **_COMMON, "intermediate_size": 352,
+             "num_key_value_heads": 2, "pad_token_id": 0},
     # mixtures of experts (transformers' grouped_mm experts)
     "qwen3_moe": {"model_type": "qwen3_moe", **_COMMON, "intermediate_size": 352,
                   "num_key_value_heads": 2, "head_dim": 32, "num_experts": 8,

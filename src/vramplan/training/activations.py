@@ -562,9 +562,18 @@ def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor
         ledger.keep("q_scaled" if math else "q", qk * q)
     if keep_k:
         ledger.keep("k", qk * expanded_kv)
-    if fused and not grouped and not math:
-        # v = qkv.split(...)[2].reshape(...) is a view: it keeps the whole fused output alive
-        # (the math kernel's matmul reshapes it into a contiguous copy, which it keeps instead)
+    # v = qkv.split(...)[2].reshape(...) is a view: it keeps the whole fused output alive
+    # (the math kernel's matmul reshapes it into a contiguous copy, which it keeps instead). So
+    # in transformers' fused q/k/v linears whose q and k RoPE makes new (Phi-3's `qkv_proj`:
+    # `value_states = qkv[..., query_pos + kv_dim:]`, a view) where SDPA reads v as it is,
+    # without GQA's expansion; eager attention's matmul reshapes the transposed view into a
+    # copy. Traced (vramplan.tracer, a 2-layer Phi-3, 2 x 128 tokens, SDPA): the fused output,
+    # q+2kv wide, is kept whole (LoRA on qkv_proj -5.3 % -> -0.5 %, full fine-tuning -5.0 % ->
+    # -2.0 %). Not where q and k are views too (GPT-2's `c_attn`, ALiBi's BLOOM and MPT): there
+    # q, k and v together are that output
+    v_view = (fused and not math) or (arch.fused_qkv and arch.position is PositionKind.ROPE
+                                      and not eager)
+    if v_view and not (grouped and (expands or arch.family in _REMOTE_CODE_EXPANDS_KV)):
         ledger.keep("qkv", c * (q + 2 * kv))
     elif keep_v:
         ledger.keep("v", c * expanded_kv)
@@ -597,6 +606,13 @@ def _attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor
     # which saves nothing
     _dropout_mask(ledger, spec, "attn_out_dropout_mask", arch.attention_output_dropout,
                   arch.hidden_size)
+
+
+_REMOTE_CODE_EXPANDS_KV = frozenset({"chatglm", "internlm2"})
+"""Remote-code families whose attention copies grouped keys and values to the query heads
+whatever the kernel: ChatGLM2/3's `value_layer.expand(...).contiguous()` under
+`multi_query_attention` (THUDM/chatglm3-6b modeling_chatglm.py `SelfAttention.forward`),
+InternLM2's `repeat_kv` before every kernel (internlm/internlm2-7b modeling_internlm2.py)."""
 
 
 def _latent_attention(ledger: _Ledger, arch: Architecture, spec: BlockSpec, n1: _Tensor, *,

@@ -242,10 +242,6 @@ modelled)."""
 
 
 FULL_CHECKPOINTING_EXCLUDED = {
-    # parallel blocks under autocast: the fp32 incoming gradient beside the recomputed block's
-    # MLP backward is not counted
-    ("cohere", "full", "amp"): -4.0, ("cohere", "lora", "amp"): -5.7,
-    ("cohere2", "full", "amp"): -4.3, ("cohere2", "lora", "amp"): -5.9,
     # sinks and clamped experts under LoRA, eager attention: the recomputed MoE block's backward
     ("gpt_oss", "lora", "bf16-true"): -4.4,
     # a dense first layer beside MoE layers: the model recomputes the MoE kind of block, the

@@ -979,6 +979,10 @@ def recomputed_forward_peak(arch: Architecture, spec: BlockSpec, seq_len: int, *
     else:
         layer_locals = sum(r * h for name in ("x_mid", "norm_2_out") if not ledger.has(name))
     pending = 0 if reentrant else _adapter_gradients_pending(spec, h)
+    if arch.parallel_block and arch.mlp is MlpKind.GATED and r != spec.compute_bytes \
+            and not reentrant:
+        # attention's 16-bit cast of the incoming gradient, made first (`block_backward_transient`)
+        pending += spec.compute_bytes * h
     return r * h + pending + layer_locals + max(moments)
 
 
@@ -1271,14 +1275,15 @@ def block_backward_transient(arch: Architecture, spec: BlockSpec,
         # fp32 tensors of `post_feedforward_layernorm`'s backward and the incoming gradient
         norm += spec.residual_bytes * arch.hidden_size
     if arch.parallel_block and arch.mlp is MlpKind.GATED and spec.residual_bytes != c:
-        # a parallel block's MLP runs its backward first, beside the fp32 incoming gradient,
-        # which attention's output still needs, and its 16-bit cast for the MLP's output
-        # (Cohere's `residual + attention + mlp`). Traced (Cohere and Cohere2, full fine-tuning
-        # and LoRA under `amp`, full checkpointing, 2 x 128 tokens): -4.0 to -5.9 % before,
-        # -2.2 to -1.2 % with them. Phi's plain MLP under autocast runs its fp32 GELU chain,
-        # whose traced peak `_mlp_backward_itemsize` holds already (its configurations move
-        # away from their traces with them)
-        mlp += (spec.residual_bytes + c) * arch.hidden_size
+        # a parallel block's MLP runs its backward beside the fp32 incoming gradient and its
+        # two 16-bit casts, for the MLP's output and attention's: Cohere's `residual +
+        # attention + mlp` adds attention's output last, so its add's backward, which casts,
+        # runs before the MLP's. Traced (Cohere and Cohere2, full fine-tuning and LoRA under
+        # `amp`, full checkpointing, 2 x 128 tokens): -4.0 to -5.9 % before, -1.4 to +0.3 %
+        # with them. Phi's plain MLP under autocast runs its fp32 GELU chain, whose traced peak
+        # `_mlp_backward_itemsize` holds already (its configurations move away from their
+        # traces with them)
+        mlp += (spec.residual_bytes + 2 * c) * arch.hidden_size
     return max(mlp, attention, scores_backward_extra(saved), norm)
 
 

@@ -866,13 +866,13 @@ def test_recomputed_forward_peak_tallied_by_hand(reentrant: bool, per_token: int
 
 
 def test_recomputed_forward_peak_only_where_a_moment_is_modelled() -> None:
-    """No adapter on the MLP, or a block whose forward runs in another order: no moment."""
+    """No adapter on the MLP, or a post-norm block, whose forward is not written: no moment."""
     setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, framework=Framework.HF,
                           lora_targets=Q_V, lora_rank=8, adapters_fp32=True,
                           checkpointing=Checkpointing.FULL)
     assert recomputed_forward_peak(LLAMA, block_spec(LLAMA, setup), 512, reentrant=False) == 0
     mlp = dataclasses.replace(setup, lora_targets=frozenset({LoraTarget.UP}))
     assert recomputed_forward_peak(LLAMA, block_spec(LLAMA, mlp), 512, reentrant=False) > 0
-    parallel = dataclasses.replace(LLAMA, parallel_block=True)
-    assert recomputed_forward_peak(parallel, block_spec(parallel, mlp), 512,
+    post_norm = dataclasses.replace(LLAMA, norms_after_sublayers=True)
+    assert recomputed_forward_peak(post_norm, block_spec(post_norm, mlp), 512,
                                    reentrant=False) == 0

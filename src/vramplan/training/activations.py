@@ -469,7 +469,7 @@ def _linear(ledger: _Ledger, spec: BlockSpec, source: _Tensor, width: int, *, lo
     matmuls read it (under autocast each casts its own 16-bit copy of the input); `copies` how
     many rows a token makes (a routed expert's: each adapter's lora_A output is per row). With
     `out_width` (one linear's output width), the moment lora_A runs on a copy it does not keep
-    (`_ledger.moment`)."""
+    (`_Ledger.moment`)."""
     if spec.weights_train:
         if spec.autocast and source.itemsize != spec.compute_bytes:
             for reader in range(readers):
@@ -946,7 +946,9 @@ def recomputed_forward_peak(arch: Architecture, spec: BlockSpec, seq_len: int, *
 
     A non-reentrant checkpoint recomputes when the block's backward first unpacks a saved
     tensor and stops once the last one is made again (torch/utils/checkpoint.py
-    `_checkpoint_hook`, `_StopRecomputationError`, early stop on by default since PyTorch 2.1):
+    `_checkpoint_hook`, `_StopRecomputationError`; `set_checkpoint_early_stop`, on by default,
+    is in the module's public names from PyTorch 2.0's on; earlier releases ran the whole
+    forward again, not modelled):
     a moment after the last saved tensor never comes, and an adapted output projection of the
     MLP has run its adapter's backward down to lora_B, whose saved lora_A output starts the
     recomputation, so the gradients of its base output and of lora_B's output wait beside it
@@ -971,11 +973,11 @@ def recomputed_forward_peak(arch: Architecture, spec: BlockSpec, seq_len: int, *
         return 0
     h, r = arch.hidden_size, spec.residual_bytes
     if arch.parallel_block:
-        # the MLP runs after attention on the shared norm's output; attention's output waits
-        # for the sum
-        layer_locals = spec.compute_bytes * h + sum(
-            r * h for name in ("norm_1_out", "norm_2_out") if not ledger.has(name)
-            and (name == "norm_1_out" or not arch.shared_block_norm))
+        # the MLP runs after attention on the norms' output; attention's output waits for the
+        # sum
+        norms = ("norm_1_out",) if arch.shared_block_norm else ("norm_1_out", "norm_2_out")
+        layer_locals = spec.compute_bytes * h \
+            + sum(r * h for name in norms if not ledger.has(name))
     else:
         layer_locals = sum(r * h for name in ("x_mid", "norm_2_out") if not ledger.has(name))
     pending = 0 if reentrant else _adapter_gradients_pending(spec, h)

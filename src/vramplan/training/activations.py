@@ -946,9 +946,9 @@ def recomputed_forward_peak(arch: Architecture, spec: BlockSpec, seq_len: int, *
 
     A non-reentrant checkpoint recomputes when the block's backward first unpacks a saved
     tensor and stops once the last one is made again (torch/utils/checkpoint.py
-    `_checkpoint_hook`, `_StopRecomputationError`; `set_checkpoint_early_stop`, on by default,
-    is in the module's public names from PyTorch 2.0's on; earlier releases ran the whole
-    forward again, not modelled):
+    `_checkpoint_hook`, `_StopRecomputationError`; on by default wherever the module has
+    `set_checkpoint_early_stop`; a release without it runs the whole forward again, not
+    modelled):
     a moment after the last saved tensor never comes, and an adapted output projection of the
     MLP has run its adapter's backward down to lora_B, whose saved lora_A output starts the
     recomputation, so the gradients of its base output and of lora_B's output wait beside it

@@ -1239,10 +1239,18 @@ def _mlp_backward_itemsize(arch: Architecture, spec: BlockSpec) -> int:
     """Bytes per element of the MLP's backward tensors: fp32 through a Python tanh GELU under
     autocast, whose chain runs in fp32 on CUDA (`_activation_saved_tensors`), so its gradients
     do too (traced with `vramplan.tracer.cuda_autocast`: three fp32 intermediate-wide tensors
-    beside the saved ones at the peak of Phi's MLP backward)."""
+    beside the saved ones at the peak of Phi's MLP backward); and the dtype of the MLP's
+    intermediate tensors where a quantized base hands them back in its input's (fp32 under
+    `amp`, `_mlp_hidden_itemsize`; traced, QLoRA under `amp` and full checkpointing: the
+    recomputed MLP's backward peaks with three fp32 intermediate-wide tensors, the product's
+    gradient, the product and the first gradient of its backward). Dense MLPs only: a routed
+    expert's backward under a quantized base is not traced (the tracer's grouped experts run in
+    bf16 alone)."""
     if _fp32_gelu_chain(arch, spec):
         return FP32
-    return spec.compute_bytes
+    if arch.is_moe:
+        return spec.compute_bytes
+    return max(spec.compute_bytes, _mlp_hidden_itemsize(spec, spec.residual_bytes))
 
 
 RMSNORM_BACKWARD_FP32_TENSORS = 5

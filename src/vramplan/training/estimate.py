@@ -419,7 +419,8 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
     persistent = _persistent_parts(states, setup)
     # the blocks' backward: none when no block has a graph (`checkpoints_cut_the_graph`)
     transient = _backward_transient(arch, setup, spec, saved) * tokens \
-        + _dequant_bytes(arch, setup) + _gradients_before_scores(arch, setup, spec, saved) \
+        + _dequant_in_block_backward(arch, setup, spec) \
+        + _gradients_before_scores(arch, setup, spec, saved) \
         + _mlp_gradients_between_tiles(arch, setup, spec, saved) \
         + _expert_gradient_sums(arch, setup) if graph else 0
     # copies of a MoE layer's expert weights its matmuls save (`_expert_weight_copies`): every
@@ -918,6 +919,25 @@ def _expert_gradient_sums(arch: Architecture, setup: TrainingSetup) -> int:
     return (2 + 1 + 2) * experts * gradient_itemsize(setup)
 
 
+def _dequant_in_block_backward(arch: Architecture, setup: TrainingSetup,
+                               spec: BlockSpec) -> int:
+    """The dequantized weight beside the block's backward peak (`_dequant_bytes`), but for a
+    block recomputed under non-reentrant full checkpointing whose quantized linears keep no
+    input (bitsandbytes v0.43.2 on, `BlockSpec.base_keeps_input`; not DeepSpeed ZeRO-3's
+    linears, `BlockSpec.linears_keep_input`): there the frozen 4-bit down
+    projection runs its backward before anything is recomputed (it unpacks no saved tensor) and
+    frees its dequantized weight, the block then peaks at the MLP product's backward beside the
+    recomputed tensors, and gate's and up's dequantized weights come after, when less is
+    saved. Traced (vramplan.tracer, QLoRA on q,v and on every linear, full checkpointing, 2 x
+    128 tokens, Llama, Qwen2, Phi, OPT): the peak holds the product's gradient, the product and
+    the first gradient of its backward, and no dequantized weight; counting one put bf16 runs
+    +3.9 to +4.0 % over."""
+    if setup.checkpointing is Checkpointing.FULL and not checkpoints_reentrant(setup) \
+            and not (spec.base_keeps_input or spec.linears_keep_input):
+        return 0
+    return _dequant_bytes(arch, setup)
+
+
 def _dequant_bytes(arch: Architecture, setup: TrainingSetup) -> int:
     """A quantized linear dequantizes its whole weight to 16 bits for each matmul, forward and
     backward (bitsandbytes MatMul4Bit: `F.dequantize_4bit(B, quant_state)`): the largest block
@@ -1166,8 +1186,10 @@ def _recomputed_block_copies(arch: Architecture, setup: TrainingSetup) -> int:
     (`block_backward_transient`): in the MLP's, every cast but the MLP's output projection's
     (its backward ran first); in attention's, the query, key and value projections' only. The
     largest kind of block. Traced (tests/test_trace_agreement.py, amp under full
-    checkpointing)."""
-    if not autocast_casts_weights(setup):
+    checkpointing). None under QLoRA, whose blocks' linears are quantized, not fp32 parameters
+    (`_autocast_weight_copies`): traced, the recomputed QLoRA block holds its adapters' casts
+    alone."""
+    if not autocast_casts_weights(setup) or setup.method is Method.QLORA:
         return 0
     compute = compute_itemsize(setup.precision)
     alive = []

@@ -530,8 +530,8 @@ q and v were +3.9 to +4.0 % in bf16 and -3.0 to -3.2 % under `amp`, Phi and OPT 
 -4.0 % in bf16, +7.3 % and -10.7 % under `amp`. Not here (the analytic peak's gap to the
 trace's): every linear under `amp` without checkpointing (-3.6 to -3.7 %), OPT's every linear
 under `amp` with full checkpointing (-8.1 %, at the sum of the ReLU output's two fp32
-gradients, which the tracer adds out of place: docs/open-leads.md). Before 2026-12-06 the trace's adapters were bf16,
-which peft does not make on a 4-bit base."""
+gradients, which the tracer adds out of place: docs/open-leads.md). Before 2026-12-06 the
+trace's adapters were bf16, which peft does not make on a 4-bit base."""
 
 
 @pytest.mark.parametrize("case", QLORA_MATRIX, ids=["-".join(case) for case in QLORA_MATRIX])

@@ -134,6 +134,44 @@ def quantize_linears(model: nn.Module, blocks: nn.Module, quant: Quant,
     return replaced
 
 
+def adapters_as_on_bitsandbytes(model: nn.Module) -> int:
+    """Give each peft LoRA layer over an emulated 4-bit base the forward of peft's own layer
+    for bitsandbytes' 4-bit linears, which peft picks on a GPU (src/peft/tuners/lora/bnb.py
+    `Linear4bit.forward`, read at peft 0.21.2): the base's output cloned ("for 4bit, we need
+    to defensively clone here"), the input cast to the adapters' dtype and their output back to
+    the base's only when autocast is off (`requires_conversion = not
+    torch.is_autocast_enabled()`), then a sum in the base's dtype. peft's plain `Linear.forward`
+    casts whatever autocast does and sums in the promoted dtype. Returns the number of layers
+    given it."""
+    from peft.tuners.lora import Linear as LoraLinear
+
+    given = 0
+    for module in model.modules():
+        if isinstance(module, LoraLinear) \
+                and isinstance(module.get_base_layer(), Linear4bitEmulated):
+            module.forward = _bnb_lora_forward.__get__(module)  # type: ignore[method-assign]
+            given += 1
+    return given
+
+
+def _bnb_lora_forward(self: Any, x: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+    result = self.base_layer(x, *args, **kwargs).clone()
+    for name in self.active_adapters:
+        if name not in self.lora_A:
+            continue
+        lora_a, lora_b = self.lora_A[name], self.lora_B[name]
+        # on a GPU `torch.is_autocast_enabled()` reads CUDA's autocast; a CPU trace runs the CPU's
+        converts = not torch.is_autocast_enabled(x.device.type)
+        if converts:
+            expected = result.dtype
+            x = self._cast_input_dtype(x, lora_a.weight.dtype)
+        output = lora_b(lora_a(self.lora_dropout[name](x))) * self.scaling[name]
+        if converts:
+            output = output.to(expected)
+        result = result + output
+    return cast(torch.Tensor, result)
+
+
 def _linear_shape(module: nn.Module) -> tuple[int, int, torch.Tensor | None] | None:
     """(in, out, bias) of an nn.Linear or a GPT-2 style Conv1D (weight stored in×out)."""
     if isinstance(module, nn.Linear):

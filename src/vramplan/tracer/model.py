@@ -16,7 +16,7 @@ from torch import nn
 
 from vramplan.errors import OutOfRange, UnknownName
 from vramplan.model.hf_config import parse_config
-from vramplan.tracer.bnb_emulation import quantize_linears
+from vramplan.tracer.bnb_emulation import adapters_as_on_bitsandbytes, quantize_linears
 from vramplan.tracer.setup import TraceSetup, UnsupportedAttention
 from vramplan.tracer.tiled_mlp import tile_mlps
 from vramplan.training.estimate import mlp_tile_tokens
@@ -154,6 +154,7 @@ def apply_method(model: nn.Module, setup: TraceSetup) -> nn.Module:
         compute = weights_dtype(setup.precision)
         compute = torch.bfloat16 if setup.precision is Precision.AMP else compute
         quantize_linears(model, transformer_blocks(model), setup.quant, compute)
+        adapters_as_on_bitsandbytes(model)
     if setup.checkpointing is Checkpointing.FULL:
         _enable_checkpointing(model, reentrant=setup.reentrant_checkpointing)
     if setup.tiled_mlp:

@@ -329,15 +329,26 @@ linear of an MoE model, whose routed experts the trace adapts through peft's
                          ids=["-".join(case) for case in FP32_ADAPTER_MATRIX])
 def test_fp32_adapters_analytic_peak_within_3_percent_of_trace(case: tuple[str, str, str]) -> None:
     family, targets, checkpointing = case
+    _assert_lora_step_agrees(family, targets, checkpointing, Precision.BF16_TRUE,
+                             adapters_fp32=True)
+
+
+def _assert_lora_step_agrees(family: str, targets: str, checkpointing: str,
+                             precision: Precision, *,
+                             adapters_fp32: bool = TRACED_ADAPTERS_FP32) -> None:
+    """One LoRA step of `family` (2 x 128 tokens, rank 8, SDPA) traced and estimated alike: the
+    analytic peak within `TOLERANCE` of the trace's. fp32 adapters run in a loop without
+    autocast (the analytic side told `no_autocast`)."""
     traced = run_trace(make_setup(
-        family, FAMILIES[family], method="lora", precision="bf16-true", batch=2, seq_len=128,
+        family, FAMILIES[family], method="lora", precision=precision, batch=2, seq_len=128,
         lora_r=8, lora_targets=targets, checkpointing=checkpointing, attention="sdpa",
-        adapters_fp32=True))
+        adapters_fp32=adapters_fp32))
     analytic = estimate_training(parse_config(FAMILIES[family]), TrainingSetup(
-        method=Method.LORA, precision=Precision.BF16_TRUE, batch=2, seq_len=128,
+        method=Method.LORA, precision=precision, batch=2, seq_len=128,
         framework=Framework.HF, gradient_accumulation=False, optimizer_impl=TRACED_OPTIMIZER_IMPL,
-        lora_rank=8, lora_targets=parse_lora_targets(targets), adapters_fp32=True,
-        no_autocast=True, checkpointing=Checkpointing(checkpointing), attention=Attention.SDPA))
+        lora_rank=8, lora_targets=parse_lora_targets(targets), adapters_fp32=adapters_fp32,
+        no_autocast=adapters_fp32, checkpointing=Checkpointing(checkpointing),
+        attention=Attention.SDPA))
     assert analytic.allocated_bytes == pytest.approx(traced.peak_bytes, rel=TOLERANCE)
 
 
@@ -370,15 +381,7 @@ fp32 adapters and `amp`, in `FP32_ADAPTER_MATRIX` and `MLP_LORA_AMP_MATRIX`."""
 @pytest.mark.parametrize("case", MLP_LORA_MATRIX, ids=["-".join(c) for c in MLP_LORA_MATRIX])
 def test_mlp_adapters_analytic_peak_within_3_percent_of_trace(case: tuple[str, str, str]) -> None:
     family, targets, checkpointing = case
-    traced = run_trace(make_setup(
-        family, FAMILIES[family], method="lora", precision="bf16-true", batch=2, seq_len=128,
-        lora_r=8, lora_targets=targets, checkpointing=checkpointing, attention="sdpa"))
-    analytic = estimate_training(parse_config(FAMILIES[family]), TrainingSetup(
-        method=Method.LORA, precision=Precision.BF16_TRUE, batch=2, seq_len=128,
-        framework=Framework.HF, gradient_accumulation=False, optimizer_impl=TRACED_OPTIMIZER_IMPL,
-        lora_rank=8, lora_targets=parse_lora_targets(targets), adapters_fp32=TRACED_ADAPTERS_FP32,
-        checkpointing=Checkpointing(checkpointing), attention=Attention.SDPA))
-    assert analytic.allocated_bytes == pytest.approx(traced.peak_bytes, rel=TOLERANCE)
+    _assert_lora_step_agrees(family, targets, checkpointing, Precision.BF16_TRUE)
 
 
 MLP_LORA_AMP_MATRIX = [(family, targets, checkpointing) for family in ("llama", "qwen2", "mistral")
@@ -401,15 +404,7 @@ which keeps the cast, and the copy, the input and the base output are alive as l
                          ids=["-".join(c) for c in MLP_LORA_AMP_MATRIX])
 def test_mlp_adapters_under_amp_within_3_percent_of_trace(case: tuple[str, str, str]) -> None:
     family, targets, checkpointing = case
-    traced = run_trace(make_setup(
-        family, FAMILIES[family], method="lora", precision="amp", batch=2, seq_len=128,
-        lora_r=8, lora_targets=targets, checkpointing=checkpointing, attention="sdpa"))
-    analytic = estimate_training(parse_config(FAMILIES[family]), TrainingSetup(
-        method=Method.LORA, precision=Precision.AMP, batch=2, seq_len=128,
-        framework=Framework.HF, gradient_accumulation=False, optimizer_impl=TRACED_OPTIMIZER_IMPL,
-        lora_rank=8, lora_targets=parse_lora_targets(targets), adapters_fp32=TRACED_ADAPTERS_FP32,
-        checkpointing=Checkpointing(checkpointing), attention=Attention.SDPA))
-    assert analytic.allocated_bytes == pytest.approx(traced.peak_bytes, rel=TOLERANCE)
+    _assert_lora_step_agrees(family, targets, checkpointing, Precision.AMP)
 
 
 # --- LoRA on the routed experts -----------------------------------------------------------------

@@ -480,11 +480,10 @@ def _linear(ledger: _Ledger, spec: BlockSpec, source: _Tensor, width: int, *, lo
         # the input as it came: DeepSpeed's `autocast_custom_fwd` passes no `cast_inputs`, so
         # the function saves it before its matmul casts it
         ledger.keep(source.name, source.itemsize * width)
-    autocast = spec.autocast or spec.autocast_16bit_weights
+    autocast = _autocasts(spec)
     # peft's fp32 copy of the input for fp32 adapters (`BlockSpec.adapter_input_fp32`)
     adapter_input = FP32 if spec.adapter_input_fp32 else source.itemsize
-    # without autocast fp32 adapters compute in fp32: lora_A's output too
-    adapter_out = FP32 if spec.adapter_input_fp32 and not autocast else spec.compute_bytes
+    adapter_out = _adapter_compute_bytes(spec)
     for i in range(lora):
         tag = f"{prefix}{i}"
         if spec.lora_dropout:
@@ -899,9 +898,19 @@ def _adapter_tail(spec: BlockSpec, base_itemsize: int, width: int) -> int:
     adapters without autocast compute in fp32 (`BlockSpec.adapter_input_fp32`), so the sum is
     fp32 beside the 16-bit base output. Traced (vramplan.tracer, a Llama block recomputed under
     full checkpointing, LoRA on up with fp32 adapters): the block's peak is at that sum."""
-    autocast = spec.autocast or spec.autocast_16bit_weights
-    adapter = FP32 if spec.adapter_input_fp32 and not autocast else spec.compute_bytes
-    return (base_itemsize + 2 * adapter) * width
+    return (base_itemsize + 2 * _adapter_compute_bytes(spec)) * width
+
+
+def _autocasts(spec: BlockSpec) -> bool:
+    """The forward runs under autocast: `amp`'s, or the Trainer's over 16-bit weights."""
+    return spec.autocast or spec.autocast_16bit_weights
+
+
+def _adapter_compute_bytes(spec: BlockSpec) -> int:
+    """Bytes per element of what LoRA's adapters compute (lora_A's and lora_B's outputs): fp32
+    for fp32 adapters without autocast (`BlockSpec.adapter_input_fp32`), else the compute
+    dtype, autocast's 16 bits included."""
+    return FP32 if spec.adapter_input_fp32 and not _autocasts(spec) else spec.compute_bytes
 
 
 def released_before_block_peak(arch: Architecture, spec: BlockSpec) -> tuple[Saved, ...]:
@@ -997,8 +1006,7 @@ def _adapter_gradients_pending(spec: BlockSpec, hidden: int) -> int:
     if LoraTarget.DOWN not in spec.lora_targets:
         return 0
     c = spec.compute_bytes
-    autocast = spec.autocast or spec.autocast_16bit_weights
-    adapter = FP32 if spec.adapter_input_fp32 and not autocast else c
+    adapter = _adapter_compute_bytes(spec)
     cast = c if adapter != c or spec.residual_bytes != c else 0
     return (adapter + cast) * hidden
 
@@ -1645,9 +1653,9 @@ def _head_adapter_saved(block: BlockSpec, head: HeadSpec, *, hidden: int, tokens
     if not head.head_lora:
         return 0
     c, norm_output = block.compute_bytes, block.residual_bytes
-    autocast = block.autocast or block.autocast_16bit_weights
+    autocast = _autocasts(block)
     adapter_input = FP32 if block.adapter_input_fp32 else norm_output
-    adapter_out = FP32 if block.adapter_input_fp32 and not autocast else c
+    adapter_out = _adapter_compute_bytes(block)
     if block.lora_dropout:
         kept = (DROPOUT_MASK_BYTES + adapter_out) * hidden * tokens
     elif autocast and adapter_input != c:

@@ -5,8 +5,8 @@ forward of 2 x 128 tokens under `torch.autograd.graph.saved_tensors_hooks`, whic
 storage of every tensor autograd saves (parameters left out). The model is adapted by peft's LoRA
 (r 8, no dropout) on q and v alone, then on q, v and the experts' w1, w2 and w3; with bf16
 adapters (`autocast_adapter_dtype=False`) and with peft's default fp32 ones. No autocast: a
-plain loop. What adapting the experts adds is what `vramplan.training.activations
-._loop_expert_adapters` counts (tests/test_activations.py
+plain loop. What adapting the experts adds is what
+`vramplan.training.activations.moe._loop_expert_adapters` counts (tests/test_activations.py
 `test_peft_adapters_on_the_per_expert_loop_keep_the_experts_rows`).
 
 Measured on 2026-12-06 (torch 2.13.0+cpu, transformers 4.48.3, peft 0.14.0): 3,960,832 and

@@ -9,16 +9,15 @@ import pytest
 
 from vramplan.model.hf_config import parse_config
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.training.activations import (
-    BlockSpec,
+from vramplan.training.activations.backward import recomputed_forward_peak
+from vramplan.training.activations.block import (
     block_saved,
-    checkpointed,
     embedding_saved_bytes,
     first_block_graphless_linears,
     quantized_base_inputs,
-    recomputed_forward_peak,
-    total_per_token,
 )
+from vramplan.training.activations.checkpointing import checkpointed
+from vramplan.training.activations.spec import BlockSpec, total_per_token
 from vramplan.training.estimate import block_spec, estimate_training
 from vramplan.training.setup import TrainingSetup
 from vramplan.vocab import (
@@ -391,7 +390,7 @@ def test_bloom_embedding_norm_keeps_its_input_when_the_embedding_output_needs_a_
 def test_bloom_gelu_backward_holds_six_intermediate_wide_tensors() -> None:
     # bloom_gelu_back: the incoming gradient, tanh_out, 0.5 * x, 1 - tanh_out**2, the
     # polynomial and their product, at once (traced)
-    from vramplan.training.activations import block_backward_transient
+    from vramplan.training.activations.backward import block_backward_transient
 
     bloom = parse_config(TINY_BLOOM)
     spec = hf_full_spec(attention=Attention.EAGER)
@@ -416,7 +415,8 @@ def test_eager_softmax_backward_holds_three_score_sized_tensors() -> None:
     (4 bytes per score) and `probs @ v` the bf16 cast (2); in backward, the output's fp32
     gradient and the fp32 input's gradient join the saved output, while what the ops after the
     softmax saved has been freed by their backward."""
-    from vramplan.training.activations import Saved, scores_backward_extra
+    from vramplan.training.activations.backward import scores_backward_extra
+    from vramplan.training.activations.spec import Saved
 
     saved = (Saved("q", 10), Saved("attn_probs_fp32", 400), Saved("attn_probs", 200),
              Saved("attn_out", 10), Saved("mlp_hidden", 30))
@@ -433,7 +433,7 @@ def test_eager_blocks_count_the_softmax_backward_the_4d_mask_and_the_gradients_m
     """At 16 heads x 512 tokens (8,192 scores per token) the softmax backward is a block's
     backward peak: with it, transformers' eager mask and the MLP's gradients, the estimate of a
     full bf16 step is what tests/test_trace_agreement.py checks against the trace (within 3 %)."""
-    from vramplan.training.activations import scores_backward_extra
+    from vramplan.training.activations.backward import scores_backward_extra
 
     arch = parse_config({"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 2,
                          "num_attention_heads": 16, "num_key_value_heads": 16,
@@ -501,7 +501,7 @@ def test_ligers_swiglu_backward_writes_its_gradients_over_gate_and_up() -> None:
     and up: beside the block's saved tensors the MLP's backward holds d(act*up) alone, one
     intermediate-wide tensor where transformers' SiLU-mul makes three."""
     from vramplan.model.hf_config import parse_config
-    from vramplan.training.activations import block_backward_transient
+    from vramplan.training.activations.backward import block_backward_transient
 
     arch = parse_config({"model_type": "llama", "hidden_size": 64, "intermediate_size": 1024,
                          "num_hidden_layers": 2, "num_attention_heads": 4,

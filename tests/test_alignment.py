@@ -20,7 +20,7 @@ from vramplan.parts import PartKind
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.tracer.result import Phase as TracePhase
 from vramplan.tracer.tracker import StorageTracker
-from vramplan.training.activations import HeadSpec, LossMemory, head_and_loss
+from vramplan.training.activations.head import HeadSpec, LossMemory, head_and_loss
 from vramplan.training.alignment import estimate_step
 from vramplan.training.estimate import Phase, block_spec
 from vramplan.training.setup import AlignmentSetup, TrainingSetup, policy_pass

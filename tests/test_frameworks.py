@@ -30,12 +30,9 @@ from vramplan.presets.frameworks import (
 )
 from vramplan.presets.gpus import Gpu
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.training.activations import (
-    block_saved,
-    kept_for_backward,
-    per_op_selective_saved,
-    total_per_token,
-)
+from vramplan.training.activations.block import block_saved
+from vramplan.training.activations.checkpointing import kept_for_backward, per_op_selective_saved
+from vramplan.training.activations.spec import total_per_token
 from vramplan.training.estimate import Phase, TrainingEstimate, block_spec, estimate_training
 from vramplan.training.setup import (
     TrainingSetup,
@@ -866,7 +863,7 @@ def test_torchtitan_with_tensor_parallelism_computes_its_loss_under_loss_paralle
     """DTensor's `loss_parallel()` on vocabulary-sharded logits: 2 + 12 bytes per local logit in
     forward (the 16-bit logits, the fp32 copy, `shifted`, `exp`), 16 in backward; the output
     layer saves its sequence-gathered input whole on every tensor-parallel GPU."""
-    from vramplan.training.activations import _loss_parallel
+    from vramplan.training.activations.head import _loss_parallel
 
     loss = _loss_parallel(saved=0, elements=1000, compute=2)
     assert (loss.forward_peak_bytes, loss.backward_peak_bytes) == (14_000, 16_000)

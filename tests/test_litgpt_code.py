@@ -12,13 +12,9 @@ import pytest
 from vramplan.parts import PartKind
 from vramplan.presets.frameworks import LitgptCode, litgpt_code
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.training.activations import (
-    BlockSpec,
-    HeadSpec,
-    block_saved,
-    head_and_loss,
-    total_per_token,
-)
+from vramplan.training.activations.block import block_saved
+from vramplan.training.activations.head import HeadSpec, head_and_loss
+from vramplan.training.activations.spec import BlockSpec, total_per_token
 from vramplan.training.estimate import Phase, block_spec, estimate_training
 from vramplan.training.setup import TrainingSetup
 from vramplan.training.states import head_is_separate

@@ -238,7 +238,7 @@ def test_the_shifted_16_bit_loss_under_autocast_by_hand() -> None:
                           seq_len=1024, framework=Framework.HF, code_date=date(2023, 12, 14))
     head = _head_spec(arch, setup)
     assert head.shift_cast_by_autocast and head.outputs_copied_fp32
-    from vramplan.training.activations import _shifted_16bit_loss_under_autocast
+    from vramplan.training.activations.head import _shifted_16bit_loss_under_autocast
 
     every, shifted = 151_936 * 1024, 151_936 * 1023
     loss = _shifted_16bit_loss_under_autocast(head, saved=0, every=every, shifted=shifted,

@@ -11,12 +11,9 @@ from typing import Any
 import pytest
 
 from vramplan.model.hf_config import parse_config
-from vramplan.training.activations import (
-    BlockSpec,
-    block_backward_transient,
-    block_saved,
-    total_per_token,
-)
+from vramplan.training.activations.backward import block_backward_transient
+from vramplan.training.activations.block import block_saved
+from vramplan.training.activations.spec import BlockSpec, total_per_token
 from vramplan.training.estimate import mlp_tile_tokens
 from vramplan.training.setup import TrainingSetup
 from vramplan.validation.notes import TILED_MLP_NOTE

@@ -315,10 +315,11 @@ FP32_ADAPTER_MATRIX += [(family, targets, "full") for family in ("llama", "qwen2
 and lora_A keeps that copy (`vramplan.training.setup.peft_casts_adapter_input`). Under full
 checkpointing with the MLP adapted, the peak is in the recomputed forward, at the end of up's
 adapter, whose fp32 sum sits beside what the block has saved so far and down's adapter
-gradients (`vramplan.training.activations.recomputed_forward_peak`); before that was modelled
-(2026-12-06, seventh session), every linear adapted under full checkpointing was -3.0 % Llama
-and Mistral, -3.1 % Qwen2 and SmolLM3, -4.4 % Granite, -6.3 % OPT, -7.3 % StarCoder2, and the
-MLP -3.0 to -3.3 %, Cohere's parallel blocks -5.7 %; now within 2.5 %. Not here, with the
+gradients (`vramplan.training.activations.backward.recomputed_forward_peak`); before that was
+modelled (2026-12-06, seventh session), every linear adapted under full checkpointing was
+-3.0 % Llama and Mistral, -3.1 % Qwen2 and SmolLM3, -4.4 % Granite, -6.3 % OPT, -7.3 %
+StarCoder2, and the MLP -3.0 to -3.3 %, Cohere's parallel blocks -5.7 %; now within 2.5 %. Not
+here, with the
 analytic peak's signed gap to the trace's at 2 x 128 tokens (measured 2026-12-06): every
 linear of an MoE model, whose routed experts the trace adapts through peft's
 `target_parameters` (checked in `EXPERT_LORA_MATRIX`); full checkpointing on the MoE families

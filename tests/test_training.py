@@ -258,7 +258,7 @@ def test_fused_linear_cross_entropy_as_liger_runs_it() -> None:
     chunk's hidden gradient, the hidden states' gradient and, when the head trains, the head
     weight's gradient made in forward. Qwen2.5-3B (V 151,936, H 2,048) on 8,192 tokens: 75
     chunks of 110 rows would do, Liger takes 64 of 128."""
-    from vramplan.training.activations import fused_loss_rows
+    from vramplan.training.activations.head import fused_loss_rows
     from vramplan.vocab import Loss
 
     assert fused_loss_rows(8192, 151_936, 2048) == 128
@@ -456,7 +456,7 @@ def test_megatron_cross_entropy_saves_one_fp32_softmax_made_in_place() -> None:
     (2 + 4 bytes per logit in forward); backward makes the gradient in place and autograd casts
     it to bf16 (4 + 2). transformers' loss adds an fp32 log-softmax to the fp32 copy and, in
     backward, two fp32 gradients (10 and 12 bytes per logit)."""
-    from vramplan.training.activations import HeadSpec, head_and_loss
+    from vramplan.training.activations.head import HeadSpec, head_and_loss
     from vramplan.training.estimate import block_spec
 
     arch = architecture_of(find_model("tinyllama-1.1b"))
@@ -504,7 +504,7 @@ def test_a_lora_adapter_on_the_head_keeps_the_final_norms_output() -> None:
     """A frozen head's matmul keeps nothing, its adapter's `lora_A` keeps its input: without
     dropout, the final norm's bf16 output (hidden x tokens x 2 bytes); with dropout, its mask
     and output instead (1 + 2 bytes); and `lora_A`'s rank-wide output either way."""
-    from vramplan.training.activations import HeadSpec, head_and_loss
+    from vramplan.training.activations.head import HeadSpec, head_and_loss
     from vramplan.training.estimate import block_spec
 
     arch = architecture_of(find_model("tinyllama-1.1b"))
@@ -552,7 +552,8 @@ def test_unsloth_lora_block_keeps_what_its_kernels_save() -> None:
     """Fast_RMS_Layernorm keeps X and r; LoRA_QKV keeps X; the attention kernel q, k, v, its
     output and log-sum-exp (k and v expanded to every query head unless flash-attn runs);
     LoRA_W keeps its input (the attention output); LoRA_MLP keeps X, e and g."""
-    from vramplan.training.activations import block_saved, total_per_token
+    from vramplan.training.activations.block import block_saved
+    from vramplan.training.activations.spec import total_per_token
     from vramplan.training.estimate import block_spec
 
     arch = architecture_of(find_model("llama-3.1-8b"))
@@ -833,7 +834,7 @@ def test_checkpointing_each_sub_module_keeps_four_inputs_and_recomputes_one_at_a
     mid-layer residual and the second norm's output, 4 bf16 hidden-sized tensors where a
     checkpointed block keeps 1 (Llama-3.2-1B, 16 layers, 8 x 2048 tokens: A = 67,108,864 bytes),
     and backward recomputes the largest sub-module, its MLP, not the whole block."""
-    from vramplan.training.activations import largest_submodule_saved
+    from vramplan.training.activations.checkpointing import largest_submodule_saved
 
     arch = architecture_of(find_model("llama-3.2-1b"))
     block = TrainingSetup(method=Method.FULL, precision=Precision.BF16_TRUE, batch=8,

@@ -14,7 +14,8 @@ from vramplan.model.hf_config import parse_config
 from vramplan.parts import PartKind
 from vramplan.presets.frameworks import TransformersCode, transformers_code
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.training.activations import BlockSpec, HeadSpec, head_and_loss
+from vramplan.training.activations.head import HeadSpec, head_and_loss
+from vramplan.training.activations.spec import BlockSpec
 from vramplan.training.allocations import step_program
 from vramplan.training.estimate import Phase, estimate_training, step_shape
 from vramplan.training.setup import AlignmentSetup, TrainingSetup, model_loss_code
@@ -311,7 +312,8 @@ def test_a_clamped_eager_attention_keeps_its_masked_scores() -> None:
     """`torch.max(attn_weights, finfo.min)` saves its input: one more 16-bit tensor of
     n_heads x seq_len per token in each layer (OPT in DeepSpeed-Chat's April 2023 runs)."""
     from vramplan.presets.models import architecture_of, find_model
-    from vramplan.training.activations import block_saved, total_per_token
+    from vramplan.training.activations.block import block_saved
+    from vramplan.training.activations.spec import total_per_token
     from vramplan.training.estimate import block_spec
     from vramplan.training.setup import TrainingSetup
     from vramplan.vocab import Attention, Framework, Precision

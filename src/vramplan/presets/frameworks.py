@@ -931,7 +931,7 @@ class TransformersCode:
     the v4.48.1 and v4.57.6 wheels, `TRANSFORMERS_MOE_EXPERT_LINEARS`): the loop adds each
     expert's weighted output into the layer's output with `index_add_`, and under QLoRA
     bitsandbytes quantizes every expert's linears to `Linear4bit` modules, whose outputs come
-    back in their input's dtype (`vramplan.training.activations.BlockSpec.moe_expert_loop`).
+    back in their input's dtype (`vramplan.training.activations.spec.BlockSpec.moe_expert_loop`).
     v5.0.0 holds the experts as 3-D parameters (`MixtralExperts.gate_up_proj`, `down_proj`)
     run by `@use_experts_implementation`."""
     rope_caches: frozenset[str] = frozenset()
@@ -1520,7 +1520,7 @@ MEGATRON_CORE_RELEASE_DATES: dict[tuple[int, int], date] = {
 }
 MEGATRON_MAX_SUBTRACTED_IN_PLACE_SINCE = date(2024, 6, 13)
 """NVIDIA/Megatron-LM 9634c0e4 (first in core_r0.8.0): the vocabulary-parallel cross-entropy
-subtracts the logits' maximum in place (`vramplan.training.activations.HeadSpec.
+subtracts the logits' maximum in place (`vramplan.training.activations.head.HeadSpec.
 megatron_max_subtracted_apart` before it)."""
 
 
@@ -1547,7 +1547,7 @@ routing probabilities (megatron/core/transformer/moe/experts.py `TEGroupedMLP.fo
 nothing keeps the experts' fc2 output. Before it `unpermute(..., probs=self.probs)` weighted
 that output (moe_utils.py `unpermute`: `permuted_tokens * permuted_probs.unsqueeze(-1)`, or
 Transformer Engine's `moe_unpermute` with `probs`), which keeps it for the probabilities'
-gradient (`vramplan.training.activations.BlockSpec.moe_output_weighted`)."""
+gradient (`vramplan.training.activations.spec.BlockSpec.moe_output_weighted`)."""
 MEGATRON_HEAD_DUMMY_WGRAD_CACHE_SINCE = date(2025, 8, 1)
 """NVIDIA/Megatron-LM e7c55de99e (2025-08-01, first in core_v0.14.0): Megatron's own linear
 (`LinearWithGradAccumulationAndAsyncCommunication`, megatron/core/tensor_parallel/layers.py),

@@ -25,7 +25,7 @@ Pure: typed inputs to a `TrainingEstimate` whose phases add `generation`, `log_p
 and value models have the policy's architecture (TRL's PPO example loads both from one
 checkpoint), GRPO's rewards are functions, not models; ORPO's and SimPO's NLL weight is on
 (`cpo_alpha` 1.0). ColossalChat's ORPO trainer (`AlignmentSetup.coati`) differs in its loss
-alone, which counts its own NLL (`vramplan.training.activations._coati_orpo_loss`).
+alone, which counts its own NLL (`vramplan.training.activations.head._coati_orpo_loss`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from vramplan.inference.setup import InferenceInputs
 from vramplan.model.architecture import Architecture
 from vramplan.parts import PartKind
 from vramplan.presets.quant_formats import find_format
-from vramplan.training.activations import FP32
+from vramplan.training.activations.spec import FP32
 from vramplan.training.estimate import (
     Part,
     Phase,
@@ -175,7 +175,7 @@ def _training_extras(arch: Architecture, setup: TrainingSetup, policy: TrainingE
     assert alignment is not None
     parts: list[Part] = []
     # coati's ORPO loss counts its cross-entropy with its log-probabilities
-    # (`vramplan.training.activations.HeadSpec.coati_orpo`)
+    # (`vramplan.training.activations.head.HeadSpec.coati_orpo`)
     if alignment.method in (Method.ORPO, Method.SIMPO) and not alignment.coati \
             and phase in (Phase.LOSS_FORWARD, Phase.BACKWARD_START):
         parts.append(Part(PartKind.CHOSEN_NLL, _chosen_nll_bytes(arch, setup)))

@@ -50,14 +50,14 @@ from vramplan.presets.frameworks import (
     transformers_code,
 )
 from vramplan.presets.quant_formats import BNB_BLOCKSIZE, BNB_DQ_BLOCKSIZE
-from vramplan.training.activations import (
-    UNSLOTH_RETURNED_LOGITS_COPY,
-    BlockSpec,
+from vramplan.training.activations.backward import (
     block_backward_transient,
-    block_saved,
-    kept_for_backward,
     released_before_block_peak,
 )
+from vramplan.training.activations.block import block_saved
+from vramplan.training.activations.checkpointing import kept_for_backward
+from vramplan.training.activations.head import UNSLOTH_RETURNED_LOGITS_COPY
+from vramplan.training.activations.spec import BlockSpec
 from vramplan.training.dummy_wgrads import dummy_wgrad_tensors
 from vramplan.training.setup import (
     TrainingSetup,
@@ -1066,7 +1066,7 @@ def _micro_batch(program: _Program, arch: Architecture, setup: TrainingSetup, sh
     else:
         # a loop that keeps the model's outputs holds the logits they return through backward
         # and the step, and the previous micro-batch's until this forward returns
-        # (`vramplan.training.activations.HeadSpec.outputs_kept`, `previous_logits`)
+        # (`vramplan.training.activations.head.HeadSpec.outputs_kept`, `previous_logits`)
         keeps = loop_keeps_logits(setup) and shape.loss_rows == tokens
         grad_hidden, returned = _loss(
             program, arch, rows=shape.loss_rows, tokens=tokens, hidden=hidden,
@@ -1133,8 +1133,8 @@ class _Sizes:
     checkpointed: bool
     released: tuple[int, ...] = ()
     """Of a recomputed block's saved tensors, those its backward frees before its working
-    tensors exist (`vramplan.training.activations.released_before_block_peak`), as requests;
-    `saved` holds the others."""
+    tensors exist (`vramplan.training.activations.backward.released_before_block_peak`), as
+    requests; `saved` holds the others."""
     offloaded: bool = False
     """Checkpointed blocks keep their inputs in host memory and bring each back to recompute it
     (Unsloth's checkpointing, `vramplan.training.setup.offloads_checkpoints`)."""
@@ -1377,7 +1377,7 @@ def _fused_linear_loss(program: _Program, arch: Architecture, *, rows: int, toke
 
 def _vocab_parallel_loss(program: _Program, arch: Architecture, *, tokens: int, hidden: int,
                          compute: int, compiled: bool = False, te_kernel: bool = False) -> int:
-    """Megatron-LM's cross-entropy (`vramplan.training.activations._vocab_parallel_loss`): the
+    """Megatron-LM's cross-entropy (`vramplan.training.activations.head._vocab_parallel_loss`): the
     16-bit logits and their fp32 copy, made a softmax in place and saved; in backward the
     softmax becomes the gradient in place and is cast to 16 bits. `compiled`: its native fused
     version, whose compiled steps update the fp32 logits through a fresh buffer, in forward and
@@ -1410,7 +1410,7 @@ def _vocab_parallel_loss(program: _Program, arch: Architecture, *, tokens: int, 
 
 def _in_place_loss(program: _Program, arch: Architecture, *, tokens: int, hidden: int,
                    compute: int) -> int:
-    """Unsloth's `fast_cross_entropy_loss` (`vramplan.training.activations._kernel_loss`): the
+    """Unsloth's `fast_cross_entropy_loss` (`vramplan.training.activations.head._kernel_loss`): the
     16-bit logits, saved, their fp32 copy in the returned outputs, and their gradient written
     over them in backward."""
     saved_hidden = program.alloc(compute * arch.hidden_size * tokens)
@@ -1431,7 +1431,7 @@ def _in_place_loss(program: _Program, arch: Architecture, *, tokens: int, hidden
 def _loss_parallel(program: _Program, arch: Architecture, *, tokens: int, hidden: int,
                    compute: int) -> int:
     """The cross-entropy under DTensor's `loss_parallel()`
-    (`vramplan.training.activations._loss_parallel`), on this GPU's share of the logits: the
+    (`vramplan.training.activations.head._loss_parallel`), on this GPU's share of the logits: the
     16-bit logits, their fp32 copy, `shifted`, `exp(shifted)`, then the kept log-probabilities
     (the loop deletes `pred`); backward: `zeros_like`, `exp`, their sum, the gradient, then
     its 16-bit cast for the output layer."""
@@ -1465,7 +1465,7 @@ def _loss_parallel(program: _Program, arch: Architecture, *, tokens: int, hidden
 
 def _compiled_loss(program: _Program, arch: Architecture, *, tokens: int, hidden: int,
                    compute: int) -> int:
-    """torchtitan's compiled cross-entropy (`vramplan.training.activations._compiled_loss`):
+    """torchtitan's compiled cross-entropy (`vramplan.training.activations.head._compiled_loss`):
     the 16-bit logits saved (with a log-sum-exp per row, not counted), then one 16-bit
     gradient."""
     saved_hidden = program.alloc(compute * arch.hidden_size * tokens)

@@ -44,31 +44,36 @@ from vramplan.presets.frameworks import (
     transformers_code,
     unsloth_code,
 )
-from vramplan.training.activations import (
-    FP32,
-    LITGPT_LM_HEAD_CHUNK,
-    RMSNORM_BACKWARD_FP32_TENSORS,
-    BlockSpec,
-    HeadSpec,
-    LossMemory,
-    Saved,
-    block_backward_transient,
-    block_input_bytes,
-    block_saved,
-    embedding_saved_bytes,
-    first_block_graphless_linears,
-    fused_loss_rows,
-    head_and_loss,
-    kept_for_backward,
-    largest_submodule_saved,
+from vramplan.training.activations.attention import (
     masked_local_layer_bytes,
     masked_local_layers_bytes,
-    quantized_base_inputs,
+)
+from vramplan.training.activations.backward import (
+    RMSNORM_BACKWARD_FP32_TENSORS,
+    block_backward_transient,
     recomputed_forward_peak,
     released_before_block_peak,
     scores_backward_extra,
+)
+from vramplan.training.activations.block import (
+    block_saved,
+    embedding_saved_bytes,
+    first_block_graphless_linears,
+    quantized_base_inputs,
+)
+from vramplan.training.activations.checkpointing import (
+    block_input_bytes,
+    kept_for_backward,
+    largest_submodule_saved,
     submodule_checkpoint_inputs,
-    tiled_mlp_backward,
+)
+from vramplan.training.activations.head import HeadSpec, LossMemory, fused_loss_rows, head_and_loss
+from vramplan.training.activations.mlp import tiled_mlp_backward
+from vramplan.training.activations.spec import (
+    FP32,
+    LITGPT_LM_HEAD_CHUNK,
+    BlockSpec,
+    Saved,
     total_per_token,
 )
 from vramplan.training.allocations import (

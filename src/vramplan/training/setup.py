@@ -28,7 +28,7 @@ from vramplan.presets.frameworks import (
     unsloth_code,
 )
 from vramplan.presets.gpus import Gpu
-from vramplan.training.activations import LITGPT_LORA_DROPOUT
+from vramplan.training.activations.spec import LITGPT_LORA_DROPOUT
 from vramplan.vocab import (
     POLICY_METHODS,
     Attention,
@@ -89,7 +89,7 @@ class AlignmentSetup:
     coati: bool = False
     """The method runs as ColossalChat's trainer runs it (hpcaitech/ColossalAI
     applications/ColossalChat coati/trainer @d888c378), not TRL's: ORPO's loss is coati's
-    (`vramplan.training.activations.HeadSpec.coati_orpo`)."""
+    (`vramplan.training.activations.head.HeadSpec.coati_orpo`)."""
     value_adapters: bool = False
     """PPO: the value model trains as the policy does, LoRA adapters included (ms-swift's
     `swift rlhf` passes it through `prepare_model`, which applies the run's tuner:
@@ -147,13 +147,13 @@ class TrainingSetup:
     an earlier one (`vramplan.training.allocations.step_program`)."""
     compiled: bool = False
     """The model and loss run under torch.compile: the blocks save what AOTAutograd's min-cut
-    partitioner keeps (`vramplan.training.activations.COMPILED_SAVES`), and torchtune's
+    partitioner keeps (`vramplan.training.activations.ops.COMPILED_SAVES`), and torchtune's
     cross-entropy is compiled as its recipes compile it."""
     liger_kernels: bool = False
     """Liger-Kernel patched the transformers model's modules (`apply_liger_kernel_to_*`, the
     Trainer's `use_liger_kernel`, ms-swift's `--use_liger_kernel`, axolotl's LigerPlugin, NeMo
     Automodel's default): its RMSNorm and SwiGLU keep less for backward
-    (`vramplan.training.activations.BlockSpec.liger_kernels`); its fused linear cross-entropy
+    (`vramplan.training.activations.spec.BlockSpec.liger_kernels`); its fused linear cross-entropy
     is the `chunked` loss."""
     unquantized_modules: tuple[str, ...] = ()
     """Modules a 4-bit checkpoint leaves unquantized (its config.json's `quantization_config.
@@ -173,17 +173,17 @@ class TrainingSetup:
     """The MLP (a MoE layer's whole block) runs over tiles of tokens under `no_grad` and saves
     only its input; backward runs it again tile by tile with its gradient (Unsloth's
     `unsloth_tiled_mlp`, DeepSpeed's `TiledMLP` of Arctic Long Sequence Training, axolotl's
-    `tiled_mlp`): `vramplan.training.activations.BlockSpec.mlp_tile_share`, and the tile each
+    `tiled_mlp`): `vramplan.training.activations.spec.BlockSpec.mlp_tile_share`, and the tile each
     stack takes, `vramplan.training.estimate.mlp_tile_tokens`."""
     te_cross_entropy: bool = False
     """Megatron-LM's fused cross-entropy runs Transformer Engine's kernel
     (`cross_entropy_loss_fusion` with `cross_entropy_fusion_impl="te"`), which keeps the 16-bit
-    logits alone (`vramplan.training.activations.HeadSpec.te_cross_entropy`)."""
+    logits alone (`vramplan.training.activations.head.HeadSpec.te_cross_entropy`)."""
     native_fused_cross_entropy: bool = False
     """Megatron-LM's fused cross-entropy runs its native implementation
     (`cross_entropy_loss_fusion` with `cross_entropy_fusion_impl="native"`, the default), whose
     compiled steps make fp32 logits-sized transients
-    (`vramplan.training.activations.HeadSpec.native_fused_cross_entropy`); ignored beside
+    (`vramplan.training.activations.head.HeadSpec.native_fused_cross_entropy`); ignored beside
     `te_cross_entropy`."""
     grad_buffer_16bit: bool = False
     """Megatron's gradient buffer holds the parameters' 16-bit dtype, not fp32: Megatron core's
@@ -287,7 +287,7 @@ class TrainingSetup:
     core_v0.13.0: `gather_from_sequence_parallel_region(global_input_tokens, group=self.tp_group)`,
     the expert-tensor-parallel group), and Transformer Engine's grouped fc1 keeps its input: the
     tokens of that many GPUs, of hidden width, where the experts' later tensors are split over
-    their width (`vramplan.training.activations.BlockSpec.experts_gathered`). Set by
+    their width (`vramplan.training.activations.spec.BlockSpec.experts_gathered`). Set by
     `vramplan.distributed.per_gpu` from a Megatron-LM run's tensor parallelism; 1 elsewhere."""
     card_free_bytes: int | None = None
     """What the run's card has free when the model loads (`torch.cuda.mem_get_info`), where the
@@ -318,7 +318,7 @@ class TrainingSetup:
     instead of a cross-entropy."""
     coati_orpo_loss: bool = False
     """The loss is ColossalChat's ORPO loss on the chosen and rejected rows
-    (`vramplan.training.activations.HeadSpec.coati_orpo`); `policy_pass` sets it."""
+    (`vramplan.training.activations.head.HeadSpec.coati_orpo`); `policy_pass` sets it."""
     kbit_upcast: bool | None = None
     """QLoRA: whether the script prepares the model with peft's `prepare_model_for_kbit_training`
     and casts the embeddings and head back (`vramplan.presets.frameworks.FrameworkDefaults
@@ -530,7 +530,7 @@ def autocasts_16bit_weights(setup: TrainingSetup) -> bool:
     (`TrainingSetup.no_autocast`: the row says so, or DeepSpeed runs it, set by
     `vramplan.distributed.per_gpu`). Autocast leaves 16-bit operands as they
     are; it casts fp32 ones, peft's fp32 copies of its adapters' inputs among them, to 16 bits
-    for each matmul (`vramplan.training.activations.BlockSpec.autocast_16bit_weights`)."""
+    for each matmul (`vramplan.training.activations.spec.BlockSpec.autocast_16bit_weights`)."""
     return setup.precision in (Precision.BF16_TRUE, Precision.MIXED) \
         and framework_defaults(setup.framework).accelerate_autocast and not setup.no_autocast
 

@@ -19,7 +19,7 @@ from vramplan.presets.frameworks import (
     unsloth_code,
 )
 from vramplan.presets.quant_formats import BNB_BLOCKSIZE
-from vramplan.training.activations import FP32
+from vramplan.training.activations.spec import FP32
 from vramplan.training.setup import (
     TrainingSetup,
     adapters_in_fp32,

@@ -1,0 +1,156 @@
+"""Mixture-of-experts layers: the router, the routed tokens' copies, the experts (grouped or one
+by one, with their LoRA adapters) and the shared experts."""
+
+from __future__ import annotations
+
+from vramplan.model.architecture import (
+    Architecture,
+    MlpKind,
+)
+from vramplan.training.activations.ops import linear
+from vramplan.training.activations.spec import (
+    FP32,
+    GATE_UP_TARGETS,
+    MLP_TARGETS,
+    Activation,
+    BlockSpec,
+    Ledger,
+)
+from vramplan.vocab import Framework, LoraTarget
+
+ROUTING_INDEX_VECTORS = 4
+"""int64 vectors of experts_per_token entries a token leaves in a transformers MoE layer's graph:
+the top-k indices, and the sort permutation, its inverse and the gather index of
+`grouped_mm_experts_forward` (integrations/moe.py), which index ops keep for backward."""
+
+
+def moe_layer(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2: Activation,
+              input_needs_grad: bool) -> None:
+    """A transformers 5 mixture-of-experts layer (the `grouped_mm` experts path, the default,
+    integrations/moe.py `grouped_mm_experts_forward`), per token with k routed experts: the
+    router's probabilities (fp32 softmax or sigmoid) and, when it trains, its input (an fp32 copy
+    for DeepSeek's and GLM's routers); the gathered input of each routed copy when the experts
+    train (grouped_mm keeps its input for the weight's gradient); the gate_up output (act(gate)
+    keeps the gate half, a view that keeps it whole; gpt-oss's clamped gate keeps four
+    intermediate-wide tensors); act(gate) * up; the down projection's input when the experts
+    train; its output and the routing weights (`proj_out * sample_weights`: both need a gradient
+    once the layer's input does); the routing indices. Shared experts are a dense MLP on the
+    layer's input. Llama 4's experts see every token (`experts_see_every_token`): n_experts
+    copies of each, and `routed_in * router_scores` keeps the repeated input. Megatron-LM's
+    experts keep no act(gate) (its fused SwiGLU, as in `_mlp`), and since April 2025 no down
+    projection output (`BlockSpec.moe_output_weighted`).
+
+    transformers' per-expert loop before v5.0.0 (`BlockSpec.moe_expert_loop`; transformers
+    v4.48.1 models/mixtral/modeling_mixtral.py `MixtralSparseMoeBlock.forward`) saves the same
+    tensors, and more: the routing weights are cast to the layer's input's dtype
+    (`routing_weights.to(hidden_states.dtype)`), so the weighted output `expert_layer(
+    current_state) * routing_weights[top_x, idx, None]` is in that dtype too, and
+    `final_hidden_states.index_add_(0, top_x, ...)` saves it whole (torch v2.4.1
+    tools/autograd/derivatives.yaml `index_add`: the source's gradient is `grad.index_select(dim,
+    index).expand_as(source)`, and the generated `IndexAddBackward0` keeps `source_`). Under QLoRA
+    each expert's linears are `Linear4bit` modules, which cast their input to the compute dtype
+    and their output back (`out.to(inp_dtype)`, bitsandbytes 0.43.3 nn/modules.py
+    `Linear4bit.forward`): behind a norm kept in fp32, w1's and w3's outputs, act(w1) and w2's
+    output are fp32 too (autocast casts neither `silu` nor `mul`)."""
+    c, h = spec.compute_bytes, arch.hidden_size
+    # the experts' tensors: the compute dtype, or their input's when the loop's experts are
+    # Linear4bit modules; the loop's routing weights and weighted outputs: the input's dtype
+    loop = spec.moe_expert_loop
+    e = n2.itemsize if loop and spec.base_output_in_input_dtype else c
+    weights = FP32 if arch.router_fp32 else n2.itemsize if loop else c
+    width = arch.expert_intermediate_size
+    train = spec.weights_train
+    routed = arch.n_experts if arch.experts_see_every_token else arch.experts_per_token
+    if train:
+        ledger.keep(n2.name, n2.itemsize * h)  # the router's (and shared experts') input
+        if arch.router_fp32:
+            ledger.keep("router_input_fp32", FP32 * h)
+    ledger.keep("router_probs", FP32 * arch.n_experts)
+    if arch.experts_see_every_token:
+        # Llama4Router: top-k indices; `routed_in * router_scores` keeps both factors
+        ledger.keep("routing_indices", 8 * arch.experts_per_token)
+        ledger.keep("routed_in_repeated", c * routed * h)
+        ledger.keep("routing_weights", c * routed)
+    else:
+        ledger.keep("routing_indices", 8 * ROUTING_INDEX_VECTORS * arch.experts_per_token)
+    # peft's adapters on the fused experts (`BlockSpec.experts_merged_per_token`): the merged
+    # weight's gradient needs the matmul's input, as a trained weight's does
+    merged = spec.experts_merged_per_token > 0
+    adapted = spec.lora_targets if merged else frozenset()
+    gate_up_adapted = bool(GATE_UP_TARGETS & adapted)
+    if train or gate_up_adapted:
+        # Megatron-Core all-gathers the routed tokens over the expert-tensor-parallel group
+        # before its grouped fc1, which keeps them (`BlockSpec.experts_gathered`): counted that
+        # many times, so the per-GPU split over tensor parallelism leaves them whole
+        ledger.keep("routed_input", c * routed * h * spec.experts_gathered)
+    if merged:
+        ledger.keep("experts_merged_weights", spec.experts_merged_per_token)
+    gated = arch.mlp is MlpKind.GATED
+    ledger.keep("experts_gate_up_out", e * routed * width * (2 if gated else 1))
+    # Megatron-LM's experts run its fused SwiGLU as its dense MLP does (`_mlp`): only the
+    # fc1 output is saved, not act(gate)
+    megatron = spec.framework is Framework.MEGATRON
+    glu_tensors = 4 if arch.swiglu_limit is not None else 1
+    if not megatron:
+        ledger.keep("experts_act_out", e * routed * width * glu_tensors)
+    if train or LoraTarget.DOWN in adapted:
+        ledger.keep("experts_down_input", e * routed * width)
+    if not arch.experts_see_every_token:
+        if spec.moe_output_weighted:
+            ledger.keep("experts_down_out", e * routed * h)
+        ledger.keep("routing_weights", weights * routed)
+    if loop:
+        ledger.keep("experts_weighted_out", n2.itemsize * routed * h)
+        _loop_expert_adapters(ledger, arch, spec, n2, e=e, routed=routed)
+    _moe_shared_experts(ledger, arch, spec, n2, e=e, input_needs_grad=input_needs_grad)
+
+
+def _loop_expert_adapters(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2: Activation, *,
+                          e: int, routed: int) -> None:
+    """peft's adapters on the `nn.Linear` experts of transformers' per-expert loop (before
+    v5.0.0: `BlockSpec.moe_expert_loop`), as on a dense MLP's linears (`linear`): lora_A keeps
+    the expert's rows (`current_state = hidden_states[None, top_x]`, one gathered copy per
+    routed copy of a token, which its gate and up adapters share), or each adapter its own fp32
+    copy of them, and the down adapter the product act(gate) * up; each lora_A output is per row.
+    Measured on the CPU (2026-12-06, transformers 4.48.3, peft 0.14.0, a 2-layer Mixtral of 8
+    experts, top-2, hidden 128, width 352, 2 x 128 tokens, r 8, bf16 weights, no autocast): 2,016
+    bytes a token a layer more with w1, w2 and w3 adapted than with q and v alone, 5,056 with
+    fp32 adapters, what these terms give."""
+    targets = spec.lora_targets if spec.lora_on_modules else frozenset()
+    if not targets & MLP_TARGETS:
+        return
+    h, width = arch.hidden_size, arch.expert_intermediate_size
+    gated = arch.mlp is MlpKind.GATED
+    lora_in = int(LoraTarget.UP in targets) + int(gated and LoraTarget.GATE in targets)
+    if arch.fused_gate_up:
+        lora_in = min(lora_in, 1)  # one adapter on a fused gate_up nn.Linear
+    linear(ledger, spec, Activation("routed_input", n2.itemsize), routed * h, lora=lora_in,
+           prefix="experts_gate_up", readers=1 if arch.fused_gate_up or not gated else 2,
+           copies=routed)
+    linear(ledger, spec, Activation("experts_down_input", e), routed * width,
+           lora=int(LoraTarget.DOWN in targets), prefix="experts_down", copies=routed)
+
+
+def _moe_shared_experts(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2: Activation, *,
+                        e: int, input_needs_grad: bool) -> None:
+    """A MoE layer's shared experts (`moe_layer`): a dense MLP on the layer's input whose tensors
+    are `e` bytes per value, and Qwen2-MoE's sigmoid gate on its output."""
+    h = arch.hidden_size
+    if arch.n_shared_experts:
+        shared = arch.shared_experts_width
+        targets = spec.lora_targets
+        lora_in = int(LoraTarget.GATE in targets) + int(LoraTarget.UP in targets)
+        linear(ledger, spec, n2, h, lora=lora_in, prefix="shared_gate_up",
+               needs_grad=input_needs_grad, readers=2)
+        ledger.keep("shared_gate_out", e * shared)
+        if spec.framework is not Framework.MEGATRON:  # its fused SwiGLU keeps no act(gate)
+            ledger.keep("shared_act_out", e * shared)
+        ledger.keep("shared_up_out", e * shared)
+        linear(ledger, spec, Activation("shared_hidden", e), shared,
+               lora=int(LoraTarget.DOWN in targets), prefix="shared_down")
+    if arch.shared_expert_gate:
+        # Qwen2MoeSparseMoeBlock.forward (transformers models/qwen2_moe/modeling_qwen2_moe.py):
+        # `F.sigmoid(self.shared_expert_gate(x)) * shared_expert_output`: sigmoid saves its
+        # output, the product both factors (the gate's input is the layer's input, kept above)
+        ledger.keep("shared_gate_sigmoid", e)
+        ledger.keep("shared_expert_out", e * h)

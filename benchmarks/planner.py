@@ -25,14 +25,14 @@ from vramplan.planner.report import FitReport, fit_report
 from vramplan.requests.reading import read
 from vramplan.requests.training import fit_request
 from vramplan.requests.vocabulary import FIT
-from vramplan.training import allocations
+from vramplan.training.allocations.step import reserved_memory
 
 GOAL_MS = 10.0
 
 
 def one_report(model: str, gpu: str, metric: str) -> FitReport:
     planner_setup.clear_memos()
-    allocations.reserved_memory.cache_clear()
+    reserved_memory.cache_clear()
     request = fit_request(read(FIT, {"model": model, "gpu": gpu, "metric": metric}, text=True))
     return fit_report(request.setup, request.gpu, request.usable_share)
 

@@ -15,13 +15,11 @@ from vramplan.model.hf_config import parse_config
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.tracer.setup import TRACED_ADAPTERS_FP32, TRACED_OPTIMIZER_IMPL
-from vramplan.training.allocations import (
-    Sharding,
-    megatron_rank_pieces,
-    optimizer_step_temporaries,
-    parameter_tensors,
-    step_program,
-)
+from vramplan.training.allocations.load import megatron_rank_pieces
+from vramplan.training.allocations.optimizer import optimizer_step_temporaries
+from vramplan.training.allocations.program import Sharding
+from vramplan.training.allocations.step import step_program
+from vramplan.training.allocations.tensors import parameter_tensors
 from vramplan.training.estimate import estimate_training, step_shape
 from vramplan.training.setup import TrainingSetup
 from vramplan.vocab import (

@@ -22,16 +22,15 @@ from vramplan.model.architecture import Architecture
 from vramplan.requests.reading import read
 from vramplan.requests.training import fit_request
 from vramplan.requests.vocabulary import FIT
-from vramplan.training.allocations import (
+from vramplan.training.allocations.load import by_lifetime
+from vramplan.training.allocations.program import Sharding, StepShape
+from vramplan.training.allocations.step import step_program
+from vramplan.training.allocations.tensors import (
     ParamTensor,
-    Sharding,
-    StepShape,
     _block_tensors,
-    _by_lifetime,
-    _outer_tensors,
-    _trained_blocks,
+    outer_tensors,
     parameter_tensors,
-    step_program,
+    trained_blocks,
 )
 from vramplan.training.estimate import step_shape
 from vramplan.training.setup import TrainingSetup
@@ -85,8 +84,8 @@ def test_the_grid_is_broad() -> None:
 
 
 def _listed_block_by_block(arch: Architecture, setup: TrainingSetup) -> list[ParamTensor]:
-    before, after = _outer_tensors(arch, setup)
-    blocks = [tensor for block, trains in enumerate(_trained_blocks(arch, setup))
+    before, after = outer_tensors(arch, setup)
+    blocks = [tensor for block, trains in enumerate(trained_blocks(arch, setup))
               for tensor in _block_tensors(arch, setup, block, trains)]
     return [*before, *blocks, *after]
 
@@ -114,7 +113,7 @@ def test_the_program_is_the_block_by_block_one(name: str, arch: Architecture,
                                                sharding: Sharding) -> None:
     listed = _listed_block_by_block(arch, setup)
     assert list(parameter_tensors(arch, setup)) == listed
-    assert list(_by_lifetime(arch, setup)) == _merged_by_lifetime(listed)
+    assert list(by_lifetime(arch, setup)) == _merged_by_lifetime(listed)
     # every free is of a tensor the program allocated and has not freed yet
     live: set[int] = set()
     for event in step_program(arch, setup, shape, sharding):

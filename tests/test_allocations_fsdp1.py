@@ -19,19 +19,21 @@ from vramplan.distributed.per_gpu import (
     syncs_module_states,
 )
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.training.allocations import (
+from vramplan.training.allocations.forward_backward import _gather
+from vramplan.training.allocations.load import (
     FSDP1_SYNC_BUCKET_BYTES,
+    _broadcast_buckets,
+    _flat_units,
+)
+from vramplan.training.allocations.program import (
     GATHER_STREAM,
     PRE_UNSHARD_STREAM,
     REDUCE_STREAM,
-    ParamTensor,
     Sharding,
-    _broadcast_buckets,
-    _flat_units,
-    _gather,
-    _Program,
-    step_program,
+    StepProgram,
 )
+from vramplan.training.allocations.step import step_program
+from vramplan.training.allocations.tensors import ParamTensor
 from vramplan.training.estimate import step_shape
 from vramplan.training.setup import TrainingSetup
 from vramplan.units import BYTES_PER_GIB
@@ -64,7 +66,7 @@ def _allocs(events: list[Event]) -> list[tuple[str, int]]:
 def test_broadcast_buckets_close_at_the_cap_and_two_fly_at_once() -> None:
     """c10d `compute_bucket_assignment_by_size` closes a bucket once it reaches the cap;
     `broadcast_coalesced` keeps at most two flattened buckets alive."""
-    program = _Program()
+    program = StepProgram()
     _broadcast_buckets(program, [100, 200, 50, 300, 10], bucket_bytes=250)
     # buckets: 100 + 200 = 300 (>= 250), 50 + 300 = 350, then 10
     assert _allocs(program.events) == [("+", 300), ("+", 350), ("-", 300), ("+", 10),
@@ -89,13 +91,13 @@ def test_units_are_wrapped_adapters_first_and_the_root_last() -> None:
 def test_an_offloaded_shard_is_copied_to_the_gpu_before_the_gather() -> None:
     """`pre_unshard` copies the host shard on the pre-unshard stream; the all-gather reads it
     and it is dropped once the gathered parameter is in use."""
-    program = _Program()
+    program = StepProgram()
     offloaded = Sharding(weights=0, gradients=4, states=0, flat_units=True)
     _gather(program, offloaded, 1000)
     assert [(e.kind, e.n_bytes, e.stream) for e in program.events] == [
         (EventKind.ALLOC, 250, PRE_UNSHARD_STREAM), (EventKind.ALLOC, 1000, GATHER_STREAM),
         (EventKind.FREE, 0, 0)]
-    kept = _Program()
+    kept = StepProgram()
     _gather(kept, Sharding(weights=4, gradients=4, states=4, flat_units=True), 1000)
     assert [(e.n_bytes, e.stream) for e in kept.events] == [(1000, GATHER_STREAM)]
 
@@ -104,7 +106,7 @@ def test_fsdp2_copies_each_flat_all_gather_out_into_the_unsharded_parameters() -
     """FSDP2 (`copy_out`): the flat output on the gather stream, the unsharded parameters on
     the default stream; a flat output is freed by the next unit's copy-out
     (`foreach_all_gather_copy_out`, `wait_for_unshard`)."""
-    program = _Program()
+    program = StepProgram()
     fsdp2 = Sharding(weights=4, gradients=4, states=4, copy_out=True)
     first = _gather(program, fsdp2, 1000)
     second = _gather(program, fsdp2, 800)

@@ -14,7 +14,7 @@ from vramplan.allocator import EventKind
 from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
 from vramplan.model.hf_config import parse_config
 from vramplan.parts import PartKind
-from vramplan.training.allocations import step_program
+from vramplan.training.allocations.step import step_program
 from vramplan.training.dummy_wgrads import dummy_wgrad_bytes, dummy_wgrad_shapes
 from vramplan.training.estimate import Phase, PhaseMemory, estimate_training, step_shape
 from vramplan.training.setup import TrainingSetup

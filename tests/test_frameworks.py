@@ -888,7 +888,7 @@ def test_axolotl_empties_the_cache_once_its_model_is_loaded(day: date | None,
     """axolotl 7830fe04b (2024-07-18): `load_model` ends with `torch.cuda.empty_cache()`, so
     the fp32 copies of the k-bit preparation leave nothing cached for training."""
     from vramplan.allocator import EMPTY_CACHE, EventKind
-    from vramplan.training.allocations import step_program
+    from vramplan.training.allocations.step import step_program
     from vramplan.training.estimate import step_shape
 
     llama = architecture_of(find_model("llama-2-7b"))

@@ -1,7 +1,7 @@
 """QLoRA's preparation for k-bit training at load: peft's `prepare_model_for_kbit_training` gives
 the unquantized 16-bit parameters fp32 copies, TRL (until 2025-12-04) and axolotl cast the
 embeddings and head back, and the caching allocator keeps what was freed on the way
-(`vramplan.training.allocations._upcast_and_back`)."""
+(`vramplan.training.allocations.load._upcast_and_back`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from vramplan.allocator import EventKind, replay
 from vramplan.model.hf_config import parse_config
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.frameworks import framework_defaults
-from vramplan.training.allocations import Sharding, allocator_warmup_bytes, step_program
+from vramplan.training.allocations.load import allocator_warmup_bytes
+from vramplan.training.allocations.program import Sharding
+from vramplan.training.allocations.step import step_program
 from vramplan.training.estimate import step_shape
 from vramplan.training.setup import TrainingSetup, upcasts_at_load
 from vramplan.validation import read_cases, training_setup_of

@@ -275,7 +275,7 @@ def test_fused_linear_cross_entropy_as_liger_runs_it() -> None:
     assert estimate_training(qwen, lora).loss.forward_peak_bytes == grad_input + chunk
     # the step program (what `reserved` replays) holds one chunk's logits at a time
     from vramplan.allocator import EventKind
-    from vramplan.training.allocations import step_program
+    from vramplan.training.allocations.step import step_program
     from vramplan.training.estimate import step_shape
 
     made_in_loss: dict[int, int] = {}
@@ -301,7 +301,9 @@ def test_torchtunes_2024_qlora_built_its_model_on_the_gpu_as_traced() -> None:
     import datetime
 
     from vramplan.allocator import replay
-    from vramplan.training.allocations import WHOLE, _load, _Program, parameter_tensors
+    from vramplan.training.allocations.load import load_parameters
+    from vramplan.training.allocations.program import WHOLE, StepProgram
+    from vramplan.training.allocations.tensors import parameter_tensors
     from vramplan.vocab import Framework, Metric, Quant
 
     llama = architecture_of(find_model("llama-2-7b"))
@@ -318,8 +320,8 @@ def test_torchtunes_2024_qlora_built_its_model_on_the_gpu_as_traced() -> None:
     # 2024-09-12, `torchtune_rope_modules`: 4,096 positions x 64 frequencies x cos, sin x 4 B)
     assert old.allocated_bytes - new.allocated_bytes == 2 * 512 * 32000 * 4 \
         + 32 * 202_375_168 * 2 // 64 + 31 * 4096 * 64 * 2 * 4
-    program = _Program()
-    _load(program, parameter_tensors(llama, april), WHOLE, april, llama)
+    program = StepProgram()
+    load_parameters(program, parameter_tensors(llama, april), WHOLE, april, llama)
     reserved = replay(program.events).peak_reserved_bytes
     assert reserved == pytest.approx(9.13e9, rel=0.01)
     assert old.reserved_bytes > reserved > new.reserved_bytes
@@ -425,7 +427,7 @@ def test_fp32_adapters_are_their_own_master_copy() -> None:
 
 
 def test_the_allocation_program_holds_the_adapters_as_the_states_do() -> None:
-    from vramplan.training.allocations import parameter_tensors
+    from vramplan.training.allocations.tensors import parameter_tensors
 
     for setup in (HF_QLORA, dataclasses.replace(HF_QLORA, float_quant_storage=True)):
         tensors = parameter_tensors(LLAMA, setup)
@@ -481,7 +483,7 @@ def test_megatrons_native_fused_cross_entropy_updates_the_softmax_through_a_fres
     4 more bytes per logit in the loss's forward and backward, in the analytic loss and in the
     step program alike (mbridge's Llama 3.2 1B log: 0.528 GB above the unfused estimate, one
     fp32 copy of its logits 0.525 GB)."""
-    from vramplan.training.allocations import reserved_memory
+    from vramplan.training.allocations.step import reserved_memory
     from vramplan.training.estimate import step_shape
 
     arch = architecture_of(find_model("tinyllama-1.1b"))
@@ -699,7 +701,7 @@ def test_unsloths_first_pass_is_in_the_replayed_program_read_from_the_run_start(
     """The step program keeps the first micro-batch's inputs too, and its peaks count from the
     first step (the notebooks read `max_memory_reserved` after training, never reset): the
     replayed allocated peak rises as the analytic one does, within 1 %."""
-    from vramplan.training.allocations import reserved_memory
+    from vramplan.training.allocations.step import reserved_memory
     from vramplan.training.estimate import step_shape
 
     arch = architecture_of(find_model("llama-3.1-8b"))

@@ -16,7 +16,7 @@ from vramplan.presets.frameworks import TransformersCode, transformers_code
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.activations.head import HeadSpec, head_and_loss
 from vramplan.training.activations.spec import BlockSpec
-from vramplan.training.allocations import step_program
+from vramplan.training.allocations.step import step_program
 from vramplan.training.estimate import Phase, estimate_training, step_shape
 from vramplan.training.setup import AlignmentSetup, TrainingSetup, model_loss_code
 from vramplan.validation import code_date, read_cases, stated_date

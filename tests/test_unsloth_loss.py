@@ -16,7 +16,8 @@ from vramplan.presets.frameworks import (
     unsloth_release_date,
 )
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.training.allocations import StepShape, reserved_at_first_loss
+from vramplan.training.allocations.program import StepShape
+from vramplan.training.allocations.step import reserved_at_first_loss
 from vramplan.training.estimate import _head_spec, block_spec, unsloth_loss_chunks
 from vramplan.training.setup import TrainingSetup, allocator_config
 from vramplan.vocab import Checkpointing, Framework, Method, Precision, Quant
@@ -104,7 +105,7 @@ def test_the_chunk_comes_from_the_free_memory_at_the_first_loss() -> None:
 def test_a_fused_loss_replays_each_chunk_size_once() -> None:
     """Every chunk frees what it made: a full chunk and the last, shorter one stand for the
     loop (a chunk per row when nothing is free would otherwise be a program of every row)."""
-    from vramplan.training.allocations import _chunk_sizes
+    from vramplan.training.allocations.loss import _chunk_sizes
 
     assert _chunk_sizes(10, 4) == [4, 2]
     assert _chunk_sizes(8, 4) == [4]

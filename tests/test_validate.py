@@ -728,7 +728,7 @@ def test_a_first_step_report_replays_the_load_and_one_step() -> None:
     the replay runs one step, not a steady step after an earlier one."""
     from vramplan.allocator import RESET_PEAKS, EventKind
     from vramplan.presets.models import architecture_of, find_model
-    from vramplan.training.allocations import step_program
+    from vramplan.training.allocations.step import step_program
     from vramplan.training.estimate import step_shape
 
     arch = architecture_of(find_model("gpt2-xl"))

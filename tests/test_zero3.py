@@ -30,17 +30,16 @@ from vramplan.distributed.sharding import (
 from vramplan.model.hf_config import parse_config
 from vramplan.parts import PartKind
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.training.allocations import (
+from vramplan.training.allocations.load import by_lifetime
+from vramplan.training.allocations.optimizer import _sub_groups
+from vramplan.training.allocations.program import (
     GATHER_STREAM,
     REDUCE_STREAM,
-    ParamTensor,
     Sharding,
     StepTensors,
-    _by_lifetime,
-    _sub_groups,
-    parameter_tensors,
-    step_program,
 )
+from vramplan.training.allocations.step import step_program
+from vramplan.training.allocations.tensors import ParamTensor, parameter_tensors
 from vramplan.training.estimate import Phase, step_shape
 from vramplan.training.setup import TrainingSetup
 from vramplan.training.states import ModelStates
@@ -889,7 +888,7 @@ def test_zero12_program_makes_the_states_of_1d_tensors(step_tensors: StepTensors
     """The step's program makes Adafactor's whole fp32 second moment of what the ZeRO optimizer
     hands it (bf16-true here, so no fp32 gradients are made beside it): one for DeepSpeed's
     flat partition; for ColossalAI's 1-D shards, one per tensor of the program (a block's are
-    merged, `_by_lifetime`), the embedding and the head unfactored too."""
+    merged, `by_lifetime`), the embedding and the head unfactored too."""
     arch = parse_config(_MID)
     setup = TrainingSetup(precision=Precision.BF16_TRUE, batch=1, seq_len=128,
                           framework=Framework.HF, gradient_accumulation=False,
@@ -904,7 +903,7 @@ def test_zero12_program_makes_the_states_of_1d_tensors(step_tensors: StepTensors
         assert states == [-(-4 * arch.params_total // 2)]
     else:
         assert sorted(states) == sorted(-(-4 * t.elements // 2)
-                                        for t in _by_lifetime(arch, setup) if t.trainable)
+                                        for t in by_lifetime(arch, setup) if t.trainable)
 
 
 def test_colossalai_steps_a_1d_shard_of_each_parameter() -> None:

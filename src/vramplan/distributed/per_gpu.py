@@ -52,14 +52,11 @@ from vramplan.presets.frameworks import (
     transformers_code,
 )
 from vramplan.training.alignment import estimate_step, value_model_states
-from vramplan.training.allocations import (
-    FSDP1_SYNC_BUCKET_BYTES,
-    Sharding,
-    StepTensors,
-    reserved_memory,
-    step_temporaries_over,
-    stored_unit_bytes,
-)
+from vramplan.training.allocations.load import FSDP1_SYNC_BUCKET_BYTES
+from vramplan.training.allocations.optimizer import step_temporaries_over
+from vramplan.training.allocations.program import Sharding, StepTensors
+from vramplan.training.allocations.step import reserved_memory
+from vramplan.training.allocations.tensors import stored_unit_bytes
 from vramplan.training.dummy_wgrads import dummy_wgrad_bytes
 from vramplan.training.estimate import (
     Part,

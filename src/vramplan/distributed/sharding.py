@@ -174,7 +174,7 @@ class Parallelism:
     """DeepSpeed ZeRO-3 on a model built outside `deepspeed.zero.Init` (its script constructs
     the model itself, e.g. `OPTForCausalLM(config)`, rather than through `from_pretrained` with
     ZeRO-3 enabled): `deepspeed.initialize` moves the whole model to the GPU, tensor by tensor,
-    before ZeRO-3 partitions it (`vramplan.training.allocations.Sharding.whole_at_init`).
+    before ZeRO-3 partitions it (`vramplan.training.allocations.program.Sharding.whole_at_init`).
     False: the parameters are partitioned as they are made."""
     main_grad_buffer: bool = False
     """The gradients live in one contiguous buffer allocated when the model is wrapped, reduced

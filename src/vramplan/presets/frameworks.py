@@ -167,7 +167,7 @@ class FrameworkDefaults:
     the head) to fp32, then casts the embeddings and the head back to 16-bit once the adapters
     exist (TRL's `peft_module_casting_to_bf16` until 2025-12, axolotl's
     `_convert_embedding_modules_dtype`): the copies stay in the allocator's cache
-    (`vramplan.training.allocations._upcast_and_back`)."""
+    (`vramplan.training.allocations.load._upcast_and_back`)."""
     reported_metric: Metric = Metric.ALLOCATED
     """The peak the stack prints by itself, what a published figure of it is when the figure
     does not say (a case row whose `metric` cell is empty: the format reads an empty cell as
@@ -730,7 +730,7 @@ weight to NF4 in one piece (torchao/dtypes/nf4tensor.py at v0.1 `quantize_tensor
 `(value.unsqueeze(-1) - nf4).abs()`, 16 bf16 entries per value, then `min(dim=-1)`); "perform in
 chunks" (pytorch/ao 6081796bc, PR #196, 2024-05-01, in 0.2.0) quantizes by chunks of 2^20
 values, whose transients (about 74 MB) change no estimate
-(`vramplan.training.allocations._torchtune_nf4_build`)."""
+(`vramplan.training.allocations.torchao_nf4.torchtune_nf4_build`)."""
 
 TORCHTUNE_PER_LAYER_BUILD_SINCE = date(2024, 9, 12)
 """torchtune b0895a798 (PR #1554, "llama 3_1 instantiate pos embedding only once"): the first

@@ -76,10 +76,10 @@ from vramplan.training.activations.spec import (
     Saved,
     total_per_token,
 )
-from vramplan.training.allocations import (
+from vramplan.training.allocations.optimizer import optimizer_step_temporaries
+from vramplan.training.allocations.program import StepShape
+from vramplan.training.allocations.step import (
     ReservedMemory,
-    StepShape,
-    optimizer_step_temporaries,
     reserved_at_first_loss,
     reserved_memory,
 )
@@ -376,7 +376,7 @@ def _unsloth_loss_rows(arch: Architecture, setup: TrainingSetup) -> int | None:
     """Rows of `unsloth_fused_ce_loss`'s first chunk (`torch.chunk`: ceil(rows / n_chunks)),
     None where the run does not call it (`UnslothCode.loss_chunking`). The free memory is the
     card's at load (`TrainingSetup.card_free_bytes`) less what the allocator holds when the
-    first loss begins (`vramplan.training.allocations.reserved_at_first_loss`: the load and the
+    first loss begins (`vramplan.training.allocations.step.reserved_at_first_loss`: the load and the
     first forward, which do not depend on the loss's chunks)."""
     chunking = unsloth_code(setup.code_date).loss_chunking if unsloth_fuses_loss(setup) else None
     if chunking is None:

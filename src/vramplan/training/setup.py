@@ -144,7 +144,7 @@ class TrainingSetup:
     first_step_report: bool = False
     """The figure is the run's first step's (Megatron-LM's `report_memory` "(after 1
     iterations)"): the caching allocator has held the load and one step, not a steady step after
-    an earlier one (`vramplan.training.allocations.step_program`)."""
+    an earlier one (`vramplan.training.allocations.step.step_program`)."""
     compiled: bool = False
     """The model and loss run under torch.compile: the blocks save what AOTAutograd's min-cut
     partitioner keeps (`vramplan.training.activations.ops.COMPILED_SAVES`), and torchtune's

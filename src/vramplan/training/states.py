@@ -397,8 +397,8 @@ def torchao_v01_nf4(setup: TrainingSetup) -> bool:
     """torchtune's QLoRA with the torchao it pinned from April to June 2024 (v0.1:
     `vramplan.presets.frameworks.TORCHTUNE_CHUNKED_NF4_SINCE`), which quantized each weight in
     one piece, kept its quantization factor's whole storage (`TORCHAO_V01_FACTOR_BYTES`) and was
-    built as `vramplan.training.allocations._torchtune_nf4_build` says; the run's code date must
-    say so (None: today's code)."""
+    built as `vramplan.training.allocations.torchao_nf4.torchtune_nf4_build` says; the run's code
+    date must say so (None: today's code)."""
     return (setup.framework is Framework.TORCHTUNE and setup.method is Method.QLORA
             and setup.code_date is not None and setup.code_date < TORCHTUNE_CHUNKED_NF4_SINCE)
 

@@ -4,10 +4,7 @@ masks of sliding-window layers."""
 
 from __future__ import annotations
 
-from vramplan.model.architecture import (
-    Architecture,
-    PositionKind,
-)
+from vramplan.model.architecture import Architecture, PositionKind
 from vramplan.training.activations.ops import linear, qk_norms
 from vramplan.training.activations.spec import (
     ATTENTION_TARGETS,

@@ -4,11 +4,7 @@ recomputed forward under full checkpointing (`recomputed_forward_peak`)."""
 
 from __future__ import annotations
 
-from vramplan.model.architecture import (
-    Architecture,
-    MlpKind,
-    NormKind,
-)
+from vramplan.model.architecture import Architecture, MlpKind, NormKind
 from vramplan.training.activations.block import block_ledger
 from vramplan.training.activations.mlp import (
     down_projection,

@@ -3,11 +3,7 @@ saved tensors, and the inputs that quantized linears keep in their autograd cont
 
 from __future__ import annotations
 
-from vramplan.model.architecture import (
-    Architecture,
-    LinearRole,
-    PositionKind,
-)
+from vramplan.model.architecture import Architecture, LinearRole, PositionKind
 from vramplan.training.activations.attention import attention_layer
 from vramplan.training.activations.mlp import mlp_or_tiled
 from vramplan.training.activations.ops import norm_layer

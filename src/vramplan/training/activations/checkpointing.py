@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-from vramplan.model.architecture import (
-    Architecture,
-)
+from vramplan.model.architecture import Architecture
 from vramplan.training.activations.spec import FP32, BlockSpec, Saved
 from vramplan.vocab import Checkpointing, Framework
 

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vramplan.model.architecture import (
-    Architecture,
-)
+from vramplan.model.architecture import Architecture
 from vramplan.training.activations.ops import norm_layer
 from vramplan.training.activations.spec import (
     DROPOUT_MASK_BYTES,

@@ -6,12 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 
-from vramplan.model.architecture import (
-    BLOOM_GELU,
-    PYTHON_TANH_GELUS,
-    Architecture,
-    MlpKind,
-)
+from vramplan.model.architecture import BLOOM_GELU, PYTHON_TANH_GELUS, Architecture, MlpKind
 from vramplan.training.activations.moe import moe_layer
 from vramplan.training.activations.ops import adapter_tail, linear
 from vramplan.training.activations.spec import (

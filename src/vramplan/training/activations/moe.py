@@ -3,10 +3,7 @@ by one, with their LoRA adapters) and the shared experts."""
 
 from __future__ import annotations
 
-from vramplan.model.architecture import (
-    Architecture,
-    MlpKind,
-)
+from vramplan.model.architecture import Architecture, MlpKind
 from vramplan.training.activations.ops import linear
 from vramplan.training.activations.spec import (
     FP32,

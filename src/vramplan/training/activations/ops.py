@@ -4,11 +4,7 @@ returns its output (`Activation`)."""
 
 from __future__ import annotations
 
-from vramplan.model.architecture import (
-    Architecture,
-    NormKind,
-    QkNormKind,
-)
+from vramplan.model.architecture import Architecture, NormKind, QkNormKind
 from vramplan.training.activations.spec import (
     DROPOUT_MASK_BYTES,
     FP32,

@@ -9,10 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from vramplan.model.architecture import (
-    Architecture,
-    MlpKind,
-)
+from vramplan.model.architecture import Architecture, MlpKind
 from vramplan.vocab import Attention, Framework, LoraTarget
 
 FP32 = 4

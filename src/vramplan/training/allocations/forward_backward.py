@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from vramplan.allocator import (
-    mark,
-)
+from vramplan.allocator import mark
 from vramplan.model.architecture import Architecture
 from vramplan.training.activations.backward import (
     block_backward_transient,
@@ -51,10 +49,7 @@ from vramplan.training.setup import (
     offloads_checkpoints,
 )
 from vramplan.units import ceil_div
-from vramplan.vocab import (
-    Checkpointing,
-    Framework,
-)
+from vramplan.vocab import Checkpointing, Framework
 
 
 def micro_batch(program: StepProgram, arch: Architecture, setup: TrainingSetup, shape: StepShape,

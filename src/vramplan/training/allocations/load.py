@@ -7,10 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from vramplan.allocator import (
-    EMPTY_CACHE,
-    mark,
-)
+from vramplan.allocator import EMPTY_CACHE, mark
 from vramplan.model.architecture import Architecture
 from vramplan.presets.frameworks import (
     AXOLOTL_EMPTY_CACHE_AFTER_LOAD_SINCE,
@@ -43,16 +40,9 @@ from vramplan.training.setup import (
     upcasts_at_load,
     weight_itemsize,
 )
-from vramplan.training.states import (
-    causal_mask_buffers,
-    torchao_v01_nf4,
-)
+from vramplan.training.states import causal_mask_buffers, torchao_v01_nf4
 from vramplan.units import ceil_div
-from vramplan.vocab import (
-    Framework,
-    Method,
-    Precision,
-)
+from vramplan.vocab import Framework, Method, Precision
 
 
 def megatron_build(program: StepProgram, arch: Architecture, setup: TrainingSetup,

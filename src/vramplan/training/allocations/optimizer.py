@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from vramplan.allocator import (
-    mark,
-)
+from vramplan.allocator import mark
 from vramplan.model.architecture import Architecture
 from vramplan.training.allocations.program import (
     PersistentState,
@@ -31,15 +29,9 @@ from vramplan.training.setup import (
     trainable_state_itemsize,
     weight_itemsize,
 )
-from vramplan.training.states import (
-    ADAFACTOR_ITEMSIZE,
-)
+from vramplan.training.states import ADAFACTOR_ITEMSIZE
 from vramplan.units import ceil_div
-from vramplan.vocab import (
-    Optimizer,
-    OptimizerImpl,
-    Precision,
-)
+from vramplan.vocab import Optimizer, OptimizerImpl, Precision
 
 
 def wrapped_model(program: StepProgram, setup: TrainingSetup, sharding: Sharding,

@@ -8,10 +8,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 
-from vramplan.allocator import (
-    K_SMALL_SIZE,
-    Program,
-)
+from vramplan.allocator import K_SMALL_SIZE, Program
 from vramplan.model.architecture import Architecture
 from vramplan.training.activations.spec import BlockSpec
 from vramplan.training.allocations.tensors import (
@@ -20,9 +17,7 @@ from vramplan.training.allocations.tensors import (
     outer_tensors,
     trained_blocks,
 )
-from vramplan.training.setup import (
-    TrainingSetup,
-)
+from vramplan.training.setup import TrainingSetup
 from vramplan.units import ceil_div
 
 GATHER_STREAM = 1

@@ -39,10 +39,7 @@ from vramplan.training.allocations.program import (
 )
 from vramplan.training.allocations.tensors import ParamTensor, parameter_tensors
 from vramplan.training.dummy_wgrads import dummy_wgrad_tensors
-from vramplan.training.setup import (
-    TrainingSetup,
-    first_pass_keeps_inputs,
-)
+from vramplan.training.setup import TrainingSetup, first_pass_keeps_inputs
 
 
 def step_program(arch: Architecture, setup: TrainingSetup, shape: StepShape,

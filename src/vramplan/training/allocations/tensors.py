@@ -25,13 +25,7 @@ from vramplan.training.states import (
     stored_quant,
 )
 from vramplan.units import ceil_div
-from vramplan.vocab import (
-    Framework,
-    LoraTarget,
-    Method,
-    Optimizer,
-    Quant,
-)
+from vramplan.vocab import Framework, LoraTarget, Method, Optimizer, Quant
 
 FP32 = 4
 TOKEN_ID_BYTES = 8

@@ -7,12 +7,8 @@ from vramplan.model.architecture import Architecture
 from vramplan.presets.quant_formats import BNB_BLOCKSIZE
 from vramplan.training.allocations.program import StepProgram
 from vramplan.training.allocations.tensors import ParamTensor, linear_weight
-from vramplan.training.setup import (
-    TrainingSetup,
-)
-from vramplan.training.states import (
-    TORCHAO_V01_FACTOR_BYTES,
-)
+from vramplan.training.setup import TrainingSetup
+from vramplan.training.states import TORCHAO_V01_FACTOR_BYTES
 
 
 def torchtune_nf4_build(program: StepProgram, params: tuple[ParamTensor, ...],

@@ -15,7 +15,13 @@ from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.activations.block import block_saved
 from vramplan.training.activations.head import HeadSpec, head_and_loss
 from vramplan.training.activations.spec import BlockSpec, total_per_token
-from vramplan.training.estimate import Phase, block_spec, estimate_training
+from vramplan.training.estimate import (
+    Phase,
+    _head_spec,
+    block_spec,
+    dequantized_bytes_per_value,
+    estimate_training,
+)
 from vramplan.training.setup import TrainingSetup
 from vramplan.training.states import head_is_separate
 from vramplan.validation import code_date, loss_in_function, read_cases, training_setup_of
@@ -24,6 +30,7 @@ from vramplan.vocab import (
     Framework,
     LoraTarget,
     Method,
+    Optimizer,
     OptimizerImpl,
     Precision,
     Quant,
@@ -43,17 +50,26 @@ def full_spec(**changes: object) -> BlockSpec:
 
 
 @pytest.mark.parametrize(("day", "expected"), [
-    (None, LitgptCode(mqa_kv_expanded=True, rmsnorm_scale_after_cast=False)),
-    (date(2023, 9, 27), LitgptCode(mqa_kv_expanded=False, rmsnorm_scale_after_cast=False)),
-    (date(2023, 10, 24), LitgptCode(mqa_kv_expanded=True, rmsnorm_scale_after_cast=False)),
-    (date(2024, 2, 23), LitgptCode(mqa_kv_expanded=True, rmsnorm_scale_after_cast=True)),
-    (date(2024, 7, 22), LitgptCode(mqa_kv_expanded=True, rmsnorm_scale_after_cast=True)),
-    (date(2024, 7, 23), LitgptCode(mqa_kv_expanded=True, rmsnorm_scale_after_cast=False)),
+    (None, LitgptCode(mqa_kv_expanded=True, rmsnorm_scale_after_cast=False,
+                      fabric_quantization=True)),
+    (date(2023, 9, 27), LitgptCode(mqa_kv_expanded=False, rmsnorm_scale_after_cast=False,
+                                   fabric_quantization=False)),
+    (date(2023, 10, 5), LitgptCode(mqa_kv_expanded=False, rmsnorm_scale_after_cast=False,
+                                   fabric_quantization=True)),
+    (date(2023, 10, 24), LitgptCode(mqa_kv_expanded=True, rmsnorm_scale_after_cast=False,
+                                    fabric_quantization=True)),
+    (date(2024, 2, 23), LitgptCode(mqa_kv_expanded=True, rmsnorm_scale_after_cast=True,
+                                   fabric_quantization=True)),
+    (date(2024, 7, 22), LitgptCode(mqa_kv_expanded=True, rmsnorm_scale_after_cast=True,
+                                   fabric_quantization=True)),
+    (date(2024, 7, 23), LitgptCode(mqa_kv_expanded=True, rmsnorm_scale_after_cast=False,
+                                   fabric_quantization=True)),
 ])
 def test_litgpt_code_by_the_dates_of_its_commits(day: date | None,
                                                  expected: LitgptCode) -> None:
     # 50b1974b (2023-10-24) expands MQA's k and v; 7c157492 (2024-02-23) to 916a84ca
-    # (2024-07-23) cast RMSNorm's normalized input before the scale
+    # (2024-07-23) cast RMSNorm's normalized input before the scale; 982abcbc (2023-10-05)
+    # quantizes through Fabric's BitsandbytesPrecision
     assert litgpt_code(day) == expected
 
 
@@ -139,6 +155,48 @@ def test_a_loss_computed_in_a_function_leaves_no_logits_to_the_loop() -> None:
     assert kept.logits_alive_bytes == logits
     assert kept.forward_peak_bytes == 3 * logits  # `logits[..., :-1, :]` reshaped: a copy
     assert kept.backward_peak_bytes == 4 * logits
+
+
+def test_a_quantized_head_runs_its_backward_after_every_loss_chunk() -> None:
+    """Autograd runs the latest node first, and the head's chunks are made inside `model(...)`,
+    before Fabric's fp32 cast and the loss: their backward comes after every loss chunk's, with
+    the log-softmax outputs freed and every logit's gradient alive in the head's dtype, and
+    each chunk dequantizes the head again. A trace of lit-gpt 982abcbc's QLoRA step of
+    StableLM 3B (bitsandbytes 0.41.1's 4-bit linear emulated on fake tensors) peaks there."""
+    spec = full_spec()
+    batch, seq, vocab = 1, 128, TINYLLAMA.vocab_size
+    tokens = batch * seq
+    logits = 4 * vocab * tokens
+    dequantized = (2 + 2) * TINYLLAMA.hidden_size * vocab  # fp16, then its bf16 cast
+    head = HeadSpec(framework=Framework.LITGPT, chunked=True, head_trains=False,
+                    head_lora=False, head_keeps_input=True, head_dequant_bytes=dequantized,
+                    quantized_head_output_bytes=2, previous_logits=True)
+    loss = head_and_loss(TINYLLAMA, spec, head, batch, seq)
+    # the loop's fp32 logits, the bf16 gradients of all of them, the dequantized head
+    assert loss.backward_peak_bytes == logits + 2 * vocab * tokens + dequantized
+    # without a quantized head, the first loss chunk's backward: the kept logits, the saved
+    # log-softmax, a chunk's two fp32 gradients
+    plain = head_and_loss(TINYLLAMA, spec, dataclasses.replace(
+        head, head_keeps_input=False, head_dequant_bytes=0, quantized_head_output_bytes=0),
+        batch, seq)
+    assert plain.backward_peak_bytes == 2 * logits + 2 * 4 * vocab * min(128, seq) * batch
+
+
+@pytest.mark.parametrize(("day", "precision", "dequantized", "output"), [
+    (date(2023, 10, 5), Precision.BF16_TRUE, 2 + 2, 2),  # Fabric: fp16, then its bf16 cast
+    (date(2023, 8, 21), Precision.AMP, 4 + 2, 4),  # fp32, autocast's bf16 copy; fp32 out
+    (date(2023, 8, 21), Precision.BF16_TRUE, 2, 2),  # quantized from bf16, computed in bf16
+])
+def test_litgpt_quantization_before_and_after_fabric(day: date, precision: Precision,
+                                                     dequantized: int, output: int) -> None:
+    setup = TrainingSetup(method=Method.QLORA, quant=Quant.NF4, precision=precision,
+                          optimizer=Optimizer.PAGED_ADAMW, framework=Framework.LITGPT,
+                          lora_rank=8, lora_targets=frozenset({LoraTarget.Q, LoraTarget.V}),
+                          batch=1, seq_len=128, code_date=day)
+    assert dequantized_bytes_per_value(setup) == dequantized
+    head = _head_spec(TINYLLAMA, setup)
+    assert head.head_dequant_bytes == dequantized * TINYLLAMA.hidden_size * TINYLLAMA.vocab_size
+    assert head.quantized_head_output_bytes == output
 
 
 def test_the_thunder_pretraining_step_holds_no_logits_at_its_optimizer_step() -> None:

@@ -442,6 +442,15 @@ class LitgptCode:
     it the scale multiplied in fp32 (`(self.weight * x_normed).to(dtype=dtype)`, 6178c7cc), and
     since then again (`(x_normed * weight.float()).to(dtype=dtype)`). Before 6178c7cc
     (2023-10-24) the whole norm ran in the input's dtype, which is not modelled."""
+    fabric_quantization: bool
+    """`--quantize bnb.*` goes through Lightning Fabric's `BitsandbytesPrecision` (982abcbc,
+    2023-10-05, PR #596 "Use Fabric's quantization"), which quantizes each weight from float16
+    and computes in the plugin's dtype, so a quantized linear returns the compute dtype. Before
+    it (from 064fd523, 2023-08-21) lit-gpt's own `quantize/bnb.py` subclassed bitsandbytes'
+    `Linear4bit` with no compute dtype: each weight was quantized from the model's own dtype
+    when moved to the GPU (fp32 under `bf16-mixed`), the compute dtype became the first input's
+    (`set_compute_type`), and the output was cast back to the input's dtype (`out =
+    out.to(inp_dtype)`, bitsandbytes 0.41.1 nn/modules.py `Linear4bit.forward`)."""
 
 
 class UnslothLossChunking(StrEnum):
@@ -696,6 +705,7 @@ made the fp32 copy alone; the same at edaa7221."""
 
 LITGPT_MQA_EXPANDED_SINCE = date(2023, 10, 24)
 LITGPT_RMSNORM_CAST_BEFORE_SCALE = (date(2024, 2, 23), date(2024, 7, 23))
+LITGPT_FABRIC_QUANTIZATION_SINCE = date(2023, 10, 5)
 """The dates of the commits named in `LitgptCode` (the window is half-open)."""
 
 
@@ -818,9 +828,11 @@ LITGPT_COMMIT_DATES: dict[str, date] = {
 def litgpt_code(on: date | None) -> LitgptCode:
     """litgpt's model code as of `on`; None: today's."""
     if on is None:
-        return LitgptCode(mqa_kv_expanded=True, rmsnorm_scale_after_cast=False)
+        return LitgptCode(mqa_kv_expanded=True, rmsnorm_scale_after_cast=False,
+                          fabric_quantization=True)
     return LitgptCode(mqa_kv_expanded=on >= LITGPT_MQA_EXPANDED_SINCE,
-                      rmsnorm_scale_after_cast=during(on, LITGPT_RMSNORM_CAST_BEFORE_SCALE))
+                      rmsnorm_scale_after_cast=during(on, LITGPT_RMSNORM_CAST_BEFORE_SCALE),
+                      fabric_quantization=on >= LITGPT_FABRIC_QUANTIZATION_SINCE)
 
 
 @dataclass(frozen=True, slots=True)

@@ -963,16 +963,22 @@ def dequantized_bytes_per_value(setup: TrainingSetup) -> int:
     (Lightning-AI/pytorch-lightning src/lightning/fabric/plugins/precision/bitsandbytes.py @003e3070
     and @d9ff9f3b, `_Linear4bit.quantize` / `_quantize_weight`:
     `weight.contiguous().to(device=device, dtype=torch.half)`), so litgpt's bf16 runs hold a
-    float16 and a bf16 copy; transformers quantizes from the checkpoint's dtype (no cast under
-    its compute dtype). int8 (MatMul8bitLt) makes one 16-bit copy (`state.CB.to(ctx.dtype_A)`).
-    torchtune's torchao NF4 dequantizes through int64 codes in eager mode
-    (`vramplan.training.states.torchao_nf4_dequantize_bytes`); compiled, inductor fuses the
-    dequantization into one kernel that writes the compute-dtype weight."""
+    float16 and a bf16 copy; lit-gpt's own quantization before it (`LitgptCode.
+    fabric_quantization`) quantized from the model's weights, fp32 under `amp`, whose
+    dequantized copy autocast then casts to 16 bits inside `F.linear`; transformers quantizes
+    from the checkpoint's dtype (no cast under its compute dtype). int8 (MatMul8bitLt) makes
+    one 16-bit copy (`state.CB.to(ctx.dtype_A)`). torchtune's torchao NF4 dequantizes through
+    int64 codes in eager mode (`vramplan.training.states.torchao_nf4_dequantize_bytes`);
+    compiled, inductor fuses the dequantization into one kernel that writes the compute-dtype
+    weight."""
     compute = compute_itemsize(setup.precision)
     four_bit = setup.quant not in (Quant.NONE, Quant.INT8)
     if stores_torchao_nf4(setup) and not setup.compiled:
         return torchao_nf4_dequantize_bytes(compute)
     if four_bit and setup.framework is Framework.LITGPT:
+        if not litgpt_code(setup.code_date).fabric_quantization:
+            weights = weight_itemsize(setup.precision)
+            return weights + (compute if weights != compute else 0)
         return 2 + compute  # the float16 dequantized weight, then its cast (litgpt: bf16-true)
     return compute
 
@@ -997,6 +1003,7 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
         head_dequant_bytes=(dequantized_bytes_per_value(setup) * arch.hidden_size
                             * arch.vocab_size if head_quantized else 0)
         + _norm_head_bytes(arch, setup),
+        quantized_head_output_bytes=_quantized_head_output_bytes(setup) if head_quantized else 0,
         previous_logits=(setup.framework is Framework.LITGPT
                          or (keeps_outputs and not setup.loop_frees_outputs))
         and setup.steady_state,
@@ -1025,6 +1032,16 @@ def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
     if spec.fused_linear:
         spec = replace(spec, fused_rows=_unsloth_loss_rows(arch, setup))
     return spec
+
+
+def _quantized_head_output_bytes(setup: TrainingSetup) -> int:
+    """The dtype litgpt's quantized head returns its logits in (`HeadSpec.
+    quantized_head_output_bytes`): Fabric's layer computes in the compute dtype; lit-gpt's own
+    casts its output back to its input's, the final norm's output, fp32 under `amp`."""
+    compute = compute_itemsize(setup.precision)
+    if litgpt_code(setup.code_date).fabric_quantization:
+        return compute
+    return weight_itemsize(setup.precision)
 
 
 def _gradients_made(arch: Architecture, setup: TrainingSetup, states: ModelStates) -> int:

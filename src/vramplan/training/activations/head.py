@@ -40,6 +40,10 @@ class HeadSpec:
     """Bytes of a copy of the head weight made for each matmul and kept for backward: the
     weight dequantized to 16 bits (a quantized head), or normalized (Baichuan 2's `NormHead`,
     `vramplan.presets.frameworks.RemoteCode.norm_head`); 0 for a plain head."""
+    quantized_head_output_bytes: int = 0
+    """Bytes per logit of a quantized head's output as its layer returns it, and so of the
+    gradient its backward receives (litgpt's QLoRA: `vramplan.presets.frameworks.LitgptCode.
+    fabric_quantization`); 0 for a head that is not quantized."""
     previous_logits: bool = False
     """The previous micro-batch's logits are still referenced during this forward (litgpt's
     loop variable `logits` is rebound only when the new forward returns; a loop that keeps the
@@ -181,12 +185,20 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
         # 16-bit chunks are still referenced (lightning_utilities `apply_to_collection` builds
         # a new list). After the call, the loss adds its log-softmax to the fp32 logits.
         previous = alive if head.previous_logits else 0
-        model_out = c * vocab * tokens
-        converted = fp32_logits if c != FP32 else 0
+        out_bytes = head.quantized_head_output_bytes or c
+        model_out = out_bytes * vocab * tokens
+        converted = fp32_logits if out_bytes != FP32 else 0
         in_call = previous + softcap + model_out + max(converted, head.head_dequant_bytes)
         forward = max(in_call, fp32_logits + softcap + log_softmax + copy)
-        backward = (alive + softcap + log_softmax + 2 * FP32 * vocab * chunk
-                    + head.head_dequant_bytes)
+        backward = alive + softcap + log_softmax + 2 * FP32 * vocab * chunk
+        if head.quantized_head_output_bytes:
+            # autograd runs the latest node first: the head's chunks, made inside `model(...)`
+            # before Fabric's fp32 cast and the loss, run their backward after every loss
+            # chunk's, when the log-softmax outputs are freed and all the logits' gradients
+            # exist in the head's output dtype; each chunk's matmul then dequantizes the head
+            # again (bitsandbytes MatMul4Bit.backward), a trace of lit-gpt 982abcbc's step shows
+            backward = max(backward, alive + out_bytes * vocab * tokens
+                           + head.head_dequant_bytes)
         return LossMemory(saved_bytes=saved, logits_alive_bytes=alive,
                           forward_peak_bytes=forward, backward_peak_bytes=backward)
     if head.framework is Framework.TORCHTUNE:

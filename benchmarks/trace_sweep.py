@@ -33,7 +33,8 @@ from vramplan.tracer.result import Phase as TracedPhase
 from vramplan.tracer.result import TraceResult
 from vramplan.tracer.run import run_trace
 from vramplan.tracer.setup import TRACED_ADAPTERS_FP32
-from vramplan.training.estimate import Phase, TrainingEstimate, estimate_training
+from vramplan.training.estimate import estimate_training
+from vramplan.training.result import Phase, TrainingEstimate
 from vramplan.training.setup import TrainingSetup
 from vramplan.vocab import (
     Attention,

@@ -18,8 +18,9 @@ from vramplan.training.activations.block import (
 )
 from vramplan.training.activations.checkpointing import checkpointed
 from vramplan.training.activations.spec import BlockSpec, total_per_token
-from vramplan.training.estimate import block_spec, estimate_training
+from vramplan.training.estimate import estimate_training
 from vramplan.training.setup import TrainingSetup
+from vramplan.training.specs import block_spec
 from vramplan.vocab import (
     Attention,
     Checkpointing,
@@ -658,7 +659,7 @@ def test_peft_expert_adapters_keep_each_layers_merged_experts_and_their_inputs()
     from datetime import date
 
     from vramplan.model.lora_targets import parse_lora_targets
-    from vramplan.training.estimate import block_spec
+    from vramplan.training.specs import block_spec
 
     def spec(targets: str, **changes: object) -> BlockSpec:
         setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, batch=2,
@@ -700,7 +701,7 @@ def test_peft_adapters_on_the_per_expert_loop_keep_the_experts_rows(
     from datetime import date
 
     from vramplan.model.lora_targets import parse_lora_targets
-    from vramplan.training.estimate import block_spec
+    from vramplan.training.specs import block_spec
 
     def per_token(targets: str) -> int:
         setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, batch=2,

@@ -22,8 +22,9 @@ from vramplan.tracer.result import Phase as TracePhase
 from vramplan.tracer.tracker import StorageTracker
 from vramplan.training.activations.head import HeadSpec, LossMemory, head_and_loss
 from vramplan.training.alignment import estimate_step
-from vramplan.training.estimate import Phase, block_spec
+from vramplan.training.result import Phase
 from vramplan.training.setup import AlignmentSetup, TrainingSetup, policy_pass
+from vramplan.training.specs import block_spec
 from vramplan.vocab import (
     Checkpointing,
     Framework,

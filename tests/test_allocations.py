@@ -20,7 +20,8 @@ from vramplan.training.allocations.optimizer import optimizer_step_temporaries
 from vramplan.training.allocations.program import Sharding
 from vramplan.training.allocations.step import step_program
 from vramplan.training.allocations.tensors import parameter_tensors
-from vramplan.training.estimate import estimate_training, step_shape
+from vramplan.training.estimate import estimate_training
+from vramplan.training.result import step_shape
 from vramplan.training.setup import TrainingSetup
 from vramplan.vocab import (
     Checkpointing,

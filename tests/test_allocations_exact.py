@@ -32,7 +32,7 @@ from vramplan.training.allocations.tensors import (
     parameter_tensors,
     trained_blocks,
 )
-from vramplan.training.estimate import step_shape
+from vramplan.training.result import step_shape
 from vramplan.training.setup import TrainingSetup
 
 MODELS = ("gpt2", "qwen2.5-0.5b", "gemma-2-2b", "llama-2-7b", "llama-3.1-8b", "llama-2-70b",

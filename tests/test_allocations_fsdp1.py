@@ -34,7 +34,7 @@ from vramplan.training.allocations.program import (
 )
 from vramplan.training.allocations.step import step_program
 from vramplan.training.allocations.tensors import ParamTensor
-from vramplan.training.estimate import step_shape
+from vramplan.training.result import step_shape
 from vramplan.training.setup import TrainingSetup
 from vramplan.units import BYTES_PER_GIB
 from vramplan.vocab import (

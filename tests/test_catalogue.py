@@ -18,7 +18,7 @@ from vramplan.planner.changes import ChangeKind, QualityCost, SpeedCost
 from vramplan.presets.optimizers import OptimizerPreset
 from vramplan.requests.fields import DecimalField, IntField
 from vramplan.requests.vocabulary import all_fields
-from vramplan.training.estimate import Phase
+from vramplan.training.result import Phase
 from vramplan.vocab import (
     Attention,
     Checkpointing,

@@ -16,7 +16,8 @@ from vramplan.model.hf_config import parse_config
 from vramplan.parts import PartKind
 from vramplan.training.allocations.step import step_program
 from vramplan.training.dummy_wgrads import dummy_wgrad_bytes, dummy_wgrad_shapes
-from vramplan.training.estimate import Phase, PhaseMemory, estimate_training, step_shape
+from vramplan.training.estimate import estimate_training
+from vramplan.training.result import Phase, PhaseMemory, step_shape
 from vramplan.training.setup import TrainingSetup
 from vramplan.vocab import Framework, Method, Precision, Scheme
 

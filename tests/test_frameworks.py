@@ -33,13 +33,15 @@ from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.activations.block import block_saved
 from vramplan.training.activations.checkpointing import kept_for_backward, per_op_selective_saved
 from vramplan.training.activations.spec import total_per_token
-from vramplan.training.estimate import Phase, TrainingEstimate, block_spec, estimate_training
+from vramplan.training.estimate import estimate_training
+from vramplan.training.result import Phase, TrainingEstimate
 from vramplan.training.setup import (
     TrainingSetup,
     autocasts_16bit_weights,
     lora_dropout_active,
     loss_in_16bit,
 )
+from vramplan.training.specs import block_spec
 from vramplan.validation import (
     Outcome,
     Reading,
@@ -889,7 +891,7 @@ def test_axolotl_empties_the_cache_once_its_model_is_loaded(day: date | None,
     the fp32 copies of the k-bit preparation leave nothing cached for training."""
     from vramplan.allocator import EMPTY_CACHE, EventKind
     from vramplan.training.allocations.step import step_program
-    from vramplan.training.estimate import step_shape
+    from vramplan.training.result import step_shape
 
     llama = architecture_of(find_model("llama-2-7b"))
     setup = TrainingSetup(method=Method.QLORA, quant=Quant.NF4_DQ, lora_rank=16, batch=1,

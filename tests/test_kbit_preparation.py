@@ -19,7 +19,7 @@ from vramplan.presets.frameworks import framework_defaults
 from vramplan.training.allocations.load import allocator_warmup_bytes
 from vramplan.training.allocations.program import Sharding
 from vramplan.training.allocations.step import step_program
-from vramplan.training.estimate import step_shape
+from vramplan.training.result import step_shape
 from vramplan.training.setup import TrainingSetup, upcasts_at_load
 from vramplan.validation import read_cases, training_setup_of
 from vramplan.vocab import Framework, Method, Quant

@@ -15,14 +15,10 @@ from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.activations.block import block_saved
 from vramplan.training.activations.head import HeadSpec, head_and_loss
 from vramplan.training.activations.spec import BlockSpec, total_per_token
-from vramplan.training.estimate import (
-    Phase,
-    _head_spec,
-    block_spec,
-    dequantized_bytes_per_value,
-    estimate_training,
-)
+from vramplan.training.estimate import estimate_training
+from vramplan.training.result import Phase
 from vramplan.training.setup import TrainingSetup
+from vramplan.training.specs import block_spec, dequantized_bytes_per_value, head_spec
 from vramplan.training.states import head_is_separate
 from vramplan.validation import code_date, loss_in_function, read_cases, training_setup_of
 from vramplan.vocab import (
@@ -194,7 +190,7 @@ def test_litgpt_quantization_before_and_after_fabric(day: date, precision: Preci
                           lora_rank=8, lora_targets=frozenset({LoraTarget.Q, LoraTarget.V}),
                           batch=1, seq_len=128, code_date=day)
     assert dequantized_bytes_per_value(setup) == dequantized
-    head = _head_spec(TINYLLAMA, setup)
+    head = head_spec(TINYLLAMA, setup)
     assert head.head_dequant_bytes == dequantized * TINYLLAMA.hidden_size * TINYLLAMA.vocab_size
     assert head.quantized_head_output_bytes == output
 

@@ -158,18 +158,18 @@ def test_baichuans_norm_head_keeps_a_normalized_copy_of_the_head() -> None:
     # kept by F.linear for backward: 125,696 x 5,120 bf16 values beside the logits
     from dataclasses import replace
 
-    from vramplan.training.estimate import _head_spec
     from vramplan.training.setup import TrainingSetup
+    from vramplan.training.specs import head_spec
     from vramplan.vocab import Framework, Method, Precision
 
     setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, batch=1,
                           seq_len=256, framework=Framework.HF)
     baichuan = architecture_of(find_model("baichuan2-13b-chat"))
-    assert _head_spec(baichuan, setup).head_dequant_bytes == 2 * 125_696 * 5_120
+    assert head_spec(baichuan, setup).head_dequant_bytes == 2 * 125_696 * 5_120
     # litgpt builds its own head; Qwen's is a plain nn.Linear
-    assert _head_spec(baichuan, replace(setup, framework=Framework.LITGPT)) \
+    assert head_spec(baichuan, replace(setup, framework=Framework.LITGPT)) \
         .head_dequant_bytes == 0
-    assert _head_spec(architecture_of(find_model("qwen-7b")), setup).head_dequant_bytes == 0
+    assert head_spec(architecture_of(find_model("qwen-7b")), setup).head_dequant_bytes == 0
 
 
 def test_qwens_generate_keeps_two_caches_of_views_and_every_16_bit_logit() -> None:
@@ -229,14 +229,14 @@ def test_autocast_casts_a_16_bit_loss_after_its_shift(model_type: str, on: date 
 def test_the_shifted_16_bit_loss_under_autocast_by_hand() -> None:
     # 16-bit logits E, their shifted 16-bit copy S, its fp32 cast, the fp32 log-softmax; then
     # accelerate's fp32 copy of the returned logits beside the 16-bit ones and the log-softmax
-    from vramplan.training.estimate import _head_spec
     from vramplan.training.setup import TrainingSetup
+    from vramplan.training.specs import head_spec
     from vramplan.vocab import Framework, Method, Precision
 
     arch = architecture_of(find_model("qwen-1.8b"))
     setup = TrainingSetup(method=Method.LORA, precision=Precision.BF16_TRUE, batch=1,
                           seq_len=1024, framework=Framework.HF, code_date=date(2023, 12, 14))
-    head = _head_spec(arch, setup)
+    head = head_spec(arch, setup)
     assert head.shift_cast_by_autocast and head.outputs_copied_fp32
     from vramplan.training.activations.head import _shifted_16bit_loss_under_autocast
 

@@ -27,7 +27,8 @@ from vramplan.errors import ConflictingOptions, OutOfRange
 from vramplan.parts import Component, PartKind
 from vramplan.presets.gpus import find_gpu
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.training.estimate import Phase, estimate_training
+from vramplan.training.estimate import estimate_training
+from vramplan.training.result import Phase
 from vramplan.training.setup import TrainingSetup
 from vramplan.training.states import ModelStates, model_states
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB

@@ -14,8 +14,8 @@ from vramplan.model.hf_config import parse_config
 from vramplan.training.activations.backward import block_backward_transient
 from vramplan.training.activations.block import block_saved
 from vramplan.training.activations.spec import BlockSpec, total_per_token
-from vramplan.training.estimate import mlp_tile_tokens
 from vramplan.training.setup import TrainingSetup
+from vramplan.training.specs import mlp_tile_tokens
 from vramplan.validation.notes import TILED_MLP_NOTE
 from vramplan.vocab import Attention, Framework, Method
 
@@ -126,7 +126,8 @@ def test_checkpoints_kept_on_the_host_leave_one_reloaded_input_on_the_gpu() -> N
     the blocks' checkpointed inputs live in host memory; backward brings each back into a fresh
     tensor beside its block's recomputation. Tiny Llama (2 blocks, hidden 64), 512 tokens, bf16:
     the saved activations lose the two inputs, the blocks' backward gains one."""
-    from vramplan.training.estimate import Phase, estimate_training
+    from vramplan.training.estimate import estimate_training
+    from vramplan.training.result import Phase
     from vramplan.training.setup import offloads_checkpoints
     from vramplan.vocab import Checkpointing
 

@@ -43,7 +43,7 @@ from vramplan.tracer.result import Phase as TracePhase
 from vramplan.tracer.run import run_trace
 from vramplan.tracer.setup import TRACED_ADAPTERS_FP32, TRACED_OPTIMIZER_IMPL
 from vramplan.training.alignment import estimate_step
-from vramplan.training.estimate import Phase
+from vramplan.training.result import Phase
 from vramplan.training.setup import TrainingSetup
 from vramplan.vocab import Checkpointing, Framework, Method, Precision
 

@@ -15,12 +15,8 @@ from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.training.estimate import (
-    Phase,
-    TrainingEstimate,
-    activation_bytes,
-    estimate_training,
-)
+from vramplan.training.estimate import activation_bytes, estimate_training
+from vramplan.training.result import Phase, TrainingEstimate
 from vramplan.training.setup import TrainingSetup, residual_itemsize
 from vramplan.training.states import model_states, trainable_tensors
 from vramplan.vocab import (
@@ -276,7 +272,7 @@ def test_fused_linear_cross_entropy_as_liger_runs_it() -> None:
     # the step program (what `reserved` replays) holds one chunk's logits at a time
     from vramplan.allocator import EventKind
     from vramplan.training.allocations.step import step_program
-    from vramplan.training.estimate import step_shape
+    from vramplan.training.result import step_shape
 
     made_in_loss: dict[int, int] = {}
     in_loss, most = False, 0
@@ -459,7 +455,7 @@ def test_megatron_cross_entropy_saves_one_fp32_softmax_made_in_place() -> None:
     it to bf16 (4 + 2). transformers' loss adds an fp32 log-softmax to the fp32 copy and, in
     backward, two fp32 gradients (10 and 12 bytes per logit)."""
     from vramplan.training.activations.head import HeadSpec, head_and_loss
-    from vramplan.training.estimate import block_spec
+    from vramplan.training.specs import block_spec
 
     arch = architecture_of(find_model("tinyllama-1.1b"))
     logits = arch.vocab_size * 2 * 512
@@ -484,7 +480,7 @@ def test_megatrons_native_fused_cross_entropy_updates_the_softmax_through_a_fres
     step program alike (mbridge's Llama 3.2 1B log: 0.528 GB above the unfused estimate, one
     fp32 copy of its logits 0.525 GB)."""
     from vramplan.training.allocations.step import reserved_memory
-    from vramplan.training.estimate import step_shape
+    from vramplan.training.result import step_shape
 
     arch = architecture_of(find_model("tinyllama-1.1b"))
     logits = arch.vocab_size * 4 * 2048
@@ -507,7 +503,7 @@ def test_a_lora_adapter_on_the_head_keeps_the_final_norms_output() -> None:
     dropout, the final norm's bf16 output (hidden x tokens x 2 bytes); with dropout, its mask
     and output instead (1 + 2 bytes); and `lora_A`'s rank-wide output either way."""
     from vramplan.training.activations.head import HeadSpec, head_and_loss
-    from vramplan.training.estimate import block_spec
+    from vramplan.training.specs import block_spec
 
     arch = architecture_of(find_model("tinyllama-1.1b"))
     tokens, rank = 2 * 512, 8
@@ -556,7 +552,7 @@ def test_unsloth_lora_block_keeps_what_its_kernels_save() -> None:
     LoRA_W keeps its input (the attention output); LoRA_MLP keeps X, e and g."""
     from vramplan.training.activations.block import block_saved
     from vramplan.training.activations.spec import total_per_token
-    from vramplan.training.estimate import block_spec
+    from vramplan.training.specs import block_spec
 
     arch = architecture_of(find_model("llama-3.1-8b"))
     h, q, kv, f, a = (arch.hidden_size, arch.q_dim, arch.kv_dim, arch.intermediate_size,
@@ -702,7 +698,7 @@ def test_unsloths_first_pass_is_in_the_replayed_program_read_from_the_run_start(
     first step (the notebooks read `max_memory_reserved` after training, never reset): the
     replayed allocated peak rises as the analytic one does, within 1 %."""
     from vramplan.training.allocations.step import reserved_memory
-    from vramplan.training.estimate import step_shape
+    from vramplan.training.result import step_shape
 
     arch = architecture_of(find_model("llama-3.1-8b"))
     kept, offloaded = (dataclasses.replace(_unsloth(day=day), seq_len=4096)

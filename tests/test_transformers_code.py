@@ -17,7 +17,8 @@ from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.activations.head import HeadSpec, head_and_loss
 from vramplan.training.activations.spec import BlockSpec
 from vramplan.training.allocations.step import step_program
-from vramplan.training.estimate import Phase, estimate_training, step_shape
+from vramplan.training.estimate import estimate_training
+from vramplan.training.result import Phase, step_shape
 from vramplan.training.setup import AlignmentSetup, TrainingSetup, model_loss_code
 from vramplan.validation import code_date, read_cases, stated_date
 from vramplan.vocab import Attention, Checkpointing, Framework, LoraTarget, Method, Precision
@@ -314,8 +315,8 @@ def test_a_clamped_eager_attention_keeps_its_masked_scores() -> None:
     from vramplan.presets.models import architecture_of, find_model
     from vramplan.training.activations.block import block_saved
     from vramplan.training.activations.spec import total_per_token
-    from vramplan.training.estimate import block_spec
     from vramplan.training.setup import TrainingSetup
+    from vramplan.training.specs import block_spec
     from vramplan.vocab import Attention, Framework, Precision
 
     opt = architecture_of(find_model("opt-1.3b"))

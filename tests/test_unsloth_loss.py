@@ -18,8 +18,8 @@ from vramplan.presets.frameworks import (
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.allocations.program import StepShape
 from vramplan.training.allocations.step import reserved_at_first_loss
-from vramplan.training.estimate import _head_spec, block_spec, unsloth_loss_chunks
 from vramplan.training.setup import TrainingSetup, allocator_config
+from vramplan.training.specs import block_spec, head_spec, unsloth_loss_chunks
 from vramplan.vocab import Checkpointing, Framework, Method, Precision, Quant
 
 GIB = 2**30
@@ -85,13 +85,13 @@ def _gemma3(day: date, free: int | None) -> TrainingSetup:
 def test_the_chunk_comes_from_the_free_memory_at_the_first_loss() -> None:
     arch = architecture_of(find_model("gemma-3-27b"))
     on_release = _gemma3(date(2025, 9, 1), 40 * GIB)
-    assert _head_spec(arch, on_release).fused_rows == 1024  # 4 chunks of 4096 rows
+    assert head_spec(arch, on_release).fused_rows == 1024  # 4 chunks of 4096 rows
     later = dataclasses.replace(on_release, code_date=date(2025, 9, 8))
     before_loss = StepShape(spec=block_spec(arch, later), loss_rows=4096)
     held = reserved_at_first_loss(arch, later, before_loss, allocator_config(later))
     assert 0 < held < 40 * GIB
     # 2 * 4096 * 262208 = 2.15e9 < half of what is left: one chunk of every row
-    assert _head_spec(arch, later).fused_rows == 4096
+    assert head_spec(arch, later).fused_rows == 4096
     # a card with 1 GiB more than the load and first forward reserve on the 40 GiB card (the
     # allocator's warm-up at load is capped by the card's free memory, so what is reserved can
     # differ on the smaller card): more chunks
@@ -99,7 +99,7 @@ def test_the_chunk_comes_from_the_free_memory_at_the_first_loss() -> None:
     held_tight = reserved_at_first_loss(arch, tight, before_loss, allocator_config(tight))
     chunks = unsloth_loss_chunks(4096, GEMMA3_VOCAB, HALF_FREE, held + GIB - held_tight)
     assert chunks > 1
-    assert _head_spec(arch, tight).fused_rows == -(-4096 // chunks)
+    assert head_spec(arch, tight).fused_rows == -(-4096 // chunks)
 
 
 def test_a_fused_loss_replays_each_chunk_size_once() -> None:

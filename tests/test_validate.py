@@ -729,7 +729,7 @@ def test_a_first_step_report_replays_the_load_and_one_step() -> None:
     from vramplan.allocator import RESET_PEAKS, EventKind
     from vramplan.presets.models import architecture_of, find_model
     from vramplan.training.allocations.step import step_program
-    from vramplan.training.estimate import step_shape
+    from vramplan.training.result import step_shape
 
     arch = architecture_of(find_model("gpt2-xl"))
     row = ("m1,src,gpt2-xl,full,mixed,adamw,,none,,,1,1024,,none,flash,,1,,none,none,megatron,"

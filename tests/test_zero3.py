@@ -40,7 +40,7 @@ from vramplan.training.allocations.program import (
 )
 from vramplan.training.allocations.step import step_program
 from vramplan.training.allocations.tensors import ParamTensor, parameter_tensors
-from vramplan.training.estimate import Phase, step_shape
+from vramplan.training.result import Phase, step_shape
 from vramplan.training.setup import TrainingSetup
 from vramplan.training.states import ModelStates
 from vramplan.vocab import (
@@ -711,7 +711,7 @@ def test_one_rank_gathers_nothing_since_deepspeed_0_9() -> None:
 
 def test_a_step_whose_checkpoints_cut_the_graph_fetches_no_block_in_backward() -> None:
     """Reentrant checkpoints whose input needs no gradient build no graph
-    (`vramplan.training.estimate.checkpoints_cut_the_graph`): backward fetches the head alone,
+    (`vramplan.training.specs.checkpoints_cut_the_graph`): backward fetches the head alone,
     not each block's seven linears twice (recomputation, then backward)."""
     from vramplan.distributed.per_gpu import _TracedStep, _zero3_trace
 

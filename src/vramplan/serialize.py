@@ -82,7 +82,7 @@ if TYPE_CHECKING:
         TraceResult,
     )
     from vramplan.tracer.setup import TraceSetup
-    from vramplan.training.estimate import Part, PhaseMemory, TrainingEstimate
+    from vramplan.training.result import Part, PhaseMemory, TrainingEstimate
     from vramplan.training.setup import TrainingSetup
     from vramplan.validation.scoring import CaseScore, ValidationReport
     from vramplan.verdict import GpuVerdict

@@ -31,7 +31,7 @@ from vramplan.planner.changes import ChangeKind, QualityCost, SpeedCost
 from vramplan.presets.optimizers import OptimizerPreset
 from vramplan.presets.quant_formats import FormatFamily
 from vramplan.tracer.result import Phase as TracePhase
-from vramplan.training.estimate import Phase
+from vramplan.training.result import Phase
 from vramplan.validation.cases import Reading
 from vramplan.validation.scoring import Outcome
 from vramplan.vocab import (

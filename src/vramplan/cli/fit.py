@@ -16,8 +16,8 @@ from vramplan.requests.training import fit_request
 from vramplan.requests.vocabulary import FIT, TRAINING_FIELDS
 from vramplan.serialize import fit_to_json
 from vramplan.training.alignment import generated_at_once, reference_kind
-from vramplan.training.estimate import mlp_tile_tokens
 from vramplan.training.setup import TrainingSetup, optimizer_impl
+from vramplan.training.specs import mlp_tile_tokens
 from vramplan.training.states import unquantized_linears
 from vramplan.units import format_gb, format_gib, format_number
 from vramplan.vocab import Metric, Optimizer

@@ -58,15 +58,13 @@ from vramplan.training.allocations.program import Sharding, StepTensors
 from vramplan.training.allocations.step import reserved_memory
 from vramplan.training.allocations.tensors import stored_unit_bytes
 from vramplan.training.dummy_wgrads import dummy_wgrad_bytes
-from vramplan.training.estimate import (
+from vramplan.training.estimate import dummy_wgrads_held, largest_gradient_bytes
+from vramplan.training.result import (
     Part,
     PeakOverPhases,
     Phase,
     PhaseMemory,
     TrainingEstimate,
-    checkpoints_cut_the_graph,
-    dummy_wgrads_held,
-    largest_gradient_bytes,
     step_shape,
 )
 from vramplan.training.setup import (
@@ -81,6 +79,7 @@ from vramplan.training.setup import (
     trainable_state_itemsize,
     weight_itemsize,
 )
+from vramplan.training.specs import checkpoints_cut_the_graph
 from vramplan.training.states import (
     ModelStates,
     head_is_separate,

@@ -456,7 +456,7 @@ class LitgptCode:
 class UnslothLossChunking(StrEnum):
     """How `unsloth_fused_ce_loss` splits a micro-batch's rows into chunks (unslothai/unsloth-zoo
     unsloth_zoo/fused_losses/cross_entropy_loss.py `get_chunk_size` and
-    `_get_chunk_multiplier`; `vramplan.training.estimate.unsloth_loss_chunks`)."""
+    `_get_chunk_multiplier`; `vramplan.training.specs.unsloth_loss_chunks`)."""
 
     ONE_GIB = "one GiB"
     """`target_gb = 1`: n_chunks = max(4 * round(B*T * V * 4 / 2**30 / 1 / 4), 1), the full fp32

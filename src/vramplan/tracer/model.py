@@ -19,8 +19,8 @@ from vramplan.model.hf_config import parse_config
 from vramplan.tracer.bnb_emulation import adapters_as_on_bitsandbytes, quantize_linears
 from vramplan.tracer.setup import TraceSetup, UnsupportedAttention
 from vramplan.tracer.tiled_mlp import tile_mlps
-from vramplan.training.estimate import mlp_tile_tokens
 from vramplan.training.setup import TrainingSetup
+from vramplan.training.specs import mlp_tile_tokens
 from vramplan.vocab import Checkpointing, Framework, Method, Precision
 
 _LLAMA_NAMES = {"q": ("q_proj",), "k": ("k_proj",), "v": ("v_proj",), "o": ("o_proj",),

@@ -113,7 +113,7 @@ class TraceSetup:
     """Full checkpointing with `use_reentrant=True` (transformers' default before v5.0.0)."""
     tiled_mlp: bool = False
     """Each block's MLP runs tiled (`vramplan.tracer.tiled_mlp`), with the tiles
-    `vramplan.training.estimate.mlp_tile_tokens` gives a transformers run."""
+    `vramplan.training.specs.mlp_tile_tokens` gives a transformers run."""
     attention: Attention = Attention.SDPA
     """`flash` runs transformers' `sdpa`: flash-attn's kernels need CUDA, and PyTorch's fused SDPA
     kernels save what FlashAttention saves (q, k, v, the output and the log-sum-exp per row; Dao

@@ -9,7 +9,7 @@ tensor and saves only the input; backward makes the input's gradient whole
 (`torch.zeros_like`), then for each tile runs the MLP again with its gradient and backpropagates
 the matching slice of the incoming gradient, the tile's input gradient accumulating into its
 slice of the whole one (`x_split.grad = x_grad_slice`) and the weights' gradients into the
-parameters. The tiles are `vramplan.training.estimate.mlp_tile_tokens`'s, so both sides cut the
+parameters. The tiles are `vramplan.training.specs.mlp_tile_tokens`'s, so both sides cut the
 same tiles.
 """
 

@@ -38,13 +38,8 @@ from vramplan.model.architecture import Architecture
 from vramplan.parts import PartKind
 from vramplan.presets.quant_formats import find_format
 from vramplan.training.activations.spec import FP32
-from vramplan.training.estimate import (
-    Part,
-    Phase,
-    PhaseMemory,
-    TrainingEstimate,
-    estimate_training,
-)
+from vramplan.training.estimate import estimate_training
+from vramplan.training.result import Part, Phase, PhaseMemory, TrainingEstimate
 from vramplan.training.setup import (
     AlignmentSetup,
     TrainingSetup,

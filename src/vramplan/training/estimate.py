@@ -17,32 +17,13 @@ Phases (the peak is the largest; see docs/memory-model.md):
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field, replace
-from enum import StrEnum
-from fractions import Fraction
-from functools import cached_property
+from dataclasses import replace
 
-from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig
-from vramplan.model.architecture import Architecture, MlpKind, NormKind
-from vramplan.model.lora_targets import expand_targets
+from vramplan.model.architecture import Architecture, NormKind
 from vramplan.parts import Component, PartKind
-from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
 from vramplan.presets.frameworks import (
-    AXOLOTL_TILED_MLP_SHARD_TOKENS,
-    AXOLOTL_TILED_MLP_SHARD_TOKENS_SINCE,
-    MEGATRON_MAX_SUBTRACTED_IN_PLACE_SINCE,
-    MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE,
-    REMOTE_CODE,
-    UnslothLossChunking,
-    bitsandbytes_drops_4bit_input,
-    framework_defaults,
-    has_change,
-    litgpt_code,
     runs_transformers_code,
-    torchtitan_code,
     transformers_code,
-    unsloth_code,
 )
 from vramplan.training.activations.attention import (
     masked_local_layer_bytes,
@@ -67,7 +48,7 @@ from vramplan.training.activations.checkpointing import (
     largest_submodule_saved,
     submodule_checkpoint_inputs,
 )
-from vramplan.training.activations.head import HeadSpec, LossMemory, fused_loss_rows, head_and_loss
+from vramplan.training.activations.head import LossMemory, head_and_loss
 from vramplan.training.activations.mlp import tiled_mlp_backward
 from vramplan.training.activations.spec import (
     FP32,
@@ -77,21 +58,11 @@ from vramplan.training.activations.spec import (
     total_per_token,
 )
 from vramplan.training.allocations.optimizer import optimizer_step_temporaries
-from vramplan.training.allocations.program import StepShape
-from vramplan.training.allocations.step import (
-    ReservedMemory,
-    reserved_at_first_loss,
-    reserved_memory,
-)
 from vramplan.training.dummy_wgrads import dummy_wgrad_bytes
+from vramplan.training.result import Part, Phase, PhaseMemory, TrainingEstimate
 from vramplan.training.setup import (
     TrainingSetup,
-    accelerate_copies_outputs,
-    allocator_config,
-    autocast_casts_shifted_logits,
     autocast_casts_weights,
-    autocasts_16bit_weights,
-    block_framework,
     check_setup,
     checkpoint_reload_buffers,
     checkpoints_reentrant,
@@ -100,33 +71,25 @@ from vramplan.training.setup import (
     gradient_itemsize,
     gradients_kept,
     keeps_last_checkpoint_input,
-    loop_keeps_logits,
-    lora_dropout_active,
-    lora_on_modules,
     lora_rank_of,
-    lora_targets_of,
-    loss_compiled,
-    loss_in_16bit,
-    model_dropout_active,
-    model_loss_code,
-    model_returns_fp32_logits,
-    native_fused_cross_entropy,
     offloads_checkpoints,
     optimizer_states_exist,
-    peft_casts_adapter_input,
-    policy_pass,
-    residual_itemsize,
     runs_autocast,
     trainable_itemsize,
-    unsloth_fuses_loss,
     weight_itemsize,
+)
+from vramplan.training.specs import (
+    block_spec,
+    checkpoints_cut_the_graph,
+    dequantized_bytes_per_value,
+    embedding_output_needs_grad,
+    embedding_trains,
+    head_spec,
 )
 from vramplan.training.states import (
     ModelStates,
     head_is_separate,
     model_states,
-    stores_torchao_nf4,
-    torchao_nf4_dequantize_bytes,
     trainable_tensors,
 )
 from vramplan.units import ceil_div
@@ -135,267 +98,11 @@ from vramplan.vocab import (
     Checkpointing,
     Framework,
     LoraTarget,
-    Loss,
     Method,
-    Metric,
     OptimizerImpl,
     Precision,
     Quant,
 )
-
-
-class Phase(StrEnum):
-    """A moment of the training step."""
-
-    LOSS_FORWARD = "loss_forward"
-    """The loss has just been computed: every activation, the logits and the saved log-softmax;
-    in litgpt's loop the previous micro-batch's graph is still referenced by `loss`."""
-
-    BACKWARD_START = "backward_start"
-    """Loss computed, backward starting: activations, logits and loss tensors all alive."""
-    BACKWARD_BLOCKS = "backward_blocks"
-    """Backward through the last block: its gradient temporaries beside the saved activations."""
-    BACKWARD_END = "backward_end"
-    """Backward through the first block: every gradient exists, activations are nearly gone (the
-    first block's own, recomputed under full checkpointing, and its temporaries remain)."""
-    EMBEDDING_BACKWARD = "embedding_backward"
-    """Backward through the input embedding, when its weight trains: every other gradient
-    exists and the embedding's is being formed (with a tied head, summed with the head's)."""
-    OPTIMIZER_STEP = "optimizer_step"
-    """The optimizer updates the weights: states, gradients and the step's temporaries."""
-    UNIT_REDUCE = "unit_reduce"
-    """Sharded training: a block's backward has run and its gradients are reduced (FSDP's
-    unit-sized gradients), its saved activations freed."""
-    GENERATION = "generation"
-    """Preference and RL methods that generate (PPO, GRPO): completions are generated between
-    optimizer steps; the gradients are freed, the optimizer states stay."""
-    LOG_PROBS = "log_probs"
-    """A pass without gradient before the policy's forward: GRPO's old-policy and reference
-    log-probabilities, KTO's KL batch."""
-    REFERENCE_PASS = "reference_pass"
-    """The reference forward of DPO and KTO, while the policy's graph and logits are alive."""
-    FIRST_MICRO_BATCH = "first_micro_batch"
-    """The run's first micro-batch, where it holds more than later ones: Unsloth's
-    checkpointing offloads no block input in its first pass
-    (`vramplan.training.setup.first_pass_keeps_inputs`); no gradient or optimizer state exists
-    yet. Its largest moment: the loss's forward, backward's start or backward through the last
-    block."""
-    LATER_MICRO_BATCH = "later_micro_batch"
-    """When the largest batch comes first: a later, shorter micro-batch of gradient
-    accumulation, counted by what does not depend on its length (the gradients kept from
-    earlier micro-batches and the buffers of a backward), a lower bound."""
-
-
-
-# --- results ----------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Part:
-    """One named term of a phase, in bytes."""
-
-    kind: PartKind
-    memory_bytes: int
-
-    @property
-    def component(self) -> Component:
-        return self.kind.component
-
-
-@dataclass(frozen=True)
-class PhaseMemory:
-    phase: Phase
-    parts: tuple[Part, ...]
-
-    @cached_property
-    def total_bytes(self) -> int:
-        return sum(part.memory_bytes for part in self.parts)
-
-    def by_component(self) -> dict[Component, int]:
-        totals: dict[Component, int] = {}
-        for part in self.parts:
-            totals[part.component] = totals.get(part.component, 0) + part.memory_bytes
-        return totals
-
-
-
-class PeakOverPhases:
-    """The peak of a step over its phases, read in each metric: `allocated` (tensors),
-    `reserved` (plus what the caching allocator keeps cached: `allocator_cache_bytes`, from the
-    step's program of allocations and frees replayed through `vramplan.allocator`) and `device`
-    (plus the CUDA context, what paged optimizers keep resident in unified memory and NCCL's
-    communicators).
-    For estimates with a `phases` field and a `metric` (the one their setup asks for)."""
-
-    __slots__ = ()
-    phases: tuple[PhaseMemory, ...]
-
-    @property
-    def metric(self) -> Metric:
-        raise NotImplementedError
-
-    @property
-    def allocator_cache_bytes(self) -> int:
-        """Reserved beyond the allocated peak (block and segment rounding, cached blocks)."""
-        raise NotImplementedError
-
-    @property
-    def managed_bytes(self) -> int:
-        """Memory outside PyTorch's allocator that the device holds (paged optimizer states in
-        CUDA unified memory, resident while the GPU has room)."""
-        return 0
-
-    @property
-    def communicator_bytes(self) -> int:
-        """NCCL's communicators, outside PyTorch's allocator (0 on one GPU:
-        `vramplan.distributed.communicators`)."""
-        return 0
-
-    @property
-    def outside_allocator_bytes(self) -> int:
-        """What the device holds beyond PyTorch's allocator: the CUDA context, managed memory
-        and NCCL's communicators."""
-        return CUDA_CONTEXT_BYTES + self.managed_bytes + self.communicator_bytes
-
-    @property
-    def peak(self) -> PhaseMemory:
-        return max(self.phases, key=lambda phase: phase.total_bytes)
-
-    @property
-    def allocated_bytes(self) -> int:
-        return self.peak.total_bytes
-
-    @property
-    def reserved_bytes(self) -> int:
-        return self.allocated_bytes + self.allocator_cache_bytes
-
-    @property
-    def device_bytes(self) -> int:
-        return self.reserved_bytes + self.outside_allocator_bytes
-
-    def floor_bytes(self, metric: Metric) -> int:
-        """`metric_bytes` without the allocator's cache, which is never negative: a lower bound
-        that replays nothing (the planner's searches rule a setup out on it)."""
-        if metric is Metric.DEVICE:
-            return self.allocated_bytes + self.outside_allocator_bytes
-        return self.allocated_bytes
-
-    def metric_bytes(self, metric: Metric) -> int:
-        """The peak read in `metric`; only `reserved` and `device` replay the allocator."""
-        if metric is Metric.ALLOCATED:
-            return self.allocated_bytes
-        if metric is Metric.RESERVED:
-            return self.reserved_bytes
-        return self.device_bytes
-
-    @property
-    def total_bytes(self) -> int:
-        """The peak in the setup's metric (comparable to a measured case)."""
-        return self.metric_bytes(self.metric)
-
-@dataclass(frozen=True, slots=True)
-class TrainingEstimate(PeakOverPhases):
-    """The detailed estimate. `peak` is the phase with the most allocated memory."""
-
-    setup: TrainingSetup
-    arch: Architecture
-    states: ModelStates
-    block_saved: tuple[Saved, ...]
-    """What one (non-first) block saves, per token: the activation breakdown by operation."""
-    activations_bytes: int
-    """All saved activations of the micro-batch (blocks, final norm, head inputs)."""
-    loss: LossMemory
-    phases: tuple[PhaseMemory, ...]
-    metric_overheads: tuple[Part, ...] = field(default=())
-
-    @property
-    def metric(self) -> Metric:
-        return self.setup.metric
-
-    @property
-    def allocator_cache_bytes(self) -> int:
-        return reserved_memory_of(self.arch, self.setup, allocator_config(self.setup)).cache_bytes
-
-    @property
-    def managed_bytes(self) -> int:
-        return self.states.managed_optimizer_bytes
-
-
-def reserved_memory_of(arch: Architecture, setup: TrainingSetup,
-                       config: AllocatorConfig = PYTORCH_DEFAULTS) -> ReservedMemory:
-    """The step of `setup` through the simulated caching allocator
-    (`vramplan.training.allocations`). For a preference or RL method, the policy's training
-    pass (`policy_pass`): its other passes and models are not in the program."""
-    setup = policy_pass(setup)
-    return reserved_memory(arch, setup, step_shape(arch, setup), config=config)
-
-
-def _loss_rows(arch: Architecture, setup: TrainingSetup, head: HeadSpec) -> int:
-    """Rows of logits computed at once: all tokens, or a chunk (litgpt's 128-token head chunks
-    in its LoRA scripts; a fused linear cross-entropy's chunk, Unsloth's
-    (`HeadSpec.fused_rows`) or `fused_loss_rows`)."""
-    tokens = setup.logit_tokens
-    if not head.chunked:
-        return tokens
-    if setup.framework is Framework.LITGPT:
-        return min(LITGPT_LM_HEAD_CHUNK, setup.seq_len) * setup.batch
-    return head.fused_rows or fused_loss_rows(tokens, arch.vocab_size, arch.hidden_size)
-
-
-UNSLOTH_LOSS_TARGET_CAP_BYTES = 4 * 2**30
-"""`min(free_gb, 4.0)`: the most GiB a chunk's fp32 logits may take
-(`UnslothLossChunking.HALF_FREE_CAPPED`, unsloth-zoo d9fe1f43)."""
-
-
-def unsloth_loss_chunks(tokens: int, vocab: int, chunking: UnslothLossChunking,
-                        free_bytes: int | None) -> int:
-    """How many chunks `unsloth_fused_ce_loss` splits `tokens` rows into (unslothai/unsloth-zoo
-    unsloth_zoo/fused_losses/cross_entropy_loss.py `get_chunk_size`, `_get_chunk_multiplier`
-    @770de251 and @d9fe1f43): the fp32 logits' bytes over a target, `4 * vocab / 2**30 /
-    target_gb` per row, n_chunks = max(4 * round(that / 4), 1) with Python's round (to even),
-    or, capped, 1 when it is at most 1, else rounded up to a multiple of 4. The target is 1 GiB,
-    or half of `torch.cuda.mem_get_info()`'s `free_bytes` at the first call (capped at 4 GiB
-    from d9fe1f43). `free_bytes` None (no card): the 4 GiB cap, the largest target today's code
-    takes; at most 0 (an estimate past the card): a chunk per row."""
-    if chunking is UnslothLossChunking.ONE_GIB:
-        target = Fraction(2**30)
-    elif free_bytes is None:
-        target = Fraction(UNSLOTH_LOSS_TARGET_CAP_BYTES)
-    elif free_bytes <= 0:
-        return tokens
-    elif chunking is UnslothLossChunking.HALF_FREE:
-        target = Fraction(free_bytes, 2)
-    else:
-        target = min(Fraction(free_bytes, 2), Fraction(UNSLOTH_LOSS_TARGET_CAP_BYTES))
-    exact = FP32 * vocab * tokens / target
-    if chunking is UnslothLossChunking.HALF_FREE_CAPPED:
-        return 1 if exact <= 1 else 4 * math.ceil(exact / 4)
-    return max(4 * round(exact / 4), 1)
-
-
-def _unsloth_loss_rows(arch: Architecture, setup: TrainingSetup) -> int | None:
-    """Rows of `unsloth_fused_ce_loss`'s first chunk (`torch.chunk`: ceil(rows / n_chunks)),
-    None where the run does not call it (`UnslothCode.loss_chunking`). The free memory is the
-    card's at load (`TrainingSetup.card_free_bytes`) less what the allocator holds when the
-    first loss begins (`vramplan.training.allocations.step.reserved_at_first_loss`: the load and the
-    first forward, which do not depend on the loss's chunks)."""
-    chunking = unsloth_code(setup.code_date).loss_chunking if unsloth_fuses_loss(setup) else None
-    if chunking is None:
-        return None
-    tokens = setup.logit_tokens
-    free = None
-    if chunking is not UnslothLossChunking.ONE_GIB and setup.card_free_bytes is not None:
-        before_loss = StepShape(spec=block_spec(arch, setup), loss_rows=tokens)
-        held = reserved_at_first_loss(arch, setup, before_loss, allocator_config(setup))
-        free = setup.card_free_bytes - held
-    return ceil_div(tokens, unsloth_loss_chunks(tokens, arch.vocab_size, chunking, free))
-
-
-def step_shape(arch: Architecture, setup: TrainingSetup) -> StepShape:
-    """What the step program (`vramplan.training.allocations`) needs from the analytic model."""
-    head = _head_spec(arch, setup)
-    return StepShape(spec=block_spec(arch, setup), loss_rows=_loss_rows(arch, setup, head),
-                     fused_loss=head.fused_linear, head_grad_bytes=head.head_grad_bytes)
-
 
 # --- the estimate -----------------------------------------------------------------------------
 
@@ -407,13 +114,13 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
     saved = block_saved(_largest_kind(arch), spec, setup.seq_len)
     tokens = setup.batch * setup.seq_len
     blocks = _blocks_activation_bytes(arch, setup, spec, saved) * tokens
-    loss = head_and_loss(arch, spec, _head_spec(arch, setup), setup.batch, setup.seq_len,
+    loss = head_and_loss(arch, spec, head_spec(arch, setup), setup.batch, setup.seq_len,
                          logit_len=setup.logit_len)
     autocast_copies = _autocast_weight_copies(arch, setup, spec)
     cached_copies = _cached_block_copies(arch, setup)
-    needs_grad = _embedding_output_needs_grad(setup)
+    needs_grad = embedding_output_needs_grad(setup)
     embedding = embedding_saved_bytes(
-        arch, spec, needs_grad, leaf=needs_grad and not _embedding_trains(setup)) * tokens
+        arch, spec, needs_grad, leaf=needs_grad and not embedding_trains(setup)) * tokens
     graph = range(arch.n_layers - _blocks_with_graph(arch, setup), arch.n_layers)
     # what waits for the end of backward: the embeddings' output, the eager attention mask
     # (which a checkpoint without a graph drops with the rest of its context), and the buffers
@@ -527,7 +234,7 @@ def _loss_or_final_norm_backward(arch: Architecture, setup: TrainingSetup, spec:
     whose vocabulary is small)."""
     norm = 0
     tokens = setup.batch * setup.seq_len
-    head = _head_spec(arch, setup)
+    head = head_spec(arch, setup)
     if arch.final_norm and arch.norm is NormKind.RMSNORM and head.norm_input_needs_grad:
         norm = RMSNORM_BACKWARD_FP32_TENSORS * FP32 * arch.hidden_size * tokens
         if head.head_trains or head.head_keeps_input:
@@ -544,197 +251,6 @@ def activation_bytes(arch: Architecture, setup: TrainingSetup) -> int:
     which adds it to the model states."""
     estimate = estimate_training(arch, setup)
     return max(phase.by_component().get(Component.ACTIVATIONS, 0) for phase in estimate.phases)
-
-
-# --- model states -----------------------------------------------------------------------------
-
-# --- activations ------------------------------------------------------------------------------
-
-def _embedding_trains(setup: TrainingSetup) -> bool:
-    """The embedding's output needs a gradient: its weight trains (full fine-tuning only;
-    `freeze` trains the last blocks and the head)."""
-    return setup.method is Method.FULL
-
-
-def _embedding_output_needs_grad(setup: TrainingSetup) -> bool:
-    """The embeddings' output needs a gradient: the embedding trains, or something made it
-    require one (`TrainingSetup.input_require_grads`), by default transformers' full
-    checkpointing (transformers 5's modeling_utils.py `activation_checkpointing_enable` calls
-    `enable_input_require_grads()` for every `input_ids` model, so that frozen layers before
-    the first checkpointed block let the gradient through; before v5 it did for a loaded peft
-    adapter, and peft's `PeftModel` and `prepare_model_for_kbit_training` do the same)."""
-    if setup.input_require_grads is not None:
-        return _embedding_trains(setup) or setup.input_require_grads
-    transformers_checkpointing = setup.checkpointing is Checkpointing.FULL \
-        and runs_transformers_code(setup.framework)
-    return _embedding_trains(setup) or transformers_checkpointing
-
-
-def checkpoints_cut_the_graph(setup: TrainingSetup) -> bool:
-    """No checkpointed block builds a graph: reentrant full checkpointing whose first input
-    needs no gradient.
-
-    torch.utils.checkpoint's reentrant `CheckpointFunction` is an autograd Function that runs
-    its block under `no_grad`: its output requires a gradient only when one of its tensor
-    inputs does (the block's parameters are not inputs), and autograd drops what it saved when
-    none does (torch/csrc/autograd/python_function.cpp `process_outputs`: `_save_variables`
-    only when `is_executable`; torch/utils/checkpoint.py warns "None of the inputs have
-    requires_grad=True. Gradients will be None"). When the embeddings' output needs no gradient
-    (`_embedding_output_needs_grad`) the first block's output needs none, and so on through
-    every block: the blocks keep nothing for backward, nothing recomputes them, and their
-    adapters (or, under `freeze`, their weights) never get a gradient. Only what trains after
-    the last block does, an adapter on the head. Non-reentrant checkpointing records the
-    blocks' parameters through saved-tensor hooks and trains them. ColossalChat's SFT with
-    `--lora_rank` runs into it (hpcaitech/ColossalAI applications/ColossalChat @d888c378
-    benchmarks/benchmark_sft.py: `convert_to_lora_module`, then `gradient_checkpointing_enable()`
-    under transformers 4.39.3, reentrant, with no peft adapter loaded; coati/models/lora.py
-    `LoraLinear` adapts every `nn.Linear`, the head's included)."""
-    return checkpoints_reentrant(setup) and not _embedding_output_needs_grad(setup)
-
-
-def _quantized_base_keeps_input(setup: TrainingSetup) -> bool:
-    """A QLoRA base's matmul keeps its input in its autograd context when the input needs a
-    gradient: bitsandbytes' `MatMul8bitLt` does, and its `MatMul4Bit` did until v0.43.2
-    (`ctx.tensors = (A, B)`, then `(None, B)`: `BITSANDBYTES_4BIT_DROPS_INPUT_SINCE`), the code of
-    the run's date (None: today's), as its framework installed it (`bitsandbytes_drops_4bit_input`:
-    litgpt pinned older releases). torchtune's base is torchao's NF4, whose `LinearNF4` keeps
-    only the weight (torchao/dtypes/nf4tensor.py, from its first version, 66318dac)."""
-    if setup.method is not Method.QLORA or setup.framework is Framework.TORCHTUNE:
-        return False
-    if setup.quant is Quant.INT8:
-        return True
-    return not bitsandbytes_drops_4bit_input(setup.framework, setup.code_date)
-
-
-def _base_output_in_input_dtype(setup: TrainingSetup) -> bool:
-    """A QLoRA base of bitsandbytes 4-bit linears under transformers' code, which hand their
-    outputs back in their input's dtype (`BlockSpec.base_output_in_input_dtype`)."""
-    return setup.method is Method.QLORA and runs_transformers_code(setup.framework) \
-        and setup.quant is not Quant.INT8
-
-
-def _megatron_probs_in_experts(setup: TrainingSetup) -> bool:
-    """Megatron-LM's routed experts apply the routing probabilities in their activation
-    (`MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE`; a row of unknown date runs today's code)."""
-    return block_framework(setup) is Framework.MEGATRON and has_change(
-        setup.code_date, MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE)
-
-
-def _norm_head_bytes(arch: Architecture, setup: TrainingSetup) -> int:
-    """The normalized head weight a `NormHead` makes in every training forward and `F.linear`
-    keeps for backward (Baichuan 2, `RemoteCode.norm_head`): vocabulary x hidden values in the
-    weights' dtype. Its gradient in full fine-tuning is not counted."""
-    remote = REMOTE_CODE.get(arch.family)
-    if remote is None or not remote.norm_head or not runs_transformers_code(setup.framework):
-        return 0
-    return weight_itemsize(setup.precision) * arch.vocab_size * arch.hidden_size
-
-
-def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
-    """How a trained block behaves under `setup` (the last block, for `freeze`)."""
-    uses_lora = setup.method.uses_lora
-    # `all` as the block linears it names (a setup built in code may carry it unexpanded)
-    targets = expand_targets(lora_targets_of(setup)) if uses_lora else frozenset()
-    return BlockSpec(
-        framework=block_framework(setup),
-        residual_bytes=residual_itemsize(setup),
-        compute_bytes=compute_itemsize(setup.precision),
-        autocast=runs_autocast(setup),
-        weights_train=setup.method in (Method.FULL, Method.FREEZE)
-        or setup.frozen_weights_need_grad,
-        base_keeps_input=_quantized_base_keeps_input(setup),
-        base_output_in_input_dtype=_base_output_in_input_dtype(setup),
-        moe_expert_loop=runs_transformers_code(setup.framework)
-        and arch.family in transformers_code(setup.code_date).moe_expert_linears,
-        moe_output_weighted=not _megatron_probs_in_experts(setup),
-        lora_targets=targets - {LoraTarget.HEAD},
-        lora_rank=lora_rank_of(setup),
-        lora_dropout=uses_lora and lora_dropout_active(setup),
-        lora_on_modules=lora_on_modules(setup),
-        attention=_attention_kernel(arch, setup),
-        model_dropout=model_dropout_active(setup),
-        compiled=setup.compiled,
-        linears_keep_input=setup.linears_keep_input,
-        rmsnorm_scale_after_cast=block_framework(setup) is Framework.LITGPT
-        and litgpt_code(setup.code_date).rmsnorm_scale_after_cast,
-        scores_clamped=runs_transformers_code(setup.framework)
-        and arch.family in transformers_code(setup.code_date).clamped_scores,
-        liger_kernels=setup.liger_kernels and runs_transformers_code(setup.framework),
-        autocast_16bit_weights=autocasts_16bit_weights(setup),
-        adapter_input_fp32=uses_lora and peft_casts_adapter_input(setup),
-        sdpa_output_saved=setup.framework is not Framework.TORCHTITAN
-        or torchtitan_code(setup.code_date).saves_sdpa_output(setup.cuda_capability),
-        tensor_parallel=setup.tensor_parallel,
-        experts_gathered=setup.experts_gathered,
-        experts_merged_per_token=_experts_merged_bytes_per_token(arch, setup, targets),
-        reduce_scatter_saved=setup.framework is Framework.TORCHTITAN
-        and torchtitan_code(setup.code_date).saves_reduce_scatter,
-        mlp_tile_share=Fraction(mlp_tile_tokens(setup, arch.hidden_size),
-                                setup.batch * setup.seq_len) if setup.tiled_mlp else None,
-    )
-
-
-def _experts_merged_bytes_per_token(arch: Architecture, setup: TrainingSetup,
-                                    targets: frozenset[LoraTarget]) -> int:
-    """peft's LoRA on transformers 5's fused routed experts (`BlockSpec.experts_merged_per_token`):
-    the merged copies of one MoE layer's adapted expert parameters, `experts.gate_up_proj` for a
-    gate or up target and `experts.down_proj` for down, in the weights' dtype, over the step's
-    tokens. Not for transformers' per-expert loop of `nn.Linear` modules (before v5.0.0:
-    `TransformersCode.moe_expert_linears`), whose adapters are peft's usual `lora_B(lora_A(x))`,
-    nor for another stack's LoRA (Megatron-LM's, Unsloth's)."""
-    if not (arch.is_moe and setup.method.uses_lora and lora_on_modules(setup)) \
-            or arch.family in transformers_code(setup.code_date).moe_expert_linears:
-        return 0
-    width = arch.expert_intermediate_size
-    gate_up = width * (2 if arch.mlp is MlpKind.GATED else 1)
-    rows = (gate_up if {LoraTarget.GATE, LoraTarget.UP} & targets else 0) \
-        + (width if LoraTarget.DOWN in targets else 0)
-    merged = arch.n_experts * rows * arch.hidden_size * weight_itemsize(setup.precision)
-    return ceil_div(merged, setup.batch * setup.seq_len)
-
-
-def mlp_tile_tokens(setup: TrainingSetup, hidden: int) -> int:
-    """Tokens of the largest tile a tiled MLP (`TrainingSetup.tiled_mlp`) runs at once, of the
-    step's batch x seq_len:
-    - Unsloth (unsloth-zoo unsloth_zoo/tiled_mlp.py @7209a767, `tiled_forward_arctic_size`, the
-      "arctic" rule `unsloth_tiled_mlp=True` picks): tiles of `hidden` tokens of the flattened
-      batch, `seq_len // hidden` of them, the rest in one last tile (`remainder = B*S -
-      qlen_chunk_size * num_shards`), which holds the other sequences when the batch has more
-      than one (the rule since 04ab6f11, 2025-11-25; for one sequence the same tiles as the
-      first one's, c9c7693d, 2025-11-12);
-    - axolotl: each sequence in `ceil(seq_len / hidden)` shards, `ceil(seq_len / 32768)` from
-      2026-05-28 (`AXOLOTL_TILED_MLP_SHARD_TOKENS_SINCE`), along the sequence
-      (src/axolotl/monkeypatch/tiled_mlp/base.py: `torch.chunk(x, chunks=shards, dim=1)`);
-    - DeepSpeed's `TiledMLP` as its docstring's example calls it (Arctic Long Sequence
-      Training: `num_shards = math.ceil(seqlen / hidden)`), whose backward chunks the
-      flattened batch (deepspeed/runtime/sequence_parallel/ulysses_sp.py, 4d00b38ad)."""
-    batch, seq_len = setup.batch, setup.seq_len
-    tokens = batch * seq_len
-    if setup.framework is Framework.UNSLOTH:
-        chunk = min(hidden, tokens)
-        return max(chunk, tokens - chunk * max(1, seq_len // hidden))
-    if setup.framework is Framework.AXOLOTL:
-        width = AXOLOTL_TILED_MLP_SHARD_TOKENS \
-            if has_change(setup.code_date, AXOLOTL_TILED_MLP_SHARD_TOKENS_SINCE) else hidden
-        return batch * ceil_div(seq_len, ceil_div(seq_len, width))
-    return ceil_div(tokens, ceil_div(seq_len, hidden))
-
-
-def _attention_kernel(arch: Architecture, setup: TrainingSetup) -> Attention:
-    """The attention that runs: litgpt's code of before October 2023 gave SDPA a multi-query
-    model's single key-value head unexpanded, and SDPA ran its math kernel (`LitgptCode
-    .mqa_kv_expanded`), which `eager` stands for in litgpt. A transformers module without an
-    SDPA or a FlashAttention path runs eager attention (`Architecture.sdpa_attention`,
-    `flash_attention`: BLOOM, GPT-Neo)."""
-    multi_query = arch.n_kv_heads == 1 < arch.n_heads
-    if (setup.framework is Framework.LITGPT and setup.attention is Attention.SDPA
-            and multi_query and not litgpt_code(setup.code_date).mqa_kv_expanded):
-        return Attention.EAGER
-    if runs_transformers_code(setup.framework) and (
-            (setup.attention is Attention.SDPA and not arch.sdpa_attention)
-            or (setup.attention is Attention.FLASH and not arch.flash_attention)):
-        return Attention.EAGER
-    return setup.attention
 
 
 def _blocks_activation_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
@@ -786,7 +302,7 @@ def _first_trained_block_bytes(arch: Architecture, setup: TrainingSetup,
                                spec: BlockSpec) -> int:
     """The first block with a graph: its input comes from frozen layers unless the embedding
     trains."""
-    saved = block_saved(arch, spec, setup.seq_len, input_needs_grad=_embedding_trains(setup))
+    saved = block_saved(arch, spec, setup.seq_len, input_needs_grad=embedding_trains(setup))
     return total_per_token(kept_for_backward(arch, spec, saved, setup.checkpointing))
 
 
@@ -953,97 +469,6 @@ def _dequant_bytes(arch: Architecture, setup: TrainingSetup) -> int:
     return dequantized_bytes_per_value(setup) * largest
 
 
-def dequantized_bytes_per_value(setup: TrainingSetup) -> int:
-    """Bytes per weight value while a quantized linear dequantizes it for a matmul.
-
-    bitsandbytes dequantizes a 4-bit weight to the dtype it was quantized from
-    (functional.dequantize_4bit: `torch.empty(quant_state.shape, dtype=quant_state.dtype)`), and
-    MatMul4Bit casts that to the input's dtype (`F.dequantize_4bit(B, quant_state).to(A.dtype)`),
-    both alive during the cast. Lightning Fabric quantizes from float16 whatever the precision
-    (Lightning-AI/pytorch-lightning src/lightning/fabric/plugins/precision/bitsandbytes.py @003e3070
-    and @d9ff9f3b, `_Linear4bit.quantize` / `_quantize_weight`:
-    `weight.contiguous().to(device=device, dtype=torch.half)`), so litgpt's bf16 runs hold a
-    float16 and a bf16 copy; lit-gpt's own quantization before it (`LitgptCode.
-    fabric_quantization`) quantized from the model's weights, fp32 under `amp`, whose
-    dequantized copy autocast then casts to 16 bits inside `F.linear`; transformers quantizes
-    from the checkpoint's dtype (no cast under its compute dtype). int8 (MatMul8bitLt) makes
-    one 16-bit copy (`state.CB.to(ctx.dtype_A)`). torchtune's torchao NF4 dequantizes through
-    int64 codes in eager mode (`vramplan.training.states.torchao_nf4_dequantize_bytes`);
-    compiled, inductor fuses the dequantization into one kernel that writes the compute-dtype
-    weight."""
-    compute = compute_itemsize(setup.precision)
-    four_bit = setup.quant not in (Quant.NONE, Quant.INT8)
-    if stores_torchao_nf4(setup) and not setup.compiled:
-        return torchao_nf4_dequantize_bytes(compute)
-    if four_bit and setup.framework is Framework.LITGPT:
-        if not litgpt_code(setup.code_date).fabric_quantization:
-            weights = weight_itemsize(setup.precision)
-            return weights + (compute if weights != compute else 0)
-        return 2 + compute  # the float16 dequantized weight, then its cast (litgpt: bf16-true)
-    return compute
-
-
-def _head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:
-    uses_lora = setup.method.uses_lora
-    head_quantized = setup.method is Method.QLORA and setup.framework is Framework.LITGPT
-    # litgpt's LoRA scripts chunk the head by 128 tokens; torchtune chunks its output for its
-    # CEWithChunkedOutputLoss; elsewhere `chunked` means a fused linear cross-entropy
-    default_chunked = (setup.framework is Framework.LITGPT and uses_lora) or \
-        framework_defaults(setup.framework).loss is Loss.CHUNKED or \
-        unsloth_fuses_loss(setup)
-    chunked = setup.loss is Loss.CHUNKED if setup.loss is not None else default_chunked
-    keeps_outputs = loop_keeps_logits(setup)
-    spec = HeadSpec(
-        framework=setup.framework,
-        chunked=chunked,
-        head_trains=setup.method is Method.FULL,
-        head_lora=uses_lora and LoraTarget.HEAD in setup.lora_targets,
-        head_keeps_input=(head_quantized and _quantized_base_keeps_input(setup))
-        or setup.linears_keep_input,
-        head_dequant_bytes=(dequantized_bytes_per_value(setup) * arch.hidden_size
-                            * arch.vocab_size if head_quantized else 0)
-        + _norm_head_bytes(arch, setup),
-        quantized_head_output_bytes=_quantized_head_output_bytes(setup) if head_quantized else 0,
-        previous_logits=(setup.framework is Framework.LITGPT
-                         or (keeps_outputs and not setup.loop_frees_outputs))
-        and setup.steady_state,
-        outputs_kept=keeps_outputs,
-        compiled=loss_compiled(setup),
-        log_probs=setup.log_probs,
-        coati_orpo=setup.coati_orpo_loss,
-        autocast=runs_autocast(setup),
-        loss_in_function=setup.loss_in_function,
-        logits_fp32_in_model=model_returns_fp32_logits(setup, arch.family),
-        shifts_logits=model_loss_code(setup, arch.family).shifts_logits,
-        shift_cast_by_autocast=autocast_casts_shifted_logits(setup, arch.family),
-        outputs_copied_fp32=accelerate_copies_outputs(setup),
-        loss_16bit=loss_in_16bit(setup, arch.family),
-        loss_parallel=setup.loss_parallel,
-        te_cross_entropy=setup.te_cross_entropy and setup.framework is Framework.MEGATRON,
-        native_fused_cross_entropy=native_fused_cross_entropy(setup),
-        megatron_max_subtracted_apart=setup.framework is Framework.MEGATRON
-        and setup.code_date is not None
-        and setup.code_date < MEGATRON_MAX_SUBTRACTED_IN_PLACE_SINCE,
-        norm_input_needs_grad=not checkpoints_cut_the_graph(setup),
-    )
-    if spec.fused_linear and setup.method is Method.FULL:
-        spec = replace(spec, head_grad_bytes=weight_itemsize(setup.precision)
-                       * arch.vocab_size * arch.hidden_size)
-    if spec.fused_linear:
-        spec = replace(spec, fused_rows=_unsloth_loss_rows(arch, setup))
-    return spec
-
-
-def _quantized_head_output_bytes(setup: TrainingSetup) -> int:
-    """The dtype litgpt's quantized head returns its logits in (`HeadSpec.
-    quantized_head_output_bytes`): Fabric's layer computes in the compute dtype; lit-gpt's own
-    casts its output back to its input's, the final norm's output, fp32 under `amp`."""
-    compute = compute_itemsize(setup.precision)
-    if litgpt_code(setup.code_date).fabric_quantization:
-        return compute
-    return weight_itemsize(setup.precision)
-
-
 def _gradients_made(arch: Architecture, setup: TrainingSetup, states: ModelStates) -> int:
     """Gradients alive when backward reaches the first block (one at a time when the optimizer
     steps inside backward)."""
@@ -1092,7 +517,7 @@ def _embedding_backward(arch: Architecture, setup: TrainingSetup, spec: BlockSpe
     other gradient exists, the gradient of the embedding's output arrives, and the embedding's
     weight gradient is formed (`embedding_dense_backward`: a dense vocabulary x hidden tensor).
     None when the embedding is frozen (no graph reaches it)."""
-    if not _embedding_trains(setup):
+    if not embedding_trains(setup):
         return ()
     kept = gradients_kept(setup)
     embedding = arch.params_token_embedding * weight_itemsize(setup.precision)
@@ -1130,7 +555,7 @@ def _embedding_gradients_in_flight(arch: Architecture, setup: TrainingSetup) -> 
     tensor of its own that the embedding's gradient is added to in place (`_torchtune_loss`)."""
     if not _tied_in_framework(arch, setup):
         return 1
-    if setup.framework is Framework.TORCHTUNE and _head_spec(arch, setup).chunked:
+    if setup.framework is Framework.TORCHTUNE and head_spec(arch, setup).chunked:
         return 2
     return 2 if setup.precision is Precision.AMP else 3
 
@@ -1196,7 +621,7 @@ def _cached_block_copies(arch: Architecture, setup: TrainingSetup) -> int:
 def _head_copies(arch: Architecture, setup: TrainingSetup) -> int:
     """Values of the head's 16-bit casts: the head is cast once per call; litgpt's chunked
     head calls it once per 128-token chunk, and each chunk's matmul keeps its own copy."""
-    chunked = _head_spec(arch, setup).chunked and setup.framework is Framework.LITGPT
+    chunked = head_spec(arch, setup).chunked and setup.framework is Framework.LITGPT
     head_calls = ceil_div(setup.seq_len, LITGPT_LM_HEAD_CHUNK) if chunked else 1
     return head_calls * arch.hidden_size * arch.vocab_size
 

@@ -174,7 +174,7 @@ class TrainingSetup:
     only its input; backward runs it again tile by tile with its gradient (Unsloth's
     `unsloth_tiled_mlp`, DeepSpeed's `TiledMLP` of Arctic Long Sequence Training, axolotl's
     `tiled_mlp`): `vramplan.training.activations.spec.BlockSpec.mlp_tile_share`, and the tile each
-    stack takes, `vramplan.training.estimate.mlp_tile_tokens`."""
+    stack takes, `vramplan.training.specs.mlp_tile_tokens`."""
     te_cross_entropy: bool = False
     """Megatron-LM's fused cross-entropy runs Transformer Engine's kernel
     (`cross_entropy_loss_fusion` with `cross_entropy_fusion_impl="te"`), which keeps the 16-bit
@@ -368,7 +368,7 @@ class TrainingSetup:
     litgpt_model: bool = False
     """The model is litgpt's `GPT` run outside litgpt's scripts, as lightning-thunder's
     benchmarks do (thunder/tests/litgpt_model.py re-exports litgpt's `GPT` and `Block`): its
-    blocks save what litgpt's code saves (`vramplan.training.estimate.block_spec`), and it holds
+    blocks save what litgpt's code saves (`vramplan.training.specs.block_spec`), and it holds
     the head apart from a tied embedding, so a tied checkpoint's matrix is stored twice
     (`vramplan.training.states.head_is_separate`). The loop and the loss stay the framework's."""
 

@@ -28,7 +28,7 @@ from vramplan.presets.gpus import Gpu
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.presets.quant_formats import find_format
 from vramplan.training.alignment import estimate_step
-from vramplan.training.estimate import PeakOverPhases
+from vramplan.training.result import PeakOverPhases
 from vramplan.training.setup import AlignmentSetup, TrainingSetup, with_gpu_memory
 from vramplan.validation.cases import Case, UnreadRow
 from vramplan.validation.notes import (

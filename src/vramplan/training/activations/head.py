@@ -109,12 +109,12 @@ class HeadSpec:
     torch.zeros_like(weight)`, accumulated chunk by chunk): its bytes, else 0."""
     norm_input_needs_grad: bool = True
     """The final norm's input, the last block's output, needs a gradient; not when no block
-    builds a graph (`vramplan.training.estimate.checkpoints_cut_the_graph`): a frozen norm then
+    builds a graph (`vramplan.training.specs.checkpoints_cut_the_graph`): a frozen norm then
     saves nothing."""
     fused_rows: int | None = None
     """Rows of a fused linear cross-entropy's chunk when its framework picks them otherwise than
     Liger-Kernel (Unsloth's `unsloth_fused_ce_loss`,
-    `vramplan.training.estimate.unsloth_loss_chunks`); None: `fused_loss_rows`."""
+    `vramplan.training.specs.unsloth_loss_chunks`); None: `fused_loss_rows`."""
 
     @property
     def fused_linear(self) -> bool:

@@ -70,7 +70,7 @@ class BlockSpec:
     `ParamWrapper._activate_lora`: `nn.utils.parametrize` with `_LoraFactorsProxy`'s one
     `baddbmm`, or `_LoraParameterProxy`'s `W + delta`, in the weights' dtype), and `grouped_mm`
     keeps that merged copy for backward: one MoE layer's merged bytes over the step's tokens,
-    per token (0 where no expert is adapted that way; `vramplan.training.estimate.block_spec`)."""
+    per token (0 where no expert is adapted that way; `vramplan.training.specs.block_spec`)."""
     experts_gathered: int = 1
     """Megatron-Core's expert-tensor-parallel degree (`vramplan.training.setup.TrainingSetup
     .experts_gathered`): each GPU's routed experts see this many GPUs' tokens, so their first
@@ -120,7 +120,7 @@ class BlockSpec:
     `save_for_backward(a, b)`)."""
     mlp_tile_share: Fraction | None = None
     """The MLP runs tiled (`TrainingSetup.tiled_mlp`): its largest tile's share of the step's
-    tokens (`vramplan.training.estimate.mlp_tile_tokens`); None: not tiled. The tiled MLP
+    tokens (`vramplan.training.specs.mlp_tile_tokens`); None: not tiled. The tiled MLP
     (unsloth-zoo unsloth_zoo/tiled_mlp.py `TiledMLP` @7209a767; DeepSpeed
     deepspeed/runtime/sequence_parallel/ulysses_sp.py `TiledMLP`, the same scheme) runs its
     forward tile by tile under `no_grad` and saves only its input (`ctx.save_for_backward(x)`);

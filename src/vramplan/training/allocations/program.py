@@ -228,7 +228,7 @@ class StepShape:
     """What the step program needs from the analytic model besides the setup."""
 
     spec: BlockSpec
-    """How a trained block behaves (`vramplan.training.estimate.block_spec`)."""
+    """How a trained block behaves (`vramplan.training.specs.block_spec`)."""
     loss_rows: int
     """Rows of logits computed at once (all tokens, or a chunk)."""
     fused_loss: bool = False

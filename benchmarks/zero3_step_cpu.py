@@ -54,13 +54,10 @@ from typing import Any
 import torch
 import torch.multiprocessing as mp
 
-from vramplan.distributed.per_gpu import (
-    _TracedStep,
-    _zero3_trace,
-    default_parallelism,
-    estimate_per_gpu,
-)
+from vramplan.distributed.defaults import default_parallelism
+from vramplan.distributed.per_gpu import estimate_per_gpu
 from vramplan.distributed.sharding import CommBuffers, Zero3Coordinator
+from vramplan.distributed.zero3_run import _TracedStep, _zero3_trace
 from vramplan.model.hf_config import parse_config
 from vramplan.tracer.result import Phase
 from vramplan.tracer.tracker import StorageTracker

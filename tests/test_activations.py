@@ -636,7 +636,8 @@ def test_megatron_experts_keep_the_tokens_gathered_over_expert_tensor_parallelis
 def test_megatron_tensor_parallelism_gathers_the_experts_tokens_per_gpu() -> None:
     """The per-GPU step of a Megatron-LM run with tensor parallelism sets the gather; DDP alone
     or another framework does not."""
-    from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
+    from vramplan.distributed.defaults import default_parallelism
+    from vramplan.distributed.per_gpu import estimate_per_gpu
     from vramplan.vocab import Scheme
 
     def gathered(framework: Framework, tensor_parallel: int) -> int:

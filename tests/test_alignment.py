@@ -162,7 +162,8 @@ def test_zero3_gathers_the_whole_trained_model_to_generate(method: Method) -> No
     trl/models/utils.py; `ds3_gather_for_generation` True by default): the policy, and for PPO
     its value model, whole in 16 bits on every GPU while they generate. Not under FSDP, whose
     units gather one by one."""
-    from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
+    from vramplan.distributed.defaults import default_parallelism
+    from vramplan.distributed.per_gpu import estimate_per_gpu
     from vramplan.vocab import Scheme
 
     setup = dataclasses.replace(setup_of(method), precision=Precision.MIXED)

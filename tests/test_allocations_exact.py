@@ -12,11 +12,8 @@ from typing import Any
 import pytest
 
 from vramplan.allocator import EventKind, alloc, free, replay
-from vramplan.distributed.per_gpu import (
-    estimate_per_gpu,
-    program_sharding,
-    syncs_module_states,
-)
+from vramplan.distributed.defaults import program_sharding, syncs_module_states
+from vramplan.distributed.per_gpu import estimate_per_gpu
 from vramplan.errors import VramplanError
 from vramplan.model.architecture import Architecture
 from vramplan.requests.reading import read

@@ -11,13 +11,8 @@ from datetime import date
 import pytest
 
 from vramplan.allocator import Event, EventKind, replay
-from vramplan.distributed.per_gpu import (
-    default_parallelism,
-    estimate_per_gpu,
-    fsdp_unit_bytes,
-    program_sharding,
-    syncs_module_states,
-)
+from vramplan.distributed.defaults import default_parallelism, program_sharding, syncs_module_states
+from vramplan.distributed.per_gpu import estimate_per_gpu, fsdp_unit_bytes
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.allocations.forward_backward import _gather
 from vramplan.training.allocations.load import (

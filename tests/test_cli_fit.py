@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from vramplan.cli.main import main
-from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
+from vramplan.distributed.defaults import default_parallelism
+from vramplan.distributed.per_gpu import estimate_per_gpu
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.setup import TrainingSetup
 from vramplan.vocab import LoraTarget, Method, Metric, Precision, Scheme

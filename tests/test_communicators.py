@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from vramplan.distributed.communicators import communicator_bytes, communicator_sizes
-from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu, overhead_parts
+from vramplan.distributed.defaults import default_parallelism
+from vramplan.distributed.per_gpu import estimate_per_gpu, overhead_parts
 from vramplan.distributed.sharding import Parallelism
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.setup import TrainingSetup

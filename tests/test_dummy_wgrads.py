@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from vramplan.allocator import EventKind
-from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
+from vramplan.distributed.defaults import default_parallelism
+from vramplan.distributed.per_gpu import estimate_per_gpu
 from vramplan.model.hf_config import parse_config
 from vramplan.parts import PartKind
 from vramplan.training.allocations.step import step_program

@@ -11,7 +11,8 @@ from importlib.resources import files
 import pytest
 
 from vramplan.allocator import PYTORCH_DEFAULTS
-from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
+from vramplan.distributed.defaults import default_parallelism
+from vramplan.distributed.per_gpu import estimate_per_gpu
 from vramplan.distributed.sharding import Parallelism
 from vramplan.errors import UnknownName
 from vramplan.i18n import Lang, translate
@@ -471,7 +472,7 @@ def test_torchtitan_holds_fp32_shards_and_computes_in_fsdp2s_bf16_copies() -> No
 def test_a_tensor_parallel_gpus_program_replays_its_share_of_the_activations() -> None:
     """The step program of one tensor-parallel GPU: the micro-batch split by the degree (its
     sequence when the batch does not divide), as the analytic model splits the activations."""
-    from vramplan.distributed.per_gpu import tensor_parallel_share
+    from vramplan.distributed.defaults import tensor_parallel_share
 
     setup = TrainingSetup(framework=Framework.TORCHTITAN, batch=32, seq_len=4096)
     assert tensor_parallel_share(setup, 1) is setup

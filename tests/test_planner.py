@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vramplan.bisection import largest_fitting, smallest_fitting
-from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
+from vramplan.distributed.defaults import default_parallelism
+from vramplan.distributed.per_gpu import estimate_per_gpu
 from vramplan.errors import OutOfRange
 from vramplan.planner.changes import CHANGE_COSTS, Change, ChangeKind, rank_changes
 from vramplan.planner.report import fit_report

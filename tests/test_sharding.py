@@ -10,12 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.deepspeed_reference import deepspeed_reference_zero2, deepspeed_reference_zero3
-from vramplan.distributed.per_gpu import (
-    PerGpuEstimate,
-    default_parallelism,
-    estimate_per_gpu,
-    pipeline_stages,
-)
+from vramplan.distributed.defaults import default_parallelism
+from vramplan.distributed.per_gpu import PerGpuEstimate, estimate_per_gpu
 from vramplan.distributed.sharding import (
     Parallelism,
     PipelineSchedule,
@@ -23,6 +19,7 @@ from vramplan.distributed.sharding import (
     UnitBytes,
     shard_model_states,
 )
+from vramplan.distributed.stages import pipeline_stages
 from vramplan.errors import ConflictingOptions, OutOfRange
 from vramplan.parts import Component, PartKind
 from vramplan.presets.gpus import find_gpu
@@ -776,7 +773,8 @@ def test_later_micro_batch_keeps_gradients_without_activations() -> None:
 def _moe_estimate(scheme: Scheme, expert_parallel: int, gpus: int = 8) -> PerGpuEstimate:
     import dataclasses
 
-    from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
+    from vramplan.distributed.defaults import default_parallelism
+    from vramplan.distributed.per_gpu import estimate_per_gpu
     from vramplan.training.setup import TrainingSetup
     from vramplan.vocab import Method, Precision
 
@@ -789,7 +787,7 @@ def _moe_estimate(scheme: Scheme, expert_parallel: int, gpus: int = 8) -> PerGpu
 
 
 def test_expert_parallelism_keeps_a_share_of_the_experts_on_each_gpu() -> None:
-    from vramplan.distributed.per_gpu import routed_expert_share
+    from vramplan.distributed.stages import routed_expert_share
 
     arch = architecture_of(find_model("qwen3-30b-a3b"))
     share = routed_expert_share(arch)
@@ -816,7 +814,8 @@ def test_expert_parallelism_changes_nothing_a_full_shard_already_splits() -> Non
 def test_expert_parallelism_needs_experts_and_a_divisor_of_the_data_parallel_ranks() -> None:
     import dataclasses
 
-    from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
+    from vramplan.distributed.defaults import default_parallelism
+    from vramplan.distributed.per_gpu import estimate_per_gpu
     from vramplan.distributed.sharding import check_parallelism
     from vramplan.errors import ConflictingOptions
     from vramplan.training.setup import TrainingSetup

@@ -432,7 +432,8 @@ def test_the_allocation_program_holds_the_adapters_as_the_states_do() -> None:
 
 
 def test_fsdp_and_zero3_store_the_4bit_base_in_the_weights_dtype() -> None:
-    from vramplan.distributed.per_gpu import default_parallelism, estimate_per_gpu
+    from vramplan.distributed.defaults import default_parallelism
+    from vramplan.distributed.per_gpu import estimate_per_gpu
     from vramplan.vocab import Offload, Scheme
 
     # before peft upcast adapters: the base's bf16 on a float storage, fp32 on uint8 (DDP)

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vramplan.cli.main import main
-from vramplan.distributed.per_gpu import MS_SWIFT_ZERO3, program_sharding
+from vramplan.distributed.defaults import MS_SWIFT_ZERO3, program_sharding
 from vramplan.distributed.sharding import CommBuffers
 from vramplan.errors import UnknownName
 from vramplan.parts import PartKind

@@ -11,14 +11,8 @@ from typing import Any
 import pytest
 
 from vramplan.allocator import Event, EventKind, replay
-from vramplan.distributed.per_gpu import (
-    MS_SWIFT_ZERO3,
-    _TracedStep,
-    _zero3_trace,
-    default_parallelism,
-    estimate_per_gpu,
-    program_sharding,
-)
+from vramplan.distributed.defaults import MS_SWIFT_ZERO3, default_parallelism, program_sharding
+from vramplan.distributed.per_gpu import estimate_per_gpu
 from vramplan.distributed.sharding import (
     CommBuffers,
     Parallelism,
@@ -27,6 +21,7 @@ from vramplan.distributed.sharding import (
     shard_model_states,
     zero3_gathered_peaks,
 )
+from vramplan.distributed.zero3_run import _TracedStep, _zero3_trace
 from vramplan.model.hf_config import parse_config
 from vramplan.parts import PartKind
 from vramplan.presets.models import architecture_of, find_model
@@ -713,7 +708,7 @@ def test_a_step_whose_checkpoints_cut_the_graph_fetches_no_block_in_backward() -
     """Reentrant checkpoints whose input needs no gradient build no graph
     (`vramplan.training.specs.checkpoints_cut_the_graph`): backward fetches the head alone,
     not each block's seven linears twice (recomputation, then backward)."""
-    from vramplan.distributed.per_gpu import _TracedStep, _zero3_trace
+    from vramplan.distributed.zero3_run import _TracedStep, _zero3_trace
 
     llama = architecture_of(find_model("llama-2-7b"))
     cut = TrainingSetup(method=Method.LORA, lora_rank=8,

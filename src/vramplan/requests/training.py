@@ -6,7 +6,7 @@ Defaults that depend on other fields are decided here, from what the user gave:
 - `gpus`: tensor_parallel x pipeline_parallel;
 - `sharding`: none without data parallelism, the framework's with it; zero2 when the optimizer
   is offloaded (DeepSpeed's ZeRO-Offload), when the parameters are too the framework's FSDP
-  where FSDP is its scheme, else zero3 (`vramplan.distributed.per_gpu.default_scheme`, which
+  where FSDP is its scheme, else zero3 (`vramplan.distributed.defaults.default_scheme`, which
   case rows read too);
 - `grad_accum`: 1, except litgpt, whose recipes always accumulate.
 A clash between fields names only the fields the user gave; a clash with a default says which
@@ -18,11 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from vramplan.distributed.per_gpu import (
-    default_checkpointing,
-    default_parallelism,
-    default_scheme,
-)
+from vramplan.distributed.defaults import default_checkpointing, default_parallelism, default_scheme
 from vramplan.distributed.sharding import Parallelism, check_parallelism
 from vramplan.errors import VramplanError
 from vramplan.model.architecture import Architecture
@@ -249,7 +245,7 @@ def only_for(inputs: Inputs, field: Field[Any], applies: bool, *methods: Method,
 
 
 def scheme_of(inputs: Inputs) -> Scheme:
-    """The sharding asked for, or the default (`vramplan.distributed.per_gpu.default_scheme`:
+    """The sharding asked for, or the default (`vramplan.distributed.defaults.default_scheme`:
     the scheme an offload needs, none without data parallelism, else the framework's own)."""
     scheme: Scheme | None = inputs.get(SHARDING)
     if scheme is not None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from vramplan.bounds import NumberField, parse_decimal
-from vramplan.distributed.per_gpu import default_checkpointing, default_scheme
+from vramplan.distributed.defaults import default_checkpointing, default_scheme
 from vramplan.distributed.sharding import FSDP_SCHEMES
 from vramplan.errors import ConflictingOptions, MissingValue, UnknownName, VramplanError
 from vramplan.files import read_text_file
@@ -216,7 +216,7 @@ class Reading(StrEnum):
     (only an OOM verdict and the cap of reserved memory read the card's size)."""
     OFFLOAD_NEEDS_SHARDING = "offload_needs_sharding"
     """An offload with `sharding` none or ddp, which cannot offload: read as the scheme a run of
-    that framework offloads with (`vramplan.distributed.per_gpu.default_scheme`: ZeRO-Offload on
+    that framework offloads with (`vramplan.distributed.defaults.default_scheme`: ZeRO-Offload on
     ZeRO-2 for the optimizer; the framework's FSDP, else ZeRO-3, for the parameters)."""
     PARAM_OFFLOAD_NEEDS_ZERO3 = "param_offload_needs_zero3"
     """`params-optimizer` on ZeRO-1 or ZeRO-2: DeepSpeed's `offload_param` is "valid only with

@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, TypeVar
 
 from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig, AllocConfError, parse_alloc_conf
-from vramplan.distributed.per_gpu import MS_SWIFT_ZERO3, ZERO3_CONFIG_FILES
+from vramplan.distributed.defaults import MS_SWIFT_ZERO3, ZERO3_CONFIG_FILES
 from vramplan.distributed.sharding import (
     FSDP_SCHEMES,
     SHARDED_PARAMETER_SCHEMES,
@@ -921,7 +921,7 @@ def zero3_config_file(case: Case) -> Zero3ConfigFile | None:
     keys the notes give a number (`sub_group_size 1e8`, `"stage3_max_live_parameters": 1e8`,
     `stage3_max_reuse_distance`, `stage3_prefetch_bucket_size`, `reduce_bucket_size`) over it
     or over the framework's file; None when the notes give neither: the row's framework's
-    (`vramplan.distributed.per_gpu.ZERO3_CONFIG_FILES`). `zero3_offload` is another file and
+    (`vramplan.distributed.defaults.ZERO3_CONFIG_FILES`). `zero3_offload` is another file and
     is not read."""
     base = MS_SWIFT_ZERO3 if _MS_SWIFT_ZERO3.search(case.notes) is not None else None
     keys = {match.group(1): int(float(match.group(2)))

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from vramplan.distributed.per_gpu import PerGpuEstimate, default_parallelism, estimate_per_gpu
+from vramplan.distributed.defaults import default_parallelism
+from vramplan.distributed.per_gpu import PerGpuEstimate, estimate_per_gpu
 from vramplan.distributed.sharding import PipelineSchedule
 from vramplan.errors import UnknownName, VramplanError
 from vramplan.i18n import Lang

@@ -71,7 +71,7 @@ class Sharding:
     """ZeRO-3 on a model built outside `zero.Init`: each block's gathered weights, which its
     linears saved for backward, stay alive after the coordinator releases them, until the
     block's backward has run, where the coordinator gathers the block again
-    (`vramplan.distributed.per_gpu._PinnedByAutograd`); not under checkpointing, whose forward
+    (`vramplan.distributed.zero3_run._PinnedByAutograd`); not under checkpointing, whose forward
     saves nothing."""
     prefetch_late: bool = False
     """In backward, the block before is gathered when a block's backward has run, not when it

@@ -401,7 +401,6 @@ def _quantized_head_output_bytes(setup: TrainingSetup) -> int:
     """The dtype litgpt's quantized head returns its logits in (`HeadSpec.
     quantized_head_output_bytes`): Fabric's layer computes in the compute dtype; lit-gpt's own
     casts its output back to its input's, the final norm's output, fp32 under `amp`."""
-    compute = compute_itemsize(setup.precision)
     if litgpt_code(setup.code_date).fabric_quantization:
-        return compute
+        return compute_itemsize(setup.precision)
     return weight_itemsize(setup.precision)

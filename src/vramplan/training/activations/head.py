@@ -196,7 +196,8 @@ def head_and_loss(arch: Architecture, block: BlockSpec, head: HeadSpec, batch: i
             # before Fabric's fp32 cast and the loss, run their backward after every loss
             # chunk's, when the log-softmax outputs are freed and all the logits' gradients
             # exist in the head's output dtype; each chunk's matmul then dequantizes the head
-            # again (bitsandbytes MatMul4Bit.backward), a trace of lit-gpt 982abcbc's step shows
+            # again (bitsandbytes MatMul4Bit.backward), as a trace of lit-gpt 982abcbc's step
+            # on fake tensors shows
             backward = max(backward, alive + out_bytes * vocab * tokens
                            + head.head_dequant_bytes)
         return LossMemory(saved_bytes=saved, logits_alive_bytes=alive,

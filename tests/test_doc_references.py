@@ -1,0 +1,48 @@
+"""Every dotted `vramplan.…` name that the docs, the README and the code's docstrings give
+resolves to a module or an attribute of one: a moved or renamed function cannot leave its old
+address behind."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parent.parent
+DOTTED = re.compile(r"(?<![\w/])vramplan(?:\.\w+)+")
+NOT_NAMES = {"vramplan.csv"}
+"""`cases_vramplan.csv`'s tail, which the pattern also finds."""
+
+
+def _texts() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+            *sorted((ROOT / "src" / "vramplan").rglob("*.py"))]
+
+
+def _resolves(dotted: str) -> bool:
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for name in parts[cut:]:
+            if isinstance(found, ModuleType) or hasattr(found, name):
+                if not hasattr(found, name):
+                    return False
+                found = getattr(found, name)
+            else:
+                return False
+        return True
+    return False
+
+
+def test_every_dotted_name_resolves() -> None:
+    references = {(str(path.relative_to(ROOT)), match.group(0).rstrip("."))
+                  for path in _texts()
+                  for match in DOTTED.finditer(path.read_text(encoding="utf-8"))}
+    references = {(path, dotted) for path, dotted in references if dotted not in NOT_NAMES}
+    assert len(references) > 1000  # the docs do name things
+    unresolved = sorted((path, dotted) for path, dotted in references if not _resolves(dotted))
+    assert unresolved == []

@@ -3,8 +3,8 @@ keys and values against the bytes of the keys and values themselves, for a tiny 
 family with a fused q/k/v projection (Llama, with separate projections, as the control).
 Measured on the CPU with whatever transformers the interpreter has; a ratio above 1 means the
 cache entries are views of a larger tensor, each layer's fused projection output, which they
-keep alive until a decode step replaces them (`vramplan.presets.frameworks.TransformersCode.
-fused_qkv_cache_views`).
+keep alive until a decode step replaces them
+(`vramplan.presets.frameworks.transformers.TransformersCode.fused_qkv_cache_views`).
 
 Why: transformers' own SDPA benchmark of Pythia-410m (PR #31031's table, 4 sequences of 2,048
 prompt tokens) measured the same `generate` peak with eager and SDPA attention, about one prompt

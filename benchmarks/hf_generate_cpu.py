@@ -2,9 +2,9 @@
 a tiny model of each family (Llama, GPT-NeoX, GPT-2) in bf16, every storage an ATen op makes
 tracked until it is freed by the project's tracer (`vramplan.tracer.tracker.StorageTracker`),
 the peak beside the estimate's allocated memory less the weights, with the behaviours of the
-installed release (`vramplan.presets.frameworks.transformers_code` at its wheel's date: the two
-caches and the prefill's logits of the legacy cache, every prompt position's logits, the prompt
-cache's views of a fused projection, the per-layer causal masks, GPT-NeoX's 16-bit softmax).
+installed release (`vramplan.presets.frameworks.transformers.transformers_code` at its wheel's date:
+the two caches and the prefill's logits of the legacy cache, every prompt position's logits, the
+prompt cache's views of a fused projection, the per-layer causal masks, GPT-NeoX's 16-bit softmax).
 
 The second `generate` call is measured (the first builds what later calls reuse). The logits
 of this tiny vocabulary (8,000) dominate the prefill where every prompt position's logits are
@@ -40,7 +40,7 @@ from vramplan.inference.estimate import estimate_inference
 from vramplan.inference.setup import inference_inputs, transformers_generate_settings
 from vramplan.model.hf_config import parse_config
 from vramplan.parts import PartKind
-from vramplan.presets.frameworks import TransformersCode, transformers_code
+from vramplan.presets.frameworks.transformers import TransformersCode, transformers_code
 from vramplan.presets.quant_formats import find_format
 from vramplan.tracer.tracker import StorageTracker
 from vramplan.vocab import Attention, ComputeDtype, Engine, KvDtype

@@ -10,7 +10,7 @@ import pytest
 
 from vramplan.inference.estimate import kv_cache_bytes, prompt_cache_held_bytes
 from vramplan.inference.setup import inference_inputs
-from vramplan.presets.frameworks import transformers_code
+from vramplan.presets.frameworks.transformers import transformers_code
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.presets.quant_formats import find_format
 from vramplan.validation import estimate_inference_case

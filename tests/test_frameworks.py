@@ -18,7 +18,7 @@ from vramplan.errors import UnknownName
 from vramplan.i18n import Lang, translate
 from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
-from vramplan.presets.frameworks import (
+from vramplan.presets.frameworks.defaults import (
     ACCELERATE_FSDP2_NO_SYNC_SINCE,
     DEFAULTS,
     accumulate_without_sync,
@@ -27,8 +27,8 @@ from vramplan.presets.frameworks import (
     default_optimizer_impl,
     framework_defaults,
     read_framework,
-    torchtune_loop_keeps_logits,
 )
+from vramplan.presets.frameworks.torchtune import torchtune_loop_keeps_logits
 from vramplan.presets.gpus import Gpu
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.activations.block import block_saved

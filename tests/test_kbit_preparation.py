@@ -15,7 +15,7 @@ import pytest
 from vramplan.allocator import EventKind, replay
 from vramplan.model.hf_config import parse_config
 from vramplan.model.lora_targets import parse_lora_targets
-from vramplan.presets.frameworks import framework_defaults
+from vramplan.presets.frameworks.defaults import framework_defaults
 from vramplan.training.allocations.load import allocator_warmup_bytes
 from vramplan.training.allocations.program import Sharding
 from vramplan.training.allocations.step import step_program

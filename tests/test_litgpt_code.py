@@ -10,7 +10,7 @@ from importlib.resources import files
 import pytest
 
 from vramplan.parts import PartKind
-from vramplan.presets.frameworks import LitgptCode, litgpt_code
+from vramplan.presets.frameworks.litgpt import LitgptCode, litgpt_code
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.activations.block import block_saved
 from vramplan.training.activations.head import HeadSpec, head_and_loss

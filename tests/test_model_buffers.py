@@ -14,7 +14,7 @@ import pytest
 from vramplan.distributed.sharding import Parallelism, shard_model_states
 from vramplan.model.hf_config import parse_config
 from vramplan.parts import PartKind
-from vramplan.presets.frameworks import unsloth_code, unsloth_release_date
+from vramplan.presets.frameworks.unsloth import unsloth_code, unsloth_release_date
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.setup import TrainingSetup
 from vramplan.training.states import model_states

@@ -174,7 +174,7 @@ def test_baichuans_norm_head_keeps_a_normalized_copy_of_the_head() -> None:
 
 def test_qwens_generate_keeps_two_caches_of_views_and_every_16_bit_logit() -> None:
     from vramplan.inference.setup import transformers_generate_settings
-    from vramplan.presets.frameworks import transformers_code
+    from vramplan.presets.frameworks.transformers import transformers_code
     from vramplan.vocab import ComputeDtype
 
     arch = architecture_of(find_model("qwen-7b"))
@@ -199,7 +199,7 @@ def test_qwen_7b_generate_peaks_as_the_qwen_readme_measured() -> None:
 
 
 def test_every_remote_code_reader_says_how_its_code_runs() -> None:
-    from vramplan.presets.frameworks import REMOTE_CODE
+    from vramplan.presets.frameworks.transformers import REMOTE_CODE
 
     assert set(REMOTE_CODE) == REMOTE_CODE_TYPES
 

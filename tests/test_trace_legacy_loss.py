@@ -1,6 +1,6 @@
 """transformers' causal-LM loss before v4.49, traced: the analytic model
-(`vramplan.presets.frameworks.TransformersCode`) agrees with a real step whose loss is computed
-as `LlamaForCausalLM.forward` computed it in v4.45.2 (fp32 logits, `logits[..., :-1,
+(`vramplan.presets.frameworks.transformers.TransformersCode`) agrees with a real step whose loss is
+computed as `LlamaForCausalLM.forward` computed it in v4.45.2 (fp32 logits, `logits[..., :-1,
 :].contiguous()`, `CrossEntropyLoss`) and as `ForCausalLMLoss` computed it in v4.46-v4.48
 (16-bit logits returned, the loss's own fp32 upcast and shifted copy), within 3 % of the peak.
 

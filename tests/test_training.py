@@ -667,7 +667,7 @@ def test_unsloths_smart_checkpointing_keeps_the_last_input_and_its_reload_buffer
 def test_the_releases_that_brought_and_ended_unsloths_kept_first_pass() -> None:
     """2025.3.5 is the first version string after unsloth 3e5f0611; 2025.11.4 (7af84b49) the
     first to require unsloth_zoo>=2025.11.5, which has df5fe407."""
-    from vramplan.presets.frameworks import unsloth_code, unsloth_release_date
+    from vramplan.presets.frameworks.unsloth import unsloth_code, unsloth_release_date
 
     def code(*version: int) -> tuple[bool, bool]:
         on = unsloth_code(unsloth_release_date(version))

@@ -12,7 +12,7 @@ import pytest
 from vramplan.allocator import replay
 from vramplan.model.hf_config import parse_config
 from vramplan.parts import PartKind
-from vramplan.presets.frameworks import TransformersCode, transformers_code
+from vramplan.presets.frameworks.transformers import TransformersCode, transformers_code
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.activations.head import HeadSpec, head_and_loss
 from vramplan.training.activations.spec import BlockSpec

@@ -10,7 +10,7 @@ from datetime import date
 import pytest
 
 from vramplan.model.lora_targets import parse_lora_targets
-from vramplan.presets.frameworks import (
+from vramplan.presets.frameworks.unsloth import (
     UnslothLossChunking,
     unsloth_code,
     unsloth_release_date,

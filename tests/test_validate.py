@@ -22,7 +22,7 @@ from vramplan.distributed.sharding import CommBuffers
 from vramplan.errors import UnknownName
 from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
-from vramplan.presets.frameworks import torchtitan_code
+from vramplan.presets.frameworks.torchtitan import torchtitan_code
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.dummy_wgrads import dummy_wgrad_bytes
 from vramplan.training.estimate import estimate_training

@@ -17,14 +17,16 @@ from vramplan.distributed.sharding import (
     steps_1d_tensors,
     steps_flat_partition,
 )
-from vramplan.presets.frameworks import (
+from vramplan.presets.frameworks.dates import has_change
+from vramplan.presets.frameworks.deepspeed import (
     DEEPSPEED_NO_GATHER_AT_ONE_RANK_SINCE,
     DEEPSPEED_OVERFLOW_CHECK_ON_DEVICE_SINCE,
+)
+from vramplan.presets.frameworks.defaults import (
     accumulate_without_sync,
     default_fsdp_version,
     embedding_apart,
     framework_defaults,
-    has_change,
     runs_transformers_code,
 )
 from vramplan.training.allocations.load import FSDP1_SYNC_BUCKET_BYTES
@@ -212,7 +214,7 @@ def default_parallelism(setup: TrainingSetup, scheme: Scheme, gpus: int,
       `fabric.no_backward_sync(model, enabled=is_accumulating)` (litgpt/finetune/lora.py, full.py),
       which is FSDP's `no_sync()` under FSDPStrategy; the transformers Trainer calls
       accelerate's `no_sync`, which under FSDP2 did nothing before accelerate 1.11 (the code as
-      of `on`, None: today's; `vramplan.presets.frameworks.accumulate_without_sync`).
+      of `on`, None: today's; `vramplan.presets.frameworks.defaults.accumulate_without_sync`).
     - FSDP's mixed precision: accelerate (the transformers Trainer and its wrappers) and
       torchtitan gather an `amp` run's fp32 parameters as 16-bit copies
       (`FrameworkDefaults.fsdp_casts_params`); Lightning Fabric leaves them fp32 for autocast.

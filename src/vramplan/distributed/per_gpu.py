@@ -47,11 +47,8 @@ from vramplan.distributed.zero3_run import (
 )
 from vramplan.model.architecture import Architecture
 from vramplan.parts import PartKind
-from vramplan.presets.frameworks import (
-    framework_defaults,
-    runs_transformers_code,
-    transformers_code,
-)
+from vramplan.presets.frameworks.defaults import framework_defaults, runs_transformers_code
+from vramplan.presets.frameworks.transformers import transformers_code
 from vramplan.training.alignment import estimate_step, value_model_states
 from vramplan.training.allocations.optimizer import step_temporaries_over
 from vramplan.training.allocations.step import reserved_memory

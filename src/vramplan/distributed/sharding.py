@@ -146,7 +146,7 @@ class Parallelism:
     weights (litgpt's `auto_wrap_policy={Block}`)."""
     params_cast_for_compute: bool = False
     """FSDP gathers the fp32 parameters of an `amp` run as 16-bit copies (its mixed-precision
-    `param_dtype`, `vramplan.presets.frameworks.FrameworkDefaults.fsdp_casts_params`): each
+    `param_dtype`, `vramplan.presets.frameworks.defaults.FrameworkDefaults.fsdp_casts_params`): each
     gathered unit holds 2 bytes per parameter (FSDP1 `FlatParamHandle._use_low_precision_shard`
     casts the local shard, then all-gathers the low-precision copy)."""
     offload_keeps_gradients: bool = False
@@ -180,7 +180,7 @@ class Parallelism:
     """The gradients live in one contiguous buffer allocated when the model is wrapped, reduced
     in place (no bucket copies), and a distributed optimizer (`zero1`) shards only the fp32
     master weights and the optimizer states (Megatron-LM's DistributedDataParallel and
-    `--use-distributed-optimizer`; `vramplan.presets.frameworks.FrameworkDefaults.
+    `--use-distributed-optimizer`; `vramplan.presets.frameworks.defaults.FrameworkDefaults.
     main_grad_buffer`)."""
     overlap_grad_reduce: bool = False
     """Megatron-LM reduces its gradient buffer bucket by bucket during backward
@@ -652,7 +652,7 @@ def zero3_gathered_peaks(trace: tuple[TracedModule, ...], forward_uses: int, fir
     counts what is gathered once its fetch and prefetch are issued, plus (`buffered`: the
     all-gather's, not one rank's copies) the buffer of the prefetch in flight;
     `retains_prefetched`: DeepSpeed's code since
-    `vramplan.presets.frameworks.DEEPSPEED_RETAINS_PREFETCHED_SINCE`. Parameters under the
+    `vramplan.presets.frameworks.deepspeed.DEEPSPEED_RETAINS_PREFETCHED_SINCE`. Parameters under the
     persistence threshold are kept whole and are not traced."""
     coordinator = Zero3Coordinator(trace, buffers, retains_prefetched)
     uses = [coordinator.use(step) for step in range(len(trace))]

@@ -21,11 +21,10 @@ from vramplan.distributed.sharding import (
 from vramplan.distributed.stages import Stage
 from vramplan.model.architecture import Architecture, LinearSpec
 from vramplan.model.weight_storage import bnb_4bit_bytes, bnb_int8_bytes
-from vramplan.presets.frameworks import (
+from vramplan.presets.frameworks.dates import during, has_change
+from vramplan.presets.frameworks.deepspeed import (
     DEEPSPEED_OFFLOAD_STEP_ON_GPU,
     DEEPSPEED_RETAINS_PREFETCHED_SINCE,
-    during,
-    has_change,
 )
 from vramplan.training.setup import TrainingSetup, weight_itemsize
 from vramplan.training.specs import checkpoints_cut_the_graph

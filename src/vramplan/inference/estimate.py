@@ -34,7 +34,7 @@ from vramplan.model.architecture import PYTHON_TANH_GELUS, Architecture, MlpKind
 from vramplan.model.weight_storage import WeightGroup, WeightsLayout, weights_layout
 from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
-from vramplan.presets.frameworks import torchtune_rope_cache_bytes
+from vramplan.presets.frameworks.torchtune import torchtune_rope_cache_bytes
 from vramplan.presets.gpus import Gpu
 from vramplan.presets.inference_engines import EngineProfile
 from vramplan.presets.quant_formats import FormatFamily

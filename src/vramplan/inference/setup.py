@@ -9,7 +9,7 @@ from typing import Any
 from vramplan.bounds import BATCH, CONTEXT, IMAGES, LAYER_SPLIT, PROMPT, TENSOR_PARALLEL
 from vramplan.errors import ConflictingOptions, OutOfRange
 from vramplan.model.architecture import Architecture
-from vramplan.presets.frameworks import REMOTE_CODE, TransformersCode
+from vramplan.presets.frameworks.transformers import REMOTE_CODE, TransformersCode
 from vramplan.presets.inference_engines import ENGINES, EngineProfile
 from vramplan.presets.quant_formats import FormatFamily, QuantFormat
 from vramplan.vocab import Attention, ComputeDtype, Engine, KvDtype
@@ -77,22 +77,22 @@ class InferenceInputs:
     engine computes in fp32 by default (`EngineProfile.bnb_4bit_compute_fp32`)."""
     eager_softmax_16bit: bool = False
     """The eager softmax of the run's code runs in the scores' 16-bit dtype
-    (`vramplan.presets.frameworks.TransformersCode.softmax_16bit`), as the architecture's
-    does where `Architecture.eager_softmax_fp32` is False."""
+    (`vramplan.presets.frameworks.transformers.TransformersCode.softmax_16bit`), as the
+    architecture's does where `Architecture.eager_softmax_fp32` is False."""
     mask_buffer_bytes: int = 0
     """The causal masks the transformers model of the run's date registers at construction
-    (`vramplan.presets.frameworks.TransformersCode.causal_mask_buffer_bytes`)."""
+    (`vramplan.presets.frameworks.transformers.TransformersCode.causal_mask_buffer_bytes`)."""
     fused_qkv_cache_views: bool = False
     """The prompt's cache entries are views of each layer's fused q/k/v projection output, which
     they keep alive until a decode step replaces them (transformers' older code,
-    `vramplan.presets.frameworks.TransformersCode.fused_qkv_cache_views`)."""
+    `vramplan.presets.frameworks.transformers.TransformersCode.fused_qkv_cache_views`)."""
     rope_tables: bool = False
     """Every attention layer holds rotary cos and sin tables of `max_position_embeddings` rows
     in the compute dtype (transformers' older model code,
-    `vramplan.presets.frameworks.TransformersCode.rope_caches`)."""
+    `vramplan.presets.frameworks.transformers.TransformersCode.rope_caches`)."""
     torchtune_rope_modules: int = 0
     """torchtune's rotary modules, each holding an fp32 cache of every position
-    (`vramplan.presets.frameworks.torchtune_rope_modules`: one per layer in models built
+    (`vramplan.presets.frameworks.torchtune.torchtune_rope_modules`: one per layer in models built
     before 2024-09-12); 0 for the other engines."""
 
     @property
@@ -209,13 +209,13 @@ class GenerateSettings:
 
 def transformers_generate_settings(arch: Architecture, code: TransformersCode,
                                    compute: ComputeDtype) -> GenerateSettings:
-    """`generate` as `code`'s release runs `arch` (`vramplan.presets.frameworks.TransformersCode`):
-    the two caches and the prefill's outputs of the legacy cache, every prompt position's logits
-    where the model returns them (fp32 where it upcasts them, else the compute dtype) and
-    generate's copy of them, per-layer rotary tables, the prompt cache's views of a fused
-    projection, the causal-mask buffers and a 16-bit eager softmax. A remote-code model
-    (`REMOTE_CODE`) runs its own forward whatever the release: its tuple caches held twice, its
-    prompt logits and its cache's views as its file has them."""
+    """`generate` as `code`'s release runs `arch`
+    (`vramplan.presets.frameworks.transformers.TransformersCode`): the two caches and the prefill's
+    outputs of the legacy cache, every prompt position's logits where the model returns them (fp32
+    where it upcasts them, else the compute dtype) and generate's copy of them, per-layer rotary
+    tables, the prompt cache's views of a fused projection, the causal-mask buffers and a 16-bit
+    eager softmax. A remote-code model (`REMOTE_CODE`) runs its own forward whatever the release:
+    its tuple caches held twice, its prompt logits and its cache's views as its file has them."""
     family = arch.family
     remote = REMOTE_CODE.get(family)
     logits = 0

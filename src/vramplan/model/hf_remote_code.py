@@ -1,7 +1,7 @@
 """config.json readers of families whose model code lives in the checkpoint's Hub repository, not
 in transformers (`trust_remote_code=True`): Qwen (v1), ChatGLM2 and ChatGLM3, Baichuan 2,
 InternLM2 and InternLM2.5. What their code does at run time (its loss, its cache) is in
-`vramplan.presets.frameworks.REMOTE_CODE`.
+`vramplan.presets.frameworks.transformers.REMOTE_CODE`.
 
 transformers has no class for these model types, so nothing here can be built on the meta
 device: each preset's count is checked against its checkpoint's published size instead

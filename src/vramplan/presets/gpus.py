@@ -31,7 +31,7 @@ class Gpu:
     cuda_capability: tuple[int, int] | None = None
     """CUDA compute capability (`torch.cuda.get_device_capability()`), from NVIDIA's table
     (`_NV_CAPABILITY`); None for other vendors. Code that picks kernels by it reads it
-    (torchtitan's SDPA backends, `vramplan.presets.frameworks.TorchtitanCode`)."""
+    (torchtitan's SDPA backends, `vramplan.presets.frameworks.torchtitan.TorchtitanCode`)."""
 
     @property
     def capacity_bytes(self) -> int:

@@ -26,7 +26,7 @@ from vramplan.model.lora_targets import expand_targets
 from vramplan.planner.setup import FitSetup
 from vramplan.planner.verdict import usable_share_from_percent
 from vramplan.presets.dynamic_quants import skip_modules_loaded
-from vramplan.presets.frameworks import default_gradient_accumulation, framework_defaults
+from vramplan.presets.frameworks.defaults import default_gradient_accumulation, framework_defaults
 from vramplan.presets.gpus import Gpu, find_gpu
 from vramplan.requests.fields import Field
 from vramplan.requests.models import ModelChoice, model_choice

@@ -81,7 +81,7 @@ METHOD = ChoiceField("method", default=Method.FULL, metavar="METHOD", enum=Metho
                      excluded=frozenset({Method.INFERENCE}))
 PRECISION = ChoiceField("precision", metavar="PRECISION", enum=Precision)
 """Default: the framework's (`bf16-true`; `mixed` for megatron, deepspeed and torchtitan:
-`vramplan.presets.frameworks.FrameworkDefaults.precision`); `amp` for the preference and RL
+`vramplan.presets.frameworks.defaults.FrameworkDefaults.precision`); `amp` for the preference and RL
 methods (TRL)."""
 OPTIMIZER_IMPL = ChoiceField("optimizer_impl", metavar="IMPL", enum=OptimizerImpl)
 """Default: the framework's (torch's foreach on CUDA)."""

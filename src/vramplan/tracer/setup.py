@@ -86,8 +86,8 @@ compared with a trace names it."""
 
 TRACED_ADAPTERS_FP32 = False
 """Whether a trace's LoRA adapters are upcast to fp32: peft's `get_peft_model` does it by default
-since v0.12.0 (`vramplan.presets.frameworks.PEFT_UPCASTS_ADAPTERS_SINCE`); the trace builds them
-in the model's dtype (`autocast_adapter_dtype=False`) unless its setup asks
+since v0.12.0 (`vramplan.presets.frameworks.peft_bnb.PEFT_UPCASTS_ADAPTERS_SINCE`); the trace builds
+them in the model's dtype (`autocast_adapter_dtype=False`) unless its setup asks
 (`TraceSetup.adapters_fp32`) or trains QLoRA, and an analytic setup compared with a trace says
 which (`TrainingSetup.adapters_fp32`)."""
 

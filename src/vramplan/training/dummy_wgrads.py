@@ -29,11 +29,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from vramplan.model.architecture import Architecture, LinearSpec
-from vramplan.presets.frameworks import (
+from vramplan.presets.frameworks.dates import has_change
+from vramplan.presets.frameworks.megatron import (
     MEGATRON_HEAD_DUMMY_WGRAD_CACHE_SINCE,
     TE_DUMMY_WGRAD_CACHE_SINCE,
     TE_GROUPED_DUMMY_WGRAD_CACHE_SINCE,
-    has_change,
 )
 from vramplan.training.setup import TrainingSetup, compute_itemsize
 from vramplan.units import ceil_div

@@ -21,10 +21,8 @@ from dataclasses import replace
 
 from vramplan.model.architecture import Architecture, NormKind
 from vramplan.parts import Component, PartKind
-from vramplan.presets.frameworks import (
-    runs_transformers_code,
-    transformers_code,
-)
+from vramplan.presets.frameworks.defaults import runs_transformers_code
+from vramplan.presets.frameworks.transformers import transformers_code
 from vramplan.training.activations.attention import (
     masked_local_layer_bytes,
     masked_local_layers_bytes,

@@ -10,23 +10,26 @@ from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig
 from vramplan.bounds import BATCH, LORA_RANK, SEQ_LEN, TRAIN_LAYERS
 from vramplan.errors import ConflictingOptions, MissingValue, OutOfRange
 from vramplan.presets.cuda import cuda_total_bytes, free_at_load_bytes
-from vramplan.presets.frameworks import (
-    LLAMAFACTORY_PURE_BF16_ADAPTERS_SINCE,
-    PEFT_ADAPTERS_FOLLOW_BASE_SINCE,
-    PEFT_UPCASTS_ADAPTERS_SINCE,
-    REMOTE_CODE,
-    UNSLOTH_SMALL_BATCH_TOKENS,
-    TransformersCode,
+from vramplan.presets.frameworks.dates import has_change
+from vramplan.presets.frameworks.defaults import (
     builds_transformers_adamw,
     default_optimizer_impl,
     framework_defaults,
-    has_change,
     runs_transformers_code,
-    torchtitan_code,
-    torchtune_loop_keeps_logits,
-    transformers_code,
-    unsloth_code,
 )
+from vramplan.presets.frameworks.peft_bnb import (
+    LLAMAFACTORY_PURE_BF16_ADAPTERS_SINCE,
+    PEFT_ADAPTERS_FOLLOW_BASE_SINCE,
+    PEFT_UPCASTS_ADAPTERS_SINCE,
+)
+from vramplan.presets.frameworks.torchtitan import torchtitan_code
+from vramplan.presets.frameworks.torchtune import torchtune_loop_keeps_logits
+from vramplan.presets.frameworks.transformers import (
+    REMOTE_CODE,
+    TransformersCode,
+    transformers_code,
+)
+from vramplan.presets.frameworks.unsloth import UNSLOTH_SMALL_BATCH_TOKENS, unsloth_code
 from vramplan.presets.gpus import Gpu
 from vramplan.training.activations.spec import LITGPT_LORA_DROPOUT
 from vramplan.vocab import (
@@ -206,8 +209,8 @@ class TrainingSetup:
     reentrant_checkpointing: bool | None = None
     """Full checkpointing runs `torch.utils.checkpoint` with `use_reentrant=True` (a run's
     `gradient_checkpointing_kwargs`); None: the framework's default
-    (`vramplan.presets.frameworks.TransformersCode.reentrant_checkpointing` for transformers'
-    own checkpointing, as of `code_date`)."""
+    (`vramplan.presets.frameworks.transformers.TransformersCode.reentrant_checkpointing` for
+    transformers' own checkpointing, as of `code_date`)."""
     input_require_grads: bool | None = None
     """Whether the embeddings' output was made to require a gradient (transformers'
     `enable_input_require_grads()`, a forward hook that calls `requires_grad_(True)` on it), so
@@ -292,11 +295,11 @@ class TrainingSetup:
     card_free_bytes: int | None = None
     """What the run's card has free when the model loads (`torch.cuda.mem_get_info`), where the
     card is known: transformers' allocator warm-up caps itself by it
-    (`vramplan.presets.frameworks.TransformersCode.warmup_keeps_headroom`)."""
+    (`vramplan.presets.frameworks.transformers.TransformersCode.warmup_keeps_headroom`)."""
     cuda_capability: tuple[int, int] | None = None
     """The card's CUDA compute capability (`vramplan.presets.gpus.Gpu.cuda_capability`); None
     without a card, or on another vendor's. A framework that picks its attention kernel by it
-    keeps what that kernel returns, or not (`vramplan.presets.frameworks.TorchtitanCode
+    keeps what that kernel returns, or not (`vramplan.presets.frameworks.torchtitan.TorchtitanCode
     .saves_sdpa_output`)."""
     linears_keep_input: bool = False
     """Every `F.linear` saves its input for backward, frozen weights included: DeepSpeed's
@@ -321,7 +324,7 @@ class TrainingSetup:
     (`vramplan.training.activations.head.HeadSpec.coati_orpo`); `policy_pass` sets it."""
     kbit_upcast: bool | None = None
     """QLoRA: whether the script prepares the model with peft's `prepare_model_for_kbit_training`
-    and casts the embeddings and head back (`vramplan.presets.frameworks.FrameworkDefaults
+    and casts the embeddings and head back (`vramplan.presets.frameworks.defaults.FrameworkDefaults
     .kbit_upcast_at_load`); None: the framework's default."""
     code_date: date | None = None
     """The date of the framework's code the run used (the commit of a published run); None:
@@ -346,7 +349,7 @@ class TrainingSetup:
     """The training loop binds the model's outputs to a variable that lives through backward
     and the optimizer step (`output = model(...); loss = output.loss; loss.backward()`), so the
     logits the model returns stay alive there (`loop_keeps_logits`); None: its framework's loop
-    (`vramplan.presets.frameworks.FrameworkDefaults.loop_keeps_outputs`)."""
+    (`vramplan.presets.frameworks.defaults.FrameworkDefaults.loop_keeps_outputs`)."""
     loop_frees_outputs: bool = False
     """A loop that keeps the model's outputs drops them at the end of each iteration (Answer.AI's
     fsdp_qlora train.py: `output = None`, "Delete the output so more memory frees up before the
@@ -500,7 +503,7 @@ def upcasts_at_load(setup: TrainingSetup) -> bool:
 
 def runs_autocast(setup: TrainingSetup) -> bool:
     """The forward runs under `torch.autocast`: `amp`, in a stack that autocasts
-    (`vramplan.presets.frameworks.FrameworkDefaults.autocasts`; not torchtitan, whose FSDP2
+    (`vramplan.presets.frameworks.defaults.FrameworkDefaults.autocasts`; not torchtitan, whose FSDP2
     computes in bf16 copies of the parameters)."""
     return setup.precision is Precision.AMP and framework_defaults(setup.framework).autocasts
 
@@ -602,7 +605,7 @@ def adapters_in_fp32(setup: TrainingSetup) -> bool:
 
 def optimizer_impl(setup: TrainingSetup) -> OptimizerImpl:
     """How the AdamW step runs: as the run says, else its framework's default as of the run's
-    date (`vramplan.presets.frameworks.default_optimizer_impl`)."""
+    date (`vramplan.presets.frameworks.defaults.default_optimizer_impl`)."""
     return setup.optimizer_impl or default_optimizer_impl(setup.framework, setup.code_date)
 
 
@@ -620,8 +623,8 @@ def for_loop_tensors_at_once(setup: TrainingSetup) -> int:
 def loss_compiled(setup: TrainingSetup) -> bool:
     """The cross-entropy runs under torch.compile: torchtune's `compile_loss` whenever the
     run compiles, torchtitan's while it compiled its loss function
-    (`vramplan.presets.frameworks.TorchtitanCode.compiles_loss`), or a run that compiles its
-    loss alone (`TrainingSetup.loss_compiled_alone`)."""
+    (`vramplan.presets.frameworks.torchtitan.TorchtitanCode.compiles_loss`), or a run that compiles
+    its loss alone (`TrainingSetup.loss_compiled_alone`)."""
     if setup.loss_compiled_alone:
         return True
     if setup.framework is Framework.TORCHTITAN:
@@ -746,8 +749,8 @@ def trainable_itemsize(setup: TrainingSetup) -> int:
 def gradient_itemsize(setup: TrainingSetup) -> int:
     """Bytes per element of a trainable parameter's gradient: the parameter's, or 4 in a
     framework's fp32 gradient buffer under `mixed` precision (Megatron-LM's `main_grad`,
-    `vramplan.presets.frameworks.FrameworkDefaults.main_grad_buffer`) unless the run keeps it in
-    16 bits (`TrainingSetup.grad_buffer_16bit`)."""
+    `vramplan.presets.frameworks.defaults.FrameworkDefaults.main_grad_buffer`) unless the run keeps
+    it in 16 bits (`TrainingSetup.grad_buffer_16bit`)."""
     if main_grad_buffer(setup) and setup.precision is Precision.MIXED \
             and not setup.grad_buffer_16bit:
         return 4
@@ -756,7 +759,7 @@ def gradient_itemsize(setup: TrainingSetup) -> int:
 
 def main_grad_buffer(setup: TrainingSetup) -> bool:
     """The gradients live in one buffer allocated when the model is wrapped and never freed
-    (`vramplan.presets.frameworks.FrameworkDefaults.main_grad_buffer`)."""
+    (`vramplan.presets.frameworks.defaults.FrameworkDefaults.main_grad_buffer`)."""
     return framework_defaults(setup.framework).main_grad_buffer
 
 
@@ -793,7 +796,7 @@ def block_framework(setup: TrainingSetup) -> Framework:
 
 def offloads_checkpoints(setup: TrainingSetup) -> bool:
     """Full checkpointing keeps the blocks' inputs in host memory (Unsloth's
-    `use_gradient_checkpointing="unsloth"`, `vramplan.presets.frameworks.UnslothCode`, or
+    `use_gradient_checkpointing="unsloth"`, `vramplan.presets.frameworks.unsloth.UnslothCode`, or
     `TrainingSetup.checkpoints_on_host`)."""
     return setup.checkpointing is Checkpointing.FULL \
         and (setup.checkpoints_on_host or _unsloth_offloads_checkpoints(setup))
@@ -836,8 +839,8 @@ def first_pass_keeps_inputs(setup: TrainingSetup) -> bool:
 
 def unsloth_fuses_loss(setup: TrainingSetup) -> bool:
     """Unsloth's causal-LM loss takes no logits for this micro-batch
-    (`vramplan.presets.frameworks.UnslothCode.fused_loss`), unless it is small enough for the
-    logits path of its date (`small_batches_keep_logits`)."""
+    (`vramplan.presets.frameworks.unsloth.UnslothCode.fused_loss`), unless it is small enough for
+    the logits path of its date (`small_batches_keep_logits`)."""
     if setup.framework is not Framework.UNSLOTH:
         return False
     code = unsloth_code(setup.code_date)
@@ -848,8 +851,8 @@ def unsloth_fuses_loss(setup: TrainingSetup) -> bool:
 def allocator_config(setup: TrainingSetup) -> AllocatorConfig:
     """The caching allocator's settings for the run: the setup's, unless its framework sets its
     own: Unsloth's `expandable_segments:True` when imported
-    (`vramplan.presets.frameworks.UnslothCode.expandable_segments`, overwriting the variable),
-    torchtitan's launcher's (`TorchtitanCode.launcher_expandable_segments`)."""
+    (`vramplan.presets.frameworks.unsloth.UnslothCode.expandable_segments`, overwriting the
+    variable), torchtitan's launcher's (`TorchtitanCode.launcher_expandable_segments`)."""
     if setup.framework is Framework.UNSLOTH \
             and unsloth_code(setup.code_date).expandable_segments:
         return replace(setup.alloc_conf, expandable_segments=True)

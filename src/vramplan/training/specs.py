@@ -10,22 +10,22 @@ from fractions import Fraction
 
 from vramplan.model.architecture import Architecture, MlpKind
 from vramplan.model.lora_targets import expand_targets
-from vramplan.presets.frameworks import (
+from vramplan.presets.frameworks.dates import has_change
+from vramplan.presets.frameworks.defaults import (
     AXOLOTL_TILED_MLP_SHARD_TOKENS,
     AXOLOTL_TILED_MLP_SHARD_TOKENS_SINCE,
+    framework_defaults,
+    runs_transformers_code,
+)
+from vramplan.presets.frameworks.litgpt import litgpt_code
+from vramplan.presets.frameworks.megatron import (
     MEGATRON_MAX_SUBTRACTED_IN_PLACE_SINCE,
     MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE,
-    REMOTE_CODE,
-    UnslothLossChunking,
-    bitsandbytes_drops_4bit_input,
-    framework_defaults,
-    has_change,
-    litgpt_code,
-    runs_transformers_code,
-    torchtitan_code,
-    transformers_code,
-    unsloth_code,
 )
+from vramplan.presets.frameworks.peft_bnb import bitsandbytes_drops_4bit_input
+from vramplan.presets.frameworks.torchtitan import torchtitan_code
+from vramplan.presets.frameworks.transformers import REMOTE_CODE, transformers_code
+from vramplan.presets.frameworks.unsloth import UnslothLossChunking, unsloth_code
 from vramplan.training.activations.head import HeadSpec
 from vramplan.training.activations.spec import (
     FP32,

@@ -9,15 +9,14 @@ from fractions import Fraction
 from vramplan.model.architecture import Architecture, LinearSpec, PositionKind
 from vramplan.model.lora_targets import lora_breakdown
 from vramplan.model.weight_storage import bnb_4bit_bytes, bnb_int8_bytes
-from vramplan.presets.frameworks import (
+from vramplan.presets.frameworks.defaults import runs_transformers_code
+from vramplan.presets.frameworks.torchtune import (
     TORCHTUNE_CHUNKED_NF4_SINCE,
-    UNSLOTH_ROPE_ROWS,
-    runs_transformers_code,
     torchtune_rope_cache_bytes,
     torchtune_rope_modules,
-    transformers_code,
-    unsloth_code,
 )
+from vramplan.presets.frameworks.transformers import transformers_code
+from vramplan.presets.frameworks.unsloth import UNSLOTH_ROPE_ROWS, unsloth_code
 from vramplan.presets.quant_formats import BNB_BLOCKSIZE
 from vramplan.training.activations.spec import FP32
 from vramplan.training.setup import (
@@ -295,8 +294,8 @@ def model_buffer_bytes(arch: Architecture, setup: TrainingSetup) -> int:
 
 
 def torchtune_rope_bytes(arch: Architecture, setup: TrainingSetup) -> int:
-    """torchtune's rotary caches (`vramplan.presets.frameworks.torchtune_rope_modules`, each
-    `torchtune_rope_cache_bytes`); 0 for the other stacks."""
+    """torchtune's rotary caches (`vramplan.presets.frameworks.torchtune.torchtune_rope_modules`,
+    each `torchtune_rope_cache_bytes`); 0 for the other stacks."""
     if setup.framework is not Framework.TORCHTUNE:
         return 0
     return torchtune_rope_modules(arch.n_layers, setup.code_date) \
@@ -395,10 +394,10 @@ def stores_torchao_nf4(setup: TrainingSetup) -> bool:
 
 def torchao_v01_nf4(setup: TrainingSetup) -> bool:
     """torchtune's QLoRA with the torchao it pinned from April to June 2024 (v0.1:
-    `vramplan.presets.frameworks.TORCHTUNE_CHUNKED_NF4_SINCE`), which quantized each weight in
-    one piece, kept its quantization factor's whole storage (`TORCHAO_V01_FACTOR_BYTES`) and was
-    built as `vramplan.training.allocations.torchao_nf4.torchtune_nf4_build` says; the run's code
-    date must say so (None: today's code)."""
+    `vramplan.presets.frameworks.torchtune.TORCHTUNE_CHUNKED_NF4_SINCE`), which quantized each
+    weight in one piece, kept its quantization factor's whole storage (`TORCHAO_V01_FACTOR_BYTES`)
+    and was built as `vramplan.training.allocations.torchao_nf4.torchtune_nf4_build` says; the run's
+    code date must say so (None: today's code)."""
     return (setup.framework is Framework.TORCHTUNE and setup.method is Method.QLORA
             and setup.code_date is not None and setup.code_date < TORCHTUNE_CHUNKED_NF4_SINCE)
 

@@ -24,7 +24,7 @@ from vramplan.errors import ConflictingOptions, MissingValue, UnknownName, Vramp
 from vramplan.files import read_text_file
 from vramplan.i18n import Lang
 from vramplan.model.lora_targets import parse_lora_targets
-from vramplan.presets.frameworks import (
+from vramplan.presets.frameworks.defaults import (
     LIGHTNING_PRECISION_ALIASES,
     default_attention,
     default_optimizer,

@@ -22,18 +22,20 @@ from vramplan.distributed.sharding import (
 from vramplan.errors import UnknownName
 from vramplan.presets.cuda import DRIVER_RESERVE_BYTES
 from vramplan.presets.dynamic_quants import dynamic_quant_named_in, skip_modules_loaded
-from vramplan.presets.frameworks import (
+from vramplan.presets.frameworks.defaults import (
     LIGHTNING_PRECISION_ALIASES,
-    LITGPT_COMMIT_DATES,
-    MEGATRON_CORE_RELEASE_DATES,
-    TORCHTUNE_COMMIT_DATES,
-    TORCHTUNE_GENERATE_CACHE_FITS_SINCE,
-    TORCHTUNE_KV_HEADS_CACHED_SINCE,
     ModelCode,
     default_gradient_accumulation,
     framework_defaults,
-    unsloth_release_date,
 )
+from vramplan.presets.frameworks.litgpt import LITGPT_COMMIT_DATES
+from vramplan.presets.frameworks.megatron import MEGATRON_CORE_RELEASE_DATES
+from vramplan.presets.frameworks.torchtune import (
+    TORCHTUNE_COMMIT_DATES,
+    TORCHTUNE_GENERATE_CACHE_FITS_SINCE,
+    TORCHTUNE_KV_HEADS_CACHED_SINCE,
+)
+from vramplan.presets.frameworks.unsloth import unsloth_release_date
 from vramplan.presets.inference_engines import VLLM_MEMORY_UTILIZATION
 from vramplan.presets.litgpt_recipes import LITGPT_HUB_RECIPES, LITGPT_HUB_SOURCE, LitgptRecipe
 from vramplan.presets.models import architecture_of, find_model
@@ -472,7 +474,7 @@ def code_date(case: Case) -> date | None:
     """The date of the model code a row ran, None (today's code) when unknown.
 
     litgpt and torchtune: from the commits its source names, the earliest whose date is known
-    (`vramplan.presets.frameworks.LITGPT_COMMIT_DATES`, `TORCHTUNE_COMMIT_DATES`), as a
+    (`vramplan.presets.frameworks.litgpt.LITGPT_COMMIT_DATES`, `TORCHTUNE_COMMIT_DATES`), as a
     published run is no newer than the commit that published it. transformers' model code
     (`ModelCode.TRANSFORMERS`): the earliest date its source or notes state (`stated_date`).
     Unsloth: the release its notes name (`Unsloth 2024.5`, the banner `Unsloth: Fast Llama
@@ -643,7 +645,7 @@ def runs_litgpt_model(case: Case) -> bool:
 KBIT_PREPARATION_NOTE = "prepare_model_for_kbit_training"
 """How a QLoRA row's notes say that its script ran peft's `prepare_model_for_kbit_training`
 and cast the embeddings and head back (TRL's trainers until 2025-12-04:
-`vramplan.presets.frameworks.FrameworkDefaults.kbit_upcast_at_load`)."""
+`vramplan.presets.frameworks.defaults.FrameworkDefaults.kbit_upcast_at_load`)."""
 
 EMPTY_CACHE_NOTE = re.compile(
     r"\bempty_cache\b(?:\(\))?\s+(?:every|between|after (?:each|every))\b", re.IGNORECASE)
@@ -704,7 +706,7 @@ def accumulates(case: Case) -> bool:
     1` does not accumulate); else "gradient accumulation" named; else the command its source
     prints (`TORCHTUNE_OPTIMIZATION_FLAGS_SOURCE`), the litgpt recipe its source names
     (`litgpt_recipe`), else the framework's default
-    (`vramplan.presets.frameworks.default_gradient_accumulation`)."""
+    (`vramplan.presets.frameworks.defaults.default_gradient_accumulation`)."""
     if _NO_ACCUMULATION.search(case.notes):
         return False
     steps = {int(n) for n in _ACCUMULATION_STEPS.findall(case.notes)}
@@ -751,7 +753,7 @@ _LAST_BLOCKS = re.compile(r"\blast (\d{1,5}) (?:decoder |transformer )?(?:layers
 def trained_blocks(case: Case) -> int:
     """How many of the last blocks a `freeze` row trains: what its notes say ("last 3 layers
     trainable"; the format has no column for it), else the framework's default
-    (`vramplan.presets.frameworks.FrameworkDefaults.freeze_layers`)."""
+    (`vramplan.presets.frameworks.defaults.FrameworkDefaults.freeze_layers`)."""
     said = _LAST_BLOCKS.search(case.notes)
     if said is not None and int(said.group(1)) > 0:
         return int(said.group(1))
@@ -799,8 +801,8 @@ def fsdp_version(case: Case) -> FsdpVersion | None:
     "FullyShardedDataParallel(": a `fsdp-grad-op` row has no cell for FSDP1's SHARD_GRAD_OP;
     not after "no", "not" or "without"; the format has no column for it), else None: the
     framework's default
-    (`vramplan.presets.frameworks.FrameworkDefaults.fsdp_version`). The id is not read: an id's
-    "fsdp2" may count GPUs."""
+    (`vramplan.presets.frameworks.defaults.FrameworkDefaults.fsdp_version`). The id is not read: an
+    id's "fsdp2" may count GPUs."""
     if case.fsdp_named is not None:
         return case.fsdp_named
     if _FSDP2.search(case.notes) is not None:

@@ -24,7 +24,8 @@ from vramplan.inference.estimate import InferenceEstimate, estimate_inference
 from vramplan.inference.setup import inference_inputs, transformers_generate_settings
 from vramplan.parts import PartKind
 from vramplan.presets.cuda import cuda_total_bytes, free_at_load_bytes
-from vramplan.presets.frameworks import torchtune_rope_modules, transformers_code
+from vramplan.presets.frameworks.torchtune import torchtune_rope_modules
+from vramplan.presets.frameworks.transformers import transformers_code
 from vramplan.presets.gpus import Gpu
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.presets.quant_formats import find_format
@@ -432,9 +433,9 @@ def _score_inference(case: Case) -> CaseScore:
 
 def warmup_reserved_bytes(case: Case, estimate: InferenceEstimate) -> int:
     """What transformers' loading left reserved for a `hf` inference row, by the release of the
-    row's date (`vramplan.presets.frameworks.TransformersCode`, dated by its source and notes;
-    none: today's): its allocator warm-up, one segment whose unused part the step's tensors fill
-    first. A bitsandbytes load (whose `device_map` transformers sets itself) warms up half the
+    row's date (`vramplan.presets.frameworks.transformers.TransformersCode`, dated by its source and
+    notes; none: today's): its allocator warm-up, one segment whose unused part the step's tensors
+    fill first. A bitsandbytes load (whose `device_map` transformers sets itself) warms up half the
     meta model's bytes, its linears at full shape in the 16-bit load dtype (factor 4), more than
     its 4-bit weights; an unquantized load with a `device_map` (its notes say so) warms up its
     weights exactly, plus the tied matrix counted twice from v4.50 to v4.53. 0 otherwise."""

@@ -39,10 +39,10 @@ class HeadSpec:
     head_dequant_bytes: int
     """Bytes of a copy of the head weight made for each matmul and kept for backward: the
     weight dequantized to 16 bits (a quantized head), or normalized (Baichuan 2's `NormHead`,
-    `vramplan.presets.frameworks.RemoteCode.norm_head`); 0 for a plain head."""
+    `vramplan.presets.frameworks.transformers.RemoteCode.norm_head`); 0 for a plain head."""
     quantized_head_output_bytes: int = 0
     """Bytes per logit of a quantized head's output as its layer returns it, and so of the
-    gradient its backward receives (litgpt's QLoRA: `vramplan.presets.frameworks.LitgptCode.
+    gradient its backward receives (litgpt's QLoRA: `vramplan.presets.frameworks.litgpt.LitgptCode.
     fabric_quantization`); 0 for a head that is not quantized."""
     previous_logits: bool = False
     """The previous micro-batch's logits are still referenced during this forward (litgpt's
@@ -50,7 +50,8 @@ class HeadSpec:
     model's outputs, `outputs_kept`, likewise)."""
     outputs_kept: bool = False
     """The loop keeps the model's outputs, so the logits it returns stay alive through backward
-    and the optimizer step (`vramplan.presets.frameworks.FrameworkDefaults.loop_keeps_outputs`)."""
+    and the optimizer step
+    (`vramplan.presets.frameworks.defaults.FrameworkDefaults.loop_keeps_outputs`)."""
     compiled: bool = False
     """The cross-entropy runs under torch.compile (torchtune's `compile_loss`)."""
     log_probs: bool = False
@@ -65,14 +66,14 @@ class HeadSpec:
     (`vramplan.training.setup.TrainingSetup.loss_in_function`)."""
     logits_fp32_in_model: bool = False
     """transformers up to v4.45: the model returns fp32 logits, its 16-bit head output is freed
-    once cast (`vramplan.presets.frameworks.TransformersCode.logits_fp32_in_model`)."""
+    once cast (`vramplan.presets.frameworks.transformers.TransformersCode.logits_fp32_in_model`)."""
     shifts_logits: bool = False
     """transformers up to v4.48: the loss takes an fp32 copy of the logits without their last
-    position (`vramplan.presets.frameworks.TransformersCode.shifts_logits`)."""
+    position (`vramplan.presets.frameworks.transformers.TransformersCode.shifts_logits`)."""
     loss_16bit: bool = False
     """That copy and its cross-entropy stay in the 16-bit compute dtype: the model's own loss
-    never upcast (`vramplan.presets.frameworks.TransformersCode.loss_16bit`: OPT, GPT-2,
-    BLOOM, GPT-NeoX... before v4.49)."""
+    never upcast (`vramplan.presets.frameworks.transformers.TransformersCode.loss_16bit`: OPT,
+    GPT-2, BLOOM, GPT-NeoX... before v4.49)."""
     shift_cast_by_autocast: bool = False
     """The model's own loss shifts its 16-bit logits by a 16-bit copy, and autocast's
     `cross_entropy` casts that copy to fp32 (a 16-bit loss's code run under autocast:
@@ -387,9 +388,10 @@ def _vocab_parallel_loss(head: HeadSpec, *, saved: int, elements: int, compute: 
 
 def _shifted_hf_loss(head: HeadSpec, *, saved: int, tokens: int, rows: int, vocab: int,
                      compute: int, softcap: int) -> LossMemory:
-    """transformers' causal-LM loss before v4.49 (`vramplan.presets.frameworks.TransformersCode`;
-    huggingface/transformers v4.45.2 models/llama/modeling_llama.py `LlamaForCausalLM.forward`,
-    v4.46.0 loss/loss_utils.py `ForCausalLMLoss`): `logits = logits.float()`, then
+    """transformers' causal-LM loss before v4.49
+    (`vramplan.presets.frameworks.transformers.TransformersCode`; huggingface/transformers
+    v4.45.2 models/llama/modeling_llama.py `LlamaForCausalLM.forward`, v4.46.0
+    loss/loss_utils.py `ForCausalLMLoss`): `logits = logits.float()`, then
     `shift_logits = logits[..., :-1, :].contiguous()`, an fp32 copy of the `tokens - rows`
     positions that predict a next token, and `CrossEntropyLoss` on it, which saves its fp32
     log-softmax (the copy itself dies with the forward: log_softmax saves its output only).
@@ -524,12 +526,12 @@ def _torchtune_loss(head: HeadSpec, *, saved: int, tokens: int, vocab: int, hidd
     its 16-bit logits live only during the cast; `F.cross_entropy` saves its fp32 log-softmax
     and the recipe drops the logits before backward (`del logits`, recipes/
     full_finetune_single_device.py `_loss_step`), which its recipes of before July 2024 did not
-    (`vramplan.presets.frameworks.TORCHTUNE_DELETES_LOGITS_SINCE`). `training.compile_loss`
-    compiles such a loss by returning `torch.compile(loss)`: the LoRA single-device recipe keeps
-    what it returns (`self._loss_fn = training.compile_loss(self._loss_fn)`), the full
-    fine-tuning recipes call it and drop the result, so their unchunked loss runs eagerly; a
-    compiled one saves its fp32 input, not the log-probabilities, and its backward makes one
-    gradient.
+    (`vramplan.presets.frameworks.torchtune.TORCHTUNE_DELETES_LOGITS_SINCE`).
+    `training.compile_loss` compiles such a loss by returning `torch.compile(loss)`: the LoRA
+    single-device recipe keeps what it returns (`self._loss_fn =
+    training.compile_loss(self._loss_fn)`), the full fine-tuning recipes call it and drop the
+    result, so their unchunked loss runs eagerly; a compiled one saves its fp32 input, not the
+    log-probabilities, and its backward makes one gradient.
 
     Chunked (`CEWithChunkedOutputLoss`): the 16-bit chunks stay referenced until `del logits`.
     Eager, each chunk is cast to fp32 and its log-softmax saved. Compiled (`compile_loss`

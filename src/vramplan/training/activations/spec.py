@@ -55,15 +55,16 @@ class BlockSpec:
     every version read from 0.41.0 to 95f9af30): fp32 where the residual stream is (`amp`)."""
     moe_expert_loop: bool = False
     """The mixture-of-experts layer is transformers' Python loop over experts that are MLPs of
-    `nn.Linear` modules (`vramplan.presets.frameworks.TransformersCode.moe_expert_linears`),
-    not `grouped_mm` over 3-D expert parameters (`moe_layer`)."""
+    `nn.Linear` modules
+    (`vramplan.presets.frameworks.transformers.TransformersCode.moe_expert_linears`), not
+    `grouped_mm` over 3-D expert parameters (`moe_layer`)."""
     moe_output_weighted: bool = True
     """The routed experts' outputs are multiplied by their routing weights after the down
     projection, which keeps each routed copy's output for the weights' gradient (transformers'
     `proj_out * sample_weights`; Megatron-LM's `unpermute` with `probs` before
-    `vramplan.presets.frameworks.MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE`). False for Megatron-LM
-    since: the probabilities weight the experts' SwiGLU output (its fused kernel saves its input
-    and the probabilities) and nothing keeps the down projection's output."""
+    `vramplan.presets.frameworks.megatron.MEGATRON_MOE_PROBS_IN_EXPERTS_SINCE`). False for
+    Megatron-LM since: the probabilities weight the experts' SwiGLU output (its fused kernel saves
+    its input and the probabilities) and nothing keeps the down projection's output."""
     experts_merged_per_token: int = 0
     """peft's adapters on transformers 5's fused routed experts (`target_parameters`): each
     forward rebuilds every adapted 3-D parameter as W + scaling·B·A (peft/tuners/lora/layer.py
@@ -84,14 +85,14 @@ class BlockSpec:
     unlike bitsandbytes' context tensors they are saved tensors, released by backward."""
     rmsnorm_scale_after_cast: bool = False
     """litgpt's RMSNorm casts its normalized input back to the input's dtype before the scale
-    (its code from February to July 2024, `vramplan.presets.frameworks.LitgptCode`)."""
+    (its code from February to July 2024, `vramplan.presets.frameworks.litgpt.LitgptCode`)."""
     scores_clamped: bool = False
     """Eager attention keeps its masked scores for `torch.max` (transformers' OPT until
-    v4.49.0, Llama until v4.30.0: `vramplan.presets.frameworks.TransformersCode
+    v4.49.0, Llama until v4.30.0: `vramplan.presets.frameworks.transformers.TransformersCode
     .clamped_scores`)."""
     sdpa_output_saved: bool = True
     """torchtitan's per-op checkpointing keeps SDPA's output and log-sum-exp: False where the
-    kernel that runs is not in its save list (`vramplan.presets.frameworks.TorchtitanCode
+    kernel that runs is not in its save list (`vramplan.presets.frameworks.torchtitan.TorchtitanCode
     .saves_sdpa_output`), so backward recomputes the attention."""
     tensor_parallel: int = 1
     """torchtitan's tensor-parallel degree with its sequence parallelism
@@ -99,7 +100,7 @@ class BlockSpec:
     row-parallel linears' outputs and reduce-scatters (`per_op_selective_saved`)."""
     reduce_scatter_saved: bool = True
     """torchtitan's per-op save list holds `_c10d_functional.reduce_scatter_tensor`
-    (`vramplan.presets.frameworks.TorchtitanCode.saves_reduce_scatter`)."""
+    (`vramplan.presets.frameworks.torchtitan.TorchtitanCode.saves_reduce_scatter`)."""
     autocast_16bit_weights: bool = False
     """The forward runs under the Trainer's 16-bit autocast over 16-bit weights
     (`vramplan.training.setup.autocasts_16bit_weights`): it changes nothing for 16-bit operands

@@ -9,15 +9,14 @@ from dataclasses import replace
 
 from vramplan.allocator import EMPTY_CACHE, mark
 from vramplan.model.architecture import Architecture
-from vramplan.presets.frameworks import (
+from vramplan.presets.frameworks.dates import has_change
+from vramplan.presets.frameworks.defaults import (
     AXOLOTL_EMPTY_CACHE_AFTER_LOAD_SINCE,
-    PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE,
-    has_change,
     runs_transformers_code,
-    torchtune_rope_cache_bytes,
-    torchtune_rope_modules,
-    transformers_code,
 )
+from vramplan.presets.frameworks.peft_bnb import PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE
+from vramplan.presets.frameworks.torchtune import torchtune_rope_cache_bytes, torchtune_rope_modules
+from vramplan.presets.frameworks.transformers import transformers_code
 from vramplan.training.allocations.program import (
     PersistentState,
     Sharding,

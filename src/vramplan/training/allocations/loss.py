@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from vramplan.model.architecture import Architecture
-from vramplan.presets.frameworks import TransformersCode
+from vramplan.presets.frameworks.transformers import TransformersCode
 from vramplan.training.activations.head import UNSLOTH_RETURNED_LOGITS_COPY
 from vramplan.training.allocations.program import StepProgram
 from vramplan.training.allocations.tensors import FP32

@@ -51,7 +51,7 @@ def wrapped_model(program: StepProgram, setup: TrainingSetup, sharding: Sharding
             ceil_div(t.n_bytes, sharding.gradients) for t in params if t.trainable))
     elif main_grad_buffer(setup) and sharding.gradients:
         # Megatron-LM's gradient buffer, made when the model is wrapped: gradients land in it
-        # (`vramplan.presets.frameworks.FrameworkDefaults.main_grad_buffer`)
+        # (`vramplan.presets.frameworks.defaults.FrameworkDefaults.main_grad_buffer`)
         model.flat_grads = program.alloc(sum(
             ceil_div(gradient_itemsize(setup) * t.elements, sharding.gradients)
             for t in params if t.trainable))

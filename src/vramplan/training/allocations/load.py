@@ -17,6 +17,7 @@ from vramplan.presets.frameworks.defaults import (
 from vramplan.presets.frameworks.peft_bnb import PEFT_EMPTY_CACHE_AFTER_UPCAST_SINCE
 from vramplan.presets.frameworks.torchtune import torchtune_rope_cache_bytes, torchtune_rope_modules
 from vramplan.presets.frameworks.transformers import transformers_code
+from vramplan.training.activations.spec import FP32
 from vramplan.training.allocations.program import (
     PersistentState,
     Sharding,
@@ -24,7 +25,6 @@ from vramplan.training.allocations.program import (
     packed_requests,
 )
 from vramplan.training.allocations.tensors import (
-    FP32,
     ParamTensor,
     block_kinds,
     outer_tensors,

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from vramplan.model.architecture import Architecture
 from vramplan.presets.frameworks.transformers import TransformersCode
 from vramplan.training.activations.head import UNSLOTH_RETURNED_LOGITS_COPY
+from vramplan.training.activations.spec import FP32
 from vramplan.training.allocations.program import StepProgram
-from vramplan.training.allocations.tensors import FP32
 
 
 def logits_and_loss(program: StepProgram, arch: Architecture, *, rows: int, tokens: int,

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from vramplan.allocator import mark
 from vramplan.model.architecture import Architecture
+from vramplan.training.activations.spec import FP32
 from vramplan.training.allocations.program import (
     PersistentState,
     Sharding,
@@ -15,7 +16,6 @@ from vramplan.training.allocations.program import (
     StepTensors,
 )
 from vramplan.training.allocations.tensors import (
-    FP32,
     ParamTensor,
     parameter_tensors,
     state_tensors,

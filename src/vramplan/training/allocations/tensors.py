@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import lora_breakdown
 from vramplan.presets.quant_formats import BNB_BLOCKSIZE, BNB_DQ_BLOCKSIZE
+from vramplan.training.activations.spec import FP32
 from vramplan.training.setup import (
     TrainingSetup,
     lora_on_modules,
@@ -27,7 +28,6 @@ from vramplan.training.states import (
 from vramplan.units import ceil_div
 from vramplan.vocab import Framework, LoraTarget, Method, Optimizer, Quant
 
-FP32 = 4
 TOKEN_ID_BYTES = 8
 """Token ids and labels are int64."""
 

@@ -695,9 +695,8 @@ class Architecture:
     def rope_table_bytes(self, itemsize: int, rows: int | None = None) -> int:
         """Bytes of per-layer rotary cos and sin tables of `rows` rows (default
         `max_position_embeddings`) of `rotary_dim` values, `itemsize` bytes each (transformers'
-        older rotary modules,
-        `vramplan.presets.frameworks.transformers.TransformersCode.rope_caches`; Unsloth's,
-        `UnslothCode.rope_tables_per_layer`)."""
+        older rotary modules, `vramplan.presets.frameworks.transformers.TransformersCode.
+        rope_caches`; Unsloth's, `UnslothCode.rope_tables_per_layer`)."""
         rows = self.max_position_embeddings if rows is None else rows
         return self.n_layers * 2 * rows * self.rotary_dim * itemsize
 

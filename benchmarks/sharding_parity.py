@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from deepspeed_reference import deepspeed_reference_zero2, deepspeed_reference_zero3
 
-from vramplan.distributed.sharding import Parallelism, shard_model_states
+from vramplan.distributed.parallelism import Parallelism
+from vramplan.distributed.sharding import shard_model_states
 from vramplan.training.states import ModelStates
 from vramplan.units import BYTES_PER_GB, BYTES_PER_GIB
 from vramplan.vocab import Offload, Scheme

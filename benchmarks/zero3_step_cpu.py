@@ -1,5 +1,5 @@
 """DeepSpeed ZeRO-3's gathered parameters over a training step, measured on the CPU and replayed
-by `vramplan.distributed.sharding.Zero3Coordinator`.
+by `vramplan.distributed.zero3_coordinator.Zero3Coordinator`.
 
 Two ranks over gloo train a small Llama under ZeRO-3 (bf16, built inside `zero.Init`, the
 coordinator's trace recorded by a first step). On rank 0, a hook placed after DeepSpeed's on the
@@ -55,8 +55,9 @@ import torch
 import torch.multiprocessing as mp
 
 from vramplan.distributed.defaults import default_parallelism
+from vramplan.distributed.parallelism import CommBuffers
 from vramplan.distributed.per_gpu import estimate_per_gpu
-from vramplan.distributed.sharding import CommBuffers, Zero3Coordinator
+from vramplan.distributed.zero3_coordinator import Zero3Coordinator
 from vramplan.distributed.zero3_run import _TracedStep, _zero3_trace
 from vramplan.model.hf_config import parse_config
 from vramplan.tracer.result import Phase

@@ -8,8 +8,8 @@ import pytest
 
 from vramplan.distributed.communicators import communicator_bytes, communicator_sizes
 from vramplan.distributed.defaults import default_parallelism
+from vramplan.distributed.parallelism import Parallelism
 from vramplan.distributed.per_gpu import estimate_per_gpu, overhead_parts
-from vramplan.distributed.sharding import Parallelism
 from vramplan.presets.models import architecture_of, find_model
 from vramplan.training.setup import TrainingSetup
 from vramplan.units import BYTES_PER_MIB

@@ -12,8 +12,8 @@ import pytest
 
 from vramplan.allocator import PYTORCH_DEFAULTS
 from vramplan.distributed.defaults import default_parallelism
+from vramplan.distributed.parallelism import Parallelism
 from vramplan.distributed.per_gpu import estimate_per_gpu
-from vramplan.distributed.sharding import Parallelism
 from vramplan.errors import UnknownName
 from vramplan.i18n import Lang, translate
 from vramplan.parts import PartKind

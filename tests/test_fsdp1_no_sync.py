@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from vramplan.distributed.sharding import Parallelism, shard_model_states
+from vramplan.distributed.parallelism import Parallelism
+from vramplan.distributed.sharding import shard_model_states
 from vramplan.training.states import ModelStates
 from vramplan.vocab import FsdpVersion, Scheme
 

@@ -11,7 +11,8 @@ from datetime import date
 
 import pytest
 
-from vramplan.distributed.sharding import Parallelism, shard_model_states
+from vramplan.distributed.parallelism import Parallelism
+from vramplan.distributed.sharding import shard_model_states
 from vramplan.model.hf_config import parse_config
 from vramplan.parts import PartKind
 from vramplan.presets.frameworks.unsloth import unsloth_code, unsloth_release_date

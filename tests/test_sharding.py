@@ -11,14 +11,9 @@ from hypothesis import strategies as st
 
 from benchmarks.deepspeed_reference import deepspeed_reference_zero2, deepspeed_reference_zero3
 from vramplan.distributed.defaults import default_parallelism
+from vramplan.distributed.parallelism import Parallelism, PipelineSchedule, ShardedStates, UnitBytes
 from vramplan.distributed.per_gpu import PerGpuEstimate, estimate_per_gpu
-from vramplan.distributed.sharding import (
-    Parallelism,
-    PipelineSchedule,
-    ShardedStates,
-    UnitBytes,
-    shard_model_states,
-)
+from vramplan.distributed.sharding import shard_model_states
 from vramplan.distributed.stages import pipeline_stages
 from vramplan.errors import ConflictingOptions, OutOfRange
 from vramplan.parts import Component, PartKind

@@ -38,8 +38,8 @@ pytest.importorskip("transformers")
 pytest.importorskip("peft")
 
 from vramplan.distributed.defaults import default_parallelism
+from vramplan.distributed.parallelism import Parallelism
 from vramplan.distributed.per_gpu import estimate_per_gpu
-from vramplan.distributed.sharding import Parallelism
 from vramplan.model.hf_config import parse_config
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.parts import PartKind

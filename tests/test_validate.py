@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from vramplan.cli.main import main
 from vramplan.distributed.defaults import MS_SWIFT_ZERO3, program_sharding
-from vramplan.distributed.sharding import CommBuffers
+from vramplan.distributed.parallelism import CommBuffers
 from vramplan.errors import UnknownName
 from vramplan.parts import PartKind
 from vramplan.presets.cuda import CUDA_CONTEXT_BYTES
@@ -452,7 +452,7 @@ def test_notes_saying_the_largest_batch_ran_first(notes: str, first: bool) -> No
 
 def test_a_megatron_row_on_several_gpus_splits_and_shards_as_its_notes_say() -> None:
     """Megatron-LM's distributed optimizer is `zero1`; tensor parallelism divides each GPU's
-    weights by its size (`vramplan.distributed.sharding.Parallelism.tensor_parallel`)."""
+    weights by its size (`vramplan.distributed.parallelism.Parallelism.tensor_parallel`)."""
     full = ("m1,src,llama-2-7b,full,mixed,adamw,,none,,,1,4096,,selective,flash,,8,h100-80gb,,"
             "none,megatron,allocated,40,GB,")
     split = full.replace("m1,", "m2,", 1) + '"tp=2 --use-distributed-optimizer"'

@@ -12,13 +12,12 @@ import pytest
 
 from vramplan.allocator import Event, EventKind, replay
 from vramplan.distributed.defaults import MS_SWIFT_ZERO3, default_parallelism, program_sharding
+from vramplan.distributed.parallelism import CommBuffers, Parallelism
 from vramplan.distributed.per_gpu import estimate_per_gpu
-from vramplan.distributed.sharding import (
-    CommBuffers,
-    Parallelism,
+from vramplan.distributed.sharding import shard_model_states
+from vramplan.distributed.zero3_coordinator import (
     TracedModule,
     Zero3Coordinator,
-    shard_model_states,
     zero3_gathered_peaks,
 )
 from vramplan.distributed.zero3_run import _TracedStep, _zero3_trace

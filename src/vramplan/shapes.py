@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated, Any, Literal, NotRequired
 
-from vramplan.distributed.sharding import PipelineSchedule
+from vramplan.distributed.parallelism import PipelineSchedule
 from vramplan.i18n import Lang
 from vramplan.lora_calculator import AdapterDtype
 from vramplan.model.architecture import ParamGroup

@@ -18,7 +18,7 @@ collectives:
 
 from __future__ import annotations
 
-from vramplan.distributed.sharding import Parallelism
+from vramplan.distributed.parallelism import Parallelism
 from vramplan.presets.cuda import NCCL_COMMUNICATOR_BYTES, NCCL_PAIR_COMMUNICATOR_BYTES
 from vramplan.vocab import Scheme
 

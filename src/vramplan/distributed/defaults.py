@@ -7,16 +7,15 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import date
 
-from vramplan.distributed.sharding import (
+from vramplan.distributed.fsdp import prefetches_late
+from vramplan.distributed.parallelism import (
     FSDP_SCHEMES,
     Parallelism,
     PipelineSchedule,
     ShardedStates,
     Zero3ConfigFile,
-    prefetches_late,
-    steps_1d_tensors,
-    steps_flat_partition,
 )
+from vramplan.distributed.sharding import steps_1d_tensors, steps_flat_partition
 from vramplan.presets.frameworks.dates import has_change
 from vramplan.presets.frameworks.deepspeed import (
     DEEPSPEED_NO_GATHER_AT_ONE_RANK_SINCE,

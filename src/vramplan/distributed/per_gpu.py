@@ -17,13 +17,15 @@ from vramplan.distributed.defaults import (
     syncs_module_states,
     tensor_parallel_share,
 )
-from vramplan.distributed.sharding import (
+from vramplan.distributed.parallelism import (
     FSDP_SCHEMES,
     SHARDED_PARAMETER_SCHEMES,
     Parallelism,
     ShardedStates,
     UnitBytes,
     Zero3ConfigFile,
+)
+from vramplan.distributed.sharding import (
     shard_model_states,
     split_optimizer_state_bytes,
     steps_flat_partition,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from vramplan.distributed.sharding import (
+from vramplan.distributed.parallelism import (
     SHARDED_PARAMETER_SCHEMES,
     Parallelism,
     PipelineSchedule,

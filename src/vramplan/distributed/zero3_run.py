@@ -8,17 +8,14 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from vramplan.distributed.defaults import zero3_skips_gather
-from vramplan.distributed.sharding import (
-    FSDP_SCHEMES,
-    CommBuffers,
+from vramplan.distributed.parallelism import FSDP_SCHEMES, CommBuffers, Parallelism, ShardedStates
+from vramplan.distributed.stages import Stage
+from vramplan.distributed.zero3_coordinator import (
     GatheredPeaks,
-    Parallelism,
-    ShardedStates,
     TracedModule,
     zero3_gathered_peaks,
     zero3_reduce_transient_bytes,
 )
-from vramplan.distributed.stages import Stage
 from vramplan.model.architecture import Architecture, LinearSpec
 from vramplan.model.weight_storage import bnb_4bit_bytes, bnb_int8_bytes
 from vramplan.presets.frameworks.dates import during, has_change
@@ -36,9 +33,9 @@ from vramplan.vocab import Checkpointing, ComputeDtype, Method, Offload, Precisi
 def zero3_as_run(arch: Architecture, setup: TrainingSetup, states: ModelStates,
                  sharded: ShardedStates) -> ShardedStates:
     """ZeRO-3 as DeepSpeed runs `setup`: the parameters its coordinator holds gathered in each
-    phase (`vramplan.distributed.sharding.zero3_gathered_peaks` over the step's module trace,
-    its prefetches in flight included), the gradient path of backward, and the quantization
-    statistics that stay whole."""
+    phase (`vramplan.distributed.zero3_coordinator.zero3_gathered_peaks` over the step's module
+    trace, its prefetches in flight included), the gradient path of backward, and the
+    quantization statistics that stay whole."""
     plan = sharded.parallelism
     bufs = plan.buffers
     step = _TracedStep.of(arch, setup)

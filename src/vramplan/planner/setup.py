@@ -7,8 +7,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from vramplan.distributed.defaults import default_parallelism
+from vramplan.distributed.parallelism import Parallelism
 from vramplan.distributed.per_gpu import PerGpuEstimate, estimate_per_gpu
-from vramplan.distributed.sharding import Parallelism
 from vramplan.model.architecture import Architecture
 from vramplan.training.setup import TrainingSetup
 from vramplan.vocab import Offload, Scheme

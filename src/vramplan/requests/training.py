@@ -19,7 +19,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from vramplan.distributed.defaults import default_checkpointing, default_parallelism, default_scheme
-from vramplan.distributed.sharding import Parallelism, check_parallelism
+from vramplan.distributed.parallelism import Parallelism
+from vramplan.distributed.sharding import check_parallelism
 from vramplan.errors import VramplanError
 from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import expand_targets

@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from vramplan.bounds import NumberField, parse_decimal
 from vramplan.distributed.defaults import default_checkpointing, default_scheme
-from vramplan.distributed.sharding import FSDP_SCHEMES
+from vramplan.distributed.parallelism import FSDP_SCHEMES
 from vramplan.errors import ConflictingOptions, MissingValue, UnknownName, VramplanError
 from vramplan.files import read_text_file
 from vramplan.i18n import Lang

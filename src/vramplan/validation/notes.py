@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from vramplan.allocator import PYTORCH_DEFAULTS, AllocatorConfig, AllocConfError, parse_alloc_conf
 from vramplan.distributed.defaults import MS_SWIFT_ZERO3, ZERO3_CONFIG_FILES
-from vramplan.distributed.sharding import (
+from vramplan.distributed.parallelism import (
     FSDP_SCHEMES,
     SHARDED_PARAMETER_SCHEMES,
     Zero3ConfigFile,
@@ -664,7 +664,7 @@ def embedding_sharded_apart(case: Case) -> bool:
     (`_CUSTOM_SHARDED_EMBEDDING`): the recipe adds `n in custom_sharded_layers` to its shard
     conditions and `training.shard_model` gives each such module its own `fully_shard`, resharded
     after forward (recipes/full_finetune_distributed.py and torchtune/training/_distributed.py
-    @30b8519e8), as `vramplan.distributed.sharding.Parallelism.embedding_apart` models. An
+    @30b8519e8), as `vramplan.distributed.parallelism.Parallelism.embedding_apart` models. An
     `output` named beside it is a unit of its own as well, which is not modelled: the head is
     counted with the root, gathered from its forward to its backward (at most the head's bytes
     more between the two)."""
@@ -896,7 +896,7 @@ _DISTRIBUTED_OPTIMIZER = re.compile(
 def megatron_distributed_optimizer(case: Case) -> bool:
     """A Megatron-LM row whose notes say it used the distributed optimizer
     (`--use-distributed-optimizer`, "distributed optimizer"; not "no"/"without" it): its scheme
-    is `zero1` (`vramplan.distributed.sharding.Parallelism.main_grad_buffer`) when its
+    is `zero1` (`vramplan.distributed.parallelism.Parallelism.main_grad_buffer`) when its
     `sharding` cell is empty or `ddp`."""
     return case.framework is Framework.MEGATRON \
         and _DISTRIBUTED_OPTIMIZER.search(case.notes) is not None
@@ -1006,7 +1006,7 @@ Parallelism.overlap_grad_reduce`."""
 
 COLOSSALAI_ZERO_NOTE = re.compile(r"\bLowLevelZeroPlugin\b")
 """A `zero1`/`zero2` row that ran ColossalAI's `LowLevelZeroPlugin`: its optimizer offload keeps
-the gradient partition on the GPU (`vramplan.distributed.sharding.Parallelism.
+the gradient partition on the GPU (`vramplan.distributed.parallelism.Parallelism.
 offload_keeps_gradients`), and it reduces through `COLOSSALAI_REDUCE_BUCKET_ELEMENTS`."""
 COLOSSALAI_REDUCE_BUCKET_ELEMENTS = 12 * 1024 * 1024
 """LowLevelZeroPlugin `reduce_bucket_size_in_m=12`, passed as `reduce_bucket_size_in_m * 1024 *
@@ -1014,7 +1014,7 @@ COLOSSALAI_REDUCE_BUCKET_ELEMENTS = 12 * 1024 * 1024
 
 OUTSIDE_ZERO_INIT_NOTE = re.compile(r"\boutside (?:deepspeed\.)?zero\.Init\b")
 """How a ZeRO-3 row's notes say that its script built the model outside `deepspeed.zero.Init`
-(`vramplan.distributed.sharding.Parallelism.zero3_built_outside_init`)."""
+(`vramplan.distributed.parallelism.Parallelism.zero3_built_outside_init`)."""
 
 
 LAYER_SPLIT_NOTE = re.compile(r"\bgenerate[/_ ]sequentially\b|\bsequentially\.py\b|"

@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from vramplan.distributed.defaults import default_parallelism
+from vramplan.distributed.parallelism import PipelineSchedule
 from vramplan.distributed.per_gpu import PerGpuEstimate, estimate_per_gpu
-from vramplan.distributed.sharding import PipelineSchedule
 from vramplan.errors import UnknownName, VramplanError
 from vramplan.i18n import Lang
 from vramplan.inference.allocations import growing_cache_reserve_bytes

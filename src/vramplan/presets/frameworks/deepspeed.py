@@ -26,7 +26,7 @@ released in v0.6.6 of 2022-07-13): ZeRO-3's coordinator keeps a parameter whose 
 prefetch walked past until that use (partitioned_param_coordinator.py `__params_to_release`:
 `__most_recent_step_id_param_fetched_for[param] > step_id`), so it holds about
 `stage3_max_live_parameters` once its prefetches have filled it
-(`vramplan.distributed.sharding.Zero3Coordinator`). Before it, only the reuse distance kept
+(`vramplan.distributed.zero3_coordinator.Zero3Coordinator`). Before it, only the reuse distance kept
 a parameter."""
 
 DEEPSPEED_OVERFLOW_CHECK_ON_DEVICE_SINCE = date(2024, 2, 15)

@@ -81,7 +81,7 @@ class FrameworkDefaults:
     source: str
     fsdp2_embedding_apart: bool = False
     """FSDP2 wraps the input embedding as a unit of its own and keeps only the head gathered
-    between forward and backward (`vramplan.distributed.sharding.Parallelism.embedding_apart`;
+    between forward and backward (`vramplan.distributed.parallelism.Parallelism.embedding_apart`;
     torchtitan's as dated by `TorchtitanCode.embedding_apart`: `embedding_apart`)."""
     freeze_layers: int = 1
     """Method `freeze`: how many of the last blocks train when the run does not say (the last

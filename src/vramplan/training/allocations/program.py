@@ -75,7 +75,7 @@ class Sharding:
     saves nothing."""
     prefetch_late: bool = False
     """In backward, the block before is gathered when a block's backward has run, not when it
-    starts (FSDP1 with each adapter a unit: `vramplan.distributed.sharding.prefetches_late`)."""
+    starts (FSDP1 with each adapter a unit: `vramplan.distributed.fsdp.prefetches_late`)."""
     root_gathered_bytes: int = 0
     """The root unit (embeddings, head), gathered from forward to the end of backward."""
     unit_grad_bytes: int = 0
@@ -118,7 +118,7 @@ class Sharding:
     backward_bucket_bytes: int = 0
     """DeepSpeed ZeRO-1/2's gradient bucket, made whole by its optimizer's `backward()` before
     the loss's backward and freed by the epilogue at the end of backward
-    (`vramplan.distributed.sharding.ShardedStates.backward_bucket_bytes`); 0: none."""
+    (`vramplan.distributed.parallelism.ShardedStates.backward_bucket_bytes`); 0: none."""
     zero3_bucket_elements: int = 0
     """DeepSpeed ZeRO-3 with its gradient partition on the GPU: `reduce_bucket_size`, the
     elements its gradient bucket holds before it is reduced (`_zero3_gradients`); 0: another

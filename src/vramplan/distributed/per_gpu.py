@@ -237,7 +237,7 @@ def estimate_per_gpu(arch: Architecture, setup: TrainingSetup, parallelism: Para
 
 
 def fsdp_unit_bytes(arch: Architecture, setup: TrainingSetup, stage: Stage) -> UnitBytes | None:
-    """FSDP's units as the framework stores them (`vramplan.training.allocations.
+    """FSDP's units as the framework stores them (`vramplan.training.allocations.tensors.
     parameter_tensors`): the largest block and the root (what is outside the blocks), for the
     whole model on one stage; None elsewhere (the stage's average bytes per parameter)."""
     if stage.name != "all" or stage.tensor_parallel != 1:

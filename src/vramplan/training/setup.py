@@ -277,9 +277,9 @@ class TrainingSetup:
     tensor_parallel: int = 1
     """torchtitan's tensor-parallel degree, under which its blocks run with sequence-parallel
     norms (`parallelize_llama`'s `apply_tp`): its per-op checkpointing then keeps tensors that
-    one GPU holds whole or over its share of the sequence (`vramplan.training.activations
-    .per_op_selective_saved`). Set by `vramplan.distributed.per_gpu` from the parallelism; 1
-    elsewhere."""
+    one GPU holds whole or over its share of the sequence
+    (`vramplan.training.activations.checkpointing.per_op_selective_saved`). Set by
+    `vramplan.distributed.per_gpu` from the parallelism; 1 elsewhere."""
     experts_gathered: int = 1
     """Megatron-Core's expert-tensor-parallel degree, `expert_tensor_parallel_size`, which is the
     tensor-parallel degree unless set (NVIDIA/Megatron-LM core_r0.11.0 megatron/training/
@@ -328,9 +328,9 @@ class TrainingSetup:
     .kbit_upcast_at_load`); None: the framework's default."""
     code_date: date | None = None
     """The date of the framework's code the run used (the commit of a published run); None:
-    today's. litgpt's model code changed what a block saves (`vramplan.presets.frameworks
-    .litgpt_code`), transformers' what its causal-LM loss holds (`vramplan.presets.frameworks
-    .transformers_code`)."""
+    today's. litgpt's model code changed what a block saves
+    (`vramplan.presets.frameworks.litgpt.litgpt_code`), transformers' what its causal-LM loss
+    holds (`vramplan.presets.frameworks.transformers.transformers_code`)."""
     params_cast_for_compute: bool = False
     """`amp` under FSDP with a mixed-precision policy whose `param_dtype` is the 16-bit compute
     dtype (accelerate's `FullyShardedDataParallelPlugin.set_mixed_precision`): FSDP gathers the
@@ -712,7 +712,7 @@ def model_returns_fp32_logits(setup: TrainingSetup, model_type: str = "") -> boo
 def autocast_casts_shifted_logits(setup: TrainingSetup, model_type: str) -> bool:
     """A 16-bit loss's code (`_own_loss_code`'s `loss_16bit`) runs under autocast (`amp`, or the
     Trainer's over 16-bit weights): it shifts the 16-bit logits by a 16-bit copy, which
-    `cross_entropy`, an op autocast runs in fp32, casts to fp32 (`vramplan.training.activations
+    `cross_entropy`, an op autocast runs in fp32, casts to fp32 (`vramplan.training.activations.head
     ._shifted_16bit_loss_under_autocast`), where `loss_in_16bit` is False."""
     if setup.loss_16bit or not (runs_autocast(setup) or autocasts_16bit_weights(setup)):
         return False

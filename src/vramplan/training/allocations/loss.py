@@ -71,7 +71,7 @@ def logits_and_loss(program: StepProgram, arch: Architecture, *, rows: int, toke
 
 def fused_linear_loss(program: StepProgram, arch: Architecture, *, rows: int, tokens: int,
                       hidden: int, compute: int, head_grad_bytes: int) -> tuple[int, int]:
-    """A fused linear cross-entropy as Liger-Kernel runs it (`vramplan.training.activations
+    """A fused linear cross-entropy as Liger-Kernel runs it (`vramplan.training.activations.head
     .head_and_loss`): the hidden states' gradient and a trained head's gradient made first, then
     chunk by chunk the logits and the chunk's hidden gradient (`grad_logits_chunk @ weight`),
     copied into place and freed with the chunk. The gradients are kept for backward. Returns the
@@ -199,7 +199,7 @@ def compiled_loss(program: StepProgram, arch: Architecture, *, tokens: int, hidd
 def _shifted_loss(program: StepProgram, arch: Architecture, *, tokens: int, hidden: int,
                   compute: int, code: TransformersCode, batch: int, loss_16bit: bool,
                   keep: bool, previous: int | None) -> tuple[int, int | None]:
-    """transformers' causal-LM loss before v4.49 (`vramplan.training.activations
+    """transformers' causal-LM loss before v4.49 (`vramplan.training.activations.head
     ._shifted_hf_loss`, huggingface/transformers v4.45.2 models/llama/modeling_llama.py,
     v4.46.0 loss/loss_utils.py): the fp32 logits (cast in the model up to v4.45, freeing the
     16-bit head output; in the loss from v4.46, the 16-bit logits alive beside them), the
@@ -239,7 +239,7 @@ def _shifted_loss_cast_by_autocast(program: StepProgram, arch: Architecture, *, 
                                    hidden: int, compute: int, batch: int, keep: bool,
                                    previous: int | None,
                                    outputs_fp32: bool) -> tuple[int, int | None]:
-    """A 16-bit loss's code under autocast (`vramplan.training.activations
+    """A 16-bit loss's code under autocast (`vramplan.training.activations.head
     ._shifted_16bit_loss_under_autocast`): the 16-bit logits, their shifted 16-bit copy,
     `cross_entropy`'s fp32 cast of it and the saved fp32 log-softmax, the cast and the copy
     freed; accelerate's fp32 copy of the returned logits (`outputs_fp32`), which replaces them

@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib
 import re
 from pathlib import Path
-from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 DOTTED = re.compile(r"(?<![\w/])vramplan(?:\.\w+)+")
@@ -31,24 +30,22 @@ def _resolves(dotted: str) -> bool:
         except ModuleNotFoundError:
             continue
         for name in parts[cut:]:
-            if isinstance(found, ModuleType) or hasattr(found, name):
-                if not hasattr(found, name):
-                    return False
-                found = getattr(found, name)
-            else:
+            if not hasattr(found, name):
                 return False
+            found = getattr(found, name)
         return True
     return False
 
 
+def _references(text: str) -> set[str]:
+    """The dotted names `text` gives, wrapped ones joined."""
+    return ({match.group(0).rstrip(".") for match in DOTTED.finditer(text)}
+            | {re.sub(r"\s+", "", match.group(1)) for match in WRAPPED.finditer(text)}) - NOT_NAMES
+
+
 def test_every_dotted_name_resolves() -> None:
-    references = {(str(path.relative_to(ROOT)), match.group(0).rstrip("."))
-                  for path in _texts()
-                  for match in DOTTED.finditer(path.read_text(encoding="utf-8"))}
-    references |= {(str(path.relative_to(ROOT)), re.sub(r"\s+", "", match.group(1)))
-                   for path in _texts()
-                   for match in WRAPPED.finditer(path.read_text(encoding="utf-8"))}
-    references = {(path, dotted) for path, dotted in references if dotted not in NOT_NAMES}
+    references = {(str(path.relative_to(ROOT)), dotted) for path in _texts()
+                  for dotted in _references(path.read_text(encoding="utf-8"))}
     assert len(references) > 1000  # the docs do name things
     unresolved = sorted((path, dotted) for path, dotted in references if not _resolves(dotted))
     assert unresolved == []

@@ -115,13 +115,10 @@ class Linear4bitEmulated(nn.Module):
         return out.to(input_dtype)
 
 
-def quantize_linears(model: nn.Module, blocks: nn.Module, quant: Quant,
-                     compute_dtype: torch.dtype) -> int:
+def quantize_linears(blocks: nn.Module, quant: Quant, compute_dtype: torch.dtype) -> None:
     """Replace every linear layer in `blocks` (and LoRA's base layers) by its 4-bit emulation,
-    as transformers' bitsandbytes integration does (the output head stays 16-bit). Returns the
-    number of layers replaced."""
+    as transformers' bitsandbytes integration does (the output head stays 16-bit)."""
     maps = _SharedMaps()
-    replaced = 0
     for parent in list(blocks.modules()):
         for name, child in list(parent.named_children()):
             shape = _linear_shape(child)
@@ -130,28 +127,22 @@ def quantize_linears(model: nn.Module, blocks: nn.Module, quant: Quant,
             in_features, out_features, bias = shape
             setattr(parent, name, Linear4bitEmulated(in_features, out_features, bias, quant=quant,
                                                      compute_dtype=compute_dtype, maps=maps))
-            replaced += 1
-    return replaced
 
 
-def adapters_as_on_bitsandbytes(model: nn.Module) -> int:
+def adapters_as_on_bitsandbytes(model: nn.Module) -> None:
     """Give each peft LoRA layer over an emulated 4-bit base the forward of peft's own layer
     for bitsandbytes' 4-bit linears, which peft picks on a GPU (src/peft/tuners/lora/bnb.py
     `Linear4bit.forward`, read at peft 0.21.2): the base's output cloned ("for 4bit, we need
     to defensively clone here"), the input cast to the adapters' dtype and their output back to
     the base's only when autocast is off (`requires_conversion = not
     torch.is_autocast_enabled()`), then a sum in the base's dtype. peft's plain `Linear.forward`
-    casts whatever autocast does and sums in the promoted dtype. Returns the number of layers
-    given it."""
+    casts whatever autocast does and sums in the promoted dtype."""
     from peft.tuners.lora import Linear as LoraLinear
 
-    given = 0
     for module in model.modules():
         if isinstance(module, LoraLinear) \
                 and isinstance(module.get_base_layer(), Linear4bitEmulated):
             module.forward = _bnb_lora_forward.__get__(module)  # type: ignore[method-assign]
-            given += 1
-    return given
 
 
 def _bnb_lora_forward(self: Any, x: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:

@@ -153,7 +153,7 @@ def apply_method(model: nn.Module, setup: TraceSetup) -> nn.Module:
     if setup.method is Method.QLORA:
         compute = weights_dtype(setup.precision)
         compute = torch.bfloat16 if setup.precision is Precision.AMP else compute
-        quantize_linears(model, transformer_blocks(model), setup.quant, compute)
+        quantize_linears(transformer_blocks(model), setup.quant, compute)
         adapters_as_on_bitsandbytes(model)
     if setup.checkpointing is Checkpointing.FULL:
         _enable_checkpointing(model, reentrant=setup.reentrant_checkpointing)

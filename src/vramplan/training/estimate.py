@@ -128,11 +128,14 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
     activations = blocks + loss.saved_bytes + kept_to_the_end
     persistent = _persistent_parts(states, setup)
     # the blocks' backward: none when no block has a graph (`checkpoints_cut_the_graph`)
-    transient = _backward_transient(arch, setup, spec, saved) * tokens \
-        + _dequant_in_block_backward(arch, setup, spec) \
-        + _gradients_before_scores(arch, setup, spec, saved) \
-        + _mlp_gradients_between_tiles(arch, setup, spec, saved) \
-        + _expert_gradient_sums(arch, setup) if graph else 0
+    transient = _block_backward_bytes(arch, setup, spec, saved) if graph else 0
+    # the first block's backward, last: a frozen one where `freeze` lets the gradient through
+    # frozen blocks (`_frozen_blocks_with_graph`)
+    end_transient = transient
+    if graph and _frozen_blocks_with_graph(arch, setup):
+        frozen = _frozen_spec(spec)
+        end_transient = _block_backward_bytes(
+            arch, setup, frozen, block_saved(_largest_kind(arch), frozen, setup.seq_len))
     # copies of a MoE layer's expert weights its matmuls save (`_expert_weight_copies`): every
     # MoE layer's with a graph, or only the recomputed one's under full checkpointing
     layer_copies = _expert_weight_copies(arch, setup) if graph else 0
@@ -175,7 +178,7 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
             Part(PartKind.AUTOCAST_COPIES, copies_in_blocks.memory_bytes
                  if setup.checkpointing is Checkpointing.FULL else 0),
             Part(PartKind.WEIGHT_COPIES, first_copies),
-            Part(PartKind.BACKWARD_TEMPORARIES, transient))),
+            Part(PartKind.BACKWARD_TEMPORARIES, end_transient))),
         *_embedding_backward(arch, setup, spec, states, loss),
         PhaseMemory(Phase.OPTIMIZER_STEP, (
             *_persistent_parts(states, setup, with_gradients=True, in_step=True),
@@ -266,13 +269,22 @@ def _blocks_activation_bytes(arch: Architecture, setup: TrainingSetup, spec: Blo
             else block_input_bytes(arch, spec)
         return kept * _blocks_with_graph(arch, setup)
     layers = range(arch.n_layers - _blocks_with_graph(arch, setup), arch.n_layers)
-    per_kind = {moe: total_per_token(kept_for_backward(
-        arch.kind_view(moe), spec, block_saved(arch.kind_view(moe), spec, setup.seq_len),
-        setup.checkpointing)) for moe in {arch.layer_is_moe(layer) for layer in layers}}
-    first = _first_trained_block_bytes(arch.kind_view(arch.layer_is_moe(layers[0])), setup,
-                                       spec)
+    frozen = _frozen_blocks_with_graph(arch, setup)
+    # a frozen block with a graph saves what its input's gradient needs, with its input's
+    # gradient needed from the first block on
+    specs = [_frozen_spec(spec)] * frozen + [spec] * (len(layers) - frozen)
+    per_kind = {(moe, layer_spec): total_per_token(kept_for_backward(
+        arch.kind_view(moe), layer_spec,
+        block_saved(arch.kind_view(moe), layer_spec, setup.seq_len), setup.checkpointing))
+        for moe, layer_spec in {(arch.layer_is_moe(layer), layer_spec)
+                                for layer, layer_spec in zip(layers, specs, strict=True)}}
+    first_kind = arch.kind_view(arch.layer_is_moe(layers[0]))
+    first = total_per_token(kept_for_backward(first_kind, specs[0], block_saved(
+        first_kind, specs[0], setup.seq_len, input_needs_grad=True), setup.checkpointing)) \
+        if frozen else _first_trained_block_bytes(first_kind, setup, spec)
     masked = masked_local_layers_bytes(arch, spec, setup.seq_len, len(layers))
-    return first + sum(per_kind[arch.layer_is_moe(layer)] for layer in layers[1:]) + masked
+    return first + masked + sum(per_kind[arch.layer_is_moe(layer), layer_spec] for layer, layer_spec
+                                in zip(layers[1:], specs[1:], strict=True))
 
 
 def _largest_kind(arch: Architecture) -> Architecture:
@@ -288,12 +300,44 @@ def _trained_blocks(arch: Architecture, setup: TrainingSetup) -> int:
 
 
 def _blocks_with_graph(arch: Architecture, setup: TrainingSetup) -> int:
-    """Blocks whose forward builds an autograd graph: the trained ones (under `freeze`, no
-    input needs a gradient before them), none when reentrant checkpoints cut the graph
-    (`checkpoints_cut_the_graph`)."""
+    """Blocks whose forward builds an autograd graph: the trained ones, and under `freeze` the
+    frozen ones too when the embeddings' output needs a gradient (`_frozen_blocks_with_graph`);
+    none when reentrant checkpoints cut the graph (`checkpoints_cut_the_graph`)."""
     if checkpoints_cut_the_graph(setup):
         return 0
-    return _trained_blocks(arch, setup)
+    return _trained_blocks(arch, setup) + _frozen_blocks_with_graph(arch, setup)
+
+
+def _frozen_blocks_with_graph(arch: Architecture, setup: TrainingSetup) -> int:
+    """Frozen blocks that still build a graph: under `freeze`, those before the trained ones
+    when the embeddings' output needs a gradient (`embedding_output_needs_grad`: transformers'
+    full checkpointing calls `enable_input_require_grads()`). Their ops save what the input's
+    gradient needs and backward runs through them to the embeddings, after every trained
+    block's, so the step's backward ends in a frozen block with every trained gradient made.
+    Traced (vramplan.tracer, `freeze` of the last block under full checkpointing, 1 x 64
+    tokens): the peak is the first block's recomputed MLP backward, all gradients made; the
+    model had stopped backward at the trained block, 3 to 19 % under."""
+    if setup.method is not Method.FREEZE or not embedding_output_needs_grad(setup):
+        return 0
+    return arch.n_layers - _trained_blocks(arch, setup)
+
+
+def _frozen_spec(spec: BlockSpec) -> BlockSpec:
+    """A trained block's spec for a block of the same model whose weights do not train."""
+    return replace(spec, weights_train=False)
+
+
+def _block_backward_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
+                          saved: tuple[Saved, ...]) -> int:
+    """What one block's backward holds beyond what is saved elsewhere: its temporaries (and
+    recomputed tensors) for the step's tokens, the dequantized weight, the gradients its own
+    weights have made by its peak."""
+    tokens = setup.batch * setup.seq_len
+    return _backward_transient(arch, setup, spec, saved) * tokens \
+        + _dequant_in_block_backward(arch, setup, spec) \
+        + _gradients_before_scores(arch, setup, spec, saved) \
+        + _mlp_gradients_between_tiles(arch, setup, spec, saved) \
+        + (_expert_gradient_sums(arch, setup) if spec.weights_train else 0)
 
 
 def _first_trained_block_bytes(arch: Architecture, setup: TrainingSetup,
@@ -487,8 +531,9 @@ def _gradients_before_first_block(arch: Architecture, setup: TrainingSetup) -> i
     if setup.method.uses_lora:
         done = total * (arch.n_layers - 1) // arch.n_layers
     elif setup.method is Method.FREEZE:
-        layers = _blocks_with_graph(arch, setup)
-        done = total * (layers - 1) // layers
+        layers = _trained_blocks(arch, setup)
+        done = total if _blocks_with_graph(arch, setup) > layers \
+            else total * (layers - 1) // layers
     else:
         # a tied embedding is the head: its gradient starts with the head's, early in backward;
         # a learned position table's (GPT-2, GPT-Neo, OPT) comes with the embeddings', last

@@ -248,6 +248,26 @@ def test_embedding_dropout_mask_only_when_the_embedding_trains() -> None:
     assert gained == tokens * (layers * (2 * 8 + 2 * 4 * 3) + 8)
 
 
+def test_frozen_blocks_with_a_graph_save_what_their_input_gradient_needs() -> None:
+    """`freeze` where the embeddings' output needs a gradient (`input_require_grads`): every
+    frozen block builds a graph and saves what its input's gradient needs, less than a trained
+    block saves (no linear keeps its input) and more than the nothing it saves otherwise."""
+    freeze = TrainingSetup(method=Method.FREEZE, train_layers=2, batch=1, seq_len=512,
+                           framework=Framework.HF)
+    cut = estimate_training(LLAMA, dataclasses.replace(freeze, input_require_grads=False))
+    through = estimate_training(LLAMA, dataclasses.replace(freeze, input_require_grads=True))
+    spec = block_spec(LLAMA, freeze)
+    trained = total_per_token(block_saved(LLAMA, spec, 512))
+    frozen = total_per_token(block_saved(LLAMA, dataclasses.replace(spec, weights_train=False),
+                                         512))
+    assert 0 < frozen < trained
+    frozen_blocks = LLAMA.n_layers - 2
+    gained = through.activations_bytes - cut.activations_bytes
+    # the frozen blocks, and what the first trained block and the embeddings' output now keep
+    # for their inputs' gradients (at most a trained block's set)
+    assert frozen_blocks * frozen * 512 <= gained < (frozen_blocks * frozen + trained) * 512
+
+
 # --- torch.compile ------------------------------------------------------------------------------
 
 LLAMA32_3B = architecture_of(find_model("llama-3.2-3b"))

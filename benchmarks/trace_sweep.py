@@ -76,6 +76,9 @@ COMBOS = (  # method, precision, checkpointing, attention[, optimizer, implement
     ("lora", "bf16-true", "none", "eager"),
     ("freeze", "bf16-true", "none", "sdpa"),
     ("freeze", "amp", "none", "sdpa"),
+    # transformers' checkpointing lets the gradient through the frozen blocks
+    ("freeze", "bf16-true", "full", "sdpa"),
+    ("freeze", "amp", "full", "sdpa"),
     # optimizers without a state-sized temporary at their step: what backward holds shows
     ("full", "bf16-true", "none", "sdpa", "adamw", "fused"),
     ("full", "mixed", "none", "sdpa", "adamw", "fused"),

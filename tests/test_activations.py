@@ -65,6 +65,22 @@ def test_first_block_under_lora_saves_less() -> None:
     assert inner - first == 4 * 4096 + 4 + 4096
 
 
+@pytest.mark.parametrize(("target", "kept"), [
+    # grad_up = grad * act(gate): the product keeps act(gate); gate's output needs no gradient
+    (LoraTarget.UP, {"act_out"}),
+    # act(gate) keeps its input, and the product keeps up's output for act(gate)'s gradient
+    (LoraTarget.GATE, {"gate_out", "up_out"}),
+])
+def test_first_block_mlp_keeps_the_factor_the_other_gradient_needs(target: LoraTarget,
+                                                                    kept: set[str]) -> None:
+    spec = lora_spec(framework=Framework.HF, lora_targets=frozenset({target}), lora_dropout=False)
+    mlp = {"gate_out", "act_out", "up_out"}
+    first = {item.name for item in block_saved(LLAMA, spec, 512, input_needs_grad=False)}
+    inner = {item.name for item in block_saved(LLAMA, spec, 512)}
+    assert first & mlp == kept
+    assert inner & mlp == mlp
+
+
 def test_frozen_matmul_keeps_no_input_but_trained_and_quantized_ones_do() -> None:
     frozen = total_per_token(block_saved(LLAMA, lora_spec(), 512))
     quantized = total_per_token(block_saved(LLAMA, lora_spec(base_keeps_input=True), 512))

@@ -12,6 +12,7 @@ from vramplan.training.activations.spec import (
     DROPOUT_MASK_BYTES,
     FP32,
     GATE_UP_TARGETS,
+    MLP_TARGETS,
     QKV_TARGETS,
     Activation,
     BlockSpec,
@@ -106,10 +107,16 @@ def _post_norm_block(ledger: Ledger, arch: Architecture, spec: BlockSpec, seq_le
     r, c = spec.residual_bytes, spec.compute_bytes
     attention_layer(ledger, arch, spec, Activation("x_in", r), seq_len=seq_len,
                     input_needs_grad=input_needs_grad)
+    # in the first block of LoRA on the MLP alone, attention's output and the MLP's input need
+    # no gradient (`_residual_after_attention_needs_grad`); the MLP's output needs one once
+    # anything before it or in it trains
+    mid_needs_grad = _residual_after_attention_needs_grad(spec, input_needs_grad)
     norm_layer(ledger, arch, spec, Activation("attn_proj_out", c), name="post_attention_norm",
-               needs_grad=True)
-    mlp_or_tiled(ledger, arch, spec, Activation("x_mid", r), True)
-    norm_layer(ledger, arch, spec, Activation("mlp_out", c), name="post_mlp_norm", needs_grad=True)
+               needs_grad=mid_needs_grad)
+    mlp_or_tiled(ledger, arch, spec, Activation("x_mid", r), mid_needs_grad)
+    norm_layer(ledger, arch, spec, Activation("mlp_out", c), name="post_mlp_norm",
+               needs_grad=mid_needs_grad or spec.weights_train
+               or bool(spec.lora_targets & MLP_TARGETS))
 
 
 def _unsloth_lora_block(ledger: Ledger, arch: Architecture, spec: BlockSpec,

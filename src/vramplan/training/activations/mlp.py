@@ -66,34 +66,7 @@ def _mlp(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2: Activation,
     f = arch.token_mlp_width
     targets = spec.lora_targets
     if arch.mlp is MlpKind.GATED:
-        lora_in = int(LoraTarget.GATE in targets) + int(LoraTarget.UP in targets)
-        megatron = spec.framework is Framework.MEGATRON
-        fused_gate_up = (arch.fused_gate_up or megatron) and spec.framework is not Framework.LITGPT
-        if arch.fused_gate_up and spec.lora_on_modules:
-            lora_in = min(lora_in, 1)  # peft's one adapter on the fused gate_up nn.Linear
-        linear(ledger, spec, n2, h, lora=lora_in, prefix="gate_up", needs_grad=input_needs_grad,
-               readers=1 if fused_gate_up else 2)
-        m = mlp_hidden_itemsize(spec, n2.itemsize)
-        if lora_in and (fused_gate_up or LoraTarget.UP not in targets):
-            # the fused gate_up's adapter, or gate's alone, ends before act(gate) exists
-            ledger.moment(adapter_tail(spec, m, 2 * f if fused_gate_up else f))
-        # act(gate) saves its input; act * up saves both factors (compiled: act(gate) is
-        # recomputed from gate in backward, COMPILED_SAVES). Megatron-LM's linear_fc1 makes
-        # gate and up as one tensor and its fused SwiGLU saves only that input
-        # (megatron/core/fusions/fused_bias_swiglu.py `SwiGLUFunction`); Liger's SiLU-mul
-        # saves gate and up, not the activation (`BlockSpec.liger_kernels`)
-        if input_needs_grad or spec.weights_train or lora_in:
-            # else (the first trained block, only its down projection adapted) gate and up
-            # need no gradient, so neither act(gate) nor the product saves anything: down's
-            # adapter keeps the product alone (traced, tests/test_trace_agreement.py)
-            ledger.keep("gate_out", m * f)
-            if not (spec.compiled or megatron or spec.liger_kernels):
-                ledger.keep("act_out", m * f)
-            if LoraTarget.UP in targets and not fused_gate_up:
-                # up's adapter ends beside gate's output and act(gate)
-                ledger.moment(adapter_tail(spec, m, f))
-            ledger.keep("up_out", m * f)
-        down_projection(ledger, spec, Activation("mlp_hidden", m), f, h)
+        _gated_mlp(ledger, arch, spec, n2, input_needs_grad)
     else:
         linear(ledger, spec, n2, h, lora=int(LoraTarget.UP in targets), prefix="up",
                needs_grad=input_needs_grad)
@@ -106,6 +79,46 @@ def _mlp(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2: Activation,
     dropout_mask(ledger, spec, "mlp_out_dropout_mask", arch.mlp_output_dropout, h)
     if arch.is_moe:
         ledger.keep("router_probs", FP32 * arch.n_experts)
+
+
+def _gated_mlp(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2: Activation,
+               input_needs_grad: bool) -> None:
+    """A gated MLP's saved tensors: down(act(gate(x)) * up(x))."""
+    h, f = arch.hidden_size, arch.token_mlp_width
+    targets = spec.lora_targets
+    lora_in = int(LoraTarget.GATE in targets) + int(LoraTarget.UP in targets)
+    megatron = spec.framework is Framework.MEGATRON
+    fused_gate_up = (arch.fused_gate_up or megatron) and spec.framework is not Framework.LITGPT
+    if arch.fused_gate_up and spec.lora_on_modules:
+        lora_in = min(lora_in, 1)  # peft's one adapter on the fused gate_up nn.Linear
+    linear(ledger, spec, n2, h, lora=lora_in, prefix="gate_up", needs_grad=input_needs_grad,
+           readers=1 if fused_gate_up else 2)
+    m = mlp_hidden_itemsize(spec, n2.itemsize)
+    if lora_in and (fused_gate_up or LoraTarget.UP not in targets):
+        # the fused gate_up's adapter, or gate's alone, ends before act(gate) exists
+        ledger.moment(adapter_tail(spec, m, 2 * f if fused_gate_up else f))
+    # act(gate) keeps its input when gate's output needs a gradient, and act * up keeps each
+    # factor for the other's gradient (grad_up = grad * act, grad_act = grad * up). Past the
+    # first trained block the input needs a gradient and so does everything; in the first,
+    # only what an adapter or a trained weight makes need one (with down's adapter alone,
+    # nothing: it keeps the product itself; traced, tests/test_trace_agreement.py). Compiled,
+    # act(gate) is recomputed from gate in backward (COMPILED_SAVES); Megatron-LM's
+    # linear_fc1 makes gate and up as one tensor and its fused SwiGLU saves only that input
+    # (megatron/core/fusions/fused_bias_swiglu.py `SwiGLUFunction`); Liger's SiLU-mul saves
+    # gate and up, not the activation (`BlockSpec.liger_kernels`)
+    trained = input_needs_grad or spec.weights_train
+    gate_grad = trained or LoraTarget.GATE in targets or (fused_gate_up and lora_in > 0)
+    up_grad = trained or LoraTarget.UP in targets or (fused_gate_up and lora_in > 0)
+    if gate_grad:
+        ledger.keep("gate_out", m * f)
+    if up_grad and not (spec.compiled or megatron or spec.liger_kernels):
+        ledger.keep("act_out", m * f)
+    if LoraTarget.UP in targets and not fused_gate_up:
+        # up's adapter ends beside gate's output and act(gate)
+        ledger.moment(adapter_tail(spec, m, f))
+    if gate_grad:
+        ledger.keep("up_out", m * f)
+    down_projection(ledger, spec, Activation("mlp_hidden", m), f, h)
 
 
 def mlp_hidden_itemsize(spec: BlockSpec, input_itemsize: int) -> int:

@@ -419,6 +419,30 @@ def test_mlp_adapters_analytic_peak_within_3_percent_of_trace(case: tuple[str, s
     _assert_lora_step_agrees(family, targets, checkpointing, Precision.BF16_TRUE)
 
 
+O_LORA_EXCLUDED = {("phi", "q;k;v;o", "none"): -3.3, ("deepseek_v3", "o", "full"): -5.5,
+                   ("deepseek_v3", "q;k;v;o", "full"): -5.5}
+O_LORA_MATRIX = [(family, targets, checkpointing)
+                 for family in ("llama", "qwen2", "opt-dropout", "phi", "deepseek_v2",
+                                "deepseek_v3")
+                 for targets in ("o", "q;k;v;o") for checkpointing in ("none", "full")
+                 if (family, targets, checkpointing) not in O_LORA_EXCLUDED]
+"""Adapters on the output projection, alone and with q, k and v (2 x 128 tokens, SDPA). In the
+first block, with o alone adapted, nothing inside attention needs a gradient and o's adapter
+keeps its input: before that was counted (found by benchmarks/trace_fuzz.py, 2026-12-06) the
+model left o's input out there and, for a latent attention, counted the attention's whole
+saved set instead (before, with o alone: Phi -3.6 %, DeepSeek-V2 +3.7 %, DeepSeek-V3 +5.0 %;
+in the fuzz, Llama and Qwen2 -3.2 to -4.1 % over 64 tokens, DeepSeek-V2 under eager attention
+over 320 tokens +32 %). Left out, with the analytic peak's signed gap in percent:
+`O_LORA_EXCLUDED` (DeepSeek-V3 under full checkpointing as in `FULL_CHECKPOINTING_EXCLUDED`;
+Phi's parallel block with every attention linear adapted, the same before)."""
+
+
+@pytest.mark.parametrize("case", O_LORA_MATRIX, ids=["-".join(c) for c in O_LORA_MATRIX])
+def test_output_projection_adapters_within_3_percent_of_trace(case: tuple[str, str, str]) -> None:
+    family, targets, checkpointing = case
+    _assert_lora_step_agrees(family, targets, checkpointing, Precision.BF16_TRUE)
+
+
 MLP_LORA_AMP_MATRIX = [(family, targets, checkpointing) for family in ("llama", "qwen2", "mistral")
                        for targets, checkpointing in (("gate;up;down", "none"), ("down", "none"),
                                                       ("gate;up;down", "full"), ("down", "full"),

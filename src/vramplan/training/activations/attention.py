@@ -7,7 +7,6 @@ from __future__ import annotations
 from vramplan.model.architecture import Architecture, PositionKind
 from vramplan.training.activations.ops import linear, qk_norms
 from vramplan.training.activations.spec import (
-    ATTENTION_TARGETS,
     DROPOUT_MASK_BYTES,
     FP32,
     Activation,
@@ -35,7 +34,10 @@ def attention_layer(ledger: Ledger, arch: Architecture, spec: BlockSpec, n1: Act
     linear(ledger, spec, n1, arch.hidden_size, lora=adapters, prefix="qkv",
            needs_grad=input_needs_grad, readers=1 if fused or arch.fused_qkv else 3)
     if not (input_needs_grad or spec.weights_train or qkv_lora):
-        return  # nothing inside attention needs a gradient
+        # nothing inside attention needs a gradient; an adapter on o keeps its input
+        if LoraTarget.O in spec.lora_targets:
+            _output_projection(ledger, arch, spec, Activation("attn_out", c), q, fused=fused)
+        return
     if fused and qkv_lora and len(qkv_lora) < 3:
         # zero_pad: `index_copy` keeps its source, the reshaped B output (litgpt/lora.py)
         widths = {LoraTarget.Q: q, LoraTarget.K: kv, LoraTarget.V: kv}
@@ -111,10 +113,17 @@ def attention_layer(ledger: Ledger, arch: Architecture, spec: BlockSpec, n1: Act
     # kernel's `attn @ v`: the reshape copies, and o_proj keeps the copy beside the output that
     # SDPA saves. (The memory-efficient kernel allocates (B, T, nh, hs): a view there. Which
     # kernel runs depends on the GPU, not known here: flash is counted.)
-    proj_in = Activation("attn_out_merged", c) if fused else attn_out
-    linear(ledger, spec, proj_in, q, lora=int(LoraTarget.O in spec.lora_targets), prefix="o")
-    # dropout on the output projection's result: its mask; the output goes to the residual add,
-    # which saves nothing
+    _output_projection(ledger, arch, spec, attn_out, q, fused=fused)
+
+
+def _output_projection(ledger: Ledger, arch: Architecture, spec: BlockSpec,
+                       attn_out: Activation, width: int, *, fused: bool) -> None:
+    """o_proj on attention's output (litgpt's merged copy of it, above), with its adapter, and
+    the dropout on its result: its mask; the output goes to the residual add, which saves
+    nothing."""
+    proj_in = Activation("attn_out_merged", attn_out.itemsize) if fused else attn_out
+    linear(ledger, spec, proj_in, width, lora=int(LoraTarget.O in spec.lora_targets),
+           prefix="o")
     dropout_mask(ledger, spec, "attn_out_dropout_mask", arch.attention_output_dropout,
                  arch.hidden_size)
 
@@ -144,7 +153,11 @@ def _latent_attention(ledger: Ledger, arch: Architecture, spec: BlockSpec, n1: A
     kv_lora = int(bool(targets & {LoraTarget.K, LoraTarget.V}))
     linear(ledger, spec, n1, h, lora=q_lora + kv_lora, prefix="latent_a",
            needs_grad=input_needs_grad, readers=2)
-    if not (input_needs_grad or spec.weights_train or targets & ATTENTION_TARGETS):
+    if not (input_needs_grad or spec.weights_train or q_lora or kv_lora):
+        # nothing inside attention needs a gradient; an adapter on o keeps its input
+        if LoraTarget.O in targets:
+            linear(ledger, spec, Activation("attn_out", c), arch.attn_out_dim, lora=1,
+                   prefix="o")
         return
     for tag, rank, lora in (("q_latent", mla.q_lora_rank, q_lora),
                             ("kv_latent", mla.kv_lora_rank, kv_lora)):

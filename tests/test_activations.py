@@ -81,6 +81,20 @@ def test_first_block_mlp_keeps_the_factor_the_other_gradient_needs(target: LoraT
     assert inner & mlp == mlp
 
 
+def test_first_block_plain_mlp_with_down_adapted_alone_keeps_only_its_input() -> None:
+    """Phi-2's fc1, tanh GELU in Python, fc2: with fc2's adapter alone, the first block's fc1
+    output needs no gradient, so the GELU's chain saves nothing and fc2's adapter keeps the
+    activation's output; past the first block the chain's tensors are saved too."""
+    phi = architecture_of(find_model("phi-2"))
+    spec = block_spec(phi, TrainingSetup(method=Method.LORA, framework=Framework.HF, lora_rank=8,
+                                         lora_targets=frozenset({LoraTarget.DOWN}),
+                                         adapters_fp32=False, seq_len=512))
+    first = {item.name for item in block_saved(phi, spec, 512, input_needs_grad=False)}
+    inner = {item.name for item in block_saved(phi, spec, 512)}
+    assert first == {"act_out", "down0_lora_a_out"}
+    assert {"up_out", "act_intermediate_0"} <= inner
+
+
 def test_frozen_matmul_keeps_no_input_but_trained_and_quantized_ones_do() -> None:
     frozen = total_per_token(block_saved(LLAMA, lora_spec(), 512))
     quantized = total_per_token(block_saved(LLAMA, lora_spec(base_keeps_input=True), 512))

@@ -419,6 +419,25 @@ def test_mlp_adapters_analytic_peak_within_3_percent_of_trace(case: tuple[str, s
     _assert_lora_step_agrees(family, targets, checkpointing, Precision.BF16_TRUE)
 
 
+PLAIN_MLP_LORA_MATRIX = [(family, targets, "none")
+                         for family in ("opt", "opt-dropout", "phi", "starcoder2")
+                         for targets in ("up", "down")]
+"""A plain MLP (fc1, activation, fc2) with one of its linears adapted. In the first block, with
+fc2 (`down`) alone adapted, fc1's output needs no gradient and the activation saves nothing:
+fc2's adapter keeps its input. Before that was modelled (found by benchmarks/trace_fuzz.py,
+2026-12-06) the model counted the activation's saved tensors there too: Phi's Python tanh GELU
++22.0 %, StarCoder2's +6.3 % over the trace (2 x 128 tokens); OPT's ReLU keeps the output fc2
+reads, so it agreed. Not here: Phi with `down` alone under full checkpointing (+6.8 %, the
+same before)."""
+
+
+@pytest.mark.parametrize("case", PLAIN_MLP_LORA_MATRIX,
+                         ids=["-".join(c) for c in PLAIN_MLP_LORA_MATRIX])
+def test_plain_mlp_adapters_within_3_percent_of_trace(case: tuple[str, str, str]) -> None:
+    family, targets, checkpointing = case
+    _assert_lora_step_agrees(family, targets, checkpointing, Precision.BF16_TRUE)
+
+
 O_LORA_EXCLUDED = {("phi", "q;k;v;o", "none"): -3.3, ("deepseek_v3", "o", "full"): -5.5,
                    ("deepseek_v3", "q;k;v;o", "full"): -5.5}
 O_LORA_MATRIX = [(family, targets, checkpointing)

@@ -73,8 +73,11 @@ def _mlp(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2: Activation,
         m = mlp_hidden_itemsize(spec, n2.itemsize)
         if LoraTarget.UP in targets:
             ledger.moment(adapter_tail(spec, m, f))
-        for name, itemsize in _activation_saved_tensors(arch, spec):
-            ledger.keep(name, max(itemsize, m) * f)
+        if input_needs_grad or spec.weights_train or LoraTarget.UP in targets:
+            # else (the first block, down's adapter alone) up's output needs no gradient and the
+            # activation saves nothing: down's adapter keeps its input
+            for name, itemsize in _activation_saved_tensors(arch, spec):
+                ledger.keep(name, max(itemsize, m) * f)
         down_projection(ledger, spec, Activation("act_out", m), f, h)
     dropout_mask(ledger, spec, "mlp_out_dropout_mask", arch.mlp_output_dropout, h)
     if arch.is_moe:

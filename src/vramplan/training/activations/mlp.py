@@ -112,14 +112,18 @@ def _gated_mlp(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2: Activati
     trained = input_needs_grad or spec.weights_train
     gate_grad = trained or LoraTarget.GATE in targets or (fused_gate_up and lora_in > 0)
     up_grad = trained or LoraTarget.UP in targets or (fused_gate_up and lora_in > 0)
-    if gate_grad:
+    # Megatron's and Liger's act(gate) * up are one autograd function, which saves both its
+    # inputs once either needs a gradient; compiled, up's gradient recomputes act(gate) from
+    # gate's output
+    one_function = megatron or spec.liger_kernels
+    if gate_grad or (up_grad and (one_function or spec.compiled)):
         ledger.keep("gate_out", m * f)
-    if up_grad and not (spec.compiled or megatron or spec.liger_kernels):
+    if up_grad and not (one_function or spec.compiled):
         ledger.keep("act_out", m * f)
     if LoraTarget.UP in targets and not fused_gate_up:
         # up's adapter ends beside gate's output and act(gate)
         ledger.moment(adapter_tail(spec, m, f))
-    if gate_grad:
+    if gate_grad or (up_grad and one_function):
         ledger.keep("up_out", m * f)
     down_projection(ledger, spec, Activation("mlp_hidden", m), f, h)
 

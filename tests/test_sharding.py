@@ -292,6 +292,28 @@ def test_fsdp1_lora_allocates_gradients_for_frozen_parameters_too() -> None:
     assert no_sync.gradients_bytes == 2 * lora.params  # full, unsharded: FSDP no_sync docs
 
 
+@pytest.mark.parametrize("scheme", [Scheme.FSDP, Scheme.FSDP_GRAD_OP])
+def test_fsdp1_on_one_gpu_gathers_nothing_as_no_shard(scheme: Scheme) -> None:
+    """PyTorch switches FSDP1 to NO_SHARD when the world size is 1 (torch/distributed/fsdp/
+    _init_utils.py `_init_core_state`): nothing is gathered, FULL_SHARD and SHARD_GRAD_OP alike,
+    and full fine-tuning's per-GPU peak is the unsharded run's (LoRA's is not: a flat parameter
+    mixing frozen and trainable weights still gets a gradient for every element); FSDP2, which
+    has no such switch, still gathers its units into new tensors."""
+    states = mixed_adam(7_000_000_000, 131_000_000, 202_000_000, 262_000_000)
+    one = shard(states, scheme, 1, fsdp_version=FsdpVersion.FSDP1)
+    assert one.forward_buffers_bytes == one.backward_buffers_bytes == 0
+    assert one.gathered_unit_bytes == one.gathered_root_bytes == 0
+    assert shard(states, scheme, 2, fsdp_version=FsdpVersion.FSDP1).forward_buffers_bytes > 0
+    assert shard(states, scheme, 1, fsdp_version=FsdpVersion.FSDP2).forward_buffers_bytes > 0
+    setup = TrainingSetup(method=Method.FULL, framework=Framework.HF, batch=2, seq_len=2048,
+                          checkpointing=Checkpointing.FULL)
+    llama = architecture_of(find_model("llama-2-7b"))
+    unsharded = estimate_per_gpu(llama, setup, Parallelism(scheme=Scheme.NONE, gpus=1))
+    fsdp1 = estimate_per_gpu(llama, setup, Parallelism(scheme=scheme, gpus=1,
+                                                        fsdp_version=FsdpVersion.FSDP1))
+    assert fsdp1.allocated_bytes == unsharded.allocated_bytes
+
+
 @pytest.mark.parametrize(("version", "kept_itemsize"), [
     # FSDP1's post-backward hook returns before any cast when not syncing: the unsharded
     # gradient stays in the gathered copies' dtype (_runtime_utils.py `_post_backward_hook`)

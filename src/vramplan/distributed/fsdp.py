@@ -35,11 +35,8 @@ def fsdp_states(states: ModelStates, plan: Parallelism, n: int,
         root_gathered = max(root_weights - embedding, 0)
     late = prefetches_late(plan)
     ahead = 0 if late else plan.buffers.fsdp_prefetch_units
-    units_gathered = (1 + ahead) * unit_weights
-    if plan.scheme is Scheme.FSDP_GRAD_OP:
-        # SHARD_GRAD_OP keeps every unit gathered between forward and backward.
-        root_gathered = states.weight_bytes
-        units_gathered = 0
+    unit_weights, root_gathered, units_gathered = _gathered(
+        states, plan, n, unit_weights, root_gathered, prefetched_units=ahead)
     if plan.params_cast_for_compute and states.weight_itemsize > CAST_ITEMSIZE:
         # gathered as 16-bit copies of the stored fp32 parameters
         unit_weights, root_weights, root_gathered, units_gathered = (
@@ -127,8 +124,30 @@ def fsdp_states(states: ModelStates, plan: Parallelism, n: int,
         last_unit_backward_buffers_bytes=max(first_blocks, root_end),
         unit_gradient_bytes=unit_grad, unit_gradient_shard_bytes=unit_grad_shard,
         root_gradient_bytes=root_grad, loss_buffers_bytes=loss, reduce_buffers_bytes=reduce,
-        gathered_unit_bytes=unit_weights, gathered_root_bytes=root_weights,
+        gathered_unit_bytes=unit_weights,
+        gathered_root_bytes=0 if runs_as_no_shard(plan, n) else root_weights,
     )
+
+
+def runs_as_no_shard(plan: Parallelism, n: int) -> bool:
+    """FSDP1 runs a group of one GPU as NO_SHARD, FULL_SHARD and SHARD_GRAD_OP alike
+    (torch/distributed/fsdp/_init_utils.py `_init_core_state`: "FSDP is switching to use
+    `NO_SHARD` instead of ... since the world size is 1", read in torch 2.13's): its flat
+    parameters are used in place and nothing is gathered. FSDP2 has no such switch."""
+    return plan.fsdp_version is FsdpVersion.FSDP1 and n == 1 \
+        and plan.scheme in (Scheme.FSDP, Scheme.FSDP_GRAD_OP)
+
+
+def _gathered(states: ModelStates, plan: Parallelism, n: int, unit_weights: int,
+              root_gathered: int, *, prefetched_units: int) -> tuple[int, int, int]:
+    """A gathered unit's bytes, and what stays gathered outside a unit's own forward: the root
+    and, in forward, the unit computing and those prefetched. SHARD_GRAD_OP keeps every unit
+    gathered between forward and backward; NO_SHARD gathers nothing (`runs_as_no_shard`)."""
+    if runs_as_no_shard(plan, n):
+        return 0, 0, 0
+    if plan.scheme is Scheme.FSDP_GRAD_OP:
+        return unit_weights, states.weight_bytes, 0
+    return unit_weights, root_gathered, (1 + prefetched_units) * unit_weights
 
 
 def _no_sync_gradient_bytes(states: ModelStates, plan: Parallelism, grad_bytes: int) -> int:

@@ -278,10 +278,8 @@ def _blocks_activation_bytes(arch: Architecture, setup: TrainingSetup, spec: Blo
         block_saved(arch.kind_view(moe), layer_spec, setup.seq_len), setup.checkpointing))
         for moe, layer_spec in {(arch.layer_is_moe(layer), layer_spec)
                                 for layer, layer_spec in zip(layers, specs, strict=True)}}
-    first_kind = arch.kind_view(arch.layer_is_moe(layers[0]))
-    first = total_per_token(kept_for_backward(first_kind, specs[0], block_saved(
-        first_kind, specs[0], setup.seq_len, input_needs_grad=True), setup.checkpointing)) \
-        if frozen else _first_trained_block_bytes(first_kind, setup, spec)
+    first = _first_block_bytes(arch.kind_view(arch.layer_is_moe(layers[0])), setup, specs[0],
+                               input_needs_grad=bool(frozen) or embedding_trains(setup))
     masked = masked_local_layers_bytes(arch, spec, setup.seq_len, len(layers))
     return first + masked + sum(per_kind[arch.layer_is_moe(layer), layer_spec] for layer, layer_spec
                                 in zip(layers[1:], specs[1:], strict=True))
@@ -340,11 +338,12 @@ def _block_backward_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockS
         + (_expert_gradient_sums(arch, setup) if spec.weights_train else 0)
 
 
-def _first_trained_block_bytes(arch: Architecture, setup: TrainingSetup,
-                               spec: BlockSpec) -> int:
-    """The first block with a graph: its input comes from frozen layers unless the embedding
-    trains."""
-    saved = block_saved(arch, spec, setup.seq_len, input_needs_grad=embedding_trains(setup))
+def _first_block_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockSpec, *,
+                       input_needs_grad: bool) -> int:
+    """Per token, what the first block with a graph keeps: its input needs a gradient when the
+    embedding trains, or when it is a frozen block that the embeddings' output reaches with one
+    (`_frozen_blocks_with_graph`); else it comes from frozen layers without a graph."""
+    saved = block_saved(arch, spec, setup.seq_len, input_needs_grad=input_needs_grad)
     return total_per_token(kept_for_backward(arch, spec, saved, setup.checkpointing))
 
 
@@ -531,8 +530,10 @@ def _gradients_before_first_block(arch: Architecture, setup: TrainingSetup) -> i
     if setup.method.uses_lora:
         done = total * (arch.n_layers - 1) // arch.n_layers
     elif setup.method is Method.FREEZE:
+        # backward ends in a frozen block when the frozen blocks have a graph, every trained
+        # gradient made; else in the first trained block, its own not yet
         layers = _trained_blocks(arch, setup)
-        done = total if _blocks_with_graph(arch, setup) > layers \
+        done = total if _frozen_blocks_with_graph(arch, setup) \
             else total * (layers - 1) // layers
     else:
         # a tied embedding is the head: its gradient starts with the head's, early in backward;

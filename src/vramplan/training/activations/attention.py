@@ -156,8 +156,8 @@ def _latent_attention(ledger: Ledger, arch: Architecture, spec: BlockSpec, n1: A
     if not (input_needs_grad or spec.weights_train or q_lora or kv_lora):
         # nothing inside attention needs a gradient; an adapter on o keeps its input
         if LoraTarget.O in targets:
-            linear(ledger, spec, Activation("attn_out", c), arch.attn_out_dim, lora=1,
-                   prefix="o")
+            _output_projection(ledger, arch, spec, Activation("attn_out", c), arch.attn_out_dim,
+                               fused=False)
         return
     for tag, rank, lora in (("q_latent", mla.q_lora_rank, q_lora),
                             ("kv_latent", mla.kv_lora_rank, kv_lora)):
@@ -179,8 +179,7 @@ def _latent_attention(ledger: Ledger, arch: Architecture, spec: BlockSpec, n1: A
         _eager_scores(ledger, arch, spec, seq_len)
     else:
         ledger.keep("attn_logsumexp", FP32 * heads)
-    linear(ledger, spec, attn_out, arch.attn_out_dim, lora=int(LoraTarget.O in targets),
-           prefix="o")
+    _output_projection(ledger, arch, spec, attn_out, arch.attn_out_dim, fused=False)
 
 
 def _eager_scores(ledger: Ledger, arch: Architecture, spec: BlockSpec, seq_len: int, *,

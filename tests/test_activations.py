@@ -9,8 +9,9 @@ import pytest
 
 from vramplan.model.hf_config import parse_config
 from vramplan.presets.models import architecture_of, find_model
-from vramplan.training.activations.backward import recomputed_forward_peak
+from vramplan.training.activations.backward import moe_backward_transient, recomputed_forward_peak
 from vramplan.training.activations.block import (
+    block_ledger,
     block_saved,
     embedding_saved_bytes,
     first_block_graphless_linears,
@@ -928,3 +929,52 @@ def test_recomputed_forward_peak_only_where_a_moment_is_modelled() -> None:
     post_norm = dataclasses.replace(LLAMA, norms_after_sublayers=True)
     assert recomputed_forward_peak(post_norm, block_spec(post_norm, mlp), 512,
                                    reentrant=False) == 0
+
+
+DEEPSEEK_V3 = architecture_of(find_model("deepseek-v3")).kind_view(True)
+
+
+def test_moe_weighting_backward_tallied_by_hand() -> None:
+    """transformers 5's grouped experts (integrations/moe.py `grouped_mm_experts_forward`, v5.25)
+    weight each routed copy's output and put the copies back in token order: backward writes
+    their gradient into zeros beside the sum's (three copy-wide tensors), then the product's
+    backward holds its two products, and the experts' backward three tensors of the copies'
+    width. Qwen3-30B-A3B (8 copies, hidden 2048, experts 768 wide, bf16 top-k weights): three
+    bf16 copy-wide tensors. DeepSeek-V3 (fp32 top-k weights): three fp32 ones and the 16-bit
+    cast of one, the incoming gradient cast to fp32 by the final `.to()`, less its shared
+    expert's saved tensors, freed by the shared expert's backward, which runs first; a block
+    recomputed by a non-reentrant checkpoint has dropped the recomputed down projection's
+    output by the time of the cast."""
+    spec = dataclasses.replace(hf_full_spec(), weights_train=False, lora_targets=Q_V,
+                               attention=Attention.FLASH, model_dropout=False)
+    assert moe_backward_transient(QWEN3_MOE, spec) == 3 * 2 * 8 * 2048
+    h, k, shared = 7168, 8, 2048
+    saved = block_saved(DEEPSEEK_V3, spec, 4096)
+    shared_saved = sum(item.bytes_per_token for item in saved if item.name.startswith("shared_"))
+    assert shared_saved == 3 * 2 * shared  # gate's output, act(gate) and up's output
+    assert moe_backward_transient(DEEPSEEK_V3, spec, saved) \
+        == (3 * 4 + 2) * k * h + 4 * h - shared_saved
+    assert moe_backward_transient(DEEPSEEK_V3, spec, saved, recomputed_released=True) \
+        == 3 * 4 * k * h + 4 * h - shared_saved
+
+
+def test_moe_experts_backward_over_every_copy() -> None:
+    """Experts three times as wide as the hidden size: their backward (d(act * up), d(act),
+    d(up)) over the 8 routed copies outgrows the weighting's."""
+    wide = dataclasses.replace(QWEN3_MOE, moe_intermediate_size=3 * 2048)
+    spec = dataclasses.replace(hf_full_spec(), weights_train=False, lora_targets=Q_V,
+                               attention=Attention.FLASH, model_dropout=False)
+    assert moe_backward_transient(wide, spec) == 3 * 2 * 8 * 3 * 2048
+
+
+def test_recomputed_moe_layer_reaches_its_reordering_with_the_sums_gradient() -> None:
+    """Under non-reentrant full checkpointing the reordering's backward unpacks the inverse
+    permutation, the last tensor the layer saves, so the recomputation runs up to it: the
+    gathered input (a local: LoRA's frozen experts do not save it), the weighted outputs and
+    the gradient the sum's backward made are alive beside everything saved before it."""
+    spec = dataclasses.replace(hf_full_spec(), weights_train=False, lora_targets=Q_V,
+                               attention=Attention.FLASH, model_dropout=False)
+    ledger = block_ledger(QWEN3_MOE, spec, 4096, True)
+    h, k = 2048, 8
+    saved_before = ledger.total() - 8 * k  # all but the inverse permutation
+    assert (saved_before, 3 * 2 * k * h) in ledger.moments

@@ -63,6 +63,20 @@ def test_the_parameter_tensors_add_up_to_the_model_states(method: str) -> None:
     assert sum(t.elements for t in tensors if t.trainable) == estimate.states.trainable_params
 
 
+@pytest.mark.parametrize("model", ["glm-4.5-air", "qwen3-30b-a3b"])
+@pytest.mark.parametrize("method", ["full", "lora"])
+def test_a_model_with_dense_and_moe_layers_lists_each_kind(model: str, method: str) -> None:
+    """GLM-4.5-Air's first layer is a dense MLP beside 45 MoE layers: the program lists its
+    tensors as a dense block's (it had listed every block as a MoE one, 2.1 billion values
+    more, and foreach AdamW's step temporaries over them)."""
+    arch = architecture_of(find_model(model))
+    setup = _setup(method)
+    estimate = estimate_training(arch, setup)
+    tensors = parameter_tensors(arch, setup)
+    assert sum(t.n_bytes for t in tensors) == estimate.states.weight_bytes
+    assert sum(t.elements for t in tensors if t.trainable) == estimate.states.trainable_params
+
+
 def test_quantized_pieces_add_up_to_the_frozen_storage() -> None:
     arch = architecture_of(find_model("llama-2-7b"))
     setup = _setup("qlora", quant=Quant.NF4_DQ)

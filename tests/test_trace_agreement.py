@@ -243,18 +243,15 @@ modelled)."""
 
 
 FULL_CHECKPOINTING_EXCLUDED = {
-    # sinks and clamped experts under LoRA, eager attention: the recomputed MoE block's backward
-    ("gpt_oss", "lora", "bf16-true"): -4.4,
-    # a dense first layer beside MoE layers: the model recomputes the MoE kind of block, the
-    # trace's peak is elsewhere
-    ("deepseek_v3", "full", "bf16-true"): +3.4, ("deepseek_v3", "lora", "bf16-true"): -3.8,
-    ("glm4_moe", "full", "bf16-true"): +3.2, ("glm4_moe", "lora", "bf16-true"): -3.9,
-    ("deepseek_v2", "full", "bf16-true"): +5.9,
     # every expert computed for every token, recomputed under LoRA
-    ("llama4_text", "lora", "bf16-true"): -11.8,
+    ("llama4_text", "lora", "bf16-true"): -9.1,
 }
 """Full-checkpointing combinations of the new families outside 3 %, with the analytic peak's
-signed gap to the trace's in percent (2 x 128 tokens)."""
+signed gap to the trace's in percent (2 x 128 tokens). Until 2026-12-06 (ninth session) also
+gpt-oss's LoRA (-4.4 %, its recomputed experts' moments: `_activated_copies`), DeepSeek-V3's,
+GLM-4-MoE's and DeepSeek-V2's full fine-tuning and LoRA (+3.4/-3.8, +3.2/-3.9, +5.9 %: the
+dense first layer's backward counted as a MoE one, `_kind_backward_bytes`, and the MoE layer's
+weighting backward, `moe_backward_transient`); Llama 4's LoRA was -11.8 %."""
 
 
 def _new_family_combos(family: str) -> list[tuple[str, ...]]:
@@ -546,6 +543,67 @@ def test_traced_expert_adapters_are_the_ones_counted(case: tuple[str, str]) -> N
         lora_r=8, lora_targets=targets, attention="eager" if family == "gpt_oss" else "sdpa"))
     assert traced.params_trainable == lora_params(parse_config(FAMILIES[family]), 8,
                                                   parse_lora_targets(targets))
+
+
+# --- MoE layers at a real top-k ------------------------------------------------------------------
+
+MOE_TOP_K: dict[str, dict[str, Any]] = {
+    "qwen3_moe": {"num_experts": 16, "num_experts_per_tok": 8},
+    "olmoe": {"num_experts": 16, "num_experts_per_tok": 8},
+    "qwen2_moe": {"num_experts": 16, "num_experts_per_tok": 8},
+    "deepseek_v3": {"n_routed_experts": 16, "num_experts_per_tok": 8},
+    "glm4_moe": {"n_routed_experts": 16, "num_experts_per_tok": 8},
+    "deepseek_v2": {"n_routed_experts": 16, "num_experts_per_tok": 8},
+    # gpt-oss-20b's 4 of 32 experts as wide as the hidden size
+    "gpt_oss": {"num_local_experts": 16, "num_experts_per_tok": 4, "intermediate_size": 128},
+}
+"""Top-k routing as the released models route (8 of 128 experts for Qwen3-30B-A3B and OLMoE's
+8 of 64, DeepSeek-V3's and GLM-4.5's 8; gpt-oss-20b's 4 of 32), over the families' tiny
+configurations, which route 2 of 8: with 8 copies of every token, the MoE layer's own moments
+decide the step (`vramplan.training.activations.backward.moe_backward_transient`, and the
+recomputed experts' moments of `vramplan.training.activations.moe`), where 2 copies hid them
+under a norm's backward. Before those were modelled (2026-12-06, ninth session) these were 6 to
+37 % under the trace."""
+MOE_WIDE = {"qwen3_moe": {"moe_intermediate_size": 384},
+            "deepseek_v3": {"moe_intermediate_size": 384}}
+"""Experts three times as wide as the hidden size, with the top-k of `MOE_TOP_K`: the experts'
+own backward over every copy decides (LoRA 10 to 17 % under before)."""
+MOE_TOP_K_EXCLUDED = {("qwen2_moe", "lora", "full", False): -3.4}
+"""Outside the matrix, with the analytic peak's signed gap to the trace's in percent (2 x 128
+tokens): Qwen2-MoE's LoRA under full checkpointing (its shared expert runs first and its
+gradient's branch enters the recomputation in an order not modelled). Not drawn: gpt-oss's LoRA
+without checkpointing with experts three times the hidden size (-5.2 %: its last block's forward
+peaks, the gathered gate/up biases beside the clamped activation, and the model has no moment
+inside a block's forward). DeepSeek-V3's full fine-tuning with wide experts was +2.9 and +8.8 %
+until the step program listed a dense first layer's tensors as a dense block's
+(`vramplan.training.allocations.tensors.block_kinds`: it had listed every block as a MoE one,
+and foreach AdamW's step temporaries with them)."""
+MOE_TOP_K_MATRIX = [(family, method, checkpointing, wide)
+                    for family in MOE_TOP_K for method in ("full", "lora")
+                    for checkpointing in ("none", "full")
+                    for wide in ((False, True) if family in MOE_WIDE else (False,))
+                    if (family, method, checkpointing, wide) not in MOE_TOP_K_EXCLUDED]
+
+
+@pytest.mark.parametrize("case", MOE_TOP_K_MATRIX,
+                         ids=["-".join(map(str, case)) for case in MOE_TOP_K_MATRIX])
+def test_moe_at_a_real_top_k_within_3_percent_of_trace(case: tuple[str, str, str, bool]) -> None:
+    family, method, checkpointing, wide = case
+    config = FAMILIES[family] | MOE_TOP_K[family] | (MOE_WIDE[family] if wide else {})
+    attention = "eager" if family == "gpt_oss" else "sdpa"
+    lora = method == "lora"
+    traced = run_trace(make_setup(
+        family, config, method=method, precision="bf16-true", batch=2, seq_len=128,
+        lora_r=8 if lora else None, lora_targets="q;v" if lora else None,
+        checkpointing=checkpointing, attention=attention))
+    analytic = estimate_training(parse_config(config), TrainingSetup(
+        method=Method(method), precision=Precision.BF16_TRUE, batch=2, seq_len=128,
+        framework=Framework.HF, gradient_accumulation=False, optimizer_impl=TRACED_OPTIMIZER_IMPL,
+        lora_rank=8 if lora else None,
+        lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
+        adapters_fp32=TRACED_ADAPTERS_FP32 if lora else None,
+        checkpointing=Checkpointing(checkpointing), attention=Attention(attention)))
+    assert analytic.allocated_bytes == pytest.approx(traced.peak_bytes, rel=TOLERANCE)
 
 
 # --- the tiled MLP ------------------------------------------------------------------------------

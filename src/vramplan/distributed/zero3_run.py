@@ -240,7 +240,7 @@ def _largest_block_gradient(arch: Architecture, setup: TrainingSetup,
     if not states.gradient_bytes:
         return 0
     if setup.method in (Method.FULL, Method.FREEZE):
-        largest = max(lin.in_features * lin.out_features for lin in arch.block_linears())
+        largest = arch.largest_block_linear()
     else:
         largest = states.largest_trainable_params
     return largest * states.gradient_itemsize

@@ -252,6 +252,11 @@ class Architecture:
     """A linear of one output (no bias) whose sigmoid scales the shared expert's output (Qwen2-MoE's
     `shared_expert_gate`, modeling_qwen2_moe.py `Qwen2MoeSparseMoeBlock`); listed with the
     router (`LinearSpec` role "router": neither adapted nor quantized)."""
+    shared_experts_first: bool = False
+    """The shared experts run before the routed ones in the layer's forward (Qwen2-MoE's
+    `shared_expert_output = self.shared_expert(...)` first), so their backward runs after the
+    routed experts'; DeepSeek's and GLM's add theirs last (`hidden_states +
+    self.shared_experts(residuals)`), and their backward runs first."""
     router_bias: bool = False
     sliding_window: int | None = None
     """Window of local attention, in tokens, on `sliding_window_layers` layers (None: none)."""
@@ -581,6 +586,12 @@ class Architecture:
             kinds.append(BlockKind(self.n_moe_layers, True, (*attention, *moe),
                                    per_block + sum(lin.params for lin in moe)))
         return tuple(kinds)
+
+    def largest_block_linear(self) -> int:
+        """Weight values of the largest linear of any block, of either kind (a dense first
+        layer's MLP is the widest in DeepSeek-V3)."""
+        return max(lin.in_features * lin.out_features for kind in self.block_kinds()
+                   for lin in kind.linears)
 
     def model_linears(self) -> tuple[tuple[LinearSpec, int], ...]:
         """Every block linear of the model with the number of layers it is in."""

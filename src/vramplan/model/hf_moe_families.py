@@ -74,7 +74,7 @@ def _qwen2_moe(keys: ConfigKeys) -> Architecture:
         experts_per_token=keys.get_int("num_experts_per_tok"),
         moe_intermediate_size=keys.get_int("moe_intermediate_size"), n_shared_experts=1,
         shared_expert_intermediate_size=keys.get_int("shared_expert_intermediate_size"),
-        shared_expert_gate=True, dense_layers=dense)
+        shared_expert_gate=True, shared_experts_first=True, dense_layers=dense)
 
 
 def _llama4(keys: ConfigKeys) -> Architecture:

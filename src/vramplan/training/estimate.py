@@ -30,6 +30,7 @@ from vramplan.training.activations.attention import (
 from vramplan.training.activations.backward import (
     RMSNORM_BACKWARD_FP32_TENSORS,
     block_backward_transient,
+    moe_backward_transient,
     recomputed_forward_peak,
     released_before_block_peak,
     scores_backward_extra,
@@ -128,14 +129,12 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
     activations = blocks + loss.saved_bytes + kept_to_the_end
     persistent = _persistent_parts(states, setup)
     # the blocks' backward: none when no block has a graph (`checkpoints_cut_the_graph`)
-    transient = _block_backward_bytes(arch, setup, spec, saved) if graph else 0
+    transient = _blocks_backward_bytes(arch, setup, spec, graph)
     # the first block's backward, last: a frozen one where `freeze` lets the gradient through
-    # frozen blocks (`_frozen_blocks_with_graph`)
-    end_transient = transient
-    if graph and _frozen_blocks_with_graph(arch, setup):
-        frozen = _frozen_spec(spec)
-        end_transient = _block_backward_bytes(
-            arch, setup, frozen, block_saved(_largest_kind(arch), frozen, setup.seq_len))
+    # frozen blocks (`_frozen_blocks_with_graph`), of its own kind in a mixed model
+    end_transient = _kind_backward_bytes(
+        arch, setup, _frozen_spec(spec) if _frozen_blocks_with_graph(arch, setup) else spec,
+        moe=arch.layer_is_moe(graph[0])) if graph else 0
     # copies of a MoE layer's expert weights its matmuls save (`_expert_weight_copies`): every
     # MoE layer's with a graph, or only the recomputed one's under full checkpointing
     layer_copies = _expert_weight_copies(arch, setup) if graph else 0
@@ -165,6 +164,7 @@ def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstim
             copies_in_blocks,
             Part(PartKind.WEIGHT_COPIES, layer_copies if full else forward_copies),
             Part(PartKind.LOGITS_LOSS, loss.logits_alive_bytes),
+            Part(PartKind.GRADIENTS, _gradients_before_blocks(arch, setup) if graph else 0),
             Part(PartKind.BACKWARD_TEMPORARIES, transient))),
         PhaseMemory(Phase.BACKWARD_END, (
             *_persistent_parts(states, setup, with_gradients=gradients_kept(setup)),
@@ -285,6 +285,31 @@ def _blocks_activation_bytes(arch: Architecture, setup: TrainingSetup, spec: Blo
                                 in zip(layers[1:], specs[1:], strict=True))
 
 
+def _kind_backward_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockSpec, *,
+                         moe: bool) -> int:
+    """`_block_backward_bytes` of one kind of block: the MoE one, or a mixed model's dense one
+    (its MLP as wide as `intermediate_size`, no router)."""
+    if moe == arch.is_moe:
+        return _block_backward_bytes(arch, setup, spec,
+                                     block_saved(_largest_kind(arch), spec, setup.seq_len))
+    dense = arch.kind_view(False)
+    return _block_backward_bytes(dense, setup, spec, block_saved(dense, spec, setup.seq_len))
+
+
+def _blocks_backward_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
+                           graph: range) -> int:
+    """What a block's backward holds beyond the saved tensors, every other block's saved ones
+    alive: the last block's, the largest kind's; under full checkpointing, where every block
+    keeps the same input, the most of any kind of block with a graph (a mixed model's dense
+    block recomputes its wider MLP: traced, DeepSeek-V3's and GLM-4-MoE's dense first layer,
+    LoRA, 2 x 128 tokens, peaks in its recomputed backward)."""
+    if not graph:
+        return 0
+    kinds = {arch.layer_is_moe(layer) for layer in graph} \
+        if setup.checkpointing is Checkpointing.FULL else {arch.is_moe}
+    return max(_kind_backward_bytes(arch, setup, spec, moe=moe) for moe in kinds)
+
+
 def _largest_kind(arch: Architecture) -> Architecture:
     """The architecture seen as its largest kind of block (the MoE one in a mixed model)."""
     return arch.kind_view(arch.is_moe)
@@ -334,6 +359,7 @@ def _block_backward_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockS
     return _backward_transient(arch, setup, spec, saved) * tokens \
         + _dequant_in_block_backward(arch, setup, spec) \
         + _gradients_before_scores(arch, setup, spec, saved) \
+        + _shared_expert_gradients(arch, setup, spec, saved) \
         + _mlp_gradients_between_tiles(arch, setup, spec, saved) \
         + (_expert_gradient_sums(arch, setup) if spec.weights_train else 0)
 
@@ -352,8 +378,10 @@ def _backward_transient(arch: Architecture, setup: TrainingSetup, spec: BlockSpe
     """Per token: the last block's gradient temporaries, plus the block being recomputed under
     full checkpointing (its saved tensors exist again while its backward runs), or the
     recomputed forward's largest moment where that holds more (`recomputed_forward_peak`)."""
-    transient = block_backward_transient(arch, spec, saved)
-    if setup.checkpointing is Checkpointing.FULL:
+    full = setup.checkpointing is Checkpointing.FULL
+    transient = block_backward_transient(arch, spec, saved,
+                                         recomputed_released=_recomputed_released(setup))
+    if full:
         # a local layer's recomputed forward makes its float mask and expanded k and v again;
         # checkpointed sub-module by sub-module, one sub-module is recomputed at a time
         if setup.checkpoint_submodules:
@@ -379,6 +407,33 @@ def _backward_transient(arch: Architecture, setup: TrainingSetup, spec: BlockSpe
         kept = total_per_token(kept_for_backward(arch, one_gpu, saved, setup.checkpointing))
         transient += max(total_per_token(saved) - kept, 0)
     return transient
+
+
+def _recomputed_released(setup: TrainingSetup) -> bool:
+    """A block recomputed by a non-reentrant checkpoint drops each recomputed tensor once its
+    backward unpacks it (torch/utils/checkpoint.py `_checkpoint_hook`)."""
+    return setup.checkpointing is Checkpointing.FULL and not checkpoints_reentrant(setup)
+
+
+def _shared_expert_gradients(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
+                             saved: tuple[Saved, ...]) -> int:
+    """When a MoE layer's weighting backward is the block's backward peak
+    (`moe_backward_transient` the largest of `block_backward_transient`'s candidates), shared
+    experts added after the routed ones have run their backward: their weights' gradients
+    exist when they train, as `_gradients_before_scores` counts an attention's. Traced
+    (DeepSeek-V2, -V3 and GLM-4-MoE, full fine-tuning, 8 routed copies, 2 x 128 tokens): 2 to
+    2.4 % under without them."""
+    if not spec.weights_train or not arch.n_shared_experts or arch.shared_experts_first \
+            or gradients_kept(setup) or setup.optimizer_impl is OptimizerImpl.IN_BACKWARD:
+        return 0
+    released = _recomputed_released(setup)
+    weighting = moe_backward_transient(arch, spec, saved, recomputed_released=released)
+    if not weighting or weighting < block_backward_transient(arch, spec, saved,
+                                                             recomputed_released=released):
+        return 0
+    shared = sum(lin.params for lin in arch.kind_view(True).block_linears()
+                 if lin.role in _MLP_ROLES and not lin.routed)
+    return shared * trainable_itemsize(setup)
 
 
 def _gradients_before_scores(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
@@ -506,7 +561,7 @@ def _dequant_bytes(arch: Architecture, setup: TrainingSetup) -> int:
     linear, as a transient."""
     if setup.method is not Method.QLORA:
         return 0
-    largest = max(lin.in_features * lin.out_features for lin in arch.block_linears())
+    largest = arch.largest_block_linear()
     return dequantized_bytes_per_value(setup) * largest
 
 
@@ -541,6 +596,23 @@ def _gradients_before_first_block(arch: Architecture, setup: TrainingSetup) -> i
         embedding = 0 if _tied_in_framework(arch, setup) else arch.params_token_embedding
         done = total - arch.params_of_layer(0) - embedding - arch.params_position_embedding
     return done * trainable_itemsize(setup)
+
+
+def _gradients_before_blocks(arch: Architecture, setup: TrainingSetup) -> int:
+    """Gradients made when backward reaches the last block: what trains after the blocks, the
+    head (a tied embedding's, which is the head) and the final norm, or the head's adapter; not
+    an untied embedding's or a position table's, which come last. None where gradients persist
+    (counted there) or are stepped on and freed as they are made. Traced (Llama 4, full
+    fine-tuning, full checkpointing, 2 x 128 tokens): the head's and the final norm's
+    gradients are alive at the peak inside the last block's recomputation."""
+    if gradients_kept(setup) or setup.optimizer_impl is OptimizerImpl.IN_BACKWARD:
+        return 0
+    total = sum(g.elements * g.count for g in trainable_tensors(arch, setup))
+    outside = _trained_outside_blocks(arch, setup, total)
+    if not setup.method.uses_lora and embedding_trains(setup):
+        outside -= arch.params_position_embedding \
+            + (0 if _tied_in_framework(arch, setup) else arch.params_token_embedding)
+    return max(outside, 0) * trainable_itemsize(setup)
 
 
 def _trained_outside_blocks(arch: Architecture, setup: TrainingSetup, total: int) -> int:

@@ -270,7 +270,7 @@ def model_states(arch: Architecture, setup: TrainingSetup) -> ModelStates:
         weight_itemsize=w,
         gradient_itemsize=g,
         largest_layer_params=max(arch.params_token_embedding, arch.head_linear().params,
-                                 *(lin.params_each for lin in arch.block_linears())),
+                                 *(lin.params_each for lin, _ in arch.model_linears())),
         block_params=arch.params_per_block,
         root_params=max(base - arch.params_blocks, 0),
         root_trains=root_trains(setup),
@@ -356,7 +356,7 @@ def _unsloth_dequant_buffer_bytes(arch: Architecture, setup: TrainingSetup) -> i
     if (setup.framework is not Framework.UNSLOTH or setup.method is not Method.QLORA
             or not unsloth_code(setup.code_date).global_dequant_buffer):
         return 0
-    largest = max(lin.in_features * lin.out_features for lin in arch.block_linears())
+    largest = arch.largest_block_linear()
     return largest * weight_itemsize(setup.precision) + ceil_div(largest, BNB_BLOCKSIZE) * FP32
 
 

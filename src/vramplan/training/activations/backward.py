@@ -13,6 +13,11 @@ from vramplan.training.activations.mlp import (
     mlp_hidden_itemsize,
     tiled_mlp_backward,
 )
+from vramplan.training.activations.moe import (
+    SHARED_EXPERTS_PREFIX,
+    grouped_experts_combine,
+    routed_weights_itemsize,
+)
 from vramplan.training.activations.spec import (
     FP32,
     Activation,
@@ -83,7 +88,9 @@ def recomputed_forward_peak(arch: Architecture, spec: BlockSpec, seq_len: int, *
     -1.1 % with their locals). Only the MLP's moments are written (attention's adapters end with
     less saved), in pre-norm blocks of dense MLPs run by their own code (not post-norm or
     sandwich-norm blocks, MoE layers, tiled MLPs, Unsloth's kernels or a compiled block)."""
-    if (arch.sandwich_norms or arch.norms_after_sublayers or arch.is_moe
+    if (arch.sandwich_norms or arch.norms_after_sublayers
+            or (arch.is_moe and not (grouped_experts_combine(arch, spec)
+                                     or arch.experts_see_every_token))
             or spec.compiled or spec.mlp_tile_share is not None
             or unsloth_lora_kernels(arch, spec)):
         return 0
@@ -132,16 +139,19 @@ tensors and output."""
 
 
 def block_backward_transient(arch: Architecture, spec: BlockSpec,
-                             saved: tuple[Saved, ...] = ()) -> int:
+                             saved: tuple[Saved, ...] = (), *,
+                             recomputed_released: bool = False) -> int:
     """Bytes per token created while one block runs backward, beyond what it saved: the MLP's
     gradients (three intermediate-wide tensors at once: d(act*up), d(act), d(up)), attention's
     (dq, dk, dv and FlashAttention's fp32 dq accumulator, flash_bwd_kernel.h), eager
     attention's softmax backward (`scores_backward_extra`, from the block's `saved` tensors), or
     an RMSNorm's, computed in fp32 (litgpt's, transformers' and torchtune's RMSNorms upcast their
-    input), whichever is larger."""
+    input), or a MoE layer's weighting of its routed copies (`moe_backward_transient`: a block
+    recomputed under non-reentrant checkpointing drops each recomputed tensor once unpacked,
+    `recomputed_released`), whichever is larger."""
     c = spec.compute_bytes
     mlp = mlp_backward_tensors(arch, spec) * mlp_backward_itemsize(arch, spec) \
-        * arch.expert_intermediate_size if spec.mlp_tile_share is None \
+        * _mlp_backward_width(arch, spec) if spec.mlp_tile_share is None \
         else tiled_mlp_backward(arch, spec, spec.mlp_tile_share)
     attention = 3 * c * arch.q_dim + FP32 * arch.q_dim
     norm = RMSNORM_BACKWARD_FP32_TENSORS * FP32 * arch.hidden_size \
@@ -164,7 +174,61 @@ def block_backward_transient(arch: Architecture, spec: BlockSpec,
         # `mlp_backward_itemsize` holds already (its configurations move away from their
         # traces with them)
         mlp += (spec.residual_bytes + 2 * c) * arch.hidden_size
-    return max(mlp, attention, scores_backward_extra(saved), norm)
+    return max(mlp, attention, scores_backward_extra(saved), norm,
+               moe_backward_transient(arch, spec, saved,
+                                      recomputed_released=recomputed_released))
+
+
+def _mlp_backward_width(arch: Architecture, spec: BlockSpec) -> int:
+    """Per token, the intermediate width whose backward runs at once: a dense MLP's; in a MoE
+    layer, its shared experts' or its experts': all of them for Llama 4's, whose batched
+    matmuls see every token; one expert's for the per-expert loop, which runs a few rows at a
+    time. transformers 5's grouped experts are `moe_backward_transient`'s."""
+    if not arch.is_moe:
+        return arch.expert_intermediate_size
+    if grouped_experts_combine(arch, spec):
+        return arch.shared_experts_width
+    copies = arch.n_experts if arch.experts_see_every_token else 1
+    return max(arch.expert_intermediate_size * copies, arch.shared_experts_width)
+
+
+def moe_backward_transient(arch: Architecture, spec: BlockSpec, saved: tuple[Saved, ...] = (),
+                           *, recomputed_released: bool = False) -> int:
+    """Per token, the most a MoE layer's backward holds beyond its saved tensors, over its k
+    routed copies (`grouped_experts_combine`; 0 for other paths): the backward of the
+    weighting. The reordering's backward writes the weighted outputs' gradient into zeros
+    (`new_zeros`, `index_put`) beside the contiguous gradient the sum handed back: three
+    copy-wide tensors in the weights' dtype. Then the product's backward holds that gradient,
+    its product with the routing weights and its product with the down projection's output (for
+    the weights' gradient, summed after), and, where the weights are fp32, the 16-bit cast of
+    the first; a block recomputed under non-reentrant checkpointing has dropped the recomputed
+    down projection's output once unpacked (`recomputed_released`), by the time of that cast.
+    Traced (vramplan.tracer, DeepSeek-V3, 8 routed copies of 16 experts, hidden 128, fp32
+    weights, LoRA, 2 x 128 tokens): without checkpointing the step peaks at that cast, three
+    fp32 and one bf16 copy-wide tensors beside the saved ones; under full checkpointing at the
+    `index_put`, three fp32 ones.
+
+    Shared experts added after the routed ones (DeepSeek's, GLM's: not
+    `Architecture.shared_experts_first`) have run their backward by then, and autograd has freed
+    what they saved (`saved`, the block's saved tensors, named by `SHARED_EXPERTS_PREFIX`).
+    Traced (DeepSeek-V2's two shared experts, LoRA, full checkpointing, 2 x 128 tokens): the
+    step peaks at the `index_put` without them."""
+    if not grouped_experts_combine(arch, spec):
+        return 0
+    c, k = spec.compute_bytes, arch.experts_per_token
+    w = routed_weights_itemsize(arch, spec)
+    reorder = 3 * w
+    product = 3 * w + (c if w != c else 0) - (c if recomputed_released else 0)
+    # the incoming gradient cast to the weights' dtype by the final `.to()`'s backward, which
+    # the sum's backward expands
+    cast_in = w * arch.hidden_size if w != c else 0
+    weighting = max(reorder, product) * k * arch.hidden_size + cast_in
+    # then the experts' own backward over every copy: d(act * up), d(act), d(up) at once
+    experts = mlp_backward_tensors(arch, spec) * c * k * arch.expert_intermediate_size
+    shared_first = arch.shared_experts_first or not arch.n_shared_experts
+    released = 0 if shared_first else sum(item.bytes_per_token for item in saved
+                                         if item.name.startswith(SHARED_EXPERTS_PREFIX))
+    return max(max(weighting, experts) - released, 0)
 
 
 def scores_backward_extra(saved: tuple[Saved, ...]) -> int:

@@ -58,18 +58,7 @@ def moe_layer(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2: Activatio
     width = arch.expert_intermediate_size
     train = spec.weights_train
     routed = arch.n_experts if arch.experts_see_every_token else arch.experts_per_token
-    if train:
-        ledger.keep(n2.name, n2.itemsize * h)  # the router's (and shared experts') input
-        if arch.router_fp32:
-            ledger.keep("router_input_fp32", FP32 * h)
-    ledger.keep("router_probs", FP32 * arch.n_experts)
-    if arch.experts_see_every_token:
-        # Llama4Router: top-k indices; `routed_in * router_scores` keeps both factors
-        ledger.keep("routing_indices", 8 * arch.experts_per_token)
-        ledger.keep("routed_in_repeated", c * routed * h)
-        ledger.keep("routing_weights", c * routed)
-    else:
-        ledger.keep("routing_indices", 8 * ROUTING_INDEX_VECTORS * arch.experts_per_token)
+    _router(ledger, arch, spec, n2)
     # peft's adapters on the fused experts (`BlockSpec.experts_merged_per_token`): the merged
     # weight's gradient needs the matmul's input, as a trained weight's does
     merged = spec.experts_merged_per_token > 0
@@ -90,16 +79,111 @@ def moe_layer(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2: Activatio
     glu_tensors = 4 if arch.swiglu_limit is not None else 1
     if not megatron:
         ledger.keep("experts_act_out", e * routed * width * glu_tensors)
+    if grouped_experts_combine(arch, spec):
+        _activated_copies(ledger, arch, spec, routed_input_kept=train or gate_up_adapted,
+                          product_kept=train or LoraTarget.DOWN in adapted)
     if train or LoraTarget.DOWN in adapted:
         ledger.keep("experts_down_input", e * routed * width)
     if not arch.experts_see_every_token:
         if spec.moe_output_weighted:
             ledger.keep("experts_down_out", e * routed * h)
         ledger.keep("routing_weights", weights * routed)
+    if grouped_experts_combine(arch, spec):
+        _reordered_copies(ledger, arch, spec, routed_input_kept=train or gate_up_adapted)
     if loop:
         ledger.keep("experts_weighted_out", n2.itemsize * routed * h)
         _loop_expert_adapters(ledger, arch, spec, n2, e=e, routed=routed)
     _moe_shared_experts(ledger, arch, spec, n2, e=e, input_needs_grad=input_needs_grad)
+
+
+def _router(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2: Activation) -> None:
+    """What `moe_layer`'s router keeps: its input when it trains (an fp32 copy for DeepSeek's
+    and GLM's), its fp32 probabilities, the routing indices (but the inverse permutation, made
+    last: `_reordered_copies`), and Llama 4's repeated input and weights."""
+    c, h = spec.compute_bytes, arch.hidden_size
+    if spec.weights_train:
+        ledger.keep(n2.name, n2.itemsize * h)  # the router's (and shared experts') input
+        if arch.router_fp32:
+            ledger.keep("router_input_fp32", FP32 * h)
+    ledger.keep("router_probs", FP32 * arch.n_experts)
+    if arch.experts_see_every_token:
+        # Llama4Router: top-k indices; `routed_in * router_scores` keeps both factors
+        ledger.keep("routing_indices", 8 * arch.experts_per_token)
+        ledger.keep("routed_in_repeated", c * arch.n_experts * h)
+        ledger.keep("routing_weights", c * arch.n_experts)
+    else:
+        vectors = ROUTING_INDEX_VECTORS - int(grouped_experts_combine(arch, spec))
+        ledger.keep("routing_indices", 8 * vectors * arch.experts_per_token)
+
+
+def grouped_experts_combine(arch: Architecture, spec: BlockSpec) -> bool:
+    """The layer's experts run transformers 5's `grouped_mm_experts_forward`
+    (integrations/moe.py, v5.25), whose last steps weight the routed copies' outputs
+    (`weighted_out = proj_out * sample_weights_g`), put them back in token order
+    (`weighted_out[inv_perm]`) and sum each token's copies: not the per-expert loop of earlier
+    releases (`BlockSpec.moe_expert_loop`), Megatron-LM's dispatcher, nor Llama 4's experts that
+    see every token."""
+    return arch.is_moe and not spec.moe_expert_loop and not arch.experts_see_every_token \
+        and spec.framework is not Framework.MEGATRON
+
+
+def routed_weights_itemsize(arch: Architecture, spec: BlockSpec) -> int:
+    """Bytes per element of the weighted routed outputs: the routing weights' dtype wins the
+    product's type promotion, fp32 where the router hands back fp32 top-k weights (DeepSeek's
+    and GLM's routers compute in fp32: `Architecture.router_fp32`), else the compute dtype
+    (Qwen's, OLMoE's and gpt-oss's cast their top-k values to the logits' dtype)."""
+    return FP32 if arch.router_fp32 else spec.compute_bytes
+
+
+def _activated_copies(ledger: Ledger, arch: Architecture, spec: BlockSpec, *,
+                      routed_input_kept: bool, product_kept: bool) -> None:
+    """The moment `grouped_mm_experts_forward` (`grouped_experts_combine`) makes act(gate) *
+    up over the routed copies: beyond what is saved, the gathered input (unless the experts'
+    matmul saved it), the gate/up biases gathered for every copy where the experts have biases
+    (`self.gate_up_proj_bias[expert_ids_g]`, a local: gpt-oss), the product unless the down
+    projection saves it, and, in the forward a non-reentrant checkpoint recomputes, the
+    gradient the sum's backward handed back (`_reordered_copies`); then, with biases, the
+    moment the down projection's are gathered. Traced (gpt-oss, LoRA, full checkpointing, 2 x
+    128 tokens): 4 routed copies of 16 experts of width 128, the step peaks at that product; 2
+    copies of 8 experts of width 96, at the down projection's biases."""
+    c, k, h = spec.compute_bytes, arch.experts_per_token, arch.hidden_size
+    width = arch.expert_intermediate_size
+    gathered = 0 if routed_input_kept else c * k * h
+    gated = 2 if arch.mlp is MlpKind.GATED else 1
+    biases = c * k * gated * width if arch.mlp_bias else 0
+    product = 0 if product_kept else c * k * width
+    # gpt-oss's `_apply_gate` keeps its clamped `up` in a local that nothing saves (`up + 1`
+    # is what the product keeps)
+    clamped_up = c * k * width if arch.swiglu_limit is not None else 0
+    incoming = routed_weights_itemsize(arch, spec) * k * h
+    ledger.moment(gathered + biases + product + clamped_up + incoming)
+    if arch.mlp_bias:
+        # the down projection's biases gathered for every copy, before `selected_biases` lets
+        # go of the gate/up ones
+        ledger.moment(gathered + biases + c * k * h + product + incoming)
+
+
+def _reordered_copies(ledger: Ledger, arch: Architecture, spec: BlockSpec, *,
+                      routed_input_kept: bool) -> None:
+    """The end of `grouped_mm_experts_forward` (`grouped_experts_combine`): the weighted
+    outputs (`routed_weights_itemsize`), then the inverse permutation (`inv_perm[perm] =
+    arange(...)`, which the reordering `weighted_out[inv_perm]` saves) and the reordered copy.
+    When the inverse permutation is made, the gathered input (a local of the function, unless
+    the experts' matmul saved it) and the weighted outputs are alive beyond what was saved, and
+    one more copy-wide tensor: the reordered copy in a forward, or, in the forward a
+    non-reentrant checkpoint recomputes, the gradient the sum's backward handed back before the
+    reordering's backward unpacked the permutation (the recomputation stops there: nothing is
+    saved after it). Traced (vramplan.tracer, Qwen3-MoE, 8 routed copies, LoRA, full
+    checkpointing, 2 x 128 tokens): the step peaks at that `arange`, with the gathered input,
+    the weighted outputs and the sum's gradient beside the recomputed saved tensors (gpt-oss:
+    and its gathered down-projection biases)."""
+    c, k, h = spec.compute_bytes, arch.experts_per_token, arch.hidden_size
+    gathered = 0 if routed_input_kept else c * k * h
+    # experts with biases gather the down projection's bias for every copy
+    # (`self.down_proj_bias[expert_ids_g]`, gpt-oss), a local too
+    biases = c * k * h if arch.mlp_bias else 0
+    ledger.moment(gathered + biases + 2 * routed_weights_itemsize(arch, spec) * k * h)
+    ledger.keep("routing_inverse_permutation", 8 * k)
 
 
 def _loop_expert_adapters(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2: Activation, *,
@@ -128,6 +212,15 @@ def _loop_expert_adapters(ledger: Ledger, arch: Architecture, spec: BlockSpec, n
            lora=int(LoraTarget.DOWN in targets), prefix="experts_down", copies=routed)
 
 
+def _routed_output_bytes(arch: Architecture, spec: BlockSpec) -> int:
+    """Per token, Llama 4's routed experts' output: one compute-dtype copy per expert."""
+    return spec.compute_bytes * arch.n_experts * arch.hidden_size
+
+
+SHARED_EXPERTS_PREFIX = "shared_"
+"""The prefix of the names `_moe_shared_experts` saves under."""
+
+
 def _moe_shared_experts(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2: Activation, *,
                         e: int, input_needs_grad: bool) -> None:
     """A MoE layer's shared experts (`moe_layer`): a dense MLP on the layer's input whose tensors
@@ -142,6 +235,14 @@ def _moe_shared_experts(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2:
         ledger.keep("shared_gate_out", e * shared)
         if spec.framework is not Framework.MEGATRON:  # its fused SwiGLU keeps no act(gate)
             ledger.keep("shared_act_out", e * shared)
+        if arch.experts_see_every_token:
+            # Llama4TextMoe.forward runs its shared expert while the routed experts' output, a
+            # copy of every token per expert, waits for the sum (`out.add_(routed_out...sum(0))`):
+            # at act(gate) * up, up's output and the product are alive beside it, and, in the
+            # forward a checkpoint recomputes, the sum's gradient made contiguous, as wide as
+            # that output (the reshape's backward). Traced (Llama 4, full fine-tuning, full
+            # checkpointing, 2 x 128 tokens): the recomputed block peaks there
+            ledger.moment(2 * _routed_output_bytes(arch, spec) + 2 * e * shared)
         ledger.keep("shared_up_out", e * shared)
         linear(ledger, spec, Activation("shared_hidden", e), shared,
                lora=int(LoraTarget.DOWN in targets), prefix="shared_down")

@@ -170,13 +170,12 @@ def by_lifetime(arch: Architecture, setup: TrainingSetup) -> tuple[ParamTensor, 
     in module order. Fewer, larger requests: the program stays short enough for the planner's
     searches, and the blocks' tensors share their lifetimes anyway."""
     before, after = outer_tensors(arch, setup)
-    merged_kinds = {trains: _merged(tensors)
-                    for trains, tensors in block_kinds(arch, setup).items()}
+    merged_kinds = {kind: _merged(tensors) for kind, tensors in block_kinds(arch, setup).items()}
     groups: dict[tuple[int | None, bool], list[ParamTensor]] = {}
     for tensor in before:
         groups.setdefault((None, tensor.trainable), []).append(tensor)
     for block, trains in enumerate(trained_blocks(arch, setup)):
-        for tensor in merged_kinds[trains]:
+        for tensor in merged_kinds[trains, arch.layer_is_moe(block)]:
             groups[(block, tensor.trainable)] = [tensor.in_block(block)]
     for tensor in after:
         groups.setdefault((None, tensor.trainable), []).append(tensor)

@@ -207,11 +207,12 @@ class Zero3Gradients:
     @staticmethod
     def of(arch: Architecture, setup: TrainingSetup, divisor: int) -> Zero3Gradients:
         before, after = outer_tensors(arch, setup)
-        kinds = {trains: tuple(t for t in reversed(tensors) if t.trainable)
-                 for trains, tensors in block_kinds(arch, setup).items()}
+        kinds = {kind: tuple(t for t in reversed(tensors) if t.trainable)
+                 for kind, tensors in block_kinds(arch, setup).items()}
         return Zero3Gradients(
             head=tuple(t for t in reversed(after) if t.trainable),
-            blocks=tuple(kinds[trains] for trains in trained_blocks(arch, setup)),
+            blocks=tuple(kinds[trains, arch.layer_is_moe(block)]
+                         for block, trains in enumerate(trained_blocks(arch, setup))),
             embeddings=tuple(t for t in reversed(before) if t.trainable),
             divisor=divisor)
 

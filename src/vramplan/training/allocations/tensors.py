@@ -59,7 +59,7 @@ def parameter_tensors(arch: Architecture, setup: TrainingSetup) -> tuple[ParamTe
     kinds = block_kinds(arch, setup)
     blocks = [tensor.in_block(block)
               for block, trains in enumerate(trained_blocks(arch, setup))
-              for tensor in kinds[trains]]
+              for tensor in kinds[trains, arch.layer_is_moe(block)]]
     return (*before, *blocks, *after)
 
 
@@ -68,9 +68,8 @@ def stored_unit_bytes(arch: Architecture, setup: TrainingSetup) -> tuple[int, in
     `parameter_tensors` stores them; blocks of one kind (trained or frozen) hold the same
     tensors, so each kind is summed once."""
     before, after = outer_tensors(arch, setup)
-    kinds = block_kinds(arch, setup)
-    block = max((sum(t.n_bytes for t in kinds[trains])
-                 for trains in set(trained_blocks(arch, setup))), default=0)
+    block = max((sum(t.n_bytes for t in tensors)
+                 for tensors in block_kinds(arch, setup).values()), default=0)
     return block, sum(t.n_bytes for t in (*before, *after))
 
 
@@ -83,12 +82,15 @@ def trained_blocks(arch: Architecture, setup: TrainingSetup) -> list[bool]:
             for block in range(arch.n_layers)]
 
 
-def block_kinds(arch: Architecture, setup: TrainingSetup) -> dict[bool, list[ParamTensor]]:
-    """One block's tensors (block 0), for a block whose weights train and for one whose weights
-    are frozen: the blocks are alike but for their index, so a model's tensors are listed from
-    these two rather than block by block."""
-    return {trains: _block_tensors(arch, setup, 0, trains)
-            for trains in set(trained_blocks(arch, setup))}
+def block_kinds(arch: Architecture,
+                setup: TrainingSetup) -> dict[tuple[bool, bool], list[ParamTensor]]:
+    """One block's tensors (block 0), keyed by whether its weights train and whether it is a
+    MoE block (a model with dense and MoE layers has both: `Architecture.kind_view`): the
+    blocks of one key are alike but for their index, so a model's tensors are listed from these
+    rather than block by block."""
+    return {(trains, moe): _block_tensors(arch.kind_view(moe), setup, 0, trains)
+            for trains in set(trained_blocks(arch, setup))
+            for moe in {arch.layer_is_moe(block) for block in range(arch.n_layers)}}
 
 
 def outer_tensors(arch: Architecture,

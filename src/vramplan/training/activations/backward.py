@@ -86,8 +86,11 @@ def recomputed_forward_peak(arch: Architecture, spec: BlockSpec, seq_len: int, *
     adapter, bytes as counted here; the block's backward holds less (tests/
     test_trace_agreement.py `FP32_ADAPTER_MATRIX`; Cohere's parallel blocks -5.7 % before,
     -1.1 % with their locals). Only the MLP's moments are written (attention's adapters end with
-    less saved), in pre-norm blocks of dense MLPs run by their own code (not post-norm or
-    sandwich-norm blocks, MoE layers, tiled MLPs, Unsloth's kernels or a compiled block)."""
+    less saved), in pre-norm blocks of dense MLPs run by their own code, and the MoE layers of
+    transformers 5's grouped experts and of Llama 4 (`vramplan.training.activations.moe`
+    `_activated_copies`, `_reordered_copies`: the routed copies' locals beside the sum's
+    gradient); not post-norm or sandwich-norm blocks, other MoE paths, tiled MLPs, Unsloth's
+    kernels or a compiled block."""
     if (arch.sandwich_norms or arch.norms_after_sublayers
             or (arch.is_moe and not (grouped_experts_combine(arch, spec)
                                      or arch.experts_see_every_token))
@@ -198,15 +201,19 @@ def moe_backward_transient(arch: Architecture, spec: BlockSpec, saved: tuple[Sav
     routed copies (`grouped_experts_combine`; 0 for other paths): the backward of the
     weighting. The reordering's backward writes the weighted outputs' gradient into zeros
     (`new_zeros`, `index_put`) beside the contiguous gradient the sum handed back: three
-    copy-wide tensors in the weights' dtype. Then the product's backward holds that gradient,
-    its product with the routing weights and its product with the down projection's output (for
-    the weights' gradient, summed after), and, where the weights are fp32, the 16-bit cast of
-    the first; a block recomputed under non-reentrant checkpointing has dropped the recomputed
-    down projection's output once unpacked (`recomputed_released`), by the time of that cast.
+    copy-wide tensors in the weights' dtype, with the incoming gradient's cast to that dtype
+    (the final `.to()`'s backward) where it is fp32. Then the product's backward holds that
+    gradient, its product with the routing weights and its product with the down projection's
+    output (for the weights' gradient, summed after), and, where the weights are fp32, the
+    16-bit cast of the first; a block recomputed under non-reentrant checkpointing has dropped
+    the recomputed down projection's output once unpacked (`recomputed_released`), by the time
+    of that cast.
     Traced (vramplan.tracer, DeepSeek-V3, 8 routed copies of 16 experts, hidden 128, fp32
     weights, LoRA, 2 x 128 tokens): without checkpointing the step peaks at that cast, three
     fp32 and one bf16 copy-wide tensors beside the saved ones; under full checkpointing at the
-    `index_put`, three fp32 ones.
+    `index_put`, three fp32 ones. Then the experts' own backward over every copy (d(act * up),
+    d(act), d(up): three tensors k times the experts' width), which decides where the experts
+    are wider than the hidden size (traced, Qwen3-MoE with experts of 3 x hidden).
 
     Shared experts added after the routed ones (DeepSeek's, GLM's: not
     `Architecture.shared_experts_first`) have run their backward by then, and autograd has freed

@@ -82,6 +82,16 @@ def moe_layer(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2: Activatio
     if grouped_experts_combine(arch, spec):
         _activated_copies(ledger, arch, spec, routed_input_kept=train or gate_up_adapted,
                           product_kept=train or LoraTarget.DOWN in adapted)
+    elif arch.experts_see_every_token:
+        # Llama4TextExperts.forward's down projection (`torch.bmm((up * act(gate)), down)`):
+        # its output beside the product and the weighted input (locals unless saved) and, in
+        # the forward a checkpoint recomputes, the sum's gradient made contiguous (one copy
+        # per expert each). Traced (Llama 4, LoRA, full checkpointing, 2 x 128 tokens): the
+        # recomputed block peaks at that bmm
+        kept_in, kept_product = train or gate_up_adapted, train or LoraTarget.DOWN in adapted
+        ledger.moment(2 * _routed_output_bytes(arch, spec)
+                      + (0 if kept_in else c * routed * h)
+                      + (0 if kept_product else e * routed * width))
     if train or LoraTarget.DOWN in adapted:
         ledger.keep("experts_down_input", e * routed * width)
     if not arch.experts_see_every_token:

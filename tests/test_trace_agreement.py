@@ -308,8 +308,15 @@ def test_every_new_family_is_in_the_matrix() -> None:
 
 @pytest.mark.parametrize("case", MATRIX, ids=["-".join(map(str, case)) for case in MATRIX])
 def test_analytic_peak_within_3_percent_of_trace(case: tuple[Any, ...]) -> None:
-    family, method, precision, checkpointing, attention, batch, seq_len = case
+    family, attention = case[0], case[4]
     config = FAMILIES[family] | (_SDPA_OFF.get(family, {}) if attention == "sdpa" else {})
+    _assert_q_v_step_agrees(config, case)
+
+
+def _assert_q_v_step_agrees(config: dict[str, Any], case: tuple[Any, ...]) -> None:
+    """The step of a `MATRIX` case (LoRA on q and v at rank 8) over `config`, traced and
+    estimated alike, within 3 %."""
+    family, method, precision, checkpointing, attention, batch, seq_len = case
     lora = method == "lora"
     traced = run_trace(make_setup(
         family, config, method=method, precision=precision, batch=batch, seq_len=seq_len,
@@ -593,18 +600,32 @@ def test_moe_at_a_real_top_k_within_3_percent_of_trace(case: tuple[str, str, str
     family, method, checkpointing, wide = case
     config = FAMILIES[family] | MOE_TOP_K[family] | (MOE_WIDE[family] if wide else {})
     attention = "eager" if family == "gpt_oss" else "sdpa"
-    lora = method == "lora"
+    _assert_q_v_step_agrees(config, (family, method, "bf16-true", checkpointing, attention, 2, 128))
+
+
+MOE_EXPERT_GRADIENT_MATRIX = [("deepseek_v2", "full"), ("deepseek_v3", "full"),
+                              ("glm4_moe", "full"), ("deepseek_v3", "freeze"),
+                              ("qwen3_moe", "freeze"), ("olmoe", "freeze")]
+"""Trained experts over a few tokens (SGD, 1 x 64, no checkpointing): the step peaks when the
+experts' grouped matmuls make their whole 3-D gradients
+(`vramplan.training.estimate._experts_gradient_moment`; the model was 6 to 10 % under before).
+Not here: Qwen3-MoE's and OLMoE's full fine-tuning (-5.0 %: the first block's norm backward with
+its experts' gradients made; counting a block's MLP gradients at its norm's backward moved dense
+families 4 to 9 % over their traces, not kept)."""
+
+
+@pytest.mark.parametrize("case", MOE_EXPERT_GRADIENT_MATRIX,
+                         ids=["-".join(case) for case in MOE_EXPERT_GRADIENT_MATRIX])
+def test_trained_experts_gradients_within_3_percent_of_trace(case: tuple[str, str]) -> None:
+    family, method = case
     traced = run_trace(make_setup(
-        family, config, method=method, precision="bf16-true", batch=2, seq_len=128,
-        lora_r=8 if lora else None, lora_targets="q;v" if lora else None,
-        checkpointing=checkpointing, attention=attention))
-    analytic = estimate_training(parse_config(config), TrainingSetup(
-        method=Method(method), precision=Precision.BF16_TRUE, batch=2, seq_len=128,
-        framework=Framework.HF, gradient_accumulation=False, optimizer_impl=TRACED_OPTIMIZER_IMPL,
-        lora_rank=8 if lora else None,
-        lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
-        adapters_fp32=TRACED_ADAPTERS_FP32 if lora else None,
-        checkpointing=Checkpointing(checkpointing), attention=Attention(attention)))
+        family, FAMILIES[family], method=method, precision="bf16-true", optimizer="sgd",
+        batch=1, seq_len=64, checkpointing="none", attention="sdpa"))
+    analytic = estimate_training(parse_config(FAMILIES[family]), TrainingSetup(
+        method=Method(method), precision=Precision.BF16_TRUE, batch=1, seq_len=64,
+        optimizer=Optimizer.SGD, framework=Framework.HF, gradient_accumulation=False,
+        optimizer_impl=TRACED_OPTIMIZER_IMPL, checkpointing=Checkpointing.NONE,
+        attention=Attention.SDPA))
     assert analytic.allocated_bytes == pytest.approx(traced.peak_bytes, rel=TOLERANCE)
 
 

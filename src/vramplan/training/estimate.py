@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from vramplan.model.architecture import Architecture, NormKind
+from vramplan.model.architecture import Architecture, MlpKind, NormKind
 from vramplan.parts import Component, PartKind
 from vramplan.presets.frameworks.defaults import runs_transformers_code
 from vramplan.presets.frameworks.transformers import transformers_code
@@ -49,6 +49,7 @@ from vramplan.training.activations.checkpointing import (
 )
 from vramplan.training.activations.head import LossMemory, head_and_loss
 from vramplan.training.activations.mlp import tiled_mlp_backward
+from vramplan.training.activations.moe import SHARED_EXPERTS_PREFIX, grouped_experts_combine
 from vramplan.training.activations.spec import (
     FP32,
     LITGPT_LM_HEAD_CHUNK,
@@ -356,7 +357,13 @@ def _block_backward_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockS
     recomputed tensors) for the step's tokens, the dequantized weight, the gradients its own
     weights have made by its peak."""
     tokens = setup.batch * setup.seq_len
-    return _backward_transient(arch, setup, spec, saved) * tokens \
+    transient = _backward_transient(arch, setup, spec, saved) * tokens
+    # the block's backward peak, or the moment its experts make their gradients, in place of it
+    peak = max(transient,
+               transient - block_backward_transient(
+                   arch, spec, saved, recomputed_released=_recomputed_released(setup)) * tokens
+               + _experts_gradient_moment(arch, setup, spec, saved))
+    return peak \
         + _dequant_in_block_backward(arch, setup, spec) \
         + _gradients_before_scores(arch, setup, spec, saved) \
         + _shared_expert_gradients(arch, setup, spec, saved) \
@@ -407,6 +414,49 @@ def _backward_transient(arch: Architecture, setup: TrainingSetup, spec: BlockSpe
         kept = total_per_token(kept_for_backward(arch, one_gpu, saved, setup.checkpointing))
         transient += max(total_per_token(saved) - kept, 0)
     return transient
+
+
+def _experts_gradient_moment(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,
+                             saved: tuple[Saved, ...]) -> int:
+    """What the moment a MoE layer's trained experts make their weights' gradients holds
+    beyond what is saved elsewhere (0 where there is no such moment), which
+    `_block_backward_bytes` puts in place of the block's backward peak where it is larger:
+    transformers 5's grouped experts (`grouped_experts_combine`) backpropagate every expert at
+    once (`_grouped_mm`'s backward makes each 3-D parameter's whole gradient), so when
+    gate_up's is made, down's exists too (a fresh step's gradients: both stay as `.grad`;
+    accumulated into kept ones, gate_up's new tensor alone), beside gate_up's output gradient
+    and the routed copies' input gradient being made, the experts' other saved tensors freed
+    (and shared experts added last freed, their gradients made). Traced (vramplan.tracer,
+    DeepSeek-V2, -V3 and Qwen3-MoE, full fine-tuning and `freeze`, SGD, 1 x 64 tokens): the
+    step peaks there, the model 6 to 10 % under it before; a few tokens, or a sharded run's
+    per-GPU weights, let the experts' gradients outweigh the activations."""
+    if not spec.weights_train or not grouped_experts_combine(arch, spec) \
+            or setup.optimizer_impl is OptimizerImpl.IN_BACKWARD:
+        return 0
+    h, w, e = arch.hidden_size, arch.expert_intermediate_size, arch.n_experts
+    gated = 2 if arch.mlp is MlpKind.GATED else 1
+    bias = int(arch.mlp_bias)
+    gate_up = e * gated * w * (h + bias)
+    down = e * h * (w + bias)
+    kept = gradients_kept(setup)
+    made = gate_up if kept else gate_up + down
+    shared_last = arch.n_shared_experts and not arch.shared_experts_first
+    if shared_last and not kept:
+        made += sum(lin.params for lin in arch.kind_view(True).block_linears()
+                    if lin.role in _MLP_ROLES and not lin.routed)
+    # what the experts' and the shared experts' backward have freed by then: all but the
+    # routed input that gate_up's gradient reads
+    released = sum(item.bytes_per_token for item in saved
+                   if item.name in _EXPERT_TENSORS_CONSUMED
+                   or (shared_last and item.name.startswith(SHARED_EXPERTS_PREFIX)))
+    tokens = setup.batch * setup.seq_len
+    c, k = spec.compute_bytes, arch.experts_per_token
+    return made * gradient_itemsize(setup) + (c * k * (gated * w + h) - released) * tokens
+
+
+_EXPERT_TENSORS_CONSUMED = frozenset({"experts_gate_up_out", "experts_act_out",
+                                      "experts_down_input", "experts_down_out"})
+"""What a MoE layer saves for its experts' backward down to gate_up's (`moe_layer`'s names)."""
 
 
 def _recomputed_released(setup: TrainingSetup) -> bool:

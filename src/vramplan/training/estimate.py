@@ -359,10 +359,10 @@ def _block_backward_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockS
     tokens = setup.batch * setup.seq_len
     transient = _backward_transient(arch, setup, spec, saved) * tokens
     # the block's backward peak, or the moment its experts make their gradients, in place of it
-    peak = max(transient,
-               transient - block_backward_transient(
-                   arch, spec, saved, recomputed_released=_recomputed_released(setup)) * tokens
-               + _experts_gradient_moment(arch, setup, spec, saved))
+    experts = _experts_gradient_moment(arch, setup, spec, saved)
+    peak = max(transient, transient - block_backward_transient(
+        arch, spec, saved, recomputed_released=_recomputed_released(setup)) * tokens
+        + experts) if experts else transient
     return peak \
         + _dequant_in_block_backward(arch, setup, spec) \
         + _gradients_before_scores(arch, setup, spec, saved) \
@@ -673,8 +673,10 @@ def _trained_outside_blocks(arch: Architecture, setup: TrainingSetup, total: int
             return 0
         head = arch.head_linear()
         return lora_rank_of(setup) * (head.in_features + head.out_features)
-    trained = range(arch.n_layers - _trained_blocks(arch, setup), arch.n_layers)
-    return total - sum(map(arch.params_of_layer, trained))
+    trained = _trained_blocks(arch, setup)
+    if trained == arch.n_layers:
+        return total - arch.params_blocks
+    return total - sum(map(arch.params_of_layer, range(arch.n_layers - trained, arch.n_layers)))
 
 
 def _embedding_backward(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,

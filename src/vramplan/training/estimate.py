@@ -358,15 +358,16 @@ def _block_backward_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockS
     weights have made by its peak."""
     tokens = setup.batch * setup.seq_len
     transient = _backward_transient(arch, setup, spec, saved) * tokens
-    # the block's backward peak, or the moment its experts make their gradients, in place of it
+    backward_peak = transient + _shared_expert_gradients(arch, setup, spec, saved)
+    # or the moment its experts make their gradients (the shared experts' counted there), in
+    # place of the block's backward peak
     experts = _experts_gradient_moment(arch, setup, spec, saved)
-    peak = max(transient, transient - block_backward_transient(
+    peak = max(backward_peak, transient - block_backward_transient(
         arch, spec, saved, recomputed_released=_recomputed_released(setup)) * tokens
-        + experts) if experts else transient
+        + experts) if experts else backward_peak
     return peak \
         + _dequant_in_block_backward(arch, setup, spec) \
         + _gradients_before_scores(arch, setup, spec, saved) \
-        + _shared_expert_gradients(arch, setup, spec, saved) \
         + _mlp_gradients_between_tiles(arch, setup, spec, saved) \
         + (_expert_gradient_sums(arch, setup) if spec.weights_train else 0)
 

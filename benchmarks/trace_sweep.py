@@ -8,7 +8,8 @@ model on one core) and asks `estimate_training` for the same step (framework HF,
 accumulation, metric allocated), as the agreement tests build both sides.
 
 Run: `PYTHONPATH=src .venv/bin/python benchmarks/trace_sweep.py [--models qwen2.5-0.5b,...]
-[--only SUBSTRING] [--details N]`.
+[--only SUBSTRING] [--details N]`, or `--moe` for five mixtures of experts at real size
+(`MOE_MODELS`, bf16-true: about 10 s a configuration).
 
 Prints one line per configuration (model, method, precision, checkpointing, attention,
 batch x seq_len): the analytic and traced peaks in MiB, the difference in % of the trace, the
@@ -86,6 +87,16 @@ COMBOS = (  # method, precision, checkpointing, attention[, optimizer, implement
 )
 """Sampled, not crossed: every method under bf16-true and amp, each regime of precision under
 full fine-tuning, both checkpointing settings and both attention kernels."""
+MOE_MODELS = ("olmoe-1b-7b-0924-instruct", "qwen3-30b-a3b", "gpt-oss-20b", "deepseek-v2-lite",
+              "qwen1.5-moe-a2.7b")
+"""`--moe`: mixtures of experts at real size (OLMoE and Qwen3-MoE route 8 copies of each token,
+gpt-oss 4 of 32 with biases, DeepSeek-V2-Lite a dense first layer and fp32 routing weights,
+Qwen1.5-MoE a gated shared expert run first)."""
+MOE_COMBOS = (("full", "bf16-true", "none", "sdpa"), ("full", "bf16-true", "full", "sdpa"),
+              ("lora", "bf16-true", "none", "sdpa"), ("lora", "bf16-true", "full", "sdpa"),
+              ("freeze", "bf16-true", "full", "sdpa"))
+"""bf16-true alone: the experts' `torch._grouped_mm` runs on the fake CPU tensors in bfloat16
+only; gpt-oss under eager attention, transformers' only path with its sinks."""
 SHAPES = ((2, 512), (1, 256))
 """batch x seq_len; each combination takes one, alternating along COMBOS (shifted per model),
 so both shapes meet every combination over the models."""
@@ -130,13 +141,15 @@ class Row:
         return analytic / peaks[traced] - 1 if traced in peaks else float("nan")
 
 
-def configurations(models: tuple[str, ...]) -> list[Run]:
+def configurations(models: tuple[str, ...],
+                   combos: tuple[tuple[str, ...], ...] = COMBOS) -> list[Run]:
     runs = []
     for shift, model in enumerate(models):
-        for i, (method, precision, checkpointing, attention, *optimizer) in enumerate(COMBOS):
+        eager_only = find_model(model).config.get("model_type") == "gpt_oss"
+        for i, (method, precision, checkpointing, attention, *optimizer) in enumerate(combos):
             batch, seq_len = SHAPES[(i + shift) % len(SHAPES)]
-            runs.append(Run(model, method, precision, checkpointing, attention, batch, seq_len,
-                            *optimizer))
+            runs.append(Run(model, method, precision, checkpointing,
+                            "eager" if eager_only else attention, batch, seq_len, *optimizer))
     return runs
 
 
@@ -192,12 +205,16 @@ def main() -> int:
                         help="run only configurations whose label contains this text")
     parser.add_argument("--details", type=int, default=5,
                         help="phase breakdowns of this many worst configurations")
+    parser.add_argument("--moe", action="store_true",
+                        help="the mixtures of experts (MOE_MODELS) over MOE_COMBOS instead")
     args = parser.parse_args()
+    models, combos = (MOE_MODELS, MOE_COMBOS) if args.moe \
+        else (tuple(args.models.split(",")), COMBOS)
     rows = []
     print(f"{'configuration':72} {'analytic':>9} {'traced':>9} {'diff':>9} "
           f"{'analytic peak':16} {'traced peak':14} {'loss %':>7} {'bwd %':>7} "
           f"{'step %':>7} {'s':>5}")
-    for run in configurations(tuple(args.models.split(","))):
+    for run in configurations(models, combos):
         if args.only and args.only not in run.label:
             continue
         row = run_one(run)

@@ -58,6 +58,8 @@ def moe_layer(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2: Activatio
     width = arch.expert_intermediate_size
     train = spec.weights_train
     routed = arch.n_experts if arch.experts_see_every_token else arch.experts_per_token
+    if arch.shared_experts_first:
+        _shared_experts_mlp(ledger, arch, spec, n2, e=e, input_needs_grad=input_needs_grad)
     _router(ledger, arch, spec, n2)
     # peft's adapters on the fused experts (`BlockSpec.experts_merged_per_token`): the merged
     # weight's gradient needs the matmul's input, as a trained weight's does
@@ -103,7 +105,9 @@ def moe_layer(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2: Activatio
     if loop:
         ledger.keep("experts_weighted_out", n2.itemsize * routed * h)
         _loop_expert_adapters(ledger, arch, spec, n2, e=e, routed=routed)
-    _moe_shared_experts(ledger, arch, spec, n2, e=e, input_needs_grad=input_needs_grad)
+    if not arch.shared_experts_first:
+        _shared_experts_mlp(ledger, arch, spec, n2, e=e, input_needs_grad=input_needs_grad)
+    _shared_expert_gate(ledger, arch, e=e)
 
 
 def _router(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2: Activation) -> None:
@@ -228,15 +232,19 @@ def _routed_output_bytes(arch: Architecture, spec: BlockSpec) -> int:
 
 
 SHARED_EXPERTS_PREFIX = "shared_"
-"""The prefix of the names `_moe_shared_experts` saves under."""
+"""The prefix of the names `_shared_experts_mlp` saves under."""
 
 
-def _moe_shared_experts(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2: Activation, *,
+def _shared_experts_mlp(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2: Activation, *,
                         e: int, input_needs_grad: bool) -> None:
     """A MoE layer's shared experts (`moe_layer`): a dense MLP on the layer's input whose tensors
-    are `e` bytes per value, and Qwen2-MoE's sigmoid gate on its output."""
-    h = arch.hidden_size
+    are `e` bytes per value, in the forward's order: before the router and the routed experts
+    where the model runs them first (`Architecture.shared_experts_first`: Qwen2-MoE, whose
+    recomputed layer then reaches the routed experts' moments with them saved; traced, its
+    LoRA under full checkpointing with 8 routed copies peaks at the reordering with the shared
+    expert's tensors made), after them otherwise."""
     if arch.n_shared_experts:
+        h = arch.hidden_size
         shared = arch.shared_experts_width
         targets = spec.lora_targets
         lora_in = int(LoraTarget.GATE in targets) + int(LoraTarget.UP in targets)
@@ -256,7 +264,13 @@ def _moe_shared_experts(ledger: Ledger, arch: Architecture, spec: BlockSpec, n2:
         ledger.keep("shared_up_out", e * shared)
         linear(ledger, spec, Activation("shared_hidden", e), shared,
                lora=int(LoraTarget.DOWN in targets), prefix="shared_down")
+
+
+def _shared_expert_gate(ledger: Ledger, arch: Architecture, *, e: int) -> None:
+    """Qwen2-MoE's sigmoid gate on the shared expert's output, after the routed experts, its
+    tensors `e` bytes per value."""
     if arch.shared_expert_gate:
+        h = arch.hidden_size
         # Qwen2MoeSparseMoeBlock.forward (transformers models/qwen2_moe/modeling_qwen2_moe.py):
         # `F.sigmoid(self.shared_expert_gate(x)) * shared_expert_output`: sigmoid saves its
         # output, the product both factors (the gate's input is the layer's input, kept above)

@@ -580,11 +580,11 @@ own backward over every copy decides (LoRA 10 to 17 % under before)."""
 MOE_TOP_K_EXCLUDED: dict[tuple[str, str, str, bool], float] = {}
 """Outside the matrix, with the analytic peak's signed gap to the trace's in percent (2 x 128
 tokens): none since Qwen2-MoE's shared expert, which runs before the routed ones, is saved
-before them in the recomputed layer (its LoRA under full checkpointing was -3.4 %). Not drawn: gpt-oss's LoRA
-without checkpointing with experts three times the hidden size (-5.2 %: its last block's forward
-peaks, the gathered gate/up biases beside the clamped activation, and the model has no moment
-inside a block's forward). DeepSeek-V3's full fine-tuning with wide experts was +2.9 and +8.8 %
-until the step program listed a dense first layer's tensors as a dense block's
+before them in the recomputed layer (its LoRA under full checkpointing was -3.4 %). Not drawn:
+gpt-oss's LoRA without checkpointing with experts three times the hidden size (-5.2 %: its last
+block's forward peaks, the gathered gate/up biases beside the clamped activation, and the model
+has no moment inside a block's forward). DeepSeek-V3's full fine-tuning with wide experts was
++2.9 and +8.8 % until the step program listed a dense first layer's tensors as a dense block's
 (`vramplan.training.allocations.tensors.block_kinds`: it had listed every block as a MoE one,
 and foreach AdamW's step temporaries with them)."""
 MOE_TOP_K_MATRIX = [(family, method, checkpointing, wide)

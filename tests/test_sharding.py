@@ -590,6 +590,11 @@ def test_more_gpus_never_need_more_per_gpu(states: ModelStates, scheme: Scheme, 
     small = shard(states, scheme, many, **kwargs)
     large = shard(states, scheme, few, **kwargs)
     assert small.model_states_bytes <= large.model_states_bytes
+    if few == 1 and version is FsdpVersion.FSDP1 and scheme in (Scheme.FSDP, Scheme.FSDP_GRAD_OP):
+        # FSDP1 runs one GPU as NO_SHARD, gathering nothing (`runs_as_no_shard`): two GPUs
+        # hold half the states and a gathered unit, more where one unit is most of the model
+        # (hypothesis found 16,002 bytes against 16,000)
+        return
     assert small.peak_bytes <= large.peak_bytes
 
 

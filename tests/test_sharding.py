@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from benchmarks.deepspeed_reference import deepspeed_reference_zero2, deepspeed_reference_zero3
 from vramplan.distributed.defaults import default_parallelism
+from vramplan.distributed.fsdp import runs_as_no_shard
 from vramplan.distributed.parallelism import Parallelism, PipelineSchedule, ShardedStates, UnitBytes
 from vramplan.distributed.per_gpu import PerGpuEstimate, estimate_per_gpu
 from vramplan.distributed.sharding import shard_model_states
@@ -590,7 +591,7 @@ def test_more_gpus_never_need_more_per_gpu(states: ModelStates, scheme: Scheme, 
     small = shard(states, scheme, many, **kwargs)
     large = shard(states, scheme, few, **kwargs)
     assert small.model_states_bytes <= large.model_states_bytes
-    if few == 1 and version is FsdpVersion.FSDP1 and scheme in (Scheme.FSDP, Scheme.FSDP_GRAD_OP):
+    if runs_as_no_shard(Parallelism(scheme=scheme, gpus=few, fsdp_version=version), few):
         # FSDP1 runs one GPU as NO_SHARD, gathering nothing (`runs_as_no_shard`): two GPUs
         # hold half the states and a gathered unit, more where one unit is most of the model
         # (hypothesis found 16,002 bytes against 16,000)

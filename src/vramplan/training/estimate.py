@@ -434,17 +434,15 @@ def _experts_gradient_moment(arch: Architecture, setup: TrainingSetup, spec: Blo
     if not spec.weights_train or not grouped_experts_combine(arch, spec) \
             or setup.optimizer_impl is OptimizerImpl.IN_BACKWARD:
         return 0
-    h, w, e = arch.hidden_size, arch.expert_intermediate_size, arch.n_experts
+    h, w = arch.hidden_size, arch.expert_intermediate_size
     gated = 2 if arch.mlp is MlpKind.GATED else 1
-    bias = int(arch.mlp_bias)
-    gate_up = e * gated * w * (h + bias)
-    down = e * h * (w + bias)
+    experts = {lin.role: lin.params for lin in arch.kind_view(True).block_linears() if lin.routed}
+    gate_up = experts.get("gate", 0) + experts["up"]
     kept = gradients_kept(setup)
-    made = gate_up if kept else gate_up + down
+    made = gate_up if kept else gate_up + experts["down"]
     shared_last = arch.n_shared_experts and not arch.shared_experts_first
     if shared_last and not kept:
-        made += sum(lin.params for lin in arch.kind_view(True).block_linears()
-                    if lin.role in _MLP_ROLES and not lin.routed)
+        made += _shared_expert_params(arch)
     # what the experts' and the shared experts' backward have freed by then: all but the
     # routed input that gate_up's gradient reads
     released = sum(item.bytes_per_token for item in saved
@@ -482,9 +480,13 @@ def _shared_expert_gradients(arch: Architecture, setup: TrainingSetup, spec: Blo
     if not weighting or weighting < block_backward_transient(arch, spec, saved,
                                                              recomputed_released=released):
         return 0
-    shared = sum(lin.params for lin in arch.kind_view(True).block_linears()
-                 if lin.role in _MLP_ROLES and not lin.routed)
-    return shared * trainable_itemsize(setup)
+    return _shared_expert_params(arch) * trainable_itemsize(setup)
+
+
+def _shared_expert_params(arch: Architecture) -> int:
+    """Parameters of a MoE layer's shared experts (its MLP linears that every token runs)."""
+    return sum(lin.params for lin in arch.kind_view(True).block_linears()
+               if lin.role in _MLP_ROLES and not lin.routed)
 
 
 def _gradients_before_scores(arch: Architecture, setup: TrainingSetup, spec: BlockSpec,

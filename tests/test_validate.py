@@ -1295,6 +1295,11 @@ def test_a_measured_row_on_a_card_of_unknown_size_is_estimated_and_says_so() -> 
     ({",sdpa,,": ",sdpa,cross_entropy,"}, "loss", Loss.STANDARD),
     ({",litgpt,": ",openrlhf,"}, "framework", Framework.DEEPSPEED),
     ({",litgpt,": ",fms-hf-tuning,"}, "framework", Framework.HF),
+    ({",litgpt,": ",Firefly,"}, "framework", Framework.HF),
+    ({",litgpt,": ",oumi,"}, "framework", Framework.HF),
+    ({",litgpt,": ",Megatron-SWIFT,"}, "framework", Framework.MEGATRON),
+    ({",litgpt,": ",ms-swift (megatron),"}, "framework", Framework.MEGATRON),
+    ({",litgpt,": ",ArcticTraining,"}, "framework", Framework.DEEPSPEED),
     # the same values written in words
     ({",adamw,,": ",8-bit AdamW,,"}, "optimizer", Optimizer.ADAMW_8BIT),
     ({",adamw,,": ",DeepSpeedCPUAdam,,"}, "optimizer", Optimizer.ADAMW),

@@ -645,7 +645,17 @@ OTHER_SPELLINGS: dict[type[StrEnum], dict[str, StrEnum]] = {
                 # (src/lmflow/pipeline/finetuner.py)
                 "lmflow": Framework.HF,
                 "optimum-benchmark": Framework.HF, "sfttrainer": Framework.HF,
-                "hf-accelerate": Framework.ACCELERATE},
+                "hf-accelerate": Framework.ACCELERATE,
+                # Firefly's trainer subclasses transformers' `Trainer` (component/trainer.py);
+                # oumi's default trainer is TRL's `SFTTrainer` (TrainingParams.trainer_type
+                # TRL_SFT, oumi/core/configs/params/training_params.py)
+                "firefly": Framework.HF, "oumi": Framework.HF,
+                # Megatron-SWIFT (`megatron sft`, swift/megatron) trains through Megatron Core;
+                # ArcticTraining on the DeepSpeed engine (`deepspeed.initialize` in its
+                # trainer; docs/open-leads.md, its rows)
+                "megatron-swift": Framework.MEGATRON, "ms-swift-megatron": Framework.MEGATRON,
+                "swift-megatron": Framework.MEGATRON, "arctictraining": Framework.DEEPSPEED,
+                "arctic-training": Framework.DEEPSPEED},
 }
 
 

@@ -100,8 +100,7 @@ def gap_percent(case: Draw) -> float | None:
     """The analytic allocated peak over the traced one, in % of the trace; None where the
     tracer refuses the combination (a target the family has no module for: `gate` in a plain
     MLP)."""
-    config: dict[str, Any] = matrix.FAMILIES[case.family] \
-        | (matrix._SDPA_OFF.get(case.family, {}) if case.attention == "sdpa" else {})
+    config: dict[str, Any] = matrix.FAMILIES[case.family]
     try:
         traced = run_trace(make_setup(
             case.family, config, method=case.method, precision=case.precision,

@@ -274,6 +274,21 @@ def test_dropout_saves_cuda_s_one_byte_mask_and_says_so() -> None:
     assert masks <= extra <= masks + 4 * 512  # each mask an allocation rounded up to 512 bytes
 
 
+def test_sdpa_s_attention_dropout_keeps_what_cuda_s_kernels_keep_and_says_so() -> None:
+    # on the CPU, SDPA with dropout_p > 0 runs the math fallback, which keeps each layer's
+    # probabilities and their dropout; CUDA's fused kernels keep neither (they draw the mask
+    # again from a seed), so the trace runs the call without the dropout and says so
+    from vramplan.tracer.run import LABEL_SDPA_DROPOUT
+
+    kept = {**GPT2, "attn_pdrop": 0.0}
+    plain = trace(kept, seq_len=64, precision="bf16-true", attention="sdpa")
+    dropped = trace(GPT2, seq_len=64, precision="bf16-true", attention="sdpa")
+    assert LABEL_SDPA_DROPOUT in dropped.emulated and LABEL_SDPA_DROPOUT not in plain.emulated
+    assert dropped.peak_bytes == plain.peak_bytes
+    eager = trace(GPT2, seq_len=64, precision="bf16-true", attention="eager")
+    assert LABEL_SDPA_DROPOUT not in eager.emulated  # eager attention's own dropout stays
+
+
 def test_a_larger_batch_never_needs_less_memory() -> None:
     peaks = [trace(batch=batch, method="lora").peak_bytes for batch in (1, 2, 4)]
     assert peaks == sorted(peaks)

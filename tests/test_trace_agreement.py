@@ -11,10 +11,11 @@ adjustments, because the tracer's fake tensors are CPU tensors and the model fol
   `at::dropout` calls on CUDA (aten/src/ATen/native/Dropout.cpp, `is_fused_kernel_acceptable`:
   CUDA inputs only); on CPU it would save a noise tensor in the input's dtype instead of a bool
   mask;
-- under SDPA the attention-probability dropout is set to 0: CPU runs `dropout_p > 0` through the
-  math fallback (scores, probabilities and their dropout materialized), while CUDA's flash and
-  memory-efficient kernels regenerate the mask from the Philox seed, which is what the model
-  counts. Eager attention keeps it on.
+- under SDPA the tracer runs the call without its attention-probability dropout: CPU runs
+  `dropout_p > 0` through the math fallback (scores, probabilities and their dropout
+  materialized), while CUDA's flash and memory-efficient kernels draw the mask again from the
+  Philox seed, which is what the model counts (`vramplan.tracer.run._sdpa_dropout_as_on_cuda`).
+  Eager attention keeps it as it is.
 
 BLOOM and GPT-Neo run every combination with eager attention: transformers has no SDPA path for
 them and falls back to eager, which is what the model counts for `sdpa` there.
@@ -94,8 +95,6 @@ FAMILIES: dict[str, dict[str, Any]] = {
     "gpt2": {"model_type": "gpt2", "n_embd": 128, "n_layer": 2, "n_head": 4, "vocab_size": 512,
              "n_positions": 1024},
 }
-_SDPA_OFF = {"gpt2": {"attn_pdrop": 0.0}}
-"""Attention-probability dropout off under SDPA (see the module docstring)."""
 COMBOS = (  # method, precision, checkpointing, attention
     ("full", "bf16-true", "none", "sdpa"),
     ("full", "mixed", "none", "sdpa"),
@@ -308,9 +307,7 @@ def test_every_new_family_is_in_the_matrix() -> None:
 
 @pytest.mark.parametrize("case", MATRIX, ids=["-".join(map(str, case)) for case in MATRIX])
 def test_analytic_peak_within_3_percent_of_trace(case: tuple[Any, ...]) -> None:
-    family, attention = case[0], case[4]
-    config = FAMILIES[family] | (_SDPA_OFF.get(family, {}) if attention == "sdpa" else {})
-    _assert_q_v_step_agrees(config, case)
+    _assert_q_v_step_agrees(FAMILIES[case[0]], case)
 
 
 def _assert_q_v_step_agrees(config: dict[str, Any], case: tuple[Any, ...]) -> None:
@@ -696,7 +693,7 @@ not make on a 4-bit base."""
 @pytest.mark.parametrize("case", QLORA_MATRIX, ids=["-".join(case) for case in QLORA_MATRIX])
 def test_qlora_analytic_peak_within_3_percent_of_trace(case: tuple[str, ...]) -> None:
     family, precision, quant, targets, checkpointing = case
-    config = FAMILIES[family] | _SDPA_OFF.get(family, {})
+    config = FAMILIES[family]
     traced = run_trace(make_setup(
         family, config, method="qlora", precision=precision, quant=quant, batch=2, seq_len=128,
         lora_r=8, lora_targets=targets, checkpointing=checkpointing, attention="sdpa"))

@@ -74,6 +74,8 @@ def _with_cuda(result: TraceResult, cuda: CudaPeaks | None) -> TraceResult:
 
 
 LABEL_DROPOUT = "dropout as on CUDA (native_dropout's one-byte mask, not CPU's noise tensor)"
+LABEL_SDPA_DROPOUT = ("SDPA's attention dropout as CUDA's fused kernels run it (the mask drawn "
+                      "again from a seed in backward, no probabilities kept)")
 LABEL_FLASH = "FlashAttention as PyTorch's fused SDPA kernel (the same saved tensors)"
 LABEL_AUTOCAST = "autocast with CUDA's cast lists (pow, softmax, layer_norm, sum... in fp32)"
 
@@ -81,8 +83,10 @@ LABEL_AUTOCAST = "autocast with CUDA's cast lists (pow, softmax, layer_norm, sum
 def _trace_on(setup: TraceSetup, device: str, *, fake: bool, notify: Progress) -> TraceResult:
     torch.manual_seed(0)
     dropped: list[float] = []
+    sdpa_dropped: list[float] = []
     with parallel_world(setup) as world, _tensor_world(device, fake), \
-            _dropout_as_on_cuda(device, dropped), _autocast_as_on_cuda(device, setup):
+            _dropout_as_on_cuda(device, dropped), _sdpa_dropout_as_on_cuda(device, sdpa_dropped), \
+            _autocast_as_on_cuda(device, setup):
         notify("build")
         model = apply_method(build_model(setup), setup)
         reference = frozen_reference(build_model(setup)) if reference_copy_kept(setup) else None
@@ -117,7 +121,8 @@ def _trace_on(setup: TraceSetup, device: str, *, fake: bool, notify: Progress) -
             breakdown=tracker.peak_breakdown(),
             phases=tracker.phase_peaks(),
             paged_bytes=tracker.excluded_bytes,
-            emulated=_emulations(setup) + ((LABEL_DROPOUT,) if dropped else ()),
+            emulated=_emulations(setup) + ((LABEL_DROPOUT,) if dropped else ())
+            + ((LABEL_SDPA_DROPOUT,) if sdpa_dropped else ()),
             not_traced=_not_traced(setup),
             versions=_versions(),
             real=not fake,
@@ -145,8 +150,8 @@ def _dropout_as_on_cuda(device: str, dropped: list[float]) -> Iterator[None]:
     `native_dropout` for CUDA inputs only (aten/src/ATen/native/Dropout.cpp,
     `is_fused_kernel_acceptable`), which autograd saves as a one-byte bool mask; on CPU it
     multiplies by a noise tensor of the input's dtype, which would be saved instead. Each rate
-    used in training is appended to `dropped`. SDPA's own `dropout_p` is left as it is: on CPU it
-    runs the math fallback, which materializes what CUDA's kernels regenerate (docs/trace.md)."""
+    used in training is appended to `dropped`. SDPA's own `dropout_p`:
+    `_sdpa_dropout_as_on_cuda`."""
     if device != "cpu":
         yield
         return
@@ -165,6 +170,40 @@ def _dropout_as_on_cuda(device: str, dropped: list[float]) -> Iterator[None]:
         yield
     finally:
         functional.dropout = original
+
+
+@contextlib.contextmanager
+def _sdpa_dropout_as_on_cuda(device: str, dropped: list[float]) -> Iterator[None]:
+    """On a CPU trace, SDPA's attention dropout as CUDA runs it. With `dropout_p` > 0 the CPU
+    takes the math fallback (on torch 2.13, `bmm`, `_safe_softmax` and `bmm` where the same call
+    without dropout runs `_scaled_dot_product_flash_attention_for_cpu`), which keeps the batch's
+    probabilities, their dropout mask and the dropped probabilities for backward, three
+    heads x seq_len² tensors a layer. CUDA's flash and memory-efficient kernels take dropout
+    and keep only the output, its log-sum-exp and the Philox seed and offset they draw the mask
+    again from in backward (`_flash_attention_forward`'s and `_efficient_attention_forward`'s
+    outputs): what the same call keeps on the CPU without dropout. So the trace runs the call
+    without it; each rate used in training is appended to `dropped`."""
+    if device != "cpu":
+        yield
+        return
+    functional = torch.nn.functional
+    original = functional.scaled_dot_product_attention
+
+    def scaled_dot_product_attention(*args: Any, **kwargs: Any) -> torch.Tensor:
+        rate = kwargs.get("dropout_p", args[4] if len(args) > 4 else 0.0)
+        if rate:
+            dropped.append(rate)
+            if len(args) > 4:
+                args = (*args[:4], 0.0, *args[5:])
+            else:
+                kwargs["dropout_p"] = 0.0
+        return original(*args, **kwargs)
+
+    functional.scaled_dot_product_attention = scaled_dot_product_attention
+    try:
+        yield
+    finally:
+        functional.scaled_dot_product_attention = original
 
 
 def _autocast_as_on_cuda(device: str,

@@ -289,6 +289,27 @@ def test_sdpa_s_attention_dropout_keeps_what_cuda_s_kernels_keep_and_says_so() -
     assert LABEL_SDPA_DROPOUT not in eager.emulated  # eager attention's own dropout stays
 
 
+GEMMA3_VLM = {"model_type": "gemma3", "mm_tokens_per_image": 4,
+              "text_config": {"model_type": "gemma3_text", "hidden_size": 64,
+                              "intermediate_size": 128, "num_hidden_layers": 2,
+                              "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+                              "vocab_size": 256, "sliding_window": 32},
+              "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 32,
+                                "intermediate_size": 64, "num_hidden_layers": 1,
+                                "num_attention_heads": 2, "image_size": 32, "patch_size": 16}}
+"""Gemma 3's vision-language checkpoint in small: a SigLIP tower beside the language model."""
+
+
+def test_a_vision_language_checkpoint_traces_its_language_model_s_step() -> None:
+    # Gemma 3 4B and larger: SigLIP's weight init asked a fake tensor for values
+    # (trunc_normal_'s `mask.any()`), and the vocabulary is the text config's
+    result = trace(GEMMA3_VLM, method="lora", seq_len=64)
+    text_only = trace(GEMMA3_VLM["text_config"], method="lora", seq_len=64)
+    patch_embedding = 32 * 3 * 16 * 16 + 32
+    assert result.params_total - text_only.params_total > patch_embedding  # the tower is built
+    assert result.phase(Phase.BACKWARD).peak_bytes > result.phase(Phase.OPTIMIZER_STEP).peak_bytes
+
+
 def test_a_larger_batch_never_needs_less_memory() -> None:
     peaks = [trace(batch=batch, method="lora").peak_bytes for batch in (1, 2, 4)]
     assert peaks == sorted(peaks)

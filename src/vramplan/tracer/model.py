@@ -59,6 +59,34 @@ Llama's (read from each family's modeling file in transformers). A fused project
 Falcon's query_key_value, Phi-3's qkv_proj) gets one adapter when any of its parts is targeted."""
 
 
+@contextlib.contextmanager
+def _values_free_init() -> Iterator[None]:
+    """On fake tensors, `trunc_normal_` as an in-place normal draw: torch's redraws the values
+    outside the bounds (torch/nn/init.py `_no_grad_trunc_normal_`: `if not mask.any()`), a
+    question a fake tensor cannot answer (SigLIP's `lecun_normal_` in the vision tower of
+    Gemma 3 4B and larger raised `DataDependentOutputException`). A real tensor keeps torch's
+    own; either writes in place, and no value decides what a step allocates."""
+    from torch._subclasses.fake_tensor import FakeTensor
+    from transformers import initialization
+
+    if not isinstance(torch.empty(0), FakeTensor):
+        yield
+        return
+    original = initialization.TORCH_INIT_FUNCTIONS["trunc_normal_"]
+
+    def trunc_normal_(tensor: torch.Tensor, *, mean: float = 0.0, std: float = 1.0,
+                      a: float = -2.0, b: float = 2.0, generator: Any = None) -> torch.Tensor:
+        # transformers' initialization.trunc_normal_ passes all but the tensor by keyword
+        with torch.no_grad():
+            return tensor.normal_(mean, std, generator=generator).clamp_(a, b)
+
+    initialization.TORCH_INIT_FUNCTIONS["trunc_normal_"] = trunc_normal_
+    try:
+        yield
+    finally:
+        initialization.TORCH_INIT_FUNCTIONS["trunc_normal_"] = original
+
+
 def build_model(setup: TraceSetup) -> nn.Module:
     """The transformers causal LM of `setup.model_config` in the setup's dtype, training-ready."""
     from transformers import AutoConfig, AutoModelForCausalLM
@@ -85,7 +113,7 @@ def build_model(setup: TraceSetup) -> nn.Module:
                           ["a model_type known to transformers"]) from None
     config.use_cache = False  # a training step keeps no KV cache
     dtype = weights_dtype(setup.precision)
-    with default_dtype(dtype):
+    with default_dtype(dtype), _values_free_init():
         try:
             model: nn.Module = AutoModelForCausalLM.from_config(  # type: ignore[no-untyped-call]
                 config, attn_implementation=setup.attn_implementation, dtype=dtype)

@@ -243,7 +243,8 @@ def _one_step(model: nn.Module, reference: nn.Module | None, side: OptimizerSide
     (the model's output is dropped once the loss is computed, before backward); DPO's and
     GRPO's loss as TRL computes it (`vramplan.tracer.alignment`)."""
     hf_model: Any = getattr(model, "module", model)  # the transformers (or peft) model in DDP
-    vocab_size = int(hf_model.config.vocab_size)
+    # a vision-language checkpoint's vocabulary is its language model's (Gemma 3's text_config)
+    vocab_size = int(hf_model.config.get_text_config().vocab_size)
     with _saved_for_backward(tracker):  # the batch stays referenced by the loop
         if setup.alignment is None:
             loss, batch = _supervised_loss(model, setup, tracker, device, vocab_size)

@@ -228,6 +228,10 @@ class Architecture:
     `post_attention_layernorm` and `post_feedforward_layernorm`, modeling_olmo2.py)."""
     norm_weight: bool = True
     """The norms have a learned scale (OLMo-1's layer norm has neither scale nor bias)."""
+    layernorm_on_fp32_copy: bool = False
+    """The layer norm runs on an fp32 copy of its input and casts its output back (OLMo-1's
+    `OlmoLayerNorm`: `F.layer_norm(hidden_states.to(dtype=torch.float32), ...).to(orig_dtype)`),
+    so `native_layer_norm` keeps that copy for backward."""
     qk_norm: QkNormKind = QkNormKind.NONE
     fused_qkv: bool = False
     """The HF module has one fused q/k/v projection (Falcon, GPT-NeoX, GPT-2, StarCoder, Phi-3)."""

@@ -398,7 +398,8 @@ def _olmo(keys: ConfigKeys) -> Architecture:
     bias = keys.get_bool("attention_bias", False)
     base = llama_like(keys, qkv_bias=bias, attn_out_bias=bias, mlp_bias=False,
                       tied_default=False, kv_heads_default_mha=True)
-    return replace_fields(base, norm=NormKind.LAYERNORM, norm_weight=False)
+    return replace_fields(base, norm=NormKind.LAYERNORM, norm_weight=False,
+                          layernorm_on_fp32_copy=True)
 
 
 

@@ -67,9 +67,19 @@ def norm_layer(ledger: Ledger, arch: Architecture, spec: BlockSpec, source: Acti
     elif arch.norm_python_layernorm:
         _python_layernorm(ledger, spec, name, h, needs_grad)
     elif needs_grad or spec.weights_train:
-        # native_layer_norm saves its input and its fp32 mean and rstd, whatever trains
-        ledger.keep(source.name, source.itemsize * h)
-        ledger.keep(f"{name}_stats", 2 * FP32)
+        _native_layernorm(ledger, arch, source, name, h)
+
+
+def _native_layernorm(ledger: Ledger, arch: Architecture, source: Activation, name: str,
+                      width: int) -> None:
+    """`native_layer_norm` saves its input and its fp32 mean and rstd, whatever trains: the
+    fp32 copy where the norm upcasts first (`Architecture.layernorm_on_fp32_copy`; traced,
+    OLMo-1B LoRA on q and v, 8 x 256 tokens: -3.9 % -> 0.0 %)."""
+    if arch.layernorm_on_fp32_copy and source.itemsize != FP32:
+        ledger.keep(f"{name}_input_fp32", FP32 * width)
+    else:
+        ledger.keep(source.name, source.itemsize * width)
+    ledger.keep(f"{name}_stats", 2 * FP32)
 
 
 COMPILED_SAVES = (

@@ -9,7 +9,13 @@ accumulation, metric allocated), as the agreement tests build both sides.
 
 Run: `PYTHONPATH=src .venv/bin/python benchmarks/trace_sweep.py [--models qwen2.5-0.5b,...]
 [--only SUBSTRING] [--details N]`, or `--moe` for five mixtures of experts at real size
-(`MOE_MODELS`, bf16-true: about 10 s a configuration).
+(`MOE_MODELS`, bf16-true: about 10 s a configuration), or `--draw N [--seed S]` for N
+configurations drawn at random over `DRAW_MODELS` (families of 1 to 8 B: method with QLoRA,
+precision, optimizer, checkpointing, attention, LoRA targets, rank, adapter dtype and shape; about
+6 s a configuration). Drawing 400 on 2026-12-06 found five mechanisms under the tiny matrix's
+3 % (tests/test_trace_agreement.py `REAL_SIZE_MATRIX`) and that gemma-3-4b did not trace (fixed);
+MPT past its 2,048 positions and SDPA where a family has none are refused or fail, and are
+listed as such.
 
 Prints one line per configuration (model, method, precision, checkpointing, attention,
 batch x seq_len): the analytic and traced peaks in MiB, the difference in % of the trace, the
@@ -23,9 +29,11 @@ classifies storage).
 from __future__ import annotations
 
 import argparse
+import random
 import time
 from dataclasses import dataclass
 
+from vramplan.errors import VramplanError
 from vramplan.model.hf_config import parse_config
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.models import find_model
@@ -45,6 +53,7 @@ from vramplan.vocab import (
     Optimizer,
     OptimizerImpl,
     Precision,
+    Quant,
 )
 
 MIB = 2**20
@@ -102,6 +111,17 @@ SHAPES = ((2, 512), (1, 256))
 so both shapes meet every combination over the models."""
 
 
+DRAW_MODELS = ("llama-3.2-1b", "llama-3.2-3b", "qwen2.5-1.5b", "qwen3-1.7b", "gemma-3-1b",
+               "phi-3.5-mini", "phi-2", "smollm2-1.7b", "mistral-7b-v0.3", "olmo-2-7b",
+               "granite-3.3-8b", "starcoder2-3b", "stablelm-2-1.6b", "opt-1.3b", "gpt2-large",
+               "pythia-1.4b", "qwen2.5-7b", "llama-3.1-8b", "c4ai-command-r7b-12-2024",
+               "phi-4-mini", "smollm3-3b", "gpt-j-6b", "olmo-1b", "qwen3-4b", "gemma-3-4b",
+               "falcon-7b", "bloom-1b1", "mpt-7b")
+"""`--draw`: dense families at real size, each with its own attention, norms and fused
+linears."""
+DRAW_SHAPES = ((1, 1024), (2, 2048), (4, 512), (1, 4096), (8, 256), (2, 1024))
+
+
 @dataclass(frozen=True)
 class Run:
     model: str
@@ -113,13 +133,25 @@ class Run:
     seq_len: int
     optimizer: str = "adamw"
     optimizer_impl: str = "foreach"
+    targets: str = "q;v"
+    rank: int = 8
+    adapters_fp32: bool = False
+    """peft's fp32 adapters run without autocast (`--draw`); QLoRA's are fp32 whatever this says
+    (`vramplan.tracer.setup.TRACED_ADAPTERS_FP32`)."""
 
     @property
     def label(self) -> str:
         optimizer = "" if self.optimizer_impl == "foreach" and self.optimizer == "adamw" \
             else f" {self.optimizer}-{self.optimizer_impl}"
+        adapters = "" if not self.uses_lora or (self.targets, self.rank) == ("q;v", 8) \
+            else f" {self.targets} r{self.rank}"
+        fp32 = " fp32-adapters" if self.uses_lora and self.adapters_fp32 else ""
         return (f"{self.model} {self.method} {self.precision} ckpt={self.checkpointing} "
-                f"{self.attention} {self.batch}x{self.seq_len}{optimizer}")
+                f"{self.attention} {self.batch}x{self.seq_len}{optimizer}{adapters}{fp32}")
+
+    @property
+    def uses_lora(self) -> bool:
+        return self.method in ("lora", "qlora")
 
 
 @dataclass(frozen=True)
@@ -153,23 +185,45 @@ def configurations(models: tuple[str, ...],
     return runs
 
 
+def draw(rng: random.Random) -> Run:
+    """One `--draw` configuration."""
+    method = rng.choice(("full", "lora", "lora", "qlora", "freeze"))
+    lora = method in ("lora", "qlora")
+    batch, seq_len = rng.choice(DRAW_SHAPES)
+    return Run(
+        model=rng.choice(DRAW_MODELS), method=method,
+        precision=rng.choice(("bf16-true", "amp") if method == "qlora"
+                             else ("bf16-true", "bf16-true", "mixed", "amp", "fp32")),
+        checkpointing=rng.choice(("none", "full")),
+        attention=rng.choice(("sdpa", "sdpa", "eager")), batch=batch, seq_len=seq_len,
+        optimizer=rng.choice(("adamw", "adamw", "sgd")),
+        targets=rng.choice(("q;v", "all", "q;k;v;o")) if lora else "q;v",
+        rank=rng.choice((8, 16, 64)) if lora else 8,
+        adapters_fp32=lora and rng.random() < 0.3)
+
+
 def run_one(run: Run) -> Row:
     config = dict(find_model(run.model).config)
-    lora = run.method == "lora"
+    lora, qlora = run.uses_lora, run.method == "qlora"
+    # peft leaves QLoRA's adapters in fp32; fp32 adapters run without autocast but under `amp`
+    adapters_fp32 = lora and (run.adapters_fp32 or qlora)
     start = time.perf_counter()
     traced = run_trace(make_setup(
         run.model, config, method=run.method, precision=run.precision, batch=run.batch,
         seq_len=run.seq_len, optimizer=run.optimizer, optimizer_impl=run.optimizer_impl,
-        lora_r=8 if lora else None, lora_targets="q;v" if lora else None,
-        checkpointing=run.checkpointing, attention=run.attention))
+        quant="nf4" if qlora else None, lora_r=run.rank if lora else None,
+        lora_targets=run.targets if lora else None, checkpointing=run.checkpointing,
+        attention=run.attention, adapters_fp32=lora and run.adapters_fp32))
     seconds = time.perf_counter() - start
     analytic = estimate_training(parse_config(config), TrainingSetup(
         method=Method(run.method), precision=Precision(run.precision), batch=run.batch,
         seq_len=run.seq_len, optimizer=Optimizer(run.optimizer),
         optimizer_impl=OptimizerImpl(run.optimizer_impl), framework=Framework.HF,
-        gradient_accumulation=False, lora_rank=8 if lora else None,
-        lora_targets=parse_lora_targets("q;v") if lora else frozenset(),
-        adapters_fp32=TRACED_ADAPTERS_FP32 if lora else None,
+        gradient_accumulation=False, quant=Quant.NF4 if qlora else Quant.NONE,
+        lora_rank=run.rank if lora else None,
+        lora_targets=parse_lora_targets(run.targets) if lora else frozenset(),
+        adapters_fp32=(adapters_fp32 or TRACED_ADAPTERS_FP32) if lora else None,
+        no_autocast=adapters_fp32 and run.precision != "amp",
         checkpointing=Checkpointing(run.checkpointing), attention=Attention(run.attention)))
     return Row(run.label, analytic, traced, seconds)
 
@@ -207,19 +261,33 @@ def main() -> int:
                         help="phase breakdowns of this many worst configurations")
     parser.add_argument("--moe", action="store_true",
                         help="the mixtures of experts (MOE_MODELS) over MOE_COMBOS instead")
+    parser.add_argument("--draw", type=int, default=0,
+                        help="this many configurations drawn at random over DRAW_MODELS instead")
+    parser.add_argument("--seed", type=int, default=1, help="--draw's seed")
     args = parser.parse_args()
     models, combos = (MOE_MODELS, MOE_COMBOS) if args.moe \
         else (tuple(args.models.split(",")), COMBOS)
-    rows = []
+    rng = random.Random(args.seed)
+    runs = [draw(rng) for _ in range(args.draw)] if args.draw else configurations(models, combos)
+    rows, failed = [], 0
     print(f"{'configuration':72} {'analytic':>9} {'traced':>9} {'diff':>9} "
           f"{'analytic peak':16} {'traced peak':14} {'loss %':>7} {'bwd %':>7} "
           f"{'step %':>7} {'s':>5}")
-    for run in configurations(models, combos):
+    for run in runs:
         if args.only and args.only not in run.label:
             continue
-        row = run_one(run)
+        try:
+            row = run_one(run)
+        except (VramplanError, RuntimeError) as error:
+            # a drawn combination the tracer refuses (SDPA where a family has none), or that
+            # fails in the model's code (MPT past its ALiBi table's 2,048 positions)
+            failed += 1
+            print(f"{run.label:72} refused or failed: {str(error)[:120]}", flush=True)
+            continue
         rows.append(row)
         print_row(row)
+    if failed:
+        print(f"\n{failed} configurations refused or failed")
     worst = sorted(rows, key=lambda row: -abs(row.diff))
     beyond = [row for row in worst if abs(row.diff) > 0.03]
     print(f"\n{len(beyond)} of {len(rows)} configurations beyond 3 %")

@@ -310,6 +310,17 @@ def test_a_vision_language_checkpoint_traces_its_language_model_s_step() -> None
     assert result.phase(Phase.BACKWARD).peak_bytes > result.phase(Phase.OPTIMIZER_STEP).peak_bytes
 
 
+def test_all_adapts_falcon_s_own_linear_class() -> None:
+    # FalconLinear subclasses nn.Linear (its bias added apart): "all" adapts its four linears
+    # a block, as `vramplan lora` counts them; only a router subclass is left out
+    every = trace(FALCON, method="lora", lora_targets="all", lora_r=8)
+    width = FALCON["hidden_size"]
+    heads, kv_heads = FALCON["num_attention_heads"], FALCON["num_kv_heads"]
+    qkv_out = width + 2 * kv_heads * width // heads
+    per_block = 8 * ((width + qkv_out) + 2 * width + 2 * (width + 4 * width))
+    assert every.params_trainable == FALCON["num_hidden_layers"] * per_block
+
+
 def test_a_larger_batch_never_needs_less_memory() -> None:
     peaks = [trace(batch=batch, method="lora").peak_bytes for batch in (1, 2, 4)]
     assert peaks == sorted(peaks)

@@ -253,9 +253,9 @@ def lora_target_modules(model: nn.Module, model_type: str, targets: tuple[str, .
 
 
 def _is_router(module: nn.Module) -> bool:
-    """A module that subclasses nn.Linear to route tokens (its class is defined outside torch)."""
-    return isinstance(module, nn.Linear) and type(module) is not nn.Linear \
-        and not type(module).__module__.startswith("torch.")
+    """A module that subclasses nn.Linear to route tokens: Llama 4's `Llama4Router`, not
+    Falcon's `FalconLinear` (a linear whose bias is added apart), which "all" adapts."""
+    return isinstance(module, nn.Linear) and type(module).__name__.endswith("Router")
 
 
 def _is_linear(module: nn.Module) -> bool:

@@ -388,7 +388,14 @@ def test_fsdp_root_gradient_forms_last() -> None:
     assert result.root_gradient_bytes == 2 * 400_000
     # the head's gradient waits beside the gathered units from the start of backward
     assert result.backward_buffers_bytes == result.forward_buffers_bytes + 2 * 200_000
-    assert result.last_unit_backward_buffers_bytes == 2 * 400_000 + 2 * (2 * 400_000)
+    # the root still gathered beside its two root-sized gradients (FSDP1's flat `cat`)
+    assert result.root_end_buffers_bytes == 2 * 400_000 + 2 * (2 * 400_000)
+    # the first block's moment, counted apart: its backward's temporaries are alive there, not
+    # at the root's end (vramplan.distributed.per_gpu `_root_end`)
+    assert result.last_unit_backward_buffers_bytes < result.root_end_buffers_bytes
+    # FSDP2 reshards the root before it copies the gradients into its reduce-scatter input
+    fsdp2 = shard(states, Scheme.FSDP, 4)
+    assert fsdp2.root_end_buffers_bytes == 2 * (2 * 400_000)
 
 
 def test_fsdp_unit_reduce_holds_two_unsharded_gradients() -> None:

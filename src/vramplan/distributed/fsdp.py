@@ -112,7 +112,12 @@ def fsdp_states(states: ModelStates, plan: Parallelism, n: int,
     first_blocks = _first_blocks_backward(states, plan, backward,
                                           prefetched=0 if late else prefetched,
                                           unit_grad=unit_grad, unit_grad_shard=unit_grad_shard)
-    root_end = forward - units_gathered + transient_units * root_grad
+    # The root's gradient completes at the embedding's backward: FSDP1 `cat`s the flat gradient
+    # beside the original parameters' (two root-sized gradients) with the root still gathered;
+    # FSDP2's post-backward reshards the root first, then copies its gradients into the
+    # reduce-scatter input (one root-sized copy beside them, nothing gathered)
+    root_end = (transient_units * root_grad if plan.fsdp_version is FsdpVersion.FSDP2
+                else forward - units_gathered + transient_units * root_grad)
     return ShardedStates(
         parallelism=plan, shard_degree=n,
         weights_bytes=weights, gradients_bytes=grads,
@@ -121,7 +126,7 @@ def fsdp_states(states: ModelStates, plan: Parallelism, n: int,
         forward_buffers_bytes=forward, backward_buffers_bytes=backward,
         step_buffers_bytes=0,
         host_bytes_per_rank=host, pinned_host_bytes_per_rank=pinned,
-        last_unit_backward_buffers_bytes=max(first_blocks, root_end),
+        last_unit_backward_buffers_bytes=first_blocks, root_end_buffers_bytes=root_end,
         unit_gradient_bytes=unit_grad, unit_gradient_shard_bytes=unit_grad_shard,
         root_gradient_bytes=root_grad, loss_buffers_bytes=loss, reduce_buffers_bytes=reduce,
         gathered_unit_bytes=unit_weights,

@@ -238,6 +238,10 @@ class ShardedStates:
     last_unit_backward_buffers_bytes: int | None = None
     """Transient while the last unit to run backward (the first block) does: as
     `backward_buffers_bytes`, less the prefetched unit (FSDP). None: the same."""
+    root_end_buffers_bytes: int | None = None
+    """Transient when the root unit's gradient completes, after the embedding's backward (FSDP:
+    the gathered root and its unsharded gradient forming), once the blocks' backward is over:
+    no block's backward temporaries or saved tensors are alive then. None: no such moment."""
     unit_gradient_bytes: int = 0
     """One wrapped block's unsharded gradient (FSDP), 0 otherwise."""
     unit_gradient_shard_bytes: int = 0

@@ -308,6 +308,9 @@ def test_a_vision_language_checkpoint_traces_its_language_model_s_step() -> None
     patch_embedding = 32 * 3 * 16 * 16 + 32
     assert result.params_total - text_only.params_total > patch_embedding  # the tower is built
     assert result.phase(Phase.BACKWARD).peak_bytes > result.phase(Phase.OPTIMIZER_STEP).peak_bytes
+    # full fine-tuning trains the language model, the tower frozen (as the model counts it)
+    full = trace(GEMMA3_VLM, seq_len=64)
+    assert full.params_trainable == trace(GEMMA3_VLM["text_config"], seq_len=64).params_trainable
 
 
 def test_all_adapts_falcon_s_own_linear_class() -> None:

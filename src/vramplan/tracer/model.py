@@ -174,6 +174,7 @@ def apply_method(model: nn.Module, setup: TraceSetup) -> nn.Module:
     """Freeze, wrap with LoRA and quantize as the method says; returns the model to train."""
     if setup.method is Method.FULL:
         model.requires_grad_(True)
+        _freeze_vision(model)
     elif setup.method is Method.FREEZE:
         _freeze_all_but_last(model, setup.train_layers)
     else:
@@ -191,6 +192,19 @@ def apply_method(model: nn.Module, setup: TraceSetup) -> nn.Module:
             batch=setup.batch, seq_len=setup.seq_len, framework=Framework.HF, tiled_mlp=True),
             hidden))
     return model
+
+
+_VISION_MODULES = ("vision_tower", "vision_model", "multi_modal_projector")
+"""A vision-language checkpoint's vision tower and projector (Gemma 3's `vision_tower` and
+`multi_modal_projector`, Llama 4's `vision_model`)."""
+
+
+def _freeze_vision(model: nn.Module) -> None:
+    """Full fine-tuning trains the language model: a vision-language checkpoint's tower and
+    projector stay frozen, as the model counts them (`Architecture.vision`, frozen weights)."""
+    for name, module in model.named_modules():
+        if name.rsplit(".", 1)[-1] in _VISION_MODULES:
+            module.requires_grad_(False)
 
 
 def _freeze_all_but_last(model: nn.Module, train_layers: int) -> None:

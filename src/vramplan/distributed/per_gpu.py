@@ -378,9 +378,10 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
 def _root_end(first_block: PhaseMemory, sharded: ShardedStates) -> PhaseMemory:
     """Backward's end as the root unit's gradient completes after the embedding's backward
     (`ShardedStates.root_end_buffers_bytes`): the first block's backward temporaries and saved
-    tensors are freed by then. Counted with them (the larger of the two moments, 2026-12-06
-    and before), FSDP1 and FSDP2 full fine-tuning under full checkpointing on 8 GPUs was 2.6 to
-    7.8 % over rank 0's trace (Llama-3.1-8B, Qwen2.5-7B, Phi-2, 2 x 512 tokens)."""
+    tensors are freed by then. Counted with them (the larger of the two moments' buffers beside
+    the first block's temporaries, before 2026-12-06's tenth session), FSDP1 and FSDP2 full
+    fine-tuning under full checkpointing on 8 GPUs was 2.6 to 11.6 % over rank 0's trace
+    (Llama-3.1-8B, Qwen2.5-7B, Phi-2, 2 x 512 tokens)."""
     root_end = sharded.root_end_buffers_bytes or 0
     return PhaseMemory(first_block.phase, tuple(
         Part(p.kind, root_end + sharded.embedding_check_bytes)

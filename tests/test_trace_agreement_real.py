@@ -87,11 +87,12 @@ def test_analytic_peak_within_3_percent_of_trace_at_real_size(case: tuple[Any, .
 
 
 REAL_SIZE_MATRIX = [
-    # model, method, precision, LoRA targets, batch, tokens
-    ("phi-2", "lora", "bf16-true", "all", 2, 1024),
-    ("pythia-1.4b", "full", "bf16-true", None, 2, 1024),
-    ("phi-3.5-mini", "qlora", "amp", "q;k;v;o", 1, 2048),
-    ("olmo-1b", "lora", "bf16-true", "q;v", 8, 256),
+    # model, method, precision, LoRA targets, batch, tokens, attention
+    ("phi-2", "lora", "bf16-true", "all", 2, 1024, "sdpa"),
+    ("pythia-1.4b", "full", "bf16-true", None, 2, 1024, "sdpa"),
+    ("phi-3.5-mini", "qlora", "amp", "q;k;v;o", 1, 2048, "sdpa"),
+    ("olmo-1b", "lora", "bf16-true", "q;v", 8, 256, "sdpa"),
+    ("gpt-j-6b", "lora", "bf16-true", "q;v", 1, 2048, "eager"),
 ]
 """Mechanisms whose share of a tiny family's peak is under the matrix's 3 %, checked at real
 size within 1 %: o_proj's input is a copy of attention's output where RoPE joins the query
@@ -99,20 +100,21 @@ with `torch.cat` after the transpose (`attention._QUERY_JOINED_AFTER_TRANSPOSE`:
 Pythia were 2.1 and 2.6 % under without it); under `amp` a 4-bit fused q/k/v hands back
 fp32, so SDPA keeps its own 16-bit copy of v rather than the fused output (Phi-3.5-mini was
 3.1 % over); OLMo-1's layer norm keeps the fp32 copy it normalizes
-(`Architecture.layernorm_on_fp32_copy`: 3.9 % under). SGD: no optimizer state hides the
+(`Architecture.layernorm_on_fp32_copy`: 3.9 % under); GPT-J's eager attention multiplies fp32
+copies of q and k (`Architecture.eager_qk_fp32`: 2.7 % under). SGD: no optimizer state hides the
 activations. Found by drawing real-size configurations at random (2026-12-06)."""
 
 
 @pytest.mark.parametrize("case", REAL_SIZE_MATRIX,
                          ids=["-".join(map(str, case)) for case in REAL_SIZE_MATRIX])
 def test_real_size_mechanisms_within_1_percent_of_trace(case: tuple[Any, ...]) -> None:
-    model, method, precision, targets, batch, seq_len = case
+    model, method, precision, targets, batch, seq_len, attention = case
     config = dict(find_model(model).config)
     qlora = method == "qlora"
     traced = run_trace(make_setup(
         model, config, method=method, precision=precision, optimizer="sgd", batch=batch,
         seq_len=seq_len, lora_r=8 if targets else None, lora_targets=targets,
-        quant="nf4" if qlora else None, attention="sdpa"))
+        quant="nf4" if qlora else None, attention=attention))
     analytic = estimate_training(parse_config(config), TrainingSetup(
         method=Method(method), precision=Precision(precision), optimizer=Optimizer.SGD,
         batch=batch, seq_len=seq_len, framework=Framework.HF, gradient_accumulation=False,
@@ -121,7 +123,7 @@ def test_real_size_mechanisms_within_1_percent_of_trace(case: tuple[Any, ...]) -
         lora_targets=parse_lora_targets(targets) if targets else frozenset(),
         # the trace's adapters: fp32 over a 4-bit base, as peft leaves them
         adapters_fp32=(qlora or TRACED_ADAPTERS_FP32) if targets else None,
-        attention=Attention.SDPA))
+        attention=Attention(attention)))
     assert analytic.allocated_bytes == pytest.approx(traced.peak_bytes, rel=0.01)
 
 

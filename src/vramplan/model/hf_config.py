@@ -310,6 +310,9 @@ def _gptj(keys: ConfigKeys) -> Architecture:
         parallel_block=True, shared_block_norm=True, head_bias=True,
         partial_rotary_factor=rotary_factor(_gptj_rotary_dim(keys, head_dim), head_dim),
         rope_theta=10000.0,  # create_sinusoidal_positions: a fixed base of 10000
+        # eager_attention_forward: `torch.matmul(query.to(torch.float32),
+        # key.to(torch.float32).transpose(2, 3))`, the softmax in fp32
+        eager_qk_fp32=True,
         dtype=keys.dtype(),
         **_gpt2_dropout(keys, default=0.0),
     )

@@ -324,6 +324,23 @@ def test_all_adapts_falcon_s_own_linear_class() -> None:
     assert every.params_trainable == FALCON["num_hidden_layers"] * per_block
 
 
+def test_every_tracer_label_has_its_french_text() -> None:
+    # the result and its JSON keep the English labels; the CLI prints them in the user's
+    # language (vramplan.i18n.catalogue.trace `trace_label_key`)
+    from vramplan.i18n import Lang, translate
+    from vramplan.i18n.catalogue.trace import trace_label_key
+    from vramplan.tracer import bnb_emulation, run
+
+    labels = [value for module in (run, bnb_emulation) for name, value in vars(module).items()
+              if name.startswith("LABEL_")]
+    assert len(labels) >= 8
+    for label in labels:
+        key = trace_label_key(label)
+        assert key is not None, label
+        assert translate(key, Lang.EN) == label
+        assert translate(key, Lang.FR) != label
+
+
 def test_a_larger_batch_never_needs_less_memory() -> None:
     peaks = [trace(batch=batch, method="lora").peak_bytes for batch in (1, 2, 4)]
     assert peaks == sorted(peaks)

@@ -14,6 +14,7 @@ from vramplan.cli.options import add_common_flags, add_fields, read_options
 from vramplan.cli.render import table, to_json_text
 from vramplan.errors import MissingExtra, missing_packages
 from vramplan.i18n import Lang, translate
+from vramplan.i18n.catalogue.trace import trace_label_key
 from vramplan.requests.trace import trace_setup
 from vramplan.requests.vocabulary import TRACE
 from vramplan.serialize import trace_to_json
@@ -114,8 +115,10 @@ def report(result: TraceResult, lang: Lang) -> str:
             share=format_number(100 * peaks.fragmentation, lang, 1))]
     if result.paged_bytes:
         lines.append(translate("trace.paged", lang, gb=format_gb(result.paged_bytes, lang)))
-    lines += [translate("trace.emulated", lang, what=what) for what in result.emulated]
-    lines += [translate("trace.not_traced", lang, what=what) for what in result.not_traced]
+    lines += [translate("trace.emulated", lang, what=_label(what, lang))
+              for what in result.emulated]
+    lines += [translate("trace.not_traced", lang, what=_label(what, lang))
+              for what in result.not_traced]
     if result.cuda is not None:
         lines.append(translate("trace.cuda", lang, name=result.cuda.device_name,
                                allocated=format_gb(result.cuda.max_allocated_bytes, lang),
@@ -163,3 +166,9 @@ def _phase_table(result: TraceResult, lang: Lang) -> str:
     rows = [[translate(f"trace.phase.{peak.phase.value}", lang), format_gb(peak.peak_bytes, lang),
              format_gib(peak.peak_bytes, lang)] for peak in result.phases]
     return table(rows, right_align=frozenset({1, 2}))
+
+
+def _label(label: str, lang: Lang) -> str:
+    """A tracer label (English in the result and its JSON) in `lang`."""
+    key = trace_label_key(label)
+    return translate(key, lang) if key is not None else label

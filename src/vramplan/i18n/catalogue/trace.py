@@ -70,6 +70,47 @@ MESSAGES = {
         EN: "Optimizer states in CUDA managed (paged) memory, outside the peak: {gb}",
     },
     "trace.emulated": {FR: "ÉMULÉ : {what}", EN: "EMULATED: {what}"},
+    # --- what a trace emulates or leaves out (vramplan.tracer's LABEL_* texts, in English in
+    # its result and JSON; `trace_label_key` finds their entries) -------------------------------
+    "trace.label.4bit": {
+        FR: "poids 4 bits de bitsandbytes (stockage et déquantification émulés)",
+        EN: "bitsandbytes 4-bit weights (storage and dequantization emulated)",
+    },
+    "trace.label.8bit": {
+        FR: "états 8 bits de l'optimiseur bitsandbytes (stockage émulé, mise à jour non "
+        "calculée)",
+        EN: "bitsandbytes 8-bit optimizer states (storage emulated, update not computed)",
+    },
+    "trace.label.paged": {
+        FR: "états paginés de l'optimiseur bitsandbytes (mémoire gérée, comptée à part)",
+        EN: "bitsandbytes paged optimizer states (managed memory, reported apart)",
+    },
+    "trace.label.dropout": {
+        FR: "dropout comme sur CUDA (masque d'un octet de native_dropout, pas le tenseur de "
+        "bruit du CPU)",
+        EN: "dropout as on CUDA (native_dropout's one-byte mask, not CPU's noise tensor)",
+    },
+    "trace.label.sdpa_dropout": {
+        FR: "dropout d'attention de SDPA comme le font les noyaux fusionnés de CUDA (le masque "
+        "régénéré à partir d'une graine en rétropropagation, aucune probabilité gardée)",
+        EN: "SDPA's attention dropout as CUDA's fused kernels run it (the mask drawn again from "
+        "a seed in backward, no probabilities kept)",
+    },
+    "trace.label.flash": {
+        FR: "FlashAttention comme le noyau SDPA fusionné de PyTorch (les mêmes tenseurs gardés)",
+        EN: "FlashAttention as PyTorch's fused SDPA kernel (the same saved tensors)",
+    },
+    "trace.label.autocast": {
+        FR: "autocast avec les listes de conversion de CUDA (pow, softmax, layer_norm, sum... "
+        "en fp32)",
+        EN: "autocast with CUDA's cast lists (pow, softmax, layer_norm, sum... in fp32)",
+    },
+    "trace.label.no_generation": {
+        FR: "la génération des complétions : le pas tracé est le micro-pas d'entraînement qui "
+        "la suit, sur des complétions aléatoires",
+        EN: "generating the completions: the step traced is the training micro-step that "
+        "follows it, on random completions",
+    },
     "trace.cuda": {
         FR: "GPU {name} : torch.cuda.max_memory_allocated {allocated}, "
         "max_memory_reserved {reserved}",
@@ -108,3 +149,10 @@ MESSAGES = {
     },
     "trace.not_traced": {FR: "NON TRACÉ : {what}", EN: "NOT TRACED: {what}"},
 }
+
+
+def trace_label_key(label: str) -> str | None:
+    """The catalogue key of a tracer label given in English (`TraceResult.emulated`,
+    `not_traced`), or None for a label the catalogue does not hold."""
+    return next((key for key, texts in MESSAGES.items()
+                 if key.startswith("trace.label.") and texts[EN] == label), None)

@@ -25,6 +25,7 @@ from typing import Any, cast
 import torch
 from torch import nn
 
+from vramplan.i18n import Lang, translate
 from vramplan.units import ceil_div
 from vramplan.vocab import Quant
 
@@ -39,9 +40,9 @@ MIN_8BIT_SIZE = 4096
 CODE_4BIT_ENTRIES = 16
 DYNAMIC_MAP_ENTRIES = 256
 
-LABEL_4BIT = "bitsandbytes 4-bit weights (storage and dequantization emulated)"
-LABEL_8BIT = "bitsandbytes 8-bit optimizer states (storage emulated, update not computed)"
-LABEL_PAGED = "bitsandbytes paged optimizer states (managed memory, reported apart)"
+LABEL_4BIT = translate("trace.label.4bit", Lang.EN)
+LABEL_8BIT = translate("trace.label.8bit", Lang.EN)
+LABEL_PAGED = translate("trace.label.paged", Lang.EN)
 
 
 class _SharedMaps:

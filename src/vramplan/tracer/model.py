@@ -10,6 +10,7 @@ import contextlib
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
+from unittest import mock
 
 import torch
 from torch import nn
@@ -72,7 +73,6 @@ def _values_free_init() -> Iterator[None]:
     if not isinstance(torch.empty(0), FakeTensor):
         yield
         return
-    original = initialization.TORCH_INIT_FUNCTIONS["trunc_normal_"]
 
     def trunc_normal_(tensor: torch.Tensor, *, mean: float = 0.0, std: float = 1.0,
                       a: float = -2.0, b: float = 2.0, generator: Any = None) -> torch.Tensor:
@@ -80,11 +80,8 @@ def _values_free_init() -> Iterator[None]:
         with torch.no_grad():
             return tensor.normal_(mean, std, generator=generator).clamp_(a, b)
 
-    initialization.TORCH_INIT_FUNCTIONS["trunc_normal_"] = trunc_normal_
-    try:
+    with mock.patch.dict(initialization.TORCH_INIT_FUNCTIONS, {"trunc_normal_": trunc_normal_}):
         yield
-    finally:
-        initialization.TORCH_INIT_FUNCTIONS["trunc_normal_"] = original
 
 
 def build_model(setup: TraceSetup) -> nn.Module:

@@ -6,11 +6,13 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
+from unittest import mock
 
 import torch
 from torch import nn
 
 from vramplan.allocator import replay
+from vramplan.i18n import Lang, translate
 from vramplan.parts import PartKind
 from vramplan.tracer.alignment import (
     Batch,
@@ -73,11 +75,12 @@ def _with_cuda(result: TraceResult, cuda: CudaPeaks | None) -> TraceResult:
     return replace(result, cuda=cuda)
 
 
-LABEL_DROPOUT = "dropout as on CUDA (native_dropout's one-byte mask, not CPU's noise tensor)"
-LABEL_SDPA_DROPOUT = ("SDPA's attention dropout as CUDA's fused kernels run it (the mask drawn "
-                      "again from a seed in backward, no probabilities kept)")
-LABEL_FLASH = "FlashAttention as PyTorch's fused SDPA kernel (the same saved tensors)"
-LABEL_AUTOCAST = "autocast with CUDA's cast lists (pow, softmax, layer_norm, sum... in fp32)"
+# what a trace emulates, in English in its result and JSON (the CLI prints them in the user's
+# language: vramplan.i18n.catalogue.trace `trace_label_key`)
+LABEL_DROPOUT = translate("trace.label.dropout", Lang.EN)
+LABEL_SDPA_DROPOUT = translate("trace.label.sdpa_dropout", Lang.EN)
+LABEL_FLASH = translate("trace.label.flash", Lang.EN)
+LABEL_AUTOCAST = translate("trace.label.autocast", Lang.EN)
 
 
 def _trace_on(setup: TraceSetup, device: str, *, fake: bool, notify: Progress) -> TraceResult:
@@ -156,7 +159,6 @@ def _dropout_as_on_cuda(device: str, dropped: list[float]) -> Iterator[None]:
         yield
         return
     functional = torch.nn.functional
-    original = functional.dropout
 
     def dropout(x: torch.Tensor, p: float = 0.5, training: bool = True,
                 inplace: bool = False) -> torch.Tensor:
@@ -165,11 +167,8 @@ def _dropout_as_on_cuda(device: str, dropped: list[float]) -> Iterator[None]:
         dropped.append(p)
         return torch.native_dropout(x, p, training)[0]
 
-    functional.dropout = dropout  # type: ignore[assignment]
-    try:
+    with mock.patch.object(functional, "dropout", dropout):
         yield
-    finally:
-        functional.dropout = original
 
 
 @contextlib.contextmanager
@@ -199,11 +198,9 @@ def _sdpa_dropout_as_on_cuda(device: str, dropped: list[float]) -> Iterator[None
                 kwargs["dropout_p"] = 0.0
         return original(*args, **kwargs)
 
-    functional.scaled_dot_product_attention = scaled_dot_product_attention
-    try:
+    with mock.patch.object(functional, "scaled_dot_product_attention",
+                           scaled_dot_product_attention):
         yield
-    finally:
-        functional.scaled_dot_product_attention = original
 
 
 def _autocast_as_on_cuda(device: str,
@@ -374,8 +371,7 @@ def _emulations(setup: TraceSetup) -> tuple[str, ...]:
     return tuple(labels)
 
 
-LABEL_NO_GENERATION = ("generating the completions: the step traced is the training micro-step "
-                       "that follows it, on random completions")
+LABEL_NO_GENERATION = translate("trace.label.no_generation", Lang.EN)
 
 
 def _not_traced(setup: TraceSetup) -> tuple[str, ...]:

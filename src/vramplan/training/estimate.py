@@ -358,13 +358,14 @@ def _block_backward_bytes(arch: Architecture, setup: TrainingSetup, spec: BlockS
     weights have made by its peak."""
     tokens = setup.batch * setup.seq_len
     transient = _backward_transient(arch, setup, spec, saved) * tokens
-    backward_peak = transient + _shared_expert_gradients(arch, setup, spec, saved)
-    # or the moment its experts make their gradients (the shared experts' counted there), in
-    # place of the block's backward peak
+    peak = transient + _shared_expert_gradients(arch, setup, spec, saved)
     experts = _experts_gradient_moment(arch, setup, spec, saved)
-    peak = max(backward_peak, transient - block_backward_transient(
-        arch, spec, saved, recomputed_released=_recomputed_released(setup)) * tokens
-        + experts) if experts else backward_peak
+    if experts:
+        # or the moment its experts make their gradients (the shared experts' counted there):
+        # the rest of the transient beside it, in place of the block's own backward peak
+        block = block_backward_transient(arch, spec, saved,
+                                         recomputed_released=_recomputed_released(setup))
+        peak = max(peak, transient - block * tokens + experts)
     return peak \
         + _dequant_in_block_backward(arch, setup, spec) \
         + _gradients_before_scores(arch, setup, spec, saved) \

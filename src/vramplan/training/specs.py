@@ -24,7 +24,11 @@ from vramplan.presets.frameworks.megatron import (
 )
 from vramplan.presets.frameworks.peft_bnb import bitsandbytes_drops_4bit_input
 from vramplan.presets.frameworks.torchtitan import torchtitan_code
-from vramplan.presets.frameworks.transformers import REMOTE_CODE, transformers_code
+from vramplan.presets.frameworks.transformers import (
+    QUERY_JOINED_AFTER_TRANSPOSE,
+    REMOTE_CODE,
+    transformers_code,
+)
 from vramplan.presets.frameworks.unsloth import UnslothLossChunking, unsloth_code
 from vramplan.training.activations.head import HeadSpec
 from vramplan.training.activations.spec import (
@@ -230,6 +234,9 @@ def block_spec(arch: Architecture, setup: TrainingSetup) -> BlockSpec:
         lora_rank=lora_rank_of(setup),
         lora_dropout=uses_lora and lora_dropout_active(setup),
         lora_on_modules=lora_on_modules(setup),
+        query_joined_after_transpose=runs_transformers_code(setup.framework)
+        and setup.framework is not Framework.UNSLOTH
+        and arch.family in QUERY_JOINED_AFTER_TRANSPOSE,
         attention=_attention_kernel(arch, setup),
         model_dropout=model_dropout_active(setup),
         compiled=setup.compiled,

@@ -118,7 +118,8 @@ def attention_layer(ledger: Ledger, arch: Architecture, spec: BlockSpec, n1: Act
     # kernel's `attn @ v`: the reshape copies, and o_proj keeps the copy beside the output that
     # SDPA saves. (The memory-efficient kernel allocates (B, T, nh, hs): a view there. Which
     # kernel runs depends on the GPU, not known here: flash is counted.) transformers' families
-    # whose RoPE ends in that `torch.cat` do the same (`_QUERY_JOINED_AFTER_TRANSPOSE`)
+    # whose RoPE ends in that `torch.cat` do the same
+    # (`presets.frameworks.transformers.QUERY_JOINED_AFTER_TRANSPOSE`)
     if not eager and _query_joined_after_transpose(arch, spec, seq_len):
         attn_out = Activation("attn_out_contiguous", c)
     _output_projection(ledger, arch, spec, attn_out, q, fused=fused)
@@ -136,37 +137,15 @@ def _output_projection(ledger: Ledger, arch: Architecture, spec: BlockSpec,
                  arch.hidden_size)
 
 
-_QUERY_JOINED_AFTER_TRANSPOSE = frozenset({
-    "phi", "phi3", "stablelm", "persimmon", "gpt_neox", "glm", "glm4", "glm4_moe", "nemotron",
-    "qwen3_next"})
-"""transformers' families whose query reaches attention as the contiguous (B, heads, T, head)
-output of a `torch.cat` made after the transpose: RoPE on the rotated part joined to the rest
-(phi3/modeling_phi3.py `apply_rotary_pos_emb`: `torch.cat([(q_rot * cos) + ..., q_pass], dim=-1)`,
-also at a full rotary factor; gpt_neox, glm4_moe, nemotron, qwen3_next the same; phi, stablelm and
-persimmon `torch.cat((query_rot, query_pass), dim=-1)` in their attention). The flash kernels'
-output takes that layout, so `attn_output.transpose(1, 2).contiguous()` (integrations/
-sdpa_attention.py, flash_attention.py) copies it, and o_proj keeps the copy beside the output
-the kernel saved. Traced on transformers 5.25 (the CPU flash kernel's output follows q, as
-CUDA's does), at real size: Phi-2 LoRA on every linear, 2 x 1,024 tokens, −2.1 % → 0.0 %;
-Pythia-1.4B full fine-tuning with SGD −2.6 % → 0.0 %. GPT-J and CodeGen join q before the
-transpose (a view); Llama's RoPE is elementwise on the transposed view (a view)."""
-
-
 def _query_joined_after_transpose(arch: Architecture, spec: BlockSpec, seq_len: int) -> bool:
     """Whether o_proj reads a copy of the attention kernel's output
-    (`_QUERY_JOINED_AFTER_TRANSPOSE`): transformers' model code, and no explicit mask (a
-    sliding window the sequence reaches sends SDPA to the memory-efficient kernel, whose output
-    is laid out (B, T, heads, head) whatever q's layout: `masked_local_layer_bytes`)."""
-    if arch.family not in _QUERY_JOINED_AFTER_TRANSPOSE or spec.framework in _OWN_MODEL_CODE:
+    (`BlockSpec.query_joined_after_transpose`), unless an explicit mask is passed: a sliding
+    window the sequence reaches sends SDPA to the memory-efficient kernel, whose output is laid
+    out (B, T, heads, head) whatever q's layout (`masked_local_layer_bytes`)."""
+    if not spec.query_joined_after_transpose:
         return False
     return spec.attention is not Attention.SDPA or masked_local_layer_bytes(arch, spec,
                                                                             seq_len) == 0
-
-
-_OWN_MODEL_CODE = frozenset({Framework.LITGPT, Framework.TORCHTUNE, Framework.TORCHTITAN,
-                             Framework.MEGATRON, Framework.UNSLOTH})
-"""Stacks whose attention is their own code, not transformers' (Unsloth's for the families it
-patches)."""
 
 
 _REMOTE_CODE_EXPANDS_KV = frozenset({"chatglm", "internlm2"})

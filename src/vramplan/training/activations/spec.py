@@ -110,6 +110,11 @@ class BlockSpec:
     (`vramplan.training.setup.peft_casts_adapter_input`): under autocast `lora_A` saves its own
     16-bit cast of that copy, without autocast the fp32 copy (or fp32 dropout output) itself and
     an fp32 `lora_A` output."""
+    query_joined_after_transpose: bool = False
+    """transformers' attention in a family whose query is a `torch.cat` made after the
+    transpose (`vramplan.presets.frameworks.transformers.QUERY_JOINED_AFTER_TRANSPOSE`): the
+    flash kernels' output follows its layout, and o_proj reads a copy of it. Not under Unsloth,
+    whose own attention runs the families it patches."""
     lora_on_modules: bool = False
     """The adapters sit on the checkpoint's own modules (peft on transformers' code,
     `vramplan.training.setup.lora_on_modules`): a fused q/k/v or gate/up linear gets one."""

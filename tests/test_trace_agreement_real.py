@@ -96,8 +96,9 @@ REAL_SIZE_MATRIX = [
 ]
 """Mechanisms whose share of a tiny family's peak is under the matrix's 3 %, checked at real
 size within 1 %: o_proj's input is a copy of attention's output where RoPE joins the query
-with `torch.cat` after the transpose (`attention._QUERY_JOINED_AFTER_TRANSPOSE`: Phi-2 and
-Pythia were 2.1 and 2.6 % under without it); under `amp` a 4-bit fused q/k/v hands back
+with `torch.cat` after the transpose
+(`vramplan.presets.frameworks.transformers.QUERY_JOINED_AFTER_TRANSPOSE`: Phi-2 and Pythia were
+2.1 and 2.6 % under without it); under `amp` a 4-bit fused q/k/v hands back
 fp32, so SDPA keeps its own 16-bit copy of v rather than the fused output (Phi-3.5-mini was
 3.1 % over); OLMo-1's layer norm keeps the fp32 copy it normalizes
 (`Architecture.layernorm_on_fp32_copy`: 3.9 % under); GPT-J's eager attention multiplies fp32

@@ -9,6 +9,10 @@ Each storage counts its size rounded up to 512 bytes, the caching allocator's bl
 
 Every storage carries a category, kept up to date as its role becomes known (saved for backward,
 accumulated as a gradient, ...), so the breakdown at the peak costs one copy of a small dict.
+
+A dispatch mode changes one thing it watches: autograd's input buffer sums two gradients of the
+same tensor in place only when neither is "subclass-like", which ATen says of every tensor while
+a dispatch mode is active. The tracker gives such a sum back its place (`_summed_in_place`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch._prims_common import is_non_overlapping_and_dense_or_false
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
@@ -48,6 +53,8 @@ class _Entry:
     category: PartKind
     handle: int
     """This allocation's id in `StorageTracker.events`."""
+    born: int
+    """The number of the op that made it (`StorageTracker._ops`; 0 before the first)."""
 
 
 class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
@@ -74,6 +81,14 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
         the phases marked: what `vramplan.allocator.replay` runs through the caching
         allocator."""
         self._handles = 0
+        self._ops = 0
+        self._node: tuple[str, int] | None = None
+        """The autograd node whose backward runs (its name and sequence number), if any."""
+        self._node_start = 0
+        """The number of the first op `_node` ran."""
+        self._sum: tuple[_Entry, _Entry] | None = None
+        """An input buffer's sum, out of place, whose peak waits for the next event: (the
+        buffer's old gradient, the sum)."""
         self._fake_mode: object = None
         self._original_resize: Callable[..., Any] | None = None
 
@@ -123,6 +138,12 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
             # the fake kernel returns a new tensor where the real op waits in place (as torch's
             # MemTracker does, mem_tracker.py `__torch_dispatch__`)
             return args[0]
+        self._settle()
+        self._ops += 1
+        node = torch._C._current_autograd_node()
+        node_key = None if node is None else (node.name(), node._sequence_nr())
+        if node_key != self._node:
+            self._node, self._node_start = node_key, self._ops
         out = func(*args, **(kwargs or {}))
         if active_fake_mode() is not self._fake_mode:
             # DTensor's sharding propagation runs on fake tensors of its own: not memory
@@ -130,20 +151,75 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
         for leaf in tree_leaves(out):
             if isinstance(leaf, torch.Tensor):
                 self.track(leaf)
-        self._note_peak()
+        buffered = self._input_buffer_sum(func, args, kwargs, out)
+        if buffered is None:
+            self._note_peak()
+        else:
+            self._sum = (buffered, self._live[id(out.untyped_storage())])
         return out
+
+    def _input_buffer_sum(self, func: Any, args: Any, kwargs: Any, out: Any) -> _Entry | None:
+        """The entry of the gradient in autograd's input buffer, if `out` may be the sum that
+        `InputBuffer::accumulate` (torch/csrc/autograd/input_buffer.cpp) makes of it and a new
+        gradient of the same tensor. In backward (grad mode off) it calls `old_var.add_(var)`
+        when `can_accumulate_inplace(old_var)` and `var` is no subclass: `old_var` is a plain
+        tensor, non-overlapping and dense, and holds the only reference to itself and to its
+        storage; else `old_var + var`. Under any dispatch mode `at::isTensorSubclassLike` is true
+        (aten/src/ATen/TensorSubclassLikeUtils.h), so the trace sees `aten.add.Tensor` where a
+        GPU adds in place. The buffer's gradient is told from a temporary of the running node's
+        own formula by its age: a node that ran before made it. Not a view (a view's base holds
+        the storage too, as the transposed weight gradient of a linear does). Whether the
+        buffer held the only reference shows next: its storage is freed by the very next event
+        (`_freed_callback`), since the engine assigns the sum in its place."""
+        if (func is not torch.ops.aten.add.Tensor or kwargs or len(args) != 2
+                or self._node is None or torch.is_grad_enabled()):
+            return None
+        old = args[0]
+        if not (isinstance(old, torch.Tensor) and isinstance(out, torch.Tensor)
+                and isinstance(args[1], torch.Tensor)) or old._is_view():
+            return None
+        if (old.shape != out.shape or old.dtype != out.dtype
+                or not is_non_overlapping_and_dense_or_false(old)
+                or not 0 < old.untyped_storage().nbytes() == out.untyped_storage().nbytes()):
+            return None
+        entry = self._live.get(id(old.untyped_storage()))
+        if entry is None or entry.born >= self._node_start:
+            return None
+        return entry
+
+    def _summed_in_place(self, key: int, old: _Entry) -> None:
+        """The input buffer's gradient freed right after the sum: a GPU wrote the sum in its
+        storage. The sum takes the old gradient's block (and role); no allocation, no free."""
+        assert self._sum is not None
+        _, total = self._sum
+        self._sum = None
+        allocated = self.events.pop()
+        assert allocated.tensor == total.handle, "the sum's allocation is the last event"
+        del self._live[key]
+        self._add(old.category, -old.n_bytes)
+        if total.category is not old.category:
+            self._move(total, old.category)
+        total.handle = old.handle
+
+    def _settle(self) -> None:
+        """Any event but the buffer's free: the sum was out of place, its peak counts."""
+        if self._sum is not None:
+            self._sum = None
+            self._note_peak()
 
     # --- registering and classifying storages ------------------------------------------------
 
     def track(self, tensor: torch.Tensor, category: PartKind = PartKind.TEMPORARIES) -> None:
         """Count `tensor`'s storage from now until it is freed (once, however many views);
         a tensor subclass (a DTensor) counts the storages of the tensors it wraps."""
+        self._settle()
         if category is PartKind.REFERENCE_WEIGHTS and category not in self._shown:
             self._shown = tuple(p for p in TRACED_PARTS if p in self._shown or p is category)
         for storage in _storages(tensor):
             self._track_storage(storage, category)
 
     def _resized(self, storage: torch.UntypedStorage) -> None:
+        self._settle()
         if id(storage) in self._live:
             self._track_storage(storage, self._live[id(storage)].category)
             self._note_peak()
@@ -157,7 +233,7 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
         if entry is None or entry.ref() is not storage:
             ref = weakref.ref(storage, self._freed_callback(key))
             handle = self._new_allocation(storage.nbytes())
-            self._live[key] = _Entry(ref, n_bytes, category, handle)
+            self._live[key] = _Entry(ref, n_bytes, category, handle, self._ops)
             self._add(category, n_bytes)
         elif entry.n_bytes != n_bytes:  # resized in place (resize_, set_): a new block
             self._add(entry.category, n_bytes - entry.n_bytes)
@@ -188,6 +264,7 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
             self._exclude_storage(storage)
 
     def _exclude_storage(self, storage: torch.UntypedStorage) -> None:
+        self._settle()
         key = id(storage)
         entry = self._live.pop(key, None)
         if entry is not None:
@@ -206,6 +283,10 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
     def _freed_callback(self, key: int) -> Callable[[weakref.ref[torch.UntypedStorage]], None]:
         def freed(ref: weakref.ref[torch.UntypedStorage]) -> None:
             entry = self._live.get(key)
+            if self._sum is not None and entry is self._sum[0]:
+                self._summed_in_place(key, entry)
+                return
+            self._settle()
             if entry is not None and entry.ref is ref:
                 del self._live[key]
                 self._add(entry.category, -entry.n_bytes)
@@ -230,6 +311,7 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
     # --- peaks ---------------------------------------------------------------------------------
 
     def start_phase(self, phase: Phase) -> None:
+        self._settle()
         self.phase = phase
         self.events.append(mark(phase.value))
         if self.recording and self.current > self._phase_peaks.get(phase, (-1, {}))[0]:
@@ -238,6 +320,7 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
 
     def start_recording(self) -> None:
         """Forget earlier peaks: from now on, peaks are those of the reported step."""
+        self._settle()
         self.recording = True
         self.events.append(mark(RESET_PEAKS))  # torch.cuda.reset_peak_memory_stats()
         self.peak = -1  # the first op recorded sets it
@@ -257,10 +340,12 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
                 self._phase_peaks[self.phase] = (self.current, dict(self.totals))
 
     def phase_peaks(self) -> tuple[PhasePeak, ...]:
+        self._settle()
         return tuple(PhasePeak(phase, peak, breakdown(totals, self._shown))
                      for phase, (peak, totals) in self._phase_peaks.items())
 
     def peak_breakdown(self) -> Breakdown:
+        self._settle()
         return breakdown(self.peak_totals, self._shown)
 
     def recorded_peak_phase(self) -> Phase:

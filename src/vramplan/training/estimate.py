@@ -721,8 +721,8 @@ def _embedding_gradients_in_flight(arch: Architecture, setup: TrainingSetup) -> 
     autocast the head's contribution is the fp32 output of the cast's backward (`_to_copy`), a
     tensor of its own, and the embedding's is added into it: two. Traced (vramplan trace,
     qwen2.5-0.5b full bf16-true, SGD: 3 x 259.7 MiB beside every other gradient at the peak;
-    the tracer's dispatch mode turns the in-place sum under autocast into a third tensor too:
-    ATen's `isTensorSubclassLike` is true while a dispatch mode is active). torchtune's chunked
+    under `amp` two, tests/test_trace_agreement_real.py, once the tracker undid its dispatch
+    mode's out-of-place sum, `StorageTracker._input_buffer_sum`). torchtune's chunked
     head calls the linear once per chunk: the buffer then holds the chunks' out-of-place sum, a
     tensor of its own that the embedding's gradient is added to in place (`_torchtune_loss`)."""
     if not _tied_in_framework(arch, setup):

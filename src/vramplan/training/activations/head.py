@@ -497,10 +497,9 @@ def _coati_orpo_loss(head: HeadSpec, *, saved: int, elements: int, compute: int)
     many). In backward each of the three branches scatters its gradient into a new zero tensor
     of its half (`slice_backward`), then of the whole logits (2U), which autograd sums into the
     first one's buffer in place: 8U at the last branch's slice, beside the fp32 logits and the
-    chosen copy (traced on CPU tensors with the loop's code, 8.05U; the tracer's dispatch mode
-    turns the in-place sums and `scatter_add_` out of place, which reads 9.05U, a third 2U at
-    the last sum). `torch.autograd.set_detect_anomaly(True)` checks each node's outputs with
-    `isnan`, a byte per value, after its inputs are freed: below that peak. The loop holds
+    chosen copy (traced with the loop's code, 8.05U, tests/test_alignment.py).
+    `torch.autograd.set_detect_anomaly(True)` checks each node's outputs with `isnan`, a byte
+    per value, after its inputs are freed: below that peak. The loop holds
     `actor_out`, `actor_all_logits` and `chosen_logits` through backward and the optimizer step,
     until the next iteration rebinds them: 3U."""
     fp32 = FP32 * elements

@@ -393,9 +393,25 @@ def test_fsdp_root_gradient_forms_last() -> None:
     # the first block's moment, counted apart: its backward's temporaries are alive there, not
     # at the root's end (vramplan.distributed.per_gpu `_root_end`)
     assert result.last_unit_backward_buffers_bytes < result.root_end_buffers_bytes
-    # FSDP2 reshards the root before it copies the gradients into its reduce-scatter input
+    # FSDP2 reshards the root before it copies the gradients into its reduce-scatter input (two
+    # root-sized gradients); before, as the embedding's backward ends, the root is gathered beside
+    # its gradients and the first block's reduce-scatter input (rank 0's trace of
+    # Llama-3.1-8B on 8 GPUs: 11,832.9 MiB there, 11,831.8 counted)
     fsdp2 = shard(states, Scheme.FSDP, 4)
-    assert fsdp2.root_end_buffers_bytes == 2 * (2 * 400_000)
+    assert fsdp2.root_end_buffers_bytes == 2 * 400_000 + 2 * 400_000 + 2 * 100_000
+    assert fsdp2.root_end_buffers_bytes > 2 * (2 * 400_000)
+
+
+def test_fsdp_tied_embedding_sums_its_gradients_beside_the_gathered_root() -> None:
+    """A trained tied embedding: the head's gradient (a transposed view), the embedding's and
+    their sum live beside the gathered root before FSDP forms the root's gradient (rank 0's
+    trace of Llama-3.2-1B on 2 and 8 GPUs, tests/test_trace_agreement_real.py)."""
+    states = dataclasses.replace(mixed_adam(1_000_000, block=100_000, root=400_000),
+                                 head_params=400_000, tied_gradient_copies=3)
+    fsdp1 = shard(states, Scheme.FSDP, 4, fsdp_version=FsdpVersion.FSDP1)
+    assert fsdp1.root_end_buffers_bytes == 2 * 400_000 + 3 * (2 * 400_000)
+    fsdp2 = shard(states, Scheme.FSDP, 4)
+    assert fsdp2.root_end_buffers_bytes == 2 * 400_000 + 3 * (2 * 400_000) + 2 * 100_000
 
 
 def test_fsdp_unit_reduce_holds_two_unsharded_gradients() -> None:

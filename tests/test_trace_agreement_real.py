@@ -16,15 +16,18 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("peft")
 
+from vramplan.distributed.defaults import default_parallelism
 from vramplan.distributed.parallelism import Parallelism
 from vramplan.distributed.per_gpu import estimate_per_gpu
 from vramplan.model.hf_config import parse_config
 from vramplan.model.lora_targets import parse_lora_targets
 from vramplan.presets.models import find_model
 from vramplan.tracer import make_setup
+from vramplan.tracer.result import Phase as TracePhase
 from vramplan.tracer.run import run_trace
 from vramplan.tracer.setup import TRACED_ADAPTERS_FP32, TRACED_OPTIMIZER_IMPL
 from vramplan.training.estimate import estimate_training
+from vramplan.training.result import Phase as TrainingPhase
 from vramplan.training.setup import TrainingSetup
 from vramplan.vocab import (
     Attention,
@@ -125,16 +128,18 @@ def test_real_size_mechanisms_within_1_percent_of_trace(case: tuple[Any, ...]) -
     assert analytic.allocated_bytes == pytest.approx(traced.peak_bytes, rel=0.01)
 
 
-SHARDED_REAL_SIZE = [("phi-2", "fsdp1"), ("phi-2", "fsdp2")]
+SHARDED_REAL_SIZE = [("phi-2", "fsdp1"), ("phi-2", "fsdp2"),
+                     ("llama-3.2-1b", "fsdp1"), ("llama-3.2-1b", "fsdp2")]
 """Full fine-tuning under full checkpointing on 8 GPUs, 2 x 512 tokens, rank 0 of FSDP1 and
 FSDP2 runs traced on the fake process group: at backward's end the first block's backward and
 the root unit's gradient, completed after the embedding's, are two moments
 (`vramplan.distributed.per_gpu._root_end`), and FSDP2 reshards the root before it copies the
 gradients (`ShardedStates.root_end_buffers_bytes`). Counted as one moment, Phi-2 (untied) was
-5.1 and 7.8 % over. Not a tied model: under FSDP its root's backward ends with the head's
-gradient (a transposed view), the embedding's and their sum beside the gathered root, which
-`root_end_buffers_bytes` does not count (Llama-3.2-1B FSDP2 on 2 GPUs, 2 x 512 tokens, full
-checkpointing: 7.3 % under; docs/open-leads.md)."""
+5.1 and 7.8 % over. A tied model (Llama-3.2-1B) ends its backward earlier, at the embedding's:
+the head's gradient (a transposed view), the embedding's and their sum beside the gathered
+root, with every block's gradient shard made and the root's not yet, and under FSDP2 the first
+block's reduce-scatter input still held (`fsdp_states`' `tied_sum`): 4.9 and 8.3 % under before
+2026-12-07."""
 
 
 @pytest.mark.parametrize("case", SHARDED_REAL_SIZE,
@@ -152,3 +157,32 @@ def test_fsdp_backward_end_at_real_size_within_1_percent_of_trace(case: tuple[st
         attention=Attention.SDPA), Parallelism(scheme=Scheme.FSDP, gpus=8,
                                                fsdp_version=FsdpVersion(version)))
     assert analytic.allocated_bytes == pytest.approx(traced.peak_bytes, rel=0.01)
+
+
+@pytest.mark.parametrize("version", ["fsdp1", "fsdp2"])
+def test_tied_embedding_backward_under_a_cast_policy_within_1_percent_of_trace(
+        version: str) -> None:
+    """Gemma 3 1B (tied, a 262,144-token vocabulary) under `amp` on 2 GPUs, FSDP gathering
+    16-bit copies: backward peaks at the embedding's, where the head's gradient is a transposed
+    view (autocast casts nothing already in 16 bits), so autograd sums the head's and the
+    embedding's out of place beside the gathered root (`fsdp._root_end_bytes`). The step peaks
+    at the optimizer, so the test reads the backward phase alone: 6 % under before 2026-12-07
+    (counted as two gradients, as under autocast on one GPU)."""
+    config = dict(find_model("gemma-3-1b").config)
+    traced = run_trace(make_setup(
+        "gemma-3-1b", config, method="full", precision="amp", batch=1, seq_len=128, gpus=2,
+        sharding="fsdp", fsdp_version=version, checkpointing="full", attention="sdpa"))
+    setup = TrainingSetup(
+        method=Method.FULL, precision=Precision.AMP, batch=1, seq_len=128,
+        framework=Framework.HF, gradient_accumulation=False,
+        optimizer_impl=TRACED_OPTIMIZER_IMPL, checkpointing=Checkpointing.FULL,
+        attention=Attention.SDPA)
+    analytic = estimate_per_gpu(parse_config(config), setup, Parallelism(
+        scheme=Scheme.FSDP, gpus=2, fsdp_version=FsdpVersion(version),
+        params_cast_for_compute=default_parallelism(setup, Scheme.FSDP, 2)
+        .params_cast_for_compute))
+    backward_end = next(p.total_bytes for p in analytic.phases
+                        if p.phase is TrainingPhase.BACKWARD_END)
+    traced_backward = next(p.peak_bytes for p in traced.phases
+                           if p.phase is TracePhase.BACKWARD)
+    assert backward_end == pytest.approx(traced_backward, rel=0.01)

@@ -4,6 +4,7 @@ the gathered units, their gradients and their reduce-scatter buffers, phase by p
 from __future__ import annotations
 
 from vramplan.distributed.parallelism import CAST_ITEMSIZE, Parallelism, ShardedStates, UnitBytes
+from vramplan.training.specs import TIED_SUM_OUT_OF_PLACE
 from vramplan.training.states import ModelStates
 from vramplan.units import ceil_div
 from vramplan.vocab import FsdpVersion, Offload, Scheme
@@ -58,18 +59,28 @@ def fsdp_states(states: ModelStates, plan: Parallelism, n: int,
                                    and not plan.adapters_wrapped_apart)
                                   or states.frozen_params == 0)
     root_grad = states.root_params * states.gradient_itemsize if whole_root else 0
+    cast = plan.params_cast_for_compute and states.gradient_itemsize > CAST_ITEMSIZE
     # The head's gradient is made first and waits for the embedding's, made last, before the
     # root's gradient is formed (FSDP1: the flat `cat`) or reduced (FSDP2: the root's
     # post-backward); FSDP2 under no_sync adds it in place at once.
     early_root_grad = (states.head_params * states.gradient_itemsize if whole_root
                        and not (plan.fsdp_version is FsdpVersion.FSDP2
                                 and plan.accumulate_without_sync) else 0)
-    if plan.params_cast_for_compute and states.gradient_itemsize > CAST_ITEMSIZE:
+    # A trained tied embedding: at its backward the head's gradient, the embedding's and their
+    # sum (`ModelStates.tied_gradient_copies`) live beside the gathered root, before FSDP forms
+    # or reduces the root's gradient. Gathered as 16-bit copies, the head's weight reaches
+    # autocast in its compute dtype, which casts nothing: its gradient is a transposed view, as
+    # without autocast, summed out of place.
+    tied_copies = (TIED_SUM_OUT_OF_PLACE if states.tied_gradient_copies and cast
+                   else states.tied_gradient_copies)
+    tied_sum = tied_copies * states.head_params * states.gradient_itemsize if whole_root else 0
+    root_grad_shard = ceil_div(root_grad, n)
+    if cast:
         # autograd makes the unsharded gradients in the gathered copies' dtype; FSDP casts
         # each reduced shard back to the parameters' (FSDP1 `_cast_grad_to_param_dtype`)
-        unit_grad, root_grad, early_root_grad = (
+        unit_grad, root_grad, early_root_grad, tied_sum = (
             n_bytes * CAST_ITEMSIZE // states.gradient_itemsize
-            for n_bytes in (unit_grad, root_grad, early_root_grad))
+            for n_bytes in (unit_grad, root_grad, early_root_grad, tied_sum))
         gradient_transient = transient_units * unit_grad
     master = ceil_div(states.master_weight_bytes, n)
     optim = ceil_div(states.optimizer_state_bytes, n)
@@ -112,12 +123,9 @@ def fsdp_states(states: ModelStates, plan: Parallelism, n: int,
     first_blocks = _first_blocks_backward(states, plan, backward,
                                           prefetched=0 if late else prefetched,
                                           unit_grad=unit_grad, unit_grad_shard=unit_grad_shard)
-    # The root's gradient completes at the embedding's backward: FSDP1 `cat`s the flat gradient
-    # beside the original parameters' (two root-sized gradients) with the root still gathered;
-    # FSDP2's post-backward reshards the root first, then copies its gradients into the
-    # reduce-scatter input (one root-sized copy beside them, nothing gathered)
-    root_end = (transient_units * root_grad if plan.fsdp_version is FsdpVersion.FSDP2
-                else forward - units_gathered + transient_units * root_grad)
+    root_end = _root_end_bytes(plan, root_at_end=forward - units_gathered, root_grad=root_grad,
+                               tied_sum=tied_sum, unit_grad=unit_grad,
+                               transient_units=transient_units)
     return ShardedStates(
         parallelism=plan, shard_degree=n,
         weights_bytes=weights, gradients_bytes=grads,
@@ -128,10 +136,32 @@ def fsdp_states(states: ModelStates, plan: Parallelism, n: int,
         host_bytes_per_rank=host, pinned_host_bytes_per_rank=pinned,
         last_unit_backward_buffers_bytes=first_blocks, root_end_buffers_bytes=root_end,
         unit_gradient_bytes=unit_grad, unit_gradient_shard_bytes=unit_grad_shard,
-        root_gradient_bytes=root_grad, loss_buffers_bytes=loss, reduce_buffers_bytes=reduce,
+        root_gradient_bytes=root_grad, root_gradient_shard_bytes=root_grad_shard,
+        loss_buffers_bytes=loss, reduce_buffers_bytes=reduce,
         gathered_unit_bytes=unit_weights,
         gathered_root_bytes=0 if runs_as_no_shard(plan, n) else root_weights,
     )
+
+
+def _root_end_bytes(plan: Parallelism, *, root_at_end: int, root_grad: int, tied_sum: int,
+                    unit_grad: int, transient_units: int) -> int:
+    """The buffers as the root unit's gradient completes, after the embedding's backward
+    (`ShardedStates.root_end_buffers_bytes`).
+
+    FSDP1 `cat`s the flat gradient beside the original parameters' (two root-sized gradients)
+    with the root still gathered; FSDP2's post-backward reshards the root first, then copies its
+    gradients into the reduce-scatter input (one root-sized copy beside them, nothing gathered).
+    Before either, as the embedding's backward ends, the root is gathered beside its gradients:
+    the head's and the embedding's, or for a tied embedding the head's, the embedding's and their
+    sum (`tied_sum`); FSDP2 still holds the first block's reduce-scatter input, which the root's
+    post-backward frees (torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py
+    `post_backward`: `comm_ctx.reduce_scatter_state`). Rank 0's trace of Llama-3.2-1B's full
+    fine-tuning (tied) peaks there under FSDP1 and FSDP2, on 2 and 8 GPUs, 2 x 512 tokens
+    (4.9 to 8.3 % under before 2026-12-07)."""
+    at_embedding = root_at_end + (tied_sum or root_grad)
+    if plan.fsdp_version is FsdpVersion.FSDP2:
+        return max(transient_units * root_grad, at_embedding + (unit_grad if root_grad else 0))
+    return max(root_at_end + transient_units * root_grad, at_embedding)
 
 
 def runs_as_no_shard(plan: Parallelism, n: int) -> bool:

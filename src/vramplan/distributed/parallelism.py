@@ -247,6 +247,9 @@ class ShardedStates:
     unit_gradient_shard_bytes: int = 0
     """This GPU's shard of one wrapped block's gradient, in the sharded parameters' dtype (FSDP),
     0 otherwise: the reduce-scatter's output, or its cast back to the parameters' dtype."""
+    root_gradient_shard_bytes: int = 0
+    """The same for the root unit's gradient (FSDP, when the whole root trains), 0 otherwise:
+    made last, after the moments `root_end_buffers_bytes` counts."""
     loss_buffers_bytes: int | None = None
     """Transient while the loss runs and backward starts: FSDP has resharded every block after
     its forward and keeps only the root gathered. None: as in forward."""

@@ -325,10 +325,7 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
     parts = [*_sharded_parts(phase.phase, single.setup, sharded, one_gradient),
              *_tied_head_gradient(phase.phase, single, sharded),
              *_checkpoints_held_by_fsdp1(phase.phase, single, sharded)]
-    if phase.phase in _END_OF_BACKWARD and not gradients_kept(single.setup) \
-            and not sharded.parallelism.accumulate_without_sync \
-            and not sharded.gradients_from_start \
-            and single.setup.optimizer_impl is not OptimizerImpl.IN_BACKWARD:
+    if phase.phase in _END_OF_BACKWARD and _gradients_made_in_backward(single, sharded):
         # made by this backward before the first block's: the single-GPU count, split as this
         # GPU splits its gradients
         made = sum(p.memory_bytes for p in phase.parts if p.kind is PartKind.GRADIENTS)
@@ -372,22 +369,40 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
     first_block = PhaseMemory(phase.phase, tuple(parts))
     if phase.phase is not Phase.BACKWARD_END or sharded.root_end_buffers_bytes is None:
         return first_block
-    return max(first_block, _root_end(first_block, sharded), key=lambda p: p.total_bytes)
+    root_end = _root_end(first_block, sharded,
+                         made_in_backward=_gradients_made_in_backward(single, sharded))
+    return max(first_block, root_end, key=lambda p: p.total_bytes)
 
 
-def _root_end(first_block: PhaseMemory, sharded: ShardedStates) -> PhaseMemory:
+def _gradients_made_in_backward(single: TrainingEstimate, sharded: ShardedStates) -> bool:
+    """This GPU's gradients are made by this backward, unit after unit (not kept from an
+    earlier micro-batch or from the start, not stepped on in backward)."""
+    return (not gradients_kept(single.setup)
+            and not sharded.parallelism.accumulate_without_sync
+            and not sharded.gradients_from_start
+            and single.setup.optimizer_impl is not OptimizerImpl.IN_BACKWARD)
+
+
+def _root_end(first_block: PhaseMemory, sharded: ShardedStates, *,
+              made_in_backward: bool) -> PhaseMemory:
     """Backward's end as the root unit's gradient completes after the embedding's backward
     (`ShardedStates.root_end_buffers_bytes`): the first block's backward temporaries and saved
     tensors are freed by then. Counted with them (the larger of the two moments' buffers beside
     the first block's temporaries, before 2026-12-06's tenth session), FSDP1 and FSDP2 full
     fine-tuning under full checkpointing on 8 GPUs was 2.6 to 11.6 % over rank 0's trace
-    (Llama-3.1-8B, Qwen2.5-7B, Phi-2, 2 x 512 tokens)."""
+    (Llama-3.1-8B, Qwen2.5-7B, Phi-2, 2 x 512 tokens). Its gradients: every block's shard,
+    not yet the root's (they were the first block's moment's, less that block's shard and with
+    the root's, until 2026-12-07: Llama-3.2-1B on 2 GPUs 192 MiB over the trace's 928)."""
     root_end = sharded.root_end_buffers_bytes or 0
-    return PhaseMemory(first_block.phase, tuple(
-        Part(p.kind, root_end + sharded.embedding_check_bytes)
-        if p.kind is PartKind.SHARDING_BUFFERS else p
-        for p in first_block.parts
-        if p.kind not in (PartKind.BACKWARD_TEMPORARIES, PartKind.ACTIVATIONS)))
+    parts = [Part(p.kind, root_end + sharded.embedding_check_bytes)
+             if p.kind is PartKind.SHARDING_BUFFERS else p
+             for p in first_block.parts
+             if p.kind not in (PartKind.BACKWARD_TEMPORARIES, PartKind.ACTIVATIONS)]
+    if made_in_backward:
+        # every block's gradient shard is made by then, the root's not yet
+        blocks = max(sharded.gradients_bytes - sharded.root_gradient_shard_bytes, 0)
+        parts = [Part(p.kind, blocks) if p.kind is PartKind.GRADIENTS else p for p in parts]
+    return PhaseMemory(first_block.phase, tuple(parts))
 
 
 _ZERO_SCHEMES = frozenset({Scheme.ZERO1, Scheme.ZERO2, Scheme.ZERO3})

@@ -147,6 +147,7 @@ def stage_states(states: ModelStates, stage: Stage) -> ModelStates:
         root_params=ceil_div(stage.params - stage.block_params, tp),
         root_trains=states.root_trains,
         head_params=ceil_div(states.head_params, tp) if stage.has_loss else 0,
+        tied_gradient_copies=states.tied_gradient_copies if stage.name == "all" else 0,
         flat_gradient_params=(None if states.flat_gradient_params is None
                               else share(states.flat_gradient_params)),
         largest_trainable_params=ceil_div(states.largest_trainable_params, tp),

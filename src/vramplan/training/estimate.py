@@ -82,13 +82,15 @@ from vramplan.training.specs import (
     block_spec,
     checkpoints_cut_the_graph,
     dequantized_bytes_per_value,
+    embedding_gradients_in_flight,
     embedding_output_needs_grad,
     embedding_trains,
     head_spec,
+    tied_gradient_copies,
+    tied_in_framework,
 )
 from vramplan.training.states import (
     ModelStates,
-    head_is_separate,
     model_states,
     trainable_tensors,
 )
@@ -109,7 +111,8 @@ from vramplan.vocab import (
 def estimate_training(arch: Architecture, setup: TrainingSetup) -> TrainingEstimate:
     """The peak memory of one training step of `arch` under `setup`, phase by phase."""
     check_setup(setup)
-    states = model_states(arch, setup)
+    states = replace(model_states(arch, setup),
+                     tied_gradient_copies=tied_gradient_copies(arch, setup))
     spec = block_spec(arch, setup)
     saved = block_saved(_largest_kind(arch), spec, setup.seq_len)
     tokens = setup.batch * setup.seq_len
@@ -647,7 +650,7 @@ def _gradients_before_first_block(arch: Architecture, setup: TrainingSetup) -> i
     else:
         # a tied embedding is the head: its gradient starts with the head's, early in backward;
         # a learned position table's (GPT-2, GPT-Neo, OPT) comes with the embeddings', last
-        embedding = 0 if _tied_in_framework(arch, setup) else arch.params_token_embedding
+        embedding = 0 if tied_in_framework(arch, setup) else arch.params_token_embedding
         done = total - arch.params_of_layer(0) - embedding - arch.params_position_embedding
     return done * trainable_itemsize(setup)
 
@@ -665,7 +668,7 @@ def _gradients_before_blocks(arch: Architecture, setup: TrainingSetup) -> int:
     outside = _trained_outside_blocks(arch, setup, total)
     if not setup.method.uses_lora and embedding_trains(setup):
         outside -= arch.params_position_embedding \
-            + (0 if _tied_in_framework(arch, setup) else arch.params_token_embedding)
+            + (0 if tied_in_framework(arch, setup) else arch.params_token_embedding)
     return max(outside, 0) * trainable_itemsize(setup)
 
 
@@ -703,41 +706,12 @@ def _embedding_backward(arch: Architecture, setup: TrainingSetup, spec: BlockSpe
         Part(PartKind.GRADIENTS, others),
         Part(PartKind.LOGITS_LOSS, loss.logits_alive_bytes),
         Part(PartKind.BACKWARD_TEMPORARIES,
-             _embedding_gradients_in_flight(arch, setup) * embedding
+             embedding_gradients_in_flight(arch, setup) * embedding
              + block_input_bytes(arch, spec) * tokens))),)
-
-
-def _embedding_gradients_in_flight(arch: Architecture, setup: TrainingSetup) -> int:
-    """Embedding-sized gradients alive while the embedding's backward completes.
-
-    Untied: its own, which AccumulateGrad then takes as `.grad`. Tied: autograd's engine sums
-    the contributions of the head and of the embedding in the weight's input buffer before
-    AccumulateGrad runs (torch/csrc/autograd/input_buffer.cpp `accumulate`). The head's
-    contribution waits there from the start of backward; the sum is made in place only when
-    that tensor can be stolen (`can_accumulate_inplace`: it alone holds its storage). The
-    linear's weight gradient is a view (`mm_mat2_backward` returns `grad.t().mm(mat1).t()` for
-    the transposed weight, then TBackward transposes it back), which shares its storage with its
-    base: `old_var + var` makes a third tensor beside the head's and the embedding's. Under
-    autocast the head's contribution is the fp32 output of the cast's backward (`_to_copy`), a
-    tensor of its own, and the embedding's is added into it: two. Traced (vramplan trace,
-    qwen2.5-0.5b full bf16-true, SGD: 3 x 259.7 MiB beside every other gradient at the peak;
-    under `amp` two, tests/test_trace_agreement_real.py, once the tracker undid its dispatch
-    mode's out-of-place sum, `StorageTracker._input_buffer_sum`). torchtune's chunked
-    head calls the linear once per chunk: the buffer then holds the chunks' out-of-place sum, a
-    tensor of its own that the embedding's gradient is added to in place (`_torchtune_loss`)."""
-    if not _tied_in_framework(arch, setup):
-        return 1
-    if setup.framework is Framework.TORCHTUNE and head_spec(arch, setup).chunked:
-        return 2
-    return 2 if setup.precision is Precision.AMP else 3
 
 
 def _gradient_elements(arch: Architecture, setup: TrainingSetup) -> int:
     return sum(g.elements * g.count for g in trainable_tensors(arch, setup))
-
-
-def _tied_in_framework(arch: Architecture, setup: TrainingSetup) -> bool:
-    return arch.tied_embeddings and not head_is_separate(arch, setup)
 
 
 def _autocast_weight_copies(arch: Architecture, setup: TrainingSetup, spec: BlockSpec) -> int:

@@ -66,6 +66,7 @@ from vramplan.training.setup import (
     weight_itemsize,
 )
 from vramplan.training.states import (
+    head_is_separate,
     stores_torchao_nf4,
     torchao_nf4_dequantize_bytes,
 )
@@ -77,6 +78,7 @@ from vramplan.vocab import (
     LoraTarget,
     Loss,
     Method,
+    Precision,
     Quant,
 )
 
@@ -351,6 +353,50 @@ def dequantized_bytes_per_value(setup: TrainingSetup) -> int:
             return weights + (compute if weights != compute else 0)
         return 2 + compute  # the float16 dequantized weight, then its cast (litgpt: bf16-true)
     return compute
+
+
+TIED_SUM_OUT_OF_PLACE = 3
+"""A tied embedding's gradients at its backward when the head's is a transposed view: the head's,
+the embedding's and their sum (`embedding_gradients_in_flight`)."""
+
+
+def tied_in_framework(arch: Architecture, setup: TrainingSetup) -> bool:
+    """The head and the embedding are one tensor in the framework's model
+    (`vramplan.training.states.head_is_separate`)."""
+    return arch.tied_embeddings and not head_is_separate(arch, setup)
+
+
+def embedding_gradients_in_flight(arch: Architecture, setup: TrainingSetup) -> int:
+    """Embedding-sized gradients alive while the embedding's backward completes.
+
+    Untied: its own, which AccumulateGrad then takes as `.grad`. Tied: autograd's engine sums
+    the contributions of the head and of the embedding in the weight's input buffer before
+    AccumulateGrad runs (torch/csrc/autograd/input_buffer.cpp `accumulate`). The head's
+    contribution waits there from the start of backward; the sum is made in place only when
+    that tensor can be stolen (`can_accumulate_inplace`: it alone holds its storage). The
+    linear's weight gradient is a view (`mm_mat2_backward` returns `grad.t().mm(mat1).t()` for
+    the transposed weight, then TBackward transposes it back), which shares its storage with its
+    base: `old_var + var` makes a third tensor beside the head's and the embedding's. Under
+    autocast the head's contribution is the fp32 output of the cast's backward (`_to_copy`), a
+    tensor of its own, and the embedding's is added into it: two. Traced (vramplan trace,
+    qwen2.5-0.5b full bf16-true, SGD: 3 x 259.7 MiB beside every other gradient at the peak;
+    under `amp` two, tests/test_trace_agreement_real.py, once the tracker undid its dispatch
+    mode's out-of-place sum, `StorageTracker._input_buffer_sum`). torchtune's chunked
+    head calls the linear once per chunk: the buffer then holds the chunks' out-of-place sum, a
+    tensor of its own that the embedding's gradient is added to in place
+    (`vramplan.training.activations.head._torchtune_loss`)."""
+    if not tied_in_framework(arch, setup):
+        return 1
+    if setup.framework is Framework.TORCHTUNE and head_spec(arch, setup).chunked:
+        return 2
+    return 2 if setup.precision is Precision.AMP else TIED_SUM_OUT_OF_PLACE
+
+
+def tied_gradient_copies(arch: Architecture, setup: TrainingSetup) -> int:
+    """`ModelStates.tied_gradient_copies`: the sum's gradients when a tied embedding trains."""
+    if not (tied_in_framework(arch, setup) and embedding_trains(setup)):
+        return 0
+    return embedding_gradients_in_flight(arch, setup)
 
 
 def head_spec(arch: Architecture, setup: TrainingSetup) -> HeadSpec:

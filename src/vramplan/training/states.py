@@ -83,6 +83,11 @@ class ModelStates:
     head_params: int = 0
     """Parameters of the output head (the embedding's, when tied): its gradient is the first
     of the root unit's, made at the start of backward."""
+    tied_gradient_copies: int = 0
+    """Head-sized gradients alive at once when a trained tied embedding's backward sums the
+    head's contribution and its own (`embedding_gradients_in_flight`: 3 when the head's is a
+    transposed view, 2 under autocast); 0 when untied or frozen. Set by
+    `vramplan.training.estimate.estimate_training` (`specs.tied_gradient_copies`)."""
     flat_gradient_params: int | None = None
     """Parameters of the wrapped units (blocks and root) that hold at least one trainable
     parameter: an FSDP1 flat parameter gets a gradient for every one of its elements when any of

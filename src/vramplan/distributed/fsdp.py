@@ -66,14 +66,7 @@ def fsdp_states(states: ModelStates, plan: Parallelism, n: int,
     early_root_grad = (states.head_params * states.gradient_itemsize if whole_root
                        and not (plan.fsdp_version is FsdpVersion.FSDP2
                                 and plan.accumulate_without_sync) else 0)
-    # A trained tied embedding: at its backward the head's gradient, the embedding's and their
-    # sum (`ModelStates.tied_gradient_copies`) live beside the gathered root, before FSDP forms
-    # or reduces the root's gradient. Gathered as 16-bit copies, the head's weight reaches
-    # autocast in its compute dtype, which casts nothing: its gradient is a transposed view, as
-    # without autocast, summed out of place.
-    tied_copies = (TIED_SUM_OUT_OF_PLACE if states.tied_gradient_copies and cast
-                   else states.tied_gradient_copies)
-    tied_sum = tied_copies * states.head_params * states.gradient_itemsize if whole_root else 0
+    tied_sum = _tied_sum_bytes(states, whole_root=whole_root, cast=cast)
     root_grad_shard = ceil_div(root_grad, n)
     if cast:
         # autograd makes the unsharded gradients in the gathered copies' dtype; FSDP casts
@@ -141,6 +134,18 @@ def fsdp_states(states: ModelStates, plan: Parallelism, n: int,
         gathered_unit_bytes=unit_weights,
         gathered_root_bytes=0 if runs_as_no_shard(plan, n) else root_weights,
     )
+
+
+def _tied_sum_bytes(states: ModelStates, *, whole_root: bool, cast: bool) -> int:
+    """A trained tied embedding's gradients at its backward, in the parameters' gradient dtype:
+    the head's, the embedding's and their sum (`ModelStates.tied_gradient_copies`), beside the
+    gathered root before FSDP forms or reduces the root's gradient. Gathered as 16-bit copies
+    (`cast`), the head's weight reaches autocast in its compute dtype, which casts nothing: its
+    gradient is a transposed view, as without autocast, summed out of place."""
+    if not (whole_root and states.tied_gradient_copies):
+        return 0
+    copies = TIED_SUM_OUT_OF_PLACE if cast else states.tied_gradient_copies
+    return copies * states.head_params * states.gradient_itemsize
 
 
 def _root_end_bytes(plan: Parallelism, *, root_at_end: int, root_grad: int, tied_sum: int,

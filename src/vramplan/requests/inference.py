@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from vramplan.errors import VramplanError
 from vramplan.inference.setup import InferenceInputs, inference_inputs
+from vramplan.model.positions import check_within_positions
 from vramplan.presets.gpus import COMMON_GPUS, Gpu, find_gpu
 from vramplan.presets.quant_formats import find_format
 from vramplan.requests.models import ModelChoice, model_choice
@@ -57,6 +58,7 @@ def inference_request(inputs: Inputs) -> InferenceRequest:
     divisible by tensor parallel size")."""
     model = model_choice(inputs)
     check_tokens(inputs, BATCH, CONTEXT)
+    check_within_positions(model.arch, CONTEXT.name, inputs.require(CONTEXT))
     tp = inputs.require(TENSOR_PARALLEL)
     if model.arch.n_heads % tp:
         raise SplitsKvHeads(TENSOR_PARALLEL.name, str(tp), heads=model.arch.n_heads)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vramplan.errors import ConflictingOptions, MissingValue, VramplanError
+from vramplan.model.positions import check_within_positions
 from vramplan.presets.gpus import COMMON_GPUS, Gpu, find_gpu
 from vramplan.presets.optimizers import OptimizerPreset
 from vramplan.requests.models import ModelChoice, model_choice, optional_model
@@ -94,6 +95,7 @@ def _activations_shape(inputs: Inputs, model: ModelChoice | None) -> tuple[int, 
     if model is None:
         raise MissingValue("model")
     check_tokens(inputs, BATCH, SEQ_LEN)
+    check_within_positions(model.arch, SEQ_LEN.name, inputs.require(SEQ_LEN))
     return inputs.require(BATCH), inputs.require(SEQ_LEN)
 
 
@@ -121,5 +123,6 @@ def simple_activations(inputs: Inputs) -> SimpleActivations:
     model = model_choice(inputs)
     check_tokens(inputs, BATCH, SEQ_LEN)
     batch, seq_len = inputs.require(BATCH), inputs.require(SEQ_LEN)
+    check_within_positions(model.arch, SEQ_LEN.name, seq_len)
     return SimpleActivations(model, batch, seq_len,
                              activations_for_simple_mode(model.arch, batch, seq_len))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from vramplan.model.positions import check_within_positions
 from vramplan.requests.fields import Field
 from vramplan.requests.models import model_choice
 from vramplan.requests.reading import Inputs
@@ -79,7 +80,10 @@ def _adapters_fp32(inputs: Inputs, policy: Method, chooser: Field[Any]) -> bool:
 
 
 def _model_config(inputs: Inputs) -> tuple[str, dict[str, Any]]:
+    """The model's name and config.json keys; a sequence past its learned positions refused, as
+    the estimate refuses it (fake tensors index past the table without failing)."""
     model = model_choice(inputs)
+    check_within_positions(model.arch, SEQ_LEN.name, inputs.require(SEQ_LEN))
     return model.name, dict(model.config)
 
 

@@ -24,6 +24,7 @@ from vramplan.distributed.sharding import check_parallelism
 from vramplan.errors import VramplanError
 from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import expand_targets
+from vramplan.model.positions import check_within_positions
 from vramplan.planner.setup import FitSetup
 from vramplan.planner.verdict import usable_share_from_percent
 from vramplan.presets.dynamic_quants import skip_modules_loaded
@@ -287,6 +288,7 @@ def fit_request(inputs: Inputs) -> FitRequest:
     scheme = scheme_of(inputs)
     gpu = find_gpu(inputs.require(GPU))
     training = with_gpu_memory(training_setup(inputs, scheme), gpu)
+    check_within_positions(model.arch, SEQ_LEN.name, training.seq_len)
     training = replace(training, unquantized_modules=unquantized_modules(model, training))
     setup = fit_setup(model, training, parallelism(inputs, training, scheme, model.arch))
     return FitRequest(setup, gpu, usable_share_from_percent(inputs.require(MARGIN)))

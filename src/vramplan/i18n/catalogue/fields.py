@@ -431,6 +431,12 @@ MESSAGES = {
         EN: "{field} {value}: the model is not a mixture of experts; give 1, or a model with "
         "experts ({other} qwen3-30b-a3b, deepseek-v3...)",
     },
+    "error.conflict.learned_positions": {
+        FR: "{field} {value} : le modèle apprend une table de {positions} positions ; au-delà, "
+        "aucun jeton n'a de position et le modèle échoue ; donnez au plus {positions}",
+        EN: "{field} {value}: the model learns a table of {positions} positions; past it no "
+        "token has a position and the model fails; give at most {positions}",
+    },
     "error.conflict.no_vision": {
         FR: "{field} {value} : le modèle n'a pas de tour de vision ; donnez 0, ou un modèle "
         "vision-langage ({other} gemma-3-4b, llama-4-scout…)",

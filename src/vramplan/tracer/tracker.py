@@ -12,7 +12,7 @@ accumulated as a gradient, ...), so the breakdown at the peak costs one copy of 
 
 A dispatch mode changes one thing it watches: autograd's input buffer sums two gradients of the
 same tensor in place only when neither is "subclass-like", which ATen says of every tensor while
-a dispatch mode is active. The tracker gives such a sum back its place (`_summed_in_place`).
+a dispatch mode is active. The tracker gives such a sum back its place (`_input_buffer_sum`).
 """
 
 from __future__ import annotations
@@ -152,10 +152,11 @@ class StorageTracker(TorchDispatchMode):  # type: ignore[no-untyped-call]
             if isinstance(leaf, torch.Tensor):
                 self.track(leaf)
         buffered = self._input_buffer_sum(func, args, kwargs, out)
-        if buffered is None:
+        total = None if buffered is None else self._live.get(id(out.untyped_storage()))
+        if buffered is None or total is None:
             self._note_peak()
         else:
-            self._sum = (buffered, self._live[id(out.untyped_storage())])
+            self._sum = (buffered, total)
         return out
 
     def _input_buffer_sum(self, func: Any, args: Any, kwargs: Any, out: Any) -> _Entry | None:

@@ -503,3 +503,14 @@ def test_a_remote_code_model_is_refused_with_a_reason() -> None:
     assert "unknown name 'chatglm'" in err.getvalue()
     assert "remote code is not traced" in err.getvalue()
     assert "Traceback" not in err.getvalue()
+
+
+def test_the_readme_s_trace_example_is_what_the_command_prints() -> None:
+    """README.md shows `vramplan trace` on Llama-3.1-8B LoRA: its output, line for line (in
+    English, the README's language), as this tracer prints it."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("$ vramplan trace ", 1)[1].split("```", 1)[0]
+    command, printed = block.split("\n", 1)
+    status, out = run_cli("trace", *command.split(), "--lang", "en")
+    assert status == 0
+    assert out.strip() == printed.strip()

@@ -6,6 +6,7 @@ is a published row, whose run had the table it needed."""
 from __future__ import annotations
 
 import io
+import json
 from typing import Any
 
 import pytest
@@ -49,6 +50,32 @@ def test_the_cli_refuses_it_with_exit_2(argv: tuple[str, ...], message: str) -> 
     status, out, err = run(*argv)
     assert (status, out) == (2, "")
     assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("argv", "key", "tokens"), [
+    (("fit", "--model", "gpt2", "--gpu", "h100-80gb"), "seq_len", 1024),
+    (("fit", "--model", "gpt2", "--gpu", "h100-80gb", "--seq-len", "512"), "seq_len", 512),
+    (("fit", "--model", "llama-2-7b", "--gpu", "h100-80gb"), "seq_len", 2048),
+    (("infer", "--model", "opt-1.3b"), "context", 2048),
+    (("infer", "--model", "llama-2-7b"), "context", 4096),
+])
+def test_a_default_past_the_table_is_cut_to_it(argv: tuple[str, ...], key: str,
+                                                tokens: int) -> None:
+    """Left out, the field's default (2,048 tokens to train, 4,096 of context) stops at a
+    learned table; a rotary model keeps it. The answer states the tokens it counted."""
+    status, out, _ = run(*argv, "--json")
+    assert status == 0
+    assert set(_values(json.loads(out), key)) == {tokens}
+
+
+def _values(payload: Any, key: str) -> list[Any]:
+    """Every value of `key` anywhere in a JSON answer."""
+    if isinstance(payload, dict):
+        return [v for k, v in payload.items() if k == key] + [
+            found for v in payload.values() for found in _values(v, key)]
+    if isinstance(payload, list):
+        return [found for v in payload for found in _values(v, key)]
+    return []
 
 
 def test_a_rotary_model_past_its_context_is_still_estimated() -> None:

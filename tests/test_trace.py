@@ -452,8 +452,7 @@ def test_cli_traces_a_registry_model(capsys: pytest.CaptureFixture[str]) -> None
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA GPU is present")
 def test_cli_device_cuda_without_a_gpu_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    # within GPT-2's 1,024 positions: the default 2,048 is refused first (tests/test_positions.py)
-    assert run_cli("trace", "--model", "gpt2", "--seq-len", "1024", "--device", "cuda") == (2, "")
+    assert run_cli("trace", "--model", "gpt2", "--device", "cuda") == (2, "")
     assert "no CUDA GPU" in capsys.readouterr().err
 
 

@@ -19,3 +19,14 @@ def check_within_positions(arch: Architecture, field: str, tokens: int) -> None:
     if arch.position is PositionKind.LEARNED and tokens > arch.max_position_embeddings:
         raise ConflictingOptions(field, "model", str(tokens), "learned_positions",
                                  positions=arch.max_position_embeddings)
+
+
+def tokens_within_positions(arch: Architecture, field: str, tokens: int, *, given: bool) -> int:
+    """`tokens` for `field` on `arch`: as given, refused past a learned position table
+    (`check_within_positions`); left to the field's default, that default cut to the table (GPT-2
+    at its 1,024 positions where the default is 2,048), since the user asked for nothing longer
+    and every answer states the tokens it counted."""
+    if not given and arch.position is PositionKind.LEARNED:
+        return min(tokens, arch.max_position_embeddings)
+    check_within_positions(arch, field, tokens)
+    return tokens

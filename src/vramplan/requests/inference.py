@@ -7,10 +7,9 @@ from dataclasses import dataclass
 
 from vramplan.errors import VramplanError
 from vramplan.inference.setup import InferenceInputs, inference_inputs
-from vramplan.model.positions import check_within_positions
 from vramplan.presets.gpus import COMMON_GPUS, Gpu, find_gpu
 from vramplan.presets.quant_formats import find_format
-from vramplan.requests.models import ModelChoice, model_choice
+from vramplan.requests.models import ModelChoice, model_choice, tokens_for
 from vramplan.requests.reading import Inputs, check_tokens
 from vramplan.requests.vocabulary import (
     ATTENTION,
@@ -58,13 +57,13 @@ def inference_request(inputs: Inputs) -> InferenceRequest:
     divisible by tensor parallel size")."""
     model = model_choice(inputs)
     check_tokens(inputs, BATCH, CONTEXT)
-    check_within_positions(model.arch, CONTEXT.name, inputs.require(CONTEXT))
+    context = tokens_for(inputs, CONTEXT, model)
     tp = inputs.require(TENSOR_PARALLEL)
     if model.arch.n_heads % tp:
         raise SplitsKvHeads(TENSOR_PARALLEL.name, str(tp), heads=model.arch.n_heads)
     engine = inputs.get(ENGINE)
     setup = inference_inputs(
-        model.arch, find_format(inputs.require(WEIGHTS)), inputs.require(CONTEXT),
+        model.arch, find_format(inputs.require(WEIGHTS)), context,
         batch=inputs.require(BATCH), prompt=inputs.get(PROMPT),
         kv_dtype=inputs.require(KV_DTYPE), compute_dtype=inputs.require(DTYPE),
         engine=Engine.GENERIC if engine is None else engine,

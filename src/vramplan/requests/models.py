@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vramplan.errors import ConflictingOptions, MissingValue
+from vramplan.requests.fields import Field
 from vramplan.requests.reading import Inputs
 from vramplan.requests.vocabulary import CONFIG, MODEL
 
@@ -91,3 +92,13 @@ def _attributed(resolve: Callable[[str], ResolvedModel], text: str, field: str) 
     except (ConfigError, ModelOutOfRange) as error:
         error.field = field
         raise
+
+
+def tokens_for(inputs: Inputs, field: Field[int], model: ModelChoice) -> int:
+    """The tokens `field` asks of `model`: given, within a learned position table, else refused;
+    left out, the field's default cut to that table
+    (`vramplan.model.positions.tokens_within_positions`)."""
+    from vramplan.model.positions import tokens_within_positions
+
+    return tokens_within_positions(model.arch, field.name, inputs.require(field),
+                                   given=inputs.given(field))

@@ -6,10 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vramplan.errors import ConflictingOptions, MissingValue, VramplanError
-from vramplan.model.positions import check_within_positions
 from vramplan.presets.gpus import COMMON_GPUS, Gpu, find_gpu
 from vramplan.presets.optimizers import OptimizerPreset
-from vramplan.requests.models import ModelChoice, model_choice, optional_model
+from vramplan.requests.models import ModelChoice, model_choice, optional_model, tokens_for
 from vramplan.requests.reading import Inputs, check_tokens
 from vramplan.requests.vocabulary import (
     ACTIVATIONS,
@@ -95,8 +94,7 @@ def _activations_shape(inputs: Inputs, model: ModelChoice | None) -> tuple[int, 
     if model is None:
         raise MissingValue("model")
     check_tokens(inputs, BATCH, SEQ_LEN)
-    check_within_positions(model.arch, SEQ_LEN.name, inputs.require(SEQ_LEN))
-    return inputs.require(BATCH), inputs.require(SEQ_LEN)
+    return inputs.require(BATCH), tokens_for(inputs, SEQ_LEN, model)
 
 
 def _activations_gb(model: ModelChoice, batch: int, seq_len: int) -> float:
@@ -122,7 +120,6 @@ def simple_activations(inputs: Inputs) -> SimpleActivations:
 
     model = model_choice(inputs)
     check_tokens(inputs, BATCH, SEQ_LEN)
-    batch, seq_len = inputs.require(BATCH), inputs.require(SEQ_LEN)
-    check_within_positions(model.arch, SEQ_LEN.name, seq_len)
+    batch, seq_len = inputs.require(BATCH), tokens_for(inputs, SEQ_LEN, model)
     return SimpleActivations(model, batch, seq_len,
                              activations_for_simple_mode(model.arch, batch, seq_len))

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vramplan.model.positions import check_within_positions
 from vramplan.requests.fields import Field
-from vramplan.requests.models import model_choice
+from vramplan.requests.models import model_choice, tokens_for
 from vramplan.requests.reading import Inputs
 from vramplan.requests.training import only_for, training_setup
 from vramplan.requests.vocabulary import (
@@ -45,7 +44,13 @@ def trace_setup(inputs: Inputs, config: Mapping[str, Any] | None = None) -> Trac
     checkpointed, unless `precision` and `checkpointing` are given. The model is `model` or
     `config`, or `config` given here as a config.json mapping (the Python API)."""
     training = training_setup(inputs)  # the same checks and messages as fit
-    name, keys = _model_config(inputs) if config is None else _named(config)
+    if config is None:
+        # a sequence past learned positions refused, as fit refuses it (fake tensors index past
+        # the table without failing)
+        model = model_choice(inputs)
+        name, keys, seq_len = model.name, dict(model.config), tokens_for(inputs, SEQ_LEN, model)
+    else:
+        (name, keys), seq_len = _named(config), inputs.require(SEQ_LEN)
     aligned = training.alignment is not None
     policy = training.method
     # LoRA given or not: a trace has no framework, so the tracer's own (peft's rank 8 on q, v)
@@ -59,7 +64,7 @@ def trace_setup(inputs: Inputs, config: Mapping[str, Any] | None = None) -> Trac
         lora_r=inputs.get(TRAINING_LORA_R) if policy.uses_lora else None,
         lora_targets=tuple(target.value for target in targets) if targets else None,
         train_layers=training.train_layers, batch=inputs.require(BATCH),
-        seq_len=inputs.require(SEQ_LEN),
+        seq_len=seq_len,
         checkpointing=(training.checkpointing if aligned
                        else inputs.get(CHECKPOINTING) or Checkpointing.NONE),
         tiled_mlp=inputs.require(TILED_MLP),
@@ -77,14 +82,6 @@ def _adapters_fp32(inputs: Inputs, policy: Method, chooser: Field[Any]) -> bool:
     `vramplan fit` gives a LoRA field there (`only_for`, naming `chooser`, method or policy)."""
     only_for(inputs, ADAPTERS_FP32, policy.uses_lora, Method.LORA, Method.QLORA, chooser=chooser)
     return bool(inputs.require(ADAPTERS_FP32))
-
-
-def _model_config(inputs: Inputs) -> tuple[str, dict[str, Any]]:
-    """The model's name and config.json keys; a sequence past its learned positions refused, as
-    the estimate refuses it (fake tensors index past the table without failing)."""
-    model = model_choice(inputs)
-    check_within_positions(model.arch, SEQ_LEN.name, inputs.require(SEQ_LEN))
-    return model.name, dict(model.config)
 
 
 def _named(config: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -24,14 +24,13 @@ from vramplan.distributed.sharding import check_parallelism
 from vramplan.errors import VramplanError
 from vramplan.model.architecture import Architecture
 from vramplan.model.lora_targets import expand_targets
-from vramplan.model.positions import check_within_positions
 from vramplan.planner.setup import FitSetup
 from vramplan.planner.verdict import usable_share_from_percent
 from vramplan.presets.dynamic_quants import skip_modules_loaded
 from vramplan.presets.frameworks.defaults import default_gradient_accumulation, framework_defaults
 from vramplan.presets.gpus import Gpu, find_gpu
 from vramplan.requests.fields import Field
-from vramplan.requests.models import ModelChoice, model_choice
+from vramplan.requests.models import ModelChoice, model_choice, tokens_for
 from vramplan.requests.reading import Inputs, check_tokens
 from vramplan.requests.vocabulary import (
     ATTENTION,
@@ -288,7 +287,9 @@ def fit_request(inputs: Inputs) -> FitRequest:
     scheme = scheme_of(inputs)
     gpu = find_gpu(inputs.require(GPU))
     training = with_gpu_memory(training_setup(inputs, scheme), gpu)
-    check_within_positions(model.arch, SEQ_LEN.name, training.seq_len)
+    seq_len = tokens_for(inputs, SEQ_LEN, model)
+    if seq_len != training.seq_len:  # the default, cut to learned positions
+        training = check_setup(replace(training, seq_len=seq_len))
     training = replace(training, unquantized_modules=unquantized_modules(model, training))
     setup = fit_setup(model, training, parallelism(inputs, training, scheme, model.arch))
     return FitRequest(setup, gpu, usable_share_from_percent(inputs.require(MARGIN)))

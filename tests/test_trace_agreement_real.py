@@ -93,6 +93,7 @@ REAL_SIZE_MATRIX = [
     ("phi-3.5-mini", "qlora", "amp", "q;k;v;o", 1, 2048, "sdpa"),
     ("olmo-1b", "lora", "bf16-true", "q;v", 8, 256, "sdpa"),
     ("gpt-j-6b", "lora", "bf16-true", "q;v", 1, 2048, "eager"),
+    ("gemma-3-1b", "lora", "fp32", "q;v", 2, 512, "sdpa"),
 ]
 """Mechanisms whose share of a tiny family's peak is under the matrix's 3 %, checked at real
 size within 1 %: o_proj's input is a copy of attention's output where RoPE joins the query
@@ -102,8 +103,11 @@ with `torch.cat` after the transpose
 fp32, so SDPA keeps its own 16-bit copy of v rather than the fused output (Phi-3.5-mini was
 3.1 % over); OLMo-1's layer norm keeps the fp32 copy it normalizes
 (`Architecture.layernorm_on_fp32_copy`: 3.9 % under); GPT-J's eager attention multiplies fp32
-copies of q and k (`Architecture.eager_qk_fp32`: 2.7 % under). SGD: no optimizer state hides the
-activations. Found by drawing real-size configurations at random (2026-12-06)."""
+copies of q and k (`Architecture.eager_qk_fp32`: 2.7 % under); Gemma 3 1B's single key-value
+head, which `repeat_kv` expands as a view on its masked sliding-window layers
+(`attention.masked_local_layer_bytes`: 1.3 % over, found by `trace_sweep.py`'s fixed set on
+2026-12-07). SGD: no optimizer state hides the activations. Found by drawing real-size
+configurations at random (2026-12-06)."""
 
 
 @pytest.mark.parametrize("case", REAL_SIZE_MATRIX,

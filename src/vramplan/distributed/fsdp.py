@@ -4,7 +4,6 @@ the gathered units, their gradients and their reduce-scatter buffers, phase by p
 from __future__ import annotations
 
 from vramplan.distributed.parallelism import CAST_ITEMSIZE, Parallelism, ShardedStates, UnitBytes
-from vramplan.training.specs import TIED_SUM_OUT_OF_PLACE
 from vramplan.training.states import ModelStates
 from vramplan.units import ceil_div
 from vramplan.vocab import FsdpVersion, Offload, Scheme
@@ -59,16 +58,17 @@ def fsdp_states(states: ModelStates, plan: Parallelism, n: int,
                                    and not plan.adapters_wrapped_apart)
                                   or states.frozen_params == 0)
     root_grad = states.root_params * states.gradient_itemsize if whole_root else 0
-    cast = plan.params_cast_for_compute and states.gradient_itemsize > CAST_ITEMSIZE
     # The head's gradient is made first and waits for the embedding's, made last, before the
     # root's gradient is formed (FSDP1: the flat `cat`) or reduced (FSDP2: the root's
     # post-backward); FSDP2 under no_sync adds it in place at once.
     early_root_grad = (states.head_params * states.gradient_itemsize if whole_root
                        and not (plan.fsdp_version is FsdpVersion.FSDP2
                                 and plan.accumulate_without_sync) else 0)
-    tied_sum = _tied_sum_bytes(states, whole_root=whole_root, cast=cast)
+    # a trained tied embedding's gradients at its backward (`_root_end_bytes`)
+    tied_sum = states.tied_gradient_copies * states.head_params * states.gradient_itemsize \
+        if whole_root else 0
     root_grad_shard = ceil_div(root_grad, n)
-    if cast:
+    if plan.params_cast_for_compute and states.gradient_itemsize > CAST_ITEMSIZE:
         # autograd makes the unsharded gradients in the gathered copies' dtype; FSDP casts
         # each reduced shard back to the parameters' (FSDP1 `_cast_grad_to_param_dtype`)
         unit_grad, root_grad, early_root_grad, tied_sum = (
@@ -136,18 +136,6 @@ def fsdp_states(states: ModelStates, plan: Parallelism, n: int,
     )
 
 
-def _tied_sum_bytes(states: ModelStates, *, whole_root: bool, cast: bool) -> int:
-    """A trained tied embedding's gradients at its backward, in the parameters' gradient dtype:
-    the head's, the embedding's and their sum (`ModelStates.tied_gradient_copies`), beside the
-    gathered root before FSDP forms or reduces the root's gradient. Gathered as 16-bit copies
-    (`cast`), the head's weight reaches autocast in its compute dtype, which casts nothing: its
-    gradient is a transposed view, as without autocast, summed out of place."""
-    if not (whole_root and states.tied_gradient_copies):
-        return 0
-    copies = TIED_SUM_OUT_OF_PLACE if cast else states.tied_gradient_copies
-    return copies * states.head_params * states.gradient_itemsize
-
-
 def _root_end_bytes(plan: Parallelism, *, root_at_end: int, root_grad: int, tied_sum: int,
                     unit_grad: int, transient_units: int) -> int:
     """The buffers as the root unit's gradient completes, after the embedding's backward
@@ -158,10 +146,12 @@ def _root_end_bytes(plan: Parallelism, *, root_at_end: int, root_grad: int, tied
     gradients into the reduce-scatter input (one root-sized copy beside them, nothing gathered).
     Before either, as the embedding's backward ends, the root is gathered beside its gradients:
     the head's and the embedding's, or for a tied embedding the head's, the embedding's and their
-    sum (`tied_sum`); FSDP2 still holds the first block's reduce-scatter input, which the root's
-    post-backward frees (torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py
-    `post_backward`: `comm_ctx.reduce_scatter_state`). Rank 0's trace of Llama-3.2-1B's full
-    fine-tuning (tied) peaks there under FSDP1 and FSDP2, on 2 and 8 GPUs, 2 x 512 tokens
+    sum (`tied_sum`: `ModelStates.tied_gradient_copies`, three here too under a cast policy,
+    whose 16-bit gathered copies autocast does not cast); FSDP2 still holds the first block's
+    reduce-scatter input, which the root's post-backward frees
+    (torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py `post_backward`:
+    `comm_ctx.reduce_scatter_state`). Rank 0's trace of Llama-3.2-1B's full fine-tuning (tied)
+    peaks there under FSDP1 and FSDP2, on 2 and 8 GPUs, 2 x 512 tokens
     (4.9 to 8.3 % under before 2026-12-07)."""
     at_embedding = root_at_end + (tied_sum or root_grad)
     if plan.fsdp_version is FsdpVersion.FSDP2:

@@ -325,7 +325,8 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
     parts = [*_sharded_parts(phase.phase, single.setup, sharded, one_gradient),
              *_tied_head_gradient(phase.phase, single, sharded),
              *_checkpoints_held_by_fsdp1(phase.phase, single, sharded)]
-    if phase.phase in _END_OF_BACKWARD and _gradients_made_in_backward(single, sharded):
+    made_in_backward = _gradients_made_in_backward(single, sharded)
+    if phase.phase in _END_OF_BACKWARD and made_in_backward:
         # made by this backward before the first block's: the single-GPU count, split as this
         # GPU splits its gradients
         made = sum(p.memory_bytes for p in phase.parts if p.kind is PartKind.GRADIENTS)
@@ -369,8 +370,7 @@ def _phase(phase: PhaseMemory, single: TrainingEstimate, sharded: ShardedStates,
     first_block = PhaseMemory(phase.phase, tuple(parts))
     if phase.phase is not Phase.BACKWARD_END or sharded.root_end_buffers_bytes is None:
         return first_block
-    root_end = _root_end(first_block, sharded,
-                         made_in_backward=_gradients_made_in_backward(single, sharded))
+    root_end = _root_end(first_block, sharded, made_in_backward=made_in_backward)
     return max(first_block, root_end, key=lambda p: p.total_bytes)
 
 

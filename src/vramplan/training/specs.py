@@ -44,6 +44,7 @@ from vramplan.training.setup import (
     accelerate_copies_outputs,
     allocator_config,
     autocast_casts_shifted_logits,
+    autocast_casts_weights,
     autocasts_16bit_weights,
     block_framework,
     checkpoints_reentrant,
@@ -78,7 +79,6 @@ from vramplan.vocab import (
     LoraTarget,
     Loss,
     Method,
-    Precision,
     Quant,
 )
 
@@ -376,20 +376,22 @@ def embedding_gradients_in_flight(arch: Architecture, setup: TrainingSetup) -> i
     that tensor can be stolen (`can_accumulate_inplace`: it alone holds its storage). The
     linear's weight gradient is a view (`mm_mat2_backward` returns `grad.t().mm(mat1).t()` for
     the transposed weight, then TBackward transposes it back), which shares its storage with its
-    base: `old_var + var` makes a third tensor beside the head's and the embedding's. Under
-    autocast the head's contribution is the fp32 output of the cast's backward (`_to_copy`), a
-    tensor of its own, and the embedding's is added into it: two. Traced (vramplan trace,
-    qwen2.5-0.5b full bf16-true, SGD: 3 x 259.7 MiB beside every other gradient at the peak;
-    under `amp` two, tests/test_trace_agreement_real.py, once the tracker undid its dispatch
-    mode's out-of-place sum, `StorageTracker._input_buffer_sum`). torchtune's chunked
-    head calls the linear once per chunk: the buffer then holds the chunks' out-of-place sum, a
-    tensor of its own that the embedding's gradient is added to in place
+    base: `old_var + var` makes a third tensor beside the head's and the embedding's. When
+    autocast casts the fp32 weight (`autocast_casts_weights`) the head's contribution is the
+    fp32 output of the cast's backward (`_to_copy`), a tensor of its own, and the embedding's is
+    added into it: two. FSDP's 16-bit gathered copies reach autocast cast already: three again
+    (rank 0's trace of Gemma 3 1B under `amp` on 2 GPUs). Traced (vramplan trace, qwen2.5-0.5b
+    full bf16-true, SGD: 3 x 259.7 MiB beside every other gradient at the peak; under `amp`
+    two, once the tracker undid its dispatch mode's out-of-place sum,
+    `StorageTracker._input_buffer_sum`; both in tests/test_trace_agreement_real.py).
+    torchtune's chunked head calls the linear once per chunk: the buffer then holds the chunks'
+    out-of-place sum, a tensor of its own that the embedding's gradient is added to in place
     (`vramplan.training.activations.head._torchtune_loss`)."""
     if not tied_in_framework(arch, setup):
         return 1
     if setup.framework is Framework.TORCHTUNE and head_spec(arch, setup).chunked:
         return 2
-    return 2 if setup.precision is Precision.AMP else TIED_SUM_OUT_OF_PLACE
+    return 2 if autocast_casts_weights(setup) else TIED_SUM_OUT_OF_PLACE
 
 
 def tied_gradient_copies(arch: Architecture, setup: TrainingSetup) -> int:
